@@ -1,0 +1,236 @@
+//! `/v1/corpora`: upload (JSON or streamed NDJSON), list, read, delete.
+
+use super::error::{ApiError, ApiResult};
+use super::extract::{form_pairs, media_type, parse_json, parse_query, Page};
+use super::AppState;
+use crate::corpus::{Corpus, CorpusBuilder, CorpusError, PreprocessOptions, RawDocument, TreeEntry};
+use crate::store::corpora::NewCorpus;
+use crate::store::{CorpusRow, DeleteOutcome};
+use axum::body::Body;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures_util::StreamExt;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// The JSON upload body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CorpusUpload {
+    #[serde(default)]
+    name: Option<String>,
+    documents: Vec<RawDocument>,
+    #[serde(default)]
+    tree: Vec<TreeEntry>,
+    #[serde(default)]
+    preprocess: PreprocessOptions,
+    /// Shorthand for `preprocess.label_separator`; an empty string disables paths.
+    #[serde(default)]
+    label_separator: Option<String>,
+}
+
+/// `POST /v1/corpora`.
+pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery, body: Body) -> ApiResult<Response> {
+    let corpus_id = uuid::Uuid::new_v4().to_string();
+    let (name, corpus) = match media_type(&headers).as_str() {
+        "" | "application/json" => {
+            let bytes = axum::body::to_bytes(body, state.max_body_bytes).await.map_err(|_| ApiError::too_large(state.max_body_bytes))?;
+            tokio::task::spawn_blocking(move || build_from_json(&bytes)).await.map_err(ApiError::internal)??
+        }
+        "application/x-ndjson" | "application/jsonl" | "application/json-lines" => ndjson_upload(&state, query.as_deref(), body).await?,
+        other => return Err(ApiError::unsupported_media_type(other)),
+    };
+    let name = name.unwrap_or_else(|| format!("corpus-{}", &corpus_id[..8]));
+    let summary = summary_json(&corpus);
+    let stats = corpus.stats.clone();
+    let data = tokio::task::spawn_blocking(move || postcard::to_allocvec(&corpus)).await.map_err(ApiError::internal)?.map_err(ApiError::internal)?;
+    let row = state.store.insert_corpus(NewCorpus { id: &corpus_id, name: &name, stats: &stats, summary, data }).await?;
+    tracing::info!(corpus_id = %row.id, documents = row.num_documents, terms = row.num_terms, "corpus stored");
+    let location = format!("/v1/corpora/{}", row.id);
+    Ok((StatusCode::CREATED, [(header::LOCATION, location)], Json(corpus_json(&row))).into_response())
+}
+
+fn build_from_json(bytes: &[u8]) -> ApiResult<(Option<String>, Corpus)> {
+    let upload: CorpusUpload = parse_json(bytes)?;
+    let mut options = upload.preprocess;
+    if let Some(sep) = upload.label_separator {
+        options.label_separator = (!sep.is_empty()).then_some(sep);
+    }
+    let mut builder = CorpusBuilder::new(options, &upload.tree)?;
+    // The field path (`documents[i]...`) locates the error; a JSON body has no lines.
+    let without_line = |mut e: CorpusError| {
+        e.line = None;
+        ApiError::from(e)
+    };
+    for (i, doc) in upload.documents.into_iter().enumerate() {
+        builder.add_document(doc, i, None).map_err(without_line)?;
+    }
+    Ok((upload.name, builder.finish().map_err(without_line)?))
+}
+
+/// Stream NDJSON: lines are parsed and added on a blocking thread as they arrive, so
+/// memory holds the corpus being built, not the raw upload. A line `{"tree": [...]}`
+/// before the first document adds label-tree entries.
+async fn ndjson_upload(state: &AppState, query: Option<&str>, body: Body) -> ApiResult<(Option<String>, Corpus)> {
+    let pairs = form_pairs(query.unwrap_or(""));
+    let name = pairs.iter().find(|(k, _)| k == "name").map(|(_, v)| v.clone());
+    let options = PreprocessOptions::from_query_pairs(&pairs).map_err(|e| {
+        let mut err = ApiError::from(e);
+        err.field = err.field.map(|f| format!("query.{}", f.trim_start_matches("preprocess.")));
+        err
+    })?;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<bytes::Bytes>(64);
+    let builder_task = tokio::task::spawn_blocking(move || build_from_lines(options, rx));
+    let mut stream = body.into_data_stream();
+    let mut received = 0usize;
+    let mut read_error = None;
+    while let Some(chunk) = stream.next().await {
+        match chunk {
+            Ok(bytes) => {
+                received += bytes.len();
+                if received > state.max_body_bytes {
+                    read_error = Some(ApiError::too_large(state.max_body_bytes));
+                    break;
+                }
+                // A send error means the builder stopped on bad input: its error wins.
+                if tx.send(bytes).is_err() {
+                    break;
+                }
+            }
+            Err(e) => {
+                read_error = Some(ApiError::bad_request(format!("could not read the request body: {e}")));
+                break;
+            }
+        }
+    }
+    drop(tx);
+    let built = builder_task.await.map_err(ApiError::internal)?;
+    if let Some(e) = read_error {
+        return Err(e);
+    }
+    Ok((name, built?))
+}
+
+fn build_from_lines(options: PreprocessOptions, rx: std::sync::mpsc::Receiver<bytes::Bytes>) -> ApiResult<Corpus> {
+    let mut tree: Vec<TreeEntry> = Vec::new();
+    let mut builder: Option<CorpusBuilder> = None;
+    let mut pending: Vec<u8> = Vec::new();
+    let mut line_no = 0usize;
+    let mut docs = 0usize;
+    let mut handle_line = |line: &[u8], line_no: usize, tree: &mut Vec<TreeEntry>, builder: &mut Option<CorpusBuilder>| -> ApiResult<()> {
+        let text = std::str::from_utf8(line).map_err(|_| ApiError::bad_request("line is not UTF-8").with_line(Some(line_no)))?;
+        if text.trim().is_empty() {
+            return Ok(());
+        }
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| ApiError::malformed_json(format!("line {line_no} is not valid JSON: {e}")).with_line(Some(line_no)))?;
+        if let Some(entries) = value.as_object().filter(|o| o.len() == 1).and_then(|o| o.get("tree")) {
+            if builder.is_some() {
+                return Err(ApiError::invalid("tree", "tree lines must come before the first document").with_line(Some(line_no)));
+            }
+            let mut more: Vec<TreeEntry> = serde_path_to_error::deserialize(entries.clone())
+                .map_err(|e| ApiError::invalid(format!("tree{}", e.path()), e.into_inner().to_string()).with_line(Some(line_no)))?;
+            tree.append(&mut more);
+            return Ok(());
+        }
+        if builder.is_none() {
+            *builder = Some(CorpusBuilder::new(options.clone(), tree)?);
+        }
+        let doc: RawDocument = serde_path_to_error::deserialize(value).map_err(|e| {
+            ApiError::invalid(format!("documents[{docs}].{}", e.path()), e.into_inner().to_string()).with_line(Some(line_no))
+        })?;
+        builder.as_mut().expect("created above").add_document(doc, docs, Some(line_no)).map_err(|e: CorpusError| ApiError::from(e.with_line(line_no)))?;
+        docs += 1;
+        Ok(())
+    };
+    for chunk in rx.iter() {
+        pending.extend_from_slice(&chunk);
+        let mut start = 0;
+        while let Some(pos) = pending[start..].iter().position(|&b| b == b'\n') {
+            line_no += 1;
+            handle_line(&pending[start..start + pos], line_no, &mut tree, &mut builder)?;
+            start += pos + 1;
+        }
+        pending.drain(..start);
+    }
+    if !pending.is_empty() {
+        line_no += 1;
+        handle_line(&pending, line_no, &mut tree, &mut builder)?;
+    }
+    let builder = match builder {
+        Some(b) => b,
+        None => CorpusBuilder::new(options, &tree)?,
+    };
+    Ok(builder.finish()?)
+}
+
+/// The corpus summary kept beside the blob (what `GET` shows without decoding it).
+fn summary_json(c: &Corpus) -> Value {
+    let labels: Vec<Value> = (0..c.labels.len())
+        .map(|k| json!({"label": c.labels.names[k], "parent": c.labels.parent[k].map(|p| c.labels.names[p as usize].clone())}))
+        .collect();
+    json!({
+        "stats": c.stats,
+        "preprocess": c.lexicon.options,
+        "labels": labels,
+        "features": c.features.as_ref().map(|f| f.names.clone()).unwrap_or_default(),
+        "has_splits": c.splits.is_some(),
+    })
+}
+
+/// The wire form of a corpus.
+pub fn corpus_json(r: &CorpusRow) -> Value {
+    let stats = &r.summary["stats"];
+    json!({
+        "id": r.id,
+        "name": r.name,
+        "created_at": r.created_at,
+        "num_documents": r.num_documents,
+        "num_terms": r.num_terms,
+        "num_tokens": r.num_tokens,
+        "num_labels": r.num_labels,
+        "tree_depth": r.tree_depth,
+        "num_dropped_empty": r.num_dropped_empty,
+        "dropped_ids": stats["dropped_ids"],
+        "num_types_before_pruning": stats["num_types_before_pruning"],
+        "preprocess": r.summary["preprocess"],
+        "labels": r.summary["labels"],
+        "features": r.summary["features"],
+    })
+}
+
+/// `GET /v1/corpora`.
+pub async fn list(State(state): State<AppState>, RawQuery(q): RawQuery) -> ApiResult<Json<Value>> {
+    let page: Page = parse_query(q.as_deref())?;
+    if page.status.is_some() {
+        return Err(ApiError::invalid("query.status", "corpora have no status"));
+    }
+    let (offset, limit) = page.bounds()?;
+    let (rows, total) = state.store.list_corpora(offset, limit).await?;
+    let items: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            let mut v = corpus_json(r);
+            v.as_object_mut().map(|o| o.remove("labels"));
+            v
+        })
+        .collect();
+    Ok(Json(json!({"corpora": items, "total": total, "offset": offset, "limit": limit})))
+}
+
+/// `GET /v1/corpora/{id}`.
+pub async fn get_one(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    let row = state.store.get_corpus(&id).await?.ok_or_else(|| ApiError::not_found("corpus", &id))?;
+    Ok(Json(corpus_json(&row)))
+}
+
+/// `DELETE /v1/corpora/{id}`: 409 while a queued or running job uses it.
+pub async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<StatusCode> {
+    match state.store.delete_corpus(&id).await? {
+        DeleteOutcome::Deleted => Ok(StatusCode::NO_CONTENT),
+        DeleteOutcome::NotFound => Err(ApiError::not_found("corpus", &id)),
+        DeleteOutcome::InUse(jobs) => Err(ApiError::conflict(format!("corpus {id} is used by job(s) {}; cancel them or wait", jobs.join(", ")))),
+    }
+}

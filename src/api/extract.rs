@@ -1,0 +1,183 @@
+//! Request parsing with problem+json errors: JSON bodies, query strings, pagination.
+//!
+//! Why it exists: axum's own extractors answer bad input with plain-text bodies. These
+//! helpers give malformed JSON a 400 with line and column, and a well-formed body with
+//! a wrong field a 422 naming the field's path.
+
+use super::error::{ApiError, ApiResult};
+use axum::http::HeaderMap;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+/// Parse a JSON body into `T`, naming the failing field.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        match inner.classify() {
+            serde_json::error::Category::Syntax | serde_json::error::Category::Eof | serde_json::error::Category::Io => {
+                ApiError::malformed_json(format!("the body is not valid JSON: {inner}"))
+            }
+            serde_json::error::Category::Data => {
+                let field = if path == "." { "body".to_string() } else { path };
+                ApiError::invalid(field, inner.to_string())
+            }
+        }
+    })?;
+    de.end().map_err(|e| ApiError::malformed_json(format!("trailing characters after the JSON value: {e}")))?;
+    Ok(value)
+}
+
+/// The request's media type, without parameters, lowercased.
+pub fn media_type(headers: &HeaderMap) -> String {
+    headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|s| s.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+/// Require a JSON content type (absent is accepted, for curl users).
+pub fn require_json(headers: &HeaderMap) -> ApiResult<()> {
+    match media_type(headers).as_str() {
+        "" | "application/json" => Ok(()),
+        other => Err(ApiError::unsupported_media_type(other)),
+    }
+}
+
+/// Parse a query string into `T`, naming the failing parameter.
+pub fn parse_query<T: DeserializeOwned>(query: Option<&str>) -> ApiResult<T> {
+    let q = query.unwrap_or("");
+    serde_urlencoded_like(q)
+}
+
+fn serde_urlencoded_like<T: DeserializeOwned>(q: &str) -> ApiResult<T> {
+    // Query values arrive as strings; convert to a JSON object of strings and let the
+    // target type's `deserialize_with` helpers parse numbers.
+    let mut map = serde_json::Map::new();
+    for (k, v) in form_pairs(q) {
+        map.insert(k, serde_json::Value::String(v));
+    }
+    let value = serde_json::Value::Object(map);
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        ApiError::invalid(format!("query.{path}"), e.into_inner().to_string())
+    })
+}
+
+/// Decode `a=1&b=x%20y` into pairs.
+pub fn form_pairs(q: &str) -> Vec<(String, String)> {
+    q.split('&')
+        .filter(|s| !s.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect()
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Deserialize a number that arrives as a query-string value.
+pub mod from_str {
+    use serde::{de::Error, Deserialize, Deserializer};
+    use std::str::FromStr;
+
+    pub fn opt<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: FromStr,
+        T::Err: std::fmt::Display,
+    {
+        let s: Option<String> = Option::deserialize(d)?;
+        s.map(|s| s.parse::<T>().map_err(|e| D::Error::custom(format!("{s:?}: {e}")))).transpose()
+    }
+}
+
+/// `?offset=&limit=` on list endpoints.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Page {
+    #[serde(default, deserialize_with = "from_str::opt")]
+    pub offset: Option<i64>,
+    #[serde(default, deserialize_with = "from_str::opt")]
+    pub limit: Option<i64>,
+    /// Only for `GET /v1/jobs`.
+    #[serde(default)]
+    pub status: Option<String>,
+}
+
+pub const DEFAULT_PAGE: i64 = 50;
+pub const MAX_PAGE: i64 = 500;
+
+impl Page {
+    /// Checked (offset, limit).
+    pub fn bounds(&self) -> ApiResult<(i64, i64)> {
+        let offset = self.offset.unwrap_or(0);
+        let limit = self.limit.unwrap_or(DEFAULT_PAGE);
+        if offset < 0 {
+            return Err(ApiError::invalid("query.offset", "must be 0 or more"));
+        }
+        if !(1..=MAX_PAGE).contains(&limit) {
+            return Err(ApiError::invalid("query.limit", format!("must be between 1 and {MAX_PAGE}")));
+        }
+        Ok((offset, limit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Body {
+        name: String,
+        n: u32,
+    }
+
+    #[test]
+    fn malformed_json_is_400_and_bad_field_is_422() {
+        assert_eq!(parse_json::<Body>(b"{not json").unwrap_err().status.as_u16(), 400);
+        let e = parse_json::<Body>(br#"{"name": "a", "n": -1}"#).unwrap_err();
+        assert_eq!(e.status.as_u16(), 422);
+        assert_eq!(e.field.as_deref(), Some("n"));
+        let e = parse_json::<Body>(br#"{"name": "a", "n": 1, "x": 2}"#).unwrap_err();
+        assert_eq!(e.status.as_u16(), 422);
+    }
+
+    #[test]
+    fn query_pairs_decode() {
+        assert_eq!(form_pairs("a=1&b=x%20y+z&c"), vec![("a".into(), "1".into()), ("b".into(), "x y z".into()), ("c".into(), "".into())]);
+        let p: Page = parse_query(Some("offset=5&limit=10")).unwrap();
+        assert_eq!(p.bounds().unwrap(), (5, 10));
+        assert!(parse_query::<Page>(Some("limit=abc")).is_err());
+        assert!(parse_query::<Page>(Some("bogus=1")).is_err());
+        let p: Page = parse_query(Some("limit=0")).unwrap();
+        assert!(p.bounds().is_err());
+    }
+}

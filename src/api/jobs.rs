@@ -1,0 +1,123 @@
+//! `/v1/jobs`: submit a fit, poll it, read its trace, cancel it.
+
+use super::error::{ApiError, ApiResult};
+use super::extract::{parse_json, parse_query, require_json, Page};
+use super::AppState;
+use crate::corpus::CorpusStats;
+use crate::models;
+use crate::store::jobs::NewJob;
+use crate::store::{JobRow, JobStatus};
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JobRequest {
+    corpus_id: String,
+    model: String,
+    #[serde(default)]
+    params: Value,
+    /// Omitted: a random seed is drawn and recorded on the job.
+    #[serde(default)]
+    seed: Option<u64>,
+}
+
+/// The wire form of a job.
+pub fn job_json(j: &JobRow) -> Value {
+    json!({
+        "id": j.id,
+        "kind": j.kind,
+        "status": j.status.as_str(),
+        "corpus_id": j.corpus_id,
+        "model": j.model,
+        "params": j.params,
+        "seed": j.seed,
+        "created_at": j.created_at,
+        "started_at": j.started_at,
+        "finished_at": j.finished_at,
+        "attempts": j.attempts,
+        "progress": j.progress.clone().unwrap_or_else(|| json!({"iteration": 0, "total": null, "elapsed_s": 0.0, "eta_s": null})),
+        "model_id": j.model_id,
+        "error": j.error,
+        "result": j.result,
+    })
+}
+
+/// `POST /v1/jobs` → 202 with `Location`.
+pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> ApiResult<Response> {
+    require_json(&headers)?;
+    let req: JobRequest = parse_json(&body)?;
+    let family = models::family(&req.model)
+        .ok_or_else(|| ApiError::invalid("model", format!("unknown model {:?}; known: {}", req.model, models::family_names().join(", "))))?;
+    let params = match req.params {
+        Value::Null => json!({}),
+        v @ Value::Object(_) => v,
+        _ => return Err(ApiError::invalid("params", "must be a JSON object")),
+    };
+    let corpus = state
+        .store
+        .get_corpus(&req.corpus_id)
+        .await?
+        .ok_or_else(|| ApiError::invalid("corpus_id", format!("no corpus with id {:?}", req.corpus_id)))?;
+    let stats: CorpusStats = serde_json::from_value(corpus.summary["stats"].clone()).map_err(ApiError::internal)?;
+    family.check_params(&params, &stats)?;
+    let seed = req.seed.unwrap_or_else(rand::random);
+    let id = uuid::Uuid::new_v4().to_string();
+    let job = state
+        .store
+        .insert_job(NewJob { id: &id, corpus_id: &req.corpus_id, model: family.name(), params: &params, seed })
+        .await?
+        .ok_or_else(|| ApiError::invalid("corpus_id", format!("corpus {:?} was deleted", req.corpus_id)))?;
+    state.runner.wake();
+    let location = format!("/v1/jobs/{id}");
+    Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(job_json(&job))).into_response())
+}
+
+/// `GET /v1/jobs?status=&offset=&limit=`.
+pub async fn list(State(state): State<AppState>, RawQuery(q): RawQuery) -> ApiResult<Json<Value>> {
+    let page: Page = parse_query(q.as_deref())?;
+    let (offset, limit) = page.bounds()?;
+    let status = match page.status.as_deref() {
+        None | Some("") => None,
+        Some(s) => Some(JobStatus::parse(s).ok_or_else(|| ApiError::invalid("query.status", format!("unknown status {s:?}")))?),
+    };
+    let (rows, total) = state.store.list_jobs(status, offset, limit).await?;
+    Ok(Json(json!({"jobs": rows.iter().map(job_json).collect::<Vec<_>>(), "total": total, "offset": offset, "limit": limit})))
+}
+
+async fn find(state: &AppState, id: &str) -> ApiResult<JobRow> {
+    state.store.get_job(id).await?.ok_or_else(|| ApiError::not_found("job", id))
+}
+
+/// `GET /v1/jobs/{id}`.
+pub async fn get_one(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    Ok(Json(job_json(&find(&state, &id).await?)))
+}
+
+/// `GET /v1/jobs/{id}/trace`: log-likelihood per token by sweep.
+pub async fn trace(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    find(&state, &id).await?;
+    let points = state.store.job_trace(&id).await?;
+    let points: Vec<Value> = points
+        .iter()
+        .map(|p| json!({"iteration": p.iteration, "elapsed_s": p.elapsed_s, "loglik_per_token": p.loglik_per_token}))
+        .collect();
+    Ok(Json(json!({"job_id": id, "points": points})))
+}
+
+/// `POST /v1/jobs/{id}/cancel`: a queued job is cancelled at once, a running one stops
+/// at its next sweep boundary.
+pub async fn cancel(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Response> {
+    let job = find(&state, &id).await?;
+    if job.status.is_terminal() {
+        return Err(ApiError::conflict(format!("job {id} already {}", job.status.as_str())));
+    }
+    let job = state.store.request_cancel(&id).await?.ok_or_else(|| ApiError::not_found("job", &id))?;
+    state.runner.cancel(&id);
+    Ok((StatusCode::ACCEPTED, Json(job_json(&job))).into_response())
+}

@@ -1,0 +1,204 @@
+//! The HTTP API: router, shared state, and the server's life from start to shutdown.
+//!
+//! Handlers are thin: parse (see [`extract`]), call the store, the runner or a model on
+//! a blocking thread, and shape the response. Wire types live in each resource's file;
+//! errors are problem+json ([`error`]).
+
+pub mod corpora;
+pub mod error;
+pub mod extract;
+pub mod jobs;
+pub mod metrics;
+pub mod model_cache;
+pub mod models;
+pub mod ops;
+
+use crate::config::ServeConfig;
+use crate::jobs::{Runner, RunnerConfig};
+use crate::store::Store;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderName, Method};
+use axum::routing::{get, post};
+use axum::Router;
+use std::sync::Arc;
+use std::time::Duration;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Store,
+    pub runner: Arc<Runner>,
+    pub metrics: Arc<metrics::HttpMetrics>,
+    pub models: Arc<model_cache::ModelCache>,
+    /// Threads for prediction requests (shared by all of them).
+    pub predict_pool: Arc<rayon::ThreadPool>,
+    pub max_body_bytes: usize,
+}
+
+/// Every route the server answers: (method, path in OpenAPI syntax). The router below is
+/// built from the same handlers, and a test checks this table against
+/// `openapi/openapi.yaml` and against the live router.
+pub const ROUTES: &[(&str, &str)] = &[
+    ("get", "/healthz"),
+    ("get", "/readyz"),
+    ("get", "/metrics"),
+    ("get", "/openapi.json"),
+    ("post", "/v1/corpora"),
+    ("get", "/v1/corpora"),
+    ("get", "/v1/corpora/{id}"),
+    ("delete", "/v1/corpora/{id}"),
+    ("post", "/v1/jobs"),
+    ("get", "/v1/jobs"),
+    ("get", "/v1/jobs/{id}"),
+    ("get", "/v1/jobs/{id}/trace"),
+    ("post", "/v1/jobs/{id}/cancel"),
+    ("get", "/v1/models"),
+    ("get", "/v1/models/{id}"),
+    ("delete", "/v1/models/{id}"),
+    ("get", "/v1/models/{id}/topics"),
+    ("get", "/v1/models/{id}/topics/{topic}/frex"),
+    ("post", "/v1/models/{id}/predict"),
+];
+
+/// The application router (without the outer middleware of [`serve`]).
+pub fn router(state: AppState) -> Router {
+    let body_limit = state.max_body_bytes;
+    Router::new()
+        .route("/healthz", get(ops::healthz))
+        .route("/readyz", get(ops::readyz))
+        .route("/metrics", get(ops::metrics))
+        .route("/openapi.json", get(ops::openapi))
+        .route("/v1/corpora", post(corpora::create).get(corpora::list))
+        .route("/v1/corpora/{id}", get(corpora::get_one).delete(corpora::delete))
+        .route("/v1/jobs", post(jobs::create).get(jobs::list))
+        .route("/v1/jobs/{id}", get(jobs::get_one))
+        .route("/v1/jobs/{id}/trace", get(jobs::trace))
+        .route("/v1/jobs/{id}/cancel", post(jobs::cancel))
+        .route("/v1/models", get(models::list))
+        .route("/v1/models/{id}", get(models::get_one).delete(models::delete))
+        .route("/v1/models/{id}/topics", get(models::topics))
+        .route("/v1/models/{id}/topics/{topic}/frex", get(models::topic_frex))
+        .route("/v1/models/{id}/predict", post(models::predict))
+        .fallback(ops::not_found)
+        .method_not_allowed_fallback(ops::method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(state.metrics.clone(), metrics::record))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .with_state(state)
+}
+
+/// Wrap the router with request ids, tracing and CORS.
+pub fn with_middleware(router: Router, cors_origins: &[String]) -> Router {
+    let request_id = HeaderName::from_static("x-request-id");
+    let mut app = router
+        .layer(TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
+            let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-").to_string();
+            tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+        }))
+        .layer(PropagateRequestIdLayer::new(request_id.clone()))
+        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid));
+    let origins: Vec<&String> = cors_origins.iter().filter(|o| !o.trim().is_empty()).collect();
+    if !origins.is_empty() {
+        let allow = if origins.iter().any(|o| o.trim() == "*") {
+            AllowOrigin::any()
+        } else {
+            AllowOrigin::list(origins.iter().filter_map(|o| o.trim().parse().ok()))
+        };
+        app = app.layer(
+            CorsLayer::new()
+                .allow_origin(allow)
+                .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
+                .allow_headers([axum::http::header::CONTENT_TYPE, HeaderName::from_static("x-request-id")])
+                .expose_headers([axum::http::header::LOCATION, HeaderName::from_static("x-request-id")])
+                .max_age(Duration::from_secs(3600)),
+        );
+    }
+    app
+}
+
+/// A running server: its address and a handle to stop it.
+pub struct Server {
+    pub addr: std::net::SocketAddr,
+    shutdown: tokio::sync::oneshot::Sender<()>,
+    handle: tokio::task::JoinHandle<()>,
+}
+
+impl Server {
+    /// Graceful stop: stop accepting, let requests finish, re-queue running fits.
+    pub async fn stop(self) {
+        let _ = self.shutdown.send(());
+        let _ = self.handle.await;
+    }
+}
+
+/// Open the store, recover interrupted jobs, start the runner and bind the listener.
+pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
+    let store = Store::open(&config.db).await?;
+    let (requeued, failed) = store.recover_interrupted_jobs(config.max_attempts).await?;
+    if requeued + failed > 0 {
+        tracing::warn!(requeued, failed, "recovered jobs interrupted by the previous process");
+    }
+    let runner = Runner::new(
+        store.clone(),
+        RunnerConfig { threads: config.threads.max(1), max_jobs: config.max_jobs.max(1), shutdown_grace: Duration::from_secs(config.shutdown_grace_s) },
+    );
+    let predict_pool = rayon::ThreadPoolBuilder::new().num_threads(config.threads.max(1)).thread_name(|i| format!("predict-{i}")).build()?;
+    let state = AppState {
+        store,
+        runner: runner.clone(),
+        metrics: Arc::new(metrics::HttpMetrics::default()),
+        models: Arc::new(model_cache::ModelCache::new(8)),
+        predict_pool: Arc::new(predict_pool),
+        max_body_bytes: config.max_body_mb.saturating_mul(1024 * 1024),
+    };
+    let app = with_middleware(router(state), &config.cors_origins);
+    let listener = tokio::net::TcpListener::bind(config.addr).await?;
+    let addr = listener.local_addr()?;
+    let runner_task = tokio::spawn(runner.clone().run());
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let handle = tokio::spawn(async move {
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = rx.await;
+            })
+            .await;
+        if let Err(e) = served {
+            tracing::error!(error = %e, "server error");
+        }
+        runner.shutdown().await;
+        runner_task.abort();
+    });
+    tracing::info!(%addr, "topicd listening");
+    Ok(Server { addr, shutdown: tx, handle })
+}
+
+/// Run until SIGINT/SIGTERM, then shut down gracefully.
+pub async fn serve(config: ServeConfig) -> anyhow_like::Result<()> {
+    let server = start(&config).await?;
+    shutdown_signal().await;
+    tracing::info!("shutting down: finishing requests, re-queuing running fits");
+    server.stop().await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}
+
+/// A boxed error for start-up paths, where any failure ends the process with a message.
+pub mod anyhow_like {
+    pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
+}

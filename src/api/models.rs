@@ -1,0 +1,295 @@
+//! `/v1/models`: fitted models, their topics (frequency, exclusivity, FREX) and
+//! predictions for new documents.
+
+use super::error::{ApiError, ApiResult};
+use super::extract::{from_str, parse_json, parse_query, require_json, Page};
+use super::model_cache::LoadedModel;
+use super::AppState;
+use crate::corpus::lexicon::EncodedDoc;
+use crate::corpus::RawDocument;
+use crate::models::{Comparison, PredictOptions, TableOptions, TopicTable};
+use crate::store::ModelRow;
+use crate::summaries::{rank_topic, Rank, WordScore};
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+fn model_json(r: &ModelRow) -> Value {
+    json!({
+        "id": r.id,
+        "model": r.family,
+        "job_id": r.job_id,
+        "corpus_id": r.corpus_id,
+        "params": r.params,
+        "seed": r.seed,
+        "created_at": r.created_at,
+        "num_topics": r.num_topics,
+        "diagnostics": r.diagnostics,
+    })
+}
+
+/// `GET /v1/models`.
+pub async fn list(State(state): State<AppState>, RawQuery(q): RawQuery) -> ApiResult<Json<Value>> {
+    let page: Page = parse_query(q.as_deref())?;
+    let (offset, limit) = page.bounds()?;
+    let (rows, total) = state.store.list_models(offset, limit).await?;
+    Ok(Json(json!({"models": rows.iter().map(model_json).collect::<Vec<_>>(), "total": total, "offset": offset, "limit": limit})))
+}
+
+/// `GET /v1/models/{id}`.
+pub async fn get_one(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    let row = state.store.get_model(&id).await?.ok_or_else(|| ApiError::not_found("model", &id))?;
+    let mut v = model_json(&row);
+    v["thinned_samples"] = json!(state.store.sample_iterations(&row.job_id).await?.len());
+    Ok(Json(v))
+}
+
+/// `DELETE /v1/models/{id}`.
+pub async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<StatusCode> {
+    state.models.forget(&id);
+    if state.store.delete_model(&id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found("model", &id))
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TopicsQuery {
+    #[serde(default, deserialize_with = "from_str::opt")]
+    n: Option<usize>,
+    #[serde(default)]
+    rank: Option<String>,
+    #[serde(default, deserialize_with = "from_str::opt")]
+    weight: Option<f64>,
+    #[serde(default)]
+    comparison: Option<String>,
+    #[serde(default)]
+    format: Option<String>,
+}
+
+/// Checked query options shared by both topic endpoints.
+struct TopicsOptions {
+    n: usize,
+    rank: Rank,
+    weight: f64,
+    comparison: Comparison,
+    csv: bool,
+}
+
+impl TopicsQuery {
+    fn check(self, default_rank: Rank) -> ApiResult<TopicsOptions> {
+        let n = self.n.unwrap_or(10);
+        if !(1..=10_000).contains(&n) {
+            return Err(ApiError::invalid("query.n", "must be between 1 and 10000"));
+        }
+        let rank = match self.rank.as_deref() {
+            None => default_rank,
+            Some(r) => Rank::parse(r).ok_or_else(|| ApiError::invalid("query.rank", "must be frequency, exclusivity or frex"))?,
+        };
+        let weight = self.weight.unwrap_or(0.5);
+        if !(0.0..=1.0).contains(&weight) {
+            return Err(ApiError::invalid("query.weight", "must be a number in [0, 1]"));
+        }
+        let comparison = match self.comparison.as_deref() {
+            None | Some("siblings") | Some("natural") => Comparison::Natural,
+            Some("all") => Comparison::All,
+            Some(_) => return Err(ApiError::invalid("query.comparison", "must be siblings or all")),
+        };
+        let csv = match self.format.as_deref() {
+            None | Some("json") => false,
+            Some("csv") => true,
+            Some(_) => return Err(ApiError::invalid("query.format", "must be json or csv")),
+        };
+        Ok(TopicsOptions { n, rank, weight, comparison, csv })
+    }
+}
+
+fn rank_name(r: Rank) -> &'static str {
+    match r {
+        Rank::Frequency => "frequency",
+        Rank::Exclusivity => "exclusivity",
+        Rank::Frex => "frex",
+    }
+}
+
+fn topic_header(table: &TopicTable, k: usize) -> Value {
+    let t = &table.topics[k];
+    json!({
+        "id": k,
+        "label": t.label,
+        "parent": t.parent,
+        "children": t.children,
+        "proportion": t.proportion,
+    })
+}
+
+fn words_json(m: &LoadedModel, words: &[WordScore]) -> Vec<Value> {
+    words
+        .iter()
+        .map(|w| json!({"word": m.lexicon.word(w.term), "frequency": w.frequency, "exclusivity": w.exclusivity, "frex": w.frex}))
+        .collect()
+}
+
+fn csv_escape(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn csv_response(rows: Vec<(usize, Option<String>, Vec<(String, WordScore)>)>) -> Response {
+    let mut out = String::from("topic,label,rank,word,frequency,exclusivity,frex\n");
+    for (k, label, words) in rows {
+        for (i, (word, s)) in words.iter().enumerate() {
+            out.push_str(&format!(
+                "{k},{},{},{},{},{},{}\n",
+                csv_escape(label.as_deref().unwrap_or("")),
+                i + 1,
+                csv_escape(word),
+                s.frequency,
+                s.exclusivity,
+                s.frex
+            ));
+        }
+    }
+    ([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], out).into_response()
+}
+
+/// `GET /v1/models/{id}/topics?n=&rank=&weight=&comparison=&format=`.
+pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQuery(q): RawQuery) -> ApiResult<Response> {
+    let opts = parse_query::<TopicsQuery>(q.as_deref())?.check(Rank::Frequency)?;
+    let m = state.models.get(&state.store, &id).await?;
+    let (m2, pool) = (m.clone(), state.predict_pool.clone());
+    let (rank, weight, n, comparison) = (opts.rank, opts.weight, opts.n, opts.comparison);
+    let (table, ranked) = tokio::task::spawn_blocking(move || {
+        pool.install(|| {
+            use rayon::prelude::*;
+            let table = m2.model.topic_table(&TableOptions { comparison });
+            let ranked: Vec<Vec<WordScore>> = (0..table.topics.len()).into_par_iter().map(|k| rank_topic(&table, k, rank, weight, Some(n))).collect();
+            (table, ranked)
+        })
+    })
+    .await
+    .map_err(ApiError::internal)?;
+    if opts.csv {
+        let rows = ranked
+            .into_iter()
+            .enumerate()
+            .map(|(k, ws)| (k, table.topics[k].label.clone(), ws.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect()))
+            .collect();
+        return Ok(csv_response(rows));
+    }
+    let topics: Vec<Value> = ranked
+        .iter()
+        .enumerate()
+        .map(|(k, ws)| {
+            let mut t = topic_header(&table, k);
+            t["words"] = json!(words_json(&m, ws));
+            t
+        })
+        .collect();
+    Ok(Json(json!({"model_id": id, "rank": rank_name(opts.rank), "weight": opts.weight, "n": opts.n, "topics": topics})).into_response())
+}
+
+/// `GET /v1/models/{id}/topics/{topic}/frex`: one topic's FREX ranking; `topic` is an
+/// index or a label.
+pub async fn topic_frex(State(state): State<AppState>, Path((id, topic)): Path<(String, String)>, RawQuery(q): RawQuery) -> ApiResult<Response> {
+    let opts = parse_query::<TopicsQuery>(q.as_deref())?.check(Rank::Frex)?;
+    let m = state.models.get(&state.store, &id).await?;
+    let m2 = m.clone();
+    let comparison = opts.comparison;
+    let table = tokio::task::spawn_blocking(move || m2.model.topic_table(&TableOptions { comparison })).await.map_err(ApiError::internal)?;
+    let k = match topic.parse::<usize>() {
+        Ok(k) if k < table.topics.len() => k,
+        Ok(k) => return Err(ApiError::not_found("topic", &k.to_string())),
+        Err(_) => table.topics.iter().position(|t| t.label.as_deref() == Some(topic.as_str())).ok_or_else(|| ApiError::not_found("topic", &topic))?,
+    };
+    let words = rank_topic(&table, k, opts.rank, opts.weight, Some(opts.n));
+    if opts.csv {
+        let rows = vec![(k, table.topics[k].label.clone(), words.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect())];
+        return Ok(csv_response(rows));
+    }
+    Ok(Json(json!({
+        "model_id": id,
+        "topic": topic_header(&table, k),
+        "rank": rank_name(opts.rank),
+        "weight": opts.weight,
+        "words": words_json(&m, &words),
+    }))
+    .into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PredictRequest {
+    documents: Vec<RawDocument>,
+    /// Fold-in sweeps per document (default 100).
+    #[serde(default)]
+    iterations: Option<usize>,
+    #[serde(default)]
+    burn_in: Option<usize>,
+    /// Seed of the fold-in chains (default 0: the same answer every time).
+    #[serde(default)]
+    seed: Option<u64>,
+}
+
+/// `POST /v1/models/{id}/predict`: documents are tokenised exactly as the corpus was.
+pub async fn predict(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> ApiResult<Json<Value>> {
+    require_json(&headers)?;
+    let m = state.models.get(&state.store, &id).await?;
+    let pool = state.predict_pool.clone();
+    let out = tokio::task::spawn_blocking(move || predict_blocking(&m, &pool, &body)).await.map_err(ApiError::internal)??;
+    Ok(Json(out))
+}
+
+fn predict_blocking(m: &Arc<LoadedModel>, pool: &rayon::ThreadPool, body: &[u8]) -> ApiResult<Value> {
+    let req: PredictRequest = parse_json(body)?;
+    if req.documents.is_empty() {
+        return Err(ApiError::invalid("documents", "give at least one document"));
+    }
+    let iterations = req.iterations.unwrap_or(100);
+    if !(1..=10_000).contains(&iterations) {
+        return Err(ApiError::invalid("iterations", "must be between 1 and 10000"));
+    }
+    let burn_in = req.burn_in.unwrap_or(iterations / 2);
+    if burn_in >= iterations {
+        return Err(ApiError::invalid("burn_in", "must be less than iterations"));
+    }
+    let mut ids = Vec::with_capacity(req.documents.len());
+    let mut encoded: Vec<EncodedDoc> = Vec::with_capacity(req.documents.len());
+    for (i, doc) in req.documents.into_iter().enumerate() {
+        let e = match (&doc.text, &doc.counts) {
+            (Some(t), None) => m.lexicon.encode_text(&m.pipeline, t),
+            (None, Some(c)) => m.lexicon.encode_counts(&m.pipeline, c).map_err(|msg| ApiError::invalid(format!("documents[{i}].counts"), msg))?,
+            _ => return Err(ApiError::invalid(format!("documents[{i}]"), "give exactly one of text or counts")),
+        };
+        ids.push(doc.id.unwrap_or_else(|| i.to_string()));
+        encoded.push(e);
+    }
+    let options = PredictOptions { iterations, burn_in, seed: req.seed.unwrap_or(0) };
+    let preds = pool.install(|| m.model.predict(&encoded, &options)).map_err(ApiError::internal)?;
+    let predictions: Vec<Value> = preds
+        .into_iter()
+        .zip(ids)
+        .zip(&encoded)
+        .map(|((p, id), e)| {
+            json!({
+                "id": id,
+                "tokens": e.counts.iter().map(|&c| c as u64).sum::<u64>(),
+                "oov_tokens": e.oov_tokens,
+                "topic_proportions": p.topic_proportions,
+                "labels": p.labels.iter().map(|(l, pr)| json!({"label": l, "probability": pr})).collect::<Vec<_>>(),
+                "predicted_labels": p.predicted_labels,
+            })
+        })
+        .collect();
+    Ok(json!({"model_id": m.row.id, "predictions": predictions}))
+}

@@ -1,0 +1,65 @@
+//! Operational endpoints: liveness, readiness, metrics, the OpenAPI document, and the
+//! problem+json answers for unknown routes.
+
+use super::error::ApiError;
+use super::AppState;
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+use std::fmt::Write;
+use std::sync::OnceLock;
+
+/// The OpenAPI document, compiled in from `openapi/openapi.yaml`.
+pub const OPENAPI_YAML: &str = include_str!("../../openapi/openapi.yaml");
+
+/// The spec as JSON (parsed once).
+pub fn openapi_value() -> &'static Value {
+    static SPEC: OnceLock<Value> = OnceLock::new();
+    SPEC.get_or_init(|| serde_yaml::from_str(OPENAPI_YAML).expect("openapi/openapi.yaml is valid YAML (checked by tests)"))
+}
+
+/// `GET /healthz`: the process answers.
+pub async fn healthz() -> Json<Value> {
+    Json(json!({"status": "ok"}))
+}
+
+/// `GET /readyz`: the database answers.
+pub async fn readyz(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    state.store.ping().await.map_err(|e| ApiError::unavailable(format!("database not ready: {e}")))?;
+    Ok(Json(json!({"status": "ready", "running_jobs": state.runner.running_jobs()})))
+}
+
+/// `GET /metrics`: Prometheus text format.
+pub async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let mut out = String::new();
+    out.push_str("# HELP topicd_jobs Jobs by status.\n# TYPE topicd_jobs gauge\n");
+    for (status, n) in state.store.count_jobs_by_status().await? {
+        let _ = writeln!(out, "topicd_jobs{{status=\"{}\"}} {n}", status.as_str());
+    }
+    out.push_str("# HELP topicd_fit_iterations_total Sweeps completed by fits in this process.\n# TYPE topicd_fit_iterations_total counter\n");
+    let _ = writeln!(out, "topicd_fit_iterations_total {}", state.runner.fit_iterations());
+    out.push_str("# HELP topicd_running_jobs Fits running in this process.\n# TYPE topicd_running_jobs gauge\n");
+    let _ = writeln!(out, "topicd_running_jobs {}", state.runner.running_jobs());
+    state.metrics.render(&mut out);
+    Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], out).into_response())
+}
+
+/// `GET /openapi.json`.
+pub async fn openapi() -> Json<Value> {
+    Json(openapi_value().clone())
+}
+
+pub async fn not_found(uri: axum::http::Uri) -> ApiError {
+    let mut e = ApiError::not_found("route", uri.path());
+    e.detail = format!("no route {}", uri.path());
+    e
+}
+
+pub async fn method_not_allowed() -> ApiError {
+    let mut e = ApiError::bad_request("this route does not accept that method");
+    e.status = StatusCode::METHOD_NOT_ALLOWED;
+    e.title = "Method not allowed";
+    e
+}

@@ -1,0 +1,155 @@
+//! `topicd fit`: the fit code path without HTTP.
+
+use crate::corpus::{CorpusBuilder, PreprocessOptions, RawDocument, StopWords};
+use crate::models::{self, CancelToken, FitContext, Progress};
+use clap::Args;
+use serde_json::{json, Map, Value};
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Instant;
+
+#[derive(Debug, Clone, Args)]
+pub struct FitArgs {
+    /// JSONL corpus: one document object per line (`text` or `counts`, `labels`, ...).
+    #[arg(long)]
+    pub input: PathBuf,
+    /// Model family (e.g. `lda`).
+    #[arg(long, default_value = "lda")]
+    pub model: String,
+    #[arg(long)]
+    pub topics: Option<u64>,
+    #[arg(long)]
+    pub alpha: Option<f64>,
+    #[arg(long)]
+    pub beta: Option<f64>,
+    #[arg(long)]
+    pub iterations: Option<u64>,
+    #[arg(long)]
+    pub burn_in: Option<u64>,
+    #[arg(long)]
+    pub thin: Option<u64>,
+    /// Further model parameters as `key=value` (value parsed as JSON, else a string).
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Stop words: `english`, `none`, or a comma-separated list.
+    #[arg(long, default_value = "english")]
+    pub stopwords: String,
+    #[arg(long)]
+    pub stem: bool,
+    /// Keep case (no lowercasing).
+    #[arg(long)]
+    pub keep_case: bool,
+    #[arg(long, default_value_t = 1)]
+    pub min_df: usize,
+    #[arg(long, default_value_t = 1.0)]
+    pub max_df: f64,
+    #[arg(long)]
+    pub top_n: Option<usize>,
+    #[arg(long)]
+    pub top_fraction: Option<f64>,
+}
+
+impl FitArgs {
+    fn preprocess(&self) -> PreprocessOptions {
+        let stopwords = match self.stopwords.as_str() {
+            "english" => StopWords::English,
+            "none" => StopWords::None,
+            list => StopWords::List(list.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()),
+        };
+        PreprocessOptions {
+            lowercase: !self.keep_case,
+            stopwords,
+            stem: self.stem,
+            min_df: self.min_df,
+            max_df: self.max_df,
+            top_n: self.top_n,
+            top_fraction: self.top_fraction,
+            ..PreprocessOptions::default()
+        }
+    }
+
+    fn params_json(&self) -> Result<Value, String> {
+        let mut m = Map::new();
+        let mut put = |k: &str, v: Option<Value>| {
+            if let Some(v) = v {
+                m.insert(k.to_string(), v);
+            }
+        };
+        put("topics", self.topics.map(Value::from));
+        put("alpha", self.alpha.map(Value::from));
+        put("beta", self.beta.map(Value::from));
+        put("iterations", self.iterations.map(Value::from));
+        put("burn_in", self.burn_in.map(Value::from));
+        put("thin", self.thin.map(Value::from));
+        for kv in &self.params {
+            let (k, v) = kv.split_once('=').ok_or_else(|| format!("--param {kv:?} is not KEY=VALUE"))?;
+            let v = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_string()));
+            m.insert(k.to_string(), v);
+        }
+        Ok(Value::Object(m))
+    }
+}
+
+/// Run the fit and print one JSON line; errors are returned as messages.
+pub fn run(args: FitArgs) -> Result<(), String> {
+    let family = models::family(&args.model).ok_or_else(|| format!("unknown model {:?}; known: {}", args.model, models::family_names().join(", ")))?;
+    let params = args.params_json()?;
+    let t_read = Instant::now();
+    let file = std::fs::File::open(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
+    let mut builder = CorpusBuilder::new(args.preprocess(), &[]).map_err(|e| e.to_string())?;
+    for (i, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| format!("line {}: {e}", i + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let doc: RawDocument = serde_json::from_str(&line).map_err(|e| format!("line {}: {e}", i + 1))?;
+        builder.add_document(doc, i, Some(i + 1)).map_err(|e| format!("line {}: {e}", i + 1))?;
+    }
+    let corpus = builder.finish().map_err(|e| e.to_string())?;
+    let read_seconds = t_read.elapsed().as_secs_f64();
+    family.check_params(&params, &corpus.stats).map_err(|e| e.to_string())?;
+
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads.max(1)).build().map_err(|e| e.to_string())?;
+    // (iteration, time, loglik) of every progress report.
+    let reports: Mutex<Vec<(u64, Instant, Option<f64>)>> = Mutex::new(Vec::new());
+    let on_progress = |p: Progress| reports.lock().expect("progress lock").push((p.iteration, Instant::now(), p.loglik_per_token));
+    let cancel = CancelToken::new();
+    let ctx = FitContext { progress: &on_progress, cancel: &cancel, sample: &|_, _| {} };
+    let t_fit = Instant::now();
+    let model = pool.install(|| family.fit(&corpus, &params, args.seed, &ctx)).map_err(|e| e.to_string())?;
+    let fit_seconds = t_fit.elapsed().as_secs_f64();
+    let reports = reports.into_inner().expect("progress lock");
+    let iterations = reports.last().map(|r| r.0).unwrap_or(0);
+    // Steady-state time per sweep: from the end of sweep 1 to the end of the last one.
+    let per_iteration = match (reports.first(), reports.last()) {
+        (Some(a), Some(b)) if b.0 > a.0 => b.1.duration_since(a.1).as_secs_f64() / (b.0 - a.0) as f64,
+        _ => fit_seconds / iterations.max(1) as f64,
+    };
+    let loglik = reports.iter().rev().find_map(|r| r.2);
+    let tokens = corpus.stats.num_tokens;
+    println!(
+        "{}",
+        json!({
+            "model": family.name(),
+            "documents": corpus.num_documents(),
+            "terms": corpus.num_terms(),
+            "tokens": tokens,
+            "topics": model.num_topics(),
+            "iterations": iterations,
+            "threads": args.threads,
+            "seed": args.seed,
+            "read_seconds": read_seconds,
+            "fit_seconds": fit_seconds,
+            "seconds_per_iteration": per_iteration,
+            "tokens_per_second": tokens as f64 / per_iteration,
+            "loglik_per_token": loglik,
+            "diagnostics": model.diagnostics(),
+        })
+    );
+    Ok(())
+}

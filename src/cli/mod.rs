@@ -1,0 +1,24 @@
+//! The command line: `topicd serve` and `topicd fit`.
+//!
+//! Why it exists: `serve` runs the HTTP service; `fit` runs the very same corpus and
+//! model code without HTTP, for benchmarks and offline users, and prints one JSON line.
+
+pub mod fit;
+
+use crate::config::ServeConfig;
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "topicd", version, about = "Fits interpretable Bayesian topic models and serves what they learn.")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the HTTP service.
+    Serve(ServeConfig),
+    /// Fit a model on a JSONL corpus without HTTP and print one JSON line of figures.
+    Fit(fit::FitArgs),
+}

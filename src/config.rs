@@ -1,0 +1,61 @@
+//! Server configuration from flags and environment variables.
+//!
+//! Why it exists: one place lists every knob with its default, its flag and its
+//! `TOPICD_*` variable, so `topicd serve --help` is the full reference.
+
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// `topicd serve` options. Every flag is also read from the environment.
+#[derive(Debug, Clone, Args)]
+pub struct ServeConfig {
+    /// Address to listen on.
+    #[arg(long, env = "TOPICD_ADDR", default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+    /// SQLite database file (created with its schema on first start).
+    #[arg(long, env = "TOPICD_DB", default_value = "topicd.db")]
+    pub db: PathBuf,
+    /// Default worker threads per fit (a job's `params.threads` overrides it).
+    #[arg(long, env = "TOPICD_THREADS", default_value_t = default_threads())]
+    pub threads: usize,
+    /// Jobs that may run at once.
+    #[arg(long, env = "TOPICD_MAX_JOBS", default_value_t = 1)]
+    pub max_jobs: usize,
+    /// Largest accepted request body, in megabytes (JSON and NDJSON uploads).
+    #[arg(long, env = "TOPICD_MAX_BODY_MB", default_value_t = 512)]
+    pub max_body_mb: usize,
+    /// Origins allowed by CORS, comma-separated, or `*`; empty disables CORS headers.
+    #[arg(long, env = "TOPICD_CORS_ORIGINS", default_value = "", value_delimiter = ',')]
+    pub cors_origins: Vec<String>,
+    /// How often a job interrupted by a crash is retried before it is marked failed.
+    #[arg(long, env = "TOPICD_MAX_ATTEMPTS", default_value_t = 3)]
+    pub max_attempts: i64,
+    /// Seconds to wait for running fits to stop on shutdown.
+    #[arg(long, env = "TOPICD_SHUTDOWN_GRACE_S", default_value_t = 10)]
+    pub shutdown_grace_s: u64,
+    /// Log as JSON lines instead of human-readable text.
+    #[arg(long, env = "TOPICD_LOG_JSON", default_value_t = false)]
+    pub log_json: bool,
+}
+
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+impl ServeConfig {
+    /// A configuration for tests: ephemeral port, the given database.
+    pub fn for_tests(db: PathBuf) -> Self {
+        ServeConfig {
+            addr: "127.0.0.1:0".parse().expect("valid address"),
+            db,
+            threads: 2,
+            max_jobs: 1,
+            max_body_mb: 64,
+            cors_origins: vec![],
+            max_attempts: 3,
+            shutdown_grace_s: 10,
+            log_json: false,
+        }
+    }
+}

@@ -1,0 +1,818 @@
+//! The label tree: label names numbered densely, with parent edges, below an implicit
+//! root.
+//!
+//! Why it exists: supervised and hierarchical models (labelled LDA, hierarchical
+//! label models) need labels as integers and the hierarchy as a parent array, while
+//! users give labels as strings, as `a/b/c` paths, as path arrays, or as an explicit
+//! tree. [`LabelTreeBuilder`] reconciles all of these, rejecting anything ambiguous
+//! (a label with two parents, a cycle, a label missing from the given tree), so that a
+//! [`LabelTree`] is always a forest hanging under the implicit root.
+//!
+//! Parent semantics for document labels: a path (`a/b/c` or `["a","b","c"]`) asserts
+//! that `a` is top-level, `b`'s parent is `a` and `c`'s is `b`. A plain label asserts
+//! nothing: if new it is created top-level, and a later path may still give it a
+//! parent. Two different asserted parents for one label are an error. Because every
+//! asserted chain is anchored at the root, no cycle can be formed.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::input::TreeEntry;
+use super::CorpusError;
+
+/// A forest of labels below an implicit root; ids are indexes into `names`.
+///
+/// Invariants (enforced by [`LabelTreeBuilder`], [`LabelTree::new`] and
+/// deserialization): names are distinct and non-empty, parents are valid ids, and
+/// there are no cycles. The fields are public for reading; mutating them afterwards
+/// invalidates the internal name index.
+#[derive(Serialize, Deserialize, Debug, Clone, Default)]
+#[serde(try_from = "LabelTreeData")]
+pub struct LabelTree {
+    /// Label names by id.
+    pub names: Vec<String>,
+    /// Parent of each label; `None` = child of the implicit root.
+    pub parent: Vec<Option<u32>>,
+    #[serde(skip)]
+    index: HashMap<String, u32>,
+}
+
+impl PartialEq for LabelTree {
+    fn eq(&self, other: &Self) -> bool {
+        self.names == other.names && self.parent == other.parent
+    }
+}
+
+/// Serialized shape of a [`LabelTree`], validated on the way in.
+#[derive(Deserialize)]
+struct LabelTreeData {
+    names: Vec<String>,
+    parent: Vec<Option<u32>>,
+}
+
+impl TryFrom<LabelTreeData> for LabelTree {
+    type Error = String;
+    fn try_from(d: LabelTreeData) -> Result<Self, String> {
+        LabelTree::new(d.names, d.parent)
+    }
+}
+
+impl LabelTree {
+    /// Builds a tree from parallel arrays, checking the invariants.
+    pub fn new(names: Vec<String>, parent: Vec<Option<u32>>) -> Result<Self, String> {
+        if names.len() != parent.len() {
+            return Err(format!(
+                "label tree has {} names but {} parents",
+                names.len(),
+                parent.len()
+            ));
+        }
+        let mut index = HashMap::with_capacity(names.len());
+        for (i, n) in names.iter().enumerate() {
+            if n.is_empty() {
+                return Err(format!("label {i} has an empty name"));
+            }
+            if index.insert(n.clone(), i as u32).is_some() {
+                return Err(format!("label '{n}' appears twice"));
+            }
+        }
+        if let Some(p) = parent.iter().flatten().find(|&&p| p as usize >= names.len()) {
+            return Err(format!("parent id {p} out of range"));
+        }
+        if let Some(node) = find_cycle(&parent) {
+            return Err(format!("label tree has a cycle through '{}'", names[node]));
+        }
+        Ok(LabelTree { names, parent, index })
+    }
+
+    fn from_parts_unchecked(names: Vec<String>, parent: Vec<Option<u32>>) -> Self {
+        let index = names.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
+        LabelTree { names, parent, index }
+    }
+
+    /// Number of labels.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether there are no labels.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The id of the label called `name`.
+    pub fn id(&self, name: &str) -> Option<u32> {
+        self.index.get(name).copied()
+    }
+
+    /// The name of label `id`. Panics if out of range.
+    pub fn name(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+
+    /// The parent of label `id` (`None` = top level). Panics if out of range.
+    pub fn parent(&self, id: u32) -> Option<u32> {
+        self.parent[id as usize]
+    }
+
+    /// The children of label `id`, in id order.
+    pub fn children(&self, id: u32) -> Vec<u32> {
+        (0..self.len() as u32).filter(|&c| self.parent[c as usize] == Some(id)).collect()
+    }
+
+    /// Children lists of every label at once (index = parent id), in id order.
+    pub fn child_lists(&self) -> Vec<Vec<u32>> {
+        let mut out = vec![Vec::new(); self.len()];
+        for (c, p) in self.parent.iter().enumerate() {
+            if let Some(p) = p {
+                out[*p as usize].push(c as u32);
+            }
+        }
+        out
+    }
+
+    /// The top-level labels (children of the implicit root), in id order.
+    pub fn roots(&self) -> Vec<u32> {
+        (0..self.len() as u32).filter(|&c| self.parent[c as usize].is_none()).collect()
+    }
+
+    /// Whether label `id` has no children.
+    pub fn is_leaf(&self, id: u32) -> bool {
+        !self.parent.contains(&Some(id))
+    }
+
+    /// Level of label `id` below the implicit root: 1 for a top-level label.
+    pub fn depth_of(&self, id: u32) -> usize {
+        1 + self.ancestors(id).len()
+    }
+
+    /// Number of label levels below the implicit root: 0 when empty, 1 for a flat set.
+    pub fn depth(&self) -> usize {
+        let mut depth = vec![0usize; self.len()];
+        let mut max = 0;
+        for start in 0..self.len() {
+            // Walk up until a node with known depth (or the root), then fill back down.
+            let mut chain = Vec::new();
+            let mut cur = Some(start as u32);
+            let mut base = 0;
+            while let Some(c) = cur {
+                if depth[c as usize] != 0 {
+                    base = depth[c as usize];
+                    break;
+                }
+                chain.push(c);
+                cur = self.parent[c as usize];
+            }
+            for (k, &c) in chain.iter().rev().enumerate() {
+                depth[c as usize] = base + k + 1;
+            }
+            max = max.max(depth[start]);
+        }
+        max
+    }
+
+    /// Ancestors of `id`, nearest first (parent, grandparent, …), excluding `id`
+    /// itself and the implicit root.
+    pub fn ancestors(&self, id: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut cur = self.parent[id as usize];
+        while let Some(p) = cur {
+            out.push(p);
+            cur = self.parent[p as usize];
+        }
+        out
+    }
+
+    /// The path from the top level down to `id`, inclusive (`[root-level, …, id]`).
+    pub fn path(&self, id: u32) -> Vec<u32> {
+        let mut p = self.ancestors(id);
+        p.reverse();
+        p.push(id);
+        p
+    }
+}
+
+/// Returns a node on a cycle of the parent graph, if any (parents assumed in range).
+fn find_cycle(parent: &[Option<u32>]) -> Option<usize> {
+    // 0 = unvisited, 1 = on the current walk, 2 = known to reach the root.
+    let mut state = vec![0u8; parent.len()];
+    for start in 0..parent.len() {
+        let mut walk = Vec::new();
+        let mut cur = Some(start);
+        while let Some(c) = cur {
+            match state[c] {
+                2 => break,
+                1 => return Some(c),
+                _ => {
+                    state[c] = 1;
+                    walk.push(c);
+                    cur = parent[c].map(|p| p as usize);
+                }
+            }
+        }
+        for c in walk {
+            state[c] = 2;
+        }
+    }
+    None
+}
+
+/// One reversible change to the builder, so a failing document leaves no trace.
+enum Undo {
+    NewNode,
+    Assert { id: u32, parent: Option<u32>, asserted: bool },
+}
+
+/// Builds a [`LabelTree`] from an optional explicit tree and documents' labels.
+///
+/// Ids: explicit tree entries first, in their order, then labels in order of first
+/// appearance in documents (for a path, top-down).
+#[derive(Debug, Clone)]
+pub struct LabelTreeBuilder {
+    names: Vec<String>,
+    parent: Vec<Option<u32>>,
+    /// Whether the parent was asserted (explicit tree or a path) rather than defaulted.
+    asserted: Vec<bool>,
+    index: HashMap<String, u32>,
+    separator: Option<String>,
+    explicit: bool,
+}
+
+fn parent_name(names: &[String], p: Option<u32>) -> String {
+    match p {
+        Some(p) => format!("'{}'", names[p as usize]),
+        None => "(top level)".to_owned(),
+    }
+}
+
+impl LabelTreeBuilder {
+    /// Validates `explicit` (possibly empty = no explicit tree) and starts a builder.
+    /// `separator` splits document labels into paths (`None` disables).
+    ///
+    /// Errors (field `tree[i].label` / `tree[i].parent`, with the label): an empty
+    /// label, a label containing the separator, a label listed twice with different
+    /// parents, an unknown parent, a cycle.
+    pub fn new(explicit: &[TreeEntry], separator: Option<&str>) -> Result<Self, CorpusError> {
+        let mut b = LabelTreeBuilder {
+            names: Vec::new(),
+            parent: Vec::new(),
+            asserted: Vec::new(),
+            index: HashMap::new(),
+            separator: separator.filter(|s| !s.is_empty()).map(str::to_owned),
+            explicit: !explicit.is_empty(),
+        };
+        let tree_err = |i: usize, what: &str, label: &str, msg: String| CorpusError {
+            field: Some(format!("tree[{i}].{what}")),
+            line: None,
+            label: Some(label.to_owned()),
+            message: msg,
+        };
+        // Entry index of each label's first listing.
+        let mut first: Vec<usize> = Vec::new();
+        for (i, e) in explicit.iter().enumerate() {
+            if e.label.is_empty() {
+                return Err(tree_err(i, "label", "", "label names must not be empty".into()));
+            }
+            if let Some(sep) = b.separator.as_deref().filter(|s| e.label.contains(s)) {
+                return Err(tree_err(
+                    i,
+                    "label",
+                    &e.label,
+                    format!(
+                        "label '{}' contains the path separator '{sep}'; set \
+                         preprocess.label_separator to null to use such names literally",
+                        e.label
+                    ),
+                ));
+            }
+            match b.index.get(e.label.as_str()) {
+                Some(&id) => {
+                    let prev = &explicit[first[id as usize]];
+                    if prev.parent != e.parent {
+                        let show = |p: &Option<String>| match p {
+                            Some(p) => format!("'{p}'"),
+                            None => "(top level)".to_owned(),
+                        };
+                        return Err(tree_err(
+                            i,
+                            "parent",
+                            &e.label,
+                            format!(
+                                "label '{}' given two different parents: {} and {}",
+                                e.label,
+                                show(&prev.parent),
+                                show(&e.parent)
+                            ),
+                        ));
+                    }
+                }
+                None => {
+                    b.index.insert(e.label.clone(), b.names.len() as u32);
+                    b.names.push(e.label.clone());
+                    b.parent.push(None);
+                    b.asserted.push(true);
+                    first.push(i);
+                }
+            }
+        }
+        for (id, &i) in first.iter().enumerate() {
+            let e = &explicit[i];
+            if let Some(p) = &e.parent {
+                match b.index.get(p.as_str()) {
+                    Some(&pid) => b.parent[id] = Some(pid),
+                    None => {
+                        return Err(tree_err(
+                            i,
+                            "parent",
+                            &e.label,
+                            format!(
+                                "unknown parent '{p}' of label '{}': every parent must itself \
+                                 be listed as a label",
+                                e.label
+                            ),
+                        ))
+                    }
+                }
+            }
+        }
+        if let Some(node) = find_cycle(&b.parent) {
+            let mut cycle = vec![b.names[node].as_str()];
+            let mut cur = b.parent[node].expect("cycle node has a parent") as usize;
+            while cur != node {
+                cycle.push(&b.names[cur]);
+                cur = b.parent[cur].expect("cycle node has a parent") as usize;
+            }
+            cycle.push(&b.names[node]);
+            return Err(tree_err(
+                first[node],
+                "parent",
+                &b.names[node],
+                format!("label tree has a cycle: {} (child → parent)", cycle.join(" → ")),
+            ));
+        }
+        Ok(b)
+    }
+
+    /// Number of labels so far.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether there are no labels yet.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Registers document `doc_index`'s labels and label paths and returns its label ids
+    /// (sorted, deduplicated). On error nothing is changed. Errors name the field
+    /// `documents[i].labels` or `documents[i].paths` and the label.
+    pub fn add_document_labels(
+        &mut self,
+        labels: &[String],
+        paths: &[Vec<String>],
+        doc_index: usize,
+    ) -> Result<Vec<u32>, CorpusError> {
+        let mut undo = Vec::new();
+        let result = self.add_inner(labels, paths, doc_index, &mut undo);
+        if result.is_err() {
+            self.rollback(undo);
+        }
+        result
+    }
+
+    fn add_inner(
+        &mut self,
+        labels: &[String],
+        paths: &[Vec<String>],
+        doc_index: usize,
+        undo: &mut Vec<Undo>,
+    ) -> Result<Vec<u32>, CorpusError> {
+        let mut ids = Vec::with_capacity(labels.len() + paths.len());
+        let labels_field = format!("documents[{doc_index}].labels");
+        for label in labels {
+            if label.is_empty() {
+                return Err(doc_err(&labels_field, "", "labels must not be empty".into()));
+            }
+            let segments: Option<Vec<&str>> = self
+                .separator
+                .as_deref()
+                .filter(|sep| label.contains(sep))
+                .map(|sep| label.split(sep).collect());
+            match segments {
+                Some(segments) => {
+                    if segments.iter().any(|s| s.is_empty()) {
+                        return Err(doc_err(
+                            &labels_field,
+                            label,
+                            format!("label path '{label}' has an empty segment"),
+                        ));
+                    }
+                    ids.push(self.add_path(&segments, &labels_field, undo)?);
+                }
+                None => ids.push(self.add_plain(label, &labels_field, undo)?),
+            }
+        }
+        let paths_field = format!("documents[{doc_index}].paths");
+        for path in paths {
+            if path.is_empty() {
+                return Err(doc_err(&paths_field, "", "label paths must not be empty".into()));
+            }
+            if let Some(bad) = path.iter().find(|s| s.is_empty()) {
+                return Err(doc_err(
+                    &paths_field,
+                    bad,
+                    format!("label path {path:?} has an empty segment"),
+                ));
+            }
+            let segments: Vec<&str> = path.iter().map(String::as_str).collect();
+            ids.push(self.add_path(&segments, &paths_field, undo)?);
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        Ok(ids)
+    }
+
+    fn missing(&self, label: &str, field: &str) -> CorpusError {
+        doc_err(field, label, format!("label '{label}' is not in the label tree"))
+    }
+
+    fn new_node(
+        &mut self,
+        name: &str,
+        parent: Option<u32>,
+        asserted: bool,
+        undo: &mut Vec<Undo>,
+    ) -> u32 {
+        let id = self.names.len() as u32;
+        self.names.push(name.to_owned());
+        self.parent.push(parent);
+        self.asserted.push(asserted);
+        self.index.insert(name.to_owned(), id);
+        undo.push(Undo::NewNode);
+        id
+    }
+
+    fn add_plain(
+        &mut self,
+        label: &str,
+        field: &str,
+        undo: &mut Vec<Undo>,
+    ) -> Result<u32, CorpusError> {
+        match self.index.get(label) {
+            Some(&id) => Ok(id),
+            None if self.explicit => Err(self.missing(label, field)),
+            None => Ok(self.new_node(label, None, false, undo)),
+        }
+    }
+
+    fn add_path(
+        &mut self,
+        segments: &[&str],
+        field: &str,
+        undo: &mut Vec<Undo>,
+    ) -> Result<u32, CorpusError> {
+        let mut parent: Option<u32> = None;
+        for &seg in segments {
+            let id = match self.index.get(seg) {
+                Some(&id) => {
+                    let i = id as usize;
+                    if self.asserted[i] {
+                        if self.parent[i] != parent {
+                            return Err(doc_err(
+                                field,
+                                seg,
+                                format!(
+                                    "label '{seg}' given two different parents: {} and {}",
+                                    parent_name(&self.names, self.parent[i]),
+                                    parent_name(&self.names, parent)
+                                ),
+                            ));
+                        }
+                    } else {
+                        // A plain label (a childless top-level node) gets its parent now.
+                        undo.push(Undo::Assert { id, parent: self.parent[i], asserted: false });
+                        self.parent[i] = parent;
+                        self.asserted[i] = true;
+                    }
+                    id
+                }
+                None if self.explicit => return Err(self.missing(seg, field)),
+                None => self.new_node(seg, parent, true, undo),
+            };
+            parent = Some(id);
+        }
+        Ok(parent.expect("paths are non-empty"))
+    }
+
+    fn rollback(&mut self, undo: Vec<Undo>) {
+        for u in undo.into_iter().rev() {
+            match u {
+                Undo::NewNode => {
+                    let name = self.names.pop().expect("undo of a node that exists");
+                    self.parent.pop();
+                    self.asserted.pop();
+                    self.index.remove(&name);
+                }
+                Undo::Assert { id, parent, asserted } => {
+                    self.parent[id as usize] = parent;
+                    self.asserted[id as usize] = asserted;
+                }
+            }
+        }
+    }
+
+    /// The finished tree.
+    pub fn finish(self) -> LabelTree {
+        debug_assert!(find_cycle(&self.parent).is_none());
+        LabelTree::from_parts_unchecked(self.names, self.parent)
+    }
+}
+
+fn doc_err(field: &str, label: &str, message: String) -> CorpusError {
+    CorpusError {
+        field: Some(field.to_owned()),
+        line: None,
+        label: Some(label.to_owned()),
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(label: &str, parent: Option<&str>) -> TreeEntry {
+        TreeEntry { label: label.into(), parent: parent.map(Into::into) }
+    }
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    fn add(b: &mut LabelTreeBuilder, labels: &[&str]) -> Result<Vec<u32>, CorpusError> {
+        b.add_document_labels(&s(labels), &[], 0)
+    }
+
+    #[test]
+    fn empty_tree() {
+        let t = LabelTreeBuilder::new(&[], Some("/")).unwrap().finish();
+        assert!(t.is_empty());
+        assert_eq!(t.depth(), 0);
+        assert_eq!(t.roots(), Vec::<u32>::new());
+        assert_eq!(t, LabelTree::default());
+    }
+
+    #[test]
+    fn flat_labels() {
+        let mut b = LabelTreeBuilder::new(&[], Some("/")).unwrap();
+        assert_eq!(add(&mut b, &["sports", "news", "sports"]).unwrap(), vec![0, 1]);
+        assert_eq!(add(&mut b, &["weather", "news"]).unwrap(), vec![1, 2]);
+        let t = b.finish();
+        assert_eq!(t.names, s(&["sports", "news", "weather"]));
+        assert_eq!(t.parent, vec![None, None, None]);
+        assert_eq!(t.depth(), 1);
+        assert_eq!(t.roots(), vec![0, 1, 2]);
+        assert_eq!(t.id("news"), Some(1));
+        assert_eq!(t.id("nope"), None);
+        assert_eq!(t.depth_of(2), 1);
+    }
+
+    #[test]
+    fn label_paths() {
+        let mut b = LabelTreeBuilder::new(&[], Some("/")).unwrap();
+        assert_eq!(add(&mut b, &["a/b/c"]).unwrap(), vec![2]);
+        assert_eq!(
+            b.add_document_labels(&s(&["a/d"]), &[s(&["a", "b"]), s(&["e"])], 1).unwrap(),
+            vec![1, 3, 4]
+        );
+        let t = b.finish();
+        assert_eq!(t.names, s(&["a", "b", "c", "d", "e"]));
+        assert_eq!(t.parent, vec![None, Some(0), Some(1), Some(0), None]);
+        assert_eq!(t.depth(), 3);
+        assert_eq!(t.depth_of(2), 3);
+        assert_eq!(t.ancestors(2), vec![1, 0]);
+        assert_eq!(t.path(2), vec![0, 1, 2]);
+        assert_eq!(t.children(0), vec![1, 3]);
+        assert_eq!(t.child_lists()[1], vec![2]);
+        assert_eq!(t.roots(), vec![0, 4]);
+        assert!(t.is_leaf(2) && !t.is_leaf(0));
+        assert_eq!(t.name(3), "d");
+        assert_eq!(t.parent(3), Some(0));
+    }
+
+    #[test]
+    fn real_data_paths() {
+        let mut b = LabelTreeBuilder::new(&[], Some("/")).unwrap();
+        let paths = vec![s(&["Development"]), s(&["Development", "RevisionControl"])];
+        assert_eq!(b.add_document_labels(&[], &paths, 0).unwrap(), vec![0, 1]);
+        let t = b.finish();
+        assert_eq!(t.parent(1), Some(0));
+    }
+
+    #[test]
+    fn separator_disabled_or_custom() {
+        let mut b = LabelTreeBuilder::new(&[], None).unwrap();
+        assert_eq!(add(&mut b, &["TCP/IP"]).unwrap(), vec![0]);
+        assert_eq!(b.finish().names, s(&["TCP/IP"]));
+        let mut b = LabelTreeBuilder::new(&[], Some("::")).unwrap();
+        add(&mut b, &["a::b", "c/d"]).unwrap();
+        let t = b.finish();
+        assert_eq!(t.names, s(&["a", "b", "c/d"]));
+        assert_eq!(t.parent(1), Some(0));
+    }
+
+    #[test]
+    fn plain_label_later_gets_parent_from_path() {
+        let mut b = LabelTreeBuilder::new(&[], Some("/")).unwrap();
+        add(&mut b, &["b"]).unwrap();
+        add(&mut b, &["a/b"]).unwrap();
+        add(&mut b, &["b"]).unwrap(); // plain mention asserts nothing
+        let t = b.finish();
+        assert_eq!(t.names, s(&["b", "a"]));
+        assert_eq!(t.parent(0), Some(1));
+    }
+
+    #[test]
+    fn two_parents_via_paths_rejected() {
+        let mut b = LabelTreeBuilder::new(&[], Some("/")).unwrap();
+        add(&mut b, &["x/b"]).unwrap();
+        let e = b.add_document_labels(&s(&["y/b"]), &[], 4).unwrap_err();
+        assert_eq!(e.label.as_deref(), Some("b"));
+        assert_eq!(e.field.as_deref(), Some("documents[4].labels"));
+        assert!(e.message.contains("two different parents: 'x' and 'y'"), "{}", e.message);
+        // Top-level vs nested also conflicts.
+        let e = b.add_document_labels(&[], &[s(&["b"])], 5).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("documents[5].paths"));
+        assert!(e.message.contains("'x' and (top level)"), "{}", e.message);
+    }
+
+    #[test]
+    fn path_cycles_impossible() {
+        // doc1 "a/b", doc2 "b/a": a is top-level, so b cannot be a's parent.
+        let mut b = LabelTreeBuilder::new(&[], Some("/")).unwrap();
+        add(&mut b, &["a/b"]).unwrap();
+        let e = add(&mut b, &["b/a"]).unwrap_err();
+        assert_eq!(e.label.as_deref(), Some("b"));
+        // Same label twice in one path.
+        let e = add(&mut b, &["c/c"]).unwrap_err();
+        assert_eq!(e.label.as_deref(), Some("c"));
+        // A longer loop.
+        add(&mut b, &["p/q/r"]).unwrap();
+        assert!(add(&mut b, &["r/p"]).is_err());
+        assert!(add(&mut b, &["q/r/p"]).is_err());
+        let t = b.finish();
+        assert!(find_cycle(&t.parent).is_none());
+        assert_eq!(t.names, s(&["a", "b", "p", "q", "r"]));
+        assert_eq!(t.depth(), 3);
+    }
+
+    #[test]
+    fn failed_document_leaves_no_trace() {
+        let mut b = LabelTreeBuilder::new(&[], Some("/")).unwrap();
+        add(&mut b, &["a/b", "z"]).unwrap();
+        assert!(add(&mut b, &["n1/n2", "m/z", "b"]).is_ok());
+        let before = b.clone().finish();
+        // New nodes k, l, q are rolled back when "q/z" conflicts with "m/z".
+        assert!(add(&mut b, &["k/l", "q/z", "b/a"]).is_err());
+        assert_eq!(b.clone().finish(), before);
+        let mut b2 = LabelTreeBuilder::new(&[], Some("/")).unwrap();
+        add(&mut b2, &["z"]).unwrap();
+        assert!(add(&mut b2, &["m/z", "m/m"]).is_err());
+        let t = b2.finish();
+        assert_eq!(t.names, s(&["z"]));
+        assert_eq!(t.parent, vec![None]);
+    }
+
+    #[test]
+    fn empty_labels_and_segments_rejected() {
+        let mut b = LabelTreeBuilder::new(&[], Some("/")).unwrap();
+        let e = add(&mut b, &[""]).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("documents[0].labels"));
+        assert!(add(&mut b, &["a//b"]).is_err());
+        assert!(add(&mut b, &["/a"]).is_err());
+        assert!(add(&mut b, &["a/"]).is_err());
+        assert!(b.add_document_labels(&[], &[vec![]], 0).is_err());
+        let e = b.add_document_labels(&[], &[s(&["a", ""])], 2).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("documents[2].paths"));
+        assert!(b.is_empty());
+    }
+
+    #[test]
+    fn explicit_tree_forest() {
+        let tree = [
+            entry("science", None),
+            entry("physics", Some("science")),
+            entry("quantum", Some("physics")),
+            entry("arts", None),
+            entry("music", Some("arts")),
+            entry("physics", Some("science")), // repeated identically: fine
+        ];
+        let mut b = LabelTreeBuilder::new(&tree, Some("/")).unwrap();
+        assert_eq!(b.len(), 5);
+        assert_eq!(add(&mut b, &["music", "quantum"]).unwrap(), vec![2, 4]);
+        assert_eq!(add(&mut b, &["science/physics"]).unwrap(), vec![1]);
+        let t = b.finish();
+        assert_eq!(t.names, s(&["science", "physics", "quantum", "arts", "music"]));
+        assert_eq!(t.parent, vec![None, Some(0), Some(1), None, Some(3)]);
+        assert_eq!(t.roots(), vec![0, 3]);
+        assert_eq!(t.depth(), 3);
+    }
+
+    #[test]
+    fn explicit_parent_listed_after_child() {
+        let tree = [entry("b", Some("a")), entry("a", None)];
+        let t = LabelTreeBuilder::new(&tree, Some("/")).unwrap().finish();
+        assert_eq!(t.names, s(&["b", "a"]));
+        assert_eq!(t.parent, vec![Some(1), None]);
+    }
+
+    #[test]
+    fn explicit_tree_errors() {
+        let e = LabelTreeBuilder::new(&[entry("a", Some("zzz"))], Some("/")).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("tree[0].parent"));
+        assert_eq!(e.label.as_deref(), Some("a"));
+        assert!(e.message.contains("unknown parent"));
+
+        let e = LabelTreeBuilder::new(
+            &[entry("a", None), entry("b", None), entry("c", Some("a")), entry("c", Some("b"))],
+            Some("/"),
+        )
+        .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("tree[3].parent"));
+        assert_eq!(e.label.as_deref(), Some("c"));
+        assert!(e.message.contains("two different parents"));
+
+        let e = LabelTreeBuilder::new(&[entry("a", None), entry("a", Some("a"))], Some("/"))
+            .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("tree[1].parent"));
+
+        let e = LabelTreeBuilder::new(&[entry("", None)], Some("/")).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("tree[0].label"));
+
+        let e = LabelTreeBuilder::new(&[entry("a/b", None)], Some("/")).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("tree[0].label"));
+        assert!(LabelTreeBuilder::new(&[entry("a/b", None)], None).is_ok());
+    }
+
+    #[test]
+    fn explicit_tree_cycle_rejected() {
+        let tree = [
+            entry("root", None),
+            entry("x", Some("z")),
+            entry("y", Some("x")),
+            entry("z", Some("y")),
+        ];
+        let e = LabelTreeBuilder::new(&tree, Some("/")).unwrap_err();
+        let label = e.label.clone().unwrap();
+        assert!(["x", "y", "z"].contains(&label.as_str()), "{e:?}");
+        assert!(e.message.contains("cycle"));
+        let e = LabelTreeBuilder::new(&[entry("s", Some("s"))], Some("/")).unwrap_err();
+        assert_eq!(e.label.as_deref(), Some("s"));
+        assert!(e.message.contains("cycle"));
+    }
+
+    #[test]
+    fn doc_labels_must_be_in_explicit_tree() {
+        let tree = [entry("a", None), entry("b", Some("a"))];
+        let mut b = LabelTreeBuilder::new(&tree, Some("/")).unwrap();
+        let e = b.add_document_labels(&s(&["c"]), &[], 7).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("documents[7].labels"));
+        assert_eq!(e.label.as_deref(), Some("c"));
+        let e = b.add_document_labels(&s(&["a/c"]), &[], 7).unwrap_err();
+        assert_eq!(e.label.as_deref(), Some("c"));
+        let e = b.add_document_labels(&[], &[s(&["a", "c"])], 8).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("documents[8].paths"));
+        // A path contradicting the explicit tree.
+        let e = b.add_document_labels(&s(&["b"]), &[s(&["b"])], 9).unwrap_err();
+        assert_eq!(e.label.as_deref(), Some("b"));
+        assert!(e.message.contains("two different parents"));
+        assert_eq!(b.len(), 2);
+    }
+
+    #[test]
+    fn serde_roundtrip_rebuilds_index() {
+        let mut b = LabelTreeBuilder::new(&[], Some("/")).unwrap();
+        add(&mut b, &["a/b", "c"]).unwrap();
+        let t = b.finish();
+        let back: LabelTree = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back, t);
+        assert_eq!(back.id("b"), Some(1));
+        assert_eq!(back.id("c"), Some(2));
+    }
+
+    #[test]
+    fn deserialize_validates() {
+        let bad = [
+            r#"{"names":["a","b"],"parent":[null]}"#,
+            r#"{"names":["a","a"],"parent":[null,null]}"#,
+            r#"{"names":["a"],"parent":[3]}"#,
+            r#"{"names":["a","b"],"parent":[1,0]}"#,
+            r#"{"names":[""],"parent":[null]}"#,
+        ];
+        for j in bad {
+            assert!(serde_json::from_str::<LabelTree>(j).is_err(), "{j}");
+        }
+        assert!(LabelTree::new(s(&["a", "b"]), vec![None, Some(0)]).is_ok());
+    }
+}

@@ -1,0 +1,16 @@
+//! Jobs: the queue that turns `POST /v1/jobs` into fitted models.
+//!
+//! Why it exists: fits take minutes to hours and must survive restarts. Jobs live in
+//! SQLite; the [`Runner`] claims queued jobs (at most `max_jobs` at once), runs each fit
+//! on its own rayon pool inside `spawn_blocking` (never on a tokio worker), streams
+//! progress and thinned samples back to the store, and stores the model together with
+//! the job's success in one transaction.
+//!
+//! Lifecycle: queued → running → succeeded | failed | cancelled. On start-up a job
+//! found `running` is re-queued (or failed after too many attempts); on graceful
+//! shutdown running fits are cancelled and re-queued, so no job stays `running` forever.
+
+mod progress;
+mod runner;
+
+pub use runner::{Runner, RunnerConfig};

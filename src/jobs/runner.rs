@@ -1,0 +1,259 @@
+//! The job runner: claims queued jobs and runs their fits off the async runtime.
+
+use super::progress::ProgressTracker;
+use crate::corpus::Corpus;
+use crate::models::{self, params::requested_threads, CancelToken, FitContext, FitError, Progress};
+use crate::store::models::NewModel;
+use crate::store::{JobRow, JobStatus, Store};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, Notify};
+use tokio_util::task::TaskTracker;
+use tracing::Instrument;
+
+/// Runner settings (from the server configuration).
+#[derive(Debug, Clone)]
+pub struct RunnerConfig {
+    /// Default threads per fit.
+    pub threads: usize,
+    /// Jobs at once.
+    pub max_jobs: usize,
+    /// How long shutdown waits for fits to stop.
+    pub shutdown_grace: Duration,
+}
+
+/// Claims and runs jobs; one per server.
+pub struct Runner {
+    store: Store,
+    config: RunnerConfig,
+    wake: Notify,
+    running: Mutex<HashMap<String, CancelToken>>,
+    shutting_down: AtomicBool,
+    tasks: TaskTracker,
+    fit_iterations: AtomicU64,
+}
+
+/// Messages from a fit (on a rayon thread) to its job task.
+enum FitEvent {
+    Progress(Progress),
+    Sample(u64, Vec<u8>),
+}
+
+/// What a finished fit hands back to be stored.
+struct FittedBlobs {
+    num_topics: usize,
+    diagnostics: serde_json::Value,
+    lexicon: Vec<u8>,
+    data: Vec<u8>,
+}
+
+/// How often progress is written to the store at most.
+const PROGRESS_WRITE_INTERVAL: Duration = Duration::from_millis(300);
+
+impl Runner {
+    pub fn new(store: Store, config: RunnerConfig) -> Arc<Runner> {
+        Arc::new(Runner {
+            store,
+            config,
+            wake: Notify::new(),
+            running: Mutex::new(HashMap::new()),
+            shutting_down: AtomicBool::new(false),
+            tasks: TaskTracker::new(),
+            fit_iterations: AtomicU64::new(0),
+        })
+    }
+
+    /// Sweeps completed by all fits since start (for `/metrics`).
+    pub fn fit_iterations(&self) -> u64 {
+        self.fit_iterations.load(Ordering::Relaxed)
+    }
+
+    /// Jobs currently running in this process.
+    pub fn running_jobs(&self) -> usize {
+        self.running.lock().expect("runner lock").len()
+    }
+
+    /// Tell the loop a job was queued.
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Signal a running job to stop; returns whether it was running here.
+    pub fn cancel(&self, job_id: &str) -> bool {
+        match self.running.lock().expect("runner lock").get(job_id) {
+            Some(t) => {
+                t.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The claim loop; returns when shutdown starts.
+    pub async fn run(self: Arc<Self>) {
+        loop {
+            if self.shutting_down.load(Ordering::SeqCst) {
+                return;
+            }
+            while self.running_jobs() < self.config.max_jobs && !self.shutting_down.load(Ordering::SeqCst) {
+                match self.store.claim_next_job().await {
+                    Ok(Some(job)) => {
+                        let token = CancelToken::new();
+                        self.running.lock().expect("runner lock").insert(job.id.clone(), token.clone());
+                        let me = self.clone();
+                        let span = tracing::info_span!("job", id = %job.id, model = %job.model);
+                        self.tasks.spawn(async move { me.run_job(job, token).await }.instrument(span));
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::error!(error = %e, "could not claim a job");
+                        break;
+                    }
+                }
+            }
+            tokio::select! {
+                _ = self.wake.notified() => {}
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            }
+        }
+    }
+
+    /// Stop claiming, cancel running fits (they are re-queued) and wait for them.
+    pub async fn shutdown(&self) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+        self.wake.notify_waiters();
+        for t in self.running.lock().expect("runner lock").values() {
+            t.cancel();
+        }
+        self.tasks.close();
+        if tokio::time::timeout(self.config.shutdown_grace, self.tasks.wait()).await.is_err() {
+            tracing::warn!("fits did not stop within the grace period; they will be re-queued at next start");
+        }
+    }
+
+    async fn run_job(self: Arc<Self>, job: JobRow, token: CancelToken) {
+        tracing::info!(attempt = job.attempts, "job started");
+        let outcome = if job.cancel_requested { Err(FitError::Cancelled) } else { self.execute(&job, &token).await };
+        let result = match outcome {
+            Ok(blobs) => {
+                let model_id = uuid::Uuid::new_v4().to_string();
+                let stored = self
+                    .store
+                    .complete_job_with_model(NewModel {
+                        id: &model_id,
+                        job_id: &job.id,
+                        corpus_id: job.corpus_id.as_deref().unwrap_or(""),
+                        family: &job.model,
+                        params: &job.params,
+                        seed: job.seed,
+                        num_topics: blobs.num_topics,
+                        diagnostics: blobs.diagnostics,
+                        lexicon: blobs.lexicon,
+                        data: blobs.data,
+                    })
+                    .await;
+                tracing::info!(model_id = %model_id, "job succeeded");
+                stored
+            }
+            Err(FitError::Cancelled) if self.shutting_down.load(Ordering::SeqCst) => {
+                tracing::info!("job interrupted by shutdown; re-queued");
+                self.store.requeue_job(&job.id, "requeued: the server shut down while it was running").await
+            }
+            Err(FitError::Cancelled) => {
+                tracing::info!("job cancelled");
+                self.store.finish_job(&job.id, JobStatus::Cancelled, Some("cancelled by request")).await
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "job failed");
+                self.store.finish_job(&job.id, JobStatus::Failed, Some(&e.to_string())).await
+            }
+        };
+        if let Err(e) = result {
+            tracing::error!(error = %e, "could not record the job's outcome");
+        }
+        self.running.lock().expect("runner lock").remove(&job.id);
+        self.wake.notify_one();
+    }
+
+    async fn execute(&self, job: &JobRow, token: &CancelToken) -> Result<FittedBlobs, FitError> {
+        let family = models::family(&job.model).ok_or_else(|| FitError::Numerical(format!("unknown model {:?}", job.model)))?;
+        let corpus_id = job.corpus_id.clone().unwrap_or_default();
+        let blob = self
+            .store
+            .corpus_data(&corpus_id)
+            .await
+            .map_err(|e| FitError::Numerical(format!("could not read corpus: {e}")))?
+            .ok_or_else(|| FitError::Numerical(format!("corpus {corpus_id} no longer exists")))?;
+        let threads = requested_threads(&job.params).filter(|&t| t > 0).unwrap_or(self.config.threads).max(1);
+        let (tx, mut rx) = mpsc::unbounded_channel::<FitEvent>();
+        let (params, seed, token2) = (job.params.clone(), job.seed, token.clone());
+        let handle = tokio::task::spawn_blocking(move || -> Result<FittedBlobs, FitError> {
+            let corpus: Corpus = postcard::from_bytes(&blob).map_err(|e| FitError::Numerical(format!("stored corpus is corrupt: {e}")))?;
+            drop(blob);
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("fit-{i}"))
+                .build()
+                .map_err(|e| FitError::Numerical(format!("could not start {threads} threads: {e}")))?;
+            let progress_tx = tx.clone();
+            let on_progress = move |p: Progress| {
+                let _ = progress_tx.send(FitEvent::Progress(p));
+            };
+            let on_sample = move |it: u64, bytes: Vec<u8>| {
+                let _ = tx.send(FitEvent::Sample(it, bytes));
+            };
+            let ctx = FitContext { progress: &on_progress, cancel: &token2, sample: &on_sample };
+            let model = pool.install(|| family.fit(&corpus, &params, seed, &ctx))?;
+            Ok(FittedBlobs {
+                num_topics: model.num_topics(),
+                diagnostics: model.diagnostics(),
+                lexicon: postcard::to_allocvec(&corpus.lexicon).expect("plain data encodes"),
+                data: model.encode(),
+            })
+        });
+        let mut tracker = ProgressTracker::new(threads);
+        let mut last_write = Instant::now() - PROGRESS_WRITE_INTERVAL;
+        while let Some(event) = rx.recv().await {
+            match event {
+                FitEvent::Progress(p) => {
+                    self.fit_iterations.fetch_add(1, Ordering::Relaxed);
+                    let last = p.iteration >= p.total;
+                    tracker.record(p);
+                    if last || last_write.elapsed() >= PROGRESS_WRITE_INTERVAL {
+                        self.write_progress(&job.id, &mut tracker).await;
+                        last_write = Instant::now();
+                    }
+                }
+                FitEvent::Sample(it, bytes) => {
+                    if let Err(e) = self.store.insert_sample(&job.id, it as i64, &bytes).await {
+                        tracing::warn!(error = %e, "could not store a thinned sample");
+                    }
+                }
+            }
+        }
+        self.write_progress(&job.id, &mut tracker).await;
+        match handle.await {
+            Ok(r) => r,
+            Err(e) if e.is_panic() => Err(FitError::Numerical(format!("internal error: the fit panicked: {}", panic_message(e.into_panic())))),
+            Err(e) => Err(FitError::Numerical(format!("internal error: {e}"))),
+        }
+    }
+
+    async fn write_progress(&self, job_id: &str, tracker: &mut ProgressTracker) {
+        let trace = tracker.take_trace();
+        if !trace.is_empty() {
+            if let Err(e) = self.store.append_trace(job_id, &trace).await {
+                tracing::warn!(error = %e, "could not store the trace");
+            }
+        }
+        if let Err(e) = self.store.update_job_progress(job_id, &tracker.snapshot()).await {
+            tracing::warn!(error = %e, "could not store progress");
+        }
+    }
+}
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into())
+}

@@ -1,0 +1,26 @@
+//! topicd: a long-running HTTP service that fits interpretable Bayesian topic models
+//! and serves what they learn.
+//!
+//! # Layout
+//! - [`corpus`]: uploaded documents → vocabulary, sparse counts, label tree.
+//! - [`models`]: the [`models::ModelFamily`] / [`models::TopicModel`] traits and one
+//!   folder per model (LDA first); pure numerics on rayon.
+//! - [`summaries`]: frequency, exclusivity and FREX tables from fitted word rates.
+//! - [`rng`]: per-(seed, iteration, index) random streams, so results do not depend on
+//!   thread count.
+//! - [`store`]: SQLite persistence (the only SQL in the crate).
+//! - [`jobs`]: the job queue and runner that fits models off the async runtime.
+//! - [`api`]: axum router, handlers, problem+json errors, metrics.
+//! - [`config`] and [`cli`]: flags and environment; the offline `fit` command.
+//!
+//! `corpus`, `models`, `summaries` and `rng` never import axum, sqlx or tokio.
+
+pub mod api;
+pub mod cli;
+pub mod config;
+pub mod corpus;
+pub mod jobs;
+pub mod models;
+pub mod rng;
+pub mod store;
+pub mod summaries;

@@ -1,0 +1,35 @@
+//! The `topicd` binary: parse the command line, set up logging, run.
+
+use clap::Parser;
+use topicd::cli::{fit, Cli, Command};
+use tracing_subscriber::EnvFilter;
+
+fn init_logging(json: bool) {
+    let filter = EnvFilter::try_from_env("TOPICD_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(config) => {
+            init_logging(config.log_json);
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+            if let Err(e) = runtime.block_on(topicd::api::serve(config)) {
+                eprintln!("topicd: {e}");
+                std::process::exit(1);
+            }
+        }
+        Command::Fit(args) => {
+            if let Err(e) = fit::run(args) {
+                eprintln!("topicd fit: {e}");
+                std::process::exit(2);
+            }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! LDA's job parameters, their defaults and their limits.
+
+use crate::models::params::{ParamError, ParamReader};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Largest K accepted (topic ids are stored as `u16` in thinned samples).
+pub const MAX_TOPICS: u64 = 10_000;
+
+/// Parameters of a collapsed-Gibbs LDA fit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LdaParams {
+    /// K, the number of topics.
+    pub topics: usize,
+    /// Symmetric document-topic prior α (default 50/K, Griffiths & Steyvers).
+    pub alpha: f64,
+    /// Symmetric topic-word prior β (default 0.01).
+    pub beta: f64,
+    /// Sweeps over the corpus.
+    pub iterations: usize,
+    /// Sweeps discarded before posterior means are accumulated (default iterations/2).
+    pub burn_in: usize,
+    /// Keep every `thin`-th sweep after burn-in (default 10, at most what remains).
+    pub thin: usize,
+    /// Metropolis-Hastings cycles (word proposal + document proposal) per token per sweep.
+    pub mh_steps: usize,
+    /// Compute the log-likelihood every this many sweeps (and on the last one).
+    pub loglik_every: usize,
+    /// Worker threads (read by the job runner; 0 = the server default).
+    pub threads: usize,
+}
+
+impl LdaParams {
+    /// Parse and check `params`; every error names its field.
+    pub fn from_json(params: &Value) -> Result<Self, ParamError> {
+        let mut r = ParamReader::new(params)?;
+        let topics = r.uint_in("topics", 1, MAX_TOPICS)?.unwrap_or(20) as usize;
+        let alpha = r.positive("alpha")?.unwrap_or(50.0 / topics as f64);
+        let beta = r.positive("beta")?.unwrap_or(0.01);
+        let iterations = r.uint_in("iterations", 1, 1_000_000)?.unwrap_or(200) as usize;
+        let burn_in = r.uint("burn_in")?.map(|b| b as usize);
+        let burn_in = match burn_in {
+            Some(b) if b >= iterations => {
+                return Err(ParamError::new("burn_in", format!("must be less than iterations ({iterations}), got {b}")))
+            }
+            Some(b) => b,
+            None => iterations / 2,
+        };
+        let thin = r.uint_in("thin", 1, 1_000_000)?.map(|t| t as usize).unwrap_or_else(|| 10.min(iterations - burn_in));
+        let mh_steps = r.uint_in("mh_steps", 1, 64)?.unwrap_or(2) as usize;
+        let loglik_every = r.uint_in("loglik_every", 1, 1_000_000)?.unwrap_or(10) as usize;
+        let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
+        r.finish()?;
+        Ok(LdaParams { topics, alpha, beta, iterations, burn_in, thin, mh_steps, loglik_every, threads })
+    }
+
+    /// Whether sweep `iteration` (1-based) contributes to the posterior means.
+    pub fn is_kept(&self, iteration: usize) -> bool {
+        iteration > self.burn_in && (iteration - self.burn_in) % self.thin == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_follow_the_papers() {
+        let p = LdaParams::from_json(&json!({"topics": 25})).unwrap();
+        assert_eq!(p.alpha, 2.0);
+        assert_eq!(p.beta, 0.01);
+        assert_eq!(p.burn_in, 100);
+        assert!(p.is_kept(110) && !p.is_kept(100) && !p.is_kept(105));
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        for (body, field) in [
+            (json!({"topics": 0}), "topics"),
+            (json!({"alpha": -1}), "alpha"),
+            (json!({"beta": 0}), "beta"),
+            (json!({"iterations": 10, "burn_in": 10}), "burn_in"),
+            (json!({"topicz": 3}), "topicz"),
+            (json!({"thin": 0}), "thin"),
+        ] {
+            assert_eq!(LdaParams::from_json(&body).unwrap_err().field, field, "{body}");
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! The token layout LDA samples over.
+//!
+//! Why it exists: the sampler walks tokens document by document (to keep each document's
+//! topic counts local) but recounts topic-word counts word by word (so every word's row
+//! is written by exactly one thread, deterministically). This type holds both views of
+//! the same tokens: a document-major word array and a word-major index into it.
+
+use crate::corpus::DocTermMatrix;
+
+/// The corpus' tokens in document order with a per-word index.
+#[derive(Debug, Clone)]
+pub struct Tokens {
+    /// Token offsets of each document: document d owns `doc_ptr[d]..doc_ptr[d + 1]`.
+    pub doc_ptr: Vec<usize>,
+    /// The word of each token.
+    pub words: Vec<u32>,
+    /// Offsets into `word_tokens` for each word.
+    pub word_ptr: Vec<usize>,
+    /// Token positions grouped by word.
+    pub word_tokens: Vec<u32>,
+    pub num_terms: usize,
+}
+
+impl Tokens {
+    /// Expand a document-term matrix into tokens (each term repeated by its count).
+    pub fn from_counts(counts: &DocTermMatrix, num_terms: usize) -> Self {
+        let num_docs = counts.num_rows();
+        let mut doc_ptr = Vec::with_capacity(num_docs + 1);
+        let mut words = Vec::with_capacity(counts.total_tokens() as usize);
+        doc_ptr.push(0);
+        for d in 0..num_docs {
+            let (terms, ns) = counts.row(d);
+            for (&t, &n) in terms.iter().zip(ns) {
+                words.extend(std::iter::repeat_n(t, n as usize));
+            }
+            doc_ptr.push(words.len());
+        }
+        assert!(words.len() < u32::MAX as usize, "corpus too large: more than 2^32 tokens");
+        let mut word_ptr = vec![0usize; num_terms + 1];
+        for &w in &words {
+            word_ptr[w as usize + 1] += 1;
+        }
+        for w in 0..num_terms {
+            word_ptr[w + 1] += word_ptr[w];
+        }
+        let mut fill = word_ptr.clone();
+        let mut word_tokens = vec![0u32; words.len()];
+        for (i, &w) in words.iter().enumerate() {
+            word_tokens[fill[w as usize]] = i as u32;
+            fill[w as usize] += 1;
+        }
+        Tokens { doc_ptr, words, word_ptr, word_tokens, num_terms }
+    }
+
+    pub fn num_docs(&self) -> usize {
+        self.doc_ptr.len() - 1
+    }
+
+    pub fn num_tokens(&self) -> usize {
+        self.words.len()
+    }
+
+    /// Token positions of word `w`.
+    pub fn positions_of(&self, w: usize) -> &[u32] {
+        &self.word_tokens[self.word_ptr[w]..self.word_ptr[w + 1]]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_views_agree() {
+        let m = DocTermMatrix::from_rows(vec![vec![(0, 2), (2, 1)], vec![(1, 1), (2, 3)]]);
+        let t = Tokens::from_counts(&m, 3);
+        assert_eq!(t.doc_ptr, vec![0, 3, 7]);
+        assert_eq!(t.words, vec![0, 0, 2, 1, 2, 2, 2]);
+        assert_eq!(t.positions_of(2), &[2, 4, 5, 6]);
+        for w in 0..3 {
+            assert!(t.positions_of(w).iter().all(|&p| t.words[p as usize] == w as u32));
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! The model layer: one trait pair that every topic model implements.
+//!
+//! Why it exists: the job runner, the store and the HTTP API treat every model the same
+//! way. A [`ModelFamily`] checks parameters, fits a model from a corpus and decodes a
+//! stored one; a fitted [`TopicModel`] answers the questions clients ask (topic tables,
+//! predictions) and encodes itself. Adding a model means one folder under `models/`
+//! and one line in [`FAMILIES`].
+//!
+//! Invariants: models are synchronous, run inside whatever rayon pool the caller
+//! installed, never touch HTTP, SQL or tokio, and are fully determined by
+//! `(corpus, params, seed)`.
+
+pub mod lda;
+pub mod params;
+
+use crate::corpus::lexicon::EncodedDoc;
+use crate::corpus::{Corpus, CorpusStats};
+use ndarray::Array2;
+pub use params::ParamError;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Every model the service knows, by name. Register a new model here.
+pub static FAMILIES: &[&dyn ModelFamily] = &[&lda::LdaFamily];
+
+/// Look a model family up by its wire name (`"lda"`, ...).
+pub fn family(name: &str) -> Option<&'static dyn ModelFamily> {
+    FAMILIES.iter().copied().find(|f| f.name() == name)
+}
+
+/// Names of every registered family (for error messages and the OpenAPI enum).
+pub fn family_names() -> Vec<&'static str> {
+    FAMILIES.iter().map(|f| f.name()).collect()
+}
+
+/// A kind of model: parameter checking, fitting and decoding.
+pub trait ModelFamily: Sync {
+    /// Wire name used in `POST /v1/jobs` (`"lda"`).
+    fn name(&self) -> &'static str;
+    /// Check `params` (a JSON object) against this family's rules and the corpus, before
+    /// a job is queued. Unknown keys and out-of-range values are errors naming the field.
+    fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError>;
+    /// Fit on `corpus`. Must poll `ctx.cancel` at least once per sweep.
+    fn fit(&self, corpus: &Corpus, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError>;
+    /// Decode a model previously produced by [`TopicModel::encode`].
+    fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError>;
+}
+
+/// A fitted model.
+pub trait TopicModel: Send + Sync {
+    /// The family's wire name.
+    fn family(&self) -> &'static str;
+    /// Number of topics.
+    fn num_topics(&self) -> usize;
+    /// Posterior-mean word rates and exclusivities, one row per topic.
+    fn topic_table(&self, options: &TableOptions) -> TopicTable;
+    /// Topic proportions (and labels, for supervised models) for new documents.
+    fn predict(&self, docs: &[EncodedDoc], options: &PredictOptions) -> Result<Vec<DocPrediction>, ModelError>;
+    /// Fit diagnostics shown by `GET /v1/models/{id}` (plain JSON data).
+    fn diagnostics(&self) -> serde_json::Value;
+    /// A versioned binary encoding, decoded by [`ModelFamily::decode`].
+    fn encode(&self) -> Vec<u8>;
+}
+
+/// Which topics a word's exclusivity is measured against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Comparison {
+    /// The model's natural set: siblings in a tree, every topic for flat models.
+    #[default]
+    Natural,
+    /// Every topic.
+    All,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct TableOptions {
+    pub comparison: Comparison,
+}
+
+/// Per-topic descriptive information.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopicInfo {
+    /// The topic's label (supervised models), `None` for latent topics.
+    pub label: Option<String>,
+    /// Parent topic index in the label tree (`None` under the root or for flat models).
+    pub parent: Option<usize>,
+    pub children: Vec<usize>,
+    /// Share of the corpus' tokens the topic carries (posterior mean).
+    pub proportion: f64,
+}
+
+/// Frequency (β, rows = topics, columns = terms) and exclusivity tables.
+#[derive(Debug, Clone)]
+pub struct TopicTable {
+    pub frequency: Array2<f64>,
+    pub exclusivity: Array2<f64>,
+    pub topics: Vec<TopicInfo>,
+}
+
+/// Options for prediction; every model reads what applies to it.
+#[derive(Debug, Clone)]
+pub struct PredictOptions {
+    /// Fold-in sweeps per document (Gibbs-based models).
+    pub iterations: usize,
+    pub burn_in: usize,
+    pub seed: u64,
+}
+
+impl Default for PredictOptions {
+    fn default() -> Self {
+        PredictOptions { iterations: 100, burn_in: 50, seed: 0 }
+    }
+}
+
+/// One document's prediction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocPrediction {
+    pub topic_proportions: Vec<f64>,
+    /// `(label, probability)` for supervised models; empty otherwise.
+    pub labels: Vec<(String, f64)>,
+    pub predicted_labels: Vec<String>,
+}
+
+/// A progress report from a running fit.
+#[derive(Debug, Clone, Default)]
+pub struct Progress {
+    /// Sweeps completed.
+    pub iteration: u64,
+    pub total: u64,
+    /// Log-likelihood per token, on the sweeps where it was computed.
+    pub loglik_per_token: Option<f64>,
+    /// Model-specific numbers (acceptance rates, active topics, ...).
+    pub diagnostics: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Cooperative cancellation, shared between the runner and a fit.
+#[derive(Debug, Clone, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// What a fit may call back into: progress, cancellation, thinned samples.
+pub struct FitContext<'a> {
+    pub progress: &'a (dyn Fn(Progress) + Sync),
+    pub cancel: &'a CancelToken,
+    /// Receives each thinned posterior sample (iteration, model-specific encoding).
+    pub sample: &'a (dyn Fn(u64, Vec<u8>) + Sync),
+}
+
+impl FitContext<'_> {
+    /// A context that ignores progress and samples and is never cancelled.
+    pub fn silent<R>(f: impl FnOnce(&FitContext) -> R) -> R {
+        let cancel = CancelToken::new();
+        let ctx = FitContext { progress: &|_| {}, cancel: &cancel, sample: &|_, _| {} };
+        f(&ctx)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FitError {
+    #[error("cancelled")]
+    Cancelled,
+    #[error(transparent)]
+    Params(#[from] ParamError),
+    #[error("{0}")]
+    Numerical(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("stored model could not be decoded: {0}")]
+    Decode(String),
+    #[error("{0}")]
+    Invalid(String),
+}

@@ -1,0 +1,125 @@
+//! Reading model parameters from a JSON object, with errors that name the field.
+//!
+//! Why it exists: every model takes `params` as a JSON object and must reject unknown
+//! keys, wrong types and out-of-range values with the offending field's name, before a
+//! job is queued. [`ParamReader`] does the bookkeeping once for all models.
+
+use serde_json::{Map, Value};
+
+/// A parameter that is missing, unknown, mistyped or out of range.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("params.{field}: {message}")]
+pub struct ParamError {
+    pub field: String,
+    pub message: String,
+}
+
+impl ParamError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ParamError { field: field.into(), message: message.into() }
+    }
+}
+
+/// Takes typed values out of a params object; [`ParamReader::finish`] rejects leftovers.
+pub struct ParamReader {
+    rest: Map<String, Value>,
+}
+
+impl ParamReader {
+    pub fn new(params: &Value) -> Result<Self, ParamError> {
+        match params {
+            Value::Object(m) => Ok(ParamReader { rest: m.clone() }),
+            Value::Null => Ok(ParamReader { rest: Map::new() }),
+            _ => Err(ParamError::new("", "params must be a JSON object")),
+        }
+    }
+
+    fn take(&mut self, key: &str) -> Option<Value> {
+        match self.rest.remove(key) {
+            Some(Value::Null) | None => None,
+            Some(v) => Some(v),
+        }
+    }
+
+    /// A non-negative integer.
+    pub fn uint(&mut self, key: &str) -> Result<Option<u64>, ParamError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| ParamError::new(key, format!("must be a non-negative integer, got {v}"))),
+        }
+    }
+
+    /// An integer within `[lo, hi]`.
+    pub fn uint_in(&mut self, key: &str, lo: u64, hi: u64) -> Result<Option<u64>, ParamError> {
+        let v = self.uint(key)?;
+        if let Some(x) = v {
+            if x < lo || x > hi {
+                return Err(ParamError::new(key, format!("must be between {lo} and {hi}, got {x}")));
+            }
+        }
+        Ok(v)
+    }
+
+    /// A finite number strictly greater than zero.
+    pub fn positive(&mut self, key: &str) -> Result<Option<f64>, ParamError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(x) if x.is_finite() && x > 0.0 => Ok(Some(x)),
+                _ => Err(ParamError::new(key, format!("must be a finite number greater than 0, got {v}"))),
+            },
+        }
+    }
+
+    /// A fraction in `[0, hi)`.
+    pub fn fraction(&mut self, key: &str, hi: f64) -> Result<Option<f64>, ParamError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(x) if x.is_finite() && (0.0..hi).contains(&x) => Ok(Some(x)),
+                _ => Err(ParamError::new(key, format!("must be a number in [0, {hi}), got {v}"))),
+            },
+        }
+    }
+
+    /// Rejects any key not taken.
+    pub fn finish(self) -> Result<(), ParamError> {
+        match self.rest.keys().next() {
+            None => Ok(()),
+            Some(k) => Err(ParamError::new(k.clone(), "unknown parameter")),
+        }
+    }
+}
+
+/// The thread count a job asks for (`params.threads`), read by the runner for every model.
+pub fn requested_threads(params: &Value) -> Option<usize> {
+    params.get("threads").and_then(Value::as_u64).map(|t| t as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rejects_unknown_and_bad_values_naming_the_field() {
+        let mut r = ParamReader::new(&json!({"topics": 0, "alpha": -1.0, "zzz": 1})).unwrap();
+        assert_eq!(r.uint_in("topics", 1, 10).unwrap_err().field, "topics");
+        assert_eq!(r.positive("alpha").unwrap_err().field, "alpha");
+        assert_eq!(r.finish().unwrap_err().field, "zzz");
+        let mut r = ParamReader::new(&json!({"beta": "x"})).unwrap();
+        assert!(r.positive("beta").is_err());
+        assert!(ParamReader::new(&json!([1])).is_err());
+    }
+
+    #[test]
+    fn absent_and_null_are_none() {
+        let mut r = ParamReader::new(&json!({"a": null})).unwrap();
+        assert_eq!(r.positive("a").unwrap(), None);
+        assert_eq!(r.uint("b").unwrap(), None);
+        r.finish().unwrap();
+    }
+}

@@ -1,0 +1,290 @@
+//! Stored jobs, their progress, traces and thinned samples.
+
+use super::{now, seed_from_sql, seed_to_sql, Store, StoreError, StoreResult};
+use sqlx::Row;
+
+/// A job's lifecycle state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobStatus {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+impl JobStatus {
+    pub const ALL: [JobStatus; 5] = [JobStatus::Queued, JobStatus::Running, JobStatus::Succeeded, JobStatus::Failed, JobStatus::Cancelled];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Queued => "queued",
+            JobStatus::Running => "running",
+            JobStatus::Succeeded => "succeeded",
+            JobStatus::Failed => "failed",
+            JobStatus::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<JobStatus> {
+        JobStatus::ALL.into_iter().find(|j| j.as_str() == s)
+    }
+
+    pub fn is_terminal(self) -> bool {
+        matches!(self, JobStatus::Succeeded | JobStatus::Failed | JobStatus::Cancelled)
+    }
+}
+
+/// A job row.
+#[derive(Debug, Clone)]
+pub struct JobRow {
+    pub id: String,
+    pub kind: String,
+    pub corpus_id: Option<String>,
+    pub model: String,
+    pub params: serde_json::Value,
+    pub seed: u64,
+    pub status: JobStatus,
+    pub created_at: String,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub attempts: i64,
+    pub cancel_requested: bool,
+    pub progress: Option<serde_json::Value>,
+    pub model_id: Option<String>,
+    pub error: Option<String>,
+    pub result: Option<serde_json::Value>,
+}
+
+/// One point of a job's log-likelihood trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TracePoint {
+    pub iteration: i64,
+    pub elapsed_s: f64,
+    pub loglik_per_token: Option<f64>,
+}
+
+fn json_col(r: &sqlx::sqlite::SqliteRow, col: &str) -> StoreResult<Option<serde_json::Value>> {
+    let s: Option<String> = r.try_get(col)?;
+    s.map(|s| serde_json::from_str(&s).map_err(|e| StoreError::Corrupt(format!("{col}: {e}")))).transpose()
+}
+
+fn row_to_job(r: &sqlx::sqlite::SqliteRow) -> StoreResult<JobRow> {
+    let status: String = r.try_get("status")?;
+    Ok(JobRow {
+        id: r.try_get("id")?,
+        kind: r.try_get("kind")?,
+        corpus_id: r.try_get("corpus_id")?,
+        model: r.try_get("model")?,
+        params: json_col(r, "params")?.unwrap_or(serde_json::Value::Null),
+        seed: seed_from_sql(r.try_get("seed")?),
+        status: JobStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("job status {status}")))?,
+        created_at: r.try_get("created_at")?,
+        started_at: r.try_get("started_at")?,
+        finished_at: r.try_get("finished_at")?,
+        attempts: r.try_get("attempts")?,
+        cancel_requested: r.try_get::<i64, _>("cancel_requested")? != 0,
+        progress: json_col(r, "progress")?,
+        model_id: r.try_get("model_id")?,
+        error: r.try_get("error")?,
+        result: json_col(r, "result")?,
+    })
+}
+
+/// A job to queue.
+pub struct NewJob<'a> {
+    pub id: &'a str,
+    pub corpus_id: &'a str,
+    pub model: &'a str,
+    pub params: &'a serde_json::Value,
+    pub seed: u64,
+}
+
+impl Store {
+    /// Queue a fit job, atomically with the check that its corpus still exists.
+    /// Returns `None` when the corpus is gone.
+    pub async fn insert_job(&self, j: NewJob<'_>) -> StoreResult<Option<JobRow>> {
+        let n = sqlx::query(
+            "INSERT INTO jobs (id, kind, corpus_id, model, params, seed, status, created_at)
+             SELECT ?, 'fit', ?, ?, ?, ?, 'queued', ? WHERE EXISTS (SELECT 1 FROM corpora WHERE id = ?)",
+        )
+        .bind(j.id)
+        .bind(j.corpus_id)
+        .bind(j.model)
+        .bind(j.params.to_string())
+        .bind(seed_to_sql(j.seed))
+        .bind(now())
+        .bind(j.corpus_id)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        if n == 0 {
+            return Ok(None);
+        }
+        self.get_job(j.id).await
+    }
+
+    pub async fn get_job(&self, id: &str) -> StoreResult<Option<JobRow>> {
+        let row = sqlx::query("SELECT * FROM jobs WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
+        row.as_ref().map(row_to_job).transpose()
+    }
+
+    /// Jobs newest first, optionally of one status; returns the page and the total.
+    pub async fn list_jobs(&self, status: Option<JobStatus>, offset: i64, limit: i64) -> StoreResult<(Vec<JobRow>, i64)> {
+        let filter = status.map(|s| s.as_str()).unwrap_or("");
+        let rows = sqlx::query("SELECT * FROM jobs WHERE (? = '' OR status = ?) ORDER BY created_at DESC, id LIMIT ? OFFSET ?")
+            .bind(filter)
+            .bind(filter)
+            .bind(limit)
+            .bind(offset)
+            .fetch_all(&self.pool)
+            .await?;
+        let total: i64 = sqlx::query("SELECT COUNT(*) FROM jobs WHERE (? = '' OR status = ?)")
+            .bind(filter)
+            .bind(filter)
+            .fetch_one(&self.pool)
+            .await?
+            .try_get(0)?;
+        Ok((rows.iter().map(row_to_job).collect::<StoreResult<_>>()?, total))
+    }
+
+    /// Number of jobs in each status.
+    pub async fn count_jobs_by_status(&self) -> StoreResult<Vec<(JobStatus, i64)>> {
+        let rows = sqlx::query("SELECT status, COUNT(*) AS n FROM jobs GROUP BY status").fetch_all(&self.pool).await?;
+        let mut out: Vec<(JobStatus, i64)> = JobStatus::ALL.iter().map(|&s| (s, 0)).collect();
+        for r in rows {
+            let s: String = r.try_get("status")?;
+            let n: i64 = r.try_get("n")?;
+            if let Some(slot) = out.iter_mut().find(|(st, _)| st.as_str() == s) {
+                slot.1 = n;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Atomically move the oldest queued job to `running` and return it.
+    pub async fn claim_next_job(&self) -> StoreResult<Option<JobRow>> {
+        let row = sqlx::query(
+            "UPDATE jobs SET status = 'running', started_at = ?, attempts = attempts + 1, progress = NULL, error = NULL
+             WHERE id = (SELECT id FROM jobs WHERE status = 'queued' ORDER BY created_at, id LIMIT 1) AND status = 'queued'
+             RETURNING *",
+        )
+        .bind(now())
+        .fetch_optional(&self.pool)
+        .await?;
+        let job = row.as_ref().map(row_to_job).transpose()?;
+        if let Some(j) = &job {
+            // A retried job starts its trace and samples afresh.
+            sqlx::query("DELETE FROM job_trace WHERE job_id = ?").bind(&j.id).execute(&self.pool).await?;
+            sqlx::query("DELETE FROM job_samples WHERE job_id = ?").bind(&j.id).execute(&self.pool).await?;
+        }
+        Ok(job)
+    }
+
+    pub async fn update_job_progress(&self, id: &str, progress: &serde_json::Value) -> StoreResult<()> {
+        sqlx::query("UPDATE jobs SET progress = ? WHERE id = ? AND status = 'running'")
+            .bind(progress.to_string())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn append_trace(&self, id: &str, points: &[TracePoint]) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        for p in points {
+            sqlx::query("INSERT OR REPLACE INTO job_trace (job_id, iteration, elapsed_s, loglik_per_token) VALUES (?, ?, ?, ?)")
+                .bind(id)
+                .bind(p.iteration)
+                .bind(p.elapsed_s)
+                .bind(p.loglik_per_token)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn job_trace(&self, id: &str) -> StoreResult<Vec<TracePoint>> {
+        let rows = sqlx::query("SELECT iteration, elapsed_s, loglik_per_token FROM job_trace WHERE job_id = ? ORDER BY iteration")
+            .bind(id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| Ok(TracePoint { iteration: r.try_get(0)?, elapsed_s: r.try_get(1)?, loglik_per_token: r.try_get(2)? }))
+            .collect()
+    }
+
+    pub async fn insert_sample(&self, job_id: &str, iteration: i64, data: &[u8]) -> StoreResult<()> {
+        sqlx::query("INSERT OR REPLACE INTO job_samples (job_id, iteration, data) VALUES (?, ?, ?)")
+            .bind(job_id)
+            .bind(iteration)
+            .bind(data)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Iterations of the thinned samples stored for a job.
+    pub async fn sample_iterations(&self, job_id: &str) -> StoreResult<Vec<i64>> {
+        let rows = sqlx::query("SELECT iteration FROM job_samples WHERE job_id = ? ORDER BY iteration").bind(job_id).fetch_all(&self.pool).await?;
+        rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+    }
+
+    /// End a running job as failed (or cancelled) with a reason.
+    pub async fn finish_job(&self, id: &str, status: JobStatus, error: Option<&str>) -> StoreResult<()> {
+        debug_assert!(status.is_terminal());
+        sqlx::query("UPDATE jobs SET status = ?, finished_at = ?, error = ? WHERE id = ? AND status IN ('running', 'queued')")
+            .bind(status.as_str())
+            .bind(now())
+            .bind(error)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Put a running job back in the queue (graceful shutdown, crash recovery).
+    pub async fn requeue_job(&self, id: &str, reason: &str) -> StoreResult<()> {
+        sqlx::query("UPDATE jobs SET status = 'queued', error = ?, started_at = NULL WHERE id = ? AND status = 'running'")
+            .bind(reason)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Ask for cancellation. A queued job is cancelled at once; returns the new row.
+    pub async fn request_cancel(&self, id: &str) -> StoreResult<Option<JobRow>> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND status IN ('queued', 'running')").bind(id).execute(&mut *tx).await?;
+        sqlx::query("UPDATE jobs SET status = 'cancelled', finished_at = ?, error = 'cancelled before it started' WHERE id = ? AND status = 'queued'")
+            .bind(now())
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        self.get_job(id).await
+    }
+
+    /// At start-up: jobs left `running` by a dead process go back to the queue, or fail
+    /// once they have been tried `max_attempts` times. Returns (requeued, failed).
+    pub async fn recover_interrupted_jobs(&self, max_attempts: i64) -> StoreResult<(u64, u64)> {
+        let mut tx = self.pool.begin().await?;
+        let failed = sqlx::query(
+            "UPDATE jobs SET status = 'failed', finished_at = ?, error = 'the server stopped while this job was running, ' || attempts || ' times; not retried again'
+             WHERE status = 'running' AND attempts >= ?",
+        )
+        .bind(now())
+        .bind(max_attempts)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        let requeued = sqlx::query("UPDATE jobs SET status = 'queued', started_at = NULL, error = 'requeued: the server stopped while it was running' WHERE status = 'running'")
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        tx.commit().await?;
+        Ok((requeued, failed))
+    }
+}

@@ -1,0 +1,107 @@
+//! Stored fitted models.
+
+use super::{now, seed_from_sql, seed_to_sql, Store, StoreError, StoreResult};
+use sqlx::Row;
+
+/// A model's listing row (no blobs).
+#[derive(Debug, Clone)]
+pub struct ModelRow {
+    pub id: String,
+    pub job_id: String,
+    pub corpus_id: String,
+    pub family: String,
+    pub params: serde_json::Value,
+    pub seed: u64,
+    pub created_at: String,
+    pub num_topics: i64,
+    pub diagnostics: serde_json::Value,
+}
+
+/// A fitted model to store.
+pub struct NewModel<'a> {
+    pub id: &'a str,
+    pub job_id: &'a str,
+    pub corpus_id: &'a str,
+    pub family: &'a str,
+    pub params: &'a serde_json::Value,
+    pub seed: u64,
+    pub num_topics: usize,
+    pub diagnostics: serde_json::Value,
+    pub lexicon: Vec<u8>,
+    pub data: Vec<u8>,
+}
+
+const COLUMNS: &str = "id, job_id, corpus_id, family, params, seed, created_at, num_topics, diagnostics";
+
+fn row_to_model(r: &sqlx::sqlite::SqliteRow) -> StoreResult<ModelRow> {
+    let parse = |col: &str| -> StoreResult<serde_json::Value> {
+        let s: String = r.try_get(col)?;
+        serde_json::from_str(&s).map_err(|e| StoreError::Corrupt(format!("{col}: {e}")))
+    };
+    Ok(ModelRow {
+        id: r.try_get("id")?,
+        job_id: r.try_get("job_id")?,
+        corpus_id: r.try_get("corpus_id")?,
+        family: r.try_get("family")?,
+        params: parse("params")?,
+        seed: seed_from_sql(r.try_get("seed")?),
+        created_at: r.try_get("created_at")?,
+        num_topics: r.try_get("num_topics")?,
+        diagnostics: parse("diagnostics")?,
+    })
+}
+
+impl Store {
+    /// Store the model and mark its job succeeded, in one transaction: after a crash
+    /// either both happened or neither did (and the job is re-run).
+    pub async fn complete_job_with_model(&self, m: NewModel<'_>) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        let created = now();
+        sqlx::query(sqlx::AssertSqlSafe(format!("INSERT INTO models ({COLUMNS}, lexicon, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
+            .bind(m.id)
+            .bind(m.job_id)
+            .bind(m.corpus_id)
+            .bind(m.family)
+            .bind(m.params.to_string())
+            .bind(seed_to_sql(m.seed))
+            .bind(&created)
+            .bind(m.num_topics as i64)
+            .bind(m.diagnostics.to_string())
+            .bind(m.lexicon)
+            .bind(m.data)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("UPDATE jobs SET status = 'succeeded', finished_at = ?, model_id = ?, error = NULL WHERE id = ?")
+            .bind(&created)
+            .bind(m.id)
+            .bind(m.job_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn get_model(&self, id: &str) -> StoreResult<Option<ModelRow>> {
+        let sql = format!("SELECT {COLUMNS} FROM models WHERE id = ?");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
+        row.as_ref().map(row_to_model).transpose()
+    }
+
+    pub async fn list_models(&self, offset: i64, limit: i64) -> StoreResult<(Vec<ModelRow>, i64)> {
+        let sql = format!("SELECT {COLUMNS} FROM models ORDER BY created_at DESC, id LIMIT ? OFFSET ?");
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(limit).bind(offset).fetch_all(&self.pool).await?;
+        let total: i64 = sqlx::query("SELECT COUNT(*) FROM models").fetch_one(&self.pool).await?.try_get(0)?;
+        Ok((rows.iter().map(row_to_model).collect::<StoreResult<_>>()?, total))
+    }
+
+    /// The model's blobs: (family, lexicon, data).
+    pub async fn model_blobs(&self, id: &str) -> StoreResult<Option<(String, Vec<u8>, Vec<u8>)>> {
+        let row = sqlx::query("SELECT family, lexicon, data FROM models WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
+        row.map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))).transpose()
+    }
+
+    /// Delete a model; returns whether it existed.
+    pub async fn delete_model(&self, id: &str) -> StoreResult<bool> {
+        Ok(sqlx::query("DELETE FROM models WHERE id = ?").bind(id).execute(&self.pool).await?.rows_affected() > 0)
+    }
+}

@@ -1,0 +1,114 @@
+//! FREX: the harmonic mean of a word's within-topic ECDF ranks in exclusivity and
+//! frequency (paper 003, section 2.3; shared MODELS.md §2):
+//!
+//! FREX_fk = ( w / ECDF_k(φ_fk) + (1 − w) / ECDF_k(β_fk) )⁻¹,
+//!
+//! with w the weight on exclusivity (default 0.5) and ECDF_k taken over the words of
+//! topic k. This follows the HPC paper's convention (w weighs exclusivity); R's stm
+//! `calcfrex` instead weighs frequency with w.
+
+use crate::models::TopicTable;
+
+/// What a topic's words are ordered by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rank {
+    Frequency,
+    Exclusivity,
+    Frex,
+}
+
+impl Rank {
+    pub fn parse(s: &str) -> Option<Rank> {
+        match s {
+            "frequency" => Some(Rank::Frequency),
+            "exclusivity" => Some(Rank::Exclusivity),
+            "frex" => Some(Rank::Frex),
+            _ => None,
+        }
+    }
+}
+
+/// One word's scores in one topic.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WordScore {
+    pub term: u32,
+    pub frequency: f64,
+    pub exclusivity: f64,
+    pub frex: f64,
+}
+
+/// ECDF of each value within `values`: the fraction of values ≤ it.
+pub fn ecdf(values: &[f64]) -> Vec<f64> {
+    let mut sorted: Vec<f64> = values.to_vec();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let n = values.len() as f64;
+    values.iter().map(|&x| sorted.partition_point(|&y| y <= x) as f64 / n).collect()
+}
+
+/// FREX of one word from its two ECDF values.
+#[inline]
+pub fn frex_score(weight: f64, ecdf_exclusivity: f64, ecdf_frequency: f64) -> f64 {
+    1.0 / (weight / ecdf_exclusivity + (1.0 - weight) / ecdf_frequency)
+}
+
+/// The top `n` words of `topic` under `rank` (all words when `n` is None). Ties are
+/// broken by term id so the order is reproducible.
+pub fn rank_topic(table: &TopicTable, topic: usize, rank: Rank, weight: f64, n: Option<usize>) -> Vec<WordScore> {
+    let freq = table.frequency.row(topic).to_vec();
+    let excl = table.exclusivity.row(topic).to_vec();
+    let (ef, ee) = (ecdf(&freq), ecdf(&excl));
+    let mut scores: Vec<WordScore> = (0..freq.len())
+        .map(|f| WordScore { term: f as u32, frequency: freq[f], exclusivity: excl[f], frex: frex_score(weight, ee[f], ef[f]) })
+        .collect();
+    let key = |s: &WordScore| match rank {
+        Rank::Frequency => s.frequency,
+        Rank::Exclusivity => s.exclusivity,
+        Rank::Frex => s.frex,
+    };
+    let cmp = |a: &WordScore, b: &WordScore| key(b).total_cmp(&key(a)).then(a.term.cmp(&b.term));
+    match n {
+        Some(n) if n < scores.len() => {
+            scores.select_nth_unstable_by(n, cmp);
+            scores.truncate(n);
+            scores.sort_by(cmp);
+        }
+        _ => scores.sort_by(cmp),
+    }
+    scores
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::TopicInfo;
+    use ndarray::array;
+
+    #[test]
+    fn ecdf_counts_ties_as_less_or_equal() {
+        assert_eq!(ecdf(&[3.0, 1.0, 2.0, 2.0]), vec![1.0, 0.25, 0.75, 0.75]);
+    }
+
+    #[test]
+    fn frex_is_the_weighted_harmonic_mean_of_ranks() {
+        assert!((frex_score(0.5, 1.0, 0.5) - 2.0 / 3.0).abs() < 1e-12);
+        assert!((frex_score(1.0, 0.2, 0.9) - 0.2).abs() < 1e-12);
+        assert!((frex_score(0.0, 0.2, 0.9) - 0.9).abs() < 1e-12);
+    }
+
+    #[test]
+    fn frequent_but_shared_words_lose_to_frequent_exclusive_ones() {
+        // Word 0 is the most frequent in topic 0 but shared equally; word 1 is nearly as
+        // frequent and exclusive; word 2 is exclusive but rare.
+        let table = TopicTable {
+            frequency: array![[0.5, 0.4, 0.01, 0.09], [0.5, 0.01, 0.3, 0.19]],
+            exclusivity: array![[0.5, 0.97, 0.9, 0.3], [0.5, 0.03, 0.1, 0.7]],
+            topics: vec![TopicInfo { label: None, parent: None, children: vec![], proportion: 0.5 }; 2],
+        };
+        let by_freq: Vec<u32> = rank_topic(&table, 0, Rank::Frequency, 0.5, Some(2)).iter().map(|s| s.term).collect();
+        assert_eq!(by_freq, vec![0, 1]);
+        let by_frex: Vec<u32> = rank_topic(&table, 0, Rank::Frex, 0.5, None).iter().map(|s| s.term).collect();
+        assert_eq!(by_frex[0], 1);
+        let by_excl: Vec<u32> = rank_topic(&table, 0, Rank::Exclusivity, 0.5, Some(1)).iter().map(|s| s.term).collect();
+        assert_eq!(by_excl, vec![1]);
+    }
+}

@@ -1,0 +1,10 @@
+//! Summaries of fitted topics: frequency, exclusivity and FREX rankings.
+//!
+//! Why it exists: every model's topics are read the same way, from a
+//! [`crate::models::TopicTable`] of posterior-mean frequencies and exclusivities; the
+//! ranking is recomputed at query time for any exclusivity weight, without a refit.
+//! Pure functions, no I/O.
+
+pub mod frex;
+
+pub use frex::{ecdf, rank_topic, Rank, WordScore};

@@ -104,9 +104,10 @@ def main():
 
     scheme = SCHEMES[args.parallel]
     mdl.train(0, workers=args.threads, parallel=scheme)     # initialise, untimed
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     mdl.train(args.iterations, workers=args.threads, parallel=scheme)
     secs = time.perf_counter() - t0
+    cpu = time.process_time() - c0     # all threads of this process
 
     tokens = mdl.num_words
     llpw = mdl.ll_per_word
@@ -124,6 +125,9 @@ def main():
         "seconds_per_iteration": round(secs / args.iterations, 5),
         "tokens_per_second": round(tokens * args.iterations / secs, 1),
         "loglik_per_token": llpw,
+        # CPU seconds / (wall seconds x threads): well below 1 means the run
+        # was starved (another busy process) or the threads idled waiting.
+        "cpu_utilisation": round(cpu / (secs * args.threads), 3),
     }), flush=True)
 
 

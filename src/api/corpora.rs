@@ -1,7 +1,7 @@
 //! `/v1/corpora`: upload (JSON or streamed NDJSON), list, read, delete.
 
 use super::error::{ApiError, ApiResult};
-use super::extract::{form_pairs, media_type, parse_json, parse_query, Page};
+use super::extract::{form_pairs, media_type, parse_json, parse_query, read_body, Page};
 use super::AppState;
 use crate::corpus::{Corpus, CorpusBuilder, CorpusError, PreprocessOptions, RawDocument, TreeEntry};
 use crate::store::corpora::NewCorpus;
@@ -36,7 +36,7 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(
     let corpus_id = uuid::Uuid::new_v4().to_string();
     let (name, corpus) = match media_type(&headers).as_str() {
         "" | "application/json" => {
-            let bytes = axum::body::to_bytes(body, state.max_body_bytes).await.map_err(|_| ApiError::too_large(state.max_body_bytes))?;
+            let bytes = read_body(body, state.max_body_bytes).await?;
             tokio::task::spawn_blocking(move || build_from_json(&bytes)).await.map_err(ApiError::internal)??
         }
         "application/x-ndjson" | "application/jsonl" | "application/json-lines" => ndjson_upload(&state, query.as_deref(), body).await?,

@@ -29,6 +29,11 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
     Ok(value)
 }
 
+/// Read a whole request body, answering an oversized one with a problem+json 413.
+pub async fn read_body(body: axum::body::Body, limit: usize) -> ApiResult<axum::body::Bytes> {
+    axum::body::to_bytes(body, limit).await.map_err(|_| ApiError::too_large(limit))
+}
+
 /// The request's media type, without parameters, lowercased.
 pub fn media_type(headers: &HeaderMap) -> String {
     headers

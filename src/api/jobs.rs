@@ -1,13 +1,13 @@
 //! `/v1/jobs`: submit a fit, poll it, read its trace, cancel it.
 
 use super::error::{ApiError, ApiResult};
-use super::extract::{parse_json, parse_query, require_json, Page};
+use super::extract::{parse_json, parse_query, read_body, require_json, Page};
 use super::AppState;
 use crate::corpus::CorpusStats;
 use crate::models;
 use crate::store::jobs::NewJob;
 use crate::store::{JobRow, JobStatus};
-use axum::body::Bytes;
+use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -49,8 +49,9 @@ pub fn job_json(j: &JobRow) -> Value {
 }
 
 /// `POST /v1/jobs` → 202 with `Location`.
-pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> ApiResult<Response> {
+pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
     require_json(&headers)?;
+    let body = read_body(body, state.max_body_bytes).await?;
     let req: JobRequest = parse_json(&body)?;
     let family = models::family(&req.model)
         .ok_or_else(|| ApiError::invalid("model", format!("unknown model {:?}; known: {}", req.model, models::family_names().join(", "))))?;

@@ -2,7 +2,7 @@
 //! predictions for new documents.
 
 use super::error::{ApiError, ApiResult};
-use super::extract::{from_str, parse_json, parse_query, require_json, Page};
+use super::extract::{from_str, parse_json, parse_query, read_body, require_json, Page};
 use super::model_cache::LoadedModel;
 use super::AppState;
 use crate::corpus::lexicon::EncodedDoc;
@@ -10,7 +10,7 @@ use crate::corpus::RawDocument;
 use crate::models::{Comparison, PredictOptions, TableOptions, TopicTable};
 use crate::store::ModelRow;
 use crate::summaries::{rank_topic, Rank, WordScore};
-use axum::body::Bytes;
+use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -36,6 +36,9 @@ fn model_json(r: &ModelRow) -> Value {
 /// `GET /v1/models`.
 pub async fn list(State(state): State<AppState>, RawQuery(q): RawQuery) -> ApiResult<Json<Value>> {
     let page: Page = parse_query(q.as_deref())?;
+    if page.status.is_some() {
+        return Err(ApiError::invalid("query.status", "models have no status"));
+    }
     let (offset, limit) = page.bounds()?;
     let (rows, total) = state.store.list_models(offset, limit).await?;
     Ok(Json(json!({"models": rows.iter().map(model_json).collect::<Vec<_>>(), "total": total, "offset": offset, "limit": limit})))
@@ -242,8 +245,9 @@ struct PredictRequest {
 }
 
 /// `POST /v1/models/{id}/predict`: documents are tokenised exactly as the corpus was.
-pub async fn predict(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> ApiResult<Json<Value>> {
+pub async fn predict(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap, body: Body) -> ApiResult<Json<Value>> {
     require_json(&headers)?;
+    let body = read_body(body, state.max_body_bytes).await?;
     let m = state.models.get(&state.store, &id).await?;
     let pool = state.predict_pool.clone();
     let out = tokio::task::spawn_blocking(move || predict_blocking(&m, &pool, &body)).await.map_err(ApiError::internal)??;

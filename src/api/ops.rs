@@ -60,6 +60,7 @@ pub async fn not_found(uri: axum::http::Uri) -> ApiError {
 pub async fn method_not_allowed() -> ApiError {
     let mut e = ApiError::bad_request("this route does not accept that method");
     e.status = StatusCode::METHOD_NOT_ALLOWED;
+    e.slug = "method-not-allowed";
     e.title = "Method not allowed";
     e
 }

@@ -1,0 +1,134 @@
+//! A real topicd server on an ephemeral port with a temporary database, and a small
+//! client for it. Shared by the black-box HTTP tests.
+#![allow(dead_code)]
+
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use topicd::api::{start, Server};
+use topicd::config::ServeConfig;
+
+pub struct TestServer {
+    pub server: Option<Server>,
+    pub base: String,
+    pub client: reqwest::Client,
+    pub dir: tempfile::TempDir,
+}
+
+impl TestServer {
+    pub async fn start() -> TestServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut s = TestServer { server: None, base: String::new(), client: reqwest::Client::new(), dir };
+        s.boot(|_| {}).await;
+        s
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.dir.path().join("topicd.db")
+    }
+
+    /// Start (or restart) on the same database, after adjusting the configuration.
+    pub async fn boot(&mut self, adjust: impl FnOnce(&mut ServeConfig)) {
+        let mut config = ServeConfig::for_tests(self.db());
+        adjust(&mut config);
+        let server = start(&config).await.expect("server starts");
+        self.base = format!("http://{}", server.addr);
+        self.server = Some(server);
+    }
+
+    /// Graceful stop.
+    pub async fn stop(&mut self) {
+        if let Some(s) = self.server.take() {
+            s.stop().await;
+        }
+    }
+
+    pub async fn restart(&mut self) {
+        self.stop().await;
+        self.boot(|_| {}).await;
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        let r = self.client.get(format!("{}{path}", self.base)).send().await.expect("request");
+        decode(r).await
+    }
+
+    pub async fn get_text(&self, path: &str) -> (u16, String, String) {
+        let r = self.client.get(format!("{}{path}", self.base)).send().await.expect("request");
+        let ct = r.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+        (r.status().as_u16(), ct, r.text().await.unwrap())
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+        let r = self.client.post(format!("{}{path}", self.base)).json(body).send().await.expect("request");
+        decode(r).await
+    }
+
+    pub async fn post_raw(&self, path: &str, body: impl Into<reqwest::Body>, content_type: &str) -> (u16, Value) {
+        let r = self.client.post(format!("{}{path}", self.base)).header("content-type", content_type).body(body).send().await.expect("request");
+        decode(r).await
+    }
+
+    pub async fn delete(&self, path: &str) -> u16 {
+        self.client.delete(format!("{}{path}", self.base)).send().await.expect("request").status().as_u16()
+    }
+
+    /// Upload and expect 201.
+    pub async fn upload(&self, body: Value) -> Value {
+        let (st, v) = self.post("/v1/corpora", &body).await;
+        assert_eq!(st, 201, "upload answered {st}: {v}");
+        v
+    }
+
+    /// Submit a fit and expect 202.
+    pub async fn submit(&self, corpus_id: &str, model: &str, params: Value, seed: u64) -> Value {
+        let (st, v) = self.post("/v1/jobs", &json!({"corpus_id": corpus_id, "model": model, "params": params, "seed": seed})).await;
+        assert_eq!(st, 202, "job submit answered {st}: {v}");
+        v
+    }
+
+    /// Poll until the job leaves queued/running.
+    pub async fn wait(&self, job_id: &str, timeout: Duration) -> Value {
+        let t0 = Instant::now();
+        loop {
+            let (st, j) = self.get(&format!("/v1/jobs/{job_id}")).await;
+            assert_eq!(st, 200);
+            match j["status"].as_str().unwrap() {
+                "queued" | "running" => {}
+                _ => return j,
+            }
+            assert!(t0.elapsed() < timeout, "job {job_id} still {} after {timeout:?}", j["status"]);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+async fn decode(r: reqwest::Response) -> (u16, Value) {
+    let st = r.status().as_u16();
+    let text = r.text().await.unwrap_or_default();
+    (st, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+/// The shipped AppStream slice as upload documents (`id`, `text`, `labels`).
+pub fn appstream_docs(limit: usize) -> Vec<Value> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/appstream_300.jsonl");
+    std::fs::read_to_string(path)
+        .expect("fixture present")
+        .lines()
+        .take(limit)
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            json!({"id": v["id"], "text": v["text"], "labels": v["labels"]})
+        })
+        .collect()
+}
+
+/// Assert a problem+json 4xx that names `field`.
+pub fn assert_problem(status: u16, body: &Value, expected_status: u16, field: Option<&str>) {
+    assert_eq!(status, expected_status, "body: {body}");
+    assert_eq!(body["status"], expected_status, "body: {body}");
+    assert!(body["title"].is_string() && body["detail"].is_string() && body["type"].is_string(), "not a problem: {body}");
+    if let Some(f) = field {
+        assert_eq!(body["field"], f, "body: {body}");
+    }
+}

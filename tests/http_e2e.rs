@@ -1,0 +1,139 @@
+//! End to end over real HTTP: upload a real corpus slice, fit LDA, poll to success, read
+//! topics, predict, restart the server on the same database and read the same topics.
+
+mod common;
+
+use common::{appstream_docs, TestServer};
+use serde_json::json;
+use std::time::Duration;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upload_fit_read_predict_and_survive_a_restart() {
+    let mut s = TestServer::start().await;
+    let docs = appstream_docs(300);
+    let corpus = s.upload(json!({"name": "appstream-300", "documents": docs, "preprocess": {"min_df": 2}})).await;
+    assert_eq!(corpus["num_documents"], 300);
+    assert!(corpus["num_terms"].as_u64().unwrap() > 500, "{corpus}");
+    assert!(corpus["num_labels"].as_u64().unwrap() > 20);
+    assert_eq!(corpus["tree_depth"], 1, "plain labels hang under the root");
+    let cid = corpus["id"].as_str().unwrap().to_string();
+
+    let job = s.submit(&cid, "lda", json!({"topics": 8, "iterations": 60, "loglik_every": 5}), 42).await;
+    assert_eq!(job["status"], "queued");
+    let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(120)).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    assert_eq!(done["progress"]["iteration"], 60);
+    assert_eq!(done["progress"]["total"], 60);
+    assert!(done["progress"]["acceptance_rate"].as_f64().unwrap() > 0.0);
+    let mid = done["model_id"].as_str().unwrap().to_string();
+
+    // The trace: one point per 5 sweeps plus the first, rising from the random start.
+    let (st, trace) = s.get(&format!("/v1/jobs/{}/trace", job["id"].as_str().unwrap())).await;
+    assert_eq!(st, 200);
+    let points = trace["points"].as_array().unwrap();
+    assert_eq!(points.len(), 13, "{trace}");
+    let first = points[0]["loglik_per_token"].as_f64().unwrap();
+    let last = points[12]["loglik_per_token"].as_f64().unwrap();
+    assert!(last > first + 0.1, "log-likelihood per token went from {first} to {last}");
+
+    let (st, topics) = s.get(&format!("/v1/models/{mid}/topics?n=10&rank=frex&weight=0.5")).await;
+    assert_eq!(st, 200, "{topics}");
+    let list = topics["topics"].as_array().unwrap();
+    assert_eq!(list.len(), 8);
+    for t in list {
+        let words = t["words"].as_array().unwrap();
+        assert_eq!(words.len(), 10);
+        let frex: Vec<f64> = words.iter().map(|w| w["frex"].as_f64().unwrap()).collect();
+        assert!(frex.windows(2).all(|p| p[0] >= p[1]), "not ranked by FREX: {frex:?}");
+        assert!(words.iter().all(|w| (0.0..=1.0).contains(&w["exclusivity"].as_f64().unwrap())));
+    }
+    let shares: f64 = list.iter().map(|t| t["proportion"].as_f64().unwrap()).sum();
+    assert!((shares - 1.0).abs() < 1e-9);
+
+    // One topic's FREX ranking agrees with the full listing.
+    let (st, one) = s.get(&format!("/v1/models/{mid}/topics/3/frex?n=10")).await;
+    assert_eq!(st, 200);
+    assert_eq!(one["words"], list[3]["words"]);
+
+    // Predict: a document written with topic 3's most frequent words is assigned
+    // mostly to topic 3; a document of unknown words gets the prior.
+    let (_, by_freq) = s.get(&format!("/v1/models/{mid}/topics?n=5&rank=frequency")).await;
+    let text: Vec<String> = by_freq["topics"][3]["words"].as_array().unwrap().iter().map(|w| w["word"].as_str().unwrap().repeat(1)).collect();
+    let text = vec![text.join(" "); 4].join(" ");
+    let (st, pred) = s.post(&format!("/v1/models/{mid}/predict"), &json!({"documents": [
+        {"id": "a", "text": text},
+        {"id": "b", "counts": {"zzzz-not-a-word": 3}}
+    ]})).await;
+    assert_eq!(st, 200, "{pred}");
+    let p = &pred["predictions"];
+    let theta: Vec<f64> = p[0]["topic_proportions"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    assert_eq!(theta.len(), 8);
+    assert!((theta.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    let argmax = (0..8).max_by(|&a, &b| theta[a].total_cmp(&theta[b])).unwrap();
+    assert_eq!(argmax, 3, "{theta:?}");
+    assert_eq!(p[1]["topic_proportions"], json!(vec![0.125; 8]));
+    assert_eq!(p[1]["tokens"], 0);
+    assert_eq!(p[1]["oov_tokens"], 3);
+    // Prediction is reproducible.
+    let (_, pred2) = s.post(&format!("/v1/models/{mid}/predict"), &json!({"documents": [{"id": "a", "text": text}]})).await;
+    assert_eq!(pred2["predictions"][0]["topic_proportions"], p[0]["topic_proportions"]);
+
+    // Thinned samples were persisted: burn-in 30, thin 10 → sweeps 40, 50, 60.
+    let (_, model) = s.get(&format!("/v1/models/{mid}")).await;
+    assert_eq!(model["thinned_samples"], 3, "{model}");
+    assert_eq!(model["model"], "lda");
+
+    // Restart on the same database: the same topics, byte for byte.
+    s.restart().await;
+    let (st, again) = s.get(&format!("/v1/models/{mid}/topics?n=10&rank=frex&weight=0.5")).await;
+    assert_eq!(st, 200);
+    assert_eq!(again, topics);
+    let (st, c) = s.get(&format!("/v1/corpora/{cid}")).await;
+    assert_eq!(st, 200);
+    assert_eq!(c["num_terms"], corpus["num_terms"]);
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_seed_same_topics_and_csv_export() {
+    let mut s = TestServer::start().await;
+    let cid = s.upload(json!({"documents": appstream_docs(120)})).await["id"].as_str().unwrap().to_string();
+    let mut tables = vec![];
+    for threads in [1, 2] {
+        let job = s.submit(&cid, "lda", json!({"topics": 5, "iterations": 20, "threads": threads}), 7).await;
+        let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(60)).await;
+        assert_eq!(done["status"], "succeeded");
+        assert_eq!(done["progress"]["threads"], threads);
+        let (_, t) = s.get(&format!("/v1/models/{}/topics?n=15", done["model_id"].as_str().unwrap())).await;
+        tables.push(t["topics"].clone());
+        let (st, ct, csv) = s.get_text(&format!("/v1/models/{}/topics?n=3&format=csv", done["model_id"].as_str().unwrap())).await;
+        assert_eq!(st, 200);
+        assert!(ct.starts_with("text/csv"));
+        assert_eq!(csv.lines().count(), 1 + 5 * 3, "{csv}");
+    }
+    assert_eq!(tables[0], tables[1], "1 and 2 threads gave different topics");
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ndjson_upload_streams_documents_and_a_tree() {
+    let mut s = TestServer::start().await;
+    let mut body = String::from("{\"tree\": [{\"label\": \"Science\", \"parent\": null}, {\"label\": \"Math\", \"parent\": \"Science\"}]}\n");
+    body.push_str("{\"id\": \"1\", \"text\": \"prime numbers and groups\", \"labels\": [\"Math\"]}\n");
+    body.push_str("{\"id\": \"2\", \"text\": \"cells and proteins\", \"labels\": [\"Science\"], \"extra\": 1}\n");
+    body.push_str("{\"id\": \"3\", \"bow\": {\"numbers\": 2, \"theorem\": 1}}");
+    let (st, c) = s.post_raw("/v1/corpora?name=tiny&stopwords=none", body, "application/x-ndjson").await;
+    assert_eq!(st, 201, "{c}");
+    assert_eq!(c["name"], "tiny");
+    assert_eq!(c["num_documents"], 3);
+    assert_eq!(c["num_labels"], 2);
+    assert_eq!(c["tree_depth"], 2);
+    assert_eq!(c["num_tokens"], 4 + 3 + 3);
+    // A bad line names its line number and changes nothing.
+    let (st, e) = s.post_raw("/v1/corpora", "{\"text\": \"ok\"}\n{\"text\": \"a\", \"counts\": {\"b\": 1}}\n", "application/x-ndjson").await;
+    common::assert_problem(st, &e, 422, Some("documents[1]"));
+    assert_eq!(e["line"], 2);
+    let (_, list) = s.get("/v1/corpora").await;
+    assert_eq!(list["total"], 1);
+    s.stop().await;
+}

@@ -1,0 +1,125 @@
+//! The OpenAPI document (`openapi/openapi.yaml`) against the router: the same routes,
+//! every route answered by a handler (not the fallbacks), and `GET /openapi.json` serving
+//! exactly the file.
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+const METHODS: &[&str] = &["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+const DUMMY_ID: &str = "00000000-0000-0000-0000-000000000000";
+
+fn spec_from_file() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/openapi/openapi.yaml");
+    let text = std::fs::read_to_string(path).expect("read openapi/openapi.yaml");
+    serde_yaml::from_str::<Value>(&text).expect("openapi/openapi.yaml parses")
+}
+
+/// Every (method, path) operation under `paths`.
+fn spec_routes(spec: &Value) -> BTreeSet<(String, String)> {
+    let paths = spec["paths"].as_object().expect("`paths` is an object");
+    let mut out = BTreeSet::new();
+    for (path, item) in paths {
+        let item = item.as_object().unwrap_or_else(|| panic!("path item {path} is an object"));
+        for method in item.keys().filter(|k| METHODS.contains(&k.as_str())) {
+            out.insert((method.clone(), path.clone()));
+        }
+    }
+    out
+}
+
+fn router_routes() -> BTreeSet<(String, String)> {
+    topicd::api::ROUTES.iter().map(|(m, p)| (m.to_string(), p.to_string())).collect()
+}
+
+fn show(set: &BTreeSet<&(String, String)>) -> String {
+    if set.is_empty() {
+        return "(none)".into();
+    }
+    set.iter().map(|(m, p)| format!("{} {p}", m.to_uppercase())).collect::<Vec<_>>().join(", ")
+}
+
+#[test]
+fn spec_and_router_list_the_same_routes() {
+    let spec: Value = serde_yaml::from_str(topicd::api::ops::OPENAPI_YAML).expect("OPENAPI_YAML parses as YAML");
+    let in_spec = spec_routes(&spec);
+    let in_router = router_routes();
+    assert_eq!(in_router.len(), topicd::api::ROUTES.len(), "ROUTES has duplicate entries");
+    let missing_from_spec: BTreeSet<_> = in_router.difference(&in_spec).collect();
+    let missing_from_router: BTreeSet<_> = in_spec.difference(&in_router).collect();
+    assert!(
+        missing_from_spec.is_empty() && missing_from_router.is_empty(),
+        "openapi.yaml and ROUTES disagree.\n  in ROUTES but not in openapi.yaml: {}\n  in openapi.yaml but not in ROUTES: {}",
+        show(&missing_from_spec),
+        show(&missing_from_router),
+    );
+}
+
+/// `/v1/models/{id}/topics/{topic}/frex` → a concrete path with dummy ids.
+fn concrete(path: &str) -> String {
+    path.replace("{id}", DUMMY_ID).replace("{topic}", "0")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_route_is_served() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let config = topicd::config::ServeConfig::for_tests(dir.path().join("topicd.db"));
+    let server = topicd::api::start(&config).await.expect("server starts");
+    let base = format!("http://{}", server.addr);
+    let client = reqwest::Client::new();
+
+    let mut failures = Vec::new();
+    for (method, path) in topicd::api::ROUTES {
+        let url = format!("{base}{}", concrete(path));
+        let request = match *method {
+            "get" => client.get(&url),
+            "delete" => client.delete(&url),
+            "post" => client.post(&url).header("content-type", "application/json").body("{}"),
+            "put" => client.put(&url).header("content-type", "application/json").body("{}"),
+            "patch" => client.patch(&url).header("content-type", "application/json").body("{}"),
+            other => panic!("ROUTES has a method this test does not know: {other}"),
+        };
+        let response = request.send().await.unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+        let status = response.status().as_u16();
+        let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+        let body = response.text().await.unwrap_or_default();
+        let label = format!("{} {path}", method.to_uppercase());
+        if status == 405 {
+            failures.push(format!("{label}: 405 Method Not Allowed ({body})"));
+            continue;
+        }
+        if status == 404 {
+            if !content_type.starts_with("application/problem+json") {
+                failures.push(format!("{label}: 404 with content type {content_type:?}, expected application/problem+json"));
+                continue;
+            }
+            let problem: Value = match serde_json::from_str(&body) {
+                Ok(v) => v,
+                Err(e) => {
+                    failures.push(format!("{label}: 404 body is not JSON ({e}): {body}"));
+                    continue;
+                }
+            };
+            let detail = problem["detail"].as_str().unwrap_or("");
+            if detail.is_empty() || detail.starts_with("no route") {
+                failures.push(format!("{label}: 404 from the router's fallback, not a handler: {body}"));
+            }
+        }
+    }
+    server.stop().await;
+    assert!(failures.is_empty(), "routes not served by their handlers:\n  {}", failures.join("\n  "));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn served_spec_equals_the_file() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let config = topicd::config::ServeConfig::for_tests(dir.path().join("topicd.db"));
+    let server = topicd::api::start(&config).await.expect("server starts");
+    let response = reqwest::get(format!("http://{}/openapi.json", server.addr)).await.expect("GET /openapi.json");
+    let status = response.status().as_u16();
+    let served: Value = response.json().await.expect("GET /openapi.json is JSON");
+    server.stop().await;
+    assert_eq!(status, 200);
+    let file = spec_from_file();
+    assert_eq!(served, file, "GET /openapi.json differs from openapi/openapi.yaml parsed to JSON");
+    assert_eq!(served["openapi"], "3.1.0");
+}

@@ -98,6 +98,10 @@ for t in threads:
         n, fmt(at, "{:,.0f}"), fmt(bt, "{:,.0f}"), fmt(ratio, "{:.2f}×"),
         fmt(at and at / n, "{:,.0f}"), fmt(bt and bt / n, "{:,.0f}"),
         fmt(al, "{:.4f}"), fmt(bl, "{:.4f}"), fmt(dll, "{:+.4f}")))
+    for name, r in (("topicd", a), ("tomotopy", b)):
+        if r and r.get("cpu_utilisation", 1) < 0.9:
+            verdicts.append("WARNING: %s, %d thread(s): CPU utilisation %.2f of %d core(s): "
+                            "the run was starved, its timing is not valid" % (name, n, r["cpu_utilisation"], n))
     if a and b:
         if a.get("tokens") != b.get("tokens"):
             verdicts.append("WARNING: %d thread(s): token counts differ (topicd %s, tomotopy %s)"

@@ -2,14 +2,13 @@
 //!
 //! - [`params`]: job parameters and defaults;
 //! - [`tokens`]: document-major tokens with a word-major index;
-//! - [`sampler`]: the O(1)-per-token Metropolis-Hastings Gibbs sweep;
+//! - [`sampler`]: the sparse exact Gibbs sweep (document bucket + alias smoothing bucket);
 //! - [`loglik`]: the collapsed log joint;
 //! - [`foldin`]: topic proportions of new documents.
 //!
 //! The fitted [`LdaModel`] stores posterior means over kept sweeps: word rates φ,
 //! training documents' proportions θ and topic shares.
 
-pub mod alias;
 pub mod foldin;
 pub mod loglik;
 pub mod params;
@@ -30,7 +29,7 @@ use serde_json::json;
 use tokens::Tokens;
 
 /// Format version of [`LdaModel`]'s encoding.
-const ENCODING_VERSION: u32 = 1;
+const ENCODING_VERSION: u32 = 2;
 
 /// The `"lda"` model family.
 pub struct LdaFamily;
@@ -69,7 +68,8 @@ pub struct LdaModel {
     pub kept_sweeps: usize,
     pub tokens: u64,
     pub final_loglik_per_token: f64,
-    pub mean_acceptance: f64,
+    /// Mean over sweeps of the non-zero topics per token's document (the sampler's cost).
+    pub mean_doc_topics: f64,
 }
 
 /// A thinned posterior sample: the topic-word counts, word-major and sparse.
@@ -102,7 +102,9 @@ impl TopicWordSample {
 pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> Result<LdaModel, FitError> {
     let v = corpus.num_terms();
     let k = p.topics;
-    let tokens = Tokens::from_counts(&corpus.counts, v);
+    let mut tokens = Tokens::from_counts(&corpus.counts, v);
+    tokens.set_blocks(p.sync_tokens);
+    let mut snapshot = sampler::Snapshot::new(v, k);
     let n = tokens.num_tokens().max(1) as f64;
     let mut state = GibbsState::init(&tokens, k, p.alpha, p.beta, seed);
     let mut phi_sum = vec![0.0; v * k];
@@ -110,13 +112,13 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
     let mut share_sum = vec![0.0; k];
     let mut kept = 0usize;
     let mut last_ll = state.log_joint(&tokens) / n;
-    let mut acceptance_sum = 0.0;
+    let mut doc_topics_sum = 0.0;
     for it in 1..=p.iterations {
         if ctx.cancel.is_cancelled() {
             return Err(FitError::Cancelled);
         }
-        let stats = state.sweep(&tokens, seed, it as u64, p.mh_steps);
-        acceptance_sum += stats.acceptance();
+        let stats = state.sweep(&tokens, &mut snapshot, seed, it as u64);
+        doc_topics_sum += stats.mean_doc_topics();
         let ll = (it % p.loglik_every == 0 || it == p.iterations || it == 1).then(|| state.log_joint(&tokens) / n);
         if let Some(x) = ll {
             if !x.is_finite() {
@@ -135,7 +137,8 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
             (ctx.sample)(it as u64, postcard::to_allocvec(&sample).expect("plain data encodes"));
         }
         let mut diagnostics = serde_json::Map::new();
-        diagnostics.insert("acceptance_rate".into(), json!(stats.acceptance()));
+        diagnostics.insert("mean_doc_topics".into(), json!(stats.mean_doc_topics()));
+        diagnostics.insert("smoothing_draws".into(), json!(stats.smoothing_draws));
         diagnostics.insert("kept_sweeps".into(), json!(kept));
         (ctx.progress)(Progress { iteration: it as u64, total: p.iterations as u64, loglik_per_token: ll, diagnostics });
     }
@@ -166,7 +169,7 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
         kept_sweeps: kept,
         tokens: tokens.num_tokens() as u64,
         final_loglik_per_token: last_ll,
-        mean_acceptance: acceptance_sum / p.iterations as f64,
+        mean_doc_topics: doc_topics_sum / p.iterations as f64,
     })
 }
 
@@ -226,7 +229,7 @@ impl TopicModel for LdaModel {
             "tokens": self.tokens,
             "kept_sweeps": self.kept_sweeps,
             "final_loglik_per_token": self.final_loglik_per_token,
-            "mean_acceptance_rate": self.mean_acceptance,
+            "mean_doc_topics": self.mean_doc_topics,
             "alpha": self.params.alpha,
             "beta": self.params.beta,
         })

@@ -22,8 +22,10 @@ pub struct LdaParams {
     pub burn_in: usize,
     /// Keep every `thin`-th sweep after burn-in (default 10, at most what remains).
     pub thin: usize,
-    /// Metropolis-Hastings cycles (word proposal + document proposal) per token per sweep.
-    pub mh_steps: usize,
+    /// Tokens per synchronisation block: documents in a block are sampled in parallel
+    /// against counts refreshed at the block's start (smaller = fresher counts, more
+    /// refresh work). Never changes with the thread count.
+    pub sync_tokens: usize,
     /// Compute the log-likelihood every this many sweeps (and on the last one).
     pub loglik_every: usize,
     /// Worker threads (read by the job runner; 0 = the server default).
@@ -47,11 +49,11 @@ impl LdaParams {
             None => iterations / 2,
         };
         let thin = r.uint_in("thin", 1, 1_000_000)?.map(|t| t as usize).unwrap_or_else(|| 10.min(iterations - burn_in));
-        let mh_steps = r.uint_in("mh_steps", 1, 64)?.unwrap_or(2) as usize;
+        let sync_tokens = r.uint_in("sync_tokens", 1, 1 << 40)?.unwrap_or(32_768) as usize;
         let loglik_every = r.uint_in("loglik_every", 1, 1_000_000)?.unwrap_or(10) as usize;
         let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
         r.finish()?;
-        Ok(LdaParams { topics, alpha, beta, iterations, burn_in, thin, mh_steps, loglik_every, threads })
+        Ok(LdaParams { topics, alpha, beta, iterations, burn_in, thin, sync_tokens, loglik_every, threads })
     }
 
     /// Whether sweep `iteration` (1-based) contributes to the posterior means.

@@ -1,25 +1,25 @@
-//! Collapsed Gibbs for LDA with O(1) Metropolis-Hastings steps per token.
+//! Collapsed Gibbs for LDA with a sparse exact sampler.
 //!
-//! Why it exists: a plain collapsed Gibbs step costs O(K) per token. Here each token
-//! takes `mh_steps` cycles of two proposals (LightLDA, Yuan et al. 2015):
-//! - a *word proposal* q_w(k) ∝ (n_kw + β)/(n_k + Vβ), drawn in O(1) from a per-word
-//!   alias table over the word's non-zero topics mixed with one shared dense table for
-//!   the β part;
-//! - a *document proposal* q_d(k) ∝ n_dk + α, drawn in O(1) by picking a random token of
-//!   the document (or a uniform topic with probability Kα/(L + Kα)).
+//! Why it exists: a plain collapsed Gibbs step costs O(K) per token. The conditional
+//! p(z_i = k | rest) ∝ (n_dk + α) φ̃_wk, with φ̃_wk = (n_kw + β)/(n_k + Vβ), splits into
+//! two buckets (in the spirit of SparseLDA, Yao, Mimno & McCallum 2009):
+//! - a *document bucket* Σ_{k: n_dk > 0} n_dk φ̃_wk over the document's non-zero topics
+//!   only, computed per token in O(K_d);
+//! - a *smoothing bucket* α Σ_k φ̃_wk whose total is a per-word constant of the current
+//!   snapshot, so it is only scanned for the minority of tokens whose draw lands in it
+//!   (about Kα / (L_d + Kα) of them).
 //!
-//! Both are corrected by a Metropolis-Hastings ratio against the exact collapsed
-//! conditional, so each token's kernel leaves p(z_i | z_-i, w) invariant.
+//! The token's own contribution to the snapshot counts is removed exactly (its own
+//! topic's φ̃ is recomputed without it), so every draw is from the exact conditional.
 //!
-//! Determinism and parallelism: within a sweep the topic-word counts n_kw and n_k are
-//! those at the start of the sweep (the "delayed update" of AD-LDA, Newman et al. 2009,
-//! taken to one partition per document, as in WarpLDA), minus the token's own
-//! contribution; the document's own counts are live. Documents are therefore
-//! independent within a sweep: each gets its own random stream (seed, sweep, document)
-//! and the result is identical at any thread count. Counts are rebuilt word by word
-//! after each sweep.
+//! Determinism and parallelism: a sweep visits the documents in fixed blocks of about
+//! `sync_tokens` tokens. Within a block the documents are sampled in parallel against a
+//! snapshot of the topic-word counts taken at the block's start (the delayed update of
+//! AD-LDA, Newman et al. 2009), with live counts of their own; after the block its
+//! changes are applied to the counts. Blocks depend on the corpus only, each document
+//! draws from its own stream (seed, sweep, document), so the result is identical at any
+//! thread count, and staleness is bounded by one block rather than one sweep.
 
-use super::alias::AliasTable;
 use super::loglik::{log_p_topics_of_document, log_p_words_given_topics, LgammaOffset};
 use super::tokens::Tokens;
 use crate::rng::{stream, Purpose};
@@ -41,68 +41,60 @@ pub struct GibbsState {
     pub n_k: Vec<u64>,
 }
 
-/// Acceptance counts of one sweep.
+/// Work counts of one sweep (how sparse the document bucket was, how often the
+/// smoothing bucket was scanned).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SweepStats {
-    pub word_proposals: u64,
-    pub word_accepted: u64,
-    pub doc_proposals: u64,
-    pub doc_accepted: u64,
+    pub tokens: u64,
+    /// Σ over tokens of the number of non-zero topics in the token's document.
+    pub doc_topics_visited: u64,
+    /// Draws that landed in the smoothing bucket.
+    pub smoothing_draws: u64,
 }
 
 impl SweepStats {
     fn merge(self, o: SweepStats) -> SweepStats {
         SweepStats {
-            word_proposals: self.word_proposals + o.word_proposals,
-            word_accepted: self.word_accepted + o.word_accepted,
-            doc_proposals: self.doc_proposals + o.doc_proposals,
-            doc_accepted: self.doc_accepted + o.doc_accepted,
+            tokens: self.tokens + o.tokens,
+            doc_topics_visited: self.doc_topics_visited + o.doc_topics_visited,
+            smoothing_draws: self.smoothing_draws + o.smoothing_draws,
         }
     }
-    /// Fraction of proposals that moved a token (proposals equal to the current topic
-    /// count as accepted: they are accepted with probability 1).
-    pub fn acceptance(&self) -> f64 {
-        let p = self.word_proposals + self.doc_proposals;
-        if p == 0 {
-            1.0
-        } else {
-            (self.word_accepted + self.doc_accepted) as f64 / p as f64
-        }
+    /// Mean number of non-zero document topics per token (the per-token cost).
+    pub fn mean_doc_topics(&self) -> f64 {
+        self.doc_topics_visited as f64 / self.tokens.max(1) as f64
     }
 }
 
-/// Per-sweep word proposals: one sparse alias table per word plus the shared β part.
-pub(crate) struct WordProposals {
-    sparse: Vec<AliasTable>,
-    dense: AliasTable,
+/// What the kernel reads of the topic-word counts: a snapshot taken at a block's start.
+pub struct Snapshot {
+    /// φ̃_wk = (n_kw + β)/(n_k + Vβ), word-major, in single precision (halves the
+    /// memory traffic of the per-block refresh; relative error 6e-8).
+    phi: Vec<f32>,
+    /// Σ_k φ̃_wk per word, summed from the same single-precision values.
+    phi_total: Vec<f64>,
 }
 
-impl WordProposals {
-    pub(crate) fn build(state: &GibbsState) -> Self {
+impl Snapshot {
+    pub fn new(num_terms: usize, k: usize) -> Self {
+        Snapshot { phi: vec![0.0; num_terms * k], phi_total: vec![0.0; num_terms] }
+    }
+
+    /// Recompute from the counts (parallel over words).
+    pub fn refresh(&mut self, state: &GibbsState) {
         let k = state.num_topics;
-        let vbeta = state.num_terms as f64 * state.beta;
+        let beta = state.beta;
+        let vbeta = state.num_terms as f64 * beta;
         let inv: Vec<f64> = state.n_k.iter().map(|&n| 1.0 / (n as f64 + vbeta)).collect();
-        let sparse = state
-            .n_kw
-            .par_chunks(k)
-            .map(|row| {
-                AliasTable::new(row.iter().enumerate().filter(|(_, &n)| n > 0).map(|(t, &n)| (t as u32, n as f64 * inv[t])))
-            })
-            .collect();
-        let dense = AliasTable::new(inv.iter().enumerate().map(|(t, &i)| (t as u32, state.beta * i)));
-        WordProposals { sparse, dense }
-    }
-
-    #[inline]
-    fn draw(&self, w: usize, u: f64) -> u32 {
-        let table = &self.sparse[w];
-        let a = table.total();
-        let x = u * (a + self.dense.total());
-        if x < a {
-            table.sample(x / a)
-        } else {
-            self.dense.sample(((x - a) / self.dense.total()).min(0.999_999_999_999))
-        }
+        self.phi.par_chunks_mut(k).zip(self.phi_total.par_iter_mut()).zip(state.n_kw.par_chunks(k)).for_each(|((phi, total), row)| {
+            let mut sum = 0.0;
+            for t in 0..k {
+                let v = ((row[t] as f64 + beta) * inv[t]) as f32;
+                phi[t] = v;
+                sum += v as f64;
+            }
+            *total = sum;
+        });
     }
 }
 
@@ -147,27 +139,44 @@ impl GibbsState {
             .collect();
     }
 
-    /// One sweep over every token; counts are rebuilt at the end.
-    pub fn sweep(&mut self, tokens: &Tokens, seed: u64, iteration: u64, mh_steps: usize) -> SweepStats {
-        let proposals = WordProposals::build(self);
+    /// One sweep over every token, block by block (see the module docs).
+    pub fn sweep(&mut self, tokens: &Tokens, snapshot: &mut Snapshot, seed: u64, iteration: u64) -> SweepStats {
         let k = self.num_topics;
         let (alpha, beta) = (self.alpha, self.beta);
         let vbeta = self.num_terms as f64 * beta;
-        let kernel = TokenKernel { n_kw: &self.n_kw, n_k: &self.n_k, proposals: &proposals, k, alpha, beta, vbeta };
-        let stats = doc_slices(&mut self.z, &tokens.doc_ptr)
-            .into_par_iter()
-            .enumerate()
-            .with_min_len(16)
-            .map_init(
-                || vec![0u32; k],
-                |n_dk, (d, zs)| {
-                    let words = &tokens.words[tokens.doc_ptr[d]..tokens.doc_ptr[d + 1]];
-                    let mut rng = stream(seed, Purpose::Sweep, iteration, d as u64);
-                    sample_document(zs, words, n_dk, &kernel, mh_steps, &mut rng)
-                },
-            )
-            .reduce(SweepStats::default, SweepStats::merge);
-        self.recount(tokens);
+        let mut stats = SweepStats::default();
+        for block in &tokens.blocks {
+            snapshot.refresh(self);
+            let (t0, t1) = (tokens.doc_ptr[block.start], tokens.doc_ptr[block.end]);
+            let before: Vec<u32> = self.z[t0..t1].to_vec();
+            let kernel = TokenKernel { n_kw: &self.n_kw, n_k: &self.n_k, snapshot, k, alpha, beta, vbeta };
+            let block_stats = doc_slices(&mut self.z[t0..t1], &tokens.doc_ptr[block.start..=block.end])
+                .into_par_iter()
+                .enumerate()
+                .with_min_len(4)
+                .map_init(
+                    || DocScratch::new(k),
+                    |scratch, (i, zs)| {
+                        let d = block.start + i;
+                        let words = &tokens.words[tokens.doc_ptr[d]..tokens.doc_ptr[d + 1]];
+                        let mut rng = stream(seed, Purpose::Sweep, iteration, d as u64);
+                        sample_document(zs, words, scratch, &kernel, &mut rng)
+                    },
+                )
+                .reduce(SweepStats::default, SweepStats::merge);
+            stats = stats.merge(block_stats);
+            // Apply the block's moves to the counts.
+            for (p, &old) in (t0..t1).zip(&before) {
+                let new = self.z[p];
+                if new != old {
+                    let w = tokens.words[p] as usize;
+                    self.n_kw[w * k + old as usize] -= 1;
+                    self.n_kw[w * k + new as usize] += 1;
+                    self.n_k[old as usize] -= 1;
+                    self.n_k[new as usize] += 1;
+                }
+            }
+        }
         stats
     }
 
@@ -234,12 +243,59 @@ fn doc_slices<'a>(z: &'a mut [u32], doc_ptr: &[usize]) -> Vec<&'a mut [u32]> {
     out
 }
 
-/// Everything a token's MH kernel reads besides the document itself: the frozen
-/// topic-word counts, the word proposals and the priors.
+/// A document's topic counts with the list of its non-zero topics (O(1) updates).
+pub(crate) struct DocScratch {
+    n: Vec<u32>,
+    nonzero: Vec<u32>,
+    /// Position of each topic in `nonzero` (meaningful only where `n > 0`).
+    pos: Vec<u32>,
+    cumulative: Vec<f64>,
+}
+
+impl DocScratch {
+    pub(crate) fn new(k: usize) -> Self {
+        DocScratch { n: vec![0; k], nonzero: Vec::with_capacity(k), pos: vec![0; k], cumulative: Vec::with_capacity(k) }
+    }
+
+    /// Reset to the counts of `zs`.
+    pub(crate) fn load(&mut self, zs: &[u32]) {
+        for &t in &self.nonzero {
+            self.n[t as usize] = 0;
+        }
+        self.nonzero.clear();
+        for &t in zs {
+            self.inc(t as usize);
+        }
+    }
+
+    #[inline]
+    pub(crate) fn inc(&mut self, t: usize) {
+        if self.n[t] == 0 {
+            self.pos[t] = self.nonzero.len() as u32;
+            self.nonzero.push(t as u32);
+        }
+        self.n[t] += 1;
+    }
+
+    #[inline]
+    pub(crate) fn dec(&mut self, t: usize) {
+        self.n[t] -= 1;
+        if self.n[t] == 0 {
+            let p = self.pos[t] as usize;
+            let last = *self.nonzero.last().expect("non-empty while a count is positive");
+            self.nonzero[p] = last;
+            self.pos[last as usize] = p as u32;
+            self.nonzero.pop();
+        }
+    }
+}
+
+/// Everything a token's draw reads besides its document: the snapshot counts, φ̃
+/// computed from them and the priors.
 pub(crate) struct TokenKernel<'a> {
     n_kw: &'a [u32],
     n_k: &'a [u64],
-    proposals: &'a WordProposals,
+    snapshot: &'a Snapshot,
     k: usize,
     alpha: f64,
     beta: f64,
@@ -247,75 +303,57 @@ pub(crate) struct TokenKernel<'a> {
 }
 
 impl TokenKernel<'_> {
-    /// Run `mh_steps` cycles for token `i` of a document whose assignments are `zs`
-    /// (`zs[i]` holds the starting topic) and whose counts `n_dk` exclude token i.
-    /// `own` is the token's topic in the frozen counts. Returns the new topic; `zs[i]`
-    /// is kept equal to the current topic throughout.
-    #[allow(clippy::too_many_arguments)]
+    /// Draw token i's topic (word `w`, topic `own` in the snapshot) from the exact
+    /// conditional given its document's counts `doc`, which exclude the token.
     #[inline]
-    fn resample(&self, zs: &mut [u32], i: usize, w: usize, own: usize, n_dk: &[u32], mh_steps: usize, rng: &mut crate::rng::StreamRng, stats: &mut SweepStats) -> usize {
-        let (k, alpha, beta, vbeta) = (self.k, self.alpha, self.beta, self.vbeta);
-        let row = &self.n_kw[w * k..(w + 1) * k];
-        let n_k = self.n_k;
-        let len = zs.len() as f64;
-        let doc_mass = len + k as f64 * alpha;
-        let mut s = zs[i] as usize;
-        // Word factor of the target, with the token's own frozen contribution removed.
-        let target_word = |t: usize| {
-            let me = (t == own) as u32;
-            ((row[t] - me) as f64 + beta) / ((n_k[t] - me as u64) as f64 + vbeta)
-        };
-        // The word proposal's (unnormalised) density.
-        let proposal_word = |t: usize| (row[t] as f64 + beta) / (n_k[t] as f64 + vbeta);
-        for _ in 0..mh_steps {
-            // Word proposal: target ratio × reverse/forward proposal ratio.
-            let t = self.proposals.draw(w, rng.random::<f64>()) as usize;
-            stats.word_proposals += 1;
-            if t == s {
-                stats.word_accepted += 1;
-            } else {
-                let ratio = (n_dk[t] as f64 + alpha) * target_word(t) * proposal_word(s)
-                    / ((n_dk[s] as f64 + alpha) * target_word(s) * proposal_word(t));
-                if ratio >= 1.0 || rng.random::<f64>() < ratio {
-                    s = t;
-                    zs[i] = s as u32;
-                    stats.word_accepted += 1;
-                }
-            }
-            // Document proposal q(t) ∝ n_dk^-i + 1{t = s} + α: a random token of the
-            // document (token i itself included) or a uniform topic. The (n_dk + α)
-            // factors of target and proposal cancel, leaving the word factor.
-            let u = rng.random::<f64>() * doc_mass;
-            let t = if u < len { zs[u as usize] as usize } else { (((u - len) / alpha) as usize).min(k - 1) };
-            stats.doc_proposals += 1;
-            if t == s {
-                stats.doc_accepted += 1;
-            } else {
-                let ratio = target_word(t) / target_word(s);
-                if ratio >= 1.0 || rng.random::<f64>() < ratio {
-                    s = t;
-                    zs[i] = s as u32;
-                    stats.doc_accepted += 1;
-                }
+    pub(crate) fn draw(&self, w: usize, own: usize, doc: &mut DocScratch, rng: &mut crate::rng::StreamRng, stats: &mut SweepStats) -> usize {
+        let k = self.k;
+        let phi = &self.snapshot.phi[w * k..(w + 1) * k];
+        // φ̃ of the own topic with the token's snapshot contribution removed.
+        let own_adjusted = ((self.n_kw[w * k + own] - 1) as f64 + self.beta) / ((self.n_k[own] - 1) as f64 + self.vbeta);
+        doc.cumulative.clear();
+        let mut b = 0.0;
+        for &t in &doc.nonzero {
+            let t = t as usize;
+            let p = if t == own { own_adjusted } else { phi[t] as f64 };
+            b += doc.n[t] as f64 * p;
+            doc.cumulative.push(b);
+        }
+        stats.tokens += 1;
+        stats.doc_topics_visited += doc.nonzero.len() as u64;
+        let a = self.alpha * (self.snapshot.phi_total[w] - phi[own] as f64 + own_adjusted);
+        let u = rng.random::<f64>() * (a + b);
+        if u < b {
+            let j = doc.cumulative.partition_point(|&c| c <= u).min(doc.nonzero.len() - 1);
+            return doc.nonzero[j] as usize;
+        }
+        // Smoothing bucket: scan α φ̃_w· (own topic adjusted).
+        stats.smoothing_draws += 1;
+        let target = (u - b) / self.alpha;
+        let mut c = 0.0;
+        for (t, &p) in phi.iter().enumerate() {
+            c += if t == own { own_adjusted } else { p as f64 };
+            if target < c {
+                return t;
             }
         }
-        s
+        // Rounding left the target past the last partial sum: take the last topic with
+        // positive weight (every topic has weight ≥ β/(n_k + Vβ) > 0).
+        k - 1
     }
 }
 
-/// Resample every token of one document. `n_dk` is scratch space of length K.
-fn sample_document(zs: &mut [u32], words: &[u32], n_dk: &mut [u32], kernel: &TokenKernel, mh_steps: usize, rng: &mut crate::rng::StreamRng) -> SweepStats {
-    n_dk.fill(0);
-    for &t in zs.iter() {
-        n_dk[t as usize] += 1;
-    }
+/// Resample every token of one document.
+fn sample_document(zs: &mut [u32], words: &[u32], doc: &mut DocScratch, kernel: &TokenKernel, rng: &mut crate::rng::StreamRng) -> SweepStats {
+    doc.load(zs);
     let mut stats = SweepStats::default();
     for i in 0..zs.len() {
         // Before its visit a token still holds its topic from the frozen counts.
         let own = zs[i] as usize;
-        n_dk[own] -= 1;
-        let s = kernel.resample(zs, i, words[i] as usize, own, n_dk, mh_steps, rng, &mut stats);
-        n_dk[s] += 1;
+        doc.dec(own);
+        let t = kernel.draw(words[i] as usize, own, doc, rng, &mut stats);
+        doc.inc(t);
+        zs[i] = t as u32;
     }
     stats
 }

@@ -19,6 +19,9 @@ pub struct Tokens {
     /// Token positions grouped by word.
     pub word_tokens: Vec<u32>,
     pub num_terms: usize,
+    /// Documents grouped into consecutive blocks of about `sync_tokens` tokens (a
+    /// document is never split); the sampler synchronises counts between blocks.
+    pub blocks: Vec<std::ops::Range<usize>>,
 }
 
 impl Tokens {
@@ -49,7 +52,25 @@ impl Tokens {
             word_tokens[fill[w as usize]] = i as u32;
             fill[w as usize] += 1;
         }
-        Tokens { doc_ptr, words, word_ptr, word_tokens, num_terms }
+        let blocks = vec![0..num_docs];
+        Tokens { doc_ptr, words, word_ptr, word_tokens, num_terms, blocks }
+    }
+
+    /// Regroup documents into blocks of at least `sync_tokens` tokens (the last may be
+    /// smaller). Depends on the corpus only, never on the thread count.
+    pub fn set_blocks(&mut self, sync_tokens: usize) {
+        let mut blocks = Vec::new();
+        let mut start = 0;
+        for d in 0..self.num_docs() {
+            if self.doc_ptr[d + 1] - self.doc_ptr[start] >= sync_tokens.max(1) {
+                blocks.push(start..d + 1);
+                start = d + 1;
+            }
+        }
+        if start < self.num_docs() || blocks.is_empty() {
+            blocks.push(start..self.num_docs());
+        }
+        self.blocks = blocks;
     }
 
     pub fn num_docs(&self) -> usize {
@@ -77,6 +98,11 @@ mod tests {
         assert_eq!(t.doc_ptr, vec![0, 3, 7]);
         assert_eq!(t.words, vec![0, 0, 2, 1, 2, 2, 2]);
         assert_eq!(t.positions_of(2), &[2, 4, 5, 6]);
+        let mut t = t;
+        t.set_blocks(3);
+        assert_eq!(t.blocks, vec![0..1, 1..2]);
+        t.set_blocks(100);
+        assert_eq!(t.blocks, vec![0..2]);
         for w in 0..3 {
             assert!(t.positions_of(w).iter().all(|&p| t.words[p as usize] == w as u32));
         }

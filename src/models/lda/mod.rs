@@ -9,6 +9,7 @@
 //! The fitted [`LdaModel`] stores posterior means over kept sweeps: word rates φ,
 //! training documents' proportions θ and topic shares.
 
+pub mod dense_kernel;
 pub mod foldin;
 pub mod loglik;
 pub mod params;
@@ -104,7 +105,7 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
     let k = p.topics;
     let mut tokens = Tokens::from_counts(&corpus.counts, v);
     tokens.set_blocks(p.sync_tokens);
-    let mut snapshot = sampler::Snapshot::new(v, k);
+    let mut snapshot = sampler::Snapshot::new(v, k, !sampler::uses_dense_kernel(k));
     let n = tokens.num_tokens().max(1) as f64;
     let mut state = GibbsState::init(&tokens, k, p.alpha, p.beta, seed);
     let mut phi_sum = vec![0.0; v * k];

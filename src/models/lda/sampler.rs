@@ -21,10 +21,20 @@
 //! thread count, and staleness is bounded by one block rather than one sweep.
 
 use super::loglik::{log_p_topics_of_document, log_p_words_given_topics, LgammaOffset};
+use super::dense_kernel::{self, DenseScratch};
 use super::tokens::Tokens;
 use crate::rng::{stream, Purpose};
 use rand::RngExt;
 use rayon::prelude::*;
+
+/// Up to this many topics the dense, vectorised kernel is used; above it, the sparse
+/// kernel whose cost per token grows with the document's non-zero topics, not with K.
+pub const DENSE_MAX_TOPICS: usize = 256;
+
+/// Whether sweeps with `k` topics use the dense kernel.
+pub fn uses_dense_kernel(k: usize) -> bool {
+    k <= DENSE_MAX_TOPICS
+}
 
 /// The sampler's state: assignments and the counts they imply.
 #[derive(Debug, Clone)]
@@ -48,7 +58,7 @@ pub struct SweepStats {
     pub tokens: u64,
     /// Σ over tokens of the number of non-zero topics in the token's document.
     pub doc_topics_visited: u64,
-    /// Draws that landed in the smoothing bucket.
+    /// Draws that landed in the smoothing bucket (including redrawn ones).
     pub smoothing_draws: u64,
 }
 
@@ -66,36 +76,53 @@ impl SweepStats {
     }
 }
 
-/// What the kernel reads of the topic-word counts: a snapshot taken at a block's start.
+/// What the kernels read besides the counts themselves (which stay unchanged during a
+/// block, so they are their own snapshot): 1/(n_k + Vβ) and, for the sparse kernel only,
+/// the table φ̃_wk = (n_kw + β)/(n_k + Vβ) with its per-word totals.
 pub struct Snapshot {
-    /// φ̃_wk = (n_kw + β)/(n_k + Vβ), word-major, in single precision (halves the
-    /// memory traffic of the per-block refresh; relative error 6e-8).
+    /// 1/(n_k + Vβ) in single precision.
+    inv: Vec<f32>,
+    /// φ̃, word-major (sparse kernel only; empty for the dense one).
     phi: Vec<f32>,
-    /// Σ_k φ̃_wk per word, summed from the same single-precision values.
+    /// Σ_k φ̃_wk per word (sparse kernel only).
     phi_total: Vec<f64>,
 }
 
 impl Snapshot {
-    pub fn new(num_terms: usize, k: usize) -> Self {
-        Snapshot { phi: vec![0.0; num_terms * k], phi_total: vec![0.0; num_terms] }
+    /// A snapshot for `k` topics; the φ̃ table is kept only when `with_table` (the
+    /// sparse kernel needs it, see [`uses_dense_kernel`]).
+    pub fn new(num_terms: usize, k: usize, with_table: bool) -> Self {
+        let table = if with_table { num_terms * k } else { 0 };
+        Snapshot { inv: vec![0.0; k], phi: vec![0.0; table], phi_total: vec![0.0; if table > 0 { num_terms } else { 0 }] }
     }
 
-    /// Recompute from the counts (parallel over words).
+    /// Recompute from the counts (the table in parallel over words).
     pub fn refresh(&mut self, state: &GibbsState) {
         let k = state.num_topics;
-        let beta = state.beta;
-        let vbeta = state.num_terms as f64 * beta;
-        let inv: Vec<f64> = state.n_k.iter().map(|&n| 1.0 / (n as f64 + vbeta)).collect();
+        let vbeta = state.num_terms as f64 * state.beta;
+        for (i, &n) in self.inv.iter_mut().zip(&state.n_k) {
+            *i = (1.0 / (n as f64 + vbeta)) as f32;
+        }
+        if self.phi.is_empty() {
+            return;
+        }
+        let (inv, beta) = (&self.inv, state.beta as f32);
         self.phi.par_chunks_mut(k).zip(self.phi_total.par_iter_mut()).zip(state.n_kw.par_chunks(k)).for_each(|((phi, total), row)| {
             let mut sum = 0.0;
             for t in 0..k {
-                let v = ((row[t] as f64 + beta) * inv[t]) as f32;
+                let v = phi_value(row[t], beta, inv[t]);
                 phi[t] = v;
                 sum += v as f64;
             }
             *total = sum;
         });
     }
+}
+
+/// φ̃ = (n + β)/(n_k + Vβ) in single precision, computed the same way everywhere.
+#[inline(always)]
+pub(crate) fn phi_value(count: u32, beta: f32, inv: f32) -> f32 {
+    (count as f32 + beta) * inv
 }
 
 impl GibbsState {
@@ -150,20 +177,24 @@ impl GibbsState {
             let (t0, t1) = (tokens.doc_ptr[block.start], tokens.doc_ptr[block.end]);
             let before: Vec<u32> = self.z[t0..t1].to_vec();
             let kernel = TokenKernel { n_kw: &self.n_kw, n_k: &self.n_k, snapshot, k, alpha, beta, vbeta };
-            let block_stats = doc_slices(&mut self.z[t0..t1], &tokens.doc_ptr[block.start..=block.end])
-                .into_par_iter()
-                .enumerate()
-                .with_min_len(4)
-                .map_init(
-                    || DocScratch::new(k),
-                    |scratch, (i, zs)| {
-                        let d = block.start + i;
-                        let words = &tokens.words[tokens.doc_ptr[d]..tokens.doc_ptr[d + 1]];
-                        let mut rng = stream(seed, Purpose::Sweep, iteration, d as u64);
-                        sample_document(zs, words, scratch, &kernel, &mut rng)
-                    },
-                )
-                .reduce(SweepStats::default, SweepStats::merge);
+            let slices = doc_slices(&mut self.z[t0..t1], &tokens.doc_ptr[block.start..=block.end]);
+            let words_of = |i: usize| &tokens.words[tokens.doc_ptr[block.start + i]..tokens.doc_ptr[block.start + i + 1]];
+            let rng_of = |i: usize| stream(seed, Purpose::Sweep, iteration, (block.start + i) as u64);
+            let block_stats = if uses_dense_kernel(k) {
+                slices
+                    .into_par_iter()
+                    .enumerate()
+                    .with_min_len(4)
+                    .map_init(|| DenseScratch::new(k), |scratch, (i, zs)| dense_kernel::sample_document(zs, words_of(i), scratch, &kernel, &mut rng_of(i)))
+                    .reduce(SweepStats::default, SweepStats::merge)
+            } else {
+                slices
+                    .into_par_iter()
+                    .enumerate()
+                    .with_min_len(4)
+                    .map_init(|| DocScratch::new(k), |scratch, (i, zs)| sample_document(zs, words_of(i), scratch, &kernel, &mut rng_of(i)))
+                    .reduce(SweepStats::default, SweepStats::merge)
+            };
             stats = stats.merge(block_stats);
             // Apply the block's moves to the counts.
             for (p, &old) in (t0..t1).zip(&before) {
@@ -243,26 +274,31 @@ fn doc_slices<'a>(z: &'a mut [u32], doc_ptr: &[usize]) -> Vec<&'a mut [u32]> {
     out
 }
 
-/// A document's topic counts with the list of its non-zero topics (O(1) updates).
+/// A document's topic counts as a list of its non-zero topics with their counts
+/// (O(1) updates), plus scratch space for the cumulative weights.
 pub(crate) struct DocScratch {
-    n: Vec<u32>,
-    nonzero: Vec<u32>,
-    /// Position of each topic in `nonzero` (meaningful only where `n > 0`).
+    /// Non-zero topics and, aligned, their counts.
+    topics: Vec<u32>,
+    counts: Vec<u32>,
+    /// Position of each topic in `topics`, or `ABSENT`.
     pos: Vec<u32>,
     cumulative: Vec<f64>,
 }
 
+const ABSENT: u32 = u32::MAX;
+
 impl DocScratch {
     pub(crate) fn new(k: usize) -> Self {
-        DocScratch { n: vec![0; k], nonzero: Vec::with_capacity(k), pos: vec![0; k], cumulative: Vec::with_capacity(k) }
+        DocScratch { topics: Vec::with_capacity(k), counts: Vec::with_capacity(k), pos: vec![ABSENT; k], cumulative: vec![0.0; k] }
     }
 
     /// Reset to the counts of `zs`.
     pub(crate) fn load(&mut self, zs: &[u32]) {
-        for &t in &self.nonzero {
-            self.n[t as usize] = 0;
+        for &t in &self.topics {
+            self.pos[t as usize] = ABSENT;
         }
-        self.nonzero.clear();
+        self.topics.clear();
+        self.counts.clear();
         for &t in zs {
             self.inc(t as usize);
         }
@@ -270,22 +306,28 @@ impl DocScratch {
 
     #[inline]
     pub(crate) fn inc(&mut self, t: usize) {
-        if self.n[t] == 0 {
-            self.pos[t] = self.nonzero.len() as u32;
-            self.nonzero.push(t as u32);
+        match self.pos[t] {
+            ABSENT => {
+                self.pos[t] = self.topics.len() as u32;
+                self.topics.push(t as u32);
+                self.counts.push(1);
+            }
+            p => self.counts[p as usize] += 1,
         }
-        self.n[t] += 1;
     }
 
     #[inline]
     pub(crate) fn dec(&mut self, t: usize) {
-        self.n[t] -= 1;
-        if self.n[t] == 0 {
-            let p = self.pos[t] as usize;
-            let last = *self.nonzero.last().expect("non-empty while a count is positive");
-            self.nonzero[p] = last;
-            self.pos[last as usize] = p as u32;
-            self.nonzero.pop();
+        let p = self.pos[t] as usize;
+        self.counts[p] -= 1;
+        if self.counts[p] == 0 {
+            let last = self.topics.len() - 1;
+            self.topics.swap(p, last);
+            self.counts.swap(p, last);
+            self.pos[self.topics[p] as usize] = p as u32;
+            self.topics.pop();
+            self.counts.pop();
+            self.pos[t] = ABSENT;
         }
     }
 }
@@ -293,53 +335,91 @@ impl DocScratch {
 /// Everything a token's draw reads besides its document: the snapshot counts, φ̃
 /// computed from them and the priors.
 pub(crate) struct TokenKernel<'a> {
-    n_kw: &'a [u32],
-    n_k: &'a [u64],
-    snapshot: &'a Snapshot,
-    k: usize,
-    alpha: f64,
-    beta: f64,
-    vbeta: f64,
+    pub(crate) n_kw: &'a [u32],
+    pub(crate) n_k: &'a [u64],
+    pub(crate) snapshot: &'a Snapshot,
+    pub(crate) k: usize,
+    pub(crate) alpha: f64,
+    pub(crate) beta: f64,
+    pub(crate) vbeta: f64,
 }
 
 impl TokenKernel<'_> {
+    /// φ̃_w· from the snapshot table (sparse kernel).
+    #[inline]
+    pub(crate) fn phi_row(&self, w: usize) -> &[f32] {
+        &self.snapshot.phi[w * self.k..(w + 1) * self.k]
+    }
+
+    /// The counts n_w· (the dense kernel computes φ̃ from them and `inv`).
+    #[inline]
+    pub(crate) fn count_row(&self, w: usize) -> &[u32] {
+        &self.n_kw[w * self.k..(w + 1) * self.k]
+    }
+
+    /// 1/(n_k + Vβ) for every topic.
+    #[inline]
+    pub(crate) fn inv(&self) -> &[f32] {
+        &self.snapshot.inv
+    }
+
+    /// φ̃'/φ̃ for the token's own topic: the probability of keeping a draw of it, where
+    /// φ̃ is the weight the draw used and φ̃' excludes the token's own count from the
+    /// snapshot (so the ratio is ≤ 1 up to rounding).
+    #[inline]
+    pub(crate) fn keep_own(&self, w: usize, own: usize) -> f64 {
+        let k = self.k;
+        let used = phi_value(self.n_kw[w * k + own], self.beta as f32, self.snapshot.inv[own]) as f64;
+        ((self.n_kw[w * k + own] - 1) as f64 + self.beta) / ((self.n_k[own] - 1) as f64 + self.vbeta) / used
+    }
+
     /// Draw token i's topic (word `w`, topic `own` in the snapshot) from the exact
     /// conditional given its document's counts `doc`, which exclude the token.
+    ///
+    /// Draws come from (n_dk + α) φ̃_wk with the snapshot's φ̃; a draw of `own` is kept
+    /// with probability φ̃'/φ̃, where φ̃' excludes the token's own snapshot count (never
+    /// larger), and redrawn otherwise. The accepted draw has the exact conditional.
     #[inline]
     pub(crate) fn draw(&self, w: usize, own: usize, doc: &mut DocScratch, rng: &mut crate::rng::StreamRng, stats: &mut SweepStats) -> usize {
         let k = self.k;
-        let phi = &self.snapshot.phi[w * k..(w + 1) * k];
-        // φ̃ of the own topic with the token's snapshot contribution removed.
-        let own_adjusted = ((self.n_kw[w * k + own] - 1) as f64 + self.beta) / ((self.n_k[own] - 1) as f64 + self.vbeta);
-        doc.cumulative.clear();
+        let phi = self.phi_row(w);
+        let keep_own = self.keep_own(w, own);
+        let n = doc.topics.len();
+        let cumulative = &mut doc.cumulative[..n];
         let mut b = 0.0;
-        for &t in &doc.nonzero {
-            let t = t as usize;
-            let p = if t == own { own_adjusted } else { phi[t] as f64 };
-            b += doc.n[t] as f64 * p;
-            doc.cumulative.push(b);
+        for ((c, &t), &count) in cumulative.iter_mut().zip(&doc.topics).zip(&doc.counts) {
+            b += count as f64 * phi[t as usize] as f64;
+            *c = b;
         }
         stats.tokens += 1;
-        stats.doc_topics_visited += doc.nonzero.len() as u64;
-        let a = self.alpha * (self.snapshot.phi_total[w] - phi[own] as f64 + own_adjusted);
-        let u = rng.random::<f64>() * (a + b);
-        if u < b {
-            let j = doc.cumulative.partition_point(|&c| c <= u).min(doc.nonzero.len() - 1);
-            return doc.nonzero[j] as usize;
-        }
-        // Smoothing bucket: scan α φ̃_w· (own topic adjusted).
-        stats.smoothing_draws += 1;
-        let target = (u - b) / self.alpha;
-        let mut c = 0.0;
-        for (t, &p) in phi.iter().enumerate() {
-            c += if t == own { own_adjusted } else { p as f64 };
-            if target < c {
+        stats.doc_topics_visited += n as u64;
+        let a = self.alpha * self.snapshot.phi_total[w];
+        loop {
+            let u = rng.random::<f64>() * (a + b);
+            let t = if u < b {
+                let j = cumulative.partition_point(|&c| c <= u).min(n - 1);
+                doc.topics[j] as usize
+            } else {
+                // Smoothing bucket: scan α φ̃_w·.
+                stats.smoothing_draws += 1;
+                let target = (u - b) / self.alpha;
+                let mut c = 0.0;
+                // Rounding may leave the target past the last partial sum: then the last
+                // topic (every topic has weight ≥ β/(n_k + Vβ) > 0).
+                let mut pick = k - 1;
+                for (t, &p) in phi.iter().enumerate() {
+                    c += p as f64;
+                    if target < c {
+                        pick = t;
+                        break;
+                    }
+                }
+                pick
+            };
+            if t != own || rng.random::<f64>() < keep_own {
                 return t;
             }
         }
-        // Rounding left the target past the last partial sum: take the last topic with
-        // positive weight (every topic has weight ≥ β/(n_k + Vβ) > 0).
-        k - 1
     }
 }
 

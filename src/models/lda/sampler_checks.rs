@@ -60,38 +60,65 @@ fn kernel_for<'a>(state: &'a GibbsState, snapshot: &'a Snapshot) -> TokenKernel<
     }
 }
 
-/// Every draw of the token kernel must follow the exact collapsed conditional, for each
-/// token of an enumerable document, including when the token's own frozen topic is
-/// absent from the rest of the document. 100 000 draws per token; with K = 3 the
-/// statistic is chi-square with 2 degrees of freedom under the null, whose 0.999
-/// quantile is 13.8 (four tokens tested, so the family-wise level is below 0.004).
+/// Every draw of both token kernels (sparse and dense) must follow the exact collapsed
+/// conditional, for each token of an enumerable document, including tokens whose own
+/// snapshot topic is absent from the rest of the document. 100 000 draws per token and
+/// kernel; with K = 3 the statistic is chi-square with 2 degrees of freedom under the
+/// null, whose 0.999 quantile is 13.8 (eight tests, family-wise level below 0.008).
 #[test]
-fn token_kernel_draws_from_the_exact_conditional() {
+fn token_kernels_draw_from_the_exact_conditional() {
     let (state, _tokens) = tiny_state();
-    let mut snapshot = Snapshot::new(state.num_terms, state.num_topics);
+    let mut snapshot = Snapshot::new(state.num_terms, state.num_topics, true);
     snapshot.refresh(&state);
     let kernel = kernel_for(&state, &snapshot);
     let k = state.num_topics;
-    // Document 0 is words [0, 0, 1, 3] with frozen topics [0, 2, 1, 1].
+    // Document 0 is words [0, 0, 1, 3] with snapshot topics [0, 2, 1, 1].
     let words = [0usize, 0, 1, 3];
     let base: Vec<u32> = state.z[..4].to_vec();
     let mut rng = stream(5, Purpose::Estimate, 0, 0);
     let mut stats = SweepStats::default();
     let mut doc = DocScratch::new(k);
+    let mut dense = crate::models::lda::dense_kernel::DenseScratch::new(k);
     for i in 0..4 {
         let own = base[i] as usize;
         let pi = exact_conditional(&state, &base, i, words[i], own);
-        let mut hist = vec![0u64; k];
         doc.load(&base);
         doc.dec(own);
-        for _ in 0..100_000 {
-            hist[kernel.draw(words[i], own, &mut doc, &mut rng, &mut stats)] += 1;
+        dense.counts.fill(0.0);
+        for (j, &t) in base.iter().enumerate() {
+            if j != i {
+                dense.counts[t as usize] += 1.0;
+            }
         }
-        let x2 = chi_square(&hist, &pi);
-        assert!(x2 < 13.8, "token {i}: chi-square {x2}: hist {hist:?} vs {pi:?}");
+        let (mut sparse_hist, mut dense_hist) = (vec![0u64; k], vec![0u64; k]);
+        for _ in 0..100_000 {
+            sparse_hist[kernel.draw(words[i], own, &mut doc, &mut rng, &mut stats)] += 1;
+            dense_hist[crate::models::lda::dense_kernel::draw(&kernel, words[i], own, &mut dense, &mut rng, &mut stats)] += 1;
+        }
+        for (name, hist) in [("sparse", &sparse_hist), ("dense", &dense_hist)] {
+            let x2 = chi_square(hist, &pi);
+            assert!(x2 < 13.8, "{name} kernel, token {i}: chi-square {x2}: hist {hist:?} vs {pi:?}");
+        }
     }
-    // Both buckets were exercised.
+    // Both buckets of the sparse kernel were exercised.
     assert!(stats.smoothing_draws > 0 && stats.smoothing_draws < stats.tokens);
+}
+
+/// The sparse kernel is the one used above DENSE_MAX_TOPICS: check it inside whole
+/// sweeps there too (counts stay consistent, fits stay thread-count independent).
+#[test]
+fn sparse_kernel_runs_sweeps_with_many_topics() {
+    let (_, docs) = lda_corpus(4, 40, 60, 30, 0.3, 8);
+    let corpus = build_corpus(raw_options(), &[], docs).expect("corpus builds");
+    let k = super::DENSE_MAX_TOPICS + 4;
+    let params = LdaParams::from_json(&serde_json::json!({"topics": k, "iterations": 6, "thin": 2, "alpha": 0.05})).unwrap();
+    let fit = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| FitContext::silent(|ctx| fit_lda(&corpus, &params, 4, ctx).unwrap()))
+    };
+    let (a, b) = (fit(1), fit(2));
+    assert_eq!(a.word_rates, b.word_rates);
+    assert!(a.mean_doc_topics < 30.0, "the sparse kernel reports the document's topics, not K: {}", a.mean_doc_topics);
 }
 
 /// A sweep changes assignments but keeps the counts consistent with them.
@@ -100,7 +127,7 @@ fn sweep_keeps_counts_consistent() {
     let (mut state, tokens) = tiny_state();
     let before = state.z.clone();
     let mut changed = false;
-    let mut snapshot = Snapshot::new(state.num_terms, state.num_topics);
+    let mut snapshot = Snapshot::new(state.num_terms, state.num_topics, false);
     let mut tokens = tokens;
     tokens.set_blocks(2);
     assert!(tokens.blocks.len() > 1);

@@ -78,9 +78,11 @@ fn prefetch(row: &[u32]) {
     unsafe {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         let p = row.as_ptr() as *const i8;
-        _mm_prefetch(p, _MM_HINT_T0);
-        if row.len() > 16 {
-            _mm_prefetch(p.add(64), _MM_HINT_T0);
+        let bytes = std::mem::size_of_val(row);
+        let mut offset = 0;
+        while offset < bytes {
+            _mm_prefetch(p.add(offset), _MM_HINT_T0);
+            offset += 64;
         }
     }
     #[cfg(not(target_arch = "x86_64"))]

@@ -13,7 +13,8 @@
 //! topic's φ̃ is recomputed without it), so every draw is from the exact conditional.
 //!
 //! Determinism and parallelism: a sweep visits the documents in fixed blocks of about
-//! `sync_tokens` tokens. Within a block the documents are sampled in parallel against a
+//! `sync_tokens` tokens (documents of similar length together, so a block's work
+//! splits evenly across threads). Within a block the documents are sampled in parallel against a
 //! snapshot of the topic-word counts taken at the block's start (the delayed update of
 //! AD-LDA, Newman et al. 2009), with live counts of their own; after the block its
 //! changes are applied to the counts. Blocks depend on the corpus only, each document
@@ -97,17 +98,17 @@ impl Snapshot {
     }
 
     /// Recompute from the counts (the table in parallel over words).
-    pub fn refresh(&mut self, state: &GibbsState) {
-        let k = state.num_topics;
-        let vbeta = state.num_terms as f64 * state.beta;
-        for (i, &n) in self.inv.iter_mut().zip(&state.n_k) {
+    pub fn refresh(&mut self, n_kw: &[u32], n_k: &[u64], beta: f64, num_terms: usize) {
+        let k = n_k.len();
+        let vbeta = num_terms as f64 * beta;
+        for (i, &n) in self.inv.iter_mut().zip(n_k) {
             *i = (1.0 / (n as f64 + vbeta)) as f32;
         }
         if self.phi.is_empty() {
             return;
         }
-        let (inv, beta) = (&self.inv, state.beta as f32);
-        self.phi.par_chunks_mut(k).zip(self.phi_total.par_iter_mut()).zip(state.n_kw.par_chunks(k)).for_each(|((phi, total), row)| {
+        let (inv, beta) = (&self.inv, beta as f32);
+        self.phi.par_chunks_mut(k).zip(self.phi_total.par_iter_mut()).zip(n_kw.par_chunks(k)).for_each(|((phi, total), row)| {
             let mut sum = 0.0;
             for t in 0..k {
                 let v = phi_value(row[t], beta, inv[t]);
@@ -169,42 +170,44 @@ impl GibbsState {
     /// One sweep over every token, block by block (see the module docs).
     pub fn sweep(&mut self, tokens: &Tokens, snapshot: &mut Snapshot, seed: u64, iteration: u64) -> SweepStats {
         let k = self.num_topics;
-        let (alpha, beta) = (self.alpha, self.beta);
-        let vbeta = self.num_terms as f64 * beta;
+        let (alpha, beta, num_terms) = (self.alpha, self.beta, self.num_terms);
+        let vbeta = num_terms as f64 * beta;
+        let GibbsState { z, n_kw, n_k, .. } = self;
+        let mut slots: Vec<Option<&mut [u32]>> = doc_slices(z, &tokens.doc_ptr).into_iter().map(Some).collect();
         let mut stats = SweepStats::default();
+        let mut before: Vec<u32> = Vec::new();
         for block in &tokens.blocks {
-            snapshot.refresh(self);
-            let (t0, t1) = (tokens.doc_ptr[block.start], tokens.doc_ptr[block.end]);
-            let before: Vec<u32> = self.z[t0..t1].to_vec();
-            let kernel = TokenKernel { n_kw: &self.n_kw, n_k: &self.n_k, snapshot, k, alpha, beta, vbeta };
-            let slices = doc_slices(&mut self.z[t0..t1], &tokens.doc_ptr[block.start..=block.end]);
-            let words_of = |i: usize| &tokens.words[tokens.doc_ptr[block.start + i]..tokens.doc_ptr[block.start + i + 1]];
-            let rng_of = |i: usize| stream(seed, Purpose::Sweep, iteration, (block.start + i) as u64);
+            snapshot.refresh(n_kw, n_k, beta, num_terms);
+            let mut docs: Vec<(usize, &mut [u32])> = block.iter().map(|&d| (d as usize, slots[d as usize].take().expect("each document is in one block"))).collect();
+            before.clear();
+            for (_, zs) in &docs {
+                before.extend_from_slice(zs);
+            }
+            let kernel = TokenKernel { n_kw, n_k, snapshot, k, alpha, beta, vbeta };
+            let words_of = |d: usize| &tokens.words[tokens.doc_ptr[d]..tokens.doc_ptr[d + 1]];
+            let rng_of = |d: usize| stream(seed, Purpose::Sweep, iteration, d as u64);
             let block_stats = if uses_dense_kernel(k) {
-                slices
-                    .into_par_iter()
-                    .enumerate()
-                    .with_min_len(4)
-                    .map_init(|| DenseScratch::new(k), |scratch, (i, zs)| dense_kernel::sample_document(zs, words_of(i), scratch, &kernel, &mut rng_of(i)))
+                docs.par_iter_mut()
+                    .map_init(|| DenseScratch::new(k), |scratch, (d, zs)| dense_kernel::sample_document(zs, words_of(*d), scratch, &kernel, &mut rng_of(*d)))
                     .reduce(SweepStats::default, SweepStats::merge)
             } else {
-                slices
-                    .into_par_iter()
-                    .enumerate()
-                    .with_min_len(4)
-                    .map_init(|| DocScratch::new(k), |scratch, (i, zs)| sample_document(zs, words_of(i), scratch, &kernel, &mut rng_of(i)))
+                docs.par_iter_mut()
+                    .map_init(|| DocScratch::new(k), |scratch, (d, zs)| sample_document(zs, words_of(*d), scratch, &kernel, &mut rng_of(*d)))
                     .reduce(SweepStats::default, SweepStats::merge)
             };
             stats = stats.merge(block_stats);
             // Apply the block's moves to the counts.
-            for (p, &old) in (t0..t1).zip(&before) {
-                let new = self.z[p];
-                if new != old {
-                    let w = tokens.words[p] as usize;
-                    self.n_kw[w * k + old as usize] -= 1;
-                    self.n_kw[w * k + new as usize] += 1;
-                    self.n_k[old as usize] -= 1;
-                    self.n_k[new as usize] += 1;
+            let mut old_topics = before.iter();
+            for (d, zs) in &docs {
+                for (&new, &w) in zs.iter().zip(words_of(*d)) {
+                    let old = *old_topics.next().expect("one saved topic per token");
+                    if new != old {
+                        let w = w as usize;
+                        n_kw[w * k + old as usize] -= 1;
+                        n_kw[w * k + new as usize] += 1;
+                        n_k[old as usize] -= 1;
+                        n_k[new as usize] += 1;
+                    }
                 }
             }
         }

@@ -69,7 +69,7 @@ fn kernel_for<'a>(state: &'a GibbsState, snapshot: &'a Snapshot) -> TokenKernel<
 fn token_kernels_draw_from_the_exact_conditional() {
     let (state, _tokens) = tiny_state();
     let mut snapshot = Snapshot::new(state.num_terms, state.num_topics, true);
-    snapshot.refresh(&state);
+    snapshot.refresh(&state.n_kw, &state.n_k, state.beta, state.num_terms);
     let kernel = kernel_for(&state, &snapshot);
     let k = state.num_topics;
     // Document 0 is words [0, 0, 1, 3] with snapshot topics [0, 2, 1, 1].

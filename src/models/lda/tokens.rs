@@ -19,9 +19,9 @@ pub struct Tokens {
     /// Token positions grouped by word.
     pub word_tokens: Vec<u32>,
     pub num_terms: usize,
-    /// Documents grouped into consecutive blocks of about `sync_tokens` tokens (a
-    /// document is never split); the sampler synchronises counts between blocks.
-    pub blocks: Vec<std::ops::Range<usize>>,
+    /// Documents grouped into blocks of about `sync_tokens` tokens (a document is never
+    /// split); the sampler synchronises counts between blocks.
+    pub blocks: Vec<Vec<u32>>,
 }
 
 impl Tokens {
@@ -52,23 +52,31 @@ impl Tokens {
             word_tokens[fill[w as usize]] = i as u32;
             fill[w as usize] += 1;
         }
-        let blocks = vec![0..num_docs];
+        let blocks = vec![(0..num_docs as u32).collect()];
         Tokens { doc_ptr, words, word_ptr, word_tokens, num_terms, blocks }
     }
 
     /// Regroup documents into blocks of at least `sync_tokens` tokens (the last may be
-    /// smaller). Depends on the corpus only, never on the thread count.
+    /// smaller), longest documents first, so each block holds documents of similar
+    /// length and its work divides evenly among threads. Depends on the corpus only,
+    /// never on the thread count; ties keep document order.
     pub fn set_blocks(&mut self, sync_tokens: usize) {
+        let len = |d: usize| self.doc_ptr[d + 1] - self.doc_ptr[d];
+        let mut order: Vec<usize> = (0..self.num_docs()).collect();
+        order.sort_by(|&a, &b| len(b).cmp(&len(a)).then(a.cmp(&b)));
         let mut blocks = Vec::new();
-        let mut start = 0;
-        for d in 0..self.num_docs() {
-            if self.doc_ptr[d + 1] - self.doc_ptr[start] >= sync_tokens.max(1) {
-                blocks.push(start..d + 1);
-                start = d + 1;
+        let mut current = Vec::new();
+        let mut tokens = 0;
+        for d in order {
+            current.push(d as u32);
+            tokens += len(d);
+            if tokens >= sync_tokens.max(1) {
+                blocks.push(std::mem::take(&mut current));
+                tokens = 0;
             }
         }
-        if start < self.num_docs() || blocks.is_empty() {
-            blocks.push(start..self.num_docs());
+        if !current.is_empty() || blocks.is_empty() {
+            blocks.push(current);
         }
         self.blocks = blocks;
     }
@@ -100,9 +108,9 @@ mod tests {
         assert_eq!(t.positions_of(2), &[2, 4, 5, 6]);
         let mut t = t;
         t.set_blocks(3);
-        assert_eq!(t.blocks, vec![0..1, 1..2]);
+        assert_eq!(t.blocks, vec![vec![1], vec![0]], "longest first, one block each");
         t.set_blocks(100);
-        assert_eq!(t.blocks, vec![0..2]);
+        assert_eq!(t.blocks, vec![vec![1, 0]]);
         for w in 0..3 {
             assert!(t.positions_of(w).iter().all(|&p| t.words[p as usize] == w as u32));
         }

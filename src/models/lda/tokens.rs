@@ -7,6 +7,10 @@
 
 use crate::corpus::DocTermMatrix;
 
+/// Fewest documents in a sync block, so that even blocks of very long documents hold
+/// enough independent work to keep several threads busy.
+pub const MIN_BLOCK_DOCUMENTS: usize = 16;
+
 /// The corpus' tokens in document order with a per-word index.
 #[derive(Debug, Clone)]
 pub struct Tokens {
@@ -56,8 +60,8 @@ impl Tokens {
         Tokens { doc_ptr, words, word_ptr, word_tokens, num_terms, blocks }
     }
 
-    /// Regroup documents into blocks of at least `sync_tokens` tokens (the last may be
-    /// smaller), longest documents first, so each block holds documents of similar
+    /// Regroup documents into blocks of at least `sync_tokens` tokens and
+    /// [`MIN_BLOCK_DOCUMENTS`] documents (the last may be smaller), longest documents first, so each block holds documents of similar
     /// length and its work divides evenly among threads. Depends on the corpus only,
     /// never on the thread count; ties keep document order.
     pub fn set_blocks(&mut self, sync_tokens: usize) {
@@ -70,7 +74,7 @@ impl Tokens {
         for d in order {
             current.push(d as u32);
             tokens += len(d);
-            if tokens >= sync_tokens.max(1) {
+            if tokens >= sync_tokens.max(1) && current.len() >= MIN_BLOCK_DOCUMENTS {
                 blocks.push(std::mem::take(&mut current));
                 tokens = 0;
             }
@@ -108,7 +112,7 @@ mod tests {
         assert_eq!(t.positions_of(2), &[2, 4, 5, 6]);
         let mut t = t;
         t.set_blocks(3);
-        assert_eq!(t.blocks, vec![vec![1], vec![0]], "longest first, one block each");
+        assert_eq!(t.blocks, vec![vec![1, 0]], "longest first, at least MIN_BLOCK_DOCUMENTS per block");
         t.set_blocks(100);
         assert_eq!(t.blocks, vec![vec![1, 0]]);
         for w in 0..3 {

@@ -129,7 +129,7 @@ fn sweep_keeps_counts_consistent() {
     let mut changed = false;
     let mut snapshot = Snapshot::new(state.num_terms, state.num_topics, false);
     let mut tokens = tokens;
-    tokens.set_blocks(2);
+    tokens.set_blocks_with(2, 1);
     assert!(tokens.blocks.len() > 1);
     for it in 1..=20 {
         state.sweep(&tokens, &mut snapshot, 3, it);

@@ -65,6 +65,11 @@ impl Tokens {
     /// length and its work divides evenly among threads. Depends on the corpus only,
     /// never on the thread count; ties keep document order.
     pub fn set_blocks(&mut self, sync_tokens: usize) {
+        self.set_blocks_with(sync_tokens, MIN_BLOCK_DOCUMENTS);
+    }
+
+    /// [`Tokens::set_blocks`] with an explicit minimum of documents per block.
+    pub fn set_blocks_with(&mut self, sync_tokens: usize, min_documents: usize) {
         let len = |d: usize| self.doc_ptr[d + 1] - self.doc_ptr[d];
         let mut order: Vec<usize> = (0..self.num_docs()).collect();
         order.sort_by(|&a, &b| len(b).cmp(&len(a)).then(a.cmp(&b)));
@@ -74,7 +79,7 @@ impl Tokens {
         for d in order {
             current.push(d as u32);
             tokens += len(d);
-            if tokens >= sync_tokens.max(1) && current.len() >= MIN_BLOCK_DOCUMENTS {
+            if tokens >= sync_tokens.max(1) && current.len() >= min_documents {
                 blocks.push(std::mem::take(&mut current));
                 tokens = 0;
             }
@@ -113,6 +118,8 @@ mod tests {
         let mut t = t;
         t.set_blocks(3);
         assert_eq!(t.blocks, vec![vec![1, 0]], "longest first, at least MIN_BLOCK_DOCUMENTS per block");
+        t.set_blocks_with(3, 1);
+        assert_eq!(t.blocks, vec![vec![1], vec![0]], "longest first, one block each");
         t.set_blocks(100);
         assert_eq!(t.blocks, vec![vec![1, 0]]);
         for w in 0..3 {

@@ -135,7 +135,10 @@ impl Runner {
 
     async fn run_job(self: Arc<Self>, job: JobRow, token: CancelToken) {
         tracing::info!(attempt = job.attempts, "job started");
-        let outcome = if job.cancel_requested { Err(FitError::Cancelled) } else { self.execute(&job, &token).await };
+        // A cancel that arrived between the claim and the token's registration is only
+        // in the database: read the flag again now that the token is registered.
+        let cancel_requested = job.cancel_requested || matches!(self.store.get_job(&job.id).await, Ok(Some(j)) if j.cancel_requested);
+        let outcome = if cancel_requested { Err(FitError::Cancelled) } else { self.execute(&job, &token).await };
         let result = match outcome {
             Ok(blobs) => {
                 let model_id = uuid::Uuid::new_v4().to_string();

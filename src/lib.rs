@@ -5,6 +5,7 @@
 //! - [`corpus`]: uploaded documents → vocabulary, sparse counts, label tree.
 //! - [`models`]: the [`models::ModelFamily`] / [`models::TopicModel`] traits and one
 //!   folder per model (LDA first); pure numerics on rayon.
+//! - [`inference`]: generic samplers (HMC) over a log density with gradient.
 //! - [`summaries`]: frequency, exclusivity and FREX tables from fitted word rates.
 //! - [`rng`]: per-(seed, iteration, index) random streams, so results do not depend on
 //!   thread count.
@@ -13,12 +14,13 @@
 //! - [`api`]: axum router, handlers, problem+json errors, metrics.
 //! - [`config`] and [`cli`]: flags and environment; the offline `fit` command.
 //!
-//! `corpus`, `models`, `summaries` and `rng` never import axum, sqlx or tokio.
+//! `corpus`, `models`, `inference`, `summaries` and `rng` never import axum, sqlx or tokio.
 
 pub mod api;
 pub mod cli;
 pub mod config;
 pub mod corpus;
+pub mod inference;
 pub mod jobs;
 pub mod models;
 pub mod rng;

@@ -1,0 +1,207 @@
+//! One HMC transition with a dense mass matrix M (Neal 2011; paper 003, Algorithm 1).
+//!
+//! Momentum p ~ N(0, M), kinetic energy ½ pᵀM⁻¹p, `steps` leapfrog steps of size
+//! `step_size`, then a Metropolis correction on the total energy. M is given by its
+//! Cholesky factor; a Hessian that is not negative definite is repaired by a diagonal
+//! shift before it becomes a mass matrix ([`MassMatrix::from_negative_hessian`]).
+
+use nalgebra::{DMatrix, DVector};
+use rand::RngExt;
+use rand_distr::{Distribution, StandardNormal};
+
+/// A differentiable log density (up to a constant).
+pub trait LogDensity {
+    fn dim(&self) -> usize;
+    /// log p(x); writes ∇ log p(x) into `grad`.
+    fn logp_grad(&self, x: &[f64], grad: &mut [f64]) -> f64;
+}
+
+/// A positive-definite mass matrix held as its Cholesky factor M = L Lᵀ.
+#[derive(Debug, Clone)]
+pub struct MassMatrix {
+    l: DMatrix<f64>,
+    /// Whether the matrix had to be repaired (diagonal shift) to be positive definite.
+    pub repaired: bool,
+}
+
+impl MassMatrix {
+    /// M = −H, shifted along the diagonal until positive definite if it is not.
+    pub fn from_negative_hessian(hessian: &DMatrix<f64>) -> MassMatrix {
+        let m = -hessian;
+        if let Some(c) = m.clone().cholesky() {
+            return MassMatrix { l: c.l(), repaired: false };
+        }
+        // Diagonal shift: start from a small fraction of the largest diagonal entry and
+        // grow until the factorisation succeeds.
+        let scale = m.diagonal().iter().fold(1e-8f64, |a, &d| a.max(d.abs()));
+        let mut shift = scale * 1e-6;
+        loop {
+            let mut shifted = m.clone();
+            for i in 0..shifted.nrows() {
+                shifted[(i, i)] += shift;
+            }
+            if let Some(c) = shifted.cholesky() {
+                return MassMatrix { l: c.l(), repaired: true };
+            }
+            shift *= 10.0;
+        }
+    }
+
+    pub fn identity(dim: usize) -> MassMatrix {
+        MassMatrix { l: DMatrix::identity(dim, dim), repaired: false }
+    }
+
+    fn dim(&self) -> usize {
+        self.l.nrows()
+    }
+
+    /// M⁻¹ v.
+    fn solve(&self, v: &DVector<f64>) -> DVector<f64> {
+        let y = self.l.solve_lower_triangular(v).expect("Cholesky factor has a positive diagonal");
+        self.l.transpose().solve_upper_triangular(&y).expect("Cholesky factor has a positive diagonal")
+    }
+}
+
+/// What one transition did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HmcOutcome {
+    pub accepted: bool,
+    /// log of the Metropolis ratio (H_start − H_end); −∞ for a non-finite trajectory.
+    pub log_ratio: f64,
+}
+
+/// One HMC transition from `x` (updated in place when the proposal is accepted).
+pub fn hmc_step<T: LogDensity + ?Sized, R: rand::Rng + ?Sized>(
+    target: &T,
+    x: &mut [f64],
+    mass: &MassMatrix,
+    step_size: f64,
+    steps: usize,
+    rng: &mut R,
+) -> HmcOutcome {
+    let n = target.dim();
+    debug_assert_eq!(mass.dim(), n);
+    let z = DVector::from_iterator(n, (0..n).map(|_| StandardNormal.sample(rng)));
+    let p0 = &mass.l * z;
+    let mut grad = vec![0.0; n];
+    let logp0 = target.logp_grad(x, &mut grad);
+    let kinetic = |p: &DVector<f64>| 0.5 * p.dot(&mass.solve(p));
+    let h0 = kinetic(&p0) - logp0;
+    let mut q = DVector::from_column_slice(x);
+    let mut p = p0;
+    let mut logp = logp0;
+    for _ in 0..steps {
+        p += DVector::from_column_slice(&grad) * (0.5 * step_size);
+        q += mass.solve(&p) * step_size;
+        logp = target.logp_grad(q.as_slice(), &mut grad);
+        if !logp.is_finite() {
+            return HmcOutcome { accepted: false, log_ratio: f64::NEG_INFINITY };
+        }
+        p += DVector::from_column_slice(&grad) * (0.5 * step_size);
+    }
+    let h1 = kinetic(&p) - logp;
+    let log_ratio = if h1.is_finite() { h0 - h1 } else { f64::NEG_INFINITY };
+    let accepted = log_ratio >= 0.0 || rng.random::<f64>().ln() < log_ratio;
+    if accepted {
+        x.copy_from_slice(q.as_slice());
+    }
+    HmcOutcome { accepted, log_ratio }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{stream, Purpose};
+
+    /// A correlated bivariate normal with known mean and covariance.
+    struct Gaussian {
+        mean: [f64; 2],
+        precision: DMatrix<f64>,
+    }
+
+    impl LogDensity for Gaussian {
+        fn dim(&self) -> usize {
+            2
+        }
+        fn logp_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+            let d = DVector::from_vec(vec![x[0] - self.mean[0], x[1] - self.mean[1]]);
+            let g = -(&self.precision * &d);
+            grad.copy_from_slice(g.as_slice());
+            -0.5 * d.dot(&(&self.precision * &d))
+        }
+    }
+
+    fn target() -> Gaussian {
+        // Covariance [[1, 0.8], [0.8, 1]]: precision = inverse.
+        let cov = DMatrix::from_row_slice(2, 2, &[1.0, 0.8, 0.8, 1.0]);
+        Gaussian { mean: [1.0, -2.0], precision: cov.try_inverse().unwrap() }
+    }
+
+    /// With M = the precision (−Hessian), draws have the target's mean and covariance.
+    /// 20 000 draws; HMC with 3 leapfrog steps of 0.5 in the whitened space gives
+    /// nearly independent draws, so the standard error of each mean is about
+    /// sqrt(1/20000) = 0.007 and of each second moment about 0.01: a band of 0.05 is
+    /// five standard errors.
+    #[test]
+    fn samples_a_correlated_gaussian() {
+        let t = target();
+        let mass = MassMatrix::from_negative_hessian(&(-t.precision.clone()));
+        assert!(!mass.repaired);
+        let mut rng = stream(1, Purpose::Estimate, 0, 0);
+        let mut x = [0.0, 0.0];
+        let n = 20_000;
+        let (mut s0, mut s1, mut s00, mut s11, mut s01, mut acc) = (0.0, 0.0, 0.0, 0.0, 0.0, 0);
+        for i in 0..n + 200 {
+            let out = hmc_step(&t, &mut x, &mass, 0.5, 3, &mut rng);
+            if i < 200 {
+                continue;
+            }
+            acc += out.accepted as usize;
+            let (a, b) = (x[0] - 1.0, x[1] + 2.0);
+            s0 += a;
+            s1 += b;
+            s00 += a * a;
+            s11 += b * b;
+            s01 += a * b;
+        }
+        let nf = n as f64;
+        for (got, want) in [(s0 / nf, 0.0), (s1 / nf, 0.0), (s00 / nf, 1.0), (s11 / nf, 1.0), (s01 / nf, 0.8)] {
+            assert!((got - want).abs() < 0.05, "moment {got} vs {want}");
+        }
+        assert!(acc as f64 / nf > 0.9, "acceptance {}", acc as f64 / nf);
+    }
+
+    /// A Hessian with a positive eigenvalue is repaired into a usable mass matrix.
+    #[test]
+    fn indefinite_hessian_is_repaired() {
+        let h = DMatrix::from_row_slice(2, 2, &[-1.0, 0.0, 0.0, 0.5]);
+        let m = MassMatrix::from_negative_hessian(&h);
+        assert!(m.repaired);
+        let v = DVector::from_vec(vec![1.0, 1.0]);
+        assert!(v.dot(&m.solve(&v)) > 0.0);
+    }
+
+    /// A diverging trajectory is rejected and leaves the state unchanged.
+    #[test]
+    fn non_finite_trajectories_are_rejected() {
+        struct Cliff;
+        impl LogDensity for Cliff {
+            fn dim(&self) -> usize {
+                1
+            }
+            fn logp_grad(&self, x: &[f64], g: &mut [f64]) -> f64 {
+                g[0] = 1e300;
+                if x[0] > 0.5 {
+                    f64::NAN
+                } else {
+                    0.0
+                }
+            }
+        }
+        let mut x = [0.0];
+        let mut rng = stream(2, Purpose::Estimate, 0, 0);
+        let out = hmc_step(&Cliff, &mut x, &MassMatrix::identity(1), 1.0, 2, &mut rng);
+        assert!(!out.accepted);
+        assert_eq!(x, [0.0]);
+    }
+}

@@ -1,0 +1,11 @@
+//! HPC (hierarchical Poisson convolution, Airoldi & Bischof 2016): building blocks.
+//!
+//! Why it exists: HPC's block Gibbs sampler draws each word's log rates μ_f and each
+//! document's affinities ξ_d by scheduled conditional HMC. This folder holds the
+//! conditionals as [`crate::inference::LogDensity`] values with analytic gradients and
+//! Hessians (paper 003, Appendix A.2), checked against finite differences. The model
+//! family itself (fit loop, hyperparameter draws, FREX estimands, prediction) is not
+//! registered in [`crate::models::FAMILIES`] yet.
+
+pub mod rates;
+pub mod tree_prior;

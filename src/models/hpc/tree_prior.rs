@@ -1,0 +1,56 @@
+//! The Gaussian diffusion of a word's log rates down the label tree (paper 003, §2.1):
+//! μ_root ~ N(ψ, γ²) and μ_child ~ N(μ_parent, τ²_parent).
+//!
+//! Nodes are numbered 0 (the implicit corpus root) and 1..=K (the labels). The prior
+//! precision Λ is tree-structured: every edge adds its precision to both ends' diagonal
+//! entries and subtracts it from the two off-diagonal entries.
+
+use nalgebra::DMatrix;
+
+/// The tree and the variances of one word's prior.
+#[derive(Debug, Clone)]
+pub struct TreePrior {
+    /// Parent of each node; `parent[0]` is `None` (the root), labels have `Some`.
+    pub parent: Vec<Option<usize>>,
+    pub psi: f64,
+    pub gamma2: f64,
+    /// τ² of each node as a parent (used by the edges to its children).
+    pub tau2: Vec<f64>,
+}
+
+impl TreePrior {
+    pub fn num_nodes(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// log N(μ | ψ1, Λ⁻¹) up to a constant; adds its gradient into `grad`.
+    pub fn logp_grad(&self, mu: &[f64], grad: &mut [f64]) -> f64 {
+        let d0 = mu[0] - self.psi;
+        let mut logp = -0.5 * d0 * d0 / self.gamma2;
+        grad[0] -= d0 / self.gamma2;
+        for (c, p) in self.parent.iter().enumerate() {
+            if let Some(p) = *p {
+                let q = 1.0 / self.tau2[p];
+                let diff = mu[c] - mu[p];
+                logp -= 0.5 * q * diff * diff;
+                grad[c] -= q * diff;
+                grad[p] += q * diff;
+            }
+        }
+        logp
+    }
+
+    /// The prior Hessian −Λ, added into `h`.
+    pub fn add_hessian(&self, h: &mut DMatrix<f64>) {
+        h[(0, 0)] -= 1.0 / self.gamma2;
+        for (c, p) in self.parent.iter().enumerate() {
+            if let Some(p) = *p {
+                let q = 1.0 / self.tau2[p];
+                h[(c, c)] -= q;
+                h[(p, p)] -= q;
+                h[(c, p)] += q;
+                h[(p, c)] += q;
+            }
+        }
+    }
+}

@@ -7,5 +7,7 @@
 //! family itself (fit loop, hyperparameter draws, FREX estimands, prediction) is not
 //! registered in [`crate::models::FAMILIES`] yet.
 
+pub mod affinity;
 pub mod rates;
 pub mod tree_prior;
+pub mod variances;

@@ -1,0 +1,192 @@
+//! The conditional posterior of one document's topic affinities ξ_d (paper 003, A.2.2).
+//!
+//! θ_d = softmax of ξ_d over the document's *active* labels only, so the posterior
+//! factorises: the active block carries the word likelihood, the label terms and the
+//! prior; every inactive coordinate carries only its label term log(1 − σ(ξ)) and its
+//! prior, independently of everything else. [`ActiveAffinities`] is the active block:
+//!
+//! log p(ξ_A) = −l_d Σ_k θ_k B_k + Σ_f w_fd log(Σ_k θ_k β_fk)
+//!             + Σ_k [ξ_k − log(1 + e^{ξ_k})] − Σ_k (ξ_k − η_k)² / (2λ²),
+//!
+//! with B_k = Σ_f β_fk (one vector per scan) and the sum over f only over the words the
+//! document contains. [`InactiveAffinity`] is one inactive coordinate.
+
+use crate::inference::LogDensity;
+use nalgebra::DMatrix;
+
+/// The active block of ξ_d: rates restricted to the document's active labels.
+pub struct ActiveAffinities<'a> {
+    /// l_d, the document's length over the mean length.
+    pub length: f64,
+    /// B_k for the active labels.
+    pub rate_totals: &'a [f64],
+    /// (w_fd, β_f restricted to the active labels) for each word of the document.
+    pub words: &'a [(f64, Vec<f64>)],
+    /// η restricted to the active labels, and the prior variance λ².
+    pub eta: &'a [f64],
+    pub lambda2: f64,
+}
+
+fn softmax(xi: &[f64]) -> Vec<f64> {
+    let max = xi.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let e: Vec<f64> = xi.iter().map(|x| (x - max).exp()).collect();
+    let s: f64 = e.iter().sum();
+    e.into_iter().map(|x| x / s).collect()
+}
+
+/// log(1 + e^x) without overflow.
+fn softplus(x: f64) -> f64 {
+    if x > 0.0 {
+        x + (-x).exp().ln_1p()
+    } else {
+        x.exp().ln_1p()
+    }
+}
+
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+impl ActiveAffinities<'_> {
+    /// θ, the gradient g of the word log-likelihood in θ, and the word log-likelihood.
+    fn word_part(&self, theta: &[f64]) -> (Vec<f64>, f64) {
+        let mut g: Vec<f64> = self.rate_totals.iter().map(|b| -self.length * b).collect();
+        let mut logp: f64 = -self.length * theta.iter().zip(self.rate_totals).map(|(t, b)| t * b).sum::<f64>();
+        for (w, beta) in self.words {
+            let s: f64 = theta.iter().zip(beta).map(|(t, b)| t * b).sum();
+            logp += w * s.ln();
+            for (gk, b) in g.iter_mut().zip(beta) {
+                *gk += w * b / s;
+            }
+        }
+        (g, logp)
+    }
+
+    /// The Hessian of the log conditional of the active block.
+    pub fn hessian(&self, xi: &[f64]) -> DMatrix<f64> {
+        let a = xi.len();
+        let theta = softmax(xi);
+        let (g, _) = self.word_part(&theta);
+        // Q_ki = Σ_f w β_fk β_fi / s_f², the negative θ-Hessian of the word term.
+        let mut q = DMatrix::<f64>::zeros(a, a);
+        for (w, beta) in self.words {
+            let s: f64 = theta.iter().zip(beta).map(|(t, b)| t * b).sum();
+            let c = w / (s * s);
+            for k in 0..a {
+                for i in 0..a {
+                    q[(k, i)] += c * beta[k] * beta[i];
+                }
+            }
+        }
+        let m: f64 = theta.iter().zip(&g).map(|(t, x)| t * x).sum();
+        let q_theta: Vec<f64> = (0..a).map(|k| (0..a).map(|i| q[(k, i)] * theta[i]).sum()).collect();
+        let tqt: f64 = theta.iter().zip(&q_theta).map(|(t, x)| t * x).sum();
+        let mut h = DMatrix::zeros(a, a);
+        for k in 0..a {
+            for j in 0..a {
+                let delta = if k == j { 1.0 } else { 0.0 };
+                h[(k, j)] = theta[k] * (delta - theta[j]) * (g[k] - m)
+                    + theta[k] * theta[j] * (-q[(k, j)] + q_theta[k] - (g[j] - m) + q_theta[j] - tqt);
+            }
+            let s = sigmoid(xi[k]);
+            h[(k, k)] -= s * (1.0 - s) + 1.0 / self.lambda2;
+        }
+        h
+    }
+}
+
+impl LogDensity for ActiveAffinities<'_> {
+    fn dim(&self) -> usize {
+        self.eta.len()
+    }
+
+    fn logp_grad(&self, xi: &[f64], grad: &mut [f64]) -> f64 {
+        let theta = softmax(xi);
+        let (g, mut logp) = self.word_part(&theta);
+        let m: f64 = theta.iter().zip(&g).map(|(t, x)| t * x).sum();
+        for k in 0..xi.len() {
+            // Chain rule through the softmax: ∂θ_j/∂ξ_k = θ_j(δ_jk − θ_k).
+            grad[k] = theta[k] * (g[k] - m);
+            // Active label: log σ(ξ) = ξ − log(1 + e^ξ).
+            logp += xi[k] - softplus(xi[k]);
+            grad[k] += 1.0 - sigmoid(xi[k]);
+            let d = xi[k] - self.eta[k];
+            logp -= 0.5 * d * d / self.lambda2;
+            grad[k] -= d / self.lambda2;
+        }
+        logp
+    }
+}
+
+/// One inactive coordinate: log(1 − σ(ξ)) − (ξ − η)²/(2λ²).
+pub struct InactiveAffinity {
+    pub eta: f64,
+    pub lambda2: f64,
+}
+
+impl InactiveAffinity {
+    /// Second derivative of the log density at ξ.
+    pub fn hessian(&self, xi: f64) -> f64 {
+        let s = sigmoid(xi);
+        -s * (1.0 - s) - 1.0 / self.lambda2
+    }
+}
+
+impl LogDensity for InactiveAffinity {
+    fn dim(&self) -> usize {
+        1
+    }
+
+    fn logp_grad(&self, xi: &[f64], grad: &mut [f64]) -> f64 {
+        let d = xi[0] - self.eta;
+        grad[0] = -sigmoid(xi[0]) - d / self.lambda2;
+        -softplus(xi[0]) - 0.5 * d * d / self.lambda2
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{stream, Purpose};
+    use rand::RngExt;
+
+    /// Same finite-difference scheme and tolerance as the rate conditional's check.
+    fn check<T: LogDensity>(target: &T, hessian: impl Fn(&[f64]) -> DMatrix<f64>, point: &[f64]) {
+        let n = target.dim();
+        let mut grad = vec![0.0; n];
+        target.logp_grad(point, &mut grad);
+        let h = hessian(point);
+        let eps = 1e-5;
+        for i in 0..n {
+            let (mut up, mut down) = (point.to_vec(), point.to_vec());
+            up[i] += eps;
+            down[i] -= eps;
+            let (mut gu, mut gd) = (vec![0.0; n], vec![0.0; n]);
+            let fd = (target.logp_grad(&up, &mut gu) - target.logp_grad(&down, &mut gd)) / (2.0 * eps);
+            assert!((fd - grad[i]).abs() < 1e-6 * (1.0 + grad[i].abs()), "grad {i}: {fd} vs {}", grad[i]);
+            for j in 0..n {
+                let fdh = (gu[j] - gd[j]) / (2.0 * eps);
+                assert!((fdh - h[(j, i)]).abs() < 1e-6 * (1.0 + h[(j, i)].abs()), "hessian {j},{i}: {fdh} vs {}", h[(j, i)]);
+            }
+        }
+    }
+
+    #[test]
+    fn active_block_gradient_and_hessian_match_finite_differences() {
+        let words = vec![(2.0, vec![0.3, 0.05, 0.2]), (1.0, vec![0.01, 0.4, 0.1]), (4.0, vec![0.2, 0.2, 0.6])];
+        let target = ActiveAffinities { length: 1.3, rate_totals: &[2.0, 1.5, 3.0], words: &words, eta: &[-0.5, 0.2, 0.0], lambda2: 2.0 };
+        let mut rng = stream(11, Purpose::Estimate, 0, 0);
+        for _ in 0..5 {
+            let xi: Vec<f64> = (0..3).map(|_| rng.random::<f64>() * 4.0 - 2.0).collect();
+            check(&target, |x| target.hessian(x), &xi);
+        }
+    }
+
+    #[test]
+    fn inactive_coordinate_gradient_and_hessian_match_finite_differences() {
+        let target = InactiveAffinity { eta: -1.0, lambda2: 0.7 };
+        for xi in [-3.0, -0.2, 0.0, 1.5, 4.0] {
+            check(&target, |x| DMatrix::from_element(1, 1, target.hessian(x[0])), &[xi]);
+        }
+    }
+}

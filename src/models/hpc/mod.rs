@@ -8,6 +8,7 @@
 //! registered in [`crate::models::FAMILIES`] yet.
 
 pub mod affinity;
+pub mod dispersion;
 pub mod rates;
 pub mod tree_prior;
 pub mod variances;

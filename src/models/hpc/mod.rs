@@ -9,6 +9,7 @@
 
 pub mod affinity;
 pub mod dispersion;
+pub mod hyper;
 pub mod rates;
 pub mod tree_prior;
 pub mod variances;

@@ -5,6 +5,8 @@
 //! ([`LogDensity`]) and a mass matrix; it knows nothing of topics. Pure numerics: no
 //! I/O, no threads of its own.
 
+#[cfg(test)]
+pub(crate) mod finite_diff;
 pub mod hmc;
 
 pub use hmc::{hmc_step, HmcOutcome, LogDensity, MassMatrix};

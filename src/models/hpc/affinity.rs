@@ -147,29 +147,9 @@ impl LogDensity for InactiveAffinity {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inference::finite_diff::check_gradient_and_hessian;
     use crate::rng::{stream, Purpose};
     use rand::RngExt;
-
-    /// Same finite-difference scheme and tolerance as the rate conditional's check.
-    fn check<T: LogDensity>(target: &T, hessian: impl Fn(&[f64]) -> DMatrix<f64>, point: &[f64]) {
-        let n = target.dim();
-        let mut grad = vec![0.0; n];
-        target.logp_grad(point, &mut grad);
-        let h = hessian(point);
-        let eps = 1e-5;
-        for i in 0..n {
-            let (mut up, mut down) = (point.to_vec(), point.to_vec());
-            up[i] += eps;
-            down[i] -= eps;
-            let (mut gu, mut gd) = (vec![0.0; n], vec![0.0; n]);
-            let fd = (target.logp_grad(&up, &mut gu) - target.logp_grad(&down, &mut gd)) / (2.0 * eps);
-            assert!((fd - grad[i]).abs() < 1e-6 * (1.0 + grad[i].abs()), "grad {i}: {fd} vs {}", grad[i]);
-            for j in 0..n {
-                let fdh = (gu[j] - gd[j]) / (2.0 * eps);
-                assert!((fdh - h[(j, i)]).abs() < 1e-6 * (1.0 + h[(j, i)].abs()), "hessian {j},{i}: {fdh} vs {}", h[(j, i)]);
-            }
-        }
-    }
 
     #[test]
     fn active_block_gradient_and_hessian_match_finite_differences() {
@@ -178,7 +158,7 @@ mod tests {
         let mut rng = stream(11, Purpose::Estimate, 0, 0);
         for _ in 0..5 {
             let xi: Vec<f64> = (0..3).map(|_| rng.random::<f64>() * 4.0 - 2.0).collect();
-            check(&target, |x| target.hessian(x), &xi);
+            check_gradient_and_hessian(&target, |x| target.hessian(x), &xi);
         }
     }
 
@@ -186,7 +166,7 @@ mod tests {
     fn inactive_coordinate_gradient_and_hessian_match_finite_differences() {
         let target = InactiveAffinity { eta: -1.0, lambda2: 0.7 };
         for xi in [-3.0, -0.2, 0.0, 1.5, 4.0] {
-            check(&target, |x| DMatrix::from_element(1, 1, target.hessian(x[0])), &[xi]);
+            check_gradient_and_hessian(&target, |x| DMatrix::from_element(1, 1, target.hessian(x[0])), &[xi]);
         }
     }
 }

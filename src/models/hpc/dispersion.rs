@@ -96,6 +96,7 @@ impl LogDensity for Dispersion {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inference::finite_diff::check_gradient_and_hessian;
     use crate::rng::{stream, Purpose};
     use rand_distr::{Distribution, Gamma};
 
@@ -108,27 +109,11 @@ mod tests {
         assert!((trigamma(10.0) - 0.105_166_335_681_685_75).abs() < 1e-13);
     }
 
-    /// Same finite-difference scheme and tolerance as the other conditionals.
     #[test]
     fn gradient_and_hessian_match_finite_differences() {
         let d = Dispersion::from_variances([0.3, 1.2, 0.05, 0.7, 2.0, 0.4]);
         for x in [[0.0, 0.0], [1.0, -0.5], [-0.7, 1.2]] {
-            let mut g = [0.0; 2];
-            d.logp_grad(&x, &mut g);
-            let h = d.hessian(&x);
-            let eps = 1e-5;
-            for i in 0..2 {
-                let (mut up, mut down) = (x, x);
-                up[i] += eps;
-                down[i] -= eps;
-                let (mut gu, mut gd) = ([0.0; 2], [0.0; 2]);
-                let fd = (d.logp_grad(&up, &mut gu) - d.logp_grad(&down, &mut gd)) / (2.0 * eps);
-                assert!((fd - g[i]).abs() < 1e-6 * (1.0 + g[i].abs()), "grad {i}: {fd} vs {}", g[i]);
-                for j in 0..2 {
-                    let fdh = (gu[j] - gd[j]) / (2.0 * eps);
-                    assert!((fdh - h[(j, i)]).abs() < 1e-6 * (1.0 + h[(j, i)].abs()), "hessian {j},{i}: {fdh} vs {}", h[(j, i)]);
-                }
-            }
+            check_gradient_and_hessian(&d, |p| d.hessian(p), &x);
         }
     }
 

@@ -131,6 +131,7 @@ impl LogDensity for RateConditional<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inference::finite_diff::check_gradient_and_hessian;
     use crate::rng::{stream, Purpose};
     use rand::RngExt;
 
@@ -146,33 +147,14 @@ mod tests {
         (docs, linear, prior)
     }
 
-    /// Central differences with h = 1e-5 have truncation error O(h²) ≈ 1e-10 times the
-    /// third derivative and rounding error ≈ 1e-16/h ≈ 1e-11 relative to |logp|; a
-    /// tolerance of 1e-6 relative is far above both and far below any real mistake.
     #[test]
     fn gradient_and_hessian_match_finite_differences() {
         let (docs, linear, prior) = setup();
         let cond = RateConditional { docs: &docs, linear: &linear, prior: &prior };
-        let n = cond.dim();
         let mut rng = stream(9, Purpose::Estimate, 0, 0);
         for _ in 0..5 {
-            let mu: Vec<f64> = (0..n).map(|_| rng.random::<f64>() * 3.0 - 2.0).collect();
-            let mut grad = vec![0.0; n];
-            cond.logp_grad(&mu, &mut grad);
-            let h = cond.hessian(&mu);
-            let eps = 1e-5;
-            for i in 0..n {
-                let (mut up, mut down) = (mu.clone(), mu.clone());
-                up[i] += eps;
-                down[i] -= eps;
-                let (mut gu, mut gd) = (vec![0.0; n], vec![0.0; n]);
-                let fd = (cond.logp_grad(&up, &mut gu) - cond.logp_grad(&down, &mut gd)) / (2.0 * eps);
-                assert!((fd - grad[i]).abs() < 1e-6 * (1.0 + grad[i].abs()), "grad {i}: {fd} vs {}", grad[i]);
-                for j in 0..n {
-                    let fdh = (gu[j] - gd[j]) / (2.0 * eps);
-                    assert!((fdh - h[(j, i)]).abs() < 1e-6 * (1.0 + h[(j, i)].abs()), "hessian {j},{i}: {fdh} vs {}", h[(j, i)]);
-                }
-            }
+            let mu: Vec<f64> = (0..cond.dim()).map(|_| rng.random::<f64>() * 3.0 - 2.0).collect();
+            check_gradient_and_hessian(&cond, |x| cond.hessian(x), &mu);
         }
     }
 

@@ -99,6 +99,32 @@ impl TopicWordSample {
     }
 }
 
+/// Running sums of φ, θ and topic shares over the kept sweeps.
+struct PosteriorSums {
+    /// Word-major `V × K`.
+    phi: Vec<f64>,
+    /// `D × K`.
+    theta: Vec<f64>,
+    shares: Vec<f64>,
+    kept: usize,
+}
+
+impl PosteriorSums {
+    fn new(num_terms: usize, num_docs: usize, k: usize) -> Self {
+        PosteriorSums { phi: vec![0.0; num_terms * k], theta: vec![0.0; num_docs * k], shares: vec![0.0; k], kept: 0 }
+    }
+
+    fn add(&mut self, state: &GibbsState, tokens: &Tokens) {
+        self.kept += 1;
+        state.add_word_rates(&mut self.phi);
+        state.add_document_proportions(tokens, &mut self.theta);
+        let n = tokens.num_tokens().max(1) as f64;
+        for (s, &c) in self.shares.iter_mut().zip(&state.n_k) {
+            *s += c as f64 / n;
+        }
+    }
+}
+
 /// Run the sampler and accumulate posterior means.
 pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> Result<LdaModel, FitError> {
     let v = corpus.num_terms();
@@ -108,11 +134,9 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
     let mut snapshot = sampler::Snapshot::new(v, k, !sampler::uses_dense_kernel(k));
     let n = tokens.num_tokens().max(1) as f64;
     let mut state = GibbsState::init(&tokens, k, p.alpha, p.beta, seed);
-    let mut phi_sum = vec![0.0; v * k];
-    let mut theta_sum = vec![0.0; tokens.num_docs() * k];
-    let mut share_sum = vec![0.0; k];
-    let mut kept = 0usize;
-    let mut last_ll = state.log_joint(&tokens) / n;
+    let mut sums = PosteriorSums::new(v, tokens.num_docs(), k);
+    // Sweep 1 and the last sweep always compute the log-likelihood.
+    let mut last_ll = f64::NAN;
     let mut doc_topics_sum = 0.0;
     for it in 1..=p.iterations {
         if ctx.cancel.is_cancelled() {
@@ -128,30 +152,21 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
             last_ll = x;
         }
         if p.is_kept(it) {
-            kept += 1;
-            state.add_word_rates(&mut phi_sum);
-            state.add_document_proportions(&tokens, &mut theta_sum);
-            for (s, &c) in share_sum.iter_mut().zip(&state.n_k) {
-                *s += c as f64 / n;
-            }
+            sums.add(&state, &tokens);
             let sample = TopicWordSample::from_state(&state);
             (ctx.sample)(it as u64, postcard::to_allocvec(&sample).expect("plain data encodes"));
         }
         let mut diagnostics = serde_json::Map::new();
         diagnostics.insert("mean_doc_topics".into(), json!(stats.mean_doc_topics()));
         diagnostics.insert("smoothing_draws".into(), json!(stats.smoothing_draws));
-        diagnostics.insert("kept_sweeps".into(), json!(kept));
+        diagnostics.insert("kept_sweeps".into(), json!(sums.kept));
         (ctx.progress)(Progress { iteration: it as u64, total: p.iterations as u64, loglik_per_token: ll, diagnostics });
     }
-    if kept == 0 {
+    if sums.kept == 0 {
         // No sweep fell on the thinning grid: use the final state.
-        kept = 1;
-        state.add_word_rates(&mut phi_sum);
-        state.add_document_proportions(&tokens, &mut theta_sum);
-        for (s, &c) in share_sum.iter_mut().zip(&state.n_k) {
-            *s += c as f64 / n;
-        }
+        sums.add(&state, &tokens);
     }
+    let PosteriorSums { phi: phi_sum, theta: theta_sum, shares: share_sum, kept } = sums;
     let scale = 1.0 / kept as f64;
     // Transpose φ to topic-major for the summaries.
     let mut word_rates = vec![0.0; k * v];

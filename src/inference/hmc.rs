@@ -16,7 +16,18 @@ pub trait LogDensity {
     fn logp_grad(&self, x: &[f64], grad: &mut [f64]) -> f64;
 }
 
-/// A positive-definite mass matrix held as its Cholesky factor M = L Lᵀ.
+/// How momenta are drawn and turned into velocities: a mass matrix M, with momentum
+/// p ~ N(0, M), velocity M⁻¹p and kinetic energy ½ pᵀM⁻¹p.
+pub trait Metric {
+    fn dim(&self) -> usize;
+    /// Draw p ~ N(0, M) into `p`.
+    fn sample_momentum<R: rand::Rng + ?Sized>(&self, rng: &mut R, p: &mut [f64]);
+    /// v = M⁻¹ p.
+    fn velocity(&self, p: &[f64], v: &mut [f64]);
+}
+
+/// A dense positive-definite mass matrix held as its Cholesky factor M = L Lᵀ (for
+/// small blocks such as a document's active labels).
 #[derive(Debug, Clone)]
 pub struct MassMatrix {
     l: DMatrix<f64>,
@@ -33,10 +44,16 @@ impl MassMatrix {
         }
         // Diagonal shift: start from a small fraction of the largest diagonal entry and
         // grow until the factorisation succeeds.
-        let scale = m.diagonal().iter().fold(1e-8f64, |a, &d| a.max(d.abs()));
+        let scale = m.diagonal().iter().fold(1e-8f64, |a, &d| if d.is_finite() { a.max(d.abs()) } else { a });
         let mut shift = scale * 1e-6;
+        let mut base = m;
+        for i in 0..base.nrows() {
+            if !base[(i, i)].is_finite() {
+                base[(i, i)] = scale;
+            }
+        }
         loop {
-            let mut shifted = m.clone();
+            let mut shifted = base.clone();
             for i in 0..shifted.nrows() {
                 shifted[(i, i)] += shift;
             }
@@ -51,14 +68,26 @@ impl MassMatrix {
         MassMatrix { l: DMatrix::identity(dim, dim), repaired: false }
     }
 
-    fn dim(&self) -> usize {
-        self.l.nrows()
-    }
-
     /// M⁻¹ v.
     fn solve(&self, v: &DVector<f64>) -> DVector<f64> {
         let y = self.l.solve_lower_triangular(v).expect("Cholesky factor has a positive diagonal");
         self.l.transpose().solve_upper_triangular(&y).expect("Cholesky factor has a positive diagonal")
+    }
+}
+
+impl Metric for MassMatrix {
+    fn dim(&self) -> usize {
+        self.l.nrows()
+    }
+
+    fn sample_momentum<R: rand::Rng + ?Sized>(&self, rng: &mut R, p: &mut [f64]) {
+        let n = self.dim();
+        let z = DVector::from_iterator(n, (0..n).map(|_| StandardNormal.sample(rng)));
+        p.copy_from_slice((&self.l * z).as_slice());
+    }
+
+    fn velocity(&self, p: &[f64], v: &mut [f64]) {
+        v.copy_from_slice(self.solve(&DVector::from_column_slice(p)).as_slice());
     }
 }
 
@@ -71,39 +100,42 @@ pub struct HmcOutcome {
 }
 
 /// One HMC transition from `x` (updated in place when the proposal is accepted).
-pub fn hmc_step<T: LogDensity + ?Sized, R: rand::Rng + ?Sized>(
+pub fn hmc_step<T: LogDensity + ?Sized, M: Metric, R: rand::Rng + ?Sized>(
     target: &T,
     x: &mut [f64],
-    mass: &MassMatrix,
+    mass: &M,
     step_size: f64,
     steps: usize,
     rng: &mut R,
 ) -> HmcOutcome {
     let n = target.dim();
     debug_assert_eq!(mass.dim(), n);
-    let z = DVector::from_iterator(n, (0..n).map(|_| StandardNormal.sample(rng)));
-    let p0 = &mass.l * z;
+    let mut p = vec![0.0; n];
+    mass.sample_momentum(rng, &mut p);
+    let mut v = vec![0.0; n];
     let mut grad = vec![0.0; n];
     let logp0 = target.logp_grad(x, &mut grad);
-    let kinetic = |p: &DVector<f64>| 0.5 * p.dot(&mass.solve(p));
-    let h0 = kinetic(&p0) - logp0;
-    let mut q = DVector::from_column_slice(x);
-    let mut p = p0;
+    mass.velocity(&p, &mut v);
+    let kinetic = |p: &[f64], v: &[f64]| 0.5 * p.iter().zip(v).map(|(a, b)| a * b).sum::<f64>();
+    let h0 = kinetic(&p, &v) - logp0;
+    let mut q = x.to_vec();
     let mut logp = logp0;
     for _ in 0..steps {
-        p += DVector::from_column_slice(&grad) * (0.5 * step_size);
-        q += mass.solve(&p) * step_size;
-        logp = target.logp_grad(q.as_slice(), &mut grad);
+        p.iter_mut().zip(&grad).for_each(|(pi, g)| *pi += 0.5 * step_size * g);
+        mass.velocity(&p, &mut v);
+        q.iter_mut().zip(&v).for_each(|(qi, vi)| *qi += step_size * vi);
+        logp = target.logp_grad(&q, &mut grad);
         if !logp.is_finite() {
             return HmcOutcome { accepted: false, log_ratio: f64::NEG_INFINITY };
         }
-        p += DVector::from_column_slice(&grad) * (0.5 * step_size);
+        p.iter_mut().zip(&grad).for_each(|(pi, g)| *pi += 0.5 * step_size * g);
     }
-    let h1 = kinetic(&p) - logp;
+    mass.velocity(&p, &mut v);
+    let h1 = kinetic(&p, &v) - logp;
     let log_ratio = if h1.is_finite() { h0 - h1 } else { f64::NEG_INFINITY };
     let accepted = log_ratio >= 0.0 || rng.random::<f64>().ln() < log_ratio;
     if accepted {
-        x.copy_from_slice(q.as_slice());
+        x.copy_from_slice(&q);
     }
     HmcOutcome { accepted, log_ratio }
 }

@@ -5,20 +5,21 @@
 //! precision Λ is tree-structured: every edge adds its precision to both ends' diagonal
 //! entries and subtracts it from the two off-diagonal entries.
 
+use crate::inference::SparseSymmetric;
 use nalgebra::DMatrix;
 
 /// The tree and the variances of one word's prior.
-#[derive(Debug, Clone)]
-pub struct TreePrior {
+#[derive(Debug, Clone, Copy)]
+pub struct TreePrior<'a> {
     /// Parent of each node; `parent[0]` is `None` (the root), labels have `Some`.
-    pub parent: Vec<Option<usize>>,
+    pub parent: &'a [Option<usize>],
     pub psi: f64,
     pub gamma2: f64,
     /// τ² of each node as a parent (used by the edges to its children).
-    pub tau2: Vec<f64>,
+    pub tau2: &'a [f64],
 }
 
-impl TreePrior {
+impl TreePrior<'_> {
     pub fn num_nodes(&self) -> usize {
         self.parent.len()
     }
@@ -40,7 +41,7 @@ impl TreePrior {
         logp
     }
 
-    /// The prior Hessian −Λ, added into `h`.
+    /// The prior Hessian −Λ, added into a dense `h`.
     pub fn add_hessian(&self, h: &mut DMatrix<f64>) {
         h[(0, 0)] -= 1.0 / self.gamma2;
         for (c, p) in self.parent.iter().enumerate() {
@@ -50,6 +51,20 @@ impl TreePrior {
                 h[(p, p)] -= q;
                 h[(c, p)] += q;
                 h[(p, c)] += q;
+            }
+        }
+    }
+
+    /// Λ (the prior precision, the negative prior Hessian), added into a sparse `m`
+    /// whose pattern holds the tree edges.
+    pub fn add_precision(&self, m: &mut SparseSymmetric) {
+        m.add_diag(0, 1.0 / self.gamma2);
+        for (c, p) in self.parent.iter().enumerate() {
+            if let Some(p) = *p {
+                let q = 1.0 / self.tau2[p];
+                m.add_diag(c, q);
+                m.add_diag(p, q);
+                m.add_off(c, p, -q);
             }
         }
     }

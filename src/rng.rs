@@ -21,6 +21,12 @@ pub enum Purpose {
     Synthetic = 4,
     Split = 5,
     Estimate = 6,
+    /// HPC's per-word rate block.
+    HpcRates = 7,
+    /// HPC's per-document affinity block.
+    HpcAffinities = 8,
+    /// HPC's hyperparameter draws.
+    HpcHyper = 9,
 }
 
 /// SplitMix64 finaliser: a bijective 64-bit mixer with good avalanche.

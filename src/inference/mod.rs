@@ -1,12 +1,18 @@
-//! Generic samplers shared by models: Hamiltonian Monte Carlo with a dense mass matrix.
+//! Generic samplers and numerical kernels shared by models: Hamiltonian Monte Carlo
+//! with a dense or sparse mass matrix, and a sparse Cholesky factorisation for
+//! tree-structured Hessians.
 //!
 //! Why it exists: HPC (and later models) draw non-conjugate conditionals by scheduled
 //! conditional HMC. The sampler only needs a log density with its gradient
-//! ([`LogDensity`]) and a mass matrix; it knows nothing of topics. Pure numerics: no
-//! I/O, no threads of its own.
+//! ([`LogDensity`]) and a mass matrix ([`Metric`]); it knows nothing of topics. Pure
+//! numerics: no I/O, no threads of its own.
 
 #[cfg(test)]
 pub(crate) mod finite_diff;
 pub mod hmc;
+pub mod lbfgs;
+pub mod sparse_cholesky;
 
-pub use hmc::{hmc_step, HmcOutcome, LogDensity, MassMatrix};
+pub use hmc::{hmc_step, HmcOutcome, LogDensity, MassMatrix, Metric};
+pub use lbfgs::{minimize, LbfgsOptions, LbfgsResult};
+pub use sparse_cholesky::{tree_postorder, SparseCholesky, SparsePattern, SparseSymmetric};

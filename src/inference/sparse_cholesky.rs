@@ -142,6 +142,18 @@ impl<'p> SparseSymmetric<'p> {
         SparseSymmetric { pattern, diag: vec![0.0; pattern.dim()], off: vec![0.0; pattern.nnz()] }
     }
 
+    /// The stored values (diagonal by position, off-diagonal by pattern slot), to keep
+    /// a matrix beyond the pattern's borrow.
+    pub fn into_parts(self) -> (Vec<f64>, Vec<f64>) {
+        (self.diag, self.off)
+    }
+
+    /// Rebuild from [`SparseSymmetric::into_parts`] with the same pattern.
+    pub fn from_parts(pattern: &'p SparsePattern, diag: Vec<f64>, off: Vec<f64>) -> Self {
+        assert_eq!((diag.len(), off.len()), (pattern.dim(), pattern.nnz()), "parts do not match the pattern");
+        SparseSymmetric { pattern, diag, off }
+    }
+
     /// A[node, node] += value.
     pub fn add_diag(&mut self, node: usize, value: f64) {
         self.diag[self.pattern.position[node] as usize] += value;

@@ -85,6 +85,14 @@ impl ParamReader {
         }
     }
 
+    /// A boolean.
+    pub fn boolean(&mut self, key: &str) -> Result<Option<bool>, ParamError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(v) => v.as_bool().map(Some).ok_or_else(|| ParamError::new(key, format!("must be true or false, got {v}"))),
+        }
+    }
+
     /// Rejects any key not taken.
     pub fn finish(self) -> Result<(), ParamError> {
         match self.rest.keys().next() {

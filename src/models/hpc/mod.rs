@@ -8,8 +8,12 @@
 //! registered in [`crate::models::FAMILIES`] yet.
 
 pub mod affinity;
+pub mod data;
 pub mod dispersion;
 pub mod hyper;
+pub mod params;
 pub mod rates;
+pub mod sampler;
+pub mod simulate;
 pub mod tree_prior;
 pub mod variances;

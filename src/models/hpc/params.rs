@@ -1,0 +1,128 @@
+//! HPC's and PCM's job parameters, their defaults and their limits.
+
+use crate::models::params::{ParamError, ParamReader};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Parameters of an HPC (supervised) or PCM (unsupervised) fit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HpcParams {
+    /// PCM only: the number of latent topics (HPC takes the corpus' labels).
+    pub topics: usize,
+    /// Gibbs scans.
+    pub iterations: usize,
+    /// Scans discarded before posterior means are accumulated (default iterations/2).
+    pub burn_in: usize,
+    /// Keep every `thin`-th scan after burn-in.
+    pub thin: usize,
+    /// The Hessian schedule: conditional modes and likelihood Hessians are refit on
+    /// scan 1 and then every `hessian_every` scans up to the end of burn-in.
+    pub hessian_every: usize,
+    /// Leapfrog steps and step size of every HMC draw (in the mass matrix' whitened
+    /// coordinates, so 1 is the posterior's scale).
+    pub leapfrog_steps: usize,
+    pub step_size: f64,
+    /// Drop a document's labels that are ancestors of its other labels.
+    pub strip_ancestors: bool,
+    /// Share of labelled documents held out to calibrate prediction thresholds (when
+    /// the corpus has no `split` tags).
+    pub validation_fraction: f64,
+    /// Share held out as a test split for evaluation (when the corpus has no tags).
+    pub test_fraction: f64,
+    /// Validation documents a label needs for its own threshold (else the global one).
+    pub min_label_validation: usize,
+    /// Worker threads (read by the job runner; 0 = the server default).
+    pub threads: usize,
+}
+
+impl HpcParams {
+    /// Parse and check `params`; every error names its field. `supervised` selects the
+    /// HPC defaults (validation split on) or PCM's (`topics`, no split).
+    pub fn from_json(params: &Value, supervised: bool) -> Result<Self, ParamError> {
+        let mut r = ParamReader::new(params)?;
+        let topics = if supervised { 0 } else { r.uint_in("topics", 2, 2_000)?.unwrap_or(20) as usize };
+        let iterations = r.uint_in("iterations", 1, 1_000_000)?.unwrap_or(200) as usize;
+        let burn_in = match r.uint("burn_in")?.map(|b| b as usize) {
+            Some(b) if b >= iterations => {
+                return Err(ParamError::new("burn_in", format!("must be less than iterations ({iterations}), got {b}")))
+            }
+            Some(b) => b,
+            None => iterations / 2,
+        };
+        let thin = r.uint_in("thin", 1, 1_000_000)?.unwrap_or(1) as usize;
+        let hessian_every = r.uint_in("hessian_every", 1, 1_000_000)?.unwrap_or(20) as usize;
+        let leapfrog_steps = r.uint_in("leapfrog_steps", 1, 1_000)?.unwrap_or(6) as usize;
+        let step_size = r.positive("step_size")?.unwrap_or(0.3);
+        if step_size > 2.0 {
+            return Err(ParamError::new("step_size", format!("must be at most 2, got {step_size}")));
+        }
+        let strip_ancestors = r.boolean("strip_ancestors")?.unwrap_or(true);
+        let (default_validation, default_test) = if supervised { (0.15, 0.0) } else { (0.0, 0.0) };
+        let validation_fraction = r.fraction("validation_fraction", 0.9)?.unwrap_or(default_validation);
+        let test_fraction = r.fraction("test_fraction", 0.9)?.unwrap_or(default_test);
+        if validation_fraction + test_fraction >= 0.9 {
+            return Err(ParamError::new("test_fraction", "validation_fraction + test_fraction must be below 0.9"));
+        }
+        let min_label_validation = r.uint_in("min_label_validation", 1, 1_000_000)?.unwrap_or(5) as usize;
+        let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
+        r.finish()?;
+        Ok(HpcParams {
+            topics,
+            iterations,
+            burn_in,
+            thin,
+            hessian_every,
+            leapfrog_steps,
+            step_size,
+            strip_ancestors,
+            validation_fraction,
+            test_fraction,
+            min_label_validation,
+            threads,
+        })
+    }
+
+    /// Whether scan `iteration` (1-based) contributes to the posterior means.
+    pub fn is_kept(&self, iteration: usize) -> bool {
+        iteration > self.burn_in && (iteration - self.burn_in) % self.thin == 0
+    }
+
+    /// Whether scan `iteration` refits conditional modes and likelihood Hessians.
+    pub fn refits_modes(&self, iteration: usize) -> bool {
+        iteration == 1 || (iteration <= self.burn_in.max(1) && (iteration - 1) % self.hessian_every == 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_and_schedule() {
+        let p = HpcParams::from_json(&json!({"iterations": 100}), true).unwrap();
+        assert_eq!(p.burn_in, 50);
+        assert!(p.refits_modes(1) && p.refits_modes(21) && p.refits_modes(41));
+        assert!(!p.refits_modes(2) && !p.refits_modes(61));
+        assert!(p.is_kept(51) && !p.is_kept(50));
+        assert_eq!(p.validation_fraction, 0.15);
+        let pcm = HpcParams::from_json(&json!({"topics": 8}), false).unwrap();
+        assert_eq!((pcm.topics, pcm.validation_fraction), (8, 0.0));
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        for (body, supervised, field) in [
+            (json!({"topics": 5}), true, "topics"),
+            (json!({"topics": 1}), false, "topics"),
+            (json!({"iterations": 10, "burn_in": 10}), true, "burn_in"),
+            (json!({"step_size": 0}), true, "step_size"),
+            (json!({"step_size": 3.0}), true, "step_size"),
+            (json!({"strip_ancestors": "yes"}), true, "strip_ancestors"),
+            (json!({"validation_fraction": 0.5, "test_fraction": 0.45}), true, "test_fraction"),
+            (json!({"leapfrog_steps": 0}), true, "leapfrog_steps"),
+        ] {
+            assert_eq!(HpcParams::from_json(&body, supervised).unwrap_err().field, field, "{body}");
+        }
+    }
+}

@@ -1,0 +1,388 @@
+//! One Gibbs scan of HPC (paper 003, §3.1 and Appendix A): the rate block per word,
+//! the affinity block per document, then the hyperparameters.
+//!
+//! Why it exists: this is the sampler proper, free of jobs and storage. Every word and
+//! every document draws from its own random stream keyed by (seed, scan, index), so a
+//! scan gives the same numbers on any number of threads.
+//!
+//! Scheduled conditional HMC (Algorithm 1): on scans the schedule picks, each word's
+//! (document's) conditional mode is found and the likelihood Hessian there is cached;
+//! every scan adds the prior Hessian at the current hyperparameters, factors the sum
+//! (repairing it if it is not positive definite) and uses it as the HMC mass matrix.
+//! Inactive affinities have a document-free one-dimensional conditional and are drawn
+//! exactly ([`super::affinity::draw_inactive`]).
+
+use super::affinity::{draw_inactive, find_block_mode, softmax, sigmoid, ActiveAffinities};
+use super::data::HpcData;
+use super::dispersion::Dispersion;
+use super::hyper::{draw_eta_lambda2, draw_psi_gamma2};
+use super::rates::{find_mode, RateConditional};
+use super::tree_prior::TreePrior;
+use super::variances::draw_tau2;
+use crate::inference::{hmc_step, tree_postorder, LogDensity, MassMatrix, SparsePattern, SparseSymmetric};
+use crate::rng::{stream, Purpose};
+use nalgebra::DMatrix;
+use rayon::prelude::*;
+
+/// Settings of one scan.
+#[derive(Debug, Clone, Copy)]
+pub struct ScanSettings {
+    pub seed: u64,
+    pub iteration: u64,
+    pub refit_modes: bool,
+    pub leapfrog_steps: usize,
+    pub step_size: f64,
+}
+
+/// The sampler's state: every latent variable and hyperparameter.
+#[derive(Debug, Clone)]
+pub struct HpcState {
+    /// μ, word-major V × N (N = nodes = K + 1).
+    pub mu: Vec<f64>,
+    /// τ², word-major V × N; only parent nodes' entries are used.
+    pub tau2: Vec<f64>,
+    /// ξ, document-major D × K (label node k at column k − 1).
+    pub xi: Vec<f64>,
+    pub psi: f64,
+    pub gamma2: f64,
+    /// η over labels (K).
+    pub eta: Vec<f64>,
+    pub lambda2: f64,
+    /// (ν, σ²) of the τ² prior.
+    pub nu: f64,
+    pub sigma2: f64,
+}
+
+/// What the sampler keeps between scans: per-word sparsity patterns and the cached
+/// likelihood Hessians of Algorithm 1.
+pub struct Caches {
+    patterns: Vec<SparsePattern>,
+    /// −(likelihood Hessian) at the last mode, per word, as sparse parts.
+    rate_hessians: Vec<(Vec<f64>, Vec<f64>)>,
+    /// −(likelihood Hessian) of the active block at the last mode, per document.
+    affinity_hessians: Vec<DMatrix<f64>>,
+}
+
+impl Caches {
+    pub fn new(data: &HpcData) -> Self {
+        let order = tree_postorder(&data.parent);
+        let patterns: Vec<SparsePattern> = (0..data.num_terms()).into_par_iter().map(|f| SparsePattern::new(&order, data.word_hessian_edges(f))).collect();
+        Caches { patterns, rate_hessians: vec![(Vec::new(), Vec::new()); data.num_terms()], affinity_hessians: vec![DMatrix::zeros(0, 0); data.num_docs()] }
+    }
+
+    /// Stored non-zeros of all word factors (a measure of the rate block's cost).
+    pub fn factor_nonzeros(&self) -> usize {
+        self.patterns.iter().map(|p| p.nnz() + p.dim()).sum()
+    }
+}
+
+/// Counts from one scan (acceptances, repairs), summed over words or documents.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScanStats {
+    pub rate_accepted: usize,
+    pub rate_draws: usize,
+    pub affinity_accepted: usize,
+    pub affinity_draws: usize,
+    pub dispersion_accepted: bool,
+    /// Hessians (mode searches and mass matrices) that needed a diagonal shift.
+    pub hessian_repairs: usize,
+    /// Inactive affinities drawn by the Metropolis fallback instead of exactly.
+    pub inactive_fallbacks: usize,
+}
+
+impl ScanStats {
+    fn merge(mut self, o: ScanStats) -> ScanStats {
+        self.rate_accepted += o.rate_accepted;
+        self.rate_draws += o.rate_draws;
+        self.affinity_accepted += o.affinity_accepted;
+        self.affinity_draws += o.affinity_draws;
+        self.hessian_repairs += o.hessian_repairs;
+        self.inactive_fallbacks += o.inactive_fallbacks;
+        self
+    }
+}
+
+/// θ of every document over its active nodes (aligned with `data.active.values`).
+pub fn document_weights(data: &HpcData, xi: &[f64]) -> Vec<f64> {
+    let k = data.num_topics();
+    let mut theta = vec![0.0; data.active.values.len()];
+    for d in 0..data.num_docs() {
+        let r = data.active.range(d);
+        let xs: Vec<f64> = data.active.values[r.clone()].iter().map(|&node| xi[d * k + node as usize - 1]).collect();
+        theta[r].copy_from_slice(&softmax(&xs));
+    }
+    theta
+}
+
+/// c = Σ_d l_d θ_d by node.
+fn linear_term(data: &HpcData, theta: &[f64]) -> Vec<f64> {
+    let mut c = vec![0.0; data.num_nodes()];
+    for d in 0..data.num_docs() {
+        let r = data.active.range(d);
+        for (&node, &t) in data.active.values[r.clone()].iter().zip(&theta[r]) {
+            c[node as usize] += data.lengths[d] * t;
+        }
+    }
+    c
+}
+
+impl HpcState {
+    /// A starting point: each word's rates from its smoothed frequency under each label,
+    /// active affinities at 0, inactive ones and η from the label frequencies.
+    pub fn initial(data: &HpcData, seed: u64) -> Self {
+        let (v, n, k, d) = (data.num_terms(), data.num_nodes(), data.num_topics(), data.num_docs());
+        // Exposure of each node: Σ_d l_d [node active in d] / |active(d)|, and the
+        // same split of each word's counts.
+        let mut exposure = vec![0.0; n];
+        for doc in 0..d {
+            let act = data.active.row(doc);
+            for &node in act {
+                exposure[node as usize] += data.lengths[doc] / act.len() as f64;
+            }
+        }
+        exposure[0] = data.lengths.iter().sum();
+        let mut mu = vec![0.0; v * n];
+        mu.par_chunks_mut(n).enumerate().for_each(|(f, row)| {
+            let mut counts = vec![0.0; n];
+            for &(doc, c) in data.word_docs.row(f) {
+                let act = data.active.row(doc as usize);
+                for &node in act {
+                    counts[node as usize] += c / act.len() as f64;
+                }
+                counts[0] += c;
+            }
+            let base = (counts[0] + 0.5) / exposure[0];
+            let mut rng = stream(seed, Purpose::Init, 0, f as u64);
+            for node in 0..n {
+                // Shrink towards the overall rate; a little noise breaks PCM's symmetry.
+                let r = (counts[node] + 1.0 * base) / (exposure[node] + 1.0);
+                let noise: f64 = if data.supervised { 0.0 } else { 0.3 * (rand::RngExt::random::<f64>(&mut rng) - 0.5) };
+                row[node] = r.ln() + noise;
+            }
+        });
+        let root: Vec<f64> = (0..v).map(|f| mu[f * n]).collect();
+        let psi = root.iter().sum::<f64>() / v as f64;
+        let gamma2 = (root.iter().map(|m| (m - psi).powi(2)).sum::<f64>() / v as f64).max(0.1);
+        let mut freq = vec![0.0; k];
+        for &node in &data.active.values {
+            freq[node as usize - 1] += 1.0;
+        }
+        let eta: Vec<f64> = freq.iter().map(|c| if data.supervised { ((c + 0.5) / (d as f64 - c + 0.5)).ln() } else { 0.0 }).collect();
+        let mut xi = vec![0.0; d * k];
+        for doc in 0..d {
+            let act = data.active.row(doc);
+            for j in 0..k {
+                if !act.contains(&((j + 1) as u32)) {
+                    xi[doc * k + j] = eta[j] - 1.0;
+                }
+            }
+        }
+        HpcState { mu, tau2: vec![0.5; v * n], xi, psi, gamma2, eta, lambda2: 1.0, nu: 5.0, sigma2: 0.5 }
+    }
+
+    /// One full Gibbs scan. Returns its statistics.
+    pub fn scan(&mut self, data: &HpcData, caches: &mut Caches, s: ScanSettings) -> ScanStats {
+        let mut stats = self.rate_block(data, caches, s);
+        stats = stats.merge(self.affinity_block(data, caches, s));
+        stats.dispersion_accepted = self.hyperparameters(data, s);
+        stats
+    }
+
+    /// Block 1: μ_f by SCHMC, then τ²_f per parent node, for every word in parallel.
+    fn rate_block(&mut self, data: &HpcData, caches: &mut Caches, s: ScanSettings) -> ScanStats {
+        let n = data.num_nodes();
+        let theta = document_weights(data, &self.xi);
+        let linear = linear_term(data, &theta);
+        let (psi, gamma2, nu, sigma2) = (self.psi, self.gamma2, self.nu, self.sigma2);
+        let Caches { patterns, rate_hessians, .. } = caches;
+        self.mu
+            .par_chunks_mut(n)
+            .zip(self.tau2.par_chunks_mut(n))
+            .zip(rate_hessians.par_iter_mut())
+            .enumerate()
+            .map(|(f, ((mu, tau2), cached))| {
+                let mut st = ScanStats::default();
+                let mut rng = stream(s.seed, Purpose::HpcRates, s.iteration, f as u64);
+                let pattern = &patterns[f];
+                let prior = TreePrior { parent: &data.parent, psi, gamma2, tau2 };
+                let cond = RateConditional { docs: data.word_docs.row(f), active: &data.active, theta: &theta, linear: &linear, prior };
+                if s.refit_modes || cached.0.is_empty() {
+                    let mode = find_mode(&cond, pattern, mu, 50, 1e-8);
+                    st.hessian_repairs += mode.repairs;
+                    let mut lik = SparseSymmetric::zeros(pattern);
+                    cond.add_negative_likelihood_hessian(&mode.point, &mut lik);
+                    *cached = lik.into_parts();
+                }
+                let mut mass = SparseSymmetric::from_parts(pattern, cached.0.clone(), cached.1.clone());
+                prior.add_precision(&mut mass);
+                let (factor, repaired) = mass.cholesky_repaired();
+                st.hessian_repairs += repaired as usize;
+                let out = hmc_step(&cond, mu, &factor, s.step_size, s.leapfrog_steps, &mut rng);
+                st.rate_accepted += out.accepted as usize;
+                st.rate_draws += 1;
+                for &p in &data.parent_nodes {
+                    let devs = data.children[p].iter().map(|&c| mu[c] - mu[p]);
+                    tau2[p] = draw_tau2(nu, sigma2, devs, &mut rng);
+                }
+                st
+            })
+            .reduce(ScanStats::default, ScanStats::merge)
+    }
+
+    /// Block 2: ξ_d's active block by SCHMC and its inactive coordinates exactly, for
+    /// every document in parallel.
+    fn affinity_block(&mut self, data: &HpcData, caches: &mut Caches, s: ScanSettings) -> ScanStats {
+        let (n, k) = (data.num_nodes(), data.num_topics());
+        let beta: Vec<f64> = self.mu.par_iter().map(|m| m.exp()).collect();
+        let mut totals = vec![0.0; n];
+        for row in beta.chunks(n) {
+            for (t, b) in totals.iter_mut().zip(row) {
+                *t += b;
+            }
+        }
+        let (eta, lambda2) = (&self.eta, self.lambda2);
+        self.xi
+            .par_chunks_mut(k)
+            .zip(caches.affinity_hessians.par_iter_mut())
+            .enumerate()
+            .map(|(d, (xi, cached))| {
+                let mut st = ScanStats::default();
+                let mut rng = stream(s.seed, Purpose::HpcAffinities, s.iteration, d as u64);
+                let act: Vec<usize> = data.active.row(d).iter().map(|&x| x as usize).collect();
+                let words = data.doc_words.row(d);
+                let counts: Vec<f64> = words.iter().map(|&(_, c)| c).collect();
+                let mut block_beta = Vec::with_capacity(words.len() * act.len());
+                for &(w, _) in words {
+                    block_beta.extend(act.iter().map(|&node| beta[w as usize * n + node]));
+                }
+                let rate_totals: Vec<f64> = act.iter().map(|&node| totals[node]).collect();
+                let block_eta: Vec<f64> = act.iter().map(|&node| eta[node - 1]).collect();
+                let target = ActiveAffinities {
+                    length: data.lengths[d],
+                    rate_totals: &rate_totals,
+                    counts: &counts,
+                    beta: &block_beta,
+                    eta: &block_eta,
+                    lambda2,
+                    label_terms: data.supervised,
+                };
+                let mut x: Vec<f64> = act.iter().map(|&node| xi[node - 1]).collect();
+                if s.refit_modes || cached.nrows() != act.len() {
+                    let (mode, repairs) = find_block_mode(&target, &x, 50, 1e-8);
+                    st.hessian_repairs += repairs;
+                    // Keep the likelihood part only: remove the prior's −1/λ² diagonal.
+                    let mut h = -target.hessian(&mode);
+                    for i in 0..act.len() {
+                        h[(i, i)] -= 1.0 / lambda2;
+                    }
+                    *cached = h;
+                }
+                let mut neg = cached.clone();
+                for i in 0..act.len() {
+                    neg[(i, i)] += 1.0 / lambda2;
+                }
+                let mass = MassMatrix::from_negative_hessian(&(-neg));
+                st.hessian_repairs += mass.repaired as usize;
+                let out = hmc_step(&target, &mut x, &mass, s.step_size, s.leapfrog_steps, &mut rng);
+                st.affinity_accepted += out.accepted as usize;
+                st.affinity_draws += 1;
+                for (&node, &value) in act.iter().zip(&x) {
+                    xi[node - 1] = value;
+                }
+                if data.supervised {
+                    let mut next_active = act.iter().peekable();
+                    for j in 0..k {
+                        if next_active.peek() == Some(&&(j + 1)) {
+                            next_active.next();
+                            continue;
+                        }
+                        let (value, exact) = draw_inactive(eta[j], lambda2, xi[j], &mut rng);
+                        xi[j] = value;
+                        st.inactive_fallbacks += !exact as usize;
+                    }
+                }
+                st
+            })
+            .reduce(ScanStats::default, ScanStats::merge)
+    }
+
+    /// Block 3: (ψ, γ²), (η, λ²) in closed form and (ν, σ²) by HMC on (log κ, log λ).
+    /// Returns whether the (ν, σ²) proposal was accepted.
+    fn hyperparameters(&mut self, data: &HpcData, s: ScanSettings) -> bool {
+        let n = data.num_nodes();
+        let mut rng = stream(s.seed, Purpose::HpcHyper, s.iteration, 0);
+        let root: Vec<f64> = self.mu.chunks(n).map(|row| row[0]).collect();
+        (self.psi, self.gamma2) = draw_psi_gamma2(&root, self.gamma2, &mut rng);
+        if data.num_docs() >= 2 {
+            (self.eta, self.lambda2) = draw_eta_lambda2(&self.xi, data.num_topics(), &mut rng);
+        }
+        if data.parent_nodes.is_empty() {
+            return true;
+        }
+        let dispersion = Dispersion::from_variances(self.tau2.chunks(n).flat_map(|row| data.parent_nodes.iter().map(move |&p| row[p])));
+        let kappa = self.nu / 2.0;
+        let lambda = 1.0 / (kappa * self.sigma2);
+        let mut x = [kappa.ln(), lambda.ln()];
+        let mass = MassMatrix::from_negative_hessian(&dispersion.hessian(&dispersion.mode()));
+        let out = hmc_step(&dispersion, &mut x, &mass, s.step_size, s.leapfrog_steps, &mut rng);
+        let (kappa, lambda) = (x[0].exp(), x[1].exp());
+        self.nu = 2.0 * kappa;
+        self.sigma2 = 1.0 / (kappa * lambda);
+        out.accepted
+    }
+
+    /// Log-likelihood of the word counts (Poisson, with the log w! constants) and of
+    /// the observed labels (Bernoulli over every label of every document).
+    pub fn log_likelihood(&self, data: &HpcData) -> (f64, f64) {
+        let (n, k) = (data.num_nodes(), data.num_topics());
+        let theta = document_weights(data, &self.xi);
+        let words: f64 = (0..data.num_docs())
+            .into_par_iter()
+            .map(|d| {
+                let r = data.active.range(d);
+                let (nodes, th) = (&data.active.values[r.clone()], &theta[r]);
+                let l = data.lengths[d];
+                let mut ll = 0.0;
+                for &(w, c) in data.doc_words.row(d) {
+                    let rate: f64 = nodes.iter().zip(th).map(|(&node, t)| t * self.mu[w as usize * n + node as usize].exp()).sum();
+                    ll += c * (l * rate).ln() - statrs::function::gamma::ln_gamma(c + 1.0);
+                }
+                ll
+            })
+            .sum::<f64>();
+        let beta_totals: Vec<f64> = (0..n).map(|node| self.mu.chunks(n).map(|row| row[node].exp()).sum()).collect();
+        let linear = linear_term(data, &theta);
+        let expected: f64 = linear.iter().zip(&beta_totals).map(|(c, b)| c * b).sum();
+        let labels = if data.supervised {
+            (0..data.num_docs())
+                .map(|d| {
+                    let act = data.active.row(d);
+                    (0..k)
+                        .map(|j| {
+                            let p = sigmoid(self.xi[d * k + j]).clamp(1e-300, 1.0 - 1e-16);
+                            if act.contains(&((j + 1) as u32)) {
+                                p.ln()
+                            } else {
+                                (1.0 - p).ln()
+                            }
+                        })
+                        .sum::<f64>()
+                })
+                .sum()
+        } else {
+            0.0
+        };
+        (words - expected, labels)
+    }
+
+    /// The rate conditional's log density of word f (tests and diagnostics).
+    pub fn rate_log_density(&self, data: &HpcData, f: usize) -> f64 {
+        let n = data.num_nodes();
+        let theta = document_weights(data, &self.xi);
+        let linear = linear_term(data, &theta);
+        let prior = TreePrior { parent: &data.parent, psi: self.psi, gamma2: self.gamma2, tau2: &self.tau2[f * n..(f + 1) * n] };
+        let cond = RateConditional { docs: data.word_docs.row(f), active: &data.active, theta: &theta, linear: &linear, prior };
+        let mut g = vec![0.0; n];
+        cond.logp_grad(&self.mu[f * n..(f + 1) * n], &mut g)
+    }
+}

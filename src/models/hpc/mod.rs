@@ -8,10 +8,16 @@
 //! registered in [`crate::models::FAMILIES`] yet.
 
 pub mod affinity;
+pub mod calibration;
 pub mod data;
 pub mod dispersion;
+pub mod fit;
+#[cfg(test)]
+mod fit_tests;
 pub mod hyper;
+pub mod model;
 pub mod params;
+pub mod predict;
 pub mod rates;
 pub mod sampler;
 pub mod simulate;

@@ -1,0 +1,325 @@
+//! Fitting HPC or PCM: splits, the scan loop, posterior means of the estimands,
+//! threshold calibration and the test-split evaluation.
+//!
+//! Why it exists: it turns a [`Corpus`] into an [`HpcModel`]. The sampler knows nothing
+//! of corpora, splits or progress; this module does, and nothing else.
+//!
+//! Splits: if the corpus has `split` tags, documents tagged `test` form the test split
+//! and `validation` (or `valid`, `dev`) the validation split; everything else trains.
+//! Without tags, each labelled document is assigned by its own random stream from the
+//! seed (`validation_fraction`, `test_fraction`). Documents without labels cannot
+//! train a supervised model and are left out (and counted).
+
+use super::calibration::{calibrate, score, Thresholds};
+use super::data::{strip_redundant_ancestors, HpcData};
+use super::model::{Evaluation, FitSummary, HpcModel, ENCODING_VERSION};
+use super::params::HpcParams;
+use super::predict::predict_affinities;
+use super::sampler::{document_weights, Caches, HpcState, ScanSettings, ScanStats};
+use crate::corpus::Corpus;
+use crate::models::{FitContext, FitError, Progress};
+use crate::rng::{stream, Purpose};
+use rand::RngExt;
+use rayon::prelude::*;
+use serde_json::json;
+
+/// Which part of the corpus a document belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Train,
+    Validation,
+    Test,
+    /// Supervised fits only: a document with no label.
+    Unlabelled,
+}
+
+/// Assign every document of the corpus a role.
+pub fn assign_roles(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64) -> Vec<Role> {
+    let tags = corpus.splits.as_ref().filter(|s| s.iter().any(Option::is_some));
+    (0..corpus.doc_ids.len())
+        .map(|d| {
+            if supervised && corpus.doc_labels[d].is_empty() {
+                return Role::Unlabelled;
+            }
+            if let Some(tags) = tags {
+                return match tags[d].as_deref().map(str::to_ascii_lowercase).as_deref() {
+                    Some("test") => Role::Test,
+                    Some("validation" | "valid" | "dev") => Role::Validation,
+                    _ => Role::Train,
+                };
+            }
+            let u: f64 = stream(seed, Purpose::Split, 0, d as u64).random();
+            if u < p.test_fraction {
+                Role::Test
+            } else if u < p.test_fraction + p.validation_fraction {
+                Role::Validation
+            } else {
+                Role::Train
+            }
+        })
+        .collect()
+}
+
+/// Running sums of the estimands over kept scans, word-major `V × K`.
+struct EstimandSums {
+    frequency: Vec<f64>,
+    exclusivity: Vec<f64>,
+    exclusivity_all: Vec<f64>,
+    mu: Vec<f64>,
+    shares: Vec<f64>,
+    kept: usize,
+}
+
+impl EstimandSums {
+    fn new(v: usize, k: usize) -> Self {
+        EstimandSums { frequency: vec![0.0; v * k], exclusivity: vec![0.0; v * k], exclusivity_all: vec![0.0; v * k], mu: vec![0.0; v * (k + 1)], shares: vec![0.0; k], kept: 0 }
+    }
+
+    /// Add one scan: β_fk, φ_fk against the siblings (an only child against its
+    /// parent) and against every topic, μ, and each topic's share of expected tokens.
+    fn add(&mut self, data: &HpcData, state: &HpcState) {
+        let (n, k) = (data.num_nodes(), data.num_topics());
+        self.kept += 1;
+        self.frequency
+            .par_chunks_mut(k)
+            .zip(self.exclusivity.par_chunks_mut(k))
+            .zip(self.exclusivity_all.par_chunks_mut(k))
+            .zip(self.mu.par_chunks_mut(n))
+            .enumerate()
+            .for_each(|(f, (((freq, excl), excl_all), mu_sum))| {
+                let mu = &state.mu[f * n..(f + 1) * n];
+                let beta: Vec<f64> = mu.iter().map(|m| m.exp()).collect();
+                let mut child_sum = vec![0.0; n];
+                for node in 1..n {
+                    child_sum[data.parent[node].expect("labels have parents")] += beta[node];
+                }
+                let all: f64 = beta[1..].iter().sum();
+                for node in 1..n {
+                    let p = data.parent[node].expect("labels have parents");
+                    let mut comparison = child_sum[p];
+                    if data.children[p].len() == 1 {
+                        comparison += beta[p];
+                    }
+                    freq[node - 1] += beta[node];
+                    excl[node - 1] += beta[node] / comparison;
+                    excl_all[node - 1] += beta[node] / all;
+                }
+                mu_sum.iter_mut().zip(mu).for_each(|(s, m)| *s += m);
+            });
+        let theta = document_weights(data, &state.xi);
+        let mut expected = vec![0.0; n];
+        for d in 0..data.num_docs() {
+            let r = data.active.range(d);
+            for (&node, &t) in data.active.values[r.clone()].iter().zip(&theta[r]) {
+                expected[node as usize] += data.lengths[d] * t;
+            }
+        }
+        for node in 1..n {
+            expected[node] *= state.mu.chunks(n).map(|row| row[node].exp()).sum::<f64>();
+        }
+        let total: f64 = expected.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+        for node in 1..n {
+            self.shares[node - 1] += expected[node] / total;
+        }
+    }
+}
+
+/// The corpus shaped for the sampler: node tree, active nodes and counts of the
+/// documents with `wanted` roles.
+struct Shaped {
+    data: HpcData,
+    /// Label name of each topic.
+    names: Vec<String>,
+}
+
+fn shape(corpus: &Corpus, p: &HpcParams, supervised: bool, roles: &[Role], wanted: Role) -> Shaped {
+    let docs: Vec<usize> = (0..roles.len()).filter(|&d| roles[d] == wanted).collect();
+    let counts: Vec<Vec<(u32, u32)>> = docs
+        .iter()
+        .map(|&d| {
+            let (terms, counts) = corpus.counts.row(d);
+            terms.iter().copied().zip(counts.iter().copied()).collect()
+        })
+        .collect();
+    let (parent, names, active) = if supervised {
+        let tree = &corpus.labels;
+        let parent: Vec<Option<usize>> = std::iter::once(None).chain(tree.parent.iter().map(|p| Some(p.map_or(0, |x| x as usize + 1)))).collect();
+        let active = docs
+            .iter()
+            .map(|&d| {
+                let labels = if p.strip_ancestors { strip_redundant_ancestors(&corpus.doc_labels[d], &tree.parent) } else { corpus.doc_labels[d].clone() };
+                labels.into_iter().map(|l| l + 1).collect()
+            })
+            .collect();
+        (parent, tree.names.clone(), active)
+    } else {
+        let parent = std::iter::once(None).chain((0..p.topics).map(|_| Some(0))).collect();
+        let names = (0..p.topics).map(|k| format!("topic {k}")).collect();
+        let active = docs.iter().map(|_| (1..=p.topics as u32).collect()).collect();
+        (parent, names, active)
+    };
+    Shaped { data: HpcData::new(parent, supervised, active, counts, corpus.num_terms()), names }
+}
+
+/// Fit HPC (`supervised`) or PCM on `corpus`.
+pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx: &FitContext) -> Result<HpcModel, FitError> {
+    if supervised && corpus.labels.is_empty() {
+        return Err(FitError::Numerical("the corpus has no labels: HPC needs labelled documents (use pcm for an unlabelled corpus)".into()));
+    }
+    let roles = assign_roles(corpus, p, supervised, seed);
+    let train = shape(corpus, p, supervised, &roles, Role::Train);
+    let data = &train.data;
+    if data.num_docs() < 2 {
+        return Err(FitError::Numerical(format!("only {} training documents: HPC needs at least two", data.num_docs())));
+    }
+    let (v, k) = (data.num_terms(), data.num_topics());
+    let mut state = HpcState::initial(data, seed);
+    let mut caches = Caches::new(data);
+    let mut sums = EstimandSums::new(v, k);
+    let mut totals = ScanStats::default();
+    let mut last = (f64::NAN, f64::NAN);
+    for it in 1..=p.iterations {
+        if ctx.cancel.is_cancelled() {
+            return Err(FitError::Cancelled);
+        }
+        let settings = ScanSettings { seed, iteration: it as u64, refit_modes: p.refits_modes(it), leapfrog_steps: p.leapfrog_steps, step_size: p.step_size };
+        let stats = state.scan(data, &mut caches, settings);
+        let (words, labels) = state.log_likelihood(data);
+        if !words.is_finite() {
+            return Err(FitError::Numerical(format!("log-likelihood is {words} at scan {it}")));
+        }
+        last = (words, labels);
+        if p.is_kept(it) {
+            sums.add(data, &state);
+        }
+        let rate = |a: usize, n: usize| if n > 0 { a as f64 / n as f64 } else { 1.0 };
+        let mut diagnostics = serde_json::Map::new();
+        diagnostics.insert("rate_acceptance".into(), json!(rate(stats.rate_accepted, stats.rate_draws)));
+        diagnostics.insert("affinity_acceptance".into(), json!(rate(stats.affinity_accepted, stats.affinity_draws)));
+        diagnostics.insert("dispersion_accepted".into(), json!(stats.dispersion_accepted));
+        diagnostics.insert("hessian_repairs".into(), json!(stats.hessian_repairs));
+        diagnostics.insert("mode_refit".into(), json!(settings.refit_modes));
+        diagnostics.insert("log_likelihood_words".into(), json!(words));
+        diagnostics.insert("log_likelihood_labels".into(), json!(labels));
+        diagnostics.insert("kept_scans".into(), json!(sums.kept));
+        (ctx.progress)(Progress { iteration: it as u64, total: p.iterations as u64, loglik_per_token: Some(words / data.num_tokens), diagnostics });
+        totals = merge_totals(totals, &stats);
+    }
+    if sums.kept == 0 {
+        sums.add(data, &state);
+    }
+    let scale = 1.0 / sums.kept as f64;
+    let to_topic_major = |word_major: &[f64]| -> Vec<f32> {
+        let mut out = vec![0.0f32; k * v];
+        for f in 0..v {
+            for t in 0..k {
+                out[t * v + f] = (word_major[f * k + t] * scale) as f32;
+            }
+        }
+        out
+    };
+    let topic_parent: Vec<Option<usize>> = (1..=k).map(|node| data.parent[node].filter(|&p| p > 0).map(|p| p - 1)).collect();
+    let mean_length = data.num_tokens / data.num_docs() as f64;
+    let mut model = HpcModel {
+        version: ENCODING_VERSION,
+        supervised,
+        params: p.clone(),
+        num_terms: v,
+        labels: train.names.clone(),
+        parent: topic_parent,
+        frequency: to_topic_major(&sums.frequency),
+        exclusivity: to_topic_major(&sums.exclusivity),
+        exclusivity_all: to_topic_major(&sums.exclusivity_all),
+        mu: sums.mu.iter().map(|m| (m * scale) as f32).collect(),
+        eta: state.eta.clone(),
+        lambda2: state.lambda2,
+        shares: sums.shares.iter().map(|s| s * scale).collect(),
+        mean_length,
+        thresholds: Thresholds::default_for(k),
+        evaluation: None,
+        rate_totals: Default::default(),
+        summary: FitSummary {
+            training_documents: data.num_docs(),
+            validation_documents: roles.iter().filter(|r| **r == Role::Validation).count(),
+            test_documents: roles.iter().filter(|r| **r == Role::Test).count(),
+            unlabelled_documents: roles.iter().filter(|r| **r == Role::Unlabelled).count(),
+            kept_scans: sums.kept,
+            tokens: data.num_tokens,
+            final_loglik_per_token: last.0 / data.num_tokens,
+            final_label_loglik: last.1,
+            rate_acceptance: totals.rate_accepted as f64 / totals.rate_draws.max(1) as f64,
+            affinity_acceptance: totals.affinity_accepted as f64 / totals.affinity_draws.max(1) as f64,
+            hessian_repairs: totals.hessian_repairs,
+            inactive_fallbacks: totals.inactive_fallbacks,
+            factor_nonzeros: caches.factor_nonzeros(),
+            nu: state.nu,
+            sigma2: state.sigma2,
+            psi: state.psi,
+            gamma2: state.gamma2,
+        },
+    };
+    if supervised {
+        let validation = shape(corpus, p, supervised, &roles, Role::Validation);
+        if validation.data.num_docs() > 0 {
+            let probabilities = label_probabilities(&model, &validation.data);
+            let truth = true_sets(&validation.data);
+            model.thresholds = calibrate(&probabilities, &truth, k, p.min_label_validation);
+        }
+        let test = shape(corpus, p, supervised, &roles, Role::Test);
+        if test.data.num_docs() > 0 {
+            model.evaluation = Some(evaluate(&model, &train.data, &test.data));
+        }
+    }
+    Ok(model)
+}
+
+fn merge_totals(mut a: ScanStats, s: &ScanStats) -> ScanStats {
+    a.rate_accepted += s.rate_accepted;
+    a.rate_draws += s.rate_draws;
+    a.affinity_accepted += s.affinity_accepted;
+    a.affinity_draws += s.affinity_draws;
+    a.hessian_repairs += s.hessian_repairs;
+    a.inactive_fallbacks += s.inactive_fallbacks;
+    a
+}
+
+/// Each document's labels as topic indices.
+fn true_sets(data: &HpcData) -> Vec<Vec<usize>> {
+    (0..data.num_docs()).map(|d| data.active.row(d).iter().map(|&n| n as usize - 1).collect()).collect()
+}
+
+/// P(label) for every document of `data` (row-major `docs × K`), in parallel.
+fn label_probabilities(model: &HpcModel, data: &HpcData) -> Vec<f64> {
+    let k = model.labels.len();
+    let mut out = vec![0.0; data.num_docs() * k];
+    out.par_chunks_mut(k).enumerate().for_each(|(d, row)| {
+        let words = data.doc_words.row(d);
+        let xi = predict_affinities(model, words.iter().map(|&(w, c)| (w as usize, c)));
+        for (o, x) in row.iter_mut().zip(xi) {
+            *o = super::affinity::sigmoid(x);
+        }
+    });
+    out
+}
+
+/// Score the calibrated predictions on the test split, beside the trivial baseline that
+/// always predicts the most frequent training labels.
+fn evaluate(model: &HpcModel, train: &HpcData, test: &HpcData) -> Evaluation {
+    let k = model.labels.len();
+    let probabilities = label_probabilities(model, test);
+    let predicted: Vec<Vec<usize>> = probabilities.chunks(k).map(|row| model.thresholds.decide(row)).collect();
+    let truth = true_sets(test);
+    let mut frequency = vec![0usize; k];
+    for set in true_sets(train) {
+        for l in set {
+            frequency[l] += 1;
+        }
+    }
+    let mean_labels = train.active.values.len() as f64 / train.num_docs() as f64;
+    let m = (mean_labels.round() as usize).max(1);
+    let mut by_frequency: Vec<usize> = (0..k).collect();
+    by_frequency.sort_by(|&a, &b| frequency[b].cmp(&frequency[a]).then(a.cmp(&b)));
+    let baseline_set: Vec<usize> = by_frequency.into_iter().take(m).collect();
+    let baseline = score(&vec![baseline_set; truth.len()], &truth, k);
+    Evaluation { model: score(&predicted, &truth, k), most_frequent_baseline: baseline }
+}

@@ -1,0 +1,225 @@
+//! The `"hpc"` and `"pcm"` model families and the fitted [`HpcModel`].
+//!
+//! Why it exists: it is HPC's face towards the rest of the service: parameter checks,
+//! the stored encoding, topic tables (frequency, exclusivity against siblings or every
+//! topic, FREX computed on top by the summaries), label prediction and diagnostics.
+
+use super::calibration::{SetScores, Thresholds};
+use super::fit::fit_hpc;
+use super::params::HpcParams;
+use super::predict::predict_affinities;
+use crate::corpus::lexicon::EncodedDoc;
+use crate::corpus::{Corpus, CorpusStats};
+use crate::models::{
+    Comparison, DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel,
+    TopicTable,
+};
+use ndarray::Array2;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::sync::OnceLock;
+
+/// Format version of [`HpcModel`]'s encoding.
+pub const ENCODING_VERSION: u32 = 1;
+
+/// HPC (`supervised`, labels on a tree) or PCM (latent topics under the root).
+pub struct HpcFamily {
+    pub supervised: bool,
+}
+
+/// The `"hpc"` family.
+pub static HPC: HpcFamily = HpcFamily { supervised: true };
+/// The `"pcm"` family.
+pub static PCM: HpcFamily = HpcFamily { supervised: false };
+
+impl ModelFamily for HpcFamily {
+    fn name(&self) -> &'static str {
+        if self.supervised {
+            "hpc"
+        } else {
+            "pcm"
+        }
+    }
+
+    fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError> {
+        HpcParams::from_json(params, self.supervised)?;
+        if self.supervised && corpus.num_labels == 0 {
+            return Err(ParamError::new("", "the corpus has no labels: hpc needs labelled documents (pcm fits an unlabelled corpus)"));
+        }
+        Ok(())
+    }
+
+    fn fit(&self, corpus: &Corpus, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        let p = HpcParams::from_json(params, self.supervised)?;
+        Ok(Box::new(fit_hpc(corpus, &p, self.supervised, seed, ctx)?))
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
+        Ok(Box::new(HpcModel::decode(bytes)?))
+    }
+}
+
+/// Numbers about the fit shown with the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FitSummary {
+    pub training_documents: usize,
+    pub validation_documents: usize,
+    pub test_documents: usize,
+    pub unlabelled_documents: usize,
+    pub kept_scans: usize,
+    pub tokens: f64,
+    pub final_loglik_per_token: f64,
+    pub final_label_loglik: f64,
+    pub rate_acceptance: f64,
+    pub affinity_acceptance: f64,
+    pub hessian_repairs: usize,
+    pub inactive_fallbacks: usize,
+    pub factor_nonzeros: usize,
+    pub nu: f64,
+    pub sigma2: f64,
+    pub psi: f64,
+    pub gamma2: f64,
+}
+
+/// Test-split scores of the calibrated predictions and of the trivial baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    pub model: SetScores,
+    pub most_frequent_baseline: SetScores,
+}
+
+/// A fitted HPC or PCM model: posterior means over the kept scans.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HpcModel {
+    pub version: u32,
+    pub supervised: bool,
+    pub params: HpcParams,
+    pub num_terms: usize,
+    /// Topic (label) names.
+    pub labels: Vec<String>,
+    /// Parent topic of each topic (`None` under the root).
+    pub parent: Vec<Option<usize>>,
+    /// E[β], topic-major `K × V`.
+    pub frequency: Vec<f32>,
+    /// E[φ] against the siblings (an only child against its parent), `K × V`.
+    pub exclusivity: Vec<f32>,
+    /// E[φ] against every topic, `K × V`.
+    pub exclusivity_all: Vec<f32>,
+    /// E[μ], word-major `V × (K + 1)` (node 0 = the root).
+    pub mu: Vec<f32>,
+    pub eta: Vec<f64>,
+    pub lambda2: f64,
+    /// Each topic's share of the expected tokens.
+    pub shares: Vec<f64>,
+    /// Mean training document length (l_d of a new document is its length over this).
+    pub mean_length: f64,
+    pub thresholds: Thresholds,
+    pub evaluation: Option<Evaluation>,
+    pub summary: FitSummary,
+    /// B_k = Σ_f exp(E[μ_fk]) over topics, computed on first use.
+    #[serde(skip)]
+    pub(super) rate_totals: OnceLock<Vec<f64>>,
+}
+
+impl HpcModel {
+    pub fn decode(bytes: &[u8]) -> Result<Self, ModelError> {
+        let m: HpcModel = postcard::from_bytes(bytes).map_err(|e| ModelError::Decode(e.to_string()))?;
+        if m.version != ENCODING_VERSION {
+            return Err(ModelError::Decode(format!("HPC encoding version {} is not {ENCODING_VERSION}", m.version)));
+        }
+        Ok(m)
+    }
+
+    /// Σ_f β*_fk for every topic, with β* = exp of the posterior-mean log rates.
+    pub fn rate_totals(&self) -> &[f64] {
+        self.rate_totals.get_or_init(|| {
+            let n = self.labels.len() + 1;
+            let mut totals = vec![0.0; n - 1];
+            for row in self.mu.chunks(n) {
+                for (t, &m) in totals.iter_mut().zip(&row[1..]) {
+                    *t += (m as f64).exp();
+                }
+            }
+            totals
+        })
+    }
+
+    fn table(&self, values: &[f32]) -> Array2<f64> {
+        Array2::from_shape_vec((self.labels.len(), self.num_terms), values.iter().map(|&x| x as f64).collect()).expect("shape stored with the model")
+    }
+}
+
+impl TopicModel for HpcModel {
+    fn family(&self) -> &'static str {
+        if self.supervised {
+            "hpc"
+        } else {
+            "pcm"
+        }
+    }
+
+    fn num_topics(&self) -> usize {
+        self.labels.len()
+    }
+
+    fn topic_table(&self, options: &TableOptions) -> TopicTable {
+        let exclusivity = match options.comparison {
+            Comparison::Natural => &self.exclusivity,
+            Comparison::All => &self.exclusivity_all,
+        };
+        let topics = (0..self.labels.len())
+            .map(|t| TopicInfo {
+                label: self.supervised.then(|| self.labels[t].clone()),
+                parent: self.parent[t],
+                children: (0..self.labels.len()).filter(|&c| self.parent[c] == Some(t)).collect(),
+                proportion: self.shares[t],
+            })
+            .collect();
+        TopicTable { frequency: self.table(&self.frequency), exclusivity: self.table(exclusivity), topics }
+    }
+
+    fn predict(&self, docs: &[EncodedDoc], _options: &PredictOptions) -> Result<Vec<DocPrediction>, ModelError> {
+        Ok(docs
+            .par_iter()
+            .map(|doc| {
+                let xi = predict_affinities(self, doc.terms.iter().zip(&doc.counts).map(|(&t, &c)| (t as usize, c as f64)));
+                let topic_proportions = super::affinity::softmax(&xi);
+                if !self.supervised {
+                    return DocPrediction { topic_proportions, labels: vec![], predicted_labels: vec![] };
+                }
+                let probabilities: Vec<f64> = xi.iter().map(|&x| super::affinity::sigmoid(x)).collect();
+                let predicted_labels = self.thresholds.decide(&probabilities).into_iter().map(|k| self.labels[k].clone()).collect();
+                let labels = self.labels.iter().cloned().zip(probabilities).collect();
+                DocPrediction { topic_proportions, labels, predicted_labels }
+            })
+            .collect())
+    }
+
+    fn diagnostics(&self) -> serde_json::Value {
+        let per_label = self.thresholds.per_label.iter().filter(|t| t.is_some()).count();
+        json!({
+            "fit": self.summary,
+            "thresholds": {"global": self.thresholds.global, "labels_with_own_threshold": per_label},
+            "evaluation": self.evaluation.as_ref().map(|e| json!({
+                "model": scores_json(&e.model, &self.labels),
+                "most_frequent_baseline": scores_json(&e.most_frequent_baseline, &self.labels),
+            })),
+            "hyperparameters": {"eta_mean": self.eta.iter().sum::<f64>() / self.eta.len().max(1) as f64, "lambda2": self.lambda2},
+        })
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        postcard::to_allocvec(self).expect("plain data encodes")
+    }
+}
+
+/// Test-split scores as JSON, labels by name.
+fn scores_json(s: &SetScores, names: &[String]) -> serde_json::Value {
+    json!({
+        "documents": s.documents,
+        "micro": s.micro,
+        "macro": s.macro_average,
+        "per_label": s.per_label.iter().map(|(k, sc, n)| json!({"label": names[*k], "f1": sc.f1, "precision": sc.precision, "recall": sc.recall, "documents": n})).collect::<Vec<_>>(),
+    })
+}

@@ -1,5 +1,6 @@
 //! `topicd fit`: the fit code path without HTTP.
 
+use crate::corpus::preprocess::DuplicateIds;
 use crate::corpus::{CorpusBuilder, PreprocessOptions, RawDocument, StopWords};
 use crate::models::{self, CancelToken, FitContext, Progress};
 use clap::Args;
@@ -52,6 +53,9 @@ pub struct FitArgs {
     pub top_n: Option<usize>,
     #[arg(long)]
     pub top_fraction: Option<f64>,
+    /// Skip documents whose id repeats an earlier one instead of failing.
+    #[arg(long)]
+    pub keep_first_duplicate: bool,
 }
 
 impl FitArgs {
@@ -69,6 +73,7 @@ impl FitArgs {
             max_df: self.max_df,
             top_n: self.top_n,
             top_fraction: self.top_fraction,
+            duplicate_ids: if self.keep_first_duplicate { DuplicateIds::KeepFirst } else { DuplicateIds::Reject },
             ..PreprocessOptions::default()
         }
     }
@@ -115,9 +120,12 @@ pub fn run(args: FitArgs) -> Result<(), String> {
     family.check_params(&params, &corpus.stats).map_err(|e| e.to_string())?;
 
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads.max(1)).build().map_err(|e| e.to_string())?;
-    // (iteration, time, loglik) of every progress report.
-    let reports: Mutex<Vec<(u64, Instant, Option<f64>)>> = Mutex::new(Vec::new());
-    let on_progress = |p: Progress| reports.lock().expect("progress lock").push((p.iteration, Instant::now(), p.loglik_per_token));
+    // (iteration, time, loglik, refit a mode) of every progress report.
+    let reports: Mutex<Vec<(u64, Instant, Option<f64>, Option<bool>)>> = Mutex::new(Vec::new());
+    let on_progress = |p: Progress| {
+        let refit = p.diagnostics.get("mode_refit").and_then(Value::as_bool);
+        reports.lock().expect("progress lock").push((p.iteration, Instant::now(), p.loglik_per_token, refit))
+    };
     let cancel = CancelToken::new();
     let ctx = FitContext { progress: &on_progress, cancel: &cancel, sample: &|_, _| {} };
     let t_fit = Instant::now();
@@ -131,6 +139,18 @@ pub fn run(args: FitArgs) -> Result<(), String> {
         _ => fit_seconds / iterations.max(1) as f64,
     };
     let loglik = reports.iter().rev().find_map(|r| r.2);
+    // Scheduled samplers (HPC): mean seconds of scans that refit modes and of the rest.
+    let mut by_kind = [(0.0, 0usize); 2];
+    let mut previous = t_fit;
+    for r in &reports {
+        if let Some(refit) = r.3 {
+            let slot = &mut by_kind[refit as usize];
+            slot.0 += r.1.duration_since(previous).as_secs_f64();
+            slot.1 += 1;
+        }
+        previous = r.1;
+    }
+    let mean = |(total, n): (f64, usize)| (n > 0).then(|| total / n as f64);
     let tokens = corpus.stats.num_tokens;
     println!(
         "{}",
@@ -148,6 +168,8 @@ pub fn run(args: FitArgs) -> Result<(), String> {
             "seconds_per_iteration": per_iteration,
             "tokens_per_second": tokens as f64 / per_iteration,
             "loglik_per_token": loglik,
+            "seconds_per_steady_scan": mean(by_kind[0]),
+            "seconds_per_refit_scan": mean(by_kind[1]),
             "diagnostics": model.diagnostics(),
         })
     );

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::input::{parse_count, RawDocument, TreeEntry};
 use super::labels::LabelTreeBuilder;
 use super::lexicon::Lexicon;
-use super::preprocess::PreprocessOptions;
+use super::preprocess::{DuplicateIds, PreprocessOptions};
 use super::sparse::DocTermMatrix;
 use super::tokenize::TextPipeline;
 use super::{Corpus, CorpusError, CorpusStats, FeatureMatrix};
@@ -43,6 +43,9 @@ pub struct CorpusBuilder {
     doc_ids: Vec<String>,
     /// Document id → index of the document that uses it.
     id_index: HashMap<String, usize>,
+    /// Documents skipped as repeated ids (`duplicate_ids = keep_first`): count and ids.
+    num_duplicates: usize,
+    duplicate_ids: Vec<String>,
     doc_labels: Vec<Vec<u32>>,
     feature_index: HashMap<String, u32>,
     feature_names: Vec<String>,
@@ -82,6 +85,8 @@ impl CorpusBuilder {
             rows: DocTermMatrix::new(),
             doc_ids: Vec::new(),
             id_index: HashMap::new(),
+            num_duplicates: 0,
+            duplicate_ids: Vec::new(),
             doc_labels: Vec::new(),
             feature_index: HashMap::new(),
             feature_names: Vec::new(),
@@ -132,6 +137,13 @@ impl CorpusBuilder {
             None => index.to_string(),
         };
         if let Some(&other) = self.id_index.get(&id) {
+            if self.options.duplicate_ids == DuplicateIds::KeepFirst {
+                self.num_duplicates += 1;
+                if self.duplicate_ids.len() < MAX_DROPPED_IDS {
+                    self.duplicate_ids.push(id);
+                }
+                return Ok(());
+            }
             return Err(CorpusError::field(
                 at(".id"),
                 format!(
@@ -409,6 +421,8 @@ impl CorpusBuilder {
             tree_depth: labels.depth(),
             num_dropped_empty: num_dropped,
             dropped_ids,
+            num_duplicates_skipped: self.num_duplicates,
+            duplicate_ids: self.duplicate_ids,
             num_types_before_pruning: num_types,
         };
 

@@ -222,6 +222,24 @@ fn default_ids_and_duplicates() {
 }
 
 #[test]
+fn keep_first_skips_and_reports_repeated_ids() {
+    let options = PreprocessOptions { duplicate_ids: crate::corpus::preprocess::DuplicateIds::KeepFirst, ..PreprocessOptions::default() };
+    let mut b = CorpusBuilder::new(options, &[]).unwrap();
+    b.add_document(text("x", "world"), 0, None).unwrap();
+    let mut repeated = text("x", "zebra giraffe");
+    repeated.labels = Some(vec!["only_here".into()]);
+    b.add_document(repeated, 1, None).unwrap();
+    b.add_document(text("y", "zebra"), 2, None).unwrap();
+    let c = b.finish().unwrap();
+    assert_eq!(c.doc_ids, vec!["x", "y"]);
+    assert_eq!(c.stats.num_duplicates_skipped, 1);
+    assert_eq!(c.stats.duplicate_ids, vec!["x"]);
+    // The skipped document left nothing behind: not its label, not its words.
+    assert!(c.labels.is_empty());
+    assert_eq!(c.stats.num_tokens, 2);
+}
+
+#[test]
 fn text_and_counts_exclusive() {
     let mut b = CorpusBuilder::new(PreprocessOptions::default(), &[]).unwrap();
     let e = b.add_document(RawDocument::default(), 5, Some(6)).unwrap_err();

@@ -73,6 +73,12 @@ pub struct CorpusStats {
     pub num_dropped_empty: usize,
     /// Ids of the dropped documents (at most the first 100).
     pub dropped_ids: Vec<String>,
+    /// Documents skipped because their id was already used (`duplicate_ids =
+    /// keep_first`), and their ids (at most the first 100).
+    #[serde(default)]
+    pub num_duplicates_skipped: usize,
+    #[serde(default)]
+    pub duplicate_ids: Vec<String>,
     /// Distinct token types seen before vocabulary pruning.
     pub num_types_before_pruning: usize,
 }

@@ -129,6 +129,20 @@ pub struct PreprocessOptions {
     pub top_fraction: Option<f64>,
     /// Labels containing this string are paths (`a/b/c`); `None` disables paths.
     pub label_separator: Option<String>,
+    /// What to do with a document whose id was already used (default: reject the
+    /// upload with a 422 naming both documents).
+    pub duplicate_ids: DuplicateIds,
+}
+
+/// Policy for repeated document ids.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DuplicateIds {
+    /// The upload fails with a 422 naming the line.
+    #[default]
+    Reject,
+    /// The first document with an id is kept; later ones are skipped and reported.
+    KeepFirst,
 }
 
 impl Default for PreprocessOptions {
@@ -144,6 +158,7 @@ impl Default for PreprocessOptions {
             top_n: None,
             top_fraction: None,
             label_separator: Some("/".to_owned()),
+            duplicate_ids: DuplicateIds::Reject,
         }
     }
 }
@@ -215,6 +230,13 @@ impl PreprocessOptions {
                 "max_df" => opts.max_df = parse_num(key, value)?,
                 "top_n" => opts.top_n = parse_opt(key, value)?,
                 "top_fraction" => opts.top_fraction = parse_opt(key, value)?,
+                "duplicate_ids" => {
+                    opts.duplicate_ids = match value.as_str() {
+                        "reject" => DuplicateIds::Reject,
+                        "keep_first" => DuplicateIds::KeepFirst,
+                        _ => return Err(bad(key, format!("duplicate_ids must be reject or keep_first, got '{value}'"))),
+                    }
+                }
                 "label_separator" => {
                     opts.label_separator = (!value.is_empty()).then(|| value.clone())
                 }

@@ -197,7 +197,8 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
         diagnostics.insert("rate_acceptance".into(), json!(rate(stats.rate_accepted, stats.rate_draws)));
         diagnostics.insert("affinity_acceptance".into(), json!(rate(stats.affinity_accepted, stats.affinity_draws)));
         diagnostics.insert("dispersion_accepted".into(), json!(stats.dispersion_accepted));
-        diagnostics.insert("hessian_repairs".into(), json!(stats.hessian_repairs));
+        diagnostics.insert("mode_hessian_repairs".into(), json!(stats.mode_repairs));
+        diagnostics.insert("mass_matrix_repairs".into(), json!(stats.mass_repairs));
         diagnostics.insert("mode_refit".into(), json!(settings.refit_modes));
         diagnostics.insert("log_likelihood_words".into(), json!(words));
         diagnostics.insert("log_likelihood_labels".into(), json!(labels));
@@ -249,7 +250,8 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
             final_label_loglik: last.1,
             rate_acceptance: totals.rate_accepted as f64 / totals.rate_draws.max(1) as f64,
             affinity_acceptance: totals.affinity_accepted as f64 / totals.affinity_draws.max(1) as f64,
-            hessian_repairs: totals.hessian_repairs,
+            mode_hessian_repairs: totals.mode_repairs,
+            mass_matrix_repairs: totals.mass_repairs,
             inactive_fallbacks: totals.inactive_fallbacks,
             factor_nonzeros: caches.factor_nonzeros(),
             nu: state.nu,
@@ -278,7 +280,8 @@ fn merge_totals(mut a: ScanStats, s: &ScanStats) -> ScanStats {
     a.rate_draws += s.rate_draws;
     a.affinity_accepted += s.affinity_accepted;
     a.affinity_draws += s.affinity_draws;
-    a.hessian_repairs += s.hessian_repairs;
+    a.mode_repairs += s.mode_repairs;
+    a.mass_repairs += s.mass_repairs;
     a.inactive_fallbacks += s.inactive_fallbacks;
     a
 }

@@ -84,8 +84,11 @@ pub struct ScanStats {
     pub affinity_accepted: usize,
     pub affinity_draws: usize,
     pub dispersion_accepted: bool,
-    /// Hessians (mode searches and mass matrices) that needed a diagonal shift.
-    pub hessian_repairs: usize,
+    /// Newton steps of mode searches whose Hessian needed a diagonal shift (expected
+    /// far from the mode, where the chain-rule term can make it indefinite).
+    pub mode_repairs: usize,
+    /// Mass matrices (−H at the cached mode plus the current prior) that needed one.
+    pub mass_repairs: usize,
     /// Inactive affinities drawn by the Metropolis fallback instead of exactly.
     pub inactive_fallbacks: usize,
 }
@@ -96,7 +99,8 @@ impl ScanStats {
         self.rate_draws += o.rate_draws;
         self.affinity_accepted += o.affinity_accepted;
         self.affinity_draws += o.affinity_draws;
-        self.hessian_repairs += o.hessian_repairs;
+        self.mode_repairs += o.mode_repairs;
+        self.mass_repairs += o.mass_repairs;
         self.inactive_fallbacks += o.inactive_fallbacks;
         self
     }
@@ -208,7 +212,7 @@ impl HpcState {
                 let cond = RateConditional { docs: data.word_docs.row(f), active: &data.active, theta: &theta, linear: &linear, prior };
                 if s.refit_modes || cached.0.is_empty() {
                     let mode = find_mode(&cond, pattern, mu, 50, 1e-8);
-                    st.hessian_repairs += mode.repairs;
+                    st.mode_repairs += mode.repairs;
                     let mut lik = SparseSymmetric::zeros(pattern);
                     cond.add_negative_likelihood_hessian(&mode.point, &mut lik);
                     *cached = lik.into_parts();
@@ -216,7 +220,7 @@ impl HpcState {
                 let mut mass = SparseSymmetric::from_parts(pattern, cached.0.clone(), cached.1.clone());
                 prior.add_precision(&mut mass);
                 let (factor, repaired) = mass.cholesky_repaired();
-                st.hessian_repairs += repaired as usize;
+                st.mass_repairs += repaired as usize;
                 let out = hmc_step(&cond, mu, &factor, s.step_size, s.leapfrog_steps, &mut rng);
                 st.rate_accepted += out.accepted as usize;
                 st.rate_draws += 1;
@@ -269,7 +273,7 @@ impl HpcState {
                 let mut x: Vec<f64> = act.iter().map(|&node| xi[node - 1]).collect();
                 if s.refit_modes || cached.nrows() != act.len() {
                     let (mode, repairs) = find_block_mode(&target, &x, 50, 1e-8);
-                    st.hessian_repairs += repairs;
+                    st.mode_repairs += repairs;
                     // Keep the likelihood part only: remove the prior's −1/λ² diagonal.
                     let mut h = -target.hessian(&mode);
                     for i in 0..act.len() {
@@ -282,7 +286,7 @@ impl HpcState {
                     neg[(i, i)] += 1.0 / lambda2;
                 }
                 let mass = MassMatrix::from_negative_hessian(&(-neg));
-                st.hessian_repairs += mass.repaired as usize;
+                st.mass_repairs += mass.repaired as usize;
                 let out = hmc_step(&target, &mut x, &mass, s.step_size, s.leapfrog_steps, &mut rng);
                 st.affinity_accepted += out.accepted as usize;
                 st.affinity_draws += 1;

@@ -194,6 +194,8 @@ pub fn corpus_json(r: &CorpusRow) -> Value {
         "tree_depth": r.tree_depth,
         "num_dropped_empty": r.num_dropped_empty,
         "dropped_ids": stats["dropped_ids"],
+        "num_duplicates_skipped": stats.get("num_duplicates_skipped").cloned().unwrap_or(json!(0)),
+        "duplicate_ids": stats.get("duplicate_ids").cloned().unwrap_or(json!([])),
         "num_types_before_pruning": stats["num_types_before_pruning"],
         "preprocess": r.summary["preprocess"],
         "labels": r.summary["labels"],

@@ -14,6 +14,8 @@ pub mod dispersion;
 pub mod fit;
 #[cfg(test)]
 mod fit_tests;
+#[cfg(test)]
+mod geweke_tests;
 pub mod hyper;
 pub mod model;
 pub mod params;

@@ -193,7 +193,7 @@ impl HpcState {
     }
 
     /// Block 1: μ_f by SCHMC, then τ²_f per parent node, for every word in parallel.
-    fn rate_block(&mut self, data: &HpcData, caches: &mut Caches, s: ScanSettings) -> ScanStats {
+    pub(crate) fn rate_block(&mut self, data: &HpcData, caches: &mut Caches, s: ScanSettings) -> ScanStats {
         let n = data.num_nodes();
         let theta = document_weights(data, &self.xi);
         let linear = linear_term(data, &theta);
@@ -235,7 +235,7 @@ impl HpcState {
 
     /// Block 2: ξ_d's active block by SCHMC and its inactive coordinates exactly, for
     /// every document in parallel.
-    fn affinity_block(&mut self, data: &HpcData, caches: &mut Caches, s: ScanSettings) -> ScanStats {
+    pub(crate) fn affinity_block(&mut self, data: &HpcData, caches: &mut Caches, s: ScanSettings) -> ScanStats {
         let (n, k) = (data.num_nodes(), data.num_topics());
         let beta: Vec<f64> = self.mu.par_iter().map(|m| m.exp()).collect();
         let mut totals = vec![0.0; n];
@@ -271,7 +271,9 @@ impl HpcState {
                     label_terms: data.supervised,
                 };
                 let mut x: Vec<f64> = act.iter().map(|&node| xi[node - 1]).collect();
-                if s.refit_modes || cached.nrows() != act.len() {
+                // A document without active labels (possible only for data drawn from
+                // the model without HPC's at-least-one-label rule) has no active block.
+                if !act.is_empty() && (s.refit_modes || cached.nrows() != act.len()) {
                     let (mode, repairs) = find_block_mode(&target, &x, 50, 1e-8);
                     st.mode_repairs += repairs;
                     // Keep the likelihood part only: remove the prior's −1/λ² diagonal.
@@ -281,15 +283,17 @@ impl HpcState {
                     }
                     *cached = h;
                 }
-                let mut neg = cached.clone();
-                for i in 0..act.len() {
-                    neg[(i, i)] += 1.0 / lambda2;
+                if !act.is_empty() {
+                    let mut neg = cached.clone();
+                    for i in 0..act.len() {
+                        neg[(i, i)] += 1.0 / lambda2;
+                    }
+                    let mass = MassMatrix::from_negative_hessian(&(-neg));
+                    st.mass_repairs += mass.repaired as usize;
+                    let out = hmc_step(&target, &mut x, &mass, s.step_size, s.leapfrog_steps, &mut rng);
+                    st.affinity_accepted += out.accepted as usize;
+                    st.affinity_draws += 1;
                 }
-                let mass = MassMatrix::from_negative_hessian(&(-neg));
-                st.mass_repairs += mass.repaired as usize;
-                let out = hmc_step(&target, &mut x, &mass, s.step_size, s.leapfrog_steps, &mut rng);
-                st.affinity_accepted += out.accepted as usize;
-                st.affinity_draws += 1;
                 for (&node, &value) in act.iter().zip(&x) {
                     xi[node - 1] = value;
                 }
@@ -312,7 +316,7 @@ impl HpcState {
 
     /// Block 3: (ψ, γ²), (η, λ²) in closed form and (ν, σ²) by HMC on (log κ, log λ).
     /// Returns whether the (ν, σ²) proposal was accepted.
-    fn hyperparameters(&mut self, data: &HpcData, s: ScanSettings) -> bool {
+    pub(crate) fn hyperparameters(&mut self, data: &HpcData, s: ScanSettings) -> bool {
         let n = data.num_nodes();
         let mut rng = stream(s.seed, Purpose::HpcHyper, s.iteration, 0);
         let root: Vec<f64> = self.mu.chunks(n).map(|row| row[0]).collect();

@@ -1,9 +1,10 @@
-//! The command line: `topicd serve` and `topicd fit`.
+//! The command line: `topicd serve`, `topicd fit` and `topicd simulate-hpc`.
 //!
 //! Why it exists: `serve` runs the HTTP service; `fit` runs the very same corpus and
 //! model code without HTTP, for benchmarks and offline users, and prints one JSON line.
 
 pub mod fit;
+pub mod simulate;
 
 use crate::config::ServeConfig;
 use clap::{Parser, Subcommand};
@@ -21,4 +22,6 @@ pub enum Command {
     Serve(ServeConfig),
     /// Fit a model on a JSONL corpus without HTTP and print one JSON line of figures.
     Fit(fit::FitArgs),
+    /// Write a corpus drawn from HPC's generative process (benchmarks, smoke tests).
+    SimulateHpc(simulate::SimulateArgs),
 }

@@ -15,4 +15,4 @@ pub mod sparse_cholesky;
 
 pub use hmc::{hmc_step, HmcOutcome, LogDensity, MassMatrix, Metric};
 pub use lbfgs::{minimize, LbfgsOptions, LbfgsResult};
-pub use sparse_cholesky::{tree_postorder, SparseCholesky, SparsePattern, SparseSymmetric};
+pub use sparse_cholesky::{minimum_degree_order, tree_postorder, SparseCholesky, SparsePattern, SparseSymmetric};

@@ -85,6 +85,15 @@ impl ParamReader {
         }
     }
 
+    /// A string.
+    pub fn string(&mut self, key: &str) -> Result<Option<String>, ParamError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(v) => Err(ParamError::new(key, format!("must be a string, got {v}"))),
+        }
+    }
+
     /// A boolean.
     pub fn boolean(&mut self, key: &str) -> Result<Option<bool>, ParamError> {
         match self.take(key) {

@@ -174,7 +174,8 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
     }
     let (v, k) = (data.num_terms(), data.num_topics());
     let mut state = HpcState::initial(data, seed);
-    let mut caches = Caches::new(data);
+    let curvature = p.curvature(k);
+    let mut caches = Caches::new(data, curvature);
     let mut sums = EstimandSums::new(v, k);
     let mut totals = ScanStats::default();
     let mut last = (f64::NAN, f64::NAN);
@@ -254,6 +255,7 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
             mass_matrix_repairs: totals.mass_repairs,
             inactive_fallbacks: totals.inactive_fallbacks,
             factor_nonzeros: caches.factor_nonzeros(),
+            rate_curvature: curvature,
             nu: state.nu,
             sigma2: state.sigma2,
             psi: state.psi,

@@ -16,6 +16,7 @@
 
 use super::data::HpcData;
 use super::dispersion::Dispersion;
+use super::rates::Curvature;
 use super::sampler::{Caches, HpcState, ScanSettings};
 use crate::inference::{hmc_step, LogDensity, MassMatrix};
 use crate::rng::{stream, Purpose};
@@ -129,22 +130,26 @@ fn rate_block_keeps_the_joint_distribution() {
             independent[i].push(x);
         }
     }
-    let (mu, tau2) = draw_prior(&mut rng);
-    let mut state = HpcState { mu, tau2, xi: xi_rows.concat(), psi, gamma2, eta: vec![0.0; 4], lambda2: 1.0, nu, sigma2 };
-    let mut chain = vec![Vec::new(); names.len()];
-    let steps = 20_000;
-    for it in 0..steps {
-        let counts = draw_counts(&state.mu, &mut rng);
-        let mut data = HpcData::new(PARENT.to_vec(), true, active.clone(), counts, v);
-        data.lengths = lengths.clone();
-        let mut caches = Caches::new(&data);
-        let settings = ScanSettings { seed: 5, iteration: it, refit_modes: true, leapfrog_steps: 5, step_size: 0.4 };
-        state.rate_block(&data, &mut caches, settings);
-        for (i, x) in functions(&state.mu, &state.tau2).into_iter().enumerate() {
-            chain[i].push(x);
+    // Both curvatures: the exact sparse Hessian and the fill-free tree-plus-diagonal.
+    for curvature in [Curvature::Full, Curvature::TreeDiagonal] {
+        let (mu, tau2) = draw_prior(&mut rng);
+        let mut state = HpcState { mu, tau2, xi: xi_rows.concat(), psi, gamma2, eta: vec![0.0; 4], lambda2: 1.0, nu, sigma2 };
+        let mut chain = vec![Vec::new(); names.len()];
+        let steps = 20_000;
+        for it in 0..steps {
+            let counts = draw_counts(&state.mu, &mut rng);
+            let mut data = HpcData::new(PARENT.to_vec(), true, active.clone(), counts, v);
+            data.lengths = lengths.clone();
+            let mut caches = Caches::new(&data, curvature);
+            let settings = ScanSettings { seed: 5, iteration: it, refit_modes: true, leapfrog_steps: 5, step_size: 0.4 };
+            state.rate_block(&data, &mut caches, settings);
+            for (i, x) in functions(&state.mu, &state.tau2).into_iter().enumerate() {
+                chain[i].push(x);
+            }
         }
+        let names: Vec<String> = names.iter().map(|n| format!("{curvature:?} {n}")).collect();
+        assert_all_z(&names, &independent, &chain);
     }
-    assert_all_z(&names, &independent, &chain);
 }
 
 /// ξ block: with μ, η, λ² fixed, draw ξ_d from N(η, λ²), labels from Bernoulli(σ(ξ))
@@ -202,7 +207,7 @@ fn affinity_block_keeps_the_joint_distribution() {
         let (active, counts) = draw_data(&state.xi, &mut rng);
         let mut data = HpcData::new(parent.clone(), true, active, counts, v);
         data.lengths = vec![1.0; docs];
-        let mut caches = Caches::new(&data);
+        let mut caches = Caches::new(&data, Curvature::Full);
         let settings = ScanSettings { seed: 6, iteration: it, refit_modes: true, leapfrog_steps: 5, step_size: 0.4 };
         state.affinity_block(&data, &mut caches, settings);
         for (i, x) in functions(&state.xi).into_iter().enumerate() {

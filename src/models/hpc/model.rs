@@ -77,6 +77,7 @@ pub struct FitSummary {
     pub mass_matrix_repairs: usize,
     pub inactive_fallbacks: usize,
     pub factor_nonzeros: usize,
+    pub rate_curvature: super::rates::Curvature,
     pub nu: f64,
     pub sigma2: f64,
     pub psi: f64,

@@ -1,6 +1,12 @@
 //! HPC's and PCM's job parameters, their defaults and their limits.
 
+use super::rates::Curvature;
 use crate::models::params::{ParamError, ParamReader};
+
+/// `rate_curvature = auto` uses the full Hessian up to this many topics: beyond it the
+/// co-occurrence core of frequent words makes the sparse factor's fill, and its cost,
+/// grow quadratically (see the benchmark in `bench/README.md`).
+pub const AUTO_FULL_CURVATURE_MAX_TOPICS: usize = 200;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -22,6 +28,10 @@ pub struct HpcParams {
     /// coordinates, so 1 is the posterior's scale).
     pub leapfrog_steps: usize,
     pub step_size: f64,
+    /// The rate block's curvature: `full` (tree plus label co-occurrence, the paper's
+    /// Hessian), `tree_diagonal` (tree plus the likelihood's diagonal, fill-free), or
+    /// `auto` (`None` here): full up to [`AUTO_FULL_CURVATURE_MAX_TOPICS`] topics.
+    pub rate_curvature: Option<Curvature>,
     /// Drop a document's labels that are ancestors of its other labels.
     pub strip_ancestors: bool,
     /// Share of labelled documents held out to calibrate prediction thresholds (when
@@ -56,6 +66,12 @@ impl HpcParams {
         if step_size > 2.0 {
             return Err(ParamError::new("step_size", format!("must be at most 2, got {step_size}")));
         }
+        let rate_curvature = match r.string("rate_curvature")?.as_deref() {
+            None | Some("auto") => None,
+            Some("full") => Some(Curvature::Full),
+            Some("tree_diagonal") => Some(Curvature::TreeDiagonal),
+            Some(other) => return Err(ParamError::new("rate_curvature", format!("must be auto, full or tree_diagonal, got {other:?}"))),
+        };
         let strip_ancestors = r.boolean("strip_ancestors")?.unwrap_or(true);
         let (default_validation, default_test) = if supervised { (0.15, 0.0) } else { (0.0, 0.0) };
         let validation_fraction = r.fraction("validation_fraction", 0.9)?.unwrap_or(default_validation);
@@ -74,6 +90,7 @@ impl HpcParams {
             hessian_every,
             leapfrog_steps,
             step_size,
+            rate_curvature,
             strip_ancestors,
             validation_fraction,
             test_fraction,
@@ -85,6 +102,11 @@ impl HpcParams {
     /// Whether scan `iteration` (1-based) contributes to the posterior means.
     pub fn is_kept(&self, iteration: usize) -> bool {
         iteration > self.burn_in && (iteration - self.burn_in) % self.thin == 0
+    }
+
+    /// The curvature for a model with `topics` topics.
+    pub fn curvature(&self, topics: usize) -> Curvature {
+        self.rate_curvature.unwrap_or(if topics <= AUTO_FULL_CURVATURE_MAX_TOPICS { Curvature::Full } else { Curvature::TreeDiagonal })
     }
 
     /// Whether scan `iteration` refits conditional modes and likelihood Hessians.
@@ -121,6 +143,7 @@ mod tests {
             (json!({"strip_ancestors": "yes"}), true, "strip_ancestors"),
             (json!({"validation_fraction": 0.5, "test_fraction": 0.45}), true, "test_fraction"),
             (json!({"leapfrog_steps": 0}), true, "leapfrog_steps"),
+            (json!({"rate_curvature": "dense"}), true, "rate_curvature"),
         ] {
             assert_eq!(HpcParams::from_json(&body, supervised).unwrap_err().field, field, "{body}");
         }

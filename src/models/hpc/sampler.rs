@@ -16,10 +16,10 @@ use super::affinity::{draw_inactive, find_block_mode, softmax, sigmoid, ActiveAf
 use super::data::HpcData;
 use super::dispersion::Dispersion;
 use super::hyper::{draw_eta_lambda2, draw_psi_gamma2};
-use super::rates::{find_mode, RateConditional};
+use super::rates::{find_mode, Curvature, RateConditional};
 use super::tree_prior::TreePrior;
 use super::variances::draw_tau2;
-use crate::inference::{hmc_step, tree_postorder, LogDensity, MassMatrix, SparsePattern, SparseSymmetric};
+use crate::inference::{hmc_step, minimum_degree_order, tree_postorder, LogDensity, MassMatrix, SparsePattern, SparseSymmetric};
 use crate::rng::{stream, Purpose};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
@@ -56,6 +56,8 @@ pub struct HpcState {
 /// What the sampler keeps between scans: per-word sparsity patterns and the cached
 /// likelihood Hessians of Algorithm 1.
 pub struct Caches {
+    curvature: Curvature,
+    /// One pattern per word ([`Curvature::Full`]) or one shared tree pattern.
     patterns: Vec<SparsePattern>,
     /// −(likelihood Hessian) at the last mode, per word, as sparse parts.
     rate_hessians: Vec<(Vec<f64>, Vec<f64>)>,
@@ -64,16 +66,32 @@ pub struct Caches {
 }
 
 impl Caches {
-    pub fn new(data: &HpcData) -> Self {
-        let order = tree_postorder(&data.parent);
-        let patterns: Vec<SparsePattern> = (0..data.num_terms()).into_par_iter().map(|f| SparsePattern::new(&order, data.word_hessian_edges(f))).collect();
-        Caches { patterns, rate_hessians: vec![(Vec::new(), Vec::new()); data.num_terms()], affinity_hessians: vec![DMatrix::zeros(0, 0); data.num_docs()] }
+    pub fn new(data: &HpcData, curvature: Curvature) -> Self {
+        let patterns: Vec<SparsePattern> = match curvature {
+            Curvature::Full => (0..data.num_terms())
+                .into_par_iter()
+                .map(|f| {
+                    let edges = data.word_hessian_edges(f);
+                    SparsePattern::new(&minimum_degree_order(data.num_nodes(), edges.iter().copied()), edges)
+                })
+                .collect(),
+            Curvature::TreeDiagonal => {
+                let edges = data.parent.iter().enumerate().filter_map(|(c, p)| p.map(|p| (c, p)));
+                vec![SparsePattern::new(&tree_postorder(&data.parent), edges)]
+            }
+        };
+        Caches { curvature, patterns, rate_hessians: vec![(Vec::new(), Vec::new()); data.num_terms()], affinity_hessians: vec![DMatrix::zeros(0, 0); data.num_docs()] }
     }
 
     /// Stored non-zeros of all word factors (a measure of the rate block's cost).
     pub fn factor_nonzeros(&self) -> usize {
-        self.patterns.iter().map(|p| p.nnz() + p.dim()).sum()
+        let per_word: usize = self.patterns.iter().map(|p| p.nnz() + p.dim()).sum();
+        match self.curvature {
+            Curvature::Full => per_word,
+            Curvature::TreeDiagonal => per_word * self.rate_hessians.len(),
+        }
     }
+
 }
 
 /// Counts from one scan (acceptances, repairs), summed over words or documents.
@@ -198,7 +216,8 @@ impl HpcState {
         let theta = document_weights(data, &self.xi);
         let linear = linear_term(data, &theta);
         let (psi, gamma2, nu, sigma2) = (self.psi, self.gamma2, self.nu, self.sigma2);
-        let Caches { patterns, rate_hessians, .. } = caches;
+        let Caches { curvature, patterns, rate_hessians, .. } = caches;
+        let curvature = *curvature;
         self.mu
             .par_chunks_mut(n)
             .zip(self.tau2.par_chunks_mut(n))
@@ -207,14 +226,17 @@ impl HpcState {
             .map(|(f, ((mu, tau2), cached))| {
                 let mut st = ScanStats::default();
                 let mut rng = stream(s.seed, Purpose::HpcRates, s.iteration, f as u64);
-                let pattern = &patterns[f];
+                let pattern = match curvature {
+                    Curvature::Full => &patterns[f],
+                    Curvature::TreeDiagonal => &patterns[0],
+                };
                 let prior = TreePrior { parent: &data.parent, psi, gamma2, tau2 };
                 let cond = RateConditional { docs: data.word_docs.row(f), active: &data.active, theta: &theta, linear: &linear, prior };
                 if s.refit_modes || cached.0.is_empty() {
-                    let mode = find_mode(&cond, pattern, mu, 50, 1e-8);
+                    let mode = find_mode(&cond, pattern, curvature, mu, 50, 1e-8);
                     st.mode_repairs += mode.repairs;
                     let mut lik = SparseSymmetric::zeros(pattern);
-                    cond.add_negative_likelihood_hessian(&mode.point, &mut lik);
+                    cond.add_negative_likelihood_hessian(&mode.point, &mut lik, curvature);
                     *cached = lik.into_parts();
                 }
                 let mut mass = SparseSymmetric::from_parts(pattern, cached.0.clone(), cached.1.clone());
@@ -358,11 +380,18 @@ impl HpcState {
                 ll
             })
             .sum::<f64>();
-        let beta_totals: Vec<f64> = (0..n).map(|node| self.mu.chunks(n).map(|row| row[node].exp()).sum()).collect();
+        let beta_totals = self.mu.par_chunks(n).fold(|| vec![0.0; n], |mut acc, row| {
+            acc.iter_mut().zip(row).for_each(|(a, m)| *a += m.exp());
+            acc
+        }).reduce(|| vec![0.0; n], |mut a, b| {
+            a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+            a
+        });
         let linear = linear_term(data, &theta);
         let expected: f64 = linear.iter().zip(&beta_totals).map(|(c, b)| c * b).sum();
         let labels = if data.supervised {
             (0..data.num_docs())
+                .into_par_iter()
                 .map(|d| {
                     let act = data.active.row(d);
                     (0..k)

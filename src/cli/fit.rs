@@ -159,6 +159,7 @@ pub fn run(args: FitArgs) -> Result<(), String> {
             "documents": corpus.num_documents(),
             "terms": corpus.num_terms(),
             "tokens": tokens,
+            "nonzeros": corpus.counts.nnz(),
             "topics": model.num_topics(),
             "iterations": iterations,
             "threads": args.threads,

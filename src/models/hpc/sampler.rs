@@ -366,6 +366,8 @@ impl HpcState {
     pub fn log_likelihood(&self, data: &HpcData) -> (f64, f64) {
         let (n, k) = (data.num_nodes(), data.num_topics());
         let theta = document_weights(data, &self.xi);
+        // Per-document terms are collected, then summed in document order, so the
+        // reported numbers do not depend on how rayon split the work.
         let words: f64 = (0..data.num_docs())
             .into_par_iter()
             .map(|d| {
@@ -379,14 +381,14 @@ impl HpcState {
                 }
                 ll
             })
-            .sum::<f64>();
-        let beta_totals = self.mu.par_chunks(n).fold(|| vec![0.0; n], |mut acc, row| {
-            acc.iter_mut().zip(row).for_each(|(a, m)| *a += m.exp());
-            acc
-        }).reduce(|| vec![0.0; n], |mut a, b| {
-            a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
-            a
-        });
+            .collect::<Vec<f64>>()
+            .iter()
+            .sum();
+        let beta: Vec<f64> = self.mu.par_iter().map(|m| m.exp()).collect();
+        let mut beta_totals = vec![0.0; n];
+        for row in beta.chunks(n) {
+            beta_totals.iter_mut().zip(row).for_each(|(a, b)| *a += b);
+        }
         let linear = linear_term(data, &theta);
         let expected: f64 = linear.iter().zip(&beta_totals).map(|(c, b)| c * b).sum();
         let labels = if data.supervised {
@@ -405,6 +407,8 @@ impl HpcState {
                         })
                         .sum::<f64>()
                 })
+                .collect::<Vec<f64>>()
+                .iter()
                 .sum()
         } else {
             0.0

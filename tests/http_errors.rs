@@ -212,3 +212,24 @@ async fn oversized_bodies_get_problem_json_on_every_post() {
     assert_problem(st, &e, 422, Some("query.status"));
     s.stop().await;
 }
+
+/// HPC needs labels: a job on an unlabelled corpus is a 422 and queues nothing; a model
+/// without a test split has no evaluation (404 problem).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hpc_needs_labels_and_evaluation_needs_a_test_split() {
+    let s = TestServer::start().await;
+    let corpus = s.upload(json!({"documents": [{"id": "a", "text": "apples and pears"}, {"id": "b", "text": "pears and plums"}]})).await;
+    let cid = corpus["id"].as_str().unwrap().to_string();
+    let (st, body) = s.post("/v1/jobs", &json!({"corpus_id": cid, "model": "hpc"})).await;
+    assert_problem(st, &body, 422, Some("params"));
+    assert!(body["detail"].as_str().unwrap().contains("no labels"), "{body}");
+    let (_, jobs) = s.get("/v1/jobs").await;
+    assert_eq!(jobs["total"], 0, "nothing was queued: {jobs}");
+    let (st, body) = s.post("/v1/jobs", &json!({"corpus_id": cid, "model": "pcm", "params": {"rate_curvature": "dense"}})).await;
+    assert_problem(st, &body, 422, Some("params.rate_curvature"));
+    let job = s.submit(&cid, "lda", json!({"topics": 2, "iterations": 5}), 1).await;
+    let done = s.wait(job["id"].as_str().unwrap(), std::time::Duration::from_secs(60)).await;
+    let (st, body) = s.get(&format!("/v1/models/{}/evaluation", done["model_id"].as_str().unwrap())).await;
+    assert_eq!(st, 404, "{body}");
+    assert_eq!(body["title"], "No evaluation");
+}

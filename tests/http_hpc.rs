@@ -23,14 +23,17 @@ async fn hpc_fits_appstream_and_beats_the_baseline() {
     let job = s.submit(&cid, "hpc", json!({"iterations": 40, "test_fraction": 0.15, "threads": 2}), 7).await;
     let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(300)).await;
     assert_eq!(done["status"], "succeeded", "{done}");
-    for key in ["rate_acceptance", "affinity_acceptance", "mass_matrix_repairs", "mode_hessian_repairs", "log_likelihood_labels"] {
+    for key in ["rate_acceptance", "affinity_acceptance", "mass_matrix_repairs", "mode_hessian_repairs", "log_likelihood_labels", "log_posterior"] {
         assert!(done["progress"][key].is_number(), "progress lacks {key}: {done}");
     }
     let mid = done["model_id"].as_str().unwrap().to_string();
 
     let (st, model) = s.get(&format!("/v1/models/{mid}")).await;
     assert_eq!(st, 200, "{model}");
-    let eval = &model["diagnostics"]["evaluation"];
+    let (st, evaluation) = s.get(&format!("/v1/models/{mid}/evaluation")).await;
+    assert_eq!(st, 200, "{evaluation}");
+    assert_eq!(evaluation["evaluation"], model["diagnostics"]["evaluation"]);
+    let eval = &evaluation["evaluation"];
     let (f1, baseline) = (eval["model"]["micro"]["f1"].as_f64().unwrap(), eval["most_frequent_baseline"]["micro"]["f1"].as_f64().unwrap());
     assert!(f1 > baseline + 0.1, "micro-F1 {f1} vs baseline {baseline}");
     assert!(eval["model"]["documents"].as_u64().unwrap() > 200, "{eval}");

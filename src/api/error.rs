@@ -44,6 +44,15 @@ impl ApiError {
     pub fn not_found(what: &str, id: &str) -> Self {
         Self::new(StatusCode::NOT_FOUND, "not-found", "Not found", format!("no {what} with id {id:?}"))
     }
+    /// A model without a test-split evaluation.
+    pub fn no_evaluation(id: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "no-evaluation",
+            "No evaluation",
+            format!("model {id:?} has no test-split evaluation: fit a supervised model with test_fraction > 0 or documents tagged split=test"),
+        )
+    }
     pub fn conflict(detail: impl Into<String>) -> Self {
         Self::new(StatusCode::CONFLICT, "conflict", "Conflict", detail)
     }

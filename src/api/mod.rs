@@ -61,6 +61,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/models/{id}/topics"),
     ("get", "/v1/models/{id}/topics/{topic}/frex"),
     ("post", "/v1/models/{id}/predict"),
+    ("get", "/v1/models/{id}/evaluation"),
 ];
 
 /// The application router (without the outer middleware of [`serve`]).
@@ -79,6 +80,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/jobs/{id}/cancel", post(jobs::cancel))
         .route("/v1/models", get(models::list))
         .route("/v1/models/{id}", get(models::get_one).delete(models::delete))
+        .route("/v1/models/{id}/evaluation", get(models::evaluation))
         .route("/v1/models/{id}/topics", get(models::topics))
         .route("/v1/models/{id}/topics/{topic}/frex", get(models::topic_frex))
         .route("/v1/models/{id}/predict", post(models::predict))

@@ -52,6 +52,16 @@ pub async fn get_one(State(state): State<AppState>, Path(id): Path<String>) -> A
     Ok(Json(v))
 }
 
+/// `GET /v1/models/{id}/evaluation`: the test-split scores computed when the model was
+/// fitted (supervised models fitted with a test split).
+pub async fn evaluation(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    let row = state.store.get_model(&id).await?.ok_or_else(|| ApiError::not_found("model", &id))?;
+    match row.diagnostics.get("evaluation") {
+        Some(e) if !e.is_null() => Ok(Json(json!({"model_id": row.id, "evaluation": e}))),
+        _ => Err(ApiError::no_evaluation(&id)),
+    }
+}
+
 /// `DELETE /v1/models/{id}`.
 pub async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<StatusCode> {
     state.models.forget(&id);

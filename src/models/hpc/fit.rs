@@ -203,6 +203,7 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
         diagnostics.insert("mode_refit".into(), json!(settings.refit_modes));
         diagnostics.insert("log_likelihood_words".into(), json!(words));
         diagnostics.insert("log_likelihood_labels".into(), json!(labels));
+        diagnostics.insert("log_posterior".into(), json!(words + labels + state.log_prior(data)));
         diagnostics.insert("kept_scans".into(), json!(sums.kept));
         (ctx.progress)(Progress { iteration: it as u64, total: p.iterations as u64, loglik_per_token: Some(words / data.num_tokens), diagnostics });
         totals = merge_totals(totals, &stats);

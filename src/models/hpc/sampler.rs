@@ -416,6 +416,34 @@ impl HpcState {
         (words - expected, labels)
     }
 
+    /// log p(μ, τ², ξ | ψ, γ², ν, σ², η, λ²) with every normalising constant: the tree
+    /// diffusion of each word's log rates, the Scaled-Inv-χ² prior of each τ² and the
+    /// Gaussian prior of every affinity. Added to [`Self::log_likelihood`] it is the log
+    /// posterior (up to the flat hyperpriors) shown per scan.
+    pub fn log_prior(&self, data: &HpcData) -> f64 {
+        use statrs::function::gamma::ln_gamma;
+        let n = data.num_nodes();
+        let log_normal = |x: f64, mean: f64, var: f64| -0.5 * ((x - mean).powi(2) / var + var.ln() + std::f64::consts::TAU.ln());
+        let (nu, s2) = (self.nu, self.sigma2);
+        let log_inv_chi2 = |t: f64| (nu / 2.0) * (nu * s2 / 2.0).ln() - ln_gamma(nu / 2.0) - (nu / 2.0 + 1.0) * t.ln() - nu * s2 / (2.0 * t);
+        let words: Vec<f64> = self
+            .mu
+            .par_chunks(n)
+            .zip(self.tau2.par_chunks(n))
+            .map(|(mu, tau2)| {
+                let mut lp = log_normal(mu[0], self.psi, self.gamma2);
+                for c in 1..n {
+                    let p = data.parent[c].expect("labels have parents");
+                    lp += log_normal(mu[c], mu[p], tau2[p]);
+                }
+                lp + data.parent_nodes.iter().map(|&p| log_inv_chi2(tau2[p])).sum::<f64>()
+            })
+            .collect();
+        let k = data.num_topics();
+        let docs: Vec<f64> = self.xi.par_chunks(k).map(|row| row.iter().zip(&self.eta).map(|(x, e)| log_normal(*x, *e, self.lambda2)).sum()).collect();
+        words.iter().sum::<f64>() + docs.iter().sum::<f64>()
+    }
+
     /// The rate conditional's log density of word f (tests and diagnostics).
     pub fn rate_log_density(&self, data: &HpcData, f: usize) -> f64 {
         let n = data.num_nodes();

@@ -209,7 +209,7 @@ impl<'p> SparseSymmetric<'p> {
         let mut off = self.off.clone();
         for j in 0..p.dim() {
             let d = diag[j];
-            if !(d > 0.0) || !d.is_finite() {
+            if !d.is_finite() || d <= 0.0 {
                 return None;
             }
             let l = d.sqrt();

@@ -101,7 +101,7 @@ impl HpcParams {
 
     /// Whether scan `iteration` (1-based) contributes to the posterior means.
     pub fn is_kept(&self, iteration: usize) -> bool {
-        iteration > self.burn_in && (iteration - self.burn_in) % self.thin == 0
+        iteration > self.burn_in && (iteration - self.burn_in).is_multiple_of(self.thin)
     }
 
     /// The curvature for a model with `topics` topics.
@@ -111,7 +111,7 @@ impl HpcParams {
 
     /// Whether scan `iteration` refits conditional modes and likelihood Hessians.
     pub fn refits_modes(&self, iteration: usize) -> bool {
-        iteration == 1 || (iteration <= self.burn_in.max(1) && (iteration - 1) % self.hessian_every == 0)
+        iteration == 1 || (iteration <= self.burn_in.max(1) && (iteration - 1).is_multiple_of(self.hessian_every))
     }
 }
 

@@ -11,6 +11,7 @@
 pub(crate) mod finite_diff;
 pub mod hmc;
 pub mod lbfgs;
+pub mod newton;
 pub mod sparse_cholesky;
 
 pub use hmc::{hmc_step, HmcOutcome, LogDensity, MassMatrix, Metric};

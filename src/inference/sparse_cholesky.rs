@@ -167,24 +167,6 @@ impl<'p> SparseSymmetric<'p> {
         self.off[s] += value;
     }
 
-    /// A[node, node].
-    pub fn diag(&self, node: usize) -> f64 {
-        self.diag[self.pattern.position[node] as usize]
-    }
-
-    /// Multiply every entry by `factor`.
-    pub fn scale(&mut self, factor: f64) {
-        self.diag.iter_mut().for_each(|x| *x *= factor);
-        self.off.iter_mut().for_each(|x| *x *= factor);
-    }
-
-    /// Add `other` (same pattern) entry by entry.
-    pub fn add_assign(&mut self, other: &SparseSymmetric) {
-        assert!(std::ptr::eq(self.pattern, other.pattern) || self.pattern == other.pattern);
-        self.diag.iter_mut().zip(&other.diag).for_each(|(a, b)| *a += b);
-        self.off.iter_mut().zip(&other.off).for_each(|(a, b)| *a += b);
-    }
-
     /// A x for x and the result by node.
     pub fn mul(&self, x: &[f64]) -> Vec<f64> {
         let p = self.pattern;

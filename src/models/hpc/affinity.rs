@@ -136,39 +136,15 @@ impl LogDensity for ActiveAffinities<'_> {
 /// where needed) with a backtracking line search. Returns the mode and the number of
 /// repaired Hessians.
 pub fn find_block_mode(target: &ActiveAffinities, start: &[f64], max_iterations: usize, tolerance: f64) -> (Vec<f64>, usize) {
-    use crate::inference::MassMatrix;
-    let n = start.len();
-    let mut x = start.to_vec();
-    let mut grad = vec![0.0; n];
-    let mut logp = target.logp_grad(&x, &mut grad);
-    let mut repairs = 0;
-    let mut next_grad = vec![0.0; n];
-    for _ in 0..max_iterations {
-        let mass = MassMatrix::from_negative_hessian(&target.hessian(&x));
-        repairs += mass.repaired as usize;
-        let mut step = vec![0.0; n];
-        crate::inference::Metric::velocity(&mass, &grad, &mut step);
-        let mut t = 1.0;
-        loop {
-            let candidate: Vec<f64> = x.iter().zip(&step).map(|(a, s)| a + t * s).collect();
-            let next = target.logp_grad(&candidate, &mut next_grad);
-            if next.is_finite() && next >= logp {
-                let gain = next - logp;
-                x = candidate;
-                logp = next;
-                grad.copy_from_slice(&next_grad);
-                if gain < tolerance {
-                    return (x, repairs);
-                }
-                break;
-            }
-            t *= 0.5;
-            if t < 1e-12 {
-                return (x, repairs);
-            }
-        }
-    }
-    (x, repairs)
+    use crate::inference::newton::newton_ascent;
+    use crate::inference::{MassMatrix, Metric};
+    let mode = newton_ascent(target, start, max_iterations, tolerance, |x, grad| {
+        let mass = MassMatrix::from_negative_hessian(&target.hessian(x));
+        let mut step = vec![0.0; x.len()];
+        mass.velocity(grad, &mut step);
+        (step, mass.repaired)
+    });
+    (mode.point, mode.repairs)
 }
 
 /// One inactive coordinate: log(1 − σ(ξ)) − (ξ − η)²/(2λ²).

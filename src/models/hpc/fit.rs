@@ -114,9 +114,12 @@ impl EstimandSums {
                 expected[node as usize] += data.lengths[d] * t;
             }
         }
-        for node in 1..n {
-            expected[node] *= state.mu.chunks(n).map(|row| row[node].exp()).sum::<f64>();
+        // Σ_f β_fk in one pass over the words, not one pass per node.
+        let mut rate_totals = vec![0.0; n];
+        for row in state.mu.chunks(n) {
+            rate_totals.iter_mut().zip(row).for_each(|(t, m)| *t += m.exp());
         }
+        expected.iter_mut().zip(&rate_totals).for_each(|(e, t)| *e *= t);
         let total: f64 = expected.iter().sum::<f64>().max(f64::MIN_POSITIVE);
         for node in 1..n {
             self.shares[node - 1] += expected[node] / total;
@@ -206,7 +209,7 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
         diagnostics.insert("log_posterior".into(), json!(words + labels + state.log_prior(data)));
         diagnostics.insert("kept_scans".into(), json!(sums.kept));
         (ctx.progress)(Progress { iteration: it as u64, total: p.iterations as u64, loglik_per_token: Some(words / data.num_tokens), diagnostics });
-        totals = merge_totals(totals, &stats);
+        totals = totals.merge(stats);
     }
     if sums.kept == 0 {
         sums.add(data, &state);
@@ -276,17 +279,6 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
         }
     }
     Ok(model)
-}
-
-fn merge_totals(mut a: ScanStats, s: &ScanStats) -> ScanStats {
-    a.rate_accepted += s.rate_accepted;
-    a.rate_draws += s.rate_draws;
-    a.affinity_accepted += s.affinity_accepted;
-    a.affinity_draws += s.affinity_draws;
-    a.mode_repairs += s.mode_repairs;
-    a.mass_repairs += s.mass_repairs;
-    a.inactive_fallbacks += s.inactive_fallbacks;
-    a
 }
 
 /// Each document's labels as topic indices.

@@ -33,13 +33,18 @@ pub static HPC: HpcFamily = HpcFamily { supervised: true };
 /// The `"pcm"` family.
 pub static PCM: HpcFamily = HpcFamily { supervised: false };
 
+/// The wire name of the supervised (`hpc`) or unsupervised (`pcm`) family.
+fn family_name(supervised: bool) -> &'static str {
+    if supervised {
+        "hpc"
+    } else {
+        "pcm"
+    }
+}
+
 impl ModelFamily for HpcFamily {
     fn name(&self) -> &'static str {
-        if self.supervised {
-            "hpc"
-        } else {
-            "pcm"
-        }
+        family_name(self.supervised)
     }
 
     fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError> {
@@ -154,11 +159,7 @@ impl HpcModel {
 
 impl TopicModel for HpcModel {
     fn family(&self) -> &'static str {
-        if self.supervised {
-            "hpc"
-        } else {
-            "pcm"
-        }
+        family_name(self.supervised)
     }
 
     fn num_topics(&self) -> usize {

@@ -15,6 +15,7 @@
 
 use super::data::Rows;
 use super::tree_prior::TreePrior;
+use crate::inference::newton::{newton_ascent, Mode};
 use crate::inference::{LogDensity, SparsePattern, SparseSymmetric};
 use nalgebra::DMatrix;
 
@@ -137,51 +138,16 @@ pub enum Curvature {
     TreeDiagonal,
 }
 
-/// Outcome of a mode search.
-#[derive(Debug, Clone)]
-pub struct Mode {
-    pub point: Vec<f64>,
-    /// Newton iterations whose Hessian needed a diagonal shift.
-    pub repairs: usize,
-    pub iterations: usize,
-}
-
 /// The conditional mode by Newton steps on the sparse Hessian with a backtracking line
 /// search. Where −H is not positive definite (away from the mode the chain-rule term G
 /// can make it indefinite) it is shifted along the diagonal first.
 pub fn find_mode(cond: &RateConditional, pattern: &SparsePattern, curvature: Curvature, start: &[f64], max_iterations: usize, tolerance: f64) -> Mode {
-    let n = start.len();
-    let mut mu = start.to_vec();
-    let mut grad = vec![0.0; n];
-    let mut logp = cond.logp_grad(&mu, &mut grad);
-    let mut repairs = 0;
-    let mut next_grad = vec![0.0; n];
-    for iteration in 1..=max_iterations {
-        let (chol, repaired) = cond.negative_hessian(&mu, pattern, curvature).cholesky_repaired();
-        repairs += repaired as usize;
-        let mut step = grad.clone();
+    newton_ascent(cond, start, max_iterations, tolerance, |mu, grad| {
+        let (chol, repaired) = cond.negative_hessian(mu, pattern, curvature).cholesky_repaired();
+        let mut step = grad.to_vec();
         chol.solve_in_place(&mut step);
-        let mut t = 1.0;
-        loop {
-            let candidate: Vec<f64> = mu.iter().zip(&step).map(|(m, s)| m + t * s).collect();
-            let next = cond.logp_grad(&candidate, &mut next_grad);
-            if next.is_finite() && next >= logp {
-                let gain = next - logp;
-                mu = candidate;
-                logp = next;
-                grad.copy_from_slice(&next_grad);
-                if gain < tolerance {
-                    return Mode { point: mu, repairs, iterations: iteration };
-                }
-                break;
-            }
-            t *= 0.5;
-            if t < 1e-12 {
-                return Mode { point: mu, repairs, iterations: iteration };
-            }
-        }
-    }
-    Mode { point: mu, repairs, iterations: max_iterations }
+        (step, repaired)
+    })
 }
 
 impl LogDensity for RateConditional<'_> {

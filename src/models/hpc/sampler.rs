@@ -19,7 +19,7 @@ use super::hyper::{draw_eta_lambda2, draw_psi_gamma2};
 use super::rates::{find_mode, Curvature, RateConditional};
 use super::tree_prior::TreePrior;
 use super::variances::draw_tau2;
-use crate::inference::{hmc_step, minimum_degree_order, tree_postorder, LogDensity, MassMatrix, SparsePattern, SparseSymmetric};
+use crate::inference::{hmc_step, minimum_degree_order, tree_postorder, MassMatrix, SparsePattern, SparseSymmetric};
 use crate::rng::{stream, Purpose};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
@@ -112,7 +112,8 @@ pub struct ScanStats {
 }
 
 impl ScanStats {
-    fn merge(mut self, o: ScanStats) -> ScanStats {
+    /// Sum of two statistics (the dispersion flag of `self` is kept).
+    pub fn merge(mut self, o: ScanStats) -> ScanStats {
         self.rate_accepted += o.rate_accepted;
         self.rate_draws += o.rate_draws;
         self.affinity_accepted += o.affinity_accepted;
@@ -442,16 +443,5 @@ impl HpcState {
         let k = data.num_topics();
         let docs: Vec<f64> = self.xi.par_chunks(k).map(|row| row.iter().zip(&self.eta).map(|(x, e)| log_normal(*x, *e, self.lambda2)).sum()).collect();
         words.iter().sum::<f64>() + docs.iter().sum::<f64>()
-    }
-
-    /// The rate conditional's log density of word f (tests and diagnostics).
-    pub fn rate_log_density(&self, data: &HpcData, f: usize) -> f64 {
-        let n = data.num_nodes();
-        let theta = document_weights(data, &self.xi);
-        let linear = linear_term(data, &theta);
-        let prior = TreePrior { parent: &data.parent, psi: self.psi, gamma2: self.gamma2, tau2: &self.tau2[f * n..(f + 1) * n] };
-        let cond = RateConditional { docs: data.word_docs.row(f), active: &data.active, theta: &theta, linear: &linear, prior };
-        let mut g = vec![0.0; n];
-        cond.logp_grad(&self.mu[f * n..(f + 1) * n], &mut g)
     }
 }

@@ -27,6 +27,16 @@ pub enum Purpose {
     HpcAffinities = 8,
     /// HPC's hyperparameter draws.
     HpcHyper = 9,
+    /// DCNT/SCNT per-document draws (z, v, u) in a scan.
+    DcntDocuments = 10,
+    /// DCNT/SCNT global draws (A, η, μ, precisions).
+    DcntGlobal = 11,
+    /// Held-out likelihood estimators (one stream per held-out document).
+    Heldout = 12,
+    /// Monte Carlo topic covariance (one stream per document).
+    Covariance = 13,
+    /// Synthetic corpora (bars).
+    SyntheticCorpus = 14,
 }
 
 /// SplitMix64 finaliser: a bijective 64-bit mixer with good avalanche.

@@ -10,6 +10,7 @@
 //! installed, never touch HTTP, SQL or tokio, and are fully determined by
 //! `(corpus, params, seed)`.
 
+pub mod dcnt;
 pub mod hpc;
 pub mod lda;
 pub mod params;

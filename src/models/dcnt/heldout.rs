@@ -24,9 +24,15 @@
 //!    to S and, restarted from h^s, backward with T̃ to 1.
 //! 3. p̂(w) = p(w, h*) · â / ((1/S) Σ_s T(h* ← h^s)), log-sum-exp in log space.
 //!
-//! With T evaluated as a density, E[(1/S) Σ_s T(h* ← h^s)]⁻¹-weighting makes p̂ exactly
-//! unbiased for p(w) (Murray & Salakhutdinov, section 3): Q(H) = P(H) (1/S) Σ_s T(h* ← h^s)
-//! / p(h* | w), where P is the stationary chain.
+//! The chain's law is Q(H) = P(H) (1/S) Σ_s T(h* ← h^s) / p(h* | w), with P the law of
+//! the stationary chain, so E_Q[p̂] = p(w) exactly (Murray & Salakhutdinov, section 3);
+//! this needs T(h* ← ·) evaluated as a density, which the next section arranges. The
+//! estimate is unbiased for p(w), not for log p(w): its spread on the log scale grows
+//! with K̄ and the document length (see `benches/heldout_dcnt.rs`).
+//!
+//! Cost: the document's Ω columns are gathered once (J distinct terms × K̄), the chain
+//! reuses its buffers (no allocation per step) and one [`UConditional`] serves every
+//! document of a batch; a step costs O(J K̄ + N log K̄ + K̄²).
 //!
 //! ## The Metropolis–Hastings point mass, and where this departs from the paper
 //! The v block's kernel is a density q(v'_k) min(1, r_k) plus a point mass (rejection) at

@@ -4,13 +4,15 @@
 //! - [`tokens`]: document-major tokens with a word-major index;
 //! - [`sampler`]: the sparse exact Gibbs sweep (document bucket + alias smoothing bucket);
 //! - [`loglik`]: the collapsed log joint;
-//! - [`foldin`]: topic proportions of new documents.
+//! - [`foldin`]: topic proportions of new documents;
+//! - [`heldout`]: held-out log-likelihood of new documents (Chib-style estimator).
 //!
 //! The fitted [`LdaModel`] stores posterior means over kept sweeps: word rates φ,
 //! training documents' proportions θ and topic shares.
 
 pub mod dense_kernel;
 pub mod foldin;
+pub mod heldout;
 pub mod loglik;
 pub mod params;
 pub mod sampler;

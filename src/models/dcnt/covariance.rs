@@ -234,6 +234,7 @@ mod tests {
         let expect = (2.0 * cov_a[0] + cov_b[0]) / 3.0;
         let se = (4.0 * se_a[0].powi(2) + se_b[0].powi(2)).sqrt() / 3.0;
         let z = (got.covariance[0] - expect) / se;
+        eprintln!("K=2 variance: {:.6e} vs exact {expect:.6e} ± {se:.2e}, z = {z:.2}", got.covariance[0]);
         assert!(z.abs() < 4.5, "variance {} vs {expect} ± {se}: z = {z}", got.covariance[0]);
         let s = got.covariance[0];
         assert!((got.covariance[1] + s).abs() < 1e-12 && (got.covariance[3] - s).abs() < 1e-12, "{:?}", got.covariance);
@@ -242,6 +243,7 @@ mod tests {
         let mean_expect = (2.0 * mean_a[0] + mean_b[0]) / 3.0;
         let mean_se = (4.0 * cov_a[0] + cov_b[0]).sqrt() / 3.0 / (draws as f64).sqrt();
         let z = (got.mean[0] - mean_expect) / mean_se;
+        eprintln!("K=2 mean π_0: {:.6} vs exact {mean_expect:.6}, z = {z:.2}", got.mean[0]);
         assert!(z.abs() < 4.5, "mean {} vs {mean_expect}: z = {z}", got.mean[0]);
     }
 
@@ -267,6 +269,7 @@ mod tests {
         for i in 0..k {
             for j in 0..k {
                 let z = (got.covariance[i * k + j] - exact[i * k + j]) / se[i * k + j];
+                eprintln!("K=3 ({i},{j}): {:.5e} vs exact {:.5e} ± {:.1e}, z = {z:.2}", got.covariance[i * k + j], exact[i * k + j], se[i * k + j]);
                 assert!(z.abs() < 4.5, "entry ({i},{j}): {} vs {} ± {}: z = {z}", got.covariance[i * k + j], exact[i * k + j], se[i * k + j]);
             }
         }
@@ -274,6 +277,7 @@ mod tests {
         point.a[3] = 0.0;
         let independent = topic_covariance(&point, &[vec![1.0]], draws, 8);
         let (_, exact, se) = exact_document(&point, &[1.0], draws);
+        eprintln!("A_10 = 0: Cov(π_0, π_1) {:.5e} vs exact {:.5e} ± {:.1e}", independent.covariance[1], exact[1], se[1]);
         assert!(exact[1] < -4.5 * se[1] && independent.covariance[1] < 0.0, "negative: {} ± {}", exact[1], se[1]);
     }
 

@@ -38,6 +38,23 @@ async fn hpc_fits_appstream_and_beats_the_baseline() {
     assert!(f1 > baseline + 0.1, "micro-F1 {f1} vs baseline {baseline}");
     assert!(eval["model"]["documents"].as_u64().unwrap() > 200, "{eval}");
 
+    // The same evaluation as a job of its own re-derives the fit's test split from the
+    // corpus and the fit's seed, so it must give exactly the stored scores.
+    let (st, ejob) = s.post(&format!("/v1/models/{mid}/evaluation"), &json!({})).await;
+    assert_eq!(st, 202, "{ejob}");
+    assert_eq!(ejob["kind"], "evaluation");
+    assert_eq!(ejob["source_model_id"], mid.as_str());
+    let edone = s.wait(ejob["id"].as_str().unwrap(), Duration::from_secs(120)).await;
+    assert_eq!(edone["status"], "succeeded", "{edone}");
+    assert_eq!(edone["result"]["evaluation"], evaluation["evaluation"]);
+    assert!(edone["model_id"].is_null(), "an evaluation job produces no model");
+    // HPC has no held-out likelihood estimator: a 422 naming the model, nothing queued.
+    let (_, before) = s.get("/v1/jobs").await;
+    let (st, problem) = s.post(&format!("/v1/models/{mid}/heldout-likelihood"), &json!({"documents": [{"text": "a game"}]})).await;
+    common::assert_problem(st, &problem, 422, Some("model"));
+    let (_, after) = s.get("/v1/jobs").await;
+    assert_eq!(before["total"], after["total"]);
+
     // Topics carry their labels and tree links, and FREX ranks within each topic.
     let (st, topics) = s.get(&format!("/v1/models/{mid}/topics?n=8&rank=frex")).await;
     assert_eq!(st, 200);

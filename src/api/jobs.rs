@@ -43,6 +43,7 @@ pub fn job_json(j: &JobRow) -> Value {
         "attempts": j.attempts,
         "progress": j.progress.clone().unwrap_or_else(|| json!({"iteration": 0, "total": null, "elapsed_s": 0.0, "eta_s": null})),
         "model_id": j.model_id,
+        "source_model_id": j.source_model_id,
         "error": j.error,
         "result": j.result,
     })

@@ -6,6 +6,7 @@
 
 pub mod corpora;
 pub mod error;
+pub mod evaluations;
 pub mod extract;
 pub mod jobs;
 pub mod metrics;
@@ -62,6 +63,9 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/models/{id}/topics/{topic}/frex"),
     ("post", "/v1/models/{id}/predict"),
     ("get", "/v1/models/{id}/evaluation"),
+    ("post", "/v1/models/{id}/evaluation"),
+    ("post", "/v1/models/{id}/heldout-likelihood"),
+    ("get", "/v1/models/{id}/correlations"),
 ];
 
 /// The application router (without the outer middleware of [`serve`]).
@@ -80,7 +84,9 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/jobs/{id}/cancel", post(jobs::cancel))
         .route("/v1/models", get(models::list))
         .route("/v1/models/{id}", get(models::get_one).delete(models::delete))
-        .route("/v1/models/{id}/evaluation", get(models::evaluation))
+        .route("/v1/models/{id}/evaluation", get(models::evaluation).post(evaluations::evaluate))
+        .route("/v1/models/{id}/heldout-likelihood", post(evaluations::heldout))
+        .route("/v1/models/{id}/correlations", get(evaluations::correlations))
         .route("/v1/models/{id}/topics", get(models::topics))
         .route("/v1/models/{id}/topics/{topic}/frex", get(models::topic_frex))
         .route("/v1/models/{id}/predict", post(models::predict))

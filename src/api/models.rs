@@ -8,7 +8,7 @@ use super::AppState;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::RawDocument;
 use crate::models::{Comparison, PredictOptions, TableOptions, TopicTable};
-use crate::store::ModelRow;
+use crate::store::{DeleteOutcome, ModelRow};
 use crate::summaries::{rank_topic, Rank, WordScore};
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
@@ -64,11 +64,13 @@ pub async fn evaluation(State(state): State<AppState>, Path(id): Path<String>) -
 
 /// `DELETE /v1/models/{id}`.
 pub async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<StatusCode> {
-    state.models.forget(&id);
-    if state.store.delete_model(&id).await? {
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(ApiError::not_found("model", &id))
+    match state.store.delete_model(&id).await? {
+        DeleteOutcome::Deleted => {
+            state.models.forget(&id);
+            Ok(StatusCode::NO_CONTENT)
+        }
+        DeleteOutcome::NotFound => Err(ApiError::not_found("model", &id)),
+        DeleteOutcome::InUse(jobs) => Err(ApiError::conflict(format!("model {id} is used by evaluation job(s) {}; cancel them or wait", jobs.join(", ")))),
     }
 }
 
@@ -264,6 +266,23 @@ pub async fn predict(State(state): State<AppState>, Path(id): Path<String>, head
     Ok(Json(out))
 }
 
+/// Encode request documents with the model's lexicon exactly as its corpus was:
+/// (ids, encoded documents); a document's id defaults to its index.
+pub(super) fn encode_documents(m: &LoadedModel, documents: &[RawDocument]) -> ApiResult<(Vec<String>, Vec<EncodedDoc>)> {
+    let mut ids = Vec::with_capacity(documents.len());
+    let mut encoded: Vec<EncodedDoc> = Vec::with_capacity(documents.len());
+    for (i, doc) in documents.iter().enumerate() {
+        let e = match (&doc.text, &doc.counts) {
+            (Some(t), None) => m.lexicon.encode_text(&m.pipeline, t),
+            (None, Some(c)) => m.lexicon.encode_counts(&m.pipeline, c).map_err(|msg| ApiError::invalid(format!("documents[{i}].counts"), msg))?,
+            _ => return Err(ApiError::invalid(format!("documents[{i}]"), "give exactly one of text or counts")),
+        };
+        ids.push(doc.id.clone().unwrap_or_else(|| i.to_string()));
+        encoded.push(e);
+    }
+    Ok((ids, encoded))
+}
+
 fn predict_blocking(m: &Arc<LoadedModel>, pool: &rayon::ThreadPool, body: &[u8]) -> ApiResult<Value> {
     let req: PredictRequest = parse_json(body)?;
     if req.documents.is_empty() {
@@ -277,17 +296,7 @@ fn predict_blocking(m: &Arc<LoadedModel>, pool: &rayon::ThreadPool, body: &[u8])
     if burn_in >= iterations {
         return Err(ApiError::invalid("burn_in", "must be less than iterations"));
     }
-    let mut ids = Vec::with_capacity(req.documents.len());
-    let mut encoded: Vec<EncodedDoc> = Vec::with_capacity(req.documents.len());
-    for (i, doc) in req.documents.into_iter().enumerate() {
-        let e = match (&doc.text, &doc.counts) {
-            (Some(t), None) => m.lexicon.encode_text(&m.pipeline, t),
-            (None, Some(c)) => m.lexicon.encode_counts(&m.pipeline, c).map_err(|msg| ApiError::invalid(format!("documents[{i}].counts"), msg))?,
-            _ => return Err(ApiError::invalid(format!("documents[{i}]"), "give exactly one of text or counts")),
-        };
-        ids.push(doc.id.unwrap_or_else(|| i.to_string()));
-        encoded.push(e);
-    }
+    let (ids, encoded) = encode_documents(m, &req.documents)?;
     let options = PredictOptions { iterations, burn_in, seed: req.seed.unwrap_or(0) };
     let preds = pool.install(|| m.model.predict(&encoded, &options)).map_err(ApiError::internal)?;
     let predictions: Vec<Value> = preds

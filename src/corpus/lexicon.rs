@@ -52,7 +52,7 @@ impl TryFrom<LexiconData> for Lexicon {
 
 /// A document encoded against a [`Lexicon`]: sorted distinct term ids with positive
 /// counts, plus the number of tokens dropped because they are not in the vocabulary.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EncodedDoc {
     /// Term ids, strictly increasing.
     pub terms: Vec<u32>,

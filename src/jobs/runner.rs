@@ -1,10 +1,14 @@
-//! The job runner: claims queued jobs and runs their fits off the async runtime.
+//! The job runner: claims queued jobs and runs their fits and evaluations off the async
+//! runtime.
 
 use super::progress::ProgressTracker;
 use crate::corpus::Corpus;
 use crate::models::{self, params::requested_threads, CancelToken, FitContext, FitError, Progress};
 use crate::store::models::NewModel;
+use crate::models::heldout::{score_documents, HeldoutDoc};
+use crate::store::jobs::kind;
 use crate::store::{JobRow, JobStatus, Store};
+use serde_json::json;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -47,6 +51,17 @@ struct FittedBlobs {
     diagnostics: serde_json::Value,
     lexicon: Vec<u8>,
     data: Vec<u8>,
+}
+
+/// What a finished job hands back: a model to store, or an evaluation's result.
+enum Outcome {
+    Model(FittedBlobs),
+    Result(serde_json::Value),
+}
+
+/// Decode a stored corpus blob (on a blocking thread).
+fn decode_corpus(blob: &[u8]) -> Result<Corpus, FitError> {
+    postcard::from_bytes(blob).map_err(|e| FitError::Numerical(format!("stored corpus is corrupt: {e}")))
 }
 
 /// How often progress is written to the store at most.
@@ -138,9 +153,19 @@ impl Runner {
         // A cancel that arrived between the claim and the token's registration is only
         // in the database: read the flag again now that the token is registered.
         let cancel_requested = job.cancel_requested || matches!(self.store.get_job(&job.id).await, Ok(Some(j)) if j.cancel_requested);
-        let outcome = if cancel_requested { Err(FitError::Cancelled) } else { self.execute(&job, &token).await };
+        let outcome = if cancel_requested {
+            Err(FitError::Cancelled)
+        } else if job.kind == kind::FIT {
+            self.execute_fit(&job, &token).await.map(Outcome::Model)
+        } else {
+            self.execute_evaluation(&job, &token).await.map(Outcome::Result)
+        };
         let result = match outcome {
-            Ok(blobs) => {
+            Ok(Outcome::Result(value)) => {
+                tracing::info!("evaluation job succeeded");
+                self.store.complete_job_with_result(&job.id, &value).await
+            }
+            Ok(Outcome::Model(blobs)) => {
                 let model_id = uuid::Uuid::new_v4().to_string();
                 let stored = self
                     .store
@@ -180,21 +205,96 @@ impl Runner {
         self.wake.notify_one();
     }
 
-    async fn execute(&self, job: &JobRow, token: &CancelToken) -> Result<FittedBlobs, FitError> {
+    /// Fit a model: decode the corpus, run the family's fit, encode the result.
+    async fn execute_fit(&self, job: &JobRow, token: &CancelToken) -> Result<FittedBlobs, FitError> {
         let family = models::family(&job.model).ok_or_else(|| FitError::Numerical(format!("unknown model {:?}", job.model)))?;
         let corpus_id = job.corpus_id.clone().unwrap_or_default();
-        let blob = self
+        let blob = self.corpus_blob(&corpus_id).await?;
+        let (params, seed) = (job.params.clone(), job.seed);
+        self.run_blocking(job, token, move |ctx| {
+            let corpus = decode_corpus(&blob)?;
+            drop(blob);
+            let model = family.fit(&corpus, &params, seed, ctx)?;
+            Ok(FittedBlobs {
+                num_topics: model.num_topics(),
+                diagnostics: model.diagnostics(),
+                lexicon: postcard::to_allocvec(&corpus.lexicon).expect("plain data encodes"),
+                data: model.encode(),
+            })
+        })
+        .await
+    }
+
+    /// Evaluate a stored model: held-out likelihood of submitted documents, or the
+    /// test-split scores of a supervised model. Returns the job's result.
+    async fn execute_evaluation(&self, job: &JobRow, token: &CancelToken) -> Result<serde_json::Value, FitError> {
+        let model_id = job.source_model_id.clone().ok_or_else(|| FitError::Numerical("evaluation job without a model".into()))?;
+        let (family_name, _lexicon, data) = self
             .store
-            .corpus_data(&corpus_id)
+            .model_blobs(&model_id)
+            .await
+            .map_err(|e| FitError::Numerical(format!("could not read model: {e}")))?
+            .ok_or_else(|| FitError::Numerical(format!("model {model_id} no longer exists")))?;
+        let family = models::family(&family_name).ok_or_else(|| FitError::Numerical(format!("unknown model {family_name:?}")))?;
+        let (params, seed) = (job.params.clone(), job.seed);
+        match job.kind.as_str() {
+            kind::HELDOUT => {
+                let input = self
+                    .store
+                    .job_input(&job.id)
+                    .await
+                    .map_err(|e| FitError::Numerical(format!("could not read the job's documents: {e}")))?
+                    .ok_or_else(|| FitError::Numerical("the job's documents are missing".into()))?;
+                self.run_blocking(job, token, move |ctx| {
+                    let model = family.decode(&data).map_err(|e| FitError::Numerical(e.to_string()))?;
+                    let docs: Vec<HeldoutDoc> = postcard::from_bytes(&input).map_err(|e| FitError::Numerical(format!("stored documents are corrupt: {e}")))?;
+                    let scorer = model
+                        .heldout_scorer(&params)?
+                        .ok_or_else(|| FitError::Numerical(format!("{family_name} models have no held-out likelihood estimator")))?;
+                    let report = score_documents(scorer.as_ref(), &docs, seed, ctx)?;
+                    let mut out = report.to_json();
+                    out["model_id"] = json!(model_id);
+                    Ok(out)
+                })
+                .await
+            }
+            kind::EVALUATE => {
+                let corpus_id = job.corpus_id.clone().unwrap_or_default();
+                let blob = self.corpus_blob(&corpus_id).await?;
+                self.run_blocking(job, token, move |_ctx| {
+                    let model = family.decode(&data).map_err(|e| FitError::Numerical(e.to_string()))?;
+                    let corpus = decode_corpus(&blob)?;
+                    let evaluation = model
+                        .evaluate_test_split(&corpus, seed)
+                        .ok_or_else(|| FitError::Numerical(format!("{family_name} models have no test-split evaluation")))??;
+                    Ok(json!({"model_id": model_id, "evaluation": evaluation}))
+                })
+                .await
+            }
+            other => Err(FitError::Numerical(format!("unknown job kind {other:?}"))),
+        }
+    }
+
+    async fn corpus_blob(&self, corpus_id: &str) -> Result<Vec<u8>, FitError> {
+        self.store
+            .corpus_data(corpus_id)
             .await
             .map_err(|e| FitError::Numerical(format!("could not read corpus: {e}")))?
-            .ok_or_else(|| FitError::Numerical(format!("corpus {corpus_id} no longer exists")))?;
+            .ok_or_else(|| FitError::Numerical(format!("corpus {corpus_id} no longer exists")))
+    }
+
+    /// Run `work` on a blocking thread inside a rayon pool of the job's thread count,
+    /// streaming its progress and thinned samples to the store while it runs.
+    async fn run_blocking<T: Send + 'static>(
+        &self,
+        job: &JobRow,
+        token: &CancelToken,
+        work: impl FnOnce(&FitContext) -> Result<T, FitError> + Send + 'static,
+    ) -> Result<T, FitError> {
         let threads = requested_threads(&job.params).filter(|&t| t > 0).unwrap_or(self.config.threads).max(1);
         let (tx, mut rx) = mpsc::unbounded_channel::<FitEvent>();
-        let (params, seed, token2) = (job.params.clone(), job.seed, token.clone());
-        let handle = tokio::task::spawn_blocking(move || -> Result<FittedBlobs, FitError> {
-            let corpus: Corpus = postcard::from_bytes(&blob).map_err(|e| FitError::Numerical(format!("stored corpus is corrupt: {e}")))?;
-            drop(blob);
+        let token2 = token.clone();
+        let handle = tokio::task::spawn_blocking(move || -> Result<T, FitError> {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .thread_name(|i| format!("fit-{i}"))
@@ -208,13 +308,7 @@ impl Runner {
                 let _ = tx.send(FitEvent::Sample(it, bytes));
             };
             let ctx = FitContext { progress: &on_progress, cancel: &token2, sample: &on_sample };
-            let model = pool.install(|| family.fit(&corpus, &params, seed, &ctx))?;
-            Ok(FittedBlobs {
-                num_topics: model.num_topics(),
-                diagnostics: model.diagnostics(),
-                lexicon: postcard::to_allocvec(&corpus.lexicon).expect("plain data encodes"),
-                data: model.encode(),
-            })
+            pool.install(|| work(&ctx))
         });
         let mut tracker = ProgressTracker::new(threads);
         let mut last_write = Instant::now() - PROGRESS_WRITE_INTERVAL;
@@ -239,7 +333,7 @@ impl Runner {
         self.write_progress(&job.id, &mut tracker).await;
         match handle.await {
             Ok(r) => r,
-            Err(e) if e.is_panic() => Err(FitError::Numerical(format!("internal error: the fit panicked: {}", panic_message(e.into_panic())))),
+            Err(e) if e.is_panic() => Err(FitError::Numerical(format!("internal error: the job panicked: {}", panic_message(e.into_panic())))),
             Err(e) => Err(FitError::Numerical(format!("internal error: {e}"))),
         }
     }

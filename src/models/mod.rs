@@ -11,9 +11,11 @@
 //! `(corpus, params, seed)`.
 
 pub mod dcnt;
+pub mod heldout;
 pub mod hpc;
 pub mod lda;
 pub mod params;
+pub mod splits;
 
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
@@ -62,6 +64,49 @@ pub trait TopicModel: Send + Sync {
     fn diagnostics(&self) -> serde_json::Value;
     /// A versioned binary encoding, decoded by [`ModelFamily::decode`].
     fn encode(&self) -> Vec<u8>;
+
+    /// A held-out likelihood estimator configured by `params` (a JSON object; unknown or
+    /// out-of-range settings are errors naming the field). `Ok(None)`: this model has
+    /// no such estimator.
+    fn heldout_scorer(&self, params: &serde_json::Value) -> Result<Option<Box<dyn heldout::DocScorer + '_>>, ParamError> {
+        let _ = params;
+        Ok(None)
+    }
+
+    /// Names of the metadata features the model reads, in the order
+    /// [`heldout::HeldoutDoc::features`] gives them (empty: the model reads none).
+    fn feature_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Monte Carlo covariance and correlation of topic weights (`draws` per document);
+    /// `None` for models without correlated topics.
+    fn correlations(&self, draws: usize, seed: u64) -> Option<TopicCorrelations> {
+        let _ = (draws, seed);
+        None
+    }
+
+    /// Score the model on the test split of the corpus it was fitted on (`seed` is the
+    /// fit's, so the split is the fit's); `None` when the model has no such evaluation.
+    fn evaluate_test_split(&self, corpus: &Corpus, seed: u64) -> Option<Result<serde_json::Value, FitError>> {
+        let _ = (corpus, seed);
+        None
+    }
+}
+
+/// Covariance of topic weights across documents' draws, with topic ids as in the
+/// topic table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopicCorrelations {
+    pub num_topics: usize,
+    /// Draws per document.
+    pub draws: usize,
+    /// Mean topic weights.
+    pub mean: Vec<f64>,
+    /// K × K row-major.
+    pub covariance: Vec<f64>,
+    /// K × K row-major; 0 where a topic's variance is 0.
+    pub correlation: Vec<f64>,
 }
 
 /// Which topics a word's exclusivity is measured against.

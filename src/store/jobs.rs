@@ -54,6 +54,8 @@ pub struct JobRow {
     pub model_id: Option<String>,
     pub error: Option<String>,
     pub result: Option<serde_json::Value>,
+    /// For evaluation jobs: the model evaluated.
+    pub source_model_id: Option<String>,
 }
 
 /// One point of a job's log-likelihood trace.
@@ -88,6 +90,7 @@ fn row_to_job(r: &sqlx::sqlite::SqliteRow) -> StoreResult<JobRow> {
         model_id: r.try_get("model_id")?,
         error: r.try_get("error")?,
         result: json_col(r, "result")?,
+        source_model_id: r.try_get("source_model_id")?,
     })
 }
 
@@ -100,7 +103,87 @@ pub struct NewJob<'a> {
     pub seed: u64,
 }
 
+/// Job kinds: a fit produces a model; the others evaluate one and produce a result.
+pub mod kind {
+    /// Fit a model on a corpus.
+    pub const FIT: &str = "fit";
+    /// Held-out likelihood of submitted documents under a model.
+    pub const HELDOUT: &str = "heldout_likelihood";
+    /// Score a supervised model's predictions on its corpus' test split.
+    pub const EVALUATE: &str = "evaluation";
+}
+
+/// An evaluation job to queue against a stored model.
+pub struct NewEvaluationJob<'a> {
+    pub id: &'a str,
+    /// One of [`kind`]'s evaluation kinds.
+    pub kind: &'a str,
+    pub source_model_id: &'a str,
+    /// The corpus the job reads (test-split evaluation), if any.
+    pub corpus_id: Option<&'a str>,
+    /// The model's family name.
+    pub model: &'a str,
+    pub params: &'a serde_json::Value,
+    pub seed: u64,
+    /// Submitted documents, encoded by the caller; stored beside the job.
+    pub input: Option<Vec<u8>>,
+}
+
 impl Store {
+    /// Queue an evaluation job, atomically with the check that its model (and corpus,
+    /// when it reads one) still exist. Returns `None` when either is gone.
+    pub async fn insert_evaluation_job(&self, j: NewEvaluationJob<'_>) -> StoreResult<Option<JobRow>> {
+        let mut tx = self.pool.begin().await?;
+        let n = sqlx::query(
+            "INSERT INTO jobs (id, kind, corpus_id, model, params, seed, status, created_at, source_model_id)
+             SELECT ?, ?, ?, ?, ?, ?, 'queued', ?, ? WHERE EXISTS (SELECT 1 FROM models WHERE id = ?)
+               AND (? IS NULL OR EXISTS (SELECT 1 FROM corpora WHERE id = ?))",
+        )
+        .bind(j.id)
+        .bind(j.kind)
+        .bind(j.corpus_id)
+        .bind(j.model)
+        .bind(j.params.to_string())
+        .bind(seed_to_sql(j.seed))
+        .bind(now())
+        .bind(j.source_model_id)
+        .bind(j.source_model_id)
+        .bind(j.corpus_id)
+        .bind(j.corpus_id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if n == 0 {
+            return Ok(None);
+        }
+        if let Some(data) = j.input {
+            sqlx::query("INSERT INTO job_inputs (job_id, data) VALUES (?, ?)").bind(j.id).bind(data).execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        self.get_job(j.id).await
+    }
+
+    /// The documents submitted with an evaluation job.
+    pub async fn job_input(&self, id: &str) -> StoreResult<Option<Vec<u8>>> {
+        let row = sqlx::query("SELECT data FROM job_inputs WHERE job_id = ?").bind(id).fetch_optional(&self.pool).await?;
+        row.map(|r| Ok(r.try_get(0)?)).transpose()
+    }
+
+    /// Mark an evaluation job succeeded with its result, and drop its stored input, in
+    /// one transaction.
+    pub async fn complete_job_with_result(&self, id: &str, result: &serde_json::Value) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("UPDATE jobs SET status = 'succeeded', finished_at = ?, result = ?, error = NULL WHERE id = ? AND status = 'running'")
+            .bind(now())
+            .bind(result.to_string())
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM job_inputs WHERE job_id = ?").bind(id).execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Queue a fit job, atomically with the check that its corpus still exists.
     /// Returns `None` when the corpus is gone.
     pub async fn insert_job(&self, j: NewJob<'_>) -> StoreResult<Option<JobRow>> {

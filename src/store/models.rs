@@ -100,8 +100,21 @@ impl Store {
         row.map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))).transpose()
     }
 
-    /// Delete a model; returns whether it existed.
-    pub async fn delete_model(&self, id: &str) -> StoreResult<bool> {
-        Ok(sqlx::query("DELETE FROM models WHERE id = ?").bind(id).execute(&self.pool).await?.rows_affected() > 0)
+    /// Delete a model unless a queued or running evaluation job reads it.
+    pub async fn delete_model(&self, id: &str) -> StoreResult<super::DeleteOutcome> {
+        let mut tx = self.pool.begin().await?;
+        let users: Vec<String> = sqlx::query("SELECT id FROM jobs WHERE source_model_id = ? AND status IN ('queued', 'running') ORDER BY created_at")
+            .bind(id)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|r| r.try_get("id"))
+            .collect::<Result<_, _>>()?;
+        if !users.is_empty() {
+            return Ok(super::DeleteOutcome::InUse(users));
+        }
+        let n = sqlx::query("DELETE FROM models WHERE id = ?").bind(id).execute(&mut *tx).await?.rows_affected();
+        tx.commit().await?;
+        Ok(if n == 0 { super::DeleteOutcome::NotFound } else { super::DeleteOutcome::Deleted })
     }
 }

@@ -281,6 +281,21 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
     Ok(model)
 }
 
+/// Score a fitted supervised model on the test split of `corpus` as the fit with `seed`
+/// drew it (the same roles, so the same documents); `None` without a test split.
+pub fn evaluate_test_split(model: &HpcModel, corpus: &Corpus, seed: u64) -> Result<Option<Evaluation>, FitError> {
+    if corpus.num_terms() != model.num_terms {
+        return Err(FitError::Numerical(format!("the corpus has {} terms but the model {}: not the corpus it was fitted on", corpus.num_terms(), model.num_terms)));
+    }
+    let roles = assign_roles(corpus, &model.params, model.supervised, seed);
+    let test = shape(corpus, &model.params, model.supervised, &roles, Role::Test);
+    if test.data.num_docs() == 0 {
+        return Ok(None);
+    }
+    let train = shape(corpus, &model.params, model.supervised, &roles, Role::Train);
+    Ok(Some(evaluate(model, &train.data, &test.data)))
+}
+
 /// Each document's labels as topic indices.
 fn true_sets(data: &HpcData) -> Vec<Vec<usize>> {
     (0..data.num_docs()).map(|d| data.active.row(d).iter().map(|&n| n as usize - 1).collect()).collect()

@@ -199,15 +199,22 @@ impl TopicModel for HpcModel {
             .collect())
     }
 
+    fn evaluate_test_split(&self, corpus: &Corpus, seed: u64) -> Option<Result<serde_json::Value, FitError>> {
+        if !self.supervised {
+            return None;
+        }
+        Some(super::fit::evaluate_test_split(self, corpus, seed).map(|e| match e {
+            Some(e) => evaluation_json(&e, &self.labels),
+            None => serde_json::Value::Null,
+        }))
+    }
+
     fn diagnostics(&self) -> serde_json::Value {
         let per_label = self.thresholds.per_label.iter().filter(|t| t.is_some()).count();
         json!({
             "fit": self.summary,
             "thresholds": {"global": self.thresholds.global, "labels_with_own_threshold": per_label},
-            "evaluation": self.evaluation.as_ref().map(|e| json!({
-                "model": scores_json(&e.model, &self.labels),
-                "most_frequent_baseline": scores_json(&e.most_frequent_baseline, &self.labels),
-            })),
+            "evaluation": self.evaluation.as_ref().map(|e| evaluation_json(e, &self.labels)),
             "hyperparameters": {"eta_mean": self.eta.iter().sum::<f64>() / self.eta.len().max(1) as f64, "lambda2": self.lambda2},
         })
     }
@@ -215,6 +222,14 @@ impl TopicModel for HpcModel {
     fn encode(&self) -> Vec<u8> {
         postcard::to_allocvec(self).expect("plain data encodes")
     }
+}
+
+/// The model's and the baseline's test-split scores as JSON.
+fn evaluation_json(e: &Evaluation, labels: &[String]) -> serde_json::Value {
+    json!({
+        "model": scores_json(&e.model, labels),
+        "most_frequent_baseline": scores_json(&e.most_frequent_baseline, labels),
+    })
 }
 
 /// Test-split scores as JSON, labels by name.

@@ -19,7 +19,11 @@ pub mod sampler;
 pub mod tokens;
 
 use crate::corpus::lexicon::EncodedDoc;
-use crate::corpus::{Corpus, CorpusStats};
+use crate::corpus::{Corpus, CorpusStats, DocTermMatrix};
+use crate::models::heldout::{score_documents, DocScorer, HeldoutDoc, HeldoutReport};
+use crate::models::splits;
+use crate::rng::StreamRng;
+use heldout::{chib_log_likelihood, ChibSettings};
 use crate::models::{
     DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, Progress, TableOptions, TopicInfo, TopicModel,
     TopicTable,
@@ -31,8 +35,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokens::Tokens;
 
-/// Format version of [`LdaModel`]'s encoding.
-const ENCODING_VERSION: u32 = 2;
+/// Format version of [`LdaModel`]'s encoding (3: held-out split and its estimate;
+/// version 2 models still decode).
+const ENCODING_VERSION: u32 = 3;
 
 /// The `"lda"` model family.
 pub struct LdaFamily;
@@ -73,6 +78,26 @@ pub struct LdaModel {
     pub final_loglik_per_token: f64,
     /// Mean over sweeps of the non-zero topics per token's document (the sampler's cost).
     pub mean_doc_topics: f64,
+    /// Documents held out of training (`split: test` tags or `test_fraction`).
+    pub test_documents: usize,
+    /// Their Chib-style held-out likelihood, computed at the end of the fit.
+    pub heldout: Option<HeldoutReport>,
+}
+
+/// [`LdaModel`] as encoded by format version 2.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+struct LdaModelV2 {
+    version: u32,
+    params: params::LdaParamsV2,
+    num_terms: usize,
+    word_rates: Vec<f64>,
+    document_proportions: Vec<f64>,
+    topic_shares: Vec<f64>,
+    kept_sweeps: usize,
+    tokens: u64,
+    final_loglik_per_token: f64,
+    mean_doc_topics: f64,
 }
 
 /// A thinned posterior sample: the topic-word counts, word-major and sparse.
@@ -131,7 +156,22 @@ impl PosteriorSums {
 pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> Result<LdaModel, FitError> {
     let v = corpus.num_terms();
     let k = p.topics;
-    let mut tokens = Tokens::from_counts(&corpus.counts, v);
+    let held_out = splits::test_mask(corpus, p.test_fraction, seed);
+    let test_documents = held_out.iter().filter(|&&t| t).count();
+    if test_documents == corpus.num_documents() {
+        return Err(FitError::Params(ParamError::new("test_fraction", "every document is held out: nothing is left to train on")));
+    }
+    let training = if test_documents == 0 {
+        std::borrow::Cow::Borrowed(&corpus.counts)
+    } else {
+        std::borrow::Cow::Owned(DocTermMatrix::from_rows(
+            (0..corpus.num_documents()).filter(|&d| !held_out[d]).map(|d| {
+                let (terms, counts) = corpus.counts.row(d);
+                terms.iter().copied().zip(counts.iter().copied()).collect()
+            }),
+        ))
+    };
+    let mut tokens = Tokens::from_counts(&training, v);
     tokens.set_blocks(p.sync_tokens);
     let mut snapshot = sampler::Snapshot::new(v, k, !sampler::uses_dense_kernel(k));
     let n = tokens.num_tokens().max(1) as f64;
@@ -177,7 +217,7 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
             word_rates[t * v + w] = phi_sum[w * k + t] * scale;
         }
     }
-    Ok(LdaModel {
+    let mut model = LdaModel {
         version: ENCODING_VERSION,
         params: p.clone(),
         num_terms: v,
@@ -188,16 +228,94 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
         tokens: tokens.num_tokens() as u64,
         final_loglik_per_token: last_ll,
         mean_doc_topics: doc_topics_sum / p.iterations as f64,
-    })
+        test_documents,
+        heldout: None,
+    };
+    if test_documents > 0 {
+        let docs: Vec<HeldoutDoc> = (0..corpus.num_documents())
+            .filter(|&d| held_out[d])
+            .map(|d| {
+                let (terms, counts) = corpus.counts.row(d);
+                HeldoutDoc { id: corpus.doc_ids[d].clone(), doc: EncodedDoc { terms: terms.to_vec(), counts: counts.to_vec(), oov_tokens: 0 }, features: vec![] }
+            })
+            .collect();
+        let settings = ChibSettings { burn_in: p.heldout_burn_in, chain_length: p.heldout_chain_length };
+        let scorer = LdaChib { model: &model, settings };
+        // The estimate's progress is not the fit's: report sweeps only.
+        let quiet = FitContext { progress: &|_| {}, cancel: ctx.cancel, sample: &|_, _| {} };
+        model.heldout = Some(score_documents(&scorer, &docs, seed, &quiet)?);
+    }
+    Ok(model)
+}
+
+/// LDA's held-out likelihood: the Chib-style estimator of Murray & Salakhutdinov (2009)
+/// with φ at its posterior mean and the fitted symmetric α.
+struct LdaChib<'a> {
+    model: &'a LdaModel,
+    settings: ChibSettings,
+}
+
+impl LdaChib<'_> {
+    /// Read `{"burn_in", "chain_length"}`, defaults from the estimator.
+    fn settings_from(params: &serde_json::Value) -> Result<ChibSettings, ParamError> {
+        let mut r = crate::models::params::ParamReader::new(params)?;
+        let d = ChibSettings::default();
+        let burn_in = r.uint_in("burn_in", 0, 1_000_000)?.map_or(d.burn_in, |b| b as usize);
+        let chain_length = r.uint_in("chain_length", 1, 1_000_000)?.map_or(d.chain_length, |s| s as usize);
+        r.finish()?;
+        Ok(ChibSettings { burn_in, chain_length })
+    }
+}
+
+impl DocScorer for LdaChib<'_> {
+    fn estimator(&self) -> &'static str {
+        "chib (Murray & Salakhutdinov 2009)"
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        json!({"burn_in": self.settings.burn_in, "chain_length": self.settings.chain_length})
+    }
+
+    fn log_likelihood(&self, doc: &HeldoutDoc, rng: &mut StreamRng) -> f64 {
+        let words: Vec<u32> = doc
+            .doc
+            .terms
+            .iter()
+            .zip(&doc.doc.counts)
+            .filter(|(&t, _)| (t as usize) < self.model.num_terms)
+            .flat_map(|(&t, &c)| std::iter::repeat_n(t, c as usize))
+            .collect();
+        chib_log_likelihood(&words, &self.model.word_rates, self.model.params.topics, self.model.params.alpha, &self.settings, rng)
+    }
 }
 
 impl LdaModel {
     pub fn decode(bytes: &[u8]) -> Result<Self, ModelError> {
-        let m: LdaModel = postcard::from_bytes(bytes).map_err(|e| ModelError::Decode(e.to_string()))?;
-        if m.version != ENCODING_VERSION {
-            return Err(ModelError::Decode(format!("LDA encoding version {} is not {ENCODING_VERSION}", m.version)));
+        let decode_error = |e: postcard::Error| ModelError::Decode(e.to_string());
+        // The version is the first field: read it, then the layout it names.
+        let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
+        match version {
+            ENCODING_VERSION => postcard::from_bytes(bytes).map_err(decode_error),
+            2 => {
+                let m: LdaModelV2 = postcard::from_bytes(bytes).map_err(decode_error)?;
+                debug_assert_eq!(m.version, 2);
+                Ok(LdaModel {
+                    version: ENCODING_VERSION,
+                    params: m.params.into(),
+                    num_terms: m.num_terms,
+                    word_rates: m.word_rates,
+                    document_proportions: m.document_proportions,
+                    topic_shares: m.topic_shares,
+                    kept_sweeps: m.kept_sweeps,
+                    tokens: m.tokens,
+                    final_loglik_per_token: m.final_loglik_per_token,
+                    mean_doc_topics: m.mean_doc_topics,
+                    test_documents: 0,
+                    heldout: None,
+                })
+            }
+            v => Err(ModelError::Decode(format!("LDA encoding version {v} is not {ENCODING_VERSION} or 2"))),
         }
-        Ok(m)
     }
 
     /// P(topic | word) = φ_kw p_k / Σ_j φ_jw p_j with p the topic shares (paper 003, eq. 1).
@@ -242,8 +360,15 @@ impl TopicModel for LdaModel {
         Ok(thetas.into_iter().map(|t| DocPrediction { topic_proportions: t, labels: vec![], predicted_labels: vec![] }).collect())
     }
 
+    fn heldout_scorer(&self, params: &serde_json::Value) -> Result<Option<Box<dyn DocScorer + '_>>, ParamError> {
+        let settings = LdaChib::settings_from(params)?;
+        Ok(Some(Box::new(LdaChib { model: self, settings })))
+    }
+
     fn diagnostics(&self) -> serde_json::Value {
         json!({
+            "test_documents": self.test_documents,
+            "heldout": self.heldout.as_ref().map(HeldoutReport::to_json),
             "tokens": self.tokens,
             "kept_sweeps": self.kept_sweeps,
             "final_loglik_per_token": self.final_loglik_per_token,
@@ -255,5 +380,37 @@ impl TopicModel for LdaModel {
 
     fn encode(&self) -> Vec<u8> {
         postcard::to_allocvec(self).expect("plain data encodes")
+    }
+}
+
+#[cfg(test)]
+mod encoding_tests {
+    use super::*;
+
+    #[test]
+    fn version_2_models_still_decode() {
+        let old = LdaModelV2 {
+            version: 2,
+            params: params::LdaParamsV2 { topics: 2, alpha: 0.5, beta: 0.01, iterations: 10, burn_in: 5, thin: 1, sync_tokens: 100, loglik_every: 1, threads: 0 },
+            num_terms: 3,
+            word_rates: vec![0.2, 0.3, 0.5, 0.6, 0.3, 0.1],
+            document_proportions: vec![0.4, 0.6],
+            topic_shares: vec![0.45, 0.55],
+            kept_sweeps: 5,
+            tokens: 12,
+            final_loglik_per_token: -1.5,
+            mean_doc_topics: 1.7,
+        };
+        let m = LdaModel::decode(&postcard::to_allocvec(&old).unwrap()).unwrap();
+        assert_eq!(m.version, ENCODING_VERSION);
+        assert_eq!(m.params.topics, 2);
+        assert_eq!(m.params.test_fraction, 0.0);
+        assert_eq!(m.word_rates, old.word_rates);
+        assert_eq!((m.test_documents, m.heldout.is_none()), (0, true));
+        // And the current version round-trips.
+        assert_eq!(LdaModel::decode(&m.encode()).unwrap().word_rates, m.word_rates);
+        let mut future = m.encode();
+        future[0] = 9;
+        assert!(LdaModel::decode(&future).is_err());
     }
 }

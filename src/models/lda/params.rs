@@ -4,6 +4,42 @@ use crate::models::params::{ParamError, ParamReader};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// LDA's parameters as encoded by models of format version 2 (before held-out splits);
+/// decoded and upgraded by [`super::LdaModel::decode`].
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+pub(crate) struct LdaParamsV2 {
+    pub topics: usize,
+    pub alpha: f64,
+    pub beta: f64,
+    pub iterations: usize,
+    pub burn_in: usize,
+    pub thin: usize,
+    pub sync_tokens: usize,
+    pub loglik_every: usize,
+    pub threads: usize,
+}
+
+impl From<LdaParamsV2> for LdaParams {
+    fn from(p: LdaParamsV2) -> Self {
+        let chib = super::heldout::ChibSettings::default();
+        LdaParams {
+            topics: p.topics,
+            alpha: p.alpha,
+            beta: p.beta,
+            iterations: p.iterations,
+            burn_in: p.burn_in,
+            thin: p.thin,
+            sync_tokens: p.sync_tokens,
+            loglik_every: p.loglik_every,
+            threads: p.threads,
+            test_fraction: 0.0,
+            heldout_burn_in: chib.burn_in,
+            heldout_chain_length: chib.chain_length,
+        }
+    }
+}
+
 /// Largest K accepted (topic ids are stored as `u16` in thinned samples).
 pub const MAX_TOPICS: u64 = 10_000;
 
@@ -30,6 +66,12 @@ pub struct LdaParams {
     pub loglik_every: usize,
     /// Worker threads (read by the job runner; 0 = the server default).
     pub threads: usize,
+    /// Share of documents held out (by the seed) when the corpus has no `split` tags;
+    /// held-out documents are scored by the Chib-style estimator at the end of the fit.
+    pub test_fraction: f64,
+    /// Settings of that estimator: Gibbs sweeps before ICM, and the chain length S.
+    pub heldout_burn_in: usize,
+    pub heldout_chain_length: usize,
 }
 
 impl LdaParams {
@@ -52,8 +94,12 @@ impl LdaParams {
         let sync_tokens = r.uint_in("sync_tokens", 1, 1 << 40)?.unwrap_or(32_768) as usize;
         let loglik_every = r.uint_in("loglik_every", 1, 1_000_000)?.unwrap_or(10) as usize;
         let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
+        let test_fraction = r.fraction("test_fraction", 1.0)?.unwrap_or(0.0);
+        let chib = super::heldout::ChibSettings::default();
+        let heldout_burn_in = r.uint_in("heldout_burn_in", 0, 1_000_000)?.map_or(chib.burn_in, |b| b as usize);
+        let heldout_chain_length = r.uint_in("heldout_chain_length", 1, 1_000_000)?.map_or(chib.chain_length, |s| s as usize);
         r.finish()?;
-        Ok(LdaParams { topics, alpha, beta, iterations, burn_in, thin, sync_tokens, loglik_every, threads })
+        Ok(LdaParams { topics, alpha, beta, iterations, burn_in, thin, sync_tokens, loglik_every, threads, test_fraction, heldout_burn_in, heldout_chain_length })
     }
 
     /// Whether sweep `iteration` (1-based) contributes to the posterior means.
@@ -85,6 +131,8 @@ mod tests {
             (json!({"iterations": 10, "burn_in": 10}), "burn_in"),
             (json!({"topicz": 3}), "topicz"),
             (json!({"thin": 0}), "thin"),
+            (json!({"test_fraction": 1.0}), "test_fraction"),
+            (json!({"heldout_chain_length": 0}), "heldout_chain_length"),
         ] {
             assert_eq!(LdaParams::from_json(&body).unwrap_err().field, field, "{body}");
         }

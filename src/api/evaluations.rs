@@ -1,0 +1,176 @@
+//! Evaluating a fitted model: held-out likelihood and test-split evaluation jobs, and
+//! the Monte Carlo topic correlations of correlated-topic models.
+//!
+//! Why it exists: these requests take a model rather than a corpus. The expensive ones
+//! (a Chib-style estimate per document, re-scoring a test split) are queued as jobs of
+//! their own kind, polled at `/v1/jobs/{id}` like fits, with the result in the finished
+//! job's `result`. Documents are encoded and checked here, before anything is queued,
+//! so bad input changes nothing.
+
+use super::error::{ApiError, ApiResult};
+use super::extract::{from_str, parse_json, parse_query, read_body, require_json};
+use super::jobs::job_json;
+use super::models::encode_documents;
+use super::AppState;
+use crate::corpus::RawDocument;
+use crate::models::heldout::HeldoutDoc;
+use crate::store::jobs::{kind, NewEvaluationJob};
+use axum::body::Body;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HeldoutRequest {
+    documents: Vec<RawDocument>,
+    /// Estimator settings (model specific; unknown keys are a 422).
+    #[serde(default)]
+    params: Value,
+    /// Seed of the estimator's chains (default 0: the same request gives the same answer).
+    #[serde(default)]
+    seed: Option<u64>,
+}
+
+/// `POST /v1/models/{id}/heldout-likelihood` → 202 with the evaluation job.
+pub async fn heldout(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
+    require_json(&headers)?;
+    let body = read_body(body, state.max_body_bytes).await?;
+    let m = state.models.get(&state.store, &id).await?;
+    let m2 = m.clone();
+    let (params, seed, input) = tokio::task::spawn_blocking(move || -> ApiResult<(Value, u64, Vec<u8>)> {
+        let req: HeldoutRequest = parse_json(&body)?;
+        if req.documents.is_empty() {
+            return Err(ApiError::invalid("documents", "give at least one document"));
+        }
+        let params = match req.params {
+            Value::Null => json!({}),
+            v @ Value::Object(_) => v,
+            _ => return Err(ApiError::invalid("params", "must be a JSON object")),
+        };
+        if m2.model.heldout_scorer(&params)?.is_none() {
+            return Err(ApiError::invalid("model", format!("{} models have no held-out likelihood estimator", m2.row.family)));
+        }
+        let (ids, encoded) = encode_documents(&m2, &req.documents)?;
+        let names = m2.model.feature_names();
+        let mut docs = Vec::with_capacity(ids.len());
+        for (i, ((id, doc), raw)) in ids.into_iter().zip(encoded).zip(&req.documents).enumerate() {
+            let features = feature_row(&names, raw, i)?;
+            docs.push(HeldoutDoc { id, doc, features });
+        }
+        Ok((params, req.seed.unwrap_or(0), postcard::to_allocvec(&docs).map_err(ApiError::internal)?))
+    })
+    .await
+    .map_err(ApiError::internal)??;
+    let job_id = uuid::Uuid::new_v4().to_string();
+    let job = state
+        .store
+        .insert_evaluation_job(NewEvaluationJob {
+            id: &job_id,
+            kind: kind::HELDOUT,
+            source_model_id: &id,
+            corpus_id: None,
+            model: &m.row.family,
+            params: &params,
+            seed,
+            input: Some(input),
+        })
+        .await?
+        .ok_or_else(|| ApiError::not_found("model", &id))?;
+    accepted(&state, &job)
+}
+
+/// A document's features in the model's order: absent names are 0 (as in a corpus);
+/// names the model does not know are a 422 naming them.
+fn feature_row(names: &[String], doc: &RawDocument, index: usize) -> ApiResult<Vec<f64>> {
+    let mut row = vec![0.0; names.len()];
+    for (name, &value) in doc.features.iter().flatten() {
+        let field = format!("documents[{index}].features.{name}");
+        let slot = names.iter().position(|n| n == name).ok_or_else(|| {
+            if names.is_empty() {
+                ApiError::invalid(&field, "this model reads no metadata features")
+            } else {
+                ApiError::invalid(&field, format!("unknown feature; the model reads {}", names.join(", ")))
+            }
+        })?;
+        if !value.is_finite() {
+            return Err(ApiError::invalid(field, "must be a finite number"));
+        }
+        row[slot] = value;
+    }
+    Ok(row)
+}
+
+/// `POST /v1/models/{id}/evaluation` → 202: re-score a supervised model on the test
+/// split of its corpus (the same split the fit held out).
+pub async fn evaluate(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Response> {
+    let row = state.store.get_model(&id).await?.ok_or_else(|| ApiError::not_found("model", &id))?;
+    match row.diagnostics.get("evaluation") {
+        None => return Err(ApiError::invalid("model", format!("{} models have no test-split evaluation (hpc has)", row.family))),
+        Some(Value::Null) => return Err(ApiError::invalid("model", "the model was fitted without a test split: nothing to evaluate")),
+        Some(_) => {}
+    }
+    let job_id = uuid::Uuid::new_v4().to_string();
+    let job = state
+        .store
+        .insert_evaluation_job(NewEvaluationJob {
+            id: &job_id,
+            kind: kind::EVALUATE,
+            source_model_id: &id,
+            corpus_id: Some(&row.corpus_id),
+            model: &row.family,
+            params: &row.params,
+            seed: row.seed,
+            input: None,
+        })
+        .await?
+        .ok_or_else(|| ApiError::conflict(format!("model {id} or its corpus {} no longer exists", row.corpus_id)))?;
+    accepted(&state, &job)
+}
+
+fn accepted(state: &AppState, job: &crate::store::JobRow) -> ApiResult<Response> {
+    state.runner.wake();
+    let location = format!("/v1/jobs/{}", job.id);
+    Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(job_json(job))).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CorrelationsQuery {
+    #[serde(default, deserialize_with = "from_str::opt")]
+    draws: Option<usize>,
+    #[serde(default, deserialize_with = "from_str::opt")]
+    seed: Option<u64>,
+}
+
+/// Most draws per document a correlations request may ask for.
+const MAX_DRAWS: usize = 100_000;
+
+/// `GET /v1/models/{id}/correlations?draws=&seed=`: Monte Carlo covariance and
+/// correlation of topic weights (DCNT, SCNT), topic ids as in `/topics`.
+pub async fn correlations(State(state): State<AppState>, Path(id): Path<String>, RawQuery(q): RawQuery) -> ApiResult<Json<Value>> {
+    let query: CorrelationsQuery = parse_query(q.as_deref())?;
+    let draws = query.draws.unwrap_or(5_000);
+    if !(2..=MAX_DRAWS).contains(&draws) {
+        return Err(ApiError::invalid("query.draws", format!("must be between 2 and {MAX_DRAWS}")));
+    }
+    let seed = query.seed.unwrap_or(0);
+    let m = state.models.get(&state.store, &id).await?;
+    let (m2, pool) = (m.clone(), state.predict_pool.clone());
+    let result = tokio::task::spawn_blocking(move || pool.install(|| m2.model.correlations(draws, seed))).await.map_err(ApiError::internal)?;
+    let c = result.ok_or_else(|| ApiError::invalid("model", format!("{} models have no topic correlations (dcnt and scnt do)", m.row.family)))?;
+    let k = c.num_topics;
+    let rows = |v: &[f64]| v.chunks(k.max(1)).map(|r| r.to_vec()).collect::<Vec<_>>();
+    Ok(Json(json!({
+        "model_id": id,
+        "topics": (0..k).collect::<Vec<_>>(),
+        "draws": c.draws,
+        "seed": seed,
+        "mean": c.mean,
+        "covariance": rows(&c.covariance),
+        "correlation": rows(&c.correlation),
+    })))
+}

@@ -18,6 +18,7 @@ use super::tree_prior::TreePrior;
 use crate::inference::newton::{newton_ascent, Mode};
 use crate::inference::{LogDensity, SparsePattern, SparseSymmetric};
 use nalgebra::DMatrix;
+use std::cell::RefCell;
 
 /// The conditional of μ_f as a log density.
 pub struct RateConditional<'a> {
@@ -29,9 +30,25 @@ pub struct RateConditional<'a> {
     /// c = Σ_d l_d θ_d over nodes (c_0 = 0).
     pub linear: &'a [f64],
     pub prior: TreePrior<'a>,
+    /// The point of the last [`LogDensity::logp_grad`] evaluation and β = exp(μ) there:
+    /// one buffer per word instead of one allocation per evaluation, and the sampler
+    /// reads β of the accepted HMC proposal from it instead of exponentiating again.
+    last: RefCell<(Vec<f64>, Vec<f64>)>,
+}
+
+impl<'a> RateConditional<'a> {
+    pub fn new(docs: &'a [(u32, f64)], active: &'a Rows<u32>, theta: &'a [f64], linear: &'a [f64], prior: TreePrior<'a>) -> Self {
+        RateConditional { docs, active, theta, linear, prior, last: RefCell::new((Vec::new(), Vec::new())) }
+    }
 }
 
 impl RateConditional<'_> {
+    /// β = exp(μ) if the last gradient evaluation was exactly at `mu`.
+    pub fn rates_if_last_evaluated_at(&self, mu: &[f64]) -> Option<std::cell::Ref<'_, [f64]>> {
+        let last = self.last.borrow();
+        (last.0.as_slice() == mu).then(|| std::cell::Ref::map(last, |l| l.1.as_slice()))
+    }
+
     /// θ_dᵀβ for one document.
     fn rate(&self, d: usize, beta: &[f64]) -> f64 {
         let r = self.active.range(d);
@@ -156,8 +173,13 @@ impl LogDensity for RateConditional<'_> {
     }
 
     fn logp_grad(&self, mu: &[f64], grad: &mut [f64]) -> f64 {
-        let beta: Vec<f64> = mu.iter().map(|m| m.exp()).collect();
-        self.likelihood_grad(&beta, grad) + self.prior.logp_grad(mu, grad)
+        let mut last = self.last.borrow_mut();
+        let (point, beta) = &mut *last;
+        point.clear();
+        point.extend_from_slice(mu);
+        beta.clear();
+        beta.extend(mu.iter().map(|m| m.exp()));
+        self.likelihood_grad(beta, grad) + self.prior.logp_grad(mu, grad)
     }
 }
 
@@ -192,13 +214,7 @@ mod tests {
 
     impl Setup {
         fn cond(&self) -> RateConditional<'_> {
-            RateConditional {
-                docs: &self.docs,
-                active: &self.active,
-                theta: &self.theta,
-                linear: &self.linear,
-                prior: TreePrior { parent: &self.parent, psi: -1.0, gamma2: 4.0, tau2: &self.tau2 },
-            }
+            RateConditional::new(&self.docs, &self.active, &self.theta, &self.linear, TreePrior::new(&self.parent, -1.0, 4.0, &self.tau2))
         }
 
         fn pattern(&self) -> SparsePattern {

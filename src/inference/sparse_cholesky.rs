@@ -26,10 +26,11 @@ pub struct SparsePattern {
     col_ptr: Vec<u32>,
     rows: Vec<u32>,
     /// When every column of L has at most one off-diagonal entry (a tree-structured
-    /// matrix in post-order, as the tree-plus-diagonal mass matrix is): that entry's row
-    /// for each column, or the column itself if it has none. Lets the solves run
-    /// without the column-pointer indirection.
-    tree_link: Option<Vec<u32>>,
+    /// matrix in post-order, as the tree-plus-diagonal mass matrix is): for each
+    /// position, its node and the node of that entry's row (the node itself if the
+    /// column has none). Lets the solves run on the right-hand side by node, without the
+    /// column-pointer indirection or a permuted copy.
+    tree_link: Option<Vec<[u32; 2]>>,
 }
 
 impl SparsePattern {
@@ -74,7 +75,7 @@ impl SparsePattern {
         }
         let tree_link = (0..n)
             .all(|j| col_ptr[j + 1] - col_ptr[j] <= 1)
-            .then(|| (0..n).map(|j| if col_ptr[j + 1] > col_ptr[j] { rows[col_ptr[j] as usize] } else { j as u32 }).collect());
+            .then(|| (0..n).map(|j| [order[j] as u32, order[if col_ptr[j + 1] > col_ptr[j] { rows[col_ptr[j] as usize] as usize } else { j }] as u32]).collect());
         SparsePattern { order: order.iter().map(|&x| x as u32).collect(), position, col_ptr, rows, tree_link }
     }
 
@@ -266,6 +267,19 @@ impl SparseCholesky<'_> {
     /// Solve A x = b in place (b and x by node).
     pub fn solve_in_place(&self, b: &mut [f64]) {
         let p = self.pattern;
+        if let (Some(link), Some(value)) = (&p.tree_link, &self.tree_value) {
+            // One entry per column: a column without one links to its own node with
+            // value 0, which leaves b unchanged, so the loops need no branch.
+            for (j, &[node, row]) in link.iter().enumerate() {
+                let x = b[node as usize] * self.inv_diag[j];
+                b[node as usize] = x;
+                b[row as usize] -= value[j] * x;
+            }
+            for (j, &[node, row]) in link.iter().enumerate().rev() {
+                b[node as usize] = (b[node as usize] - value[j] * b[row as usize]) * self.inv_diag[j];
+            }
+            return;
+        }
         thread_local! {
             static SCRATCH: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
         }
@@ -283,19 +297,6 @@ impl SparseCholesky<'_> {
     /// Forward and back substitution on a right-hand side already in elimination order.
     fn solve_permuted(&self, y: &mut [f64]) {
         let p = self.pattern;
-        if let (Some(link), Some(value)) = (&p.tree_link, &self.tree_value) {
-            // One entry per column: a column without one links to itself with value 0,
-            // which leaves y unchanged, so the loops need no branch.
-            for j in 0..p.dim() {
-                let yj = y[j] * self.inv_diag[j];
-                y[j] = yj;
-                y[link[j] as usize] -= value[j] * yj;
-            }
-            for j in (0..p.dim()).rev() {
-                y[j] = (y[j] - value[j] * y[link[j] as usize]) * self.inv_diag[j];
-            }
-            return;
-        }
         for j in 0..p.dim() {
             y[j] *= self.inv_diag[j];
             let yj = y[j];

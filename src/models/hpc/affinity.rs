@@ -59,16 +59,45 @@ pub(crate) fn sigmoid(x: f64) -> f64 {
 impl ActiveAffinities<'_> {
     /// θ, the gradient g of the word log-likelihood in θ, and the word log-likelihood.
     fn word_part(&self, theta: &[f64]) -> (Vec<f64>, f64) {
+        self.word_terms(theta, true)
+    }
+
+    /// As [`Self::word_part`]; without `with_logp` no logarithm is taken (log-likelihood 0).
+    fn word_terms(&self, theta: &[f64], with_logp: bool) -> (Vec<f64>, f64) {
         let mut g: Vec<f64> = self.rate_totals.iter().map(|b| -self.length * b).collect();
         let mut logp: f64 = -self.length * theta.iter().zip(self.rate_totals).map(|(t, b)| t * b).sum::<f64>();
         for (w, beta) in self.counts.iter().zip(self.beta.chunks_exact(theta.len())) {
             let s: f64 = theta.iter().zip(beta).map(|(t, b)| t * b).sum();
-            logp += w * s.ln();
+            if with_logp {
+                logp += w * s.ln();
+            }
             for (gk, b) in g.iter_mut().zip(beta) {
                 *gk += w * b / s;
             }
         }
-        (g, logp)
+        (g, if with_logp { logp } else { 0.0 })
+    }
+
+    /// The log density (if `with_logp`, else 0) and its gradient.
+    fn terms(&self, xi: &[f64], grad: &mut [f64], with_logp: bool) -> f64 {
+        let theta = softmax(xi);
+        let (g, mut logp) = self.word_terms(&theta, with_logp);
+        let m: f64 = theta.iter().zip(&g).map(|(t, x)| t * x).sum();
+        for k in 0..xi.len() {
+            // Chain rule through the softmax: ∂θ_j/∂ξ_k = θ_j(δ_jk − θ_k).
+            grad[k] = theta[k] * (g[k] - m);
+            if self.label_terms {
+                // Active label: log σ(ξ) = ξ − log(1 + e^ξ).
+                if with_logp {
+                    logp += xi[k] - softplus(xi[k]);
+                }
+                grad[k] += 1.0 - sigmoid(xi[k]);
+            }
+            let d = xi[k] - self.eta[k];
+            logp -= 0.5 * d * d / self.lambda2;
+            grad[k] -= d / self.lambda2;
+        }
+        logp
     }
 
     /// The Hessian of the log conditional of the active block.
@@ -113,22 +142,12 @@ impl LogDensity for ActiveAffinities<'_> {
     }
 
     fn logp_grad(&self, xi: &[f64], grad: &mut [f64]) -> f64 {
-        let theta = softmax(xi);
-        let (g, mut logp) = self.word_part(&theta);
-        let m: f64 = theta.iter().zip(&g).map(|(t, x)| t * x).sum();
-        for k in 0..xi.len() {
-            // Chain rule through the softmax: ∂θ_j/∂ξ_k = θ_j(δ_jk − θ_k).
-            grad[k] = theta[k] * (g[k] - m);
-            if self.label_terms {
-                // Active label: log σ(ξ) = ξ − log(1 + e^ξ).
-                logp += xi[k] - softplus(xi[k]);
-                grad[k] += 1.0 - sigmoid(xi[k]);
-            }
-            let d = xi[k] - self.eta[k];
-            logp -= 0.5 * d * d / self.lambda2;
-            grad[k] -= d / self.lambda2;
-        }
-        logp
+        self.terms(xi, grad, true)
+    }
+
+    fn grad(&self, xi: &[f64], grad: &mut [f64]) -> bool {
+        self.terms(xi, grad, false);
+        grad.iter().sum::<f64>().is_finite()
     }
 }
 

@@ -100,6 +100,12 @@ impl ActiveAffinities<'_> {
         logp
     }
 
+    /// The word part of the log-likelihood at ξ: −l Σ_k θ_k B_k + Σ_f w_f log(θᵀβ_f)
+    /// (without the Σ_f w_f log l and log w! constants).
+    pub fn word_log_likelihood(&self, xi: &[f64]) -> f64 {
+        self.word_terms(&softmax(xi), true).1
+    }
+
     /// The Hessian of the log conditional of the active block.
     pub fn hessian(&self, xi: &[f64]) -> DMatrix<f64> {
         let a = xi.len();
@@ -278,6 +284,25 @@ mod tests {
             for _ in 0..5 {
                 let xi: Vec<f64> = (0..3).map(|_| rng.random::<f64>() * 4.0 - 2.0).collect();
                 check_gradient_and_hessian(&target, |x| target.hessian(x), &xi);
+            }
+        }
+    }
+
+    /// The gradient-only evaluation HMC uses inside a trajectory gives exactly the
+    /// gradient of the full evaluation.
+    #[test]
+    fn gradient_only_evaluation_matches_the_full_one() {
+        let beta = [0.3, 0.05, 0.2, 0.01, 0.4, 0.1, 0.2, 0.2, 0.6];
+        let mut rng = stream(13, Purpose::Estimate, 0, 0);
+        for label_terms in [true, false] {
+            let target =
+                ActiveAffinities { length: 1.3, rate_totals: &[2.0, 1.5, 3.0], counts: &[2.0, 1.0, 4.0], beta: &beta, eta: &[-0.5, 0.2, 0.0], lambda2: 2.0, label_terms };
+            for _ in 0..5 {
+                let xi: Vec<f64> = (0..3).map(|_| rng.random::<f64>() * 4.0 - 2.0).collect();
+                let (mut full, mut only) = ([0.0; 3], [0.0; 3]);
+                assert!(target.logp_grad(&xi, &mut full).is_finite());
+                assert!(target.grad(&xi, &mut only));
+                assert_eq!(full, only);
             }
         }
     }

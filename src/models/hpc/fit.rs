@@ -187,7 +187,10 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
         }
         let settings = ScanSettings { seed, iteration: it as u64, refit_modes: p.refits_modes(it), leapfrog_steps: p.leapfrog_steps, step_size: p.step_size };
         let stats = state.scan(data, &mut caches, settings);
-        let (words, labels) = state.log_likelihood(data, &mut caches);
+        let (words, labels) = match stats.log_likelihood {
+            Some(ll) => ll,
+            None => state.log_likelihood(data, &mut caches),
+        };
         if !words.is_finite() {
             return Err(FitError::Numerical(format!("log-likelihood is {words} at scan {it}")));
         }

@@ -337,4 +337,23 @@ mod tests {
         assert_eq!(approx.repairs, 0);
         assert!(cond.negative_hessian(&approx.point, &tree, Curvature::TreeDiagonal).cholesky().is_some());
     }
+
+    /// The gradient-only evaluation HMC uses inside a trajectory gives exactly the
+    /// gradient of the full evaluation, and records β = exp(μ) at its point.
+    #[test]
+    fn gradient_only_evaluation_matches_the_full_one() {
+        let s = setup();
+        let cond = s.cond();
+        let mut rng = stream(12, Purpose::Estimate, 0, 0);
+        for _ in 0..5 {
+            let mu: Vec<f64> = (0..cond.dim()).map(|_| rng.random::<f64>() * 3.0 - 2.0).collect();
+            let (mut full, mut only) = (vec![0.0; mu.len()], vec![0.0; mu.len()]);
+            assert!(cond.logp_grad(&mu, &mut full).is_finite());
+            assert!(cond.grad(&mu, &mut only));
+            assert_eq!(full, only);
+            let rates = cond.rates_if_last_evaluated_at(&mu).expect("last point");
+            assert!(rates.iter().zip(&mu).all(|(b, m)| *b == m.exp()));
+        }
+        assert!(cond.rates_if_last_evaluated_at(&[0.0; 5]).is_none());
+    }
 }

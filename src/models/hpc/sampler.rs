@@ -132,6 +132,10 @@ pub struct ScanStats {
     pub mass_repairs: usize,
     /// Inactive affinities drawn by the Metropolis fallback instead of exactly.
     pub inactive_fallbacks: usize,
+    /// The log-likelihood (words, labels) at the state the scan ends in, as
+    /// [`HpcState::log_likelihood`] gives it, computed by the affinity block from the
+    /// rates it already gathered (the hyperparameter block changes neither μ nor ξ).
+    pub log_likelihood: Option<(f64, f64)>,
 }
 
 impl ScanStats {
@@ -144,6 +148,7 @@ impl ScanStats {
         self.mode_repairs += o.mode_repairs;
         self.mass_repairs += o.mass_repairs;
         self.inactive_fallbacks += o.inactive_fallbacks;
+        self.log_likelihood = self.log_likelihood.or(o.log_likelihood);
         self
     }
 }
@@ -335,11 +340,16 @@ impl HpcState {
         let (beta, totals) = (&*beta, &*totals);
         let (eta, lambda2) = (&self.eta, self.lambda2);
         let inactive: Vec<InactiveSampler> = eta.iter().map(|&e| InactiveSampler::new(e, lambda2)).collect();
-        self.xi
+        // Each document's (word, label) log-likelihood at its new ξ, summed below in
+        // document order so the total does not depend on the thread count.
+        let mut doc_log_likelihood = vec![(0.0, 0.0); data.num_docs()];
+        let mut stats = self
+            .xi
             .par_chunks_mut(k)
             .zip(affinity_hessians.par_iter_mut())
+            .zip(doc_log_likelihood.par_iter_mut())
             .enumerate()
-            .map(|(d, (xi, cached))| {
+            .map(|(d, ((xi, cached), log_likelihood))| {
                 let mut st = ScanStats::default();
                 let mut rng = stream(s.seed, Purpose::HpcAffinities, s.iteration, d as u64);
                 let act: Vec<usize> = data.active.row(d).iter().map(|&x| x as usize).collect();
@@ -399,9 +409,26 @@ impl HpcState {
                         st.inactive_fallbacks += !exact as usize;
                     }
                 }
+                // Σ_f w_fd log(l_d θ_dᵀβ_f) − l_d θ_dᵀB: a document without active labels
+                // has rate 0 for every word it holds.
+                let l = data.lengths[d];
+                let words_ll = if act.is_empty() {
+                    if words.is_empty() {
+                        0.0
+                    } else {
+                        f64::NEG_INFINITY
+                    }
+                } else {
+                    target.word_log_likelihood(&x) + l.ln() * counts.iter().sum::<f64>()
+                };
+                let labels_ll = if data.supervised { act.iter().map(|&node| xi[node - 1]).sum::<f64>() - sum_softplus(xi) } else { 0.0 };
+                *log_likelihood = (words_ll, labels_ll);
                 st
             })
-            .reduce(ScanStats::default, ScanStats::merge)
+            .reduce(ScanStats::default, ScanStats::merge);
+        let (words, labels) = doc_log_likelihood.iter().fold((0.0, 0.0), |(a, b), (w, l)| (a + w, b + l));
+        stats.log_likelihood = Some((words - data.log_count_factorials, labels));
+        stats
     }
 
     /// Block 3: (ψ, γ²), (η, λ²) in closed form and (ν, σ²) by HMC on (log κ, log λ).
@@ -593,6 +620,25 @@ mod tests {
         let got_prior = state.log_prior(&data);
         for (name, got, want) in [("words", got_words, words), ("labels", got_labels, labels), ("prior", got_prior, prior)] {
             assert!((got - want).abs() < 1e-10 * want.abs().max(1.0), "{name}: {got} vs {want}");
+        }
+    }
+
+    /// The log-likelihood the affinity block computes on the fly (per document, from the
+    /// rates it gathered) equals [`HpcState::log_likelihood`] of the state the scan ends
+    /// in, for refit and steady scans.
+    #[test]
+    fn the_scan_reports_the_log_likelihood_of_its_final_state() {
+        let (data, mut state) = tiny();
+        state.xi.iter_mut().for_each(|x| *x = x.clamp(-4.0, 4.0));
+        let mut caches = Caches::new(&data, Curvature::Full);
+        for it in 1..=3 {
+            let settings = ScanSettings { seed: 3, iteration: it, refit_modes: it == 1, leapfrog_steps: 4, step_size: 0.3 };
+            let stats = state.scan(&data, &mut caches, settings);
+            let (words, labels) = stats.log_likelihood.expect("the affinity block reports it");
+            let mut fresh = Caches::new(&data, Curvature::Full);
+            let (want_words, want_labels) = state.log_likelihood(&data, &mut fresh);
+            assert!((words - want_words).abs() < 1e-10 * want_words.abs(), "scan {it}: words {words} vs {want_words}");
+            assert!((labels - want_labels).abs() < 1e-10 * want_labels.abs(), "scan {it}: labels {labels} vs {want_labels}");
         }
     }
 }

@@ -6,8 +6,11 @@
 # non-zeros). 1 and 2 threads. Release build. Usage: bash bench/hpc_scans.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked --quiet
-BIN=target/release/topicd
+# BIN=path/to/topicd times a given binary (e.g. an older commit's) instead of building.
+if [ -z "${BIN:-}" ]; then
+  cargo build --release --locked --quiet
+  BIN=${CARGO_TARGET_DIR:-target}/release/topicd
+fi
 OUT=bench/out
 mkdir -p "$OUT"
 APPSTREAM=${APPSTREAM:-tests/data/appstream.jsonl}
@@ -35,3 +38,4 @@ for docs in 7500 15000 30000; do
     row "synthetic" "$t" "$OUT/hpc_synth_${docs}.jsonl" --stopwords none
   done
 done
+echo "load average (1, 5, 15 min) at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >&2

@@ -14,6 +14,13 @@ pub trait LogDensity {
     fn dim(&self) -> usize;
     /// log p(x); writes ∇ log p(x) into `grad`.
     fn logp_grad(&self, x: &[f64], grad: &mut [f64]) -> f64;
+
+    /// Writes ∇ log p(x) into `grad` and returns whether the point is usable (log p and
+    /// its gradient finite). HMC needs log p only at a trajectory's two ends, so a
+    /// density whose log p costs extra (logarithms) can skip it here.
+    fn grad(&self, x: &[f64], grad: &mut [f64]) -> bool {
+        self.logp_grad(x, grad).is_finite()
+    }
 }
 
 /// How momenta are drawn and turned into velocities: a mass matrix M, with momentum
@@ -120,12 +127,20 @@ pub fn hmc_step<T: LogDensity + ?Sized, M: Metric, R: rand::Rng + ?Sized>(
     let h0 = kinetic(&p, &v) - logp0;
     let mut q = x.to_vec();
     let mut logp = logp0;
-    for _ in 0..steps {
+    for step in 0..steps {
         p.iter_mut().zip(&grad).for_each(|(pi, g)| *pi += 0.5 * step_size * g);
         mass.velocity(&p, &mut v);
         q.iter_mut().zip(&v).for_each(|(qi, vi)| *qi += step_size * vi);
-        logp = target.logp_grad(&q, &mut grad);
-        if !logp.is_finite() {
+        // log p only at the end point; the inner points need the gradient alone. A
+        // trajectory through an unusable point is rejected (the reversed trajectory
+        // meets the same point, so this keeps detailed balance).
+        let usable = if step + 1 == steps {
+            logp = target.logp_grad(&q, &mut grad);
+            logp.is_finite()
+        } else {
+            target.grad(&q, &mut grad)
+        };
+        if !usable {
             return HmcOutcome { accepted: false, log_ratio: f64::NEG_INFINITY };
         }
         p.iter_mut().zip(&grad).for_each(|(pi, g)| *pi += 0.5 * step_size * g);

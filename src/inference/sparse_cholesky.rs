@@ -25,6 +25,12 @@ pub struct SparsePattern {
     /// Column j's rows (positions > j, sorted) are `rows[col_ptr[j]..col_ptr[j + 1]]`.
     col_ptr: Vec<u32>,
     rows: Vec<u32>,
+    /// When every column of L has at most one off-diagonal entry (a tree-structured
+    /// matrix in post-order, as the tree-plus-diagonal mass matrix is): for each
+    /// position, its node and the node of that entry's row (the node itself if the
+    /// column has none). Lets the solves run on the right-hand side by node, without the
+    /// column-pointer indirection or a permuted copy.
+    tree_link: Option<Vec<[u32; 2]>>,
 }
 
 impl SparsePattern {
@@ -67,7 +73,10 @@ impl SparsePattern {
             rows.extend_from_slice(s);
             col_ptr.push(rows.len() as u32);
         }
-        SparsePattern { order: order.iter().map(|&x| x as u32).collect(), position, col_ptr, rows }
+        let tree_link = (0..n)
+            .all(|j| col_ptr[j + 1] - col_ptr[j] <= 1)
+            .then(|| (0..n).map(|j| [order[j] as u32, order[if col_ptr[j + 1] > col_ptr[j] { rows[col_ptr[j] as usize] as usize } else { j }] as u32]).collect());
+        SparsePattern { order: order.iter().map(|&x| x as u32).collect(), position, col_ptr, rows, tree_link }
     }
 
     pub fn dim(&self) -> usize {
@@ -209,7 +218,10 @@ impl<'p> SparseSymmetric<'p> {
                 }
             }
         }
-        Some(SparseCholesky { pattern: p, diag, off })
+        let inv_diag = diag.iter().map(|d| 1.0 / d).collect();
+        // Tree patterns: the single off-diagonal value of each column (0 where none).
+        let tree_value = p.tree_link.as_ref().map(|_| (0..p.dim()).map(|j| p.column(j).next().map_or(0.0, |e| off[e])).collect());
+        Some(SparseCholesky { pattern: p, diag, inv_diag, off, tree_value })
     }
 
     /// The Cholesky factor of A + shift·I with the smallest shift (growing tenfold from
@@ -243,13 +255,31 @@ impl<'p> SparseSymmetric<'p> {
 pub struct SparseCholesky<'p> {
     pattern: &'p SparsePattern,
     diag: Vec<f64>,
+    /// 1 / diag, so the solves multiply instead of divide.
+    inv_diag: Vec<f64>,
     off: Vec<f64>,
+    /// For tree patterns ([`SparsePattern::tree_link`]): each column's off-diagonal
+    /// value, 0 where the column has none.
+    tree_value: Option<Vec<f64>>,
 }
 
 impl SparseCholesky<'_> {
     /// Solve A x = b in place (b and x by node).
     pub fn solve_in_place(&self, b: &mut [f64]) {
         let p = self.pattern;
+        if let (Some(link), Some(value)) = (&p.tree_link, &self.tree_value) {
+            // One entry per column: a column without one links to its own node with
+            // value 0, which leaves b unchanged, so the loops need no branch.
+            for (j, &[node, row]) in link.iter().enumerate() {
+                let x = b[node as usize] * self.inv_diag[j];
+                b[node as usize] = x;
+                b[row as usize] -= value[j] * x;
+            }
+            for (j, &[node, row]) in link.iter().enumerate().rev() {
+                b[node as usize] = (b[node as usize] - value[j] * b[row as usize]) * self.inv_diag[j];
+            }
+            return;
+        }
         thread_local! {
             static SCRATCH: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
         }
@@ -268,7 +298,7 @@ impl SparseCholesky<'_> {
     fn solve_permuted(&self, y: &mut [f64]) {
         let p = self.pattern;
         for j in 0..p.dim() {
-            y[j] /= self.diag[j];
+            y[j] *= self.inv_diag[j];
             let yj = y[j];
             for e in p.column(j) {
                 y[p.rows[e] as usize] -= self.off[e] * yj;
@@ -279,7 +309,7 @@ impl SparseCholesky<'_> {
             for e in p.column(j) {
                 s -= self.off[e] * y[p.rows[e] as usize];
             }
-            y[j] = s / self.diag[j];
+            y[j] = s * self.inv_diag[j];
         }
     }
 
@@ -466,6 +496,45 @@ mod tests {
             // directly that solve(L z) · (L z) = |z|².
             let z: Vec<f64> = (0..x.len()).map(|i| (i as f64 * 1.3).cos()).collect();
             let mut lz = vec![0.0; x.len()];
+            chol.mul_l(&z, &mut lz);
+            let mut v = lz.clone();
+            chol.solve_in_place(&mut v);
+            let quad: f64 = v.iter().zip(&lz).map(|(a, b)| a * b).sum();
+            let zz: f64 = z.iter().map(|a| a * a).sum();
+            assert!((quad - zz).abs() < 1e-9 * zz);
+        }
+    }
+
+    /// Tree patterns take the branch-free solve ([`SparsePattern::tree_link`]); it must
+    /// agree with the dense solution and with L (solve(L z)·(L z) = |z|²).
+    #[test]
+    fn tree_patterns_solve_like_the_dense_cholesky() {
+        for seed in 0..5 {
+            let (parent, _, _) = random_case(seed);
+            let edges: Vec<(usize, usize)> = parent.iter().enumerate().filter_map(|(c, p)| p.map(|p| (c, p))).collect();
+            let mut rng = stream(seed + 100, Purpose::Estimate, 0, 0);
+            let n = parent.len();
+            let mut m = DMatrix::<f64>::zeros(n, n);
+            for &(a, b) in &edges {
+                let v = -rng.random::<f64>();
+                m[(a, b)] = v;
+                m[(b, a)] = v;
+            }
+            for i in 0..n {
+                m[(i, i)] = m.row(i).iter().map(|x| x.abs()).sum::<f64>() + 0.1 + rng.random::<f64>();
+            }
+            let pattern = SparsePattern::new(&tree_postorder(&parent), edges.iter().copied());
+            assert!(pattern.tree_link.is_some());
+            let s = assemble(&pattern, &m, &edges);
+            let chol = s.cholesky().expect("SPD");
+            let x: Vec<f64> = (0..n).map(|i| (i as f64 * 0.9).sin()).collect();
+            let mut b = (&m * nalgebra::DVector::from_column_slice(&x)).as_slice().to_vec();
+            chol.solve_in_place(&mut b);
+            for i in 0..n {
+                assert!((b[i] - x[i]).abs() < 1e-10, "solve {i}: {} vs {}", b[i], x[i]);
+            }
+            let z: Vec<f64> = (0..n).map(|i| (i as f64 * 1.3).cos()).collect();
+            let mut lz = vec![0.0; n];
             chol.mul_l(&z, &mut lz);
             let mut v = lz.clone();
             chol.solve_in_place(&mut v);

@@ -59,16 +59,51 @@ pub(crate) fn sigmoid(x: f64) -> f64 {
 impl ActiveAffinities<'_> {
     /// θ, the gradient g of the word log-likelihood in θ, and the word log-likelihood.
     fn word_part(&self, theta: &[f64]) -> (Vec<f64>, f64) {
+        self.word_terms(theta, true)
+    }
+
+    /// As [`Self::word_part`]; without `with_logp` no logarithm is taken (log-likelihood 0).
+    fn word_terms(&self, theta: &[f64], with_logp: bool) -> (Vec<f64>, f64) {
         let mut g: Vec<f64> = self.rate_totals.iter().map(|b| -self.length * b).collect();
         let mut logp: f64 = -self.length * theta.iter().zip(self.rate_totals).map(|(t, b)| t * b).sum::<f64>();
         for (w, beta) in self.counts.iter().zip(self.beta.chunks_exact(theta.len())) {
             let s: f64 = theta.iter().zip(beta).map(|(t, b)| t * b).sum();
-            logp += w * s.ln();
+            if with_logp {
+                logp += w * s.ln();
+            }
             for (gk, b) in g.iter_mut().zip(beta) {
                 *gk += w * b / s;
             }
         }
-        (g, logp)
+        (g, if with_logp { logp } else { 0.0 })
+    }
+
+    /// The log density (if `with_logp`, else 0) and its gradient.
+    fn terms(&self, xi: &[f64], grad: &mut [f64], with_logp: bool) -> f64 {
+        let theta = softmax(xi);
+        let (g, mut logp) = self.word_terms(&theta, with_logp);
+        let m: f64 = theta.iter().zip(&g).map(|(t, x)| t * x).sum();
+        for k in 0..xi.len() {
+            // Chain rule through the softmax: ∂θ_j/∂ξ_k = θ_j(δ_jk − θ_k).
+            grad[k] = theta[k] * (g[k] - m);
+            if self.label_terms {
+                // Active label: log σ(ξ) = ξ − log(1 + e^ξ).
+                if with_logp {
+                    logp += xi[k] - softplus(xi[k]);
+                }
+                grad[k] += 1.0 - sigmoid(xi[k]);
+            }
+            let d = xi[k] - self.eta[k];
+            logp -= 0.5 * d * d / self.lambda2;
+            grad[k] -= d / self.lambda2;
+        }
+        logp
+    }
+
+    /// The word part of the log-likelihood at ξ: −l Σ_k θ_k B_k + Σ_f w_f log(θᵀβ_f)
+    /// (without the Σ_f w_f log l and log w! constants).
+    pub fn word_log_likelihood(&self, xi: &[f64]) -> f64 {
+        self.word_terms(&softmax(xi), true).1
     }
 
     /// The Hessian of the log conditional of the active block.
@@ -113,22 +148,12 @@ impl LogDensity for ActiveAffinities<'_> {
     }
 
     fn logp_grad(&self, xi: &[f64], grad: &mut [f64]) -> f64 {
-        let theta = softmax(xi);
-        let (g, mut logp) = self.word_part(&theta);
-        let m: f64 = theta.iter().zip(&g).map(|(t, x)| t * x).sum();
-        for k in 0..xi.len() {
-            // Chain rule through the softmax: ∂θ_j/∂ξ_k = θ_j(δ_jk − θ_k).
-            grad[k] = theta[k] * (g[k] - m);
-            if self.label_terms {
-                // Active label: log σ(ξ) = ξ − log(1 + e^ξ).
-                logp += xi[k] - softplus(xi[k]);
-                grad[k] += 1.0 - sigmoid(xi[k]);
-            }
-            let d = xi[k] - self.eta[k];
-            logp -= 0.5 * d * d / self.lambda2;
-            grad[k] -= d / self.lambda2;
-        }
-        logp
+        self.terms(xi, grad, true)
+    }
+
+    fn grad(&self, xi: &[f64], grad: &mut [f64]) -> bool {
+        self.terms(xi, grad, false);
+        grad.iter().sum::<f64>().is_finite()
     }
 }
 
@@ -173,36 +198,73 @@ impl LogDensity for InactiveAffinity {
     }
 }
 
-/// An exact draw from one inactive coordinate's conditional
-/// p(ξ) ∝ σ(−ξ) N(ξ | η, λ²), by rejection. Two envelopes bound it: σ(−ξ) ≤ 1 gives
-/// the proposal N(η, λ²) accepted with probability σ(−ξ); σ(−ξ) ≤ e^{−ξ} gives
-/// N(η − λ², λ²) accepted with probability σ(ξ). The envelope whose proposal mean sits
-/// on the side where its acceptance is high is used (η − λ²/2 < 0: the first). If 64
-/// proposals in a row are rejected (only for extreme η, λ²), one random-walk Metropolis
-/// step from `current` is taken instead, which leaves the conditional invariant too.
-/// Returns the new value and whether it was an exact draw.
-pub fn draw_inactive<R: rand::Rng + ?Sized>(eta: f64, lambda2: f64, current: f64, rng: &mut R) -> (f64, bool) {
-    let sd = lambda2.sqrt();
-    let low_side = eta - 0.5 * lambda2 < 0.0;
-    let mean = if low_side { eta } else { eta - lambda2 };
-    for _ in 0..64 {
+/// Exact draws from one inactive coordinate's conditional
+/// p(ξ) ∝ σ(−ξ) N(ξ | η, λ²), by rejection, set up once per label and scan (every
+/// document's inactive coordinate of a label has this same conditional). Two envelopes
+/// bound it: σ(−ξ) ≤ 1 gives the proposal N(η, λ²) accepted with probability σ(−ξ);
+/// σ(−ξ) ≤ e^{−ξ} gives N(η − λ², λ²) accepted with probability σ(ξ). The envelope whose
+/// proposal mean sits on the side where its acceptance is high is used (η − λ²/2 < 0:
+/// the first). If 64 proposals in a row are rejected (only for extreme η, λ²), one
+/// random-walk Metropolis step from the current value is taken instead, which leaves
+/// the conditional invariant too.
+///
+/// A squeeze saves the exponential of most acceptance tests: the acceptance
+/// probability is monotone in the proposal, so for every proposal on the favourable
+/// side of `bound` (two standard deviations past the proposal mean) it is at least
+/// `floor`, the probability at `bound`, and a uniform below `floor` accepts without
+/// computing it. Every decision is the one the plain test would make with the same
+/// proposal and uniform, so the draws are identical, only cheaper.
+#[derive(Debug, Clone)]
+pub struct InactiveSampler {
+    eta: f64,
+    lambda2: f64,
+    sd: f64,
+    low_side: bool,
+    mean: f64,
+    bound: f64,
+    floor: f64,
+}
+
+impl InactiveSampler {
+    pub fn new(eta: f64, lambda2: f64) -> Self {
+        let sd = lambda2.sqrt();
+        let low_side = eta - 0.5 * lambda2 < 0.0;
+        let mean = if low_side { eta } else { eta - lambda2 };
+        let (bound, floor) = if low_side { (mean + 2.0 * sd, sigmoid(-(mean + 2.0 * sd))) } else { (mean - 2.0 * sd, sigmoid(mean - 2.0 * sd)) };
+        InactiveSampler { eta, lambda2, sd, low_side, mean, bound, floor }
+    }
+
+    /// One draw; returns the new value and whether it was an exact draw.
+    pub fn draw<R: rand::Rng + ?Sized>(&self, current: f64, rng: &mut R) -> (f64, bool) {
+        for _ in 0..64 {
+            let z: f64 = StandardNormal.sample(rng);
+            let x = self.mean + self.sd * z;
+            let u = rng.random::<f64>();
+            let favourable = if self.low_side { x <= self.bound } else { x >= self.bound };
+            if favourable && u < self.floor {
+                return (x, true);
+            }
+            let accept = if self.low_side { sigmoid(-x) } else { sigmoid(x) };
+            if u < accept {
+                return (x, true);
+            }
+        }
+        let target = InactiveAffinity { eta: self.eta, lambda2: self.lambda2 };
+        let mut g = [0.0];
         let z: f64 = StandardNormal.sample(rng);
-        let x = mean + sd * z;
-        let accept = if low_side { sigmoid(-x) } else { sigmoid(x) };
-        if rng.random::<f64>() < accept {
-            return (x, true);
+        let proposal = current + self.sd.min(1.0) * z;
+        let log_ratio = target.logp_grad(&[proposal], &mut g) - target.logp_grad(&[current], &mut g);
+        if rng.random::<f64>().ln() < log_ratio {
+            (proposal, false)
+        } else {
+            (current, false)
         }
     }
-    let target = InactiveAffinity { eta, lambda2 };
-    let mut g = [0.0];
-    let z: f64 = StandardNormal.sample(rng);
-    let proposal = current + sd.min(1.0) * z;
-    let log_ratio = target.logp_grad(&[proposal], &mut g) - target.logp_grad(&[current], &mut g);
-    if rng.random::<f64>().ln() < log_ratio {
-        (proposal, false)
-    } else {
-        (current, false)
-    }
+}
+
+/// One exact draw from an inactive coordinate's conditional ([`InactiveSampler`]).
+pub fn draw_inactive<R: rand::Rng + ?Sized>(eta: f64, lambda2: f64, current: f64, rng: &mut R) -> (f64, bool) {
+    InactiveSampler::new(eta, lambda2).draw(current, rng)
 }
 
 #[cfg(test)]
@@ -222,6 +284,25 @@ mod tests {
             for _ in 0..5 {
                 let xi: Vec<f64> = (0..3).map(|_| rng.random::<f64>() * 4.0 - 2.0).collect();
                 check_gradient_and_hessian(&target, |x| target.hessian(x), &xi);
+            }
+        }
+    }
+
+    /// The gradient-only evaluation HMC uses inside a trajectory gives exactly the
+    /// gradient of the full evaluation.
+    #[test]
+    fn gradient_only_evaluation_matches_the_full_one() {
+        let beta = [0.3, 0.05, 0.2, 0.01, 0.4, 0.1, 0.2, 0.2, 0.6];
+        let mut rng = stream(13, Purpose::Estimate, 0, 0);
+        for label_terms in [true, false] {
+            let target =
+                ActiveAffinities { length: 1.3, rate_totals: &[2.0, 1.5, 3.0], counts: &[2.0, 1.0, 4.0], beta: &beta, eta: &[-0.5, 0.2, 0.0], lambda2: 2.0, label_terms };
+            for _ in 0..5 {
+                let xi: Vec<f64> = (0..3).map(|_| rng.random::<f64>() * 4.0 - 2.0).collect();
+                let (mut full, mut only) = ([0.0; 3], [0.0; 3]);
+                assert!(target.logp_grad(&xi, &mut full).is_finite());
+                assert!(target.grad(&xi, &mut only));
+                assert_eq!(full, only);
             }
         }
     }
@@ -255,6 +336,57 @@ mod tests {
             let v = draws.iter().map(|x| (x - m).powi(2)).sum::<f64>() / n as f64;
             assert!((m - mean).abs() < 5.0 * (var / n as f64).sqrt(), "eta {eta}: mean {m} vs {mean}");
             assert!((v - var).abs() < 5.0 * var * (2.0 / n as f64).sqrt() * 1.5, "eta {eta}: var {v} vs {var}");
+        }
+    }
+
+    /// The plain rejection sampler (no squeeze), as [`InactiveSampler`] was before it:
+    /// the reference the squeezed one must match draw for draw.
+    fn draw_inactive_plain(eta: f64, lambda2: f64, current: f64, rng: &mut crate::rng::StreamRng) -> (f64, bool) {
+        let sd = lambda2.sqrt();
+        let low_side = eta - 0.5 * lambda2 < 0.0;
+        let mean = if low_side { eta } else { eta - lambda2 };
+        for _ in 0..64 {
+            let z: f64 = StandardNormal.sample(rng);
+            let x = mean + sd * z;
+            let accept = if low_side { sigmoid(-x) } else { sigmoid(x) };
+            if rng.random::<f64>() < accept {
+                return (x, true);
+            }
+        }
+        let target = InactiveAffinity { eta, lambda2 };
+        let mut g = [0.0];
+        let z: f64 = StandardNormal.sample(rng);
+        let proposal = current + sd.min(1.0) * z;
+        let log_ratio = target.logp_grad(&[proposal], &mut g) - target.logp_grad(&[current], &mut g);
+        if rng.random::<f64>().ln() < log_ratio {
+            (proposal, false)
+        } else {
+            (current, false)
+        }
+    }
+
+    /// The squeeze only skips exponentials: from the same random stream the squeezed
+    /// sampler returns exactly the plain sampler's values (bit for bit), on both
+    /// envelopes and through the Metropolis fallback (η = 40, λ² = 100 rejects 64
+    /// proposals in a row).
+    #[test]
+    fn squeezed_inactive_draws_equal_the_plain_ones() {
+        for (eta, lambda2) in [(-6.0, 1.0), (-3.0, 1.0), (0.5, 2.0), (4.0, 1.5), (-0.2, 0.3), (40.0, 100.0)] {
+            let sampler = InactiveSampler::new(eta, lambda2);
+            let mut a = stream(17, Purpose::Estimate, 0, 0);
+            let mut b = stream(17, Purpose::Estimate, 0, 0);
+            let (mut x, mut y) = (eta, eta);
+            let mut fallbacks = 0;
+            for _ in 0..20_000 {
+                let (next_x, exact) = sampler.draw(x, &mut a);
+                let (next_y, _) = draw_inactive_plain(eta, lambda2, y, &mut b);
+                assert_eq!(next_x.to_bits(), next_y.to_bits(), "eta {eta}, lambda2 {lambda2}");
+                fallbacks += !exact as usize;
+                (x, y) = (next_x, next_y);
+            }
+            if lambda2 == 100.0 {
+                assert!(fallbacks > 0, "the fallback path was not exercised");
+            }
         }
     }
 }

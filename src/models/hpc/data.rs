@@ -63,6 +63,9 @@ pub struct HpcData {
     /// Each word's (document, count).
     pub word_docs: Rows<(u32, f64)>,
     pub num_tokens: f64,
+    /// Σ log w_fd! over every count: the constant of the Poisson log-likelihood,
+    /// computed once instead of per scan.
+    pub log_count_factorials: f64,
 }
 
 impl HpcData {
@@ -86,6 +89,7 @@ impl HpcData {
                 per_word[w as usize].push((d as u32, c as f64));
             }
         }
+        let log_count_factorials = counts.iter().flatten().map(|&(_, c)| statrs::function::gamma::ln_gamma(c as f64 + 1.0)).sum();
         let doc_words = Rows::from_rows(counts.into_iter().map(|r| r.into_iter().map(|(w, c)| (w, c as f64)).collect()));
         HpcData {
             parent,
@@ -97,6 +101,7 @@ impl HpcData {
             doc_words,
             word_docs: Rows::from_rows(per_word),
             num_tokens,
+            log_count_factorials,
         }
     }
 

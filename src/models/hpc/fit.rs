@@ -77,7 +77,8 @@ impl EstimandSums {
 
     /// Add one scan: β_fk, φ_fk against the siblings (an only child against its
     /// parent) and against every topic, μ, and each topic's share of expected tokens.
-    fn add(&mut self, data: &HpcData, state: &HpcState) {
+    /// `beta` and `rate_totals` are exp(μ) and its column sums ([`Caches::rates`]).
+    fn add(&mut self, data: &HpcData, state: &HpcState, beta: &[f64], rate_totals: &[f64]) {
         let (n, k) = (data.num_nodes(), data.num_topics());
         self.kept += 1;
         self.frequency
@@ -86,26 +87,29 @@ impl EstimandSums {
             .zip(self.exclusivity_all.par_chunks_mut(k))
             .zip(self.mu.par_chunks_mut(n))
             .enumerate()
-            .for_each(|(f, (((freq, excl), excl_all), mu_sum))| {
-                let mu = &state.mu[f * n..(f + 1) * n];
-                let beta: Vec<f64> = mu.iter().map(|m| m.exp()).collect();
-                let mut child_sum = vec![0.0; n];
-                for node in 1..n {
-                    child_sum[data.parent[node].expect("labels have parents")] += beta[node];
-                }
-                let all: f64 = beta[1..].iter().sum();
-                for node in 1..n {
-                    let p = data.parent[node].expect("labels have parents");
-                    let mut comparison = child_sum[p];
-                    if data.children[p].len() == 1 {
-                        comparison += beta[p];
+            .for_each_init(
+                || vec![0.0; n],
+                |child_sum, (f, (((freq, excl), excl_all), mu_sum))| {
+                    let mu = &state.mu[f * n..(f + 1) * n];
+                    let beta = &beta[f * n..(f + 1) * n];
+                    child_sum.iter_mut().for_each(|c| *c = 0.0);
+                    for node in 1..n {
+                        child_sum[data.parent[node].expect("labels have parents")] += beta[node];
                     }
-                    freq[node - 1] += beta[node];
-                    excl[node - 1] += beta[node] / comparison;
-                    excl_all[node - 1] += beta[node] / all;
-                }
-                mu_sum.iter_mut().zip(mu).for_each(|(s, m)| *s += m);
-            });
+                    let all: f64 = beta[1..].iter().sum();
+                    for node in 1..n {
+                        let p = data.parent[node].expect("labels have parents");
+                        let mut comparison = child_sum[p];
+                        if data.children[p].len() == 1 {
+                            comparison += beta[p];
+                        }
+                        freq[node - 1] += beta[node];
+                        excl[node - 1] += beta[node] / comparison;
+                        excl_all[node - 1] += beta[node] / all;
+                    }
+                    mu_sum.iter_mut().zip(mu).for_each(|(s, m)| *s += m);
+                },
+            );
         let theta = document_weights(data, &state.xi);
         let mut expected = vec![0.0; n];
         for d in 0..data.num_docs() {
@@ -114,12 +118,7 @@ impl EstimandSums {
                 expected[node as usize] += data.lengths[d] * t;
             }
         }
-        // Σ_f β_fk in one pass over the words, not one pass per node.
-        let mut rate_totals = vec![0.0; n];
-        for row in state.mu.chunks(n) {
-            rate_totals.iter_mut().zip(row).for_each(|(t, m)| *t += m.exp());
-        }
-        expected.iter_mut().zip(&rate_totals).for_each(|(e, t)| *e *= t);
+        expected.iter_mut().zip(rate_totals).for_each(|(e, t)| *e *= t);
         let total: f64 = expected.iter().sum::<f64>().max(f64::MIN_POSITIVE);
         for node in 1..n {
             self.shares[node - 1] += expected[node] / total;
@@ -188,13 +187,17 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
         }
         let settings = ScanSettings { seed, iteration: it as u64, refit_modes: p.refits_modes(it), leapfrog_steps: p.leapfrog_steps, step_size: p.step_size };
         let stats = state.scan(data, &mut caches, settings);
-        let (words, labels) = state.log_likelihood(data);
+        let (words, labels) = match stats.log_likelihood {
+            Some(ll) => ll,
+            None => state.log_likelihood(data, &mut caches),
+        };
         if !words.is_finite() {
             return Err(FitError::Numerical(format!("log-likelihood is {words} at scan {it}")));
         }
         last = (words, labels);
         if p.is_kept(it) {
-            sums.add(data, &state);
+            let (beta, rate_totals) = caches.rates(&state.mu, data.num_nodes());
+            sums.add(data, &state, beta, rate_totals);
         }
         let rate = |a: usize, n: usize| if n > 0 { a as f64 / n as f64 } else { 1.0 };
         let mut diagnostics = serde_json::Map::new();
@@ -212,7 +215,8 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
         totals = totals.merge(stats);
     }
     if sums.kept == 0 {
-        sums.add(data, &state);
+        let (beta, rate_totals) = caches.rates(&state.mu, data.num_nodes());
+        sums.add(data, &state, beta, rate_totals);
     }
     let scale = 1.0 / sums.kept as f64;
     let to_topic_major = |word_major: &[f64]| -> Vec<f32> {

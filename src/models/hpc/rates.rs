@@ -18,6 +18,7 @@ use super::tree_prior::TreePrior;
 use crate::inference::newton::{newton_ascent, Mode};
 use crate::inference::{LogDensity, SparsePattern, SparseSymmetric};
 use nalgebra::DMatrix;
+use std::cell::RefCell;
 
 /// The conditional of μ_f as a log density.
 pub struct RateConditional<'a> {
@@ -29,9 +30,53 @@ pub struct RateConditional<'a> {
     /// c = Σ_d l_d θ_d over nodes (c_0 = 0).
     pub linear: &'a [f64],
     pub prior: TreePrior<'a>,
+    /// The point of the last gradient evaluation and β = exp(μ) there: one buffer per
+    /// word instead of one allocation per evaluation, and the sampler reads β of the
+    /// accepted HMC proposal from it instead of exponentiating again.
+    last: RefCell<(Vec<f64>, Vec<f64>)>,
+    compact: CompactDocs,
+}
+
+/// The word's documents with their active nodes and θ copied next to each other, so
+/// the many gradient evaluations of one HMC draw read them sequentially instead of
+/// through every document's row of `active` and `theta`.
+struct CompactDocs {
+    /// (node, θ_dk) of every active node of every document holding the word.
+    entries: Vec<(u32, f64)>,
+    /// Per document: the end of its entries and its count w_fd.
+    ends: Vec<(u32, f64)>,
+}
+
+impl<'a> RateConditional<'a> {
+    pub fn new(docs: &'a [(u32, f64)], active: &'a Rows<u32>, theta: &'a [f64], linear: &'a [f64], prior: TreePrior<'a>) -> Self {
+        let mut compact = CompactDocs { entries: Vec::new(), ends: Vec::with_capacity(docs.len()) };
+        for &(d, count) in docs {
+            let r = active.range(d as usize);
+            compact.entries.extend(active.values[r.clone()].iter().copied().zip(theta[r].iter().copied()));
+            compact.ends.push((compact.entries.len() as u32, count));
+        }
+        RateConditional { docs, active, theta, linear, prior, last: RefCell::new((Vec::new(), Vec::new())), compact }
+    }
+
+    /// Records `mu` as the last evaluated point and returns β = exp(μ) there.
+    fn evaluate_rates(&self, mu: &[f64]) -> std::cell::RefMut<'_, (Vec<f64>, Vec<f64>)> {
+        let mut last = self.last.borrow_mut();
+        let (point, beta) = &mut *last;
+        point.clear();
+        point.extend_from_slice(mu);
+        beta.clear();
+        beta.extend(mu.iter().map(|m| m.exp()));
+        last
+    }
 }
 
 impl RateConditional<'_> {
+    /// β = exp(μ) if the last gradient evaluation was exactly at `mu`.
+    pub fn rates_if_last_evaluated_at(&self, mu: &[f64]) -> Option<std::cell::Ref<'_, [f64]>> {
+        let last = self.last.borrow();
+        (last.0.as_slice() == mu).then(|| std::cell::Ref::map(last, |l| l.1.as_slice()))
+    }
+
     /// θ_dᵀβ for one document.
     fn rate(&self, d: usize, beta: &[f64]) -> f64 {
         let r = self.active.range(d);
@@ -40,17 +85,31 @@ impl RateConditional<'_> {
 
     /// The likelihood and its gradient in μ (overwrites `grad`).
     fn likelihood_grad(&self, beta: &[f64], grad: &mut [f64]) -> f64 {
+        self.likelihood_terms(beta, grad, true)
+    }
+
+    /// The likelihood's gradient in μ (overwrites `grad`) and, if `with_logp`, the
+    /// likelihood (else 0: no logarithm is taken). The word's documents are read from
+    /// the compact copy made by [`RateConditional::new`].
+    fn likelihood_terms(&self, beta: &[f64], grad: &mut [f64], with_logp: bool) -> f64 {
         let mut logp = 0.0;
-        for (k, (&c, &b)) in self.linear.iter().zip(beta).enumerate() {
-            logp -= c * b;
-            grad[k] = -c * b;
+        for ((g, &c), &b) in grad.iter_mut().zip(self.linear).zip(beta) {
+            *g = -c * b;
         }
-        for &(d, count) in self.docs {
-            let s = self.rate(d as usize, beta);
-            logp += count * s.ln();
-            let r = self.active.range(d as usize);
-            for (&k, &t) in self.active.values[r.clone()].iter().zip(&self.theta[r]) {
-                grad[k as usize] += count * t * beta[k as usize] / s;
+        if with_logp {
+            logp -= self.linear.iter().zip(beta).map(|(c, b)| c * b).sum::<f64>();
+        }
+        let mut start = 0;
+        for &(end, count) in &self.compact.ends {
+            let entries = &self.compact.entries[start..end as usize];
+            start = end as usize;
+            let s: f64 = entries.iter().map(|&(k, t)| t * beta[k as usize]).sum();
+            if with_logp {
+                logp += count * s.ln();
+            }
+            let w = count / s;
+            for &(k, t) in entries {
+                grad[k as usize] += w * t * beta[k as usize];
             }
         }
         logp
@@ -156,8 +215,15 @@ impl LogDensity for RateConditional<'_> {
     }
 
     fn logp_grad(&self, mu: &[f64], grad: &mut [f64]) -> f64 {
-        let beta: Vec<f64> = mu.iter().map(|m| m.exp()).collect();
-        self.likelihood_grad(&beta, grad) + self.prior.logp_grad(mu, grad)
+        let last = self.evaluate_rates(mu);
+        self.likelihood_terms(&last.1, grad, true) + self.prior.logp_grad(mu, grad)
+    }
+
+    fn grad(&self, mu: &[f64], grad: &mut [f64]) -> bool {
+        let last = self.evaluate_rates(mu);
+        self.likelihood_terms(&last.1, grad, false);
+        self.prior.logp_grad(mu, grad);
+        grad.iter().sum::<f64>().is_finite()
     }
 }
 
@@ -192,13 +258,7 @@ mod tests {
 
     impl Setup {
         fn cond(&self) -> RateConditional<'_> {
-            RateConditional {
-                docs: &self.docs,
-                active: &self.active,
-                theta: &self.theta,
-                linear: &self.linear,
-                prior: TreePrior { parent: &self.parent, psi: -1.0, gamma2: 4.0, tau2: &self.tau2 },
-            }
+            RateConditional::new(&self.docs, &self.active, &self.theta, &self.linear, TreePrior::new(&self.parent, -1.0, 4.0, &self.tau2))
         }
 
         fn pattern(&self) -> SparsePattern {
@@ -276,5 +336,24 @@ mod tests {
         }
         assert_eq!(approx.repairs, 0);
         assert!(cond.negative_hessian(&approx.point, &tree, Curvature::TreeDiagonal).cholesky().is_some());
+    }
+
+    /// The gradient-only evaluation HMC uses inside a trajectory gives exactly the
+    /// gradient of the full evaluation, and records β = exp(μ) at its point.
+    #[test]
+    fn gradient_only_evaluation_matches_the_full_one() {
+        let s = setup();
+        let cond = s.cond();
+        let mut rng = stream(12, Purpose::Estimate, 0, 0);
+        for _ in 0..5 {
+            let mu: Vec<f64> = (0..cond.dim()).map(|_| rng.random::<f64>() * 3.0 - 2.0).collect();
+            let (mut full, mut only) = (vec![0.0; mu.len()], vec![0.0; mu.len()]);
+            assert!(cond.logp_grad(&mu, &mut full).is_finite());
+            assert!(cond.grad(&mu, &mut only));
+            assert_eq!(full, only);
+            let rates = cond.rates_if_last_evaluated_at(&mu).expect("last point");
+            assert!(rates.iter().zip(&mu).all(|(b, m)| *b == m.exp()));
+        }
+        assert!(cond.rates_if_last_evaluated_at(&[0.0; 5]).is_none());
     }
 }

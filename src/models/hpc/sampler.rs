@@ -12,7 +12,7 @@
 //! Inactive affinities have a document-free one-dimensional conditional and are drawn
 //! exactly ([`super::affinity::draw_inactive`]).
 
-use super::affinity::{draw_inactive, find_block_mode, softmax, sigmoid, ActiveAffinities};
+use super::affinity::{find_block_mode, ActiveAffinities, InactiveSampler};
 use super::data::HpcData;
 use super::dispersion::Dispersion;
 use super::hyper::{draw_eta_lambda2, draw_psi_gamma2};
@@ -63,6 +63,12 @@ pub struct Caches {
     rate_hessians: Vec<(Vec<f64>, Vec<f64>)>,
     /// −(likelihood Hessian) of the active block at the last mode, per document.
     affinity_hessians: Vec<DMatrix<f64>>,
+    /// β = exp(μ), word-major V × N, as the last rate block left μ (empty before it
+    /// ran), and its column sums B_k = Σ_f β_fk. Written once per scan and read by the
+    /// affinity block, the log-likelihood and the estimands, so no other pass
+    /// exponentiates the V × N log rates or allocates a matrix of them.
+    beta: Vec<f64>,
+    rate_totals: Vec<f64>,
 }
 
 impl Caches {
@@ -80,7 +86,24 @@ impl Caches {
                 vec![SparsePattern::new(&tree_postorder(&data.parent), edges)]
             }
         };
-        Caches { curvature, patterns, rate_hessians: vec![(Vec::new(), Vec::new()); data.num_terms()], affinity_hessians: vec![DMatrix::zeros(0, 0); data.num_docs()] }
+        Caches {
+            curvature,
+            patterns,
+            rate_hessians: vec![(Vec::new(), Vec::new()); data.num_terms()],
+            affinity_hessians: vec![DMatrix::zeros(0, 0); data.num_docs()],
+            beta: Vec::new(),
+            rate_totals: Vec::new(),
+        }
+    }
+
+    /// β = exp(μ) (word-major) and B_k = Σ_f β_fk as of the last rate block, or as of
+    /// `mu` if no rate block has run with these caches (then computed here).
+    pub fn rates(&mut self, mu: &[f64], num_nodes: usize) -> (&[f64], &[f64]) {
+        if self.beta.len() != mu.len() {
+            self.beta = mu.par_iter().map(|m| m.exp()).collect();
+            self.rate_totals = column_sums(&self.beta, num_nodes);
+        }
+        (&self.beta, &self.rate_totals)
     }
 
     /// Stored non-zeros of all word factors (a measure of the rate block's cost).
@@ -109,6 +132,10 @@ pub struct ScanStats {
     pub mass_repairs: usize,
     /// Inactive affinities drawn by the Metropolis fallback instead of exactly.
     pub inactive_fallbacks: usize,
+    /// The log-likelihood (words, labels) at the state the scan ends in, as
+    /// [`HpcState::log_likelihood`] gives it, computed by the affinity block from the
+    /// rates it already gathered (the hyperparameter block changes neither μ nor ξ).
+    pub log_likelihood: Option<(f64, f64)>,
 }
 
 impl ScanStats {
@@ -121,8 +148,38 @@ impl ScanStats {
         self.mode_repairs += o.mode_repairs;
         self.mass_repairs += o.mass_repairs;
         self.inactive_fallbacks += o.inactive_fallbacks;
+        self.log_likelihood = self.log_likelihood.or(o.log_likelihood);
         self
     }
+}
+
+/// Σ log(1 + e^x) over `xs` with one logarithm per run of terms: the factors 1 + e^x
+/// are multiplied and the product's logarithm is taken before it could overflow (each
+/// factor below e^30 keeps a product under 1e280 from reaching f64's limit).
+fn sum_softplus(xs: &[f64]) -> f64 {
+    let (mut total, mut product) = (0.0, 1.0);
+    for &x in xs {
+        if x > 30.0 {
+            total += x + (-x).exp().ln_1p();
+        } else {
+            product *= 1.0 + x.exp();
+            if product > 1e280 {
+                total += product.ln();
+                product = 1.0;
+            }
+        }
+    }
+    total + product.ln()
+}
+
+/// Column sums of a row-major matrix with `n` columns, summed in row order (so the
+/// result does not depend on the thread count).
+fn column_sums(matrix: &[f64], n: usize) -> Vec<f64> {
+    let mut totals = vec![0.0; n];
+    for row in matrix.chunks(n) {
+        totals.iter_mut().zip(row).for_each(|(t, b)| *t += b);
+    }
+    totals
 }
 
 /// θ of every document over its active nodes (aligned with `data.active.values`).
@@ -131,8 +188,15 @@ pub fn document_weights(data: &HpcData, xi: &[f64]) -> Vec<f64> {
     let mut theta = vec![0.0; data.active.values.len()];
     for d in 0..data.num_docs() {
         let r = data.active.range(d);
-        let xs: Vec<f64> = data.active.values[r.clone()].iter().map(|&node| xi[d * k + node as usize - 1]).collect();
-        theta[r].copy_from_slice(&softmax(&xs));
+        let (nodes, out) = (&data.active.values[r.clone()], &mut theta[r]);
+        // softmax in place: no allocation per document.
+        let max = nodes.iter().map(|&node| xi[d * k + node as usize - 1]).fold(f64::NEG_INFINITY, f64::max);
+        let mut total = 0.0;
+        for (t, &node) in out.iter_mut().zip(nodes) {
+            *t = (xi[d * k + node as usize - 1] - max).exp();
+            total += *t;
+        }
+        out.iter_mut().for_each(|t| *t /= total);
     }
     theta
 }
@@ -217,22 +281,25 @@ impl HpcState {
         let theta = document_weights(data, &self.xi);
         let linear = linear_term(data, &theta);
         let (psi, gamma2, nu, sigma2) = (self.psi, self.gamma2, self.nu, self.sigma2);
-        let Caches { curvature, patterns, rate_hessians, .. } = caches;
+        let Caches { curvature, patterns, rate_hessians, beta, rate_totals, .. } = caches;
         let curvature = *curvature;
-        self.mu
+        beta.resize(self.mu.len(), 0.0);
+        let stats = self
+            .mu
             .par_chunks_mut(n)
             .zip(self.tau2.par_chunks_mut(n))
             .zip(rate_hessians.par_iter_mut())
+            .zip(beta.par_chunks_mut(n))
             .enumerate()
-            .map(|(f, ((mu, tau2), cached))| {
+            .map(|(f, (((mu, tau2), cached), beta))| {
                 let mut st = ScanStats::default();
                 let mut rng = stream(s.seed, Purpose::HpcRates, s.iteration, f as u64);
                 let pattern = match curvature {
                     Curvature::Full => &patterns[f],
                     Curvature::TreeDiagonal => &patterns[0],
                 };
-                let prior = TreePrior { parent: &data.parent, psi, gamma2, tau2 };
-                let cond = RateConditional { docs: data.word_docs.row(f), active: &data.active, theta: &theta, linear: &linear, prior };
+                let prior = TreePrior::new(&data.parent, psi, gamma2, tau2);
+                let cond = RateConditional::new(data.word_docs.row(f), &data.active, &theta, &linear, prior);
                 if s.refit_modes || cached.0.is_empty() {
                     let mode = find_mode(&cond, pattern, curvature, mu, 50, 1e-8);
                     st.mode_repairs += mode.repairs;
@@ -241,38 +308,48 @@ impl HpcState {
                     *cached = lik.into_parts();
                 }
                 let mut mass = SparseSymmetric::from_parts(pattern, cached.0.clone(), cached.1.clone());
-                prior.add_precision(&mut mass);
+                cond.prior.add_precision(&mut mass);
                 let (factor, repaired) = mass.cholesky_repaired();
                 st.mass_repairs += repaired as usize;
                 let out = hmc_step(&cond, mu, &factor, s.step_size, s.leapfrog_steps, &mut rng);
                 st.rate_accepted += out.accepted as usize;
                 st.rate_draws += 1;
+                // β of the new μ: an accepted proposal was the last point evaluated.
+                match cond.rates_if_last_evaluated_at(mu) {
+                    Some(rates) => beta.copy_from_slice(&rates),
+                    None => beta.iter_mut().zip(mu.iter()).for_each(|(b, m)| *b = m.exp()),
+                }
+                drop(cond);
                 for &p in &data.parent_nodes {
                     let devs = data.children[p].iter().map(|&c| mu[c] - mu[p]);
                     tau2[p] = draw_tau2(nu, sigma2, devs, &mut rng);
                 }
                 st
             })
-            .reduce(ScanStats::default, ScanStats::merge)
+            .reduce(ScanStats::default, ScanStats::merge);
+        *rate_totals = column_sums(beta, n);
+        stats
     }
 
     /// Block 2: ξ_d's active block by SCHMC and its inactive coordinates exactly, for
     /// every document in parallel.
     pub(crate) fn affinity_block(&mut self, data: &HpcData, caches: &mut Caches, s: ScanSettings) -> ScanStats {
         let (n, k) = (data.num_nodes(), data.num_topics());
-        let beta: Vec<f64> = self.mu.par_iter().map(|m| m.exp()).collect();
-        let mut totals = vec![0.0; n];
-        for row in beta.chunks(n) {
-            for (t, b) in totals.iter_mut().zip(row) {
-                *t += b;
-            }
-        }
+        caches.rates(&self.mu, n);
+        let Caches { beta, rate_totals: totals, affinity_hessians, .. } = caches;
+        let (beta, totals) = (&*beta, &*totals);
         let (eta, lambda2) = (&self.eta, self.lambda2);
-        self.xi
+        let inactive: Vec<InactiveSampler> = eta.iter().map(|&e| InactiveSampler::new(e, lambda2)).collect();
+        // Each document's (word, label) log-likelihood at its new ξ, summed below in
+        // document order so the total does not depend on the thread count.
+        let mut doc_log_likelihood = vec![(0.0, 0.0); data.num_docs()];
+        let mut stats = self
+            .xi
             .par_chunks_mut(k)
-            .zip(caches.affinity_hessians.par_iter_mut())
+            .zip(affinity_hessians.par_iter_mut())
+            .zip(doc_log_likelihood.par_iter_mut())
             .enumerate()
-            .map(|(d, (xi, cached))| {
+            .map(|(d, ((xi, cached), log_likelihood))| {
                 let mut st = ScanStats::default();
                 let mut rng = stream(s.seed, Purpose::HpcAffinities, s.iteration, d as u64);
                 let act: Vec<usize> = data.active.row(d).iter().map(|&x| x as usize).collect();
@@ -327,14 +404,31 @@ impl HpcState {
                             next_active.next();
                             continue;
                         }
-                        let (value, exact) = draw_inactive(eta[j], lambda2, xi[j], &mut rng);
+                        let (value, exact) = inactive[j].draw(xi[j], &mut rng);
                         xi[j] = value;
                         st.inactive_fallbacks += !exact as usize;
                     }
                 }
+                // Σ_f w_fd log(l_d θ_dᵀβ_f) − l_d θ_dᵀB: a document without active labels
+                // has rate 0 for every word it holds.
+                let l = data.lengths[d];
+                let words_ll = if act.is_empty() {
+                    if words.is_empty() {
+                        0.0
+                    } else {
+                        f64::NEG_INFINITY
+                    }
+                } else {
+                    target.word_log_likelihood(&x) + l.ln() * counts.iter().sum::<f64>()
+                };
+                let labels_ll = if data.supervised { act.iter().map(|&node| xi[node - 1]).sum::<f64>() - sum_softplus(xi) } else { 0.0 };
+                *log_likelihood = (words_ll, labels_ll);
                 st
             })
-            .reduce(ScanStats::default, ScanStats::merge)
+            .reduce(ScanStats::default, ScanStats::merge);
+        let (words, labels) = doc_log_likelihood.iter().fold((0.0, 0.0), |(a, b), (w, l)| (a + w, b + l));
+        stats.log_likelihood = Some((words - data.log_count_factorials, labels));
+        stats
     }
 
     /// Block 3: (ψ, γ²), (η, λ²) in closed form and (ν, σ²) by HMC on (log κ, log λ).
@@ -363,9 +457,11 @@ impl HpcState {
     }
 
     /// Log-likelihood of the word counts (Poisson, with the log w! constants) and of
-    /// the observed labels (Bernoulli over every label of every document).
-    pub fn log_likelihood(&self, data: &HpcData) -> (f64, f64) {
+    /// the observed labels (Bernoulli over every label of every document). β is read
+    /// from `caches` (see [`Caches::rates`]).
+    pub fn log_likelihood(&self, data: &HpcData, caches: &mut Caches) -> (f64, f64) {
         let (n, k) = (data.num_nodes(), data.num_topics());
+        let (beta, beta_totals) = caches.rates(&self.mu, n);
         let theta = document_weights(data, &self.xi);
         // Per-document terms are collected, then summed in document order, so the
         // reported numbers do not depend on how rayon split the work.
@@ -377,37 +473,25 @@ impl HpcState {
                 let l = data.lengths[d];
                 let mut ll = 0.0;
                 for &(w, c) in data.doc_words.row(d) {
-                    let rate: f64 = nodes.iter().zip(th).map(|(&node, t)| t * self.mu[w as usize * n + node as usize].exp()).sum();
-                    ll += c * (l * rate).ln() - statrs::function::gamma::ln_gamma(c + 1.0);
+                    let row = &beta[w as usize * n..(w as usize + 1) * n];
+                    let rate: f64 = nodes.iter().zip(th).map(|(&node, t)| t * row[node as usize]).sum();
+                    ll += c * (l * rate).ln();
                 }
                 ll
             })
             .collect::<Vec<f64>>()
             .iter()
-            .sum();
-        let beta: Vec<f64> = self.mu.par_iter().map(|m| m.exp()).collect();
-        let mut beta_totals = vec![0.0; n];
-        for row in beta.chunks(n) {
-            beta_totals.iter_mut().zip(row).for_each(|(a, b)| *a += b);
-        }
+            .sum::<f64>()
+            - data.log_count_factorials;
         let linear = linear_term(data, &theta);
-        let expected: f64 = linear.iter().zip(&beta_totals).map(|(c, b)| c * b).sum();
+        let expected: f64 = linear.iter().zip(beta_totals).map(|(c, b)| c * b).sum();
         let labels = if data.supervised {
-            (0..data.num_docs())
-                .into_par_iter()
-                .map(|d| {
-                    let act = data.active.row(d);
-                    (0..k)
-                        .map(|j| {
-                            let p = sigmoid(self.xi[d * k + j]).clamp(1e-300, 1.0 - 1e-16);
-                            if act.contains(&((j + 1) as u32)) {
-                                p.ln()
-                            } else {
-                                (1.0 - p).ln()
-                            }
-                        })
-                        .sum::<f64>()
-                })
+            // log σ(ξ) = ξ − softplus(ξ) for an active label, log(1 − σ(ξ)) = −softplus(ξ)
+            // for an inactive one.
+            self.xi
+                .par_chunks(k)
+                .enumerate()
+                .map(|(d, row)| data.active.row(d).iter().map(|&node| row[node as usize - 1]).sum::<f64>() - sum_softplus(row))
                 .collect::<Vec<f64>>()
                 .iter()
                 .sum()
@@ -426,22 +510,135 @@ impl HpcState {
         let n = data.num_nodes();
         let log_normal = |x: f64, mean: f64, var: f64| -0.5 * ((x - mean).powi(2) / var + var.ln() + std::f64::consts::TAU.ln());
         let (nu, s2) = (self.nu, self.sigma2);
-        let log_inv_chi2 = |t: f64| (nu / 2.0) * (nu * s2 / 2.0).ln() - ln_gamma(nu / 2.0) - (nu / 2.0 + 1.0) * t.ln() - nu * s2 / (2.0 * t);
+        let chi2_constant = (nu / 2.0) * (nu * s2 / 2.0).ln() - ln_gamma(nu / 2.0);
+        let log_inv_chi2 = |t: f64, log_t: f64| chi2_constant - (nu / 2.0 + 1.0) * log_t - nu * s2 / (2.0 * t);
+        let half_log_tau = 0.5 * std::f64::consts::TAU.ln();
         let words: Vec<f64> = self
             .mu
             .par_chunks(n)
             .zip(self.tau2.par_chunks(n))
             .map(|(mu, tau2)| {
+                // −½ (x − m)²/v − ½ log v − ½ log 2π, with 1/v and log v once per parent.
                 let mut lp = log_normal(mu[0], self.psi, self.gamma2);
-                for c in 1..n {
-                    let p = data.parent[c].expect("labels have parents");
-                    lp += log_normal(mu[c], mu[p], tau2[p]);
+                for &p in &data.parent_nodes {
+                    let (precision, log_var) = (1.0 / tau2[p], tau2[p].ln());
+                    let squares: f64 = data.children[p].iter().map(|&c| (mu[c] - mu[p]).powi(2)).sum();
+                    let m = data.children[p].len() as f64;
+                    lp += -0.5 * squares * precision - 0.5 * m * log_var - m * half_log_tau + log_inv_chi2(tau2[p], log_var);
                 }
-                lp + data.parent_nodes.iter().map(|&p| log_inv_chi2(tau2[p])).sum::<f64>()
+                lp
             })
             .collect();
         let k = data.num_topics();
-        let docs: Vec<f64> = self.xi.par_chunks(k).map(|row| row.iter().zip(&self.eta).map(|(x, e)| log_normal(*x, *e, self.lambda2)).sum()).collect();
+        let docs: Vec<f64> = self
+            .xi
+            .par_chunks(k)
+            .map(|row| {
+                let squares: f64 = row.iter().zip(&self.eta).map(|(x, e)| (x - e).powi(2)).sum();
+                -0.5 * squares / self.lambda2 - 0.5 * k as f64 * (self.lambda2.ln() + std::f64::consts::TAU.ln())
+            })
+            .collect();
         words.iter().sum::<f64>() + docs.iter().sum::<f64>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{stream, Purpose};
+    use rand::RngExt;
+    use statrs::function::gamma::ln_gamma;
+
+    /// Root 0; labels 1, 2 under it; 3, 4 under 1. Three documents, three words.
+    fn tiny() -> (HpcData, HpcState) {
+        let data = HpcData::new(
+            vec![None, Some(0), Some(0), Some(1), Some(1)],
+            true,
+            vec![vec![1, 2], vec![3], vec![2, 3, 4]],
+            vec![vec![(0, 2), (1, 1)], vec![(1, 4), (2, 1)], vec![(0, 1), (2, 3)]],
+            3,
+        );
+        let mut rng = stream(40, Purpose::Estimate, 0, 0);
+        let (v, n, k, d) = (3, 5, 4, 3);
+        let mu: Vec<f64> = (0..v * n).map(|_| rng.random::<f64>() * 3.0 - 2.0).collect();
+        let tau2: Vec<f64> = (0..v * n).map(|_| 0.2 + rng.random::<f64>()).collect();
+        // Affinities from −45 to 45: both of the softplus sum's branches (e^x rounding
+        // 1 + e^x to 1, and x > 30).
+        let mut xi: Vec<f64> = (0..d * k).map(|_| rng.random::<f64>() * 6.0 - 3.0).collect();
+        xi[1] = -45.0;
+        xi[6] = 45.0;
+        let state = HpcState { mu, tau2, xi, psi: -0.4, gamma2: 1.3, eta: vec![-1.0, 0.5, 0.0, -2.0], lambda2: 0.7, nu: 4.0, sigma2: 0.6 };
+        (data, state)
+    }
+
+    /// The log-likelihood and log prior (computed with cached β, hoisted logarithms and
+    /// one logarithm per run of softplus terms) equal the textbook sums term by term.
+    #[test]
+    fn log_likelihood_and_prior_equal_the_direct_sums() {
+        let (data, state) = tiny();
+        let (n, k) = (data.num_nodes(), data.num_topics());
+        let sigmoid = |x: f64| 1.0 / (1.0 + (-x).exp());
+        let mut words = 0.0;
+        for d in 0..data.num_docs() {
+            let act = data.active.row(d);
+            let xs: Vec<f64> = act.iter().map(|&node| state.xi[d * k + node as usize - 1]).collect();
+            let th = super::super::affinity::softmax(&xs);
+            for f in 0..data.num_terms() {
+                let mean: f64 = data.lengths[d] * act.iter().zip(&th).map(|(&node, t)| t * state.mu[f * n + node as usize].exp()).sum::<f64>();
+                let c = data.doc_words.row(d).iter().find(|&&(w, _)| w as usize == f).map_or(0.0, |&(_, c)| c);
+                words += c * mean.ln() - mean - ln_gamma(c + 1.0);
+            }
+        }
+        let mut labels = 0.0;
+        for d in 0..data.num_docs() {
+            for j in 0..k {
+                let x = state.xi[d * k + j];
+                // log σ(x) and log(1 − σ(x)) = log σ(−x), each without cancellation.
+                labels += if data.active.row(d).contains(&((j + 1) as u32)) { sigmoid(x).ln() } else { sigmoid(-x).ln() };
+            }
+        }
+        let log_normal = |x: f64, m: f64, v: f64| -0.5 * ((x - m).powi(2) / v + v.ln() + std::f64::consts::TAU.ln());
+        let (nu, s2) = (state.nu, state.sigma2);
+        let log_inv_chi2 = |t: f64| (nu / 2.0) * (nu * s2 / 2.0).ln() - ln_gamma(nu / 2.0) - (nu / 2.0 + 1.0) * t.ln() - nu * s2 / (2.0 * t);
+        let mut prior = 0.0;
+        for f in 0..data.num_terms() {
+            let (mu, tau2) = (&state.mu[f * n..(f + 1) * n], &state.tau2[f * n..(f + 1) * n]);
+            prior += log_normal(mu[0], state.psi, state.gamma2);
+            for c in 1..n {
+                let p = data.parent[c].unwrap();
+                prior += log_normal(mu[c], mu[p], tau2[p]);
+            }
+            prior += data.parent_nodes.iter().map(|&p| log_inv_chi2(tau2[p])).sum::<f64>();
+        }
+        for d in 0..data.num_docs() {
+            for j in 0..k {
+                prior += log_normal(state.xi[d * k + j], state.eta[j], state.lambda2);
+            }
+        }
+        let mut caches = Caches::new(&data, Curvature::TreeDiagonal);
+        let (got_words, got_labels) = state.log_likelihood(&data, &mut caches);
+        let got_prior = state.log_prior(&data);
+        for (name, got, want) in [("words", got_words, words), ("labels", got_labels, labels), ("prior", got_prior, prior)] {
+            assert!((got - want).abs() < 1e-10 * want.abs().max(1.0), "{name}: {got} vs {want}");
+        }
+    }
+
+    /// The log-likelihood the affinity block computes on the fly (per document, from the
+    /// rates it gathered) equals [`HpcState::log_likelihood`] of the state the scan ends
+    /// in, for refit and steady scans.
+    #[test]
+    fn the_scan_reports_the_log_likelihood_of_its_final_state() {
+        let (data, mut state) = tiny();
+        state.xi.iter_mut().for_each(|x| *x = x.clamp(-4.0, 4.0));
+        let mut caches = Caches::new(&data, Curvature::Full);
+        for it in 1..=3 {
+            let settings = ScanSettings { seed: 3, iteration: it, refit_modes: it == 1, leapfrog_steps: 4, step_size: 0.3 };
+            let stats = state.scan(&data, &mut caches, settings);
+            let (words, labels) = stats.log_likelihood.expect("the affinity block reports it");
+            let mut fresh = Caches::new(&data, Curvature::Full);
+            let (want_words, want_labels) = state.log_likelihood(&data, &mut fresh);
+            assert!((words - want_words).abs() < 1e-10 * want_words.abs(), "scan {it}: words {words} vs {want_words}");
+            assert!((labels - want_labels).abs() < 1e-10 * want_labels.abs(), "scan {it}: labels {labels} vs {want_labels}");
+        }
     }
 }

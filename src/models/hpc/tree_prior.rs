@@ -9,14 +9,26 @@ use crate::inference::SparseSymmetric;
 use nalgebra::DMatrix;
 
 /// The tree and the variances of one word's prior.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct TreePrior<'a> {
     /// Parent of each node; `parent[0]` is `None` (the root), labels have `Some`.
     pub parent: &'a [Option<usize>],
     pub psi: f64,
     pub gamma2: f64,
-    /// τ² of each node as a parent (used by the edges to its children).
-    pub tau2: &'a [f64],
+    /// 1/τ² of the edge above each node (1/γ² at node 0), computed once so that the
+    /// gradient, evaluated many times per HMC draw, divides nothing.
+    edge_precision: Vec<f64>,
+}
+
+impl<'a> TreePrior<'a> {
+    /// The prior with τ² of each node as a parent (used by the edges to its children).
+    pub fn new(parent: &'a [Option<usize>], psi: f64, gamma2: f64, tau2: &[f64]) -> Self {
+        let edge_precision = parent.iter().map(|p| match p {
+            Some(p) => 1.0 / tau2[*p],
+            None => 1.0 / gamma2,
+        });
+        TreePrior { parent, psi, gamma2, edge_precision: edge_precision.collect() }
+    }
 }
 
 impl TreePrior<'_> {
@@ -29,9 +41,8 @@ impl TreePrior<'_> {
         let d0 = mu[0] - self.psi;
         let mut logp = -0.5 * d0 * d0 / self.gamma2;
         grad[0] -= d0 / self.gamma2;
-        for (c, p) in self.parent.iter().enumerate() {
+        for (c, (p, &q)) in self.parent.iter().zip(&self.edge_precision).enumerate() {
             if let Some(p) = *p {
-                let q = 1.0 / self.tau2[p];
                 let diff = mu[c] - mu[p];
                 logp -= 0.5 * q * diff * diff;
                 grad[c] -= q * diff;
@@ -44,9 +55,8 @@ impl TreePrior<'_> {
     /// The prior Hessian −Λ, added into a dense `h`.
     pub fn add_hessian(&self, h: &mut DMatrix<f64>) {
         h[(0, 0)] -= 1.0 / self.gamma2;
-        for (c, p) in self.parent.iter().enumerate() {
+        for (c, (p, &q)) in self.parent.iter().zip(&self.edge_precision).enumerate() {
             if let Some(p) = *p {
-                let q = 1.0 / self.tau2[p];
                 h[(c, c)] -= q;
                 h[(p, p)] -= q;
                 h[(c, p)] += q;
@@ -59,9 +69,8 @@ impl TreePrior<'_> {
     /// whose pattern holds the tree edges.
     pub fn add_precision(&self, m: &mut SparseSymmetric) {
         m.add_diag(0, 1.0 / self.gamma2);
-        for (c, p) in self.parent.iter().enumerate() {
+        for (c, (p, &q)) in self.parent.iter().zip(&self.edge_precision).enumerate() {
             if let Some(p) = *p {
-                let q = 1.0 / self.tau2[p];
                 m.add_diag(c, q);
                 m.add_diag(p, q);
                 m.add_off(c, p, -q);

@@ -3,6 +3,7 @@
 use super::error::{ApiError, ApiResult};
 use super::extract::{form_pairs, media_type, parse_json, parse_query, read_body, Page};
 use super::AppState;
+use crate::corpus::synthetic::{bars, BarsConfig, BarsVariant, Orientation};
 use crate::corpus::{Corpus, CorpusBuilder, CorpusError, PreprocessOptions, RawDocument, TreeEntry};
 use crate::store::corpora::NewCorpus;
 use crate::store::{CorpusRow, DeleteOutcome};
@@ -21,7 +22,11 @@ use serde_json::{json, Value};
 struct CorpusUpload {
     #[serde(default)]
     name: Option<String>,
+    #[serde(default)]
     documents: Vec<RawDocument>,
+    /// A generated corpus instead of documents (`{"kind": "bars", ...}`).
+    #[serde(default)]
+    synthetic: Option<SyntheticSpec>,
     #[serde(default)]
     tree: Vec<TreeEntry>,
     #[serde(default)]
@@ -31,19 +36,109 @@ struct CorpusUpload {
     label_separator: Option<String>,
 }
 
+/// A synthetic corpus to generate: the bars of Kim & Sudderth (2011, §4.1).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SyntheticSpec {
+    kind: String,
+    #[serde(default)]
+    variant: Option<String>,
+    #[serde(default)]
+    documents: Option<usize>,
+    #[serde(default)]
+    tokens: Option<usize>,
+    #[serde(default)]
+    max_bars: Option<usize>,
+    #[serde(default)]
+    seed: Option<u64>,
+}
+
+/// Most tokens a synthetic corpus may have.
+const MAX_SYNTHETIC_TOKENS: usize = 50_000_000;
+
+impl SyntheticSpec {
+    fn config(&self) -> ApiResult<BarsConfig> {
+        if self.kind != "bars" {
+            return Err(ApiError::invalid("synthetic.kind", format!("unknown kind {:?}; known: bars", self.kind)));
+        }
+        let variant = match self.variant.as_deref() {
+            None => BarsVariant::Random,
+            Some(v) => BarsVariant::parse(v).ok_or_else(|| ApiError::invalid("synthetic.variant", "must be random or correlated"))?,
+        };
+        let d = BarsConfig::default();
+        let documents = self.documents.unwrap_or(d.documents);
+        let tokens = self.tokens.unwrap_or(d.tokens);
+        if !(1..=1_000_000).contains(&documents) {
+            return Err(ApiError::invalid("synthetic.documents", "must be between 1 and 1000000"));
+        }
+        if !(1..=100_000).contains(&tokens) {
+            return Err(ApiError::invalid("synthetic.tokens", "must be between 1 and 100000"));
+        }
+        if documents.saturating_mul(tokens) > MAX_SYNTHETIC_TOKENS {
+            return Err(ApiError::invalid("synthetic", format!("documents × tokens must be at most {MAX_SYNTHETIC_TOKENS}")));
+        }
+        let max_bars = self.max_bars.unwrap_or(d.max_bars);
+        if !(1..=5).contains(&max_bars) {
+            return Err(ApiError::invalid("synthetic.max_bars", "must be between 1 and 5"));
+        }
+        Ok(BarsConfig { variant, documents, tokens, max_bars, seed: self.seed.unwrap_or(0) })
+    }
+}
+
+/// The generated corpus and its truth (kept in the corpus summary).
+fn build_synthetic(spec: &SyntheticSpec) -> ApiResult<(Corpus, Value)> {
+    let config = spec.config()?;
+    let generated = bars(&config);
+    let corpus = generated.to_corpus();
+    let v = generated.words.len();
+    let true_topics: Vec<Value> = (0..generated.orientations.len())
+        .map(|b| {
+            let words: Vec<Value> = (0..v)
+                .filter(|&w| generated.topics[b * v + w] > 0.0)
+                .map(|w| json!({"word": generated.words[w], "probability": generated.topics[b * v + w]}))
+                .collect();
+            let orientation = match generated.orientations[b] {
+                Orientation::Horizontal => "horizontal",
+                Orientation::Vertical => "vertical",
+            };
+            json!({"id": b, "orientation": orientation, "words": words})
+        })
+        .collect();
+    let variant = match config.variant {
+        BarsVariant::Random => "random",
+        BarsVariant::Correlated => "correlated",
+    };
+    let truth = json!({
+        "kind": "bars",
+        "variant": variant,
+        "documents": config.documents,
+        "tokens": config.tokens,
+        "max_bars": config.max_bars,
+        "seed": config.seed,
+        "true_topics": true_topics,
+    });
+    Ok((corpus, truth))
+}
+
 /// `POST /v1/corpora`.
 pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery, body: Body) -> ApiResult<Response> {
     let corpus_id = uuid::Uuid::new_v4().to_string();
-    let (name, corpus) = match media_type(&headers).as_str() {
+    let (name, corpus, truth) = match media_type(&headers).as_str() {
         "" | "application/json" => {
             let bytes = read_body(body, state.max_body_bytes).await?;
             tokio::task::spawn_blocking(move || build_from_json(&bytes)).await.map_err(ApiError::internal)??
         }
-        "application/x-ndjson" | "application/jsonl" | "application/json-lines" => ndjson_upload(&state, query.as_deref(), body).await?,
+        "application/x-ndjson" | "application/jsonl" | "application/json-lines" => {
+            let (name, corpus) = ndjson_upload(&state, query.as_deref(), body).await?;
+            (name, corpus, None)
+        }
         other => return Err(ApiError::unsupported_media_type(other)),
     };
     let name = name.unwrap_or_else(|| format!("corpus-{}", &corpus_id[..8]));
-    let summary = summary_json(&corpus);
+    let mut summary = summary_json(&corpus);
+    if let Some(truth) = truth {
+        summary["synthetic"] = truth;
+    }
     let stats = corpus.stats.clone();
     let data = tokio::task::spawn_blocking(move || postcard::to_allocvec(&corpus)).await.map_err(ApiError::internal)?.map_err(ApiError::internal)?;
     let row = state.store.insert_corpus(NewCorpus { id: &corpus_id, name: &name, stats: &stats, summary, data }).await?;
@@ -52,8 +147,16 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(
     Ok((StatusCode::CREATED, [(header::LOCATION, location)], Json(corpus_json(&row))).into_response())
 }
 
-fn build_from_json(bytes: &[u8]) -> ApiResult<(Option<String>, Corpus)> {
+/// A JSON upload: documents, or a synthetic corpus with its truth.
+fn build_from_json(bytes: &[u8]) -> ApiResult<(Option<String>, Corpus, Option<Value>)> {
     let upload: CorpusUpload = parse_json(bytes)?;
+    if let Some(spec) = &upload.synthetic {
+        if !upload.documents.is_empty() || !upload.tree.is_empty() {
+            return Err(ApiError::invalid("synthetic", "give documents or a synthetic corpus, not both"));
+        }
+        let (corpus, truth) = build_synthetic(spec)?;
+        return Ok((upload.name, corpus, Some(truth)));
+    }
     let mut options = upload.preprocess;
     if let Some(sep) = upload.label_separator {
         options.label_separator = (!sep.is_empty()).then_some(sep);
@@ -67,7 +170,7 @@ fn build_from_json(bytes: &[u8]) -> ApiResult<(Option<String>, Corpus)> {
     for (i, doc) in upload.documents.into_iter().enumerate() {
         builder.add_document(doc, i, None).map_err(without_line)?;
     }
-    Ok((upload.name, builder.finish().map_err(without_line)?))
+    Ok((upload.name, builder.finish().map_err(without_line)?, None))
 }
 
 /// Stream NDJSON: lines are parsed and added on a blocking thread as they arrive, so
@@ -200,6 +303,7 @@ pub fn corpus_json(r: &CorpusRow) -> Value {
         "preprocess": r.summary["preprocess"],
         "labels": r.summary["labels"],
         "features": r.summary["features"],
+        "synthetic": r.summary.get("synthetic").cloned().unwrap_or(Value::Null),
     })
 }
 

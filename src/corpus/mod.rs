@@ -14,6 +14,7 @@ pub mod lexicon;
 pub mod preprocess;
 pub mod sparse;
 pub mod stopwords;
+pub mod synthetic;
 pub mod tokenize;
 
 pub use builder::CorpusBuilder;

@@ -4,14 +4,35 @@
 //! - [`stick`]: π(v), the stick-breaking map from activations to topic weights;
 //! - [`point`]: the global parameters the estimators read;
 //! - [`activations`]: the v_d (independence MH) and u_d (Gaussian) updates;
+//! - [`params`]: job parameters, priors and defaults (the toy experiment's);
+//! - [`globals`]: the global parameters and their conjugate draws;
+//! - [`sampler`]: the state and one Gibbs scan (z, v, u per document; then globals);
+//! - [`fit`]: split, scan loop, progress, samples, posterior means;
+//! - [`predict`]: fold-in topic proportions of new documents;
+//! - [`model`]: the `dcnt`/`scnt` families and the stored [`model::DcntModel`];
 //! - [`heldout`]: the Chib-style held-out likelihood p(w_d | ζ) (paper 000, A.4);
-//! - [`covariance`]: the Monte Carlo covariance of topic weights (paper 000, A.3).
+//! - [`covariance`]: the Monte Carlo covariance of topic weights (paper 000, A.3);
+//! - [`scoring`]: both, as a fitted model offers them to evaluation jobs.
 
 pub mod activations;
 pub mod covariance;
+pub mod fit;
+pub mod globals;
 pub mod heldout;
+pub mod model;
+pub mod params;
 pub mod point;
+pub mod predict;
+pub mod sampler;
+pub mod scoring;
 pub mod stick;
 
 #[cfg(test)]
+mod bars_tests;
+#[cfg(test)]
+mod geweke_tests;
+#[cfg(test)]
 mod heldout_tests;
+
+pub use model::{DcntFamily, DcntModel, DCNT, SCNT};
+pub use params::DcntParams;

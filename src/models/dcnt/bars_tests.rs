@@ -1,0 +1,159 @@
+//! The toy bars experiment of paper 001 §4.1 at reduced size, thread independence,
+//! the encoding round trip and parameter errors of the `dcnt`/`scnt` families.
+//!
+//! Size: 500 documents of 100 tokens from the correlated variant (seed 5), 50 000
+//! tokens, so each bar carries about 5 000 of them.
+//!
+//! Recovery bound: a fitted bar's Ω row is (up to β = 0.01 smoothing) the empirical
+//! pixel frequencies of the ≈ 5 000 tokens assigned to it. With 5 pixels at 1/5 each,
+//! the expected L1 distance of such an empirical distribution from the truth is
+//! Σ_i sqrt(2 p_i (1 − p_i) / (π n)) = 5 · sqrt(2 · 0.16 / (π · 5 000)) ≈ 0.023. The
+//! test asks for L1 < 0.1 (over four times that), which still fails if more than
+//! about 4 % of a bar's mass sits on foreign pixels or two bars share a topic. Every
+//! true bar must be matched by a *distinct* fitted topic.
+
+use super::fit::fit_dcnt;
+use super::model::DcntModel;
+use super::params::DcntParams;
+use crate::corpus::synthetic::{bars, BarsConfig, BarsCorpus, BarsVariant, NUM_BARS, NUM_PIXELS};
+use crate::corpus::Corpus;
+use crate::models::lda::{fit_lda, LdaParams};
+use crate::models::{family, FitContext, PredictOptions, TopicModel};
+use serde_json::json;
+
+const L1_BOUND: f64 = 0.1;
+
+fn corpus() -> (BarsCorpus, Corpus) {
+    let b = bars(&BarsConfig { variant: BarsVariant::Correlated, documents: 500, tokens: 100, max_bars: 3, seed: 5 });
+    let c = b.to_corpus();
+    (b, c)
+}
+
+fn fit(corpus: &Corpus, params: serde_json::Value, diagonal: bool, seed: u64) -> DcntModel {
+    let p = DcntParams::from_json(&params).unwrap();
+    FitContext::silent(|ctx| fit_dcnt(corpus, &p, diagonal, seed, ctx)).expect("fit succeeds")
+}
+
+/// For each true bar, the fitted topic nearest in L1 and the distance.
+fn best_matches(topic_word: &[f64], truth: &BarsCorpus) -> Vec<(usize, f64)> {
+    let k = topic_word.len() / NUM_PIXELS;
+    (0..NUM_BARS)
+        .map(|b| {
+            let bar = &truth.topics[b * NUM_PIXELS..(b + 1) * NUM_PIXELS];
+            (0..k)
+                .map(|t| (t, topic_word[t * NUM_PIXELS..(t + 1) * NUM_PIXELS].iter().zip(bar).map(|(x, y)| (x - y).abs()).sum::<f64>()))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .expect("at least one topic")
+        })
+        .collect()
+}
+
+fn assert_recovers_all_bars(name: &str, topic_word: &[f64], truth: &BarsCorpus) {
+    let matches = best_matches(topic_word, truth);
+    let mut topics: Vec<usize> = matches.iter().map(|m| m.0).collect();
+    topics.sort_unstable();
+    topics.dedup();
+    assert_eq!(topics.len(), NUM_BARS, "{name}: two bars share a topic: {matches:?}");
+    for (b, (t, l1)) in matches.iter().enumerate() {
+        assert!(*l1 < L1_BOUND, "{name}: bar {b} best matched by topic {t} at L1 {l1:.3}: {matches:?}");
+    }
+}
+
+/// LDA with K = 10 recovers all ten bars in 300 sweeps.
+#[test]
+fn lda_k10_recovers_every_bar() {
+    let (truth, corpus) = corpus();
+    let lda_params = LdaParams::from_json(&json!({"topics": 10, "iterations": 300, "burn_in": 200})).unwrap();
+    let lda = FitContext::silent(|ctx| fit_lda(&corpus, &lda_params, 1, ctx)).expect("lda fits");
+    assert_recovers_all_bars("lda", &lda.word_rates, &truth);
+}
+
+/// SCNT and DCNT with K̄ = 10 recover all ten bars.
+///
+/// Ignored: NOT passing at a test-sized budget. With the toy initialisation (A, η, u,
+/// v from the prior, z uniform) one or two topics start as a blend of several bars
+/// and the chain splits them only slowly: after 1 500 scans on this corpus SCNT had 8
+/// of 10 bars (one topic still held two), DCNT 6 of 10 (its λ_v grows to 10–30, which
+/// ties v_d to A u_d and slows the (u, v) block). The paper runs 10 000 scans. The
+/// per-block Geweke tests pass; this is a mixing limit, not a known bug.
+/// Run with `cargo test --release --lib models::dcnt::bars_tests::k10_dcnt -- --ignored`.
+#[test]
+#[ignore]
+fn k10_dcnt_and_scnt_recover_every_bar() {
+    let (truth, corpus) = corpus();
+    let params = json!({"topics": 10, "iterations": 10_000, "burn_in": 9_000, "thin": 10, "loglik_every": 1000});
+    let scnt = fit(&corpus, params.clone(), true, 1);
+    assert_recovers_all_bars("scnt", &scnt.topic_word, &truth);
+    let dcnt = fit(&corpus, params, false, 1);
+    assert_recovers_all_bars("dcnt", &dcnt.topic_word, &truth);
+}
+
+/// DCNT with K̄ = 20 leaves the other ten topics nearly empty: the ten largest topics
+/// hold at least 95 % of the tokens. The data have exactly ten topics; a duplicated
+/// or split bar (the failure the stick-breaking prior should prevent) would move
+/// thousands of tokens (a bar carries ≈ 5 000, 10 %), and 5 % is half a bar spread
+/// over the ten spare topics. (Which ten topics they are, and whether they are the
+/// bars yet, is the ignored recovery test's question.)
+#[test]
+fn k20_dcnt_puts_nearly_all_tokens_on_ten_topics() {
+    let (_, corpus) = corpus();
+    let model = fit(&corpus, json!({"topics": 20, "iterations": 300, "burn_in": 200, "thin": 10}), false, 2);
+    let mut shares = model.topic_shares.clone();
+    shares.sort_by(|a, b| b.total_cmp(a));
+    let top_ten: f64 = shares[..10].iter().sum();
+    assert!(top_ten >= 0.95, "ten largest topics hold {top_ten:.3}: {shares:?}");
+    assert!(model.active_topics <= 12, "{} active topics: {shares:?}", model.active_topics);
+}
+
+/// The same seed gives the same model on one and on two threads; the encoding round
+/// trips and prediction is a distribution per document.
+#[test]
+fn same_model_at_any_thread_count_and_encoding_round_trips() {
+    let (_, corpus) = corpus();
+    let params = json!({"topics": 6, "iterations": 6, "burn_in": 2, "thin": 2, "test_fraction": 0.2});
+    let run = |threads: usize| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| fit(&corpus, params.clone(), false, 8));
+    let (a, b) = (run(1), run(2));
+    assert_eq!(a, b);
+    assert!(!a.heldout_documents.is_empty() && a.heldout_documents.len() + a.train_documents.len() == 500);
+    let dcnt_family = family("dcnt").expect("registered");
+    let decoded = dcnt_family.decode(&a.encode()).expect("decodes");
+    assert_eq!(decoded.encode(), a.encode());
+    assert!(family("scnt").unwrap().decode(&a.encode()).is_err(), "a dcnt model is not an scnt model");
+    let docs: Vec<_> = a.heldout_documents.iter().take(3).map(|&d| {
+        let (terms, counts) = corpus.counts.row(d);
+        crate::corpus::lexicon::EncodedDoc { terms: terms.to_vec(), counts: counts.to_vec(), oov_tokens: 0 }
+    }).collect();
+    let predictions = a.predict(&docs, &PredictOptions { iterations: 20, burn_in: 10, seed: 3 }).unwrap();
+    for p in predictions {
+        assert!((p.topic_proportions.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    }
+    assert_eq!(a.point().num_features, 1);
+    assert_eq!(a.document_features(a.heldout_documents[0]), &[1.0]);
+}
+
+#[test]
+fn families_name_bad_params() {
+    let (_, corpus) = corpus();
+    for name in ["dcnt", "scnt"] {
+        let f = family(name).expect("registered");
+        for (body, field) in [(json!({"topics": 0}), "topics"), (json!({"a_a": -1}), "a_a"), (json!({"gamma": 1}), "gamma")] {
+            assert_eq!(f.check_params(&body, &corpus.stats).unwrap_err().field, field, "{name} {body}");
+        }
+        assert!(f.check_params(&json!({"topics": 10, "threads": 2}), &corpus.stats).is_ok());
+    }
+}
+
+/// Time per scan on the paper's bars size (1 500 × 300, K̄ = 20), release build:
+/// `cargo test --release --lib models::dcnt::bars_tests::scan_time -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn scan_time_on_paper_sized_bars() {
+    let corpus = bars(&BarsConfig { variant: BarsVariant::Correlated, ..BarsConfig::default() }).to_corpus();
+    let p = DcntParams::from_json(&json!({"topics": 20, "iterations": 50, "loglik_every": 1000})).unwrap();
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let t = std::time::Instant::now();
+        pool.install(|| FitContext::silent(|ctx| fit_dcnt(&corpus, &p, false, 1, ctx))).unwrap();
+        eprintln!("{threads} thread(s): {:.1} ms per scan", t.elapsed().as_secs_f64() * 1e3 / 50.0);
+    }
+}

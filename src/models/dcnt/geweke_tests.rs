@@ -1,0 +1,271 @@
+//! Geweke joint-distribution tests (Geweke 2004) of the DCNT/SCNT Gibbs blocks.
+//!
+//! Each test takes one block (u; v; A with λ_A and λ_v; η with μ and λ_f), holds the
+//! rest of the model fixed, and runs two samplers of the joint p(block, data):
+//! *marginal-conditional* draws the block from its prior and the data given it,
+//! independently; *successive-conditional* alternates a fresh draw of the data given
+//! the block with one update of the block by the code under test. If the update
+//! leaves p(block | data) invariant, both give the block its prior distribution.
+//! Test functions (first and second moments, log precisions, topic weights) are
+//! compared by z-scores; the chain's standard error uses 50 batch means (it is
+//! autocorrelated), the independent draws' the plain one.
+//!
+//! Priors: proper, moderately informative ones (every Gamma(3, 3), γ_μ = 1). Under the
+//! service defaults Gamma(0.01, 0.01) and γ_μ = 10⁶ the prior has huge variance and
+//! heavy tails, the moments the test compares barely exist at these chain lengths, and
+//! the z-scores would be noise.
+//!
+//! Threshold: every |z| must stay below 4.5. The four tests compute about 100 z-scores
+//! in all; with a two-sided normal tail of 7 · 10⁻⁶ per score, a correct sampler fails
+//! with probability below 10⁻³ (Bonferroni). A wrong conditional (a dropped factor,
+//! a wrong precision) shifts the moments by many standard errors at these lengths.
+//!
+//! Tiny configuration: K̄ = 3 topics, F = 2 features, D = 4 documents.
+
+use super::activations::{update_activations, UConditional};
+use super::globals::{prior_a, Globals};
+use super::params::Priors;
+use super::stick::stick_weights;
+use crate::rng::{stream, Purpose, StreamRng};
+use rand::RngExt;
+use rand_distr::{Distribution, Gamma, Normal, StandardNormal};
+
+const Z_LIMIT: f64 = 4.5;
+const K: usize = 3;
+const F: usize = 2;
+const D: usize = 4;
+/// Φ, D × F: an intercept and one covariate.
+const PHI: [f64; D * F] = [1.0, -0.8, 1.0, 0.3, 1.0, 1.1, 1.0, -0.2];
+
+fn priors() -> Priors {
+    Priors { beta: 0.1, gamma_mu: 1.0, a_f: 3.0, b_f: 3.0, a_a: 3.0, b_a: 3.0, a_v: 3.0, b_v: 3.0 }
+}
+
+/// Mean and the variance of the mean by 50 batch means.
+fn mean_and_variance_of_mean(xs: &[f64]) -> (f64, f64) {
+    let batches = 50;
+    let size = xs.len() / batches;
+    let means: Vec<f64> = xs.chunks(size).take(batches).map(|c| c.iter().sum::<f64>() / c.len() as f64).collect();
+    let m = means.iter().sum::<f64>() / batches as f64;
+    let v = means.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (batches - 1) as f64;
+    (xs.iter().sum::<f64>() / xs.len() as f64, v / batches as f64)
+}
+
+/// z-score of one test function between independent draws and a chain.
+fn z_score(independent: &[f64], chain: &[f64]) -> f64 {
+    let n = independent.len() as f64;
+    let m1 = independent.iter().sum::<f64>() / n;
+    let v1 = independent.iter().map(|x| (x - m1).powi(2)).sum::<f64>() / (n - 1.0) / n;
+    let (m2, v2) = mean_and_variance_of_mean(chain);
+    (m1 - m2) / (v1 + v2).sqrt()
+}
+
+/// Runs both simulators and asserts every |z| < 4.5. `prior` draws a block, `data`
+/// draws data given a block, `update` is the transition under test, `functions` the
+/// test functions of a block.
+fn geweke<B: Clone, Y>(
+    name: &str,
+    draws: usize,
+    mut prior: impl FnMut(&mut StreamRng) -> B,
+    mut data: impl FnMut(&B, &mut StreamRng) -> Y,
+    mut update: impl FnMut(&mut B, &Y, &mut StreamRng),
+    functions: impl Fn(&B) -> Vec<f64>,
+) -> f64 {
+    let mut rng = stream(77, Purpose::Estimate, 0, 0);
+    let mut independent: Vec<Vec<f64>> = Vec::new();
+    for _ in 0..draws {
+        let block = prior(&mut rng);
+        let _ = data(&block, &mut rng); // keeps both simulators' draws symmetric
+        for (i, g) in functions(&block).into_iter().enumerate() {
+            if independent.len() <= i {
+                independent.push(Vec::with_capacity(draws));
+            }
+            independent[i].push(g);
+        }
+    }
+    let mut block = prior(&mut rng);
+    let mut chain: Vec<Vec<f64>> = vec![Vec::with_capacity(draws); independent.len()];
+    for _ in 0..draws {
+        let y = data(&block, &mut rng);
+        update(&mut block, &y, &mut rng);
+        for (i, g) in functions(&block).into_iter().enumerate() {
+            chain[i].push(g);
+        }
+    }
+    let mut worst = 0.0f64;
+    for (i, (a, b)) in independent.iter().zip(&chain).enumerate() {
+        let z = z_score(a, b);
+        assert!(z.abs() < Z_LIMIT, "{name}: test function {i}: z = {z:.2}");
+        worst = worst.max(z.abs());
+    }
+    worst
+}
+
+fn normal(rng: &mut StreamRng) -> f64 {
+    StandardNormal.sample(rng)
+}
+
+/// Fixed global parameters for the per-document blocks (a draw from the test priors).
+fn fixed_globals() -> Globals {
+    Globals::from_prior(K, F, false, &priors(), &mut stream(5, Purpose::Estimate, 1, 0))
+}
+
+/// Moments of every entry and one cross moment.
+fn moments(x: &[f64]) -> Vec<f64> {
+    let mut g: Vec<f64> = x.iter().copied().collect();
+    g.extend(x.iter().map(|a| a * a));
+    g.push(x[0] * x[1]);
+    g
+}
+
+/// u_d | v_d (000 eq. 12): with A, λ_v, η fixed, u_d from N(ηᵀφ_d, I) and v_d from
+/// N(A u_d, λ_v⁻¹ I) must be kept by [`UConditional::draw`].
+#[test]
+fn u_update_keeps_the_joint_distribution() {
+    let g = fixed_globals();
+    let prior_mean = g.u_mean(&PHI[2..4]);
+    let uc = UConditional::new(&g.a, K, g.lambda_v).unwrap();
+    let worst = geweke(
+        "u",
+        100_000,
+        |rng| prior_mean.iter().map(|m| m + normal(rng)).collect::<Vec<f64>>(),
+        |u, rng| g.a_times(u).iter().map(|m| m + normal(rng) / g.lambda_v.sqrt()).collect::<Vec<f64>>(),
+        |u, v, rng| *u = uc.draw(v, &prior_mean, rng),
+        |u| moments(u),
+    );
+    eprintln!("u: worst |z| = {worst:.2}");
+}
+
+/// v_d | z_d (001 eq. 11, entry-wise): with u_d and the globals fixed, v_d from
+/// N(A u_d, λ_v⁻¹ I) and 12 topic assignments from Mult(π(v_d)) must be kept by
+/// [`update_activations`]. Test functions include π(v_d), which the sticks make
+/// depend on every entry but the last.
+#[test]
+fn v_update_keeps_the_joint_distribution() {
+    let g = fixed_globals();
+    let u = [0.4, -0.7, 1.1];
+    let mean = g.a_times(&u);
+    let sd = 1.0 / g.lambda_v.sqrt();
+    let tokens = 12;
+    let worst = geweke(
+        "v",
+        100_000,
+        |rng| mean.iter().map(|m| m + sd * normal(rng)).collect::<Vec<f64>>(),
+        |v, rng| {
+            let pi = stick_weights(v);
+            let mut counts = vec![0u32; K];
+            for _ in 0..tokens {
+                let x: f64 = rng.random();
+                let mut acc = 0.0;
+                let k = pi.iter().position(|p| {
+                    acc += p;
+                    x < acc
+                });
+                counts[k.unwrap_or(K - 1)] += 1;
+            }
+            counts
+        },
+        |v, counts, rng| {
+            update_activations(v, &mean, g.lambda_v, counts, rng);
+        },
+        |v| {
+            let mut f = moments(v);
+            f.extend(stick_weights(v));
+            f
+        },
+    );
+    eprintln!("v: worst |z| = {worst:.2}");
+}
+
+/// The A block (A | U, V, then λ_A | A and λ_v | U, V, A): with U fixed, (λ_A, A, λ_v)
+/// from the prior and V from N(A u_d, λ_v⁻¹ I) must be kept by
+/// [`Globals::update_loadings`]; DCNT (full A, row precision k λ_A) and SCNT (diagonal).
+#[test]
+fn loadings_update_keeps_the_joint_distribution() {
+    let p = priors();
+    let mut urng = stream(6, Purpose::Estimate, 2, 0);
+    let u: Vec<f64> = (0..D * K).map(|_| normal(&mut urng)).collect();
+    for diagonal in [false, true] {
+        let worst = geweke(
+            if diagonal { "scnt loadings" } else { "dcnt loadings" },
+            100_000,
+            |rng| {
+                let lambda_a = Gamma::new(p.a_a, 1.0 / p.b_a).unwrap().sample(rng);
+                let lambda_v = Gamma::new(p.a_v, 1.0 / p.b_v).unwrap().sample(rng);
+                let a = prior_a(K, lambda_a, diagonal, rng);
+                Globals { num_topics: K, num_features: F, a, eta: vec![0.0; F * K], mu: vec![0.0; F], lambda_f: vec![1.0; F], lambda_a, lambda_v }
+            },
+            |g, rng| {
+                let mut v = Vec::with_capacity(D * K);
+                for d in 0..D {
+                    v.extend(g.a_times(&u[d * K..(d + 1) * K]).iter().map(|m| m + normal(rng) / g.lambda_v.sqrt()));
+                }
+                v
+            },
+            |g, v, rng| g.update_loadings(&u, v, diagonal, &p, rng),
+            |g| {
+                let entries: Vec<f64> = if diagonal { (0..K).map(|k| g.a[k * K + k]).collect() } else { g.a.clone() };
+                let mut f = moments(&entries);
+                f.push(g.lambda_a.ln());
+                f.push(g.lambda_v.ln());
+                f
+            },
+        );
+        eprintln!("loadings (diagonal {diagonal}): worst |z| = {worst:.2}");
+    }
+}
+
+/// The η block (η | U, μ, λ_f, then μ | η, λ_f and λ_f | η, μ): with Φ fixed,
+/// (λ_f, μ, η) from the prior and U from N(ηᵀφ_d, I) must be kept by
+/// [`Globals::update_feature_regression`].
+#[test]
+fn feature_regression_update_keeps_the_joint_distribution() {
+    let p = priors();
+    let worst = geweke(
+        "eta",
+        100_000,
+        |rng| {
+            let mut g = Globals::from_prior(K, F, false, &p, rng);
+            // Only η, μ, λ_f matter here; keep the rest fixed.
+            g.a = vec![0.0; K * K];
+            g.lambda_a = 1.0;
+            g.lambda_v = 1.0;
+            g
+        },
+        |g, rng| {
+            let mut u = Vec::with_capacity(D * K);
+            for d in 0..D {
+                u.extend(g.u_mean(&PHI[d * F..(d + 1) * F]).iter().map(|m| m + normal(rng)));
+            }
+            u
+        },
+        |g, u, rng| g.update_feature_regression(u, &PHI, &p, rng),
+        |g| {
+            let mut f = moments(&g.eta);
+            f.extend(g.mu.iter().copied());
+            f.extend(g.mu.iter().map(|m| m * m));
+            f.extend(g.lambda_f.iter().map(|l| l.ln()));
+            f
+        },
+    );
+    eprintln!("eta: worst |z| = {worst:.2}");
+}
+
+/// The prior draw the Geweke tests start from has the stated moments (so that a bug
+/// in `from_prior` cannot hide one in the updates): E[λ] = a/b and E[μ²] = γ_μ.
+#[test]
+fn prior_draws_have_the_prior_moments() {
+    let p = Priors { gamma_mu: 4.0, a_v: 2.0, b_v: 4.0, ..priors() };
+    let n = 20_000;
+    let mut rng = stream(9, Purpose::Estimate, 3, 0);
+    let (mut lv, mut mu2) = (0.0, 0.0);
+    for _ in 0..n {
+        let g = Globals::from_prior(K, F, false, &p, &mut rng);
+        lv += g.lambda_v / n as f64;
+        mu2 += g.mu[0] * g.mu[0] / n as f64;
+    }
+    // sd of the mean of λ_v: sqrt(a)/b/sqrt(n) = 0.0025; of μ²: γ_μ sqrt(2/n) = 0.04.
+    assert!((lv - 0.5).abs() < 4.5 * 0.0025, "E[λ_v] = {lv}");
+    assert!((mu2 - 4.0).abs() < 4.5 * 0.04, "E[μ²] = {mu2}");
+    let _ = Normal::new(0.0, 1.0).unwrap();
+}

@@ -1,0 +1,233 @@
+//! The `dcnt` and `scnt` families and the stored model.
+//!
+//! Why it exists: it is the boundary between the sampler and the rest of the service:
+//! parameter checking, fitting through [`super::fit::fit_dcnt`], the versioned
+//! encoding, and the questions a fitted model answers (topic table, prediction,
+//! diagnostics), plus the accessors the held-out and covariance estimators read.
+
+use super::fit::fit_dcnt;
+use super::params::DcntParams;
+use super::point::DcntPoint;
+use super::predict::fold_in;
+use crate::corpus::lexicon::EncodedDoc;
+use crate::corpus::{Corpus, CorpusStats};
+use super::scoring::{self, DcntChib};
+use crate::models::heldout::{DocScorer, HeldoutReport};
+use crate::models::{
+    DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicCorrelations, TopicInfo, TopicModel,
+    TopicTable,
+};
+use ndarray::Array2;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// Format version of [`DcntModel`]'s encoding.
+pub const ENCODING_VERSION: u32 = 1;
+
+/// The `"dcnt"` (full A) or `"scnt"` (diagonal A) family.
+pub struct DcntFamily {
+    pub diagonal: bool,
+}
+
+pub static DCNT: DcntFamily = DcntFamily { diagonal: false };
+pub static SCNT: DcntFamily = DcntFamily { diagonal: true };
+
+fn family_name(diagonal: bool) -> &'static str {
+    if diagonal {
+        "scnt"
+    } else {
+        "dcnt"
+    }
+}
+
+impl ModelFamily for DcntFamily {
+    fn name(&self) -> &'static str {
+        family_name(self.diagonal)
+    }
+
+    fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError> {
+        DcntParams::from_json(params)?;
+        if corpus.num_tokens == 0 {
+            return Err(ParamError::new("corpus", "the corpus has no tokens"));
+        }
+        Ok(())
+    }
+
+    fn fit(&self, corpus: &Corpus, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        let p = DcntParams::from_json(params)?;
+        Ok(Box::new(fit_dcnt(corpus, &p, self.diagonal, seed, ctx)?))
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
+        let m = DcntModel::decode(bytes)?;
+        if m.diagonal != self.diagonal {
+            return Err(ModelError::Decode(format!("a {} model, not {}", family_name(m.diagonal), self.name())));
+        }
+        Ok(Box::new(m))
+    }
+}
+
+/// One setting of A, η and λ_v (a posterior mean or a sample).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Loadings {
+    /// K̄ × K̄ row-major.
+    pub a: Vec<f64>,
+    /// F × K̄ row-major.
+    pub eta: Vec<f64>,
+    pub lambda_v: f64,
+}
+
+/// A fitted DCNT/SCNT model: posterior means over the kept scans.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DcntModel {
+    pub version: u32,
+    /// SCNT (diagonal A) or DCNT.
+    pub diagonal: bool,
+    pub params: DcntParams,
+    pub num_terms: usize,
+    /// Posterior mean of Ω, K̄ × V topic-major.
+    pub topic_word: Vec<f64>,
+    /// Posterior mean share of the training tokens per topic.
+    pub topic_shares: Vec<f64>,
+    /// Posterior mean π(v_d) of the training documents, D_train × K̄.
+    pub document_proportions: Vec<f64>,
+    /// Corpus indices of the training documents (rows of `document_proportions`).
+    pub train_documents: Vec<usize>,
+    /// Corpus indices of the held-out (test) documents.
+    pub heldout_documents: Vec<usize>,
+    /// Feature names (empty when the corpus had none and φ_d = 1).
+    pub feature_names: Vec<String>,
+    /// F, the number of metadata features the model uses (1 for the constant).
+    pub num_features: usize,
+    /// φ_d of every corpus document, corpus order, D × F.
+    pub features: Vec<f64>,
+    /// Mean φ over the training documents (used for new documents, which carry none).
+    pub mean_features: Vec<f64>,
+    /// Posterior means of A, η and λ_v.
+    pub mean: Loadings,
+    /// The last kept sample of A, η and λ_v.
+    pub last: Loadings,
+    pub kept_scans: usize,
+    pub tokens: u64,
+    pub final_loglik_per_token: f64,
+    /// Mean share of accepted v entries over the kept scans.
+    pub mh_acceptance: f64,
+    /// Topics holding more than 1 % of the tokens (by the posterior mean shares).
+    pub active_topics: usize,
+    /// The held-out documents' Chib-style likelihood, computed at the end of the fit.
+    pub heldout: Option<HeldoutReport>,
+}
+
+impl DcntModel {
+    pub fn decode(bytes: &[u8]) -> Result<Self, ModelError> {
+        let m: DcntModel = postcard::from_bytes(bytes).map_err(|e| ModelError::Decode(e.to_string()))?;
+        if m.version != ENCODING_VERSION {
+            return Err(ModelError::Decode(format!("DCNT encoding version {} is not {ENCODING_VERSION}", m.version)));
+        }
+        Ok(m)
+    }
+
+    /// The global parameters at their posterior means (Ω, A, η, λ_v).
+    pub fn point(&self) -> DcntPoint {
+        self.point_from(&self.mean)
+    }
+
+    /// The global parameters of the last kept sample (Ω still the posterior mean).
+    pub fn last_point(&self) -> DcntPoint {
+        self.point_from(&self.last)
+    }
+
+    fn point_from(&self, l: &Loadings) -> DcntPoint {
+        DcntPoint { num_topics: self.params.topics, num_features: self.num_features, a: l.a.clone(), eta: l.eta.clone(), lambda_v: l.lambda_v, topic_word: self.topic_word.clone() }
+    }
+
+    /// φ_d of corpus document `d` (corpus order).
+    pub fn document_features(&self, d: usize) -> &[f64] {
+        &self.features[d * self.num_features..(d + 1) * self.num_features]
+    }
+
+    /// Topic proportions of new documents with explicit features (one F-row each).
+    pub fn predict_with_features(&self, docs: &[EncodedDoc], features: &[f64], options: &PredictOptions) -> Result<Vec<Vec<f64>>, ModelError> {
+        if features.len() != docs.len() * self.num_features {
+            return Err(ModelError::Invalid(format!("expected {} feature values per document", self.num_features)));
+        }
+        if let Some(bad) = docs.iter().flat_map(|d| &d.terms).find(|&&w| w as usize >= self.num_terms) {
+            return Err(ModelError::Invalid(format!("term id {bad} is outside the vocabulary")));
+        }
+        Ok(fold_in(&self.point(), docs, features, options.iterations, options.burn_in, options.seed))
+    }
+
+    /// P(topic | word) = Ω_kw s_k / Σ_j Ω_jw s_j with s the topic shares.
+    fn topic_given_word(&self, omega: &Array2<f64>) -> Array2<f64> {
+        let mut out = omega.clone();
+        for (t, mut row) in out.rows_mut().into_iter().enumerate() {
+            row *= self.topic_shares[t];
+        }
+        for mut col in out.columns_mut() {
+            let s = col.sum();
+            if s > 0.0 {
+                col /= s;
+            }
+        }
+        out
+    }
+}
+
+impl TopicModel for DcntModel {
+    fn family(&self) -> &'static str {
+        family_name(self.diagonal)
+    }
+
+    fn num_topics(&self) -> usize {
+        self.params.topics
+    }
+
+    fn topic_table(&self, _options: &TableOptions) -> TopicTable {
+        let k = self.params.topics;
+        let omega = Array2::from_shape_vec((k, self.num_terms), self.topic_word.clone()).expect("shape stored with the model");
+        let exclusivity = self.topic_given_word(&omega);
+        let topics = self.topic_shares.iter().map(|&s| TopicInfo { label: None, parent: None, children: vec![], proportion: s }).collect();
+        TopicTable { frequency: omega, exclusivity, topics }
+    }
+
+    /// New documents carry no metadata: they use the training documents' mean φ.
+    fn predict(&self, docs: &[EncodedDoc], options: &PredictOptions) -> Result<Vec<DocPrediction>, ModelError> {
+        let features: Vec<f64> = docs.iter().flat_map(|_| self.mean_features.iter().copied()).collect();
+        let proportions = self.predict_with_features(docs, &features, options)?;
+        Ok(proportions.into_iter().map(|t| DocPrediction { topic_proportions: t, labels: vec![], predicted_labels: vec![] }).collect())
+    }
+
+    fn heldout_scorer(&self, params: &serde_json::Value) -> Result<Option<Box<dyn DocScorer + '_>>, ParamError> {
+        let settings = DcntChib::settings_from(params)?;
+        Ok(Some(Box::new(DcntChib::new(self, settings))))
+    }
+
+    fn feature_names(&self) -> Vec<String> {
+        self.feature_names.clone()
+    }
+
+    fn correlations(&self, draws: usize, seed: u64) -> Option<TopicCorrelations> {
+        Some(scoring::correlations(self, draws, seed))
+    }
+
+    fn diagnostics(&self) -> serde_json::Value {
+        json!({
+            "heldout": self.heldout.as_ref().map(HeldoutReport::to_json),
+            "tokens": self.tokens,
+            "kept_scans": self.kept_scans,
+            "final_loglik_per_token": self.final_loglik_per_token,
+            "mh_acceptance": self.mh_acceptance,
+            "active_topics": self.active_topics,
+            "lambda_v": self.mean.lambda_v,
+            "truncation": self.params.topics,
+            "num_features": self.num_features,
+            "train_documents": self.train_documents.len(),
+            "heldout_documents": self.heldout_documents.len(),
+            "beta": self.params.priors.beta,
+        })
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        postcard::to_allocvec(self).expect("plain data encodes")
+    }
+}

@@ -1,0 +1,154 @@
+//! DCNT's and SCNT's job parameters, their defaults and their limits.
+//!
+//! Defaults follow the toy experiment of Kim & Sudderth (2011, §4.1): γ_μ = 10⁶ and
+//! every Gamma prior (λ_f, λ_A, λ_V) with shape a = 0.01 and rate b = 0.01 (mean 1,
+//! variance 100); β = 0.01, the topic smoothing the paper uses for its LDA comparison.
+
+use crate::models::params::{ParamError, ParamReader};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Largest truncation accepted (topic ids are stored as `u16` in thinned samples, and
+/// every scan factors K̄ × K̄ matrices).
+pub const MAX_TOPICS: u64 = 1_000;
+
+/// The prior hyperparameters (shape/rate Gamma pairs; γ_μ is a variance).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Priors {
+    /// Symmetric Dirichlet on each topic's word distribution Ω_k.
+    pub beta: f64,
+    /// μ_f ~ N(0, γ_μ).
+    pub gamma_mu: f64,
+    /// λ_f ~ Gamma(a_f, b_f).
+    pub a_f: f64,
+    pub b_f: f64,
+    /// λ_A ~ Gamma(a_a, b_a).
+    pub a_a: f64,
+    pub b_a: f64,
+    /// λ_v ~ Gamma(a_v, b_v).
+    pub a_v: f64,
+    pub b_v: f64,
+}
+
+impl Default for Priors {
+    fn default() -> Self {
+        Priors { beta: 0.01, gamma_mu: 1e6, a_f: 0.01, b_f: 0.01, a_a: 0.01, b_a: 0.01, a_v: 0.01, b_v: 0.01 }
+    }
+}
+
+/// Parameters of a DCNT or SCNT fit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DcntParams {
+    /// The truncation K̄.
+    pub topics: usize,
+    pub priors: Priors,
+    /// Gibbs scans.
+    pub iterations: usize,
+    /// Scans discarded before posterior means are accumulated (default iterations/2).
+    pub burn_in: usize,
+    /// Keep every `thin`-th scan after burn-in (default 10, at most what remains).
+    pub thin: usize,
+    /// Compute the log joint every this many scans (and on the first and last).
+    pub loglik_every: usize,
+    /// Share of documents held out (by the seed) when the corpus has no `split` tags;
+    /// held-out documents are scored by the Chib-style estimator at the end of the fit.
+    pub test_fraction: f64,
+    /// That estimator's settings: T, S and R (paper 000, A.4).
+    pub heldout_burn_in: usize,
+    pub heldout_chain_length: usize,
+    pub heldout_acceptance_samples: usize,
+    /// Worker threads (read by the job runner; 0 = the server default).
+    pub threads: usize,
+}
+
+impl DcntParams {
+    /// Parse and check `params`; every error names its field.
+    pub fn from_json(params: &Value) -> Result<Self, ParamError> {
+        let mut r = ParamReader::new(params)?;
+        let topics = r.uint_in("topics", 2, MAX_TOPICS)?.unwrap_or(20) as usize;
+        let defaults = Priors::default();
+        let priors = Priors {
+            beta: r.positive("beta")?.unwrap_or(defaults.beta),
+            gamma_mu: r.positive("gamma_mu")?.unwrap_or(defaults.gamma_mu),
+            a_f: r.positive("a_f")?.unwrap_or(defaults.a_f),
+            b_f: r.positive("b_f")?.unwrap_or(defaults.b_f),
+            a_a: r.positive("a_a")?.unwrap_or(defaults.a_a),
+            b_a: r.positive("b_a")?.unwrap_or(defaults.b_a),
+            a_v: r.positive("a_v")?.unwrap_or(defaults.a_v),
+            b_v: r.positive("b_v")?.unwrap_or(defaults.b_v),
+        };
+        let iterations = r.uint_in("iterations", 1, 1_000_000)?.unwrap_or(1_000) as usize;
+        let burn_in = match r.uint("burn_in")?.map(|b| b as usize) {
+            Some(b) if b >= iterations => {
+                return Err(ParamError::new("burn_in", format!("must be less than iterations ({iterations}), got {b}")))
+            }
+            Some(b) => b,
+            None => iterations / 2,
+        };
+        let thin = r.uint_in("thin", 1, 1_000_000)?.map(|t| t as usize).unwrap_or_else(|| 10.min(iterations - burn_in));
+        let loglik_every = r.uint_in("loglik_every", 1, 1_000_000)?.unwrap_or(10) as usize;
+        let test_fraction = r.fraction("test_fraction", 0.9)?.unwrap_or(0.0);
+        let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
+        let chib = super::heldout::ChibSettings::default();
+        let heldout_burn_in = r.uint_in("heldout_burn_in", 0, 1_000_000)?.map_or(chib.burn_in, |x| x as usize);
+        let heldout_chain_length = r.uint_in("heldout_chain_length", 1, 1_000_000)?.map_or(chib.chain_length, |x| x as usize);
+        let heldout_acceptance_samples = r.uint_in("heldout_acceptance_samples", 1, 10_000_000)?.map_or(chib.acceptance_samples, |x| x as usize);
+        r.finish()?;
+        Ok(DcntParams {
+            topics,
+            priors,
+            iterations,
+            burn_in,
+            thin,
+            loglik_every,
+            test_fraction,
+            heldout_burn_in,
+            heldout_chain_length,
+            heldout_acceptance_samples,
+            threads,
+        })
+    }
+
+    /// Whether scan `iteration` (1-based) contributes to the posterior means.
+    pub fn is_kept(&self, iteration: usize) -> bool {
+        iteration > self.burn_in && (iteration - self.burn_in).is_multiple_of(self.thin)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_follow_the_toy_experiment() {
+        let p = DcntParams::from_json(&json!({})).unwrap();
+        assert_eq!((p.topics, p.iterations, p.burn_in, p.thin), (20, 1_000, 500, 10));
+        assert_eq!(p.priors, Priors::default());
+        assert_eq!(p.priors.gamma_mu, 1e6);
+        assert!(p.is_kept(510) && !p.is_kept(500) && !p.is_kept(505));
+        let p = DcntParams::from_json(&json!({"a_v": 3, "b_v": 2, "iterations": 10, "threads": 2})).unwrap();
+        assert_eq!((p.priors.a_v, p.priors.b_v, p.burn_in, p.thin), (3.0, 2.0, 5, 5));
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        for (body, field) in [
+            (json!({"topics": 1}), "topics"),
+            (json!({"topics": 5000}), "topics"),
+            (json!({"beta": 0}), "beta"),
+            (json!({"gamma_mu": -1}), "gamma_mu"),
+            (json!({"a_f": 0}), "a_f"),
+            (json!({"b_a": "x"}), "b_a"),
+            (json!({"a_v": -2}), "a_v"),
+            (json!({"iterations": 0}), "iterations"),
+            (json!({"iterations": 10, "burn_in": 10}), "burn_in"),
+            (json!({"thin": 0}), "thin"),
+            (json!({"loglik_every": 0}), "loglik_every"),
+            (json!({"test_fraction": 0.95}), "test_fraction"),
+            (json!({"alpha": 1}), "alpha"),
+        ] {
+            assert_eq!(DcntParams::from_json(&body).unwrap_err().field, field, "{body}");
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! Topic proportions of new documents by a fold-in chain with the globals held fixed.
+//!
+//! Why it exists: a new document's topic weights π(v_d) have no closed form. With A,
+//! η, λ_v and Ω fixed (a [`DcntPoint`]), the document's own chain alternates
+//! z_n | π, Ω (independent per token: p(z_n = k) ∝ π_k Ω_{k,w_n}), v_d by
+//! [`update_activations`] and u_d by [`UConditional`]; the prediction is π(v_d)
+//! averaged over the sweeps after burn-in. Document i draws from the stream
+//! `(seed, Predict, 0, i)`, so predictions do not depend on the thread count.
+
+use super::activations::{update_activations, UConditional};
+use super::point::DcntPoint;
+use super::stick::stick_weights;
+use crate::corpus::lexicon::EncodedDoc;
+use crate::rng::{stream, Purpose};
+use rand::RngExt;
+use rand_distr::{Distribution, Normal, StandardNormal};
+use rayon::prelude::*;
+
+/// Mean π over `iterations − burn_in` sweeps (the last sweep alone if burn-in covers
+/// them all) for each document; `features` holds one F-row per document.
+pub fn fold_in(point: &DcntPoint, docs: &[EncodedDoc], features: &[f64], iterations: usize, burn_in: usize, seed: u64) -> Vec<Vec<f64>> {
+    let k = point.num_topics;
+    let f = point.num_features;
+    assert_eq!(features.len(), docs.len() * f, "one feature row per document");
+    let u_conditional = UConditional::new(&point.a, k, point.lambda_v).expect("finite A and λ_v");
+    let iterations = iterations.max(1);
+    let first_kept = burn_in.min(iterations - 1);
+    docs.par_iter()
+        .enumerate()
+        .map(|(i, doc)| {
+            let mut rng = stream(seed, Purpose::Predict, 0, i as u64);
+            let prior_mean = point.u_mean(&features[i * f..(i + 1) * f]);
+            let mut u: Vec<f64> = prior_mean.iter().map(|m| { let e: f64 = StandardNormal.sample(&mut rng); m + e }).collect();
+            let sd = 1.0 / point.lambda_v.sqrt();
+            let mut v: Vec<f64> = point.a_times(&u).iter().map(|&m| Normal::new(m, sd).expect("finite sd").sample(&mut rng)).collect();
+            let mut mean_pi = vec![0.0; k];
+            let mut weights = vec![0.0; k];
+            for sweep in 0..iterations {
+                let pi = stick_weights(&v);
+                let mut counts = vec![0u32; k];
+                for (&w, &c) in doc.terms.iter().zip(&doc.counts) {
+                    let mut sum = 0.0;
+                    for topic in 0..k {
+                        sum += pi[topic] * point.omega(topic, w as usize);
+                        weights[topic] = sum;
+                    }
+                    for _ in 0..c {
+                        let target = rng.random::<f64>() * sum;
+                        counts[weights.iter().position(|&x| target < x).unwrap_or(k - 1)] += 1;
+                    }
+                }
+                update_activations(&mut v, &point.a_times(&u), point.lambda_v, &counts, &mut rng);
+                u = u_conditional.draw(&v, &prior_mean, &mut rng);
+                if sweep >= first_kept {
+                    for (m, p) in mean_pi.iter_mut().zip(stick_weights(&v)) {
+                        *m += p;
+                    }
+                }
+            }
+            let kept = (iterations - first_kept) as f64;
+            mean_pi.iter_mut().for_each(|m| *m /= kept);
+            mean_pi
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two topics with disjoint words and a flat prior on v: a document of only topic
+    /// 1's words must get most of its weight on topic 1, and the result is a
+    /// distribution that does not depend on the thread count.
+    #[test]
+    fn fold_in_follows_the_words() {
+        let point = DcntPoint { num_topics: 3, num_features: 1, a: vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0], eta: vec![0.0; 3], lambda_v: 1.0, topic_word: vec![0.5, 0.5, 0.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.5, 0.5, 0.0, 0.0] };
+        let docs = vec![EncodedDoc { terms: vec![2, 3], counts: vec![20, 20], oov_tokens: 0 }, EncodedDoc { terms: vec![0], counts: vec![30], oov_tokens: 0 }];
+        let run = |threads| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| fold_in(&point, &docs, &[1.0, 1.0], 200, 50, 4));
+        let (a, b) = (run(1), run(2));
+        assert_eq!(a, b);
+        assert!((a[0].iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        assert!(a[0][1] > 0.9, "{:?}", a[0]);
+        // Words 0 and 1 belong to topics 0 and 2 equally; topic 1 is unused.
+        assert!(a[1][1] < 0.1, "{:?}", a[1]);
+    }
+}

@@ -1,0 +1,319 @@
+//! One Gibbs scan of DCNT/SCNT: the sampler's state and its per-document and global
+//! blocks.
+//!
+//! Why it exists: it owns the state (topic assignments and their counts, every
+//! document's u_d and v_d, the [`Globals`]) and the order of the blocks in a scan:
+//!
+//! 1. per document, in parallel: z_dn by the collapsed update of paper 001 eq. 10,
+//!    p(z = k) ∝ π_kd (M_kw + β)/(M_k + Wβ), then v_d by [`update_activations`] with
+//!    proposal mean A u_d, then u_d by [`UConditional`] (factored once per scan);
+//! 2. the globals: A, λ_A, λ_v, η, μ, λ_f ([`Globals::update`]).
+//!
+//! Determinism and the one approximation: documents are visited in fixed blocks of
+//! about [`SYNC_TOKENS`] tokens. Within a block, documents are sampled in parallel
+//! against the topic-word counts M as they were at the block's start, each with exact
+//! live corrections for its own tokens' moves (so a block of one document is exact
+//! sequential Gibbs); the block's count changes are applied after it, in document
+//! order. This is the delayed update of AD-LDA (Newman et al. 2009) with staleness
+//! bounded by one block. Blocks depend on the corpus only, and document d draws from
+//! its own stream `(seed, DcntDocuments, scan, d)`, so results do not depend on the
+//! thread count. Global draws use `(seed, DcntGlobal, scan, 0)`; scan 0 is the
+//! initialisation.
+
+use super::activations::{update_activations, UConditional};
+use super::globals::Globals;
+use super::params::Priors;
+use super::stick::{log_stick_weights, stick_weights};
+use crate::models::lda::loglik::log_p_words_given_topics;
+use crate::rng::{stream, Purpose};
+use rand::RngExt;
+use rand_distr::{Distribution, Normal, StandardNormal};
+use rayon::prelude::*;
+use std::ops::Range;
+
+/// Tokens per synchronisation block (see the module documentation).
+pub const SYNC_TOKENS: usize = 16_384;
+
+/// The training documents in the sampler's layout.
+#[derive(Debug, Clone)]
+pub struct Documents {
+    /// Per document: the distinct terms and their counts (CSR row order). Tokens are
+    /// the terms expanded by count, in this order.
+    pub rows: Vec<(Vec<u32>, Vec<u32>)>,
+    /// `token_offsets[d]..token_offsets[d + 1]` are document d's tokens.
+    pub token_offsets: Vec<usize>,
+    /// Φ, D × F row-major.
+    pub features: Vec<f64>,
+    pub num_features: usize,
+    pub num_terms: usize,
+}
+
+impl Documents {
+    pub fn new(rows: Vec<(Vec<u32>, Vec<u32>)>, features: Vec<f64>, num_features: usize, num_terms: usize) -> Self {
+        assert_eq!(features.len(), rows.len() * num_features, "one feature row per document");
+        let mut token_offsets = vec![0];
+        for (_, counts) in &rows {
+            token_offsets.push(token_offsets.last().copied().unwrap_or(0) + counts.iter().map(|&c| c as usize).sum::<usize>());
+        }
+        Documents { rows, token_offsets, features, num_features, num_terms }
+    }
+
+    pub fn num_docs(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn num_tokens(&self) -> usize {
+        *self.token_offsets.last().unwrap_or(&0)
+    }
+
+    pub fn phi(&self, d: usize) -> &[f64] {
+        &self.features[d * self.num_features..(d + 1) * self.num_features]
+    }
+
+    /// Consecutive document ranges of about `sync_tokens` tokens each.
+    pub fn blocks(&self, sync_tokens: usize) -> Vec<Range<usize>> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        for d in 0..self.num_docs() {
+            if self.token_offsets[d + 1] - self.token_offsets[start] >= sync_tokens {
+                out.push(start..d + 1);
+                start = d + 1;
+            }
+        }
+        if start < self.num_docs() {
+            out.push(start..self.num_docs());
+        }
+        out
+    }
+}
+
+/// The sampler's state.
+#[derive(Debug, Clone)]
+pub struct DcntState {
+    pub num_topics: usize,
+    pub diagonal: bool,
+    pub priors: Priors,
+    /// Topic of each token (document-major, in [`Documents`] token order).
+    pub z: Vec<u16>,
+    /// n_dk, D × K̄.
+    pub doc_topic: Vec<u32>,
+    /// M_kw, word-major V × K̄.
+    pub word_topic: Vec<u32>,
+    /// M_k.
+    pub topic_totals: Vec<u64>,
+    /// u_d rows, D × K̄.
+    pub u: Vec<f64>,
+    /// v_d rows, D × K̄.
+    pub v: Vec<f64>,
+    pub globals: Globals,
+}
+
+/// What one scan did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ScanStats {
+    /// Accepted v entries and proposals.
+    pub accepted: u64,
+    pub proposed: u64,
+}
+
+impl ScanStats {
+    pub fn acceptance(&self) -> f64 {
+        if self.proposed == 0 {
+            0.0
+        } else {
+            self.accepted as f64 / self.proposed as f64
+        }
+    }
+}
+
+/// One document's results from the parallel pass.
+struct DocUpdate {
+    z: Vec<u16>,
+    counts: Vec<u32>,
+    u: Vec<f64>,
+    v: Vec<f64>,
+    accepted: usize,
+    /// Net changes of M_kw: (word, topic, change).
+    moves: Vec<(u32, u16, i32)>,
+}
+
+impl DcntState {
+    /// Initialise as the toy experiment: globals by [`Globals::initial`] from stream
+    /// `(seed, DcntGlobal, 0, 0)`, then per document u_d ~ N(ηᵀφ_d, I),
+    /// v_d ~ N(A u_d, I) and every z uniform, from `(seed, DcntDocuments, 0, d)`.
+    pub fn init(docs: &Documents, num_topics: usize, diagonal: bool, priors: Priors, seed: u64) -> Self {
+        let k = num_topics;
+        let mut grng = stream(seed, Purpose::DcntGlobal, 0, 0);
+        let globals = Globals::initial(k, docs.num_features, diagonal, &mut grng);
+        let per_doc: Vec<(Vec<f64>, Vec<f64>, Vec<u16>)> = (0..docs.num_docs())
+            .into_par_iter()
+            .map(|d| {
+                let mut rng = stream(seed, Purpose::DcntDocuments, 0, d as u64);
+                let u: Vec<f64> = globals.u_mean(docs.phi(d)).iter().map(|m| { let e: f64 = StandardNormal.sample(&mut rng); m + e }).collect();
+                let sd = 1.0 / globals.lambda_v.sqrt();
+                let v: Vec<f64> = globals.a_times(&u).iter().map(|&m| Normal::new(m, sd).expect("finite sd").sample(&mut rng)).collect();
+                let n = docs.token_offsets[d + 1] - docs.token_offsets[d];
+                let z = (0..n).map(|_| rng.random_range(0..k) as u16).collect();
+                (u, v, z)
+            })
+            .collect();
+        let mut state = DcntState {
+            num_topics: k,
+            diagonal,
+            priors,
+            z: Vec::with_capacity(docs.num_tokens()),
+            doc_topic: vec![0; docs.num_docs() * k],
+            word_topic: vec![0; docs.num_terms * k],
+            topic_totals: vec![0; k],
+            u: Vec::with_capacity(docs.num_docs() * k),
+            v: Vec::with_capacity(docs.num_docs() * k),
+            globals,
+        };
+        for (u, v, z) in per_doc {
+            state.u.extend(u);
+            state.v.extend(v);
+            state.z.extend(z);
+        }
+        state.recount(docs);
+        state
+    }
+
+    /// Rebuild n_dk, M_kw and M_k from z.
+    pub fn recount(&mut self, docs: &Documents) {
+        let k = self.num_topics;
+        self.doc_topic.iter_mut().for_each(|x| *x = 0);
+        self.word_topic.iter_mut().for_each(|x| *x = 0);
+        self.topic_totals.iter_mut().for_each(|x| *x = 0);
+        for d in 0..docs.num_docs() {
+            let mut t = docs.token_offsets[d];
+            let (terms, counts) = &docs.rows[d];
+            for (&w, &c) in terms.iter().zip(counts) {
+                for _ in 0..c {
+                    let topic = self.z[t] as usize;
+                    self.doc_topic[d * k + topic] += 1;
+                    self.word_topic[w as usize * k + topic] += 1;
+                    self.topic_totals[topic] += 1;
+                    t += 1;
+                }
+            }
+        }
+    }
+
+    /// One full scan (see the module documentation).
+    pub fn scan(&mut self, docs: &Documents, blocks: &[Range<usize>], seed: u64, scan: u64) -> ScanStats {
+        let k = self.num_topics;
+        let u_conditional = UConditional::new(&self.globals.a, k, self.globals.lambda_v).expect("finite A and λ_v");
+        let mut stats = ScanStats::default();
+        for block in blocks {
+            let updates: Vec<DocUpdate> = block.clone().into_par_iter().map(|d| self.sample_document(docs, d, &u_conditional, seed, scan)).collect();
+            for (d, up) in block.clone().zip(updates) {
+                let t = docs.token_offsets[d];
+                self.z[t..t + up.z.len()].copy_from_slice(&up.z);
+                self.doc_topic[d * k..(d + 1) * k].copy_from_slice(&up.counts);
+                self.u[d * k..(d + 1) * k].copy_from_slice(&up.u);
+                self.v[d * k..(d + 1) * k].copy_from_slice(&up.v);
+                for (w, topic, change) in up.moves {
+                    let cell = &mut self.word_topic[w as usize * k + topic as usize];
+                    *cell = (*cell as i64 + change as i64) as u32;
+                    let total = &mut self.topic_totals[topic as usize];
+                    *total = (*total as i64 + change as i64) as u64;
+                }
+                stats.accepted += up.accepted as u64;
+                stats.proposed += k as u64;
+            }
+        }
+        let mut grng = stream(seed, Purpose::DcntGlobal, scan, 0);
+        self.globals.update(&self.u, &self.v, &docs.features, self.diagonal, &self.priors, &mut grng);
+        stats
+    }
+
+    /// z, v and u of document d against the block-start counts.
+    fn sample_document(&self, docs: &Documents, d: usize, u_conditional: &UConditional, seed: u64, scan: u64) -> DocUpdate {
+        let k = self.num_topics;
+        let mut rng = stream(seed, Purpose::DcntDocuments, scan, d as u64);
+        let (terms, term_counts) = &docs.rows[d];
+        let start = docs.token_offsets[d];
+        let mut z = self.z[start..docs.token_offsets[d + 1]].to_vec();
+        let mut counts = self.doc_topic[d * k..(d + 1) * k].to_vec();
+        let mut v = self.v[d * k..(d + 1) * k].to_vec();
+        let pi = stick_weights(&v);
+        let beta = self.priors.beta;
+        let w_beta = docs.num_terms as f64 * beta;
+        // Live corrections for this document's own moves: per distinct term and topic,
+        // and per topic.
+        let mut term_delta = vec![0i32; terms.len() * k];
+        let mut total_delta = vec![0i64; k];
+        let mut inv_total: Vec<f64> = (0..k).map(|j| 1.0 / (self.topic_totals[j] as f64 + w_beta)).collect();
+        let mut weights = vec![0.0; k];
+        let mut t = 0;
+        for (j, (&w, &c)) in terms.iter().zip(term_counts).enumerate() {
+            let row = &self.word_topic[w as usize * k..(w as usize + 1) * k];
+            let delta = &mut term_delta[j * k..(j + 1) * k];
+            for _ in 0..c {
+                let old = z[t] as usize;
+                let mut sum = 0.0;
+                for topic in 0..k {
+                    let own = (topic == old) as i64;
+                    let m_kw = row[topic] as i64 + delta[topic] as i64 - own;
+                    let inv = if own == 1 { 1.0 / ((self.topic_totals[old] as i64 + total_delta[old] - 1) as f64 + w_beta) } else { inv_total[topic] };
+                    sum += pi[topic] * (m_kw as f64 + beta) * inv;
+                    weights[topic] = sum;
+                }
+                let target = rng.random::<f64>() * sum;
+                let new = weights.iter().position(|&c| target < c).unwrap_or(k - 1);
+                if new != old {
+                    z[t] = new as u16;
+                    counts[old] -= 1;
+                    counts[new] += 1;
+                    delta[old] -= 1;
+                    delta[new] += 1;
+                    total_delta[old] -= 1;
+                    total_delta[new] += 1;
+                    for x in [old, new] {
+                        inv_total[x] = 1.0 / ((self.topic_totals[x] as i64 + total_delta[x]) as f64 + w_beta);
+                    }
+                }
+                t += 1;
+            }
+        }
+        let moves = terms
+            .iter()
+            .enumerate()
+            .flat_map(|(j, &w)| term_delta[j * k..(j + 1) * k].iter().enumerate().filter(|(_, &c)| c != 0).map(move |(topic, &c)| (w, topic as u16, c)))
+            .collect();
+        let u_old = &self.u[d * k..(d + 1) * k];
+        let accepted = update_activations(&mut v, &self.globals.a_times(u_old), self.globals.lambda_v, &counts, &mut rng);
+        let u = u_conditional.draw(&v, &self.globals.u_mean(docs.phi(d)), &mut rng);
+        DocUpdate { z, counts, u, v, accepted, moves }
+    }
+
+    /// log p(w | z) with Ω collapsed plus log p(z | v) = Σ_dk n_dk log π_kd.
+    pub fn log_joint(&self, docs: &Documents) -> f64 {
+        let k = self.num_topics;
+        let words = log_p_words_given_topics(&self.word_topic, &self.topic_totals, docs.num_terms, self.priors.beta);
+        let topics: f64 = (0..docs.num_docs())
+            .into_par_iter()
+            .map(|d| {
+                let mut log_pi = vec![0.0; k];
+                log_stick_weights(&self.v[d * k..(d + 1) * k], &mut log_pi);
+                self.doc_topic[d * k..(d + 1) * k].iter().zip(&log_pi).filter(|(&n, _)| n > 0).map(|(&n, &lp)| n as f64 * lp).sum::<f64>()
+            })
+            .collect::<Vec<f64>>()
+            .iter()
+            .sum();
+        words + topics
+    }
+
+    /// Ω from the counts: (M_kw + β)/(M_k + Wβ), topic-major K̄ × V.
+    pub fn topic_word(&self, num_terms: usize) -> Vec<f64> {
+        let k = self.num_topics;
+        let beta = self.priors.beta;
+        let mut out = vec![0.0; k * num_terms];
+        for w in 0..num_terms {
+            for topic in 0..k {
+                out[topic * num_terms + w] = (self.word_topic[w * k + topic] as f64 + beta) / (self.topic_totals[topic] as f64 + num_terms as f64 * beta);
+            }
+        }
+        out
+    }
+}

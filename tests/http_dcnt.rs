@@ -1,0 +1,111 @@
+//! DCNT and SCNT over real HTTP on a generated bars corpus: the synthetic upload keeps
+//! its true topics, fits hold out a test split and score it, and the model answers
+//! topics, predictions, topic correlations and held-out likelihood jobs.
+
+mod common;
+
+use common::{assert_problem, TestServer};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+fn matrix(v: &Value) -> Vec<Vec<f64>> {
+    v.as_array().unwrap().iter().map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dcnt_and_scnt_on_bars() {
+    let s = TestServer::start().await;
+    let spec = json!({"kind": "bars", "variant": "correlated", "documents": 200, "tokens": 60, "seed": 4});
+    let corpus = s.upload(json!({"name": "bars", "synthetic": spec})).await;
+    assert_eq!(corpus["num_documents"], 200);
+    assert_eq!(corpus["num_terms"], 25);
+    assert_eq!(corpus["num_tokens"], 200 * 60);
+    let truth = &corpus["synthetic"];
+    assert_eq!(truth["variant"], "correlated");
+    let bars = truth["true_topics"].as_array().unwrap();
+    assert_eq!(bars.len(), 10);
+    assert_eq!(bars.iter().filter(|b| b["orientation"] == "horizontal").count(), 5);
+    for b in bars {
+        assert_eq!(b["words"].as_array().unwrap().len(), 5, "a bar covers five pixels: {b}");
+    }
+    let cid = corpus["id"].as_str().unwrap().to_string();
+    // The same spec gives the same corpus.
+    let again = s.upload(json!({"synthetic": spec})).await;
+    assert_eq!(again["synthetic"], corpus["synthetic"]);
+
+    let params = json!({
+        "topics": 10, "iterations": 60, "burn_in": 30, "thin": 5, "test_fraction": 0.1,
+        "heldout_burn_in": 30, "heldout_chain_length": 60, "heldout_acceptance_samples": 100, "threads": 2
+    });
+    for model in ["dcnt", "scnt"] {
+        let job = s.submit(&cid, model, params.clone(), 9).await;
+        let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(120)).await;
+        assert_eq!(done["status"], "succeeded", "{model}: {done}");
+        for key in ["active_topics", "mh_acceptance"] {
+            assert!(done["progress"][key].is_number(), "{model} progress lacks {key}: {done}");
+        }
+        let mid = done["model_id"].as_str().unwrap().to_string();
+        let (_, m) = s.get(&format!("/v1/models/{mid}")).await;
+        assert_eq!(m["model"], model);
+        let report = &m["diagnostics"]["heldout"];
+        let held = m["diagnostics"]["heldout_documents"].as_u64().unwrap();
+        assert!(held > 0 && held < 60, "{m}");
+        assert_eq!(report["documents"].as_array().unwrap().len() as u64, held);
+        // 25 pixels: a per-token log-likelihood must lie in (2·log(1/25), 0).
+        let per_token = report["log_likelihood_per_token"].as_f64().unwrap();
+        assert!(per_token < 0.0 && per_token > 2.0 * (1.0f64 / 25.0).ln(), "{model}: {per_token}");
+
+        let (st, topics) = s.get(&format!("/v1/models/{mid}/topics?n=5&rank=frex")).await;
+        assert_eq!(st, 200, "{topics}");
+        assert_eq!(topics["topics"].as_array().unwrap().len(), 10);
+
+        let (st, c) = s.get(&format!("/v1/models/{mid}/correlations?draws=400&seed=1")).await;
+        assert_eq!(st, 200, "{c}");
+        let (cov, cor) = (matrix(&c["covariance"]), matrix(&c["correlation"]));
+        assert_eq!((cov.len(), c["topics"].as_array().unwrap().len()), (10, 10));
+        for i in 0..10 {
+            assert!(cov[i][i] >= 0.0);
+            for j in 0..10 {
+                assert!((cov[i][j] - cov[j][i]).abs() < 1e-12 && cor[i][j].abs() <= 1.0 + 1e-9);
+            }
+        }
+        let mean_sum: f64 = c["mean"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).sum();
+        assert!((mean_sum - 1.0).abs() < 1e-9, "topic weights sum to one: {mean_sum}");
+        let (_, c2) = s.get(&format!("/v1/models/{mid}/correlations?draws=400&seed=1")).await;
+        assert_eq!(c, c2, "same seed, same estimate");
+
+        let doc = json!({"id": "row0", "counts": {"p00": 5, "p01": 4, "p02": 6, "p03": 5, "p04": 5}});
+        let (st, pred) = s.post(&format!("/v1/models/{mid}/predict"), &json!({"documents": [doc]})).await;
+        assert_eq!(st, 200, "{pred}");
+        let theta: f64 = pred["predictions"][0]["topic_proportions"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).sum();
+        assert!((theta - 1.0).abs() < 1e-9);
+
+        let body = json!({"documents": [doc], "params": {"burn_in": 30, "chain_length": 60, "acceptance_samples": 100}, "seed": 2});
+        let (st, job) = s.post(&format!("/v1/models/{mid}/heldout-likelihood"), &body).await;
+        assert_eq!(st, 202, "{job}");
+        let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(60)).await;
+        assert_eq!(done["status"], "succeeded", "{done}");
+        let ll = done["result"]["documents"][0]["log_likelihood"].as_f64().unwrap();
+        // 25 tokens on 25 pixels: between "one row of five pixels" (25·log(1/5)) minus
+        // a generous margin and 0.
+        assert!(ll < 0.0 && ll > 25.0 * (1.0f64 / 25.0).ln(), "{ll}");
+        assert_eq!(done["result"]["estimator"].as_str().unwrap().starts_with("chib"), true);
+        let (st, problem) = s.post(&format!("/v1/models/{mid}/heldout-likelihood"), &json!({"documents": [doc], "params": {"acceptance_samples": 0}})).await;
+        assert_problem(st, &problem, 422, Some("params.acceptance_samples"));
+    }
+
+    // Bad synthetic specs name their field and store nothing.
+    let before = s.get("/v1/corpora").await.1["total"].clone();
+    for (spec, field) in [
+        (json!({"kind": "blobs"}), "synthetic.kind"),
+        (json!({"kind": "bars", "variant": "diagonal"}), "synthetic.variant"),
+        (json!({"kind": "bars", "documents": 0}), "synthetic.documents"),
+        (json!({"kind": "bars", "max_bars": 6}), "synthetic.max_bars"),
+    ] {
+        let (st, problem) = s.post("/v1/corpora", &json!({"synthetic": spec})).await;
+        assert_problem(st, &problem, 422, Some(field));
+    }
+    let (st, problem) = s.post("/v1/corpora", &json!({"synthetic": {"kind": "bars"}, "documents": [{"text": "a"}]})).await;
+    assert_problem(st, &problem, 422, Some("synthetic"));
+    assert_eq!(s.get("/v1/corpora").await.1["total"], before);
+}

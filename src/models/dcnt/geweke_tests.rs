@@ -69,14 +69,14 @@ fn geweke<B: Clone, Y>(
     mut prior: impl FnMut(&mut StreamRng) -> B,
     mut data: impl FnMut(&B, &mut StreamRng) -> Y,
     mut update: impl FnMut(&mut B, &Y, &mut StreamRng),
-    functions: impl Fn(&B) -> Vec<f64>,
+    functions: impl Fn(&B, &Y) -> Vec<f64>,
 ) -> f64 {
     let mut rng = stream(77, Purpose::Estimate, 0, 0);
     let mut independent: Vec<Vec<f64>> = Vec::new();
     for _ in 0..draws {
         let block = prior(&mut rng);
-        let _ = data(&block, &mut rng); // keeps both simulators' draws symmetric
-        for (i, g) in functions(&block).into_iter().enumerate() {
+        let y = data(&block, &mut rng);
+        for (i, g) in functions(&block, &y).into_iter().enumerate() {
             if independent.len() <= i {
                 independent.push(Vec::with_capacity(draws));
             }
@@ -88,7 +88,7 @@ fn geweke<B: Clone, Y>(
     for _ in 0..draws {
         let y = data(&block, &mut rng);
         update(&mut block, &y, &mut rng);
-        for (i, g) in functions(&block).into_iter().enumerate() {
+        for (i, g) in functions(&block, &y).into_iter().enumerate() {
             chain[i].push(g);
         }
     }
@@ -131,7 +131,7 @@ fn u_update_keeps_the_joint_distribution() {
         |rng| prior_mean.iter().map(|m| m + normal(rng)).collect::<Vec<f64>>(),
         |u, rng| g.a_times(u).iter().map(|m| m + normal(rng) / g.lambda_v.sqrt()).collect::<Vec<f64>>(),
         |u, v, rng| *u = uc.draw(v, &prior_mean, rng),
-        |u| moments(u),
+        |u, _| moments(u),
     );
     eprintln!("u: worst |z| = {worst:.2}");
 }
@@ -168,7 +168,7 @@ fn v_update_keeps_the_joint_distribution() {
         |v, counts, rng| {
             update_activations(v, &mean, g.lambda_v, counts, rng);
         },
-        |v| {
+        |v, _| {
             let mut f = moments(v);
             f.extend(stick_weights(v));
             f
@@ -203,7 +203,7 @@ fn loadings_update_keeps_the_joint_distribution() {
                 v
             },
             |g, v, rng| g.update_loadings(&u, v, diagonal, &p, rng),
-            |g| {
+            |g, _| {
                 let entries: Vec<f64> = if diagonal { (0..K).map(|k| g.a[k * K + k]).collect() } else { g.a.clone() };
                 let mut f = moments(&entries);
                 f.push(g.lambda_a.ln());
@@ -240,7 +240,7 @@ fn feature_regression_update_keeps_the_joint_distribution() {
             u
         },
         |g, u, rng| g.update_feature_regression(u, &PHI, &p, rng),
-        |g| {
+        |g, _| {
             let mut f = moments(&g.eta);
             f.extend(g.mu.iter().copied());
             f.extend(g.mu.iter().map(|m| m * m));
@@ -268,4 +268,128 @@ fn prior_draws_have_the_prior_moments() {
     assert!((lv - 0.5).abs() < 4.5 * 0.0025, "E[λ_v] = {lv}");
     assert!((mu2 - 4.0).abs() < 4.5 * 0.04, "E[μ²] = {mu2}");
     let _ = Normal::new(0.0, 1.0).unwrap();
+}
+
+/// The per-document block (z by 001 eq. 10 with Ω collapsed, then v, then u) with
+/// blocks of one document (exact sequential Gibbs): with the globals fixed, u_d, v_d
+/// and z_d from the model and the words from the collapsed Dirichlet-multinomial
+/// (a Pólya urn over all tokens of a topic) must be kept by
+/// [`DcntState::sample_documents`]. Three documents of four tokens, four words,
+/// β = 0.5 so that the word term matters. Test functions: topic counts of document 0,
+/// its v and π, document 1's u, and the number of token pairs with the same word and
+/// the same topic (which depends on the words as well).
+#[test]
+fn document_block_keeps_the_joint_distribution() {
+    use super::sampler::{DcntState, Documents};
+    let (docs_n, tokens, words) = (3usize, 4usize, 4usize);
+    let mut g = fixed_globals();
+    g.lambda_v = 1.0;
+    let p = Priors { beta: 0.5, ..priors() };
+    let phi: Vec<f64> = PHI[..docs_n * F].to_vec();
+    // A block: per document (u, v, z as a topic per token); data: the word per token.
+    type Block = Vec<(Vec<f64>, Vec<f64>, Vec<u16>)>;
+    let prior = |rng: &mut StreamRng| -> Block {
+        (0..docs_n)
+            .map(|d| {
+                let u: Vec<f64> = g.u_mean(&phi[d * F..(d + 1) * F]).iter().map(|m| m + normal(rng)).collect();
+                let v: Vec<f64> = g.a_times(&u).iter().map(|m| m + normal(rng) / g.lambda_v.sqrt()).collect();
+                let pi = stick_weights(&v);
+                let z = (0..tokens)
+                    .map(|_| {
+                        let x: f64 = rng.random();
+                        let mut acc = 0.0;
+                        pi.iter().position(|q| {
+                            acc += q;
+                            x < acc
+                        }).unwrap_or(K - 1) as u16
+                    })
+                    .collect();
+                (u, v, z)
+            })
+            .collect()
+    };
+    // Pólya urn: token by token, p(w) ∝ M_kw + β over the tokens drawn so far.
+    let data = |b: &Block, rng: &mut StreamRng| -> Vec<Vec<u32>> {
+        let mut m = vec![0u32; K * words];
+        b.iter()
+            .map(|(_, _, z)| {
+                z.iter()
+                    .map(|&k| {
+                        let k = k as usize;
+                        let weights: Vec<f64> = (0..words).map(|w| m[k * words + w] as f64 + p.beta).collect();
+                        let x = rng.random::<f64>() * weights.iter().sum::<f64>();
+                        let mut acc = 0.0;
+                        let w = weights.iter().position(|q| {
+                            acc += q;
+                            x < acc
+                        }).unwrap_or(words - 1);
+                        m[k * words + w] += 1;
+                        w as u32
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let mut scan = 0u64;
+    let update = |b: &mut Block, w: &Vec<Vec<u32>>, rng: &mut StreamRng| {
+        // Sort each document's tokens by word (the sampler's token order), topics along.
+        let mut rows = Vec::new();
+        let mut z_all = Vec::new();
+        // orders[d][j]: the original position of the j-th token in word order.
+        let mut orders: Vec<Vec<usize>> = Vec::new();
+        for (d, (_, _, z)) in b.iter().enumerate() {
+            let mut pairs: Vec<(u32, usize, u16)> = w[d].iter().copied().zip(z.iter().copied()).enumerate().map(|(i, (word, topic))| (word, i, topic)).collect();
+            pairs.sort_unstable();
+            orders.push(pairs.iter().map(|x| x.1).collect::<Vec<usize>>());
+            let mut terms: Vec<u32> = Vec::new();
+            let mut counts: Vec<u32> = Vec::new();
+            for &(word, _, topic) in &pairs {
+                if terms.last() == Some(&word) {
+                    *counts.last_mut().unwrap() += 1;
+                } else {
+                    terms.push(word);
+                    counts.push(1);
+                }
+                z_all.push(topic);
+            }
+            rows.push((terms, counts));
+        }
+        let docs = Documents::new(rows, phi.clone(), F, words);
+        let mut state = DcntState {
+            num_topics: K,
+            diagonal: false,
+            priors: p,
+            z: z_all,
+            doc_topic: vec![0; docs_n * K],
+            word_topic: vec![0; words * K],
+            topic_totals: vec![0; K],
+            u: b.iter().flat_map(|x| x.0.clone()).collect(),
+            v: b.iter().flat_map(|x| x.1.clone()).collect(),
+            globals: g.clone(),
+        };
+        state.recount(&docs);
+        scan += 1;
+        let blocks: Vec<_> = (0..docs_n).map(|d| d..d + 1).collect();
+        state.sample_documents(&docs, &blocks, rng.random(), scan);
+        for (d, x) in b.iter_mut().enumerate() {
+            x.0 = state.u[d * K..(d + 1) * K].to_vec();
+            x.1 = state.v[d * K..(d + 1) * K].to_vec();
+            for (j, &i) in orders[d].iter().enumerate() {
+                x.2[i] = state.z[d * tokens + j];
+            }
+        }
+    };
+    let functions = |b: &Block, w: &Vec<Vec<u32>>| -> Vec<f64> {
+        let (_, v, z) = &b[0];
+        let mut f: Vec<f64> = (0..K).map(|k| z.iter().filter(|&&t| t as usize == k).count() as f64).collect();
+        f.extend(v.iter().copied());
+        f.extend(stick_weights(v));
+        f.extend(b[1].0.iter().copied());
+        let tokens: Vec<(u32, u16)> = b.iter().zip(w).flat_map(|((_, _, z), w)| w.iter().copied().zip(z.iter().copied())).collect();
+        let same = (0..tokens.len()).flat_map(|i| (i + 1..tokens.len()).map(move |j| (i, j))).filter(|&(i, j)| tokens[i] == tokens[j]).count();
+        f.push(same as f64);
+        f
+    };
+    let worst = geweke("document block", 60_000, prior, data, update, functions);
+    eprintln!("document block: worst |z| = {worst:.2}");
 }

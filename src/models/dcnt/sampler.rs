@@ -201,6 +201,14 @@ impl DcntState {
 
     /// One full scan (see the module documentation).
     pub fn scan(&mut self, docs: &Documents, blocks: &[Range<usize>], seed: u64, scan: u64) -> ScanStats {
+        let stats = self.sample_documents(docs, blocks, seed, scan);
+        let mut grng = stream(seed, Purpose::DcntGlobal, scan, 0);
+        self.globals.update(&self.u, &self.v, &docs.features, self.diagonal, &self.priors, &mut grng);
+        stats
+    }
+
+    /// The per-document half of a scan: z, v and u of every document, block by block.
+    pub fn sample_documents(&mut self, docs: &Documents, blocks: &[Range<usize>], seed: u64, scan: u64) -> ScanStats {
         let k = self.num_topics;
         let u_conditional = UConditional::new(&self.globals.a, k, self.globals.lambda_v).expect("finite A and λ_v");
         let mut stats = ScanStats::default();
@@ -222,8 +230,6 @@ impl DcntState {
                 stats.proposed += k as u64;
             }
         }
-        let mut grng = stream(seed, Purpose::DcntGlobal, scan, 0);
-        self.globals.update(&self.u, &self.v, &docs.features, self.diagonal, &self.priors, &mut grng);
         stats
     }
 

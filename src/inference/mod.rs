@@ -9,6 +9,8 @@
 
 #[cfg(test)]
 pub(crate) mod finite_diff;
+#[cfg(test)]
+pub(crate) mod geweke;
 pub mod hmc;
 pub mod lbfgs;
 pub mod newton;

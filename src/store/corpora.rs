@@ -102,13 +102,7 @@ impl Store {
     /// transaction as the delete).
     pub async fn delete_corpus(&self, id: &str) -> StoreResult<DeleteOutcome> {
         let mut tx = self.pool.begin().await?;
-        let users: Vec<String> = sqlx::query("SELECT id FROM jobs WHERE corpus_id = ? AND status IN ('queued', 'running') ORDER BY created_at")
-            .bind(id)
-            .fetch_all(&mut *tx)
-            .await?
-            .iter()
-            .map(|r| r.try_get("id"))
-            .collect::<Result<_, _>>()?;
+        let users = super::active_jobs(&mut tx, "SELECT id FROM jobs WHERE corpus_id = ? AND status IN ('queued', 'running') ORDER BY created_at", id).await?;
         if !users.is_empty() {
             return Ok(DeleteOutcome::InUse(users));
         }

@@ -63,6 +63,14 @@ impl Store {
     }
 }
 
+/// Ids of the queued or running jobs that `query` (one `?`: the id of what is to be
+/// deleted) finds, oldest first: what makes a delete a conflict.
+pub(crate) async fn active_jobs(conn: &mut sqlx::SqliteConnection, query: &'static str, id: &str) -> StoreResult<Vec<String>> {
+    use sqlx::Row;
+    let rows = sqlx::query(query).bind(id).fetch_all(&mut *conn).await?;
+    Ok(rows.iter().map(|r| r.try_get("id")).collect::<Result<_, _>>()?)
+}
+
 /// The current time as RFC 3339 with milliseconds (UTC).
 pub fn now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()

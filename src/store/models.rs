@@ -103,13 +103,7 @@ impl Store {
     /// Delete a model unless a queued or running evaluation job reads it.
     pub async fn delete_model(&self, id: &str) -> StoreResult<super::DeleteOutcome> {
         let mut tx = self.pool.begin().await?;
-        let users: Vec<String> = sqlx::query("SELECT id FROM jobs WHERE source_model_id = ? AND status IN ('queued', 'running') ORDER BY created_at")
-            .bind(id)
-            .fetch_all(&mut *tx)
-            .await?
-            .iter()
-            .map(|r| r.try_get("id"))
-            .collect::<Result<_, _>>()?;
+        let users = super::active_jobs(&mut tx, "SELECT id FROM jobs WHERE source_model_id = ? AND status IN ('queued', 'running') ORDER BY created_at", id).await?;
         if !users.is_empty() {
             return Ok(super::DeleteOutcome::InUse(users));
         }

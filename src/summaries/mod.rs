@@ -5,6 +5,8 @@
 //! ranking is recomputed at query time for any exclusivity weight, without a refit.
 //! Pure functions, no I/O.
 
+pub mod exclusivity;
 pub mod frex;
 
+pub use exclusivity::topic_given_word;
 pub use frex::{ecdf, rank_topic, Rank, WordScore};

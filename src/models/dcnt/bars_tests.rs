@@ -86,6 +86,26 @@ fn k10_dcnt_and_scnt_recover_every_bar() {
     assert_recovers_all_bars("scnt", &scnt.topic_word, &truth);
     let dcnt = fit(&corpus, params, false, 1);
     assert_recovers_all_bars("dcnt", &dcnt.topic_word, &truth);
+    // The correlated variant never mixes orientations, so DCNT's topic correlations
+    // (supplement A.3) must separate them: by the sign of the mean, positive between
+    // two bars of one orientation, negative across.
+    let k = dcnt.params.topics;
+    let cor = super::scoring::correlations(&dcnt, 5_000, 3).correlation;
+    let m = best_matches(&dcnt.topic_word, &truth);
+    let (mut within, mut across) = (Vec::new(), Vec::new());
+    for a in 0..NUM_BARS {
+        for b in a + 1..NUM_BARS {
+            let c = cor[m[a].0 * k + m[b].0];
+            if truth.orientations[a] == truth.orientations[b] {
+                within.push(c)
+            } else {
+                across.push(c)
+            }
+        }
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    println!("dcnt correlations: within {:.3}, across {:.3}", mean(&within), mean(&across));
+    assert!(mean(&within) > 0.0 && mean(&across) < 0.0, "within {within:?}\nacross {across:?}");
 }
 
 /// DCNT with K̄ = 20 leaves the other ten topics nearly empty: the ten largest topics

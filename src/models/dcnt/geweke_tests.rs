@@ -22,6 +22,7 @@
 //!
 //! Tiny configuration: K̄ = 3 topics, F = 2 features, D = 4 documents.
 
+use crate::inference::geweke::z_score;
 use super::activations::{update_activations, UConditional};
 use super::globals::{prior_a, Globals};
 use super::params::Priors;
@@ -41,24 +42,6 @@ fn priors() -> Priors {
     Priors { beta: 0.1, gamma_mu: 1.0, a_f: 3.0, b_f: 3.0, a_a: 3.0, b_a: 3.0, a_v: 3.0, b_v: 3.0 }
 }
 
-/// Mean and the variance of the mean by 50 batch means.
-fn mean_and_variance_of_mean(xs: &[f64]) -> (f64, f64) {
-    let batches = 50;
-    let size = xs.len() / batches;
-    let means: Vec<f64> = xs.chunks(size).take(batches).map(|c| c.iter().sum::<f64>() / c.len() as f64).collect();
-    let m = means.iter().sum::<f64>() / batches as f64;
-    let v = means.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (batches - 1) as f64;
-    (xs.iter().sum::<f64>() / xs.len() as f64, v / batches as f64)
-}
-
-/// z-score of one test function between independent draws and a chain.
-fn z_score(independent: &[f64], chain: &[f64]) -> f64 {
-    let n = independent.len() as f64;
-    let m1 = independent.iter().sum::<f64>() / n;
-    let v1 = independent.iter().map(|x| (x - m1).powi(2)).sum::<f64>() / (n - 1.0) / n;
-    let (m2, v2) = mean_and_variance_of_mean(chain);
-    (m1 - m2) / (v1 + v2).sqrt()
-}
 
 /// Runs both simulators and asserts every |z| < 4.5. `prior` draws a block, `data`
 /// draws data given a block, `update` is the transition under test, `functions` the

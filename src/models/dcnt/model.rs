@@ -156,21 +156,6 @@ impl DcntModel {
         }
         Ok(fold_in(&self.point(), docs, features, options.iterations, options.burn_in, options.seed))
     }
-
-    /// P(topic | word) = Ω_kw s_k / Σ_j Ω_jw s_j with s the topic shares.
-    fn topic_given_word(&self, omega: &Array2<f64>) -> Array2<f64> {
-        let mut out = omega.clone();
-        for (t, mut row) in out.rows_mut().into_iter().enumerate() {
-            row *= self.topic_shares[t];
-        }
-        for mut col in out.columns_mut() {
-            let s = col.sum();
-            if s > 0.0 {
-                col /= s;
-            }
-        }
-        out
-    }
 }
 
 impl TopicModel for DcntModel {
@@ -185,7 +170,7 @@ impl TopicModel for DcntModel {
     fn topic_table(&self, _options: &TableOptions) -> TopicTable {
         let k = self.params.topics;
         let omega = Array2::from_shape_vec((k, self.num_terms), self.topic_word.clone()).expect("shape stored with the model");
-        let exclusivity = self.topic_given_word(&omega);
+        let exclusivity = crate::summaries::topic_given_word(&omega, &self.topic_shares);
         let topics = self.topic_shares.iter().map(|&s| TopicInfo { label: None, parent: None, children: vec![], proportion: s }).collect();
         TopicTable { frequency: omega, exclusivity, topics }
     }

@@ -14,6 +14,7 @@
 //! dropped gradient term, a wrong sign in a conditional draw) shifts the moments by many
 //! standard errors at these chain lengths.
 
+use crate::inference::geweke::{mean_and_variance_of_mean, z_score};
 use super::data::HpcData;
 use super::dispersion::Dispersion;
 use super::rates::Curvature;
@@ -25,24 +26,6 @@ use rand_distr::{ChiSquared, Distribution, Normal, Poisson, StandardNormal};
 
 const Z_LIMIT: f64 = 4.5;
 
-/// Mean and the variance of the mean by batch means (50 batches).
-fn mean_and_variance_of_mean(xs: &[f64]) -> (f64, f64) {
-    let batches = 50;
-    let size = xs.len() / batches;
-    let means: Vec<f64> = xs.chunks(size).take(batches).map(|c| c.iter().sum::<f64>() / c.len() as f64).collect();
-    let m = means.iter().sum::<f64>() / batches as f64;
-    let v = means.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (batches - 1) as f64;
-    (xs.iter().sum::<f64>() / xs.len() as f64, v / batches as f64)
-}
-
-/// z-score of one test function between independent draws and a chain.
-fn z_score(independent: &[f64], chain: &[f64]) -> f64 {
-    let n = independent.len() as f64;
-    let m1 = independent.iter().sum::<f64>() / n;
-    let v1 = independent.iter().map(|x| (x - m1).powi(2)).sum::<f64>() / (n - 1.0) / n;
-    let (m2, v2) = mean_and_variance_of_mean(chain);
-    (m1 - m2) / (v1 + v2).sqrt()
-}
 
 fn assert_all_z(names: &[String], independent: &[Vec<f64>], chain: &[Vec<f64>]) {
     for (i, name) in names.iter().enumerate() {

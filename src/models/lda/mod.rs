@@ -318,20 +318,6 @@ impl LdaModel {
         }
     }
 
-    /// P(topic | word) = φ_kw p_k / Σ_j φ_jw p_j with p the topic shares (paper 003, eq. 1).
-    fn topic_given_word(&self, phi: &Array2<f64>) -> Array2<f64> {
-        let mut out = phi.clone();
-        for (t, mut row) in out.rows_mut().into_iter().enumerate() {
-            row *= self.topic_shares[t];
-        }
-        for mut col in out.columns_mut() {
-            let s = col.sum();
-            if s > 0.0 {
-                col /= s;
-            }
-        }
-        out
-    }
 }
 
 impl TopicModel for LdaModel {
@@ -346,7 +332,7 @@ impl TopicModel for LdaModel {
     fn topic_table(&self, _options: &TableOptions) -> TopicTable {
         let k = self.params.topics;
         let phi = Array2::from_shape_vec((k, self.num_terms), self.word_rates.clone()).expect("shape stored with the model");
-        let exclusivity = self.topic_given_word(&phi);
+        let exclusivity = crate::summaries::topic_given_word(&phi, &self.topic_shares);
         let topics = self
             .topic_shares
             .iter()

@@ -98,7 +98,7 @@ pub fn chib_batch(
     seed: u64,
     cancel: &CancelToken,
 ) -> Option<Vec<f64>> {
-    assert!(num_topics > 0 && phi.len() % num_topics == 0, "φ must hold K × V entries");
+    assert!(num_topics > 0 && phi.len().is_multiple_of(num_topics), "φ must hold K × V entries");
     let num_terms = (phi.len() / num_topics) as u32;
     docs.par_iter()
         .enumerate()
@@ -184,7 +184,7 @@ pub(crate) struct TokenTopicTable {
 
 impl TokenTopicTable {
     pub(crate) fn new(words: &[u32], phi: &[f64], num_topics: usize, alpha: f64) -> Self {
-        assert!(num_topics > 0 && phi.len() % num_topics == 0, "φ must hold K × V entries");
+        assert!(num_topics > 0 && phi.len().is_multiple_of(num_topics), "φ must hold K × V entries");
         let num_terms = phi.len() / num_topics;
         let mut phi_by_token = Vec::with_capacity(words.len() * num_topics);
         for &w in words {
@@ -349,8 +349,8 @@ impl DocumentChain {
         let DocumentChain { table, z, counts, .. } = self;
         for _ in 0..MAX_PASSES {
             let mut changed = false;
-            for n in 0..table.len() {
-                let old = z[n];
+            for (n, topic) in z.iter_mut().enumerate() {
+                let old = *topic;
                 counts.remove(old);
                 let row = table.row(n);
                 let (mut best, mut best_weight) = (old, counts.shifted[old] * row[old]);
@@ -362,7 +362,7 @@ impl DocumentChain {
                 }
                 counts.add(best);
                 if best != old {
-                    z[n] = best;
+                    *topic = best;
                     changed = true;
                 }
             }

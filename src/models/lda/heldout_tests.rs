@@ -324,3 +324,90 @@ fn probability_product_matches_the_sum_of_logs() {
     product.push(0.0);
     assert_eq!(product.ln(), f64::NEG_INFINITY);
 }
+
+#[test]
+fn law_of_the_estimate_matches_enumeration_with_three_states() {
+    // The unbiasedness test cannot see every wrong chain structure: restarting the
+    // backward half with T instead of T̃ moves E[p̂] by under 2% at S = 2 on these cases
+    // (enumerated while writing this test), far below its noise. The law of the estimate
+    // itself does see it. With S = 3 and z* fixed, the chain (s, z¹, z², z³) has law
+    //   Q = ⅓ T̃(z¹ ← z*) T(z² ← z¹) T(z³ ← z²)     (s = 1)
+    //     + ⅓ T̃(z² ← z*) T(z³ ← z²) T̃(z¹ ← z²)    (s = 2: the backward half restarts at z²)
+    //     + ⅓ T̃(z³ ← z*) T̃(z² ← z³) T̃(z¹ ← z²)   (s = 3),
+    // and the estimate log p(w, z*) − log ⅓ Σ_i T(z* ← z^i) is a function of the states,
+    // so its law is enumerable (81³ chains). Runs are conditioned on their z* (identified
+    // by log p(w, z*), unique among the states here); every estimate must be a value of
+    // the law (to 1e-9), and each value with expected count ≥ 20 must get its count within
+    // 4.5 binomial SEs (Bonferroni: 4.5 SE has two-sided tail 7e-6, so even a hundred
+    // cells fail a correct sampler with probability under 1e-3; the seed is fixed).
+    let (k, alpha, words): (usize, f64, &[u32]) = (3, 0.1, &[0, 1, 2, 3]);
+    let phi = tiny_phi(k, 3);
+    let table = TokenTopicTable::new(words, &phi, k, alpha);
+    let states = all_assignments(words.len(), k);
+    let m = states.len();
+    let log_joint: Vec<f64> = states.iter().map(|z| table.log_joint(z, &counts_of(z, k))).collect();
+    let mut scratch = TopicCounts::new(k, alpha);
+    let mut forward = vec![vec![0.0; m]; m];
+    let mut reverse = vec![vec![0.0; m]; m];
+    for i in 0..m {
+        for j in 0..m {
+            forward[i][j] = table.log_sweep_probability(&states[i], &states[j], Order::Forward, &mut scratch).exp();
+            reverse[i][j] = table.log_sweep_probability(&states[i], &states[j], Order::Reverse, &mut scratch).exp();
+        }
+    }
+    let settings = ChibSettings { burn_in: 20, chain_length: 3 };
+    let runs = 120_000;
+    let parts: Vec<ChibParts> = (0..runs).map(|r| chib_parts(words, &phi, k, alpha, &settings, &mut stream(61, Purpose::Heldout, 0, r))).collect();
+    let star_of = |log_joint_star: f64| {
+        let matches: Vec<usize> = (0..m).filter(|&i| (log_joint[i] - log_joint_star).abs() < 1e-9).collect();
+        assert_eq!(matches.len(), 1, "z* not identified by log p(w, z*) = {log_joint_star}");
+        matches[0]
+    };
+    let mut by_star = vec![0usize; m];
+    parts.iter().for_each(|p| by_star[star_of(p.log_joint_star)] += 1);
+    let star = (0..m).max_by_key(|&i| by_star[i]).unwrap();
+    let n = by_star[star] as f64;
+    assert!(n > 0.5 * runs as f64, "ICM's z* varies too much to test: {by_star:?}");
+
+    // The exact law, values merged when within 1e-9.
+    let mut law: Vec<(f64, f64)> = Vec::with_capacity(m * m * m);
+    for a in 0..m {
+        for b in 0..m {
+            for c in 0..m {
+                let q = (reverse[star][a] * forward[a][b] * forward[b][c]
+                    + reverse[star][b] * forward[b][c] * reverse[b][a]
+                    + reverse[star][c] * reverse[c][b] * reverse[b][a])
+                    / 3.0;
+                let mean_transition = (forward[a][star] + forward[b][star] + forward[c][star]) / 3.0;
+                law.push((log_joint[star] - mean_transition.ln(), q));
+            }
+        }
+    }
+    law.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let mut cells: Vec<(f64, f64)> = Vec::new();
+    for (value, q) in law {
+        match cells.last_mut() {
+            Some(last) if value - last.0 < 1e-9 => last.1 += q,
+            _ => cells.push((value, q)),
+        }
+    }
+    assert!((cells.iter().map(|c| c.1).sum::<f64>() - 1.0).abs() < 1e-12);
+    let mut observed = vec![0usize; cells.len()];
+    for p in parts.iter().filter(|p| star_of(p.log_joint_star) == star) {
+        let estimate = p.log_likelihood();
+        let i = cells.partition_point(|c| c.0 < estimate - 1e-9);
+        assert!(i < cells.len() && (cells[i].0 - estimate).abs() < 1e-9, "estimate {estimate} is not a value of the law");
+        observed[i] += 1;
+    }
+    let mut worst: f64 = 0.0;
+    let mut tested = 0;
+    for (cell, &count) in cells.iter().zip(&observed) {
+        let expected = n * cell.1;
+        if expected >= 20.0 {
+            tested += 1;
+            worst = worst.max((count as f64 - expected).abs() / (expected * (1.0 - cell.1)).sqrt());
+        }
+    }
+    eprintln!("z* = {:?} in {n} of {runs} runs; {} values, {tested} tested; worst |z| = {worst:.2}", states[star], cells.len());
+    assert!(tested >= 10 && worst < 4.5, "law of the estimate departs from enumeration: worst |z| = {worst} over {tested} values");
+}

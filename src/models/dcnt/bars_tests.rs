@@ -68,44 +68,93 @@ fn lda_k10_recovers_every_bar() {
     assert_recovers_all_bars("lda", &lda.word_rates, &truth);
 }
 
-/// SCNT and DCNT with K̄ = 10 recover all ten bars.
+/// SCNT with K̄ = 10 recovers all ten bars.
 ///
-/// Ignored: NOT passing at a test-sized budget. With the toy initialisation (A, η, u,
-/// v from the prior, z uniform) one or two topics start as a blend of several bars
-/// and the chain splits them only slowly: after 1 500 scans on this corpus SCNT had 8
-/// of 10 bars (one topic still held two), DCNT 6 of 10 (its λ_v grows to 10–30, which
-/// ties v_d to A u_d and slows the (u, v) block). The paper runs 10 000 scans. The
-/// per-block Geweke tests pass; this is a mixing limit, not a known bug.
-/// Run with `cargo test --release --lib models::dcnt::bars_tests::k10_dcnt -- --ignored`.
+/// Ignored: NOT passing. With the toy initialisation (A, η, u, v from the prior, z
+/// uniform) one or two topics start as a blend of several bars and the chain splits
+/// them only slowly: after 1 500 scans SCNT had 8 of 10 bars; after the paper's 10 000
+/// scans (this test) one topic still holds two bars (L1 ≈ 1.0 to each) while the other
+/// eight match within 0.034. A topic left empty early in the stick order has its
+/// activation pushed down by every later token (σ(−v_k)^{N_{>k}}), so it rarely gets a
+/// token back: a local mode of the stick-breaking prior rather than a known bug (every
+/// block passes its Geweke test). DCNT, on the same corpus and budget, recovers all ten
+/// (below).
+/// Run with `cargo test --release --lib models::dcnt::bars_tests::k10_scnt -- --ignored`.
 #[test]
 #[ignore]
-fn k10_dcnt_and_scnt_recover_every_bar() {
+fn k10_scnt_recovers_every_bar() {
     let (truth, corpus) = corpus();
-    let params = json!({"topics": 10, "iterations": 10_000, "burn_in": 9_000, "thin": 10, "loglik_every": 1000});
-    let scnt = fit(&corpus, params.clone(), true, 1);
+    let scnt = fit(&corpus, k10_params(), true, 1);
     assert_recovers_all_bars("scnt", &scnt.topic_word, &truth);
-    let dcnt = fit(&corpus, params, false, 1);
+}
+
+/// The paper's 10 000 scans at K̄ = 10.
+fn k10_params() -> serde_json::Value {
+    json!({"topics": 10, "iterations": 10_000, "burn_in": 9_000, "thin": 10, "loglik_every": 1000})
+}
+
+/// DCNT with K̄ = 10 and the paper's 10 000 scans recovers all ten bars, and its topic
+/// correlations separate the orientations (about 20 s optimised).
+#[test]
+fn k10_dcnt_recovers_every_bar_and_separates_orientations() {
+    let (truth, corpus) = corpus();
+    let dcnt = fit(&corpus, k10_params(), false, 1);
     assert_recovers_all_bars("dcnt", &dcnt.topic_word, &truth);
     // The correlated variant never mixes orientations, so DCNT's topic correlations
-    // (supplement A.3) must separate them: by the sign of the mean, positive between
-    // two bars of one orientation, negative across.
+    // (supplement A.3) must separate them: pairs of bars of one orientation correlate
+    // more than pairs across, and pairs across negatively. (Pairs within are not
+    // positive here: with one to three of five bars per document and Dirichlet(1)
+    // weights, the true proportions of this corpus correlate negatively within an
+    // orientation too; the test checks the truth says so, so it cannot pass for the
+    // wrong reason.)
     let k = dcnt.params.topics;
-    let cor = super::scoring::correlations(&dcnt, 5_000, 3).correlation;
+    let fitted = super::scoring::correlations(&dcnt, 5_000, 3).correlation;
     let m = best_matches(&dcnt.topic_word, &truth);
+    let (within, across) = orientation_means(&truth, |a, b| fitted[m[a].0 * k + m[b].0]);
+    let true_correlation = true_proportion_correlation(&truth);
+    let (true_within, true_across) = orientation_means(&truth, |a, b| true_correlation[a * NUM_BARS + b]);
+    println!("dcnt correlations: within {within:.3}, across {across:.3}; true proportions: within {true_within:.3}, across {true_across:.3}");
+    assert!(true_within > true_across && true_across < 0.0, "the generator's own correlations: {true_within}, {true_across}");
+    assert!(within > across && across < 0.0, "fitted: within {within}, across {across}");
+}
+
+/// Mean of `corr(a, b)` over pairs of bars of one orientation, and over pairs across.
+fn orientation_means(truth: &BarsCorpus, corr: impl Fn(usize, usize) -> f64) -> (f64, f64) {
     let (mut within, mut across) = (Vec::new(), Vec::new());
     for a in 0..NUM_BARS {
         for b in a + 1..NUM_BARS {
-            let c = cor[m[a].0 * k + m[b].0];
             if truth.orientations[a] == truth.orientations[b] {
-                within.push(c)
+                within.push(corr(a, b))
             } else {
-                across.push(c)
+                across.push(corr(a, b))
             }
         }
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    println!("dcnt correlations: within {:.3}, across {:.3}", mean(&within), mean(&across));
-    assert!(mean(&within) > 0.0 && mean(&across) < 0.0, "within {within:?}\nacross {across:?}");
+    (mean(&within), mean(&across))
+}
+
+/// Correlation matrix (10 × 10) of the documents' true bar proportions.
+fn true_proportion_correlation(truth: &BarsCorpus) -> Vec<f64> {
+    let n = truth.doc_bars.len() as f64;
+    let theta: Vec<[f64; NUM_BARS]> = truth
+        .doc_bars
+        .iter()
+        .map(|bars| {
+            let mut t = [0.0; NUM_BARS];
+            bars.iter().for_each(|&(b, share)| t[b] = share);
+            t
+        })
+        .collect();
+    let mean: Vec<f64> = (0..NUM_BARS).map(|b| theta.iter().map(|t| t[b]).sum::<f64>() / n).collect();
+    let cov = |a: usize, b: usize| theta.iter().map(|t| (t[a] - mean[a]) * (t[b] - mean[b])).sum::<f64>() / n;
+    let mut out = vec![0.0; NUM_BARS * NUM_BARS];
+    for a in 0..NUM_BARS {
+        for b in 0..NUM_BARS {
+            out[a * NUM_BARS + b] = cov(a, b) / (cov(a, a) * cov(b, b)).sqrt();
+        }
+    }
+    out
 }
 
 /// DCNT with K̄ = 20 leaves the other ten topics nearly empty: the ten largest topics

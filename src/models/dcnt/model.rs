@@ -137,6 +137,16 @@ impl DcntModel {
         self.point_from(&self.last)
     }
 
+    /// The parameters prediction, held-out likelihood and topic correlations condition
+    /// on: Ω at its posterior mean, (A, η, λ_v) at the last kept sample. A is identified
+    /// only up to a rotation from the right (A u with u ~ N(ηᵀφ, I) is unchanged by
+    /// A → AR, u → Rᵀu, η → ηR, and A's row prior is isotropic), so the chain drifts
+    /// along rotations and the posterior mean of A shrinks A Aᵀ, the activations'
+    /// covariance; a single posterior draw keeps it.
+    pub fn plugin_point(&self) -> DcntPoint {
+        self.last_point()
+    }
+
     fn point_from(&self, l: &Loadings) -> DcntPoint {
         DcntPoint { num_topics: self.params.topics, num_features: self.num_features, a: l.a.clone(), eta: l.eta.clone(), lambda_v: l.lambda_v, topic_word: self.topic_word.clone() }
     }
@@ -154,7 +164,7 @@ impl DcntModel {
         if let Some(bad) = docs.iter().flat_map(|d| &d.terms).find(|&&w| w as usize >= self.num_terms) {
             return Err(ModelError::Invalid(format!("term id {bad} is outside the vocabulary")));
         }
-        Ok(fold_in(&self.point(), docs, features, options.iterations, options.burn_in, options.seed))
+        Ok(fold_in(&self.plugin_point(), docs, features, options.iterations, options.burn_in, options.seed))
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! Why it exists: the estimators ([`super::heldout`], [`super::covariance`]) work on a
 //! bare [`DcntPoint`]; the service asks a fitted model. This module picks the point
-//! (posterior means), supplies each document's metadata (φ_d = 1 for a model fitted
+//! ([`DcntModel::plugin_point`]), supplies each document's metadata (φ_d = 1 for a model fitted
 //! without features) and reads the estimator's settings from request params.
 
 use super::covariance::topic_covariance;
@@ -16,7 +16,7 @@ use crate::models::{ParamError, TopicCorrelations};
 use crate::rng::StreamRng;
 use serde_json::json;
 
-/// The Chib-style held-out likelihood of paper 000, A.4, at the posterior-mean point.
+/// The Chib-style held-out likelihood of paper 000, A.4, at the model's plug-in point.
 pub struct DcntChib {
     point: DcntPoint,
     settings: ChibSettings,
@@ -26,7 +26,7 @@ pub struct DcntChib {
 
 impl DcntChib {
     pub fn new(model: &DcntModel, settings: ChibSettings) -> Self {
-        DcntChib { point: model.point(), settings, constant_features: model.feature_names.is_empty() }
+        DcntChib { point: model.plugin_point(), settings, constant_features: model.feature_names.is_empty() }
     }
 
     /// Read `{"burn_in", "chain_length", "acceptance_samples"}`; absent keys keep the
@@ -67,6 +67,6 @@ impl DocScorer for DcntChib {
 /// metadata, `draws` per document (000, A.3).
 pub fn correlations(model: &DcntModel, draws: usize, seed: u64) -> TopicCorrelations {
     let features: Vec<Vec<f64>> = model.train_documents.iter().map(|&d| model.document_features(d).to_vec()).collect();
-    let c = topic_covariance(&model.point(), &features, draws, seed);
+    let c = topic_covariance(&model.plugin_point(), &features, draws, seed);
     TopicCorrelations { num_topics: model.params.topics, draws, mean: c.mean, covariance: c.covariance, correlation: c.correlation }
 }

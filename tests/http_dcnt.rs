@@ -107,5 +107,7 @@ async fn dcnt_and_scnt_on_bars() {
     }
     let (st, problem) = s.post("/v1/corpora", &json!({"synthetic": {"kind": "bars"}, "documents": [{"text": "a"}]})).await;
     assert_problem(st, &problem, 422, Some("synthetic"));
+    let (st, problem) = s.post("/v1/corpora", &json!({"synthetic": {"kind": "bars"}, "preprocess": {"stem": true}})).await;
+    assert_problem(st, &problem, 422, Some("synthetic"));
     assert_eq!(s.get("/v1/corpora").await.1["total"], before);
 }

@@ -154,6 +154,9 @@ fn build_from_json(bytes: &[u8]) -> ApiResult<(Option<String>, Corpus, Option<Va
         if !upload.documents.is_empty() || !upload.tree.is_empty() {
             return Err(ApiError::invalid("synthetic", "give documents or a synthetic corpus, not both"));
         }
+        if upload.preprocess != PreprocessOptions::default() || upload.label_separator.is_some() {
+            return Err(ApiError::invalid("synthetic", "a synthetic corpus takes no preprocessing options: its words are the pixels"));
+        }
         let (corpus, truth) = build_synthetic(spec)?;
         return Ok((upload.name, corpus, Some(truth)));
     }

@@ -55,6 +55,7 @@ pub async fn heldout(State(state): State<AppState>, Path(id): Path<String>, head
             return Err(ApiError::invalid("model", format!("{} models have no held-out likelihood estimator", m2.row.family)));
         }
         let (ids, encoded) = encode_documents(&m2, &req.documents)?;
+        check_sizes(&encoded, m2.model.num_topics())?;
         let names = m2.model.feature_names();
         let mut docs = Vec::with_capacity(ids.len());
         for (i, ((id, doc), raw)) in ids.into_iter().zip(encoded).zip(&req.documents).enumerate() {
@@ -81,6 +82,32 @@ pub async fn heldout(State(state): State<AppState>, Path(id): Path<String>, head
         .await?
         .ok_or_else(|| ApiError::not_found("model", &id))?;
     accepted(&state, &job)
+}
+
+/// Most tokens of one held-out document, and most tokens × topics (an estimator keeps a
+/// tokens × K table per document and its time grows with both).
+const MAX_DOC_TOKENS: u64 = 100_000;
+const MAX_DOC_TOKEN_TOPICS: u64 = 20_000_000;
+/// Most tokens of one request.
+const MAX_REQUEST_TOKENS: u64 = 2_000_000;
+
+/// Reject documents too large to score before anything is queued.
+fn check_sizes(docs: &[crate::corpus::lexicon::EncodedDoc], num_topics: usize) -> ApiResult<()> {
+    let mut total = 0u64;
+    for (i, d) in docs.iter().enumerate() {
+        let n = d.num_tokens();
+        if n > MAX_DOC_TOKENS || n.saturating_mul(num_topics as u64) > MAX_DOC_TOKEN_TOPICS {
+            return Err(ApiError::invalid(
+                format!("documents[{i}]"),
+                format!("{n} tokens is too many to score with {num_topics} topics (at most {MAX_DOC_TOKENS} tokens and {MAX_DOC_TOKEN_TOPICS} tokens × topics)"),
+            ));
+        }
+        total += n;
+    }
+    if total > MAX_REQUEST_TOKENS {
+        return Err(ApiError::invalid("documents", format!("{total} tokens in all; at most {MAX_REQUEST_TOKENS} per request")));
+    }
+    Ok(())
 }
 
 /// A document's features in the model's order: absent names are 0 (as in a corpus);
@@ -148,6 +175,8 @@ struct CorrelationsQuery {
 
 /// Most draws per document a correlations request may ask for.
 const MAX_DRAWS: usize = 100_000;
+/// Most draws × topics (the memory one document's simulation holds).
+const MAX_DRAW_VALUES: usize = 20_000_000;
 
 /// `GET /v1/models/{id}/correlations?draws=&seed=`: Monte Carlo covariance and
 /// correlation of topic weights (DCNT, SCNT), topic ids as in `/topics`.
@@ -159,6 +188,10 @@ pub async fn correlations(State(state): State<AppState>, Path(id): Path<String>,
     }
     let seed = query.seed.unwrap_or(0);
     let m = state.models.get(&state.store, &id).await?;
+    // The estimator keeps every draw of a document's weights: bound draws × topics.
+    if draws.saturating_mul(m.model.num_topics()) > MAX_DRAW_VALUES {
+        return Err(ApiError::invalid("query.draws", format!("draws × topics must be at most {MAX_DRAW_VALUES} ({} topics)", m.model.num_topics())));
+    }
     let (m2, pool) = (m.clone(), state.predict_pool.clone());
     let result = tokio::task::spawn_blocking(move || pool.install(|| m2.model.correlations(draws, seed))).await.map_err(ApiError::internal)?;
     let c = result.ok_or_else(|| ApiError::invalid("model", format!("{} models have no topic correlations (dcnt and scnt do)", m.row.family)))?;

@@ -71,8 +71,9 @@ impl HeldoutReport {
     }
 }
 
-/// Documents per progress report and cancellation check.
-const CHUNK: usize = 16;
+/// Documents per progress report and cancellation check (small: one document can take
+/// seconds, and a cancel should land within a few of them).
+const CHUNK: usize = 4;
 
 /// Score every document in parallel (inside the caller's rayon pool). Document `i`
 /// draws from `stream(seed, Heldout, 0, i)` whatever the chunking or thread count.

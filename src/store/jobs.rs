@@ -315,15 +315,19 @@ impl Store {
     }
 
     /// End a running job as failed (or cancelled) with a reason.
+    /// An evaluation job's stored documents go with it.
     pub async fn finish_job(&self, id: &str, status: JobStatus, error: Option<&str>) -> StoreResult<()> {
         debug_assert!(status.is_terminal());
+        let mut tx = self.pool.begin().await?;
         sqlx::query("UPDATE jobs SET status = ?, finished_at = ?, error = ? WHERE id = ? AND status IN ('running', 'queued')")
             .bind(status.as_str())
             .bind(now())
             .bind(error)
             .bind(id)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
+        sqlx::query("DELETE FROM job_inputs WHERE job_id = ?").bind(id).execute(&mut *tx).await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -343,6 +347,11 @@ impl Store {
         sqlx::query("UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND status IN ('queued', 'running')").bind(id).execute(&mut *tx).await?;
         sqlx::query("UPDATE jobs SET status = 'cancelled', finished_at = ?, error = 'cancelled before it started' WHERE id = ? AND status = 'queued'")
             .bind(now())
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM job_inputs WHERE job_id = ? AND EXISTS (SELECT 1 FROM jobs WHERE id = ? AND status = 'cancelled')")
+            .bind(id)
             .bind(id)
             .execute(&mut *tx)
             .await?;

@@ -34,9 +34,9 @@ impl DcntChib {
     pub fn settings_from(params: &serde_json::Value) -> Result<ChibSettings, ParamError> {
         let mut r = ParamReader::new(params)?;
         let d = ChibSettings::default();
-        let burn_in = r.uint_in("burn_in", 0, 1_000_000)?.map_or(d.burn_in, |x| x as usize);
-        let chain_length = r.uint_in("chain_length", 1, 1_000_000)?.map_or(d.chain_length, |x| x as usize);
-        let acceptance_samples = r.uint_in("acceptance_samples", 1, 10_000_000)?.map_or(d.acceptance_samples, |x| x as usize);
+        let burn_in = r.uint_in("burn_in", 0, 100_000)?.map_or(d.burn_in, |x| x as usize);
+        let chain_length = r.uint_in("chain_length", 1, 100_000)?.map_or(d.chain_length, |x| x as usize);
+        let acceptance_samples = r.uint_in("acceptance_samples", 1, 1_000_000)?.map_or(d.acceptance_samples, |x| x as usize);
         r.finish()?;
         Ok(ChibSettings { burn_in, chain_length, acceptance_samples })
     }

@@ -260,8 +260,8 @@ impl LdaChib<'_> {
     fn settings_from(params: &serde_json::Value) -> Result<ChibSettings, ParamError> {
         let mut r = crate::models::params::ParamReader::new(params)?;
         let d = ChibSettings::default();
-        let burn_in = r.uint_in("burn_in", 0, 1_000_000)?.map_or(d.burn_in, |b| b as usize);
-        let chain_length = r.uint_in("chain_length", 1, 1_000_000)?.map_or(d.chain_length, |s| s as usize);
+        let burn_in = r.uint_in("burn_in", 0, 100_000)?.map_or(d.burn_in, |b| b as usize);
+        let chain_length = r.uint_in("chain_length", 1, 100_000)?.map_or(d.chain_length, |s| s as usize);
         r.finish()?;
         Ok(ChibSettings { burn_in, chain_length })
     }

@@ -95,7 +95,7 @@ fn fixed_globals() -> Globals {
 
 /// Moments of every entry and one cross moment.
 fn moments(x: &[f64]) -> Vec<f64> {
-    let mut g: Vec<f64> = x.iter().copied().collect();
+    let mut g: Vec<f64> = x.to_vec();
     g.extend(x.iter().map(|a| a * a));
     g.push(x[0] * x[1]);
     g

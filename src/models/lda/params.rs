@@ -104,7 +104,7 @@ impl LdaParams {
 
     /// Whether sweep `iteration` (1-based) contributes to the posterior means.
     pub fn is_kept(&self, iteration: usize) -> bool {
-        iteration > self.burn_in && (iteration - self.burn_in) % self.thin == 0
+        iteration > self.burn_in && (iteration - self.burn_in).is_multiple_of(self.thin)
     }
 }
 

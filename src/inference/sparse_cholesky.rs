@@ -494,15 +494,21 @@ mod tests {
             // L Lᵀ = A: check through (L z)·(L z') against zᵀ A-free identity: the
             // covariance of L z is A, so A⁻¹ (L z) = L⁻ᵀ z has squared norm ... check
             // directly that solve(L z) · (L z) = |z|².
-            let z: Vec<f64> = (0..x.len()).map(|i| (i as f64 * 1.3).cos()).collect();
-            let mut lz = vec![0.0; x.len()];
-            chol.mul_l(&z, &mut lz);
-            let mut v = lz.clone();
-            chol.solve_in_place(&mut v);
-            let quad: f64 = v.iter().zip(&lz).map(|(a, b)| a * b).sum();
-            let zz: f64 = z.iter().map(|a| a * a).sum();
-            assert!((quad - zz).abs() < 1e-9 * zz);
+            assert_solve_inverts_l(&chol, x.len());
         }
+    }
+
+    /// solve(L z) · (L z) = |z|²: the solve applies (L Lᵀ)⁻¹ for the same L that
+    /// `mul_l` applies.
+    fn assert_solve_inverts_l(chol: &SparseCholesky<'_>, n: usize) {
+        let z: Vec<f64> = (0..n).map(|i| (i as f64 * 1.3).cos()).collect();
+        let mut lz = vec![0.0; n];
+        chol.mul_l(&z, &mut lz);
+        let mut v = lz.clone();
+        chol.solve_in_place(&mut v);
+        let quad: f64 = v.iter().zip(&lz).map(|(a, b)| a * b).sum();
+        let zz: f64 = z.iter().map(|a| a * a).sum();
+        assert!((quad - zz).abs() < 1e-9 * zz);
     }
 
     /// Tree patterns take the branch-free solve ([`SparsePattern::tree_link`]); it must
@@ -533,14 +539,7 @@ mod tests {
             for i in 0..n {
                 assert!((b[i] - x[i]).abs() < 1e-10, "solve {i}: {} vs {}", b[i], x[i]);
             }
-            let z: Vec<f64> = (0..n).map(|i| (i as f64 * 1.3).cos()).collect();
-            let mut lz = vec![0.0; n];
-            chol.mul_l(&z, &mut lz);
-            let mut v = lz.clone();
-            chol.solve_in_place(&mut v);
-            let quad: f64 = v.iter().zip(&lz).map(|(a, b)| a * b).sum();
-            let zz: f64 = z.iter().map(|a| a * a).sum();
-            assert!((quad - zz).abs() < 1e-9 * zz);
+            assert_solve_inverts_l(&chol, n);
         }
     }
 

@@ -71,6 +71,43 @@ impl HeldoutReport {
     }
 }
 
+impl HeldoutDoc {
+    /// The document as a token list (each term repeated by its count), terms outside a
+    /// vocabulary of `num_terms` dropped.
+    pub fn tokens(&self, num_terms: usize) -> Vec<u32> {
+        self.doc
+            .terms
+            .iter()
+            .zip(&self.doc.counts)
+            .filter(|(&t, _)| (t as usize) < num_terms)
+            .flat_map(|(&t, &c)| std::iter::repeat_n(t, c as usize))
+            .collect()
+    }
+}
+
+/// Score corpus documents a fit held out (`documents` are corpus indices; `features`
+/// gives each one's metadata row). The fit's progress stands while they are scored;
+/// cancellation still applies.
+pub fn score_corpus_documents(
+    scorer: &dyn DocScorer,
+    corpus: &crate::corpus::Corpus,
+    documents: &[usize],
+    features: impl Fn(usize) -> Vec<f64>,
+    seed: u64,
+    ctx: &FitContext,
+) -> Result<HeldoutReport, FitError> {
+    let docs: Vec<HeldoutDoc> = documents
+        .iter()
+        .map(|&d| {
+            let (terms, counts) = corpus.counts.row(d);
+            let doc = EncodedDoc { terms: terms.to_vec(), counts: counts.to_vec(), oov_tokens: 0 };
+            HeldoutDoc { id: corpus.doc_ids[d].clone(), doc, features: features(d) }
+        })
+        .collect();
+    let quiet = FitContext { progress: &|_| {}, cancel: ctx.cancel, sample: &|_, _| {} };
+    score_documents(scorer, &docs, seed, &quiet)
+}
+
 /// Documents per progress report and cancellation check (small: one document can take
 /// seconds, and a cancel should land within a few of them).
 const CHUNK: usize = 4;

@@ -22,8 +22,7 @@ use crate::models::{FitContext, FitError, Progress};
 use serde::{Deserialize, Serialize};
 use super::heldout::ChibSettings;
 use super::scoring::DcntChib;
-use crate::corpus::EncodedDoc;
-use crate::models::heldout::{score_documents, HeldoutDoc};
+use crate::models::heldout::score_corpus_documents;
 use crate::models::splits;
 use serde_json::json;
 
@@ -209,20 +208,10 @@ pub fn fit_dcnt(corpus: &Corpus, p: &DcntParams, diagonal: bool, seed: u64, ctx:
         heldout: None,
     };
     if !model.heldout_documents.is_empty() {
-        let docs: Vec<HeldoutDoc> = model
-            .heldout_documents
-            .iter()
-            .map(|&d| {
-                let (terms, counts) = corpus.counts.row(d);
-                let doc = EncodedDoc { terms: terms.to_vec(), counts: counts.to_vec(), oov_tokens: 0 };
-                HeldoutDoc { id: corpus.doc_ids[d].clone(), doc, features: model.document_features(d).to_vec() }
-            })
-            .collect();
         let settings = ChibSettings { burn_in: p.heldout_burn_in, chain_length: p.heldout_chain_length, acceptance_samples: p.heldout_acceptance_samples };
         let scorer = DcntChib::new(&model, settings);
-        // The estimate reports no progress of its own; the fit's last scan stands.
-        let quiet = FitContext { progress: &|_| {}, cancel: ctx.cancel, sample: &|_, _| {} };
-        model.heldout = Some(score_documents(&scorer, &docs, seed, &quiet)?);
+        let report = score_corpus_documents(&scorer, corpus, &model.heldout_documents, |d| model.document_features(d).to_vec(), seed, ctx)?;
+        model.heldout = Some(report);
     }
     Ok(model)
 }

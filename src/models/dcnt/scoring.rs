@@ -56,7 +56,7 @@ impl DocScorer for DcntChib {
     }
 
     fn log_likelihood(&self, doc: &HeldoutDoc, rng: &mut StreamRng) -> f64 {
-        let words: Vec<u32> = doc.doc.terms.iter().zip(&doc.doc.counts).flat_map(|(&t, &c)| std::iter::repeat_n(t, c as usize)).collect();
+        let words = doc.tokens(self.point.num_terms());
         let constant = [1.0];
         let features = if self.constant_features { &constant[..] } else { &doc.features[..] };
         chib_log_likelihood(&self.point, features, &words, &self.settings, rng)

@@ -20,7 +20,7 @@ pub mod tokens;
 
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats, DocTermMatrix};
-use crate::models::heldout::{score_documents, DocScorer, HeldoutDoc, HeldoutReport};
+use crate::models::heldout::{score_corpus_documents, DocScorer, HeldoutDoc, HeldoutReport};
 use crate::models::splits;
 use crate::rng::StreamRng;
 use heldout::{chib_log_likelihood, ChibSettings};
@@ -232,18 +232,10 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
         heldout: None,
     };
     if test_documents > 0 {
-        let docs: Vec<HeldoutDoc> = (0..corpus.num_documents())
-            .filter(|&d| held_out[d])
-            .map(|d| {
-                let (terms, counts) = corpus.counts.row(d);
-                HeldoutDoc { id: corpus.doc_ids[d].clone(), doc: EncodedDoc { terms: terms.to_vec(), counts: counts.to_vec(), oov_tokens: 0 }, features: vec![] }
-            })
-            .collect();
         let settings = ChibSettings { burn_in: p.heldout_burn_in, chain_length: p.heldout_chain_length };
         let scorer = LdaChib { model: &model, settings };
-        // The estimate's progress is not the fit's: report sweeps only.
-        let quiet = FitContext { progress: &|_| {}, cancel: ctx.cancel, sample: &|_, _| {} };
-        model.heldout = Some(score_documents(&scorer, &docs, seed, &quiet)?);
+        let held: Vec<usize> = (0..corpus.num_documents()).filter(|&d| held_out[d]).collect();
+        model.heldout = Some(score_corpus_documents(&scorer, corpus, &held, |_| Vec::new(), seed, ctx)?);
     }
     Ok(model)
 }
@@ -277,14 +269,7 @@ impl DocScorer for LdaChib<'_> {
     }
 
     fn log_likelihood(&self, doc: &HeldoutDoc, rng: &mut StreamRng) -> f64 {
-        let words: Vec<u32> = doc
-            .doc
-            .terms
-            .iter()
-            .zip(&doc.doc.counts)
-            .filter(|(&t, _)| (t as usize) < self.model.num_terms)
-            .flat_map(|(&t, &c)| std::iter::repeat_n(t, c as usize))
-            .collect();
+        let words = doc.tokens(self.model.num_terms);
         chib_log_likelihood(&words, &self.model.word_rates, self.model.params.topics, self.model.params.alpha, &self.settings, rng)
     }
 }

@@ -3,6 +3,7 @@
 //!
 //! # Layout
 //! - [`corpus`]: uploaded documents → vocabulary, sparse counts, label tree.
+//! - [`graph`]: uploaded nodes and edges → a validated, numbered graph.
 //! - [`models`]: the [`models::ModelFamily`] / [`models::TopicModel`] traits and one
 //!   folder per model (LDA first); pure numerics on rayon.
 //! - [`inference`]: generic samplers (HMC) over a log density with gradient.
@@ -14,12 +15,13 @@
 //! - [`api`]: axum router, handlers, problem+json errors, metrics.
 //! - [`config`] and [`cli`]: flags and environment; the offline `fit` command.
 //!
-//! `corpus`, `models`, `inference`, `summaries` and `rng` never import axum, sqlx or tokio.
+//! `corpus`, `graph`, `models`, `inference`, `summaries` and `rng` never import axum, sqlx or tokio.
 
 pub mod api;
 pub mod cli;
 pub mod config;
 pub mod corpus;
+pub mod graph;
 pub mod inference;
 pub mod jobs;
 pub mod models;

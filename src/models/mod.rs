@@ -10,6 +10,7 @@
 //! installed, never touch HTTP, SQL or tokio, and are fully determined by
 //! `(corpus, params, seed)`.
 
+pub mod community;
 pub mod dcnt;
 pub mod heldout;
 pub mod hpc;

@@ -1,0 +1,70 @@
+//! Relational models: the trait pair every community model on a graph implements.
+//!
+//! Why it exists: graph models fit a [`Graph`] rather than a corpus and answer a
+//! different question (who belongs to which community), but share the rest of the
+//! spine with topic models: jobs, progress, cancellation, parameter errors that name
+//! the field, and a versioned encoding the store keeps. A [`CommunityFamily`] checks
+//! parameters, fits and decodes; a fitted [`CommunityModel`] reports its communities.
+//! Adding one means a folder under `models/` and a line in [`COMMUNITY_FAMILIES`].
+
+use super::{FitContext, FitError, ModelError, ParamError};
+use crate::graph::{Graph, GraphStats};
+
+/// Every relational model the service knows, by name.
+pub static COMMUNITY_FAMILIES: &[&dyn CommunityFamily] = &[];
+
+/// Look a relational model family up by its wire name (`"hdp_ammsb"`).
+pub fn community_family(name: &str) -> Option<&'static dyn CommunityFamily> {
+    COMMUNITY_FAMILIES.iter().copied().find(|f| f.name() == name)
+}
+
+/// A kind of relational model: parameter checking, fitting and decoding.
+pub trait CommunityFamily: Sync {
+    /// Wire name used in `POST /v1/jobs` with a `graph_id`.
+    fn name(&self) -> &'static str;
+    /// Check `params` (a JSON object) before a job is queued; errors name the field.
+    fn check_params(&self, params: &serde_json::Value, graph: &GraphStats) -> Result<(), ParamError>;
+    /// Fit on `graph`. Must poll `ctx.cancel` at least once per pass.
+    fn fit(&self, graph: &Graph, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn CommunityModel>, FitError>;
+    /// Decode a model previously produced by [`CommunityModel::encode`].
+    fn decode(&self, bytes: &[u8]) -> Result<Box<dyn CommunityModel>, ModelError>;
+}
+
+/// A fitted relational model.
+pub trait CommunityModel: Send + Sync {
+    /// The family's wire name.
+    fn family(&self) -> &'static str;
+    /// Number of communities reported (active ones, in the order of [`Communities`]).
+    fn num_communities(&self) -> usize;
+    /// Each node's membership and each community's summary.
+    fn communities(&self) -> Communities;
+    /// Fit diagnostics shown by `GET /v1/models/{id}` (plain JSON data).
+    fn diagnostics(&self) -> serde_json::Value;
+    /// A versioned binary encoding, decoded by [`CommunityFamily::decode`].
+    fn encode(&self) -> Vec<u8>;
+}
+
+/// What `GET /v1/models/{id}/communities` shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Communities {
+    pub nodes: Vec<NodeMembership>,
+    pub communities: Vec<CommunitySummary>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeMembership {
+    pub node: String,
+    /// Expected membership weights over the reported communities (sums to at most 1:
+    /// the rest is the mass on communities not instantiated).
+    pub membership: Vec<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommunitySummary {
+    pub id: usize,
+    /// Posterior mean probability of a link between two nodes both acting in this
+    /// community.
+    pub link_probability: f64,
+    /// Expected size: the sum over nodes of their membership weight in it.
+    pub size: f64,
+}

@@ -140,6 +140,7 @@ pub async fn evaluate(State(state): State<AppState>, Path(id): Path<String>) -> 
         Some(Value::Null) => return Err(ApiError::invalid("model", "the model was fitted without a test split: nothing to evaluate")),
         Some(_) => {}
     }
+    let corpus_id = row.corpus_id.clone().ok_or_else(|| ApiError::invalid("model", format!("{} models were fitted on a graph, not a corpus", row.family)))?;
     let job_id = uuid::Uuid::new_v4().to_string();
     let job = state
         .store
@@ -147,14 +148,14 @@ pub async fn evaluate(State(state): State<AppState>, Path(id): Path<String>) -> 
             id: &job_id,
             kind: kind::EVALUATE,
             source_model_id: &id,
-            corpus_id: Some(&row.corpus_id),
+            corpus_id: Some(&corpus_id),
             model: &row.family,
             params: &row.params,
             seed: row.seed,
             input: None,
         })
         .await?
-        .ok_or_else(|| ApiError::conflict(format!("model {id} or its corpus {} no longer exists", row.corpus_id)))?;
+        .ok_or_else(|| ApiError::conflict(format!("model {id} or its corpus {corpus_id} no longer exists")))?;
     accepted(&state, &job)
 }
 

@@ -5,7 +5,9 @@ use super::extract::{parse_json, parse_query, read_body, require_json, Page};
 use super::AppState;
 use crate::corpus::CorpusStats;
 use crate::models;
+use crate::models::community::{community_family, community_family_names};
 use crate::store::jobs::NewJob;
+use crate::store::FitInput;
 use crate::store::{JobRow, JobStatus};
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
@@ -18,7 +20,12 @@ use serde_json::{json, Value};
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct JobRequest {
-    corpus_id: String,
+    /// Topic models fit a corpus...
+    #[serde(default)]
+    corpus_id: Option<String>,
+    /// ...relational models a graph.
+    #[serde(default)]
+    graph_id: Option<String>,
     model: String,
     #[serde(default)]
     params: Value,
@@ -34,6 +41,7 @@ pub fn job_json(j: &JobRow) -> Value {
         "kind": j.kind,
         "status": j.status.as_str(),
         "corpus_id": j.corpus_id,
+        "graph_id": j.graph_id,
         "model": j.model,
         "params": j.params,
         "seed": j.seed,
@@ -54,30 +62,62 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Bod
     require_json(&headers)?;
     let body = read_body(body, state.max_body_bytes).await?;
     let req: JobRequest = parse_json(&body)?;
-    let family = models::family(&req.model)
-        .ok_or_else(|| ApiError::invalid("model", format!("unknown model {:?}; known: {}", req.model, models::family_names().join(", "))))?;
     let params = match req.params {
         Value::Null => json!({}),
         v @ Value::Object(_) => v,
         _ => return Err(ApiError::invalid("params", "must be a JSON object")),
     };
-    let corpus = state
-        .store
-        .get_corpus(&req.corpus_id)
-        .await?
-        .ok_or_else(|| ApiError::invalid("corpus_id", format!("no corpus with id {:?}", req.corpus_id)))?;
-    let stats: CorpusStats = serde_json::from_value(corpus.summary["stats"].clone()).map_err(ApiError::internal)?;
-    family.check_params(&params, &stats)?;
     let seed = req.seed.unwrap_or_else(rand::random);
     let id = uuid::Uuid::new_v4().to_string();
-    let job = state
-        .store
-        .insert_job(NewJob { id: &id, corpus_id: &req.corpus_id, model: family.name(), params: &params, seed })
-        .await?
-        .ok_or_else(|| ApiError::invalid("corpus_id", format!("corpus {:?} was deleted", req.corpus_id)))?;
+    let job = match (req.corpus_id, req.graph_id) {
+        (Some(corpus_id), None) => {
+            let family = models::family(&req.model).ok_or_else(|| unknown_model(&req.model, "corpus_id"))?;
+            let corpus = state
+                .store
+                .get_corpus(&corpus_id)
+                .await?
+                .ok_or_else(|| ApiError::invalid("corpus_id", format!("no corpus with id {corpus_id:?}")))?;
+            let stats: CorpusStats = serde_json::from_value(corpus.summary["stats"].clone()).map_err(ApiError::internal)?;
+            family.check_params(&params, &stats)?;
+            state
+                .store
+                .insert_job(NewJob { id: &id, input: FitInput::Corpus(&corpus_id), model: family.name(), params: &params, seed })
+                .await?
+                .ok_or_else(|| ApiError::invalid("corpus_id", format!("corpus {corpus_id:?} was deleted")))?
+        }
+        (None, Some(graph_id)) => {
+            let family = community_family(&req.model).ok_or_else(|| unknown_model(&req.model, "graph_id"))?;
+            let graph = state
+                .store
+                .get_graph(&graph_id)
+                .await?
+                .ok_or_else(|| ApiError::invalid("graph_id", format!("no graph with id {graph_id:?}")))?;
+            family.check_params(&params, &graph.stats)?;
+            state
+                .store
+                .insert_job(NewJob { id: &id, input: FitInput::Graph(&graph_id), model: family.name(), params: &params, seed })
+                .await?
+                .ok_or_else(|| ApiError::invalid("graph_id", format!("graph {graph_id:?} was deleted")))?
+        }
+        (Some(_), Some(_)) => return Err(ApiError::invalid("graph_id", "give corpus_id (topic models) or graph_id (graph models), not both")),
+        (None, None) => return Err(ApiError::invalid("corpus_id", "required (or graph_id for graph models)")),
+    };
     state.runner.wake();
     let location = format!("/v1/jobs/{id}");
     Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(job_json(&job))).into_response())
+}
+
+/// A 422 for a model name that is not a family of the kind the input needs.
+fn unknown_model(name: &str, input_field: &str) -> ApiError {
+    let (topic, graph) = (models::family_names(), community_family_names());
+    if input_field == "corpus_id" && graph.contains(&name) {
+        return ApiError::invalid("model", format!("{name} fits a graph: give graph_id instead of corpus_id"));
+    }
+    if input_field == "graph_id" && topic.contains(&name) {
+        return ApiError::invalid("model", format!("{name} fits a corpus: give corpus_id instead of graph_id"));
+    }
+    let known = if input_field == "corpus_id" { topic } else { graph };
+    ApiError::invalid("model", format!("unknown model {name:?}; with {input_field}: {}", known.join(", ")))
 }
 
 /// `GET /v1/jobs?status=&offset=&limit=`.

@@ -8,6 +8,7 @@ pub mod corpora;
 pub mod error;
 pub mod evaluations;
 pub mod extract;
+pub mod graphs;
 pub mod jobs;
 pub mod metrics;
 pub mod model_cache;
@@ -66,6 +67,11 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/models/{id}/evaluation"),
     ("post", "/v1/models/{id}/heldout-likelihood"),
     ("get", "/v1/models/{id}/correlations"),
+    ("post", "/v1/graphs"),
+    ("get", "/v1/graphs"),
+    ("get", "/v1/graphs/{id}"),
+    ("delete", "/v1/graphs/{id}"),
+    ("get", "/v1/models/{id}/communities"),
 ];
 
 /// The application router (without the outer middleware of [`serve`]).
@@ -90,6 +96,9 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/models/{id}/topics", get(models::topics))
         .route("/v1/models/{id}/topics/{topic}/frex", get(models::topic_frex))
         .route("/v1/models/{id}/predict", post(models::predict))
+        .route("/v1/graphs", post(graphs::create).get(graphs::list))
+        .route("/v1/graphs/{id}", get(graphs::get_one).delete(graphs::delete))
+        .route("/v1/models/{id}/communities", get(graphs::communities))
         .fallback(ops::not_found)
         .method_not_allowed_fallback(ops::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(state.metrics.clone(), metrics::record))

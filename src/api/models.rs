@@ -25,6 +25,7 @@ fn model_json(r: &ModelRow) -> Value {
         "model": r.family,
         "job_id": r.job_id,
         "corpus_id": r.corpus_id,
+        "graph_id": r.graph_id,
         "params": r.params,
         "seed": r.seed,
         "created_at": r.created_at,

@@ -7,7 +7,9 @@ use crate::models::{self, params::requested_threads, CancelToken, FitContext, Fi
 use crate::store::models::NewModel;
 use crate::models::heldout::{score_documents, HeldoutDoc};
 use crate::store::jobs::kind;
-use crate::store::{JobRow, JobStatus, Store};
+use crate::store::{FitInput, JobRow, JobStatus, Store};
+use crate::graph::Graph;
+use crate::models::community::community_family;
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -49,7 +51,8 @@ enum FitEvent {
 struct FittedBlobs {
     num_topics: usize,
     diagnostics: serde_json::Value,
-    lexicon: Vec<u8>,
+    /// Topic models keep their corpus' lexicon; relational models have none.
+    lexicon: Option<Vec<u8>>,
     data: Vec<u8>,
 }
 
@@ -167,12 +170,16 @@ impl Runner {
             }
             Ok(Outcome::Model(blobs)) => {
                 let model_id = uuid::Uuid::new_v4().to_string();
+                let input = match (&job.graph_id, &job.corpus_id) {
+                    (Some(graph), _) => FitInput::Graph(graph),
+                    (None, corpus) => FitInput::Corpus(corpus.as_deref().unwrap_or("")),
+                };
                 let stored = self
                     .store
                     .complete_job_with_model(NewModel {
                         id: &model_id,
                         job_id: &job.id,
-                        corpus_id: job.corpus_id.as_deref().unwrap_or(""),
+                        input,
                         family: &job.model,
                         params: &job.params,
                         seed: job.seed,
@@ -205,8 +212,11 @@ impl Runner {
         self.wake.notify_one();
     }
 
-    /// Fit a model: decode the corpus, run the family's fit, encode the result.
+    /// Fit a model: decode the corpus (or graph), run the family's fit, encode the result.
     async fn execute_fit(&self, job: &JobRow, token: &CancelToken) -> Result<FittedBlobs, FitError> {
+        if let Some(graph_id) = job.graph_id.clone() {
+            return self.execute_graph_fit(job, &graph_id, token).await;
+        }
         let family = models::family(&job.model).ok_or_else(|| FitError::Numerical(format!("unknown model {:?}", job.model)))?;
         let corpus_id = job.corpus_id.clone().unwrap_or_default();
         let blob = self.corpus_blob(&corpus_id).await?;
@@ -218,9 +228,28 @@ impl Runner {
             Ok(FittedBlobs {
                 num_topics: model.num_topics(),
                 diagnostics: model.diagnostics(),
-                lexicon: postcard::to_allocvec(&corpus.lexicon).expect("plain data encodes"),
+                lexicon: Some(postcard::to_allocvec(&corpus.lexicon).expect("plain data encodes")),
                 data: model.encode(),
             })
+        })
+        .await
+    }
+
+    /// Fit a relational model on a stored graph.
+    async fn execute_graph_fit(&self, job: &JobRow, graph_id: &str, token: &CancelToken) -> Result<FittedBlobs, FitError> {
+        let family = community_family(&job.model).ok_or_else(|| FitError::Numerical(format!("unknown graph model {:?}", job.model)))?;
+        let blob = self
+            .store
+            .graph_data(graph_id)
+            .await
+            .map_err(|e| FitError::Numerical(format!("could not read graph: {e}")))?
+            .ok_or_else(|| FitError::Numerical(format!("graph {graph_id} no longer exists")))?;
+        let (params, seed) = (job.params.clone(), job.seed);
+        self.run_blocking(job, token, move |ctx| {
+            let graph = Graph::decode(&blob).map_err(|e| FitError::Numerical(format!("stored graph is corrupt: {e}")))?;
+            drop(blob);
+            let model = family.fit(&graph, &params, seed, ctx)?;
+            Ok(FittedBlobs { num_topics: model.num_communities(), diagnostics: model.diagnostics(), lexicon: None, data: model.encode() })
         })
         .await
     }

@@ -18,6 +18,11 @@ pub fn community_family(name: &str) -> Option<&'static dyn CommunityFamily> {
     COMMUNITY_FAMILIES.iter().copied().find(|f| f.name() == name)
 }
 
+/// Names of every registered relational family.
+pub fn community_family_names() -> Vec<&'static str> {
+    COMMUNITY_FAMILIES.iter().map(|f| f.name()).collect()
+}
+
 /// A kind of relational model: parameter checking, fitting and decoding.
 pub trait CommunityFamily: Sync {
     /// Wire name used in `POST /v1/jobs` with a `graph_id`.

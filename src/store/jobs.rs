@@ -56,6 +56,8 @@ pub struct JobRow {
     pub result: Option<serde_json::Value>,
     /// For evaluation jobs: the model evaluated.
     pub source_model_id: Option<String>,
+    /// For fits of relational models: the graph fitted (and no corpus).
+    pub graph_id: Option<String>,
 }
 
 /// One point of a job's log-likelihood trace.
@@ -91,13 +93,21 @@ fn row_to_job(r: &sqlx::sqlite::SqliteRow) -> StoreResult<JobRow> {
         error: r.try_get("error")?,
         result: json_col(r, "result")?,
         source_model_id: r.try_get("source_model_id")?,
+        graph_id: r.try_get("graph_id")?,
     })
+}
+
+/// What a fit job fits.
+#[derive(Debug, Clone, Copy)]
+pub enum FitInput<'a> {
+    Corpus(&'a str),
+    Graph(&'a str),
 }
 
 /// A job to queue.
 pub struct NewJob<'a> {
     pub id: &'a str,
-    pub corpus_id: &'a str,
+    pub input: FitInput<'a>,
     pub model: &'a str,
     pub params: &'a serde_json::Value,
     pub seed: u64,
@@ -184,20 +194,30 @@ impl Store {
         Ok(())
     }
 
-    /// Queue a fit job, atomically with the check that its corpus still exists.
-    /// Returns `None` when the corpus is gone.
+    /// Queue a fit job, atomically with the check that its corpus (or graph) still
+    /// exists. Returns `None` when it is gone.
     pub async fn insert_job(&self, j: NewJob<'_>) -> StoreResult<Option<JobRow>> {
+        let (corpus_id, graph_id) = match j.input {
+            FitInput::Corpus(id) => (Some(id), None),
+            FitInput::Graph(id) => (None, Some(id)),
+        };
         let n = sqlx::query(
-            "INSERT INTO jobs (id, kind, corpus_id, model, params, seed, status, created_at)
-             SELECT ?, 'fit', ?, ?, ?, ?, 'queued', ? WHERE EXISTS (SELECT 1 FROM corpora WHERE id = ?)",
+            "INSERT INTO jobs (id, kind, corpus_id, graph_id, model, params, seed, status, created_at)
+             SELECT ?, 'fit', ?, ?, ?, ?, ?, 'queued', ?
+              WHERE (? IS NULL OR EXISTS (SELECT 1 FROM corpora WHERE id = ?))
+                AND (? IS NULL OR EXISTS (SELECT 1 FROM graphs WHERE id = ?))",
         )
         .bind(j.id)
-        .bind(j.corpus_id)
+        .bind(corpus_id)
+        .bind(graph_id)
         .bind(j.model)
         .bind(j.params.to_string())
         .bind(seed_to_sql(j.seed))
         .bind(now())
-        .bind(j.corpus_id)
+        .bind(corpus_id)
+        .bind(corpus_id)
+        .bind(graph_id)
+        .bind(graph_id)
         .execute(&self.pool)
         .await?
         .rows_affected();

@@ -1,4 +1,4 @@
-//! Persistence: corpora, jobs, traces, samples and models in one SQLite file.
+//! Persistence: corpora, graphs, jobs, traces, samples and models in one SQLite file.
 //!
 //! Why it exists: this is the only module that speaks SQL. It opens the database (WAL,
 //! `synchronous=NORMAL`, a busy timeout), applies `migrations/` on start, and offers
@@ -6,6 +6,7 @@
 //! finished together with its model) is one transaction.
 
 pub mod corpora;
+pub mod graphs;
 pub mod jobs;
 pub mod models;
 
@@ -16,7 +17,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 pub use corpora::{CorpusRow, DeleteOutcome};
-pub use jobs::{JobRow, JobStatus, TracePoint};
+pub use graphs::GraphRow;
+pub use jobs::{FitInput, JobRow, JobStatus, TracePoint};
 pub use models::ModelRow;
 
 #[derive(Debug, thiserror::Error)]

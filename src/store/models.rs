@@ -8,7 +8,10 @@ use sqlx::Row;
 pub struct ModelRow {
     pub id: String,
     pub job_id: String,
-    pub corpus_id: String,
+    /// The corpus a topic model was fitted on.
+    pub corpus_id: Option<String>,
+    /// The graph a relational model was fitted on.
+    pub graph_id: Option<String>,
     pub family: String,
     pub params: serde_json::Value,
     pub seed: u64,
@@ -21,17 +24,18 @@ pub struct ModelRow {
 pub struct NewModel<'a> {
     pub id: &'a str,
     pub job_id: &'a str,
-    pub corpus_id: &'a str,
+    pub input: super::jobs::FitInput<'a>,
     pub family: &'a str,
     pub params: &'a serde_json::Value,
     pub seed: u64,
     pub num_topics: usize,
     pub diagnostics: serde_json::Value,
-    pub lexicon: Vec<u8>,
+    /// Topic models' vocabulary and preprocessing; `None` for relational models.
+    pub lexicon: Option<Vec<u8>>,
     pub data: Vec<u8>,
 }
 
-const COLUMNS: &str = "id, job_id, corpus_id, family, params, seed, created_at, num_topics, diagnostics";
+const COLUMNS: &str = "id, job_id, corpus_id, graph_id, family, params, seed, created_at, num_topics, diagnostics";
 
 fn row_to_model(r: &sqlx::sqlite::SqliteRow) -> StoreResult<ModelRow> {
     let parse = |col: &str| -> StoreResult<serde_json::Value> {
@@ -42,6 +46,7 @@ fn row_to_model(r: &sqlx::sqlite::SqliteRow) -> StoreResult<ModelRow> {
         id: r.try_get("id")?,
         job_id: r.try_get("job_id")?,
         corpus_id: r.try_get("corpus_id")?,
+        graph_id: r.try_get("graph_id")?,
         family: r.try_get("family")?,
         params: parse("params")?,
         seed: seed_from_sql(r.try_get("seed")?),
@@ -57,10 +62,15 @@ impl Store {
     pub async fn complete_job_with_model(&self, m: NewModel<'_>) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
         let created = now();
-        sqlx::query(sqlx::AssertSqlSafe(format!("INSERT INTO models ({COLUMNS}, lexicon, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
+        let (corpus_id, graph_id) = match m.input {
+            super::jobs::FitInput::Corpus(id) => (Some(id), None),
+            super::jobs::FitInput::Graph(id) => (None, Some(id)),
+        };
+        sqlx::query(sqlx::AssertSqlSafe(format!("INSERT INTO models ({COLUMNS}, lexicon, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
             .bind(m.id)
             .bind(m.job_id)
-            .bind(m.corpus_id)
+            .bind(corpus_id)
+            .bind(graph_id)
             .bind(m.family)
             .bind(m.params.to_string())
             .bind(seed_to_sql(m.seed))
@@ -94,8 +104,8 @@ impl Store {
         Ok((rows.iter().map(row_to_model).collect::<StoreResult<_>>()?, total))
     }
 
-    /// The model's blobs: (family, lexicon, data).
-    pub async fn model_blobs(&self, id: &str) -> StoreResult<Option<(String, Vec<u8>, Vec<u8>)>> {
+    /// The model's blobs: (family, lexicon (topic models only), data).
+    pub async fn model_blobs(&self, id: &str) -> StoreResult<Option<(String, Option<Vec<u8>>, Vec<u8>)>> {
         let row = sqlx::query("SELECT family, lexicon, data FROM models WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
         row.map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))).transpose()
     }

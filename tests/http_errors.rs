@@ -82,7 +82,7 @@ async fn bad_jobs_are_rejected_and_queue_nothing() {
         (json!({"corpus_id": cid, "model": "nope"}), "model"),
         (json!({"corpus_id": "no-such-corpus", "model": "lda"}), "corpus_id"),
         (json!({"corpus_id": cid, "model": "lda", "seed": -4}), "seed"),
-        (json!({"model": "lda"}), "body"),
+        (json!({"model": "lda"}), "corpus_id"),
     ];
     for (body, field) in cases {
         let (st, e) = s.post("/v1/jobs", &body).await;

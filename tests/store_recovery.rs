@@ -6,7 +6,7 @@ use serde_json::json;
 use topicd::corpus::CorpusStats;
 use topicd::store::corpora::NewCorpus;
 use topicd::store::jobs::NewJob;
-use topicd::store::{JobStatus, Store};
+use topicd::store::{FitInput, JobStatus, Store};
 
 #[tokio::test]
 async fn interrupted_jobs_are_requeued_then_failed_after_max_attempts() {
@@ -14,7 +14,7 @@ async fn interrupted_jobs_are_requeued_then_failed_after_max_attempts() {
     let store = Store::open(&dir.path().join("t.db")).await.unwrap();
     let stats = CorpusStats { num_documents: 1, num_terms: 1, num_tokens: 1, ..Default::default() };
     store.insert_corpus(NewCorpus { id: "c", name: "c", stats: &stats, summary: json!({}), data: vec![1, 2, 3] }).await.unwrap();
-    store.insert_job(NewJob { id: "j", corpus_id: "c", model: "lda", params: &json!({}), seed: 1 }).await.unwrap().unwrap();
+    store.insert_job(NewJob { id: "j", input: FitInput::Corpus("c"), model: "lda", params: &json!({}), seed: 1 }).await.unwrap().unwrap();
     // Three "crashes": each start finds the job running and puts it back.
     for attempt in 1..=3 {
         let claimed = store.claim_next_job().await.unwrap().expect("queued job is claimed");
@@ -43,7 +43,7 @@ async fn interrupted_jobs_are_requeued_then_failed_after_max_attempts() {
 async fn a_job_cannot_be_queued_for_a_missing_corpus() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("t.db")).await.unwrap();
-    let made = store.insert_job(NewJob { id: "j", corpus_id: "gone", model: "lda", params: &json!({}), seed: 1 }).await.unwrap();
+    let made = store.insert_job(NewJob { id: "j", input: FitInput::Corpus("gone"), model: "lda", params: &json!({}), seed: 1 }).await.unwrap();
     assert!(made.is_none());
     assert_eq!(store.list_jobs(None, 0, 10).await.unwrap().1, 0);
 }

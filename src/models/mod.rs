@@ -11,6 +11,7 @@
 //! `(corpus, params, seed)`.
 
 pub mod community;
+pub mod completion;
 pub mod dcnt;
 pub mod heldout;
 pub mod hpc;

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# HDP topic model: topicd (memoized VI) vs gensim 4.4 HdpModel (online VI).
+#
+#  1. Held-out quality on reuters395 (every 5th document is a test document):
+#     per-token log-likelihood by document completion, the same token split on
+#     both sides (src/models/completion.rs, bench/gensim_hdp.py).
+#  2. Seconds per pass over linuxdoc (bench/out/linuxdoc_bow.jsonl, made by
+#     bench/prepare_linuxdoc.py) at 1 and 2 threads.
+#
+# Usage:  bench/hdp_vs_gensim.sh [quality|timing|all]      (default all)
+# Env:    SEED (1), PASSES_QUALITY (50), PASSES_TIMING (3), THREADS ("1 2"),
+#         TOPICS (initial truncation for topicd, 50), BATCHES (topicd's memo batches)
+# Raw JSON lines go to bench/out/raw/, the table to bench/out/hdp_vs_gensim.md.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."          # project root
+
+WHAT=${1:-all}
+SEED=${SEED:-1}
+PASSES_QUALITY=${PASSES_QUALITY:-50}
+PASSES_TIMING=${PASSES_TIMING:-3}
+THREADS=${THREADS:-"1 2"}
+TOPICS=${TOPICS:-50}
+RAW=bench/out/raw
+mkdir -p "$RAW"
+
+python3 -c 'import gensim' 2>/dev/null || python3 -m pip install --quiet 'gensim>=4.4,<4.5'
+cargo build --release --locked >&2
+
+read -r LOAD1 _ < /proc/loadavg
+if python3 -c "import sys; sys.exit(float('$LOAD1') < 0.5)"; then
+  echo "WARNING: 1-min load average is $LOAD1; other processes will skew the timings" >&2
+fi
+
+if [ "$WHAT" = quality ] || [ "$WHAT" = all ]; then
+  SPLIT=bench/out/reuters395_split.jsonl
+  python3 bench/gensim_hdp.py split --input ../shared/data/reuters395_bow.jsonl --out "$SPLIT" > "$RAW/hdp_split.json"
+  echo "== topicd hdp on reuters395 ($PASSES_QUALITY passes)" >&2
+  target/release/topicd fit --input "$SPLIT" --model hdp --topics "$TOPICS" --seed "$SEED" \
+    --stopwords none --min-df 1 --threads 1 --param passes="$PASSES_QUALITY" ${BATCHES:+--param batches="$BATCHES"} \
+    > "$RAW/hdp_quality_topicd.json"
+  echo "== gensim HdpModel on reuters395 ($PASSES_QUALITY passes)" >&2
+  OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+    python3 bench/gensim_hdp.py completion --input "$SPLIT" --passes "$PASSES_QUALITY" --seed "$SEED" --T "$TOPICS" \
+    > "$RAW/hdp_quality_gensim.json"
+fi
+
+if [ "$WHAT" = timing ] || [ "$WHAT" = all ]; then
+  BOW=bench/out/linuxdoc_bow.jsonl
+  [ -s "$BOW" ] || python3 bench/prepare_linuxdoc.py
+  for t in $THREADS; do
+    echo "== topicd hdp on linuxdoc, $t thread(s)" >&2
+    target/release/topicd fit --input "$BOW" --model hdp --topics "$TOPICS" --seed "$SEED" \
+      --stopwords none --min-df 1 --threads "$t" --param passes="$PASSES_TIMING" ${BATCHES:+--param batches="$BATCHES"} \
+      > "$RAW/hdp_timing_topicd_t$t.json"
+    echo "== gensim HdpModel on linuxdoc, $t thread(s) for BLAS" >&2
+    OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t MKL_NUM_THREADS=$t \
+      python3 bench/gensim_hdp.py timing --input "$BOW" --passes "$PASSES_TIMING" --seed "$SEED" --T "$TOPICS" \
+      > "$RAW/hdp_timing_gensim_t$t.json"
+  done
+fi
+
+python3 - "$RAW" "$THREADS" <<'PY' | tee bench/out/hdp_vs_gensim.md
+import json, os, sys
+raw, threads = sys.argv[1], sys.argv[2].split()
+
+def load(name):
+    path = os.path.join(raw, name)
+    if not os.path.exists(path):
+        return None
+    lines = [l for l in open(path, encoding="utf-8") if l.strip().startswith("{")]
+    return json.loads(lines[-1]) if lines else None
+
+t, g = load("hdp_quality_topicd.json"), load("hdp_quality_gensim.json")
+if t and g:
+    h = t["diagnostics"]["heldout"]
+    print("| reuters395, document completion | topics | test docs | held-out tokens | log-lik / token | perplexity | fit s |")
+    print("|---|---|---|---|---|---|---|")
+    print(f"| topicd hdp | {t['topics']} | {h['documents']} | {h['heldout_tokens']} | {h['per_token']:.4f} | {h['perplexity']:.1f} | {t['fit_seconds']:.1f} |")
+    print(f"| gensim HdpModel | T={g.get('T')} | {g['test_documents']} | {g['heldout_tokens']} | {g['per_token']:.4f} | {g['perplexity']:.1f} | {g['fit_seconds']:.1f} |")
+    print()
+rows = []
+for th in threads:
+    t, g = load(f"hdp_timing_topicd_t{th}.json"), load(f"hdp_timing_gensim_t{th}.json")
+    if t and g:
+        rows.append((th, t["seconds_per_iteration"], g["seconds_per_pass"], t["topics"]))
+if rows:
+    print("| linuxdoc, s per pass | threads | topicd | gensim | gensim / topicd | topicd active K |")
+    print("|---|---|---|---|---|---|")
+    for th, ts, gs, k in rows:
+        print(f"| | {th} | {ts:.2f} | {gs:.2f} | {gs / ts:.2f}x | {k} |")
+PY

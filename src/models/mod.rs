@@ -11,6 +11,7 @@
 //! `(corpus, params, seed)`.
 
 pub mod dcnt;
+pub mod hdp;
 pub mod heldout;
 pub mod hpc;
 pub mod lda;

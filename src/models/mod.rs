@@ -12,6 +12,7 @@
 
 pub mod community;
 pub mod dcnt;
+pub mod hdp;
 pub mod heldout;
 pub mod hpc;
 pub mod lda;

@@ -13,6 +13,7 @@
 pub mod community;
 pub mod dcnt;
 pub mod hdp;
+pub mod hdp_ammsb;
 pub mod heldout;
 pub mod hpc;
 pub mod lda;

@@ -45,6 +45,7 @@ pub fn fit_from_state(graph: &Graph, p: &AmmsbParams, mut state: GlobalState, ct
     assert_eq!((state.num_nodes, state.num_communities), (n, p.communities), "state shaped for another graph or truncation");
     let layout = PairLayout::new(n, graph.directed, p.num_batches(n));
     let num_pairs = layout.num_pairs() as f64;
+    let epsilon = p.epsilon_for(graph.num_edges(), layout.num_pairs());
     let mut memo = Memo::new(layout.num_batches(), n, p.communities);
     let mut trace: Vec<f64> = Vec::new();
     let mut stick_fallbacks = 0usize;
@@ -56,7 +57,7 @@ pub fn fit_from_state(graph: &Graph, p: &AmmsbParams, mut state: GlobalState, ct
             if ctx.cancel.is_cancelled() {
                 return Err(FitError::Cancelled);
             }
-            let weights = LocalWeights::new(&state, p.epsilon);
+            let weights = LocalWeights::new(&state, epsilon);
             memo.replace(b, local_step(graph, &layout, b, &weights));
             let report = state.global_step(memo.total(), p.alpha, p.gamma, p.tau1, p.tau0);
             if report.fell_back {
@@ -92,6 +93,7 @@ pub fn fit_from_state(graph: &Graph, p: &AmmsbParams, mut state: GlobalState, ct
         directed: graph.directed,
         num_edges: graph.num_edges(),
         batches: layout.num_batches(),
+        epsilon,
         state,
         objective_trace: trace,
         converged,

@@ -17,9 +17,11 @@
 //! `crate::rng::stream(seed, Purpose::Init, sweep, 0)`: the propagation is sequential
 //! (O(edges) per sweep), so it is thread-count independent.
 //!
-//! The [`crate::models::hdp_ammsb::params::AmmsbParams::communities`] largest groups
-//! become communities 0, 1, … (largest first, so the sticks' ordering matches); nodes of
-//! smaller groups start unassigned. Node i's θ_i = α E[β] + P (h e_{g(i)} + (1 − h) w_i),
+//! The [`crate::models::hdp_ammsb::params::AmmsbParams::communities`] largest groups of
+//! at least two nodes become communities 0, 1, … (largest first, so the sticks' ordering
+//! matches); a node of a smaller group (or a singleton, e.g. an isolated node) takes the
+//! community most common among its neighbours' seeds, if any, and otherwise starts
+//! unassigned. Node i's θ_i = α E[β] + P (h e_{g(i)} + (1 − h) w_i),
 //! P the number of observed pairs i takes part in (its usage mass once data arrive),
 //! h = [`SEED_CONFIDENCE`] (0 for unassigned nodes), w_i ~ Dirichlet(1, …, 1) from
 //! `stream(seed, Purpose::Init, LPA_SWEEPS + 1, i)`. Sticks start with uniform expected
@@ -103,15 +105,15 @@ pub fn propagate_labels(graph: &Graph, seed: u64) -> Vec<usize> {
     label
 }
 
-/// Community of each node (`None`: not among the K largest groups), groups ranked by
-/// size, ties by smallest label.
+/// Community of each node (`None`: not among the K largest groups of two or more nodes),
+/// groups ranked by size, ties by smallest label.
 pub fn seed_communities(labels: &[usize], k: usize) -> Vec<Option<usize>> {
     let n = labels.len();
     let mut size = vec![0usize; n];
     for &l in labels {
         size[l] += 1;
     }
-    let mut groups: Vec<usize> = (0..n).filter(|&l| size[l] > 0).collect();
+    let mut groups: Vec<usize> = (0..n).filter(|&l| size[l] >= 2).collect();
     groups.sort_by(|&a, &b| size[b].cmp(&size[a]).then(a.cmp(&b)));
     let mut rank = vec![None; n];
     for (r, &l) in groups.iter().take(k).enumerate() {
@@ -120,9 +122,34 @@ pub fn seed_communities(labels: &[usize], k: usize) -> Vec<Option<usize>> {
     labels.iter().map(|&l| rank[l]).collect()
 }
 
+/// Unassigned nodes take the seed most common among their neighbours (ties: the smallest
+/// community), reading only the original seeds, so the order of nodes does not matter.
+pub fn adopt_neighbour_seeds(graph: &Graph, seeds: &[Option<usize>], k: usize) -> Vec<Option<usize>> {
+    let adj = neighbours(graph);
+    let mut counts = vec![0usize; k];
+    seeds
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if s.is_some() {
+                return *s;
+            }
+            counts.iter_mut().for_each(|c| *c = 0);
+            for &j in &adj[i] {
+                if let Some(c) = seeds[j as usize] {
+                    counts[c] += 1;
+                }
+            }
+            let best = (0..k).max_by(|&a, &b| counts[a].cmp(&counts[b]).then(b.cmp(&a)))?;
+            (counts[best] > 0).then_some(best)
+        })
+        .collect()
+}
+
 /// The starting globals (see the module doc).
 pub fn initial_state(graph: &Graph, p: &AmmsbParams, seed: u64) -> GlobalState {
     let seeds = seed_communities(&propagate_labels(graph, seed), p.communities);
+    let seeds = adopt_neighbour_seeds(graph, &seeds, p.communities);
     initial_state_from(graph, p, seed, &seeds)
 }
 

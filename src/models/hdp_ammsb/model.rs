@@ -65,6 +65,8 @@ pub struct AmmsbModel {
     pub num_edges: usize,
     /// Memoized batches used.
     pub batches: usize,
+    /// The background link probability used (given or defaulted).
+    pub epsilon: f64,
     /// q(π), q(φ), q(u) after the last pass.
     pub state: GlobalState,
     /// The objective after each full pass.
@@ -157,7 +159,7 @@ impl CommunityModel for AmmsbModel {
             "active_communities": self.num_communities(),
             "batches": self.batches,
             "stick_fallbacks": self.stick_fallbacks,
-            "epsilon": self.params.epsilon,
+            "epsilon": self.epsilon,
             "nodes": n,
             "edges": self.num_edges,
             "directed": self.directed,

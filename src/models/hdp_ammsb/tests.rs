@@ -3,7 +3,7 @@
 //! partitions, thread-count independence, the encoding and parameter errors.
 
 use super::fit::{fit_ammsb, fit_from_state};
-use super::init::{initial_state_from, propagate_labels, seed_communities};
+use super::init::{adopt_neighbour_seeds, initial_state_from, propagate_labels, seed_communities};
 use super::local::{local_step, LocalWeights};
 use super::model::AmmsbModel;
 use super::objective::objective;
@@ -193,7 +193,7 @@ fn global_updates_are_block_optima_of_the_objective() {
     let p = AmmsbParams::from_json(&json!({"communities": k, "epsilon": 0.01})).unwrap();
     let mut state = random_state(n, k, 5);
     let layout = PairLayout::new(n, false, 1);
-    let summary = local_step(&g, &layout, 0, &LocalWeights::new(&state, p.epsilon));
+    let summary = local_step(&g, &layout, 0, &LocalWeights::new(&state, p.epsilon.unwrap()));
     state.global_step(&summary, p.alpha, p.gamma, p.tau1, p.tau0);
     let base = objective(&state, &summary, &p).total();
     let scale = 1e-12 * base.abs();
@@ -216,7 +216,7 @@ fn global_updates_are_block_optima_of_the_objective() {
     }
     // The local step is the optimum for q(s, r): recomputing it under the same globals
     // and re-running the global step can only raise the objective.
-    let again = local_step(&g, &layout, 0, &LocalWeights::new(&state, p.epsilon));
+    let again = local_step(&g, &layout, 0, &LocalWeights::new(&state, p.epsilon.unwrap()));
     assert!(objective(&state, &again, &p).total() >= base - scale);
 }
 
@@ -310,7 +310,9 @@ fn planted_partition_is_recovered_from_a_larger_truncation() {
     let m = fit(&g, json!({"communities": 10, "batches": 3, "passes": 30, "tolerance": 0.0}), 3);
     assert_eq!(m.objective_trace.len(), 30);
     assert_monotone(&m.objective_trace);
-    check_recovery(&m, &g, &truth, 4, 0.9, None);
+    // The default ε (a tenth of the density, 0.011) is close to p_out = 0.015, so the
+    // link-probability bound of the well-specified test below applies as well.
+    check_recovery(&m, &g, &truth, 4, 0.9, Some(0.03));
 }
 
 #[test]
@@ -321,10 +323,12 @@ fn memoized_passes_repair_a_corrupted_start_without_lowering_the_objective() {
     // rising at every pass. VB is a local search: from a 25 % corruption (start NMI 0.50)
     // this graph ends in a local optimum with NMI 0.81 and one community holding parts
     // of two blocks, so this is a check of the ascent, not a claim of global recovery.
-    // The fit from the uncorrupted planted start must reach a higher objective: the
-    // objective prefers the truth to the corrupted fixed point.
+    // ε = 1e-4 makes each link to the true block pull hard (φ/ε ≈ 4000); at the
+    // density-scaled default (ε ≈ 0.011, φ/ε ≈ 36) the same start stays at NMI 0.79, a
+    // fixed point of the ascent. The fit from the uncorrupted planted start must reach a
+    // higher objective: the objective prefers the truth to the corrupted fixed point.
     let (g, truth) = planted(4, 30, 0.4, 0.015, false, 21);
-    let p = AmmsbParams::from_json(&json!({"communities": 10, "batches": 4, "passes": 60, "tolerance": 0.0})).unwrap();
+    let p = AmmsbParams::from_json(&json!({"communities": 10, "batches": 4, "passes": 60, "tolerance": 0.0, "epsilon": 1e-4})).unwrap();
     let mut r = stream(21, Purpose::Init, 77, 0);
     let seeds: Vec<Option<usize>> = truth.iter().map(|&t| Some(if r.random::<f64>() < 0.12 { (t + r.random_range(1..4)) % 4 } else { t })).collect();
     let start_labels: Vec<usize> = seeds.iter().map(|s| s.unwrap()).collect();
@@ -350,11 +354,11 @@ fn a_well_specified_fit_recovers_the_link_probabilities() {
     // accuracy the data allow) bounds both, while a community spread over two blocks
     // would sit near half the density.
     //
-    // (With the default ε = 1e-4 ≪ p_out, a cross-block link is cheaper to explain by a
-    // 1–2 % membership in the other block than by ε; that mixing hands ~10 % of in-block
-    // non-links to the background and inflates the link probabilities by ~0.04 — a
-    // property of the misspecified model, which is why the other tests check only the
-    // partition.)
+    // (With ε = 1e-4 ≪ p_out, a cross-block link is cheaper to explain by a 1–2 %
+    // membership in the other block than by ε; that mixing hands ~10 % of in-block
+    // non-links to the background and inflated the link probabilities by ~0.04 — a
+    // property of the misspecified model, which is why the other tests, at the
+    // density-scaled default ε, check only the partition.)
     let (g, truth) = planted(4, 30, 0.4, 0.015, false, 11);
     let m = fit(&g, json!({"communities": 10, "batches": 3, "passes": 30, "tolerance": 0.0, "epsilon": 0.015}), 3);
     assert_monotone(&m.objective_trace);
@@ -370,7 +374,7 @@ fn directed_planted_partition_is_recovered() {
     assert!(g.directed);
     let m = fit(&g, json!({"communities": 8, "batches": 2, "passes": 25, "tolerance": 0.0}), 4);
     assert_monotone(&m.objective_trace);
-    check_recovery(&m, &g, &truth, 3, 0.9, None);
+    check_recovery(&m, &g, &truth, 3, 0.9, Some(0.03));
 }
 
 #[test]
@@ -441,7 +445,11 @@ fn bad_params_name_their_field() {
     assert_eq!(family.check_params(&json!({"batches": 100, "communities": 100}), &big).unwrap_err().field, "batches");
     let d = AmmsbParams::from_json(&json!({})).unwrap();
     assert_eq!(d, AmmsbParams::default());
-    assert_eq!((d.alpha, d.gamma, d.epsilon, d.num_batches(10), d.num_batches(2)), (0.5, 10.0, 1e-4, 4, 2));
+    assert_eq!((d.alpha, d.gamma, d.epsilon, d.num_batches(10), d.num_batches(2)), (0.5, 10.0, None, 4, 2));
+    assert!((d.epsilon_for(100, 1000) - 0.01).abs() < 1e-15);
+    assert_eq!(d.epsilon_for(0, 1000), 1e-6);
+    assert_eq!(d.epsilon_for(1000, 1000), 0.05);
+    assert_eq!(AmmsbParams::from_json(&json!({"epsilon": 0.2})).unwrap().epsilon_for(1, 1000), 0.2);
 }
 
 #[test]
@@ -473,4 +481,12 @@ fn label_propagation_finds_the_blocks_of_a_clear_partition() {
     assert_eq!(seeds.iter().filter(|s| s.is_none()).count(), 20);
     let labels: Vec<usize> = seeds.iter().map(|s| s.unwrap_or(2)).collect();
     assert!(nmi(&truth, &labels) > 0.99);
+    // Singletons never seed a community; an isolated node stays unassigned, a node of a
+    // dropped group joins its neighbours' seed.
+    let names: Vec<String> = (0..6).map(|i| format!("n{i}")).collect();
+    let e = |a: usize, b: usize| (names[a].clone(), names[b].clone());
+    let (tiny, _) = build_graph(names.clone(), &[e(0, 1), e(1, 2), e(0, 2), e(3, 0)], false).unwrap();
+    let seeds = seed_communities(&[0, 0, 0, 3, 4, 5], 3);
+    assert_eq!(seeds, vec![Some(0), Some(0), Some(0), None, None, None]);
+    assert_eq!(adopt_neighbour_seeds(&tiny, &seeds, 3), vec![Some(0), Some(0), Some(0), Some(0), None, None]);
 }

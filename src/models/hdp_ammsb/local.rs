@@ -10,10 +10,10 @@
 //!   is η_ijℓℓ plus that, and symmetrically for the receiver;
 //! - eq. 51: U_iℓ sums those marginals over the pairs where i sends and where it receives.
 //!
-//! The entropy of η needs no K² sum either: log η_ijℓm = log π̃_iℓ + log π̃_jm + log f_ℓm
-//! − log Z_ij, so Σ_ij H[η_ij] = Σ_ij log Z_ij − Σ_ik U_ik E[log π_ik] − Σ_k (S1_k E[log φ_k]
-//! + S0_k E[log(1 − φ_k)]) − Σ_ij η_ij,bg log f_ε(x_ij), from the batch's own statistics
-//! and the weights the responsibilities were computed with.
+//! The entropy of η needs no K² sum either: log η_ijℓm = log π̃_iℓ + log π̃_jm +
+//! log f_ℓm − log Z_ij, so Σ_ij H[η_ij] = Σ_ij log Z_ij − Σ_ik U_ik E[log π_ik] −
+//! Σ_k (S1_k E[log φ_k] + S0_k E[log(1 − φ_k)]) − Σ_ij η_ij,bg log f_ε(x_ij), from the
+//! batch's own statistics and the weights the responsibilities were computed with.
 //!
 //! Parallel and thread-count independent: phase 1 runs over the batch's owner nodes (their
 //! sender marginals, the link statistics, log Z), phase 2 over every node as a receiver

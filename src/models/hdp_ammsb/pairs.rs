@@ -58,7 +58,7 @@ impl PairLayout {
         if self.directed {
             return true;
         }
-        let even = (owner + partner) % 2 == 0;
+        let even = (owner + partner).is_multiple_of(2);
         if owner < partner {
             even
         } else {

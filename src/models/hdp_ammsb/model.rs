@@ -8,8 +8,9 @@
 //! Reported communities are the *active* ones, by increasing id (their index in the
 //! truncation): those whose expected size Σ_i E[π_ik] is at least [`ACTIVE_SIZE`], one
 //! node's worth of membership. A community the data do not use keeps only its prior
-//! share, Σ_i E[π_ik] ≈ N α E[β_k] / (P + α) < α E[β_k] · N/P ≤ α (P = pairs per node
-//! ≥ N − 1), far below one for the default α = 0.5. Directed graphs are supported: both
+//! share, Σ_i E[π_ik] ≈ N α E[β_k] / (P + α) ≤ α E[β_k] N/(N − 1) (P = pairs per node
+//! ≥ N − 1), below one for the default α = 0.5 on any graph of three or more nodes.
+//! Directed graphs are supported: both
 //! directions of a node pair are observed separately, the sender's membership choosing s
 //! and the receiver's r.
 

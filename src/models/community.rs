@@ -11,7 +11,7 @@ use super::{FitContext, FitError, ModelError, ParamError};
 use crate::graph::{Graph, GraphStats};
 
 /// Every relational model the service knows, by name.
-pub static COMMUNITY_FAMILIES: &[&dyn CommunityFamily] = &[];
+pub static COMMUNITY_FAMILIES: &[&dyn CommunityFamily] = &[&super::hdp_ammsb::HDP_AMMSB];
 
 /// Look a relational model family up by its wire name (`"hdp_ammsb"`).
 pub fn community_family(name: &str) -> Option<&'static dyn CommunityFamily> {

@@ -13,6 +13,8 @@
 pub mod community;
 pub mod completion;
 pub mod dcnt;
+pub mod hdp;
+pub mod hdp_ammsb;
 pub mod heldout;
 pub mod hpc;
 pub mod lda;

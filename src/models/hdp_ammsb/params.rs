@@ -1,0 +1,119 @@
+//! HDP-aMMSB's job parameters, their defaults and their limits.
+//!
+//! Why it exists: every setting of a fit (truncation, the HDP's α and γ, the background
+//! link probability ε, the Beta prior on within-community link probabilities, the
+//! memoized batches, passes and stopping rule) is read here once, with errors that name
+//! the field, so `check_params` and `fit` agree on what a valid job is.
+//!
+//! Defaults: α = 0.5 and γ = 10 are bnpy's `HDPAssortativeMMSB` defaults; τ1 = τ0 = 1
+//! puts a uniform prior on each community's link probability. ε is fixed, not learned
+//! (as in bnpy and Gopalan et al.'s aMMSB); by default it is a tenth of the graph's
+//! density (links / observed pairs), clamped to [1e-6, 0.05]: background links are then
+//! rare relative to an average pair whatever the graph's sparsity. A fixed tiny ε (1e-4
+//! on a graph of density 0.1) makes every cross-community link cheaper to explain by a
+//! 1–2 % membership in the other community than by ε; on planted partitions that
+//! mixing flipped a few nodes' strongest community, which the density-scaled default
+//! avoided. The truncation K = 20 is only an upper bound: the HDP empties communities
+//! the graph does not need.
+
+use crate::graph::GraphStats;
+use crate::models::params::{ParamError, ParamReader};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Largest truncation accepted (a pass costs O(N² K)).
+pub const MAX_COMMUNITIES: u64 = 500;
+/// Largest number of memoized batches.
+pub const MAX_BATCHES: u64 = 1_000;
+/// Cap on batches × nodes × K: memoized inference keeps one N × K usage table per batch
+/// (16.8 M entries, 134 MB of f64).
+pub const MAX_SUMMARY_ENTRIES: u64 = 1 << 24;
+
+/// Bounds of the density-scaled default ε.
+pub const MIN_DEFAULT_EPSILON: f64 = 1e-6;
+pub const MAX_DEFAULT_EPSILON: f64 = 0.05;
+
+/// Parameters of an HDP-aMMSB fit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AmmsbParams {
+    /// Initial truncation K: communities the variational posterior can use.
+    pub communities: usize,
+    /// Concentration of each node's membership π_i ~ Dir(α β).
+    pub alpha: f64,
+    /// Concentration of the top-level sticks u_k ~ Beta(1, γ).
+    pub gamma: f64,
+    /// Background link probability ε between nodes acting in different communities;
+    /// `None`: [`AmmsbParams::epsilon_for`]'s density-scaled default.
+    pub epsilon: Option<f64>,
+    /// Beta(τ1, τ0) prior on each community's within-block link probability φ_k.
+    pub tau1: f64,
+    pub tau0: f64,
+    /// Memoized batches; `None` = min(4, N). Batches are contiguous ranges of owner nodes.
+    pub batches: Option<usize>,
+    /// Upper bound on memoized passes.
+    pub passes: usize,
+    /// Stop when a pass raises the objective by less than this per observed pair (in
+    /// [0, 1); 0 runs every pass).
+    pub tolerance: f64,
+    /// Worker threads (read by the job runner; 0 = the server default).
+    pub threads: usize,
+}
+
+impl Default for AmmsbParams {
+    fn default() -> Self {
+        AmmsbParams { communities: 20, alpha: 0.5, gamma: 10.0, epsilon: None, tau1: 1.0, tau0: 1.0, batches: None, passes: 100, tolerance: 1e-6, threads: 0 }
+    }
+}
+
+impl AmmsbParams {
+    /// Parse and check `params`; every error names its field.
+    pub fn from_json(params: &Value) -> Result<Self, ParamError> {
+        let d = AmmsbParams::default();
+        let mut r = ParamReader::new(params)?;
+        let communities = r.uint_in("communities", 1, MAX_COMMUNITIES)?.map_or(d.communities, |k| k as usize);
+        let alpha = r.positive("alpha")?.unwrap_or(d.alpha);
+        let gamma = r.positive("gamma")?.unwrap_or(d.gamma);
+        let epsilon = match r.positive("epsilon")? {
+            Some(e) if e >= 1.0 => return Err(ParamError::new("epsilon", format!("must be a probability below 1, got {e}"))),
+            e => e,
+        };
+        let tau1 = r.positive("tau1")?.unwrap_or(d.tau1);
+        let tau0 = r.positive("tau0")?.unwrap_or(d.tau0);
+        let batches = r.uint_in("batches", 1, MAX_BATCHES)?.map(|b| b as usize);
+        let passes = r.uint_in("passes", 1, 100_000)?.map_or(d.passes, |p| p as usize);
+        let tolerance = r.fraction("tolerance", 1.0)?.unwrap_or(d.tolerance);
+        let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
+        r.finish()?;
+        Ok(AmmsbParams { communities, alpha, gamma, epsilon, tau1, tau0, batches, passes, tolerance, threads })
+    }
+
+    /// ε on a graph with `num_edges` links among `num_pairs` observed pairs: the given
+    /// value, else a tenth of the density clamped to [[`MIN_DEFAULT_EPSILON`],
+    /// [`MAX_DEFAULT_EPSILON`]].
+    pub fn epsilon_for(&self, num_edges: usize, num_pairs: usize) -> f64 {
+        self.epsilon.unwrap_or_else(|| (0.1 * num_edges as f64 / num_pairs.max(1) as f64).clamp(MIN_DEFAULT_EPSILON, MAX_DEFAULT_EPSILON))
+    }
+
+    /// The batch count used on a graph of `num_nodes` nodes.
+    pub fn num_batches(&self, num_nodes: usize) -> usize {
+        self.batches.unwrap_or(4).min(num_nodes).max(1)
+    }
+
+    /// The checks that need the graph: batches no more than nodes, memory within the cap.
+    pub fn check_against(&self, graph: &GraphStats) -> Result<(), ParamError> {
+        let n = graph.num_nodes;
+        if let Some(b) = self.batches {
+            if b > n {
+                return Err(ParamError::new("batches", format!("must be at most the number of nodes ({n}), got {b}")));
+            }
+        }
+        let entries = self.num_batches(n) as u64 * n as u64 * self.communities as u64;
+        if entries > MAX_SUMMARY_ENTRIES {
+            return Err(ParamError::new(
+                "batches",
+                format!("batches × nodes × communities = {entries} exceeds {MAX_SUMMARY_ENTRIES}; use fewer batches or communities"),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -73,6 +73,11 @@ impl TestServer {
         self.client.delete(format!("{}{path}", self.base)).send().await.expect("request").status().as_u16()
     }
 
+    pub async fn delete_with_body(&self, path: &str) -> (u16, Value) {
+        let r = self.client.delete(format!("{}{path}", self.base)).send().await.expect("request");
+        decode(r).await
+    }
+
     /// Upload and expect 201.
     pub async fn upload(&self, body: Value) -> Value {
         let (st, v) = self.post("/v1/corpora", &body).await;

@@ -2,11 +2,13 @@
 //!
 //! Why it exists: it ties the local step, the memoized summary, the global step and the
 //! moves together in the order of bnpy's `MemoVBMovesAlg`: before a pass, choose the
-//! merge candidates; visit every batch (local step, summary replacement, global step);
-//! after the pass, try the merges and the size reordering. The objective is recorded
+//! merge candidates (and a topic to propose deleting); visit every batch (local step,
+//! summary replacement, global step, the proposal's local step); after the pass, decide the
+//! delete, else try the merges; then the size reordering. The objective is recorded
 //! after every visit once the summary covers every batch, so a test can check that it
 //! never decreases.
 
+use super::delete::{self, DeleteProposal};
 use super::memo::Memo;
 use super::merge::{candidate_pairs, merge_round, reorder_by_size};
 use super::params::HdpParams;
@@ -27,6 +29,8 @@ pub struct PassRecord {
     pub topics: usize,
     pub merges_accepted: usize,
     pub merges_proposed: usize,
+    /// Whether a delete proposal was accepted in this pass.
+    pub deleted: bool,
     pub reordered: bool,
     /// Mean coordinate-ascent iterations per document.
     pub local_iterations: f64,
@@ -57,10 +61,15 @@ pub fn fit_memoized(matrix: &DocTermMatrix, num_terms: usize, p: &HdpParams, see
     let mut passes: Vec<PassRecord> = Vec::new();
     let mut steps = Vec::new();
     let mut merges_total = 0usize;
+    let (mut deletes_total, mut delete_rank) = (0usize, 0usize);
     for pass in 1..=p.passes {
         let started = Instant::now();
         let merging = p.merges_after(pass);
         let pairs = if merging { candidate_pairs(&memo.total, p.merge_pairs) } else { Vec::new() };
+        if p.deletes_in(pass) && memo.num_topics() >= 2 {
+            let topic = delete::choose_topic(&memo.total, delete_rank);
+            memo.proposal = Some(DeleteProposal::new(&memo, topic));
+        }
         let (mut iterations, mut documents) = (0usize, 0usize);
         for b in 0..memo.layouts.len() {
             if ctx.cancel.is_cancelled() {
@@ -73,8 +82,20 @@ pub fn fit_memoized(matrix: &DocTermMatrix, num_terms: usize, p: &HdpParams, see
                 steps.push(memo.objective().total());
             }
         }
-        let round = if merging { merge_round(&mut memo, &pairs) } else { Default::default() };
-        if merging {
+        let deleted = match memo.proposal.take() {
+            Some(proposal) => delete::decide(&mut memo, proposal),
+            None => false,
+        };
+        if deleted {
+            delete_rank = 0;
+            deletes_total += 1;
+            steps.push(memo.objective().total());
+        } else if p.deletes_in(pass) {
+            delete_rank += 1;
+        }
+        // The tracked pair statistics describe the state before an accepted delete.
+        let round = if merging && !deleted { merge_round(&mut memo, &pairs) } else { Default::default() };
+        if merging && !deleted {
             steps.push(round.objective);
         }
         let reordered = reorder_by_size(&mut memo);
@@ -90,6 +111,7 @@ pub fn fit_memoized(matrix: &DocTermMatrix, num_terms: usize, p: &HdpParams, see
             topics: memo.num_topics(),
             merges_accepted: round.accepted,
             merges_proposed: round.proposed,
+            deleted,
             reordered,
             local_iterations: iterations as f64 / documents.max(1) as f64,
             seconds: started.elapsed().as_secs_f64(),
@@ -102,13 +124,15 @@ pub fn fit_memoized(matrix: &DocTermMatrix, num_terms: usize, p: &HdpParams, see
         diagnostics.insert("merges_accepted".into(), json!(round.accepted));
         diagnostics.insert("merges_proposed".into(), json!(round.proposed));
         diagnostics.insert("merges_total".into(), json!(merges_total));
+        diagnostics.insert("deleted".into(), json!(deleted));
+        diagnostics.insert("deletes_total".into(), json!(deletes_total));
         diagnostics.insert("mean_local_iterations".into(), json!(record.local_iterations));
         diagnostics.insert("stick_fallbacks".into(), json!(memo.stick_fallbacks));
         (ctx.progress)(Progress { iteration: pass as u64, total: p.passes as u64, loglik_per_token: None, diagnostics });
         let previous = passes.last().map(|r| r.objective);
         passes.push(record);
         if let Some(prev) = previous {
-            let settled = round.accepted == 0 && !reordered && objective - prev <= p.convergence_tolerance * objective.abs();
+            let settled = round.accepted == 0 && !deleted && !p.deletes_in(pass + 1) && !reordered && objective - prev <= p.convergence_tolerance * objective.abs();
             if settled && p.convergence_tolerance > 0.0 {
                 break;
             }

@@ -10,6 +10,7 @@ use crate::corpus::{CorpusBuilder, DocTermMatrix, PreprocessOptions, RawDocument
 use crate::models::{FitContext, PredictOptions, TopicModel};
 use crate::rng::{stream, Purpose};
 use rand::RngExt;
+use rand_distr::{Distribution, Gamma};
 use serde_json::json;
 
 const PLANTED: usize = 6;
@@ -22,18 +23,28 @@ fn planted_topics() -> Vec<Vec<f64>> {
     (0..PLANTED).map(|t| (0..V).map(|w| if w / BLOCK == t { 1.0 / BLOCK as f64 } else { 0.0 }).collect()).collect()
 }
 
-/// `docs` documents of `len` tokens, each mixing two distinct planted topics with a
-/// uniform weight, drawn with the seed's streams.
+/// Documents' topic weights are drawn from the model itself: π_d ~ Dir(α β) with the
+/// planted β uniform over the topics and this α (so most documents use one or two topics).
+const PLANTED_ALPHA: f64 = 0.5;
+
+/// `docs` documents of `len` tokens drawn from the HDP's generative process with the
+/// planted topics, using the seed's streams.
 fn planted_corpus(docs: usize, len: usize, seed: u64) -> DocTermMatrix {
     let topics = planted_topics();
+    let gamma = Gamma::new(PLANTED_ALPHA / PLANTED as f64, 1.0).unwrap();
     DocTermMatrix::from_rows((0..docs).map(|d| {
         let mut r = stream(seed, Purpose::SyntheticCorpus, 0, d as u64);
-        let a = r.random_range(0..PLANTED);
-        let b = (a + 1 + r.random_range(0..PLANTED - 1)) % PLANTED;
-        let wa: f64 = r.random();
+        let g: Vec<f64> = (0..PLANTED).map(|_| gamma.sample(&mut r)).collect();
+        let s: f64 = g.iter().sum();
+        let pi: Vec<f64> = g.iter().map(|x| x / s).collect();
         let mut counts = vec![0u32; V];
         for _ in 0..len {
-            let phi = if r.random::<f64>() < wa { &topics[a] } else { &topics[b] };
+            let (mut acc, u) = (0.0, r.random::<f64>());
+            let z = pi.iter().position(|&p| {
+                acc += p;
+                acc > u
+            });
+            let phi = &topics[z.unwrap_or(PLANTED - 1)];
             let u: f64 = r.random();
             let mut acc = 0.0;
             let w = phi.iter().position(|&p| {
@@ -66,11 +77,6 @@ fn assert_monotone(steps: &[f64]) -> f64 {
         assert!(drop <= 1e-9 * w[0].abs(), "objective fell from {} to {} (steps {steps:?})", w[0], w[1]);
     }
     worst
-}
-
-fn hellinger(p: &[f64], q: &[f64]) -> f64 {
-    let s: f64 = p.iter().zip(q).map(|(a, b)| (a.sqrt() - b.sqrt()).powi(2)).sum();
-    (0.5 * s).sqrt()
 }
 
 fn topic_means(fit: &FitOutcome, v: usize) -> Vec<Vec<f64>> {
@@ -116,24 +122,39 @@ fn objective_never_decreases_on_appstream() {
 #[test]
 fn planted_topics_and_their_number_are_recovered_from_a_large_truncation() {
     let m = planted_corpus(400, 80, 21);
-    let out = fit(&m, V, json!({"topics": 18, "batches": 2, "passes": 40}), 7);
+    let out = fit(&m, V, json!({"topics": 18, "batches": 2, "passes": 40, "alpha": PLANTED_ALPHA}), 7);
     let fitted = topic_means(&out, V);
-    // Topics carrying at least 1% of the tokens (an emptied topic the merges did not
+    // Topics carrying at least 1% of the tokens (an emptied topic the moves did not
     // reach yet carries almost none).
     let total: f64 = out.topic_tokens.iter().sum();
     let used = out.topic_tokens.iter().filter(|&&n| n > 0.01 * total).count();
     eprintln!("K {} used {used} passes {} tokens {:?}", out.num_topics, out.passes.len(), out.topic_tokens);
-    assert!((PLANTED..=PLANTED + 2).contains(&used), "{used} topics in use for {PLANTED} planted");
-    // Each planted topic has about 32 000/6 ≈ 5 300 tokens over its 10 words; a word's
-    // estimated rate has variance φ(1 − φ)/N, so the expected squared Hellinger distance is
-    // about Σ_w (1 − φ_w)/(8N) = 9/(8·5 300) ≈ 2.1e-4 (H ≈ 0.015); the prior λ = 0.1 on the
-    // 50 other words adds about 5/5 300 ≈ 1e-3 of mass there, H² ≈ 5e-4. A bound of 0.06
-    // is twice the root of their sum (0.027), and far below the distance between two
-    // planted topics (1) or of a planted topic to an even mixture of two (0.54).
-    for (t, planted) in planted_topics().iter().enumerate() {
-        let best = fitted.iter().map(|f| hellinger(f, planted)).fold(f64::INFINITY, f64::min);
-        eprintln!("planted {t}: Hellinger {best:.4}");
-        assert!(best < 0.06, "planted topic {t} is matched only at Hellinger distance {best}");
+    assert!((PLANTED..=PLANTED + 1).contains(&used), "{used} topics in use for {PLANTED} planted");
+    for t in 0..PLANTED {
+        let block = t * BLOCK..(t + 1) * BLOCK;
+        let (best, mass) = fitted
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (i, f[block.clone()].iter().sum::<f64>()))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap();
+        // (1) Mass on the planted block. The prior λ = 0.1 alone puts 50·0.1/N_k ≈ 0.1% of
+        // a topic's mass (N_k ≈ 5 000 tokens) on the other 50 words, and a topic mixing
+        // two planted topics would put about half its mass elsewhere. The 3% allowance is
+        // for the bias of mean-field VI with a sparse α: a document's few tokens of a
+        // minority topic are partly absorbed by its dominant topic (measured ≤ 1.3% here);
+        // it is an allowance for a known bias, not a sampling error.
+        let n_k = out.topic_tokens[best];
+        eprintln!("planted {t}: fitted topic {best} with {n_k:.0} tokens, block mass {mass:.4}");
+        assert!(mass > 0.97, "planted topic {t}: best fitted topic {best} has only {mass} of its mass on the block");
+        // (2) Within the block the rates are uniform up to sampling error: a word's share
+        // of the block has SE = sqrt(0.1·0.9/N_k) (multinomial); |z| < 4.5 for each of the
+        // 60 words (Bonferroni over 60 tests at 4.5 SD keeps the false alarm rate < 1e-3).
+        let se = (0.1 * 0.9 / n_k).sqrt();
+        for w in block.clone() {
+            let z = (fitted[best][w] / mass - 0.1) / se;
+            assert!(z.abs() < 4.5, "planted topic {t}, word {w}: share {} is {z:.2} SE from 0.1", fitted[best][w] / mass);
+        }
     }
 }
 
@@ -176,8 +197,10 @@ fn prediction_gives_proportions_that_sum_to_one_and_find_the_topic() {
     }
     let top = (0..model.num_topics()).max_by(|&a, &b| preds[0].topic_proportions[a].total_cmp(&preds[0].topic_proportions[b])).unwrap();
     // The predicted topic is the one that puts most of its mass on words 20..30.
-    let block_mass: f64 = (20..30).map(|w| table.frequency[(top, w)]).sum();
-    assert!(block_mass > 0.8 && preds[0].topic_proportions[top] > 0.8, "topic {top}: block mass {block_mass}, weight {}", preds[0].topic_proportions[top]);
+    let block_mass = |t: usize| (20..30).map(|w| table.frequency[(t, w)]).sum::<f64>();
+    let best = (0..model.num_topics()).max_by(|&a, &b| block_mass(a).total_cmp(&block_mass(b))).unwrap();
+    assert_eq!(top, best, "predicted topic {top}, block-richest topic {best}");
+    assert!(preds[0].topic_proportions[top] > 0.8, "weight {}", preds[0].topic_proportions[top]);
     // Exclusivity columns are distributions over topics.
     for w in 0..V {
         let s: f64 = table.exclusivity.column(w).sum();
@@ -192,4 +215,89 @@ fn the_family_fits_through_the_registry() {
     assert!(v > 0 && m.num_rows() > 0);
     let err = family.check_params(&json!({"topics": 0}), &Default::default()).unwrap_err();
     assert_eq!(err.field, "topics");
+}
+
+/// The summary-based objective equals the ELBO written out term by term from explicit
+/// local parameters (responsibilities r, θ_d), q(φ) = Dir(λ + N), q(u) = Beta(ρω, (1−ρ)ω),
+/// with the surrogate K log α + Σ_k E[log β_k] for the Dirichlet normaliser. Both are sums of
+/// a few hundred terms of size ≤ 1e3, so they agree to rounding (1e-9 relative).
+#[test]
+fn objective_equals_the_elbo_computed_term_by_term() {
+    use super::globals::{objective, TopicWord};
+    use super::local::{batch_local_step, infer_document, BatchLayout, LocalGlobals};
+    use super::stick::StickPosterior;
+    use super::summary::Summary;
+    use statrs::function::gamma::{digamma, ln_gamma};
+    let (v, k, alpha, gamma, lambda) = (5usize, 3usize, 0.7, 2.0, 0.3);
+    let m = DocTermMatrix::from_rows(vec![vec![(0, 3), (1, 1), (4, 2)], vec![(1, 2), (2, 5)], vec![(3, 4), (4, 1)], vec![(0, 1), (2, 1), (3, 2)]]);
+    // Arbitrary q(φ) to produce responsibilities from, and arbitrary sticks.
+    let mut seed_counts = Summary::dense(v, k);
+    seed_counts.word_topic = (0..v * k).map(|i| ((i * 7) % 5) as f64 + 0.5).collect();
+    let tw0 = TopicWord::from_summary(&seed_counts, lambda);
+    let stick = StickPosterior { rho: vec![0.4, 0.3, 0.6], omega: vec![5.0, 12.0, 3.0] };
+    let beta = stick.expected_beta();
+    let g = LocalGlobals::new(alpha, &beta, &tw0.elog_phi, &tw0.exp_elog_phi, 1e-6, 7);
+    let layout = BatchLayout::new(&m, 0..4);
+    let mut store = vec![0.0; 4 * k];
+    let (batch, _) = batch_local_step(&g, &m, &layout, &mut store, false, &[]);
+    let mut total = Summary::dense(v, k);
+    total.add_batch(&batch, 1.0);
+    let tw = TopicWord::from_summary(&total, lambda);
+    let from_summary = objective(&total, &tw, &stick, alpha, gamma).total();
+
+    // Term by term.
+    let docs: Vec<_> = (0..4).map(|d| infer_document(&g, m.row(d).0, m.row(d).1, None, &[])).collect();
+    let mut n_kw = vec![0.0; k * v];
+    for (d, res) in docs.iter().enumerate() {
+        for (i, &w) in m.row(d).0.iter().enumerate() {
+            for t in 0..k {
+                n_kw[t * v + w as usize] += res.word_topic[i * k + t];
+            }
+        }
+    }
+    let c_dir = |a: &[f64]| ln_gamma(a.iter().sum()) - a.iter().map(|&x| ln_gamma(x)).sum::<f64>();
+    let mut elbo = 0.0;
+    let mut elog_phi = vec![0.0; k * v];
+    for t in 0..k {
+        let lam: Vec<f64> = (0..v).map(|w| lambda + n_kw[t * v + w]).collect();
+        let s: f64 = lam.iter().sum();
+        for w in 0..v {
+            elog_phi[t * v + w] = digamma(lam[w]) - digamma(s);
+        }
+        // E log p(φ | λ0) − E log q(φ | λ).
+        elbo += c_dir(&vec![lambda; v]) - c_dir(&lam) + (0..v).map(|w| (lambda - lam[w]) * elog_phi[t * v + w]).sum::<f64>();
+    }
+    // q(u) against Beta(1, γ).
+    let mut elog_beta = vec![0.0; k + 1];
+    let mut rest = 0.0;
+    for t in 0..k {
+        let (r, w) = (stick.rho[t], stick.omega[t]);
+        let (a, b) = (r * w, (1.0 - r) * w);
+        let (eu, e1u) = (digamma(a) - digamma(w), digamma(b) - digamma(w));
+        elbo += gamma.ln() + (gamma - 1.0) * e1u - (ln_gamma(w) - ln_gamma(a) - ln_gamma(b) + (a - 1.0) * eu + (b - 1.0) * e1u);
+        elog_beta[t] = rest + eu;
+        rest += e1u;
+    }
+    elog_beta[k] = rest;
+    for (d, res) in docs.iter().enumerate() {
+        let theta: Vec<f64> = (0..=k).map(|t| if t < k { res.doc_topic[t] + g.prior[t] } else { g.prior[k] }).collect();
+        let st: f64 = theta.iter().sum();
+        let elog_pi: Vec<f64> = theta.iter().map(|&x| digamma(x) - digamma(st)).collect();
+        // E log p(π | αβ) with the surrogate, − E log q(π | θ), + E log p(z | π).
+        elbo += k as f64 * alpha.ln() + elog_beta.iter().sum::<f64>();
+        elbo += (0..=k).map(|t| (alpha * beta[t] - 1.0) * elog_pi[t]).sum::<f64>();
+        elbo -= c_dir(&theta) + (0..=k).map(|t| (theta[t] - 1.0) * elog_pi[t]).sum::<f64>();
+        elbo += (0..k).map(|t| res.doc_topic[t] * elog_pi[t]).sum::<f64>();
+        // E log p(w | z, φ) − E log q(z).
+        for (i, (&w, &c)) in m.row(d).0.iter().zip(m.row(d).1).enumerate() {
+            for t in 0..k {
+                let r = res.word_topic[i * k + t] / c as f64;
+                elbo += c as f64 * r * elog_phi[t * v + w as usize];
+                if r > 0.0 {
+                    elbo -= c as f64 * r * r.ln();
+                }
+            }
+        }
+    }
+    assert!((elbo - from_summary).abs() < 1e-9 * elbo.abs(), "term by term {elbo} vs summary {from_summary}");
 }

@@ -8,6 +8,7 @@
 //! - [`globals`]: q(φ) from the summary and the exact whole-data objective;
 //! - [`memo`]: the memoized state (visit a batch: local step, total − old + new, global step);
 //! - [`merge`]: merge moves and the size reordering, accepted only when the objective rises;
+//! - [`delete`]: the delete move (a pass-long proposal without one topic), likewise;
 //! - [`fit`]: the pass loop with progress and cancellation;
 //! - [`model`]: the stored model (topic table, prediction, encoding).
 //!
@@ -15,6 +16,7 @@
 //! normaliser E[log Γ(α) − Σ_k log Γ(α β_k)] (see [`stick`]), so it is itself a lower
 //! bound on the log marginal likelihood.
 
+pub mod delete;
 pub mod fit;
 pub mod globals;
 pub mod local;

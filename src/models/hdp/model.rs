@@ -158,6 +158,7 @@ impl TopicModel for HdpModel {
             "objective": last.map(|r| r.objective),
             "objective_per_token": last.map(|r| r.objective / self.tokens.max(1) as f64),
             "merges_accepted": self.passes.iter().map(|r| r.merges_accepted).sum::<usize>(),
+            "deletes_accepted": self.passes.iter().filter(|r| r.deleted).count(),
             "stick_fallbacks": self.stick_fallbacks,
             "seconds_per_pass": self.passes.iter().map(|r| r.seconds).sum::<f64>() / self.passes.len().max(1) as f64,
             "objective_trace": self.passes.iter().map(|r| r.objective).collect::<Vec<_>>(),

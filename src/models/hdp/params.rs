@@ -2,8 +2,9 @@
 //!
 //! Defaults follow bnpy's HDPTopicModel examples: α = 0.5 (document-level concentration),
 //! γ = 10 (top-level concentration), λ = 0.1 (symmetric topic-word Dirichlet), the local
-//! step's convergence threshold 0.01 on the document-topic counts, and merges proposed
-//! after every pass once the first pass has filled the summary.
+//! step's convergence threshold 0.01 on the document-topic counts, merges proposed
+//! after every pass once the first pass has filled the summary, and a delete proposed in
+//! every second pass.
 
 use crate::models::params::{ParamError, ParamReader};
 use serde::{Deserialize, Serialize};
@@ -35,6 +36,8 @@ pub struct HdpParams {
     pub merge_every: usize,
     /// Candidate pairs tracked per pass (the most similar topic pairs).
     pub merge_pairs: usize,
+    /// Propose deleting one topic during every `delete_every`-th pass (0: never).
+    pub delete_every: usize,
     /// Stop early when a pass accepts no merge and raises the objective by less than
     /// this fraction of its magnitude (0: run every pass).
     pub convergence_tolerance: f64,
@@ -56,6 +59,7 @@ impl HdpParams {
         let local_iterations = r.uint_in("local_iterations", 1, 100_000)?.unwrap_or(100) as usize;
         let merge_every = r.uint_in("merge_every", 0, 100_000)?.unwrap_or(1) as usize;
         let merge_pairs = r.uint_in("merge_pairs", 1, 100_000)?.unwrap_or(100) as usize;
+        let delete_every = r.uint_in("delete_every", 0, 100_000)?.unwrap_or(2) as usize;
         let convergence_tolerance = r.fraction("convergence_tolerance", 1.0)?.unwrap_or(1e-7);
         let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
         r.finish()?;
@@ -70,6 +74,7 @@ impl HdpParams {
             local_iterations,
             merge_every,
             merge_pairs,
+            delete_every,
             convergence_tolerance,
             threads,
         })
@@ -79,6 +84,12 @@ impl HdpParams {
     /// only fills the summary, so merges start with the second.
     pub fn merges_after(&self, pass: usize) -> bool {
         self.merge_every > 0 && pass >= 2 && pass.is_multiple_of(self.merge_every)
+    }
+
+    /// Whether a delete is proposed during pass `pass` (1-based): from the third pass on,
+    /// so that the proposal starts from a state every batch has refined.
+    pub fn deletes_in(&self, pass: usize) -> bool {
+        self.delete_every > 0 && pass >= 3 && pass.is_multiple_of(self.delete_every)
     }
 }
 
@@ -96,6 +107,8 @@ mod tests {
         assert!(!p.merges_after(3) && p.merges_after(4));
         let p = HdpParams::from_json(&json!({"merge_every": 0})).unwrap();
         assert!(!p.merges_after(2));
+        let p = HdpParams::from_json(&json!({"delete_every": 3})).unwrap();
+        assert!(!p.deletes_in(2) && p.deletes_in(3) && !p.deletes_in(4) && p.deletes_in(6));
     }
 
     #[test]
@@ -110,6 +123,7 @@ mod tests {
             (json!({"local_tolerance": 0}), "local_tolerance"),
             (json!({"local_iterations": 0}), "local_iterations"),
             (json!({"merge_pairs": 0}), "merge_pairs"),
+            (json!({"delete_every": -1}), "delete_every"),
             (json!({"convergence_tolerance": 1.5}), "convergence_tolerance"),
             (json!({"topicz": 3}), "topicz"),
         ] {

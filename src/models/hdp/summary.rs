@@ -174,6 +174,21 @@ impl Summary {
         self.merge(keep, drop, h, s, l);
     }
 
+    /// The topic-word counts without topic `drop` (the other statistics are dropped with
+    /// it but mean nothing for a different model: use only `word_topic`/`topic_counts`).
+    pub fn without_topic(&self, drop: usize) -> Self {
+        let k = self.num_topics;
+        let keep: Vec<usize> = (0..k).filter(|&t| t != drop).collect();
+        let mut out = Summary::zeros(self.words.clone(), k - 1);
+        for (dst, row) in out.word_topic.chunks_mut(k - 1).zip(self.word_topic.chunks(k)) {
+            for (d, &t) in dst.iter_mut().zip(&keep) {
+                *d = row[t];
+            }
+        }
+        out.topic_counts = keep.iter().map(|&t| self.topic_counts[t]).collect();
+        out
+    }
+
     /// Topics reordered: new topic i is old topic `order[i]` (the remainder stays last).
     /// Pair statistics are dropped.
     pub fn permute(&mut self, order: &[usize]) {

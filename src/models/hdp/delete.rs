@@ -73,7 +73,7 @@ pub fn decide(memo: &mut Memo, proposal: DeleteProposal) -> bool {
     let topic_word = TopicWord::from_summary(&total, p.lambda);
     let fit = optimise_stick(&total.stick_stats(), p.alpha, p.gamma, &proposal.stick);
     let proposed = objective(&total, &topic_word, &fit.posterior, p.alpha, p.gamma).total();
-    if !(proposed > memo.objective().total()) {
+    if !proposed.is_finite() || proposed <= memo.objective().total() {
         return false;
     }
     memo.batches = proposal.batches;

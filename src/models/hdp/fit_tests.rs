@@ -222,6 +222,7 @@ fn the_family_fits_through_the_registry() {
 /// with the surrogate K log α + Σ_k E[log β_k] for the Dirichlet normaliser. Both are sums of
 /// a few hundred terms of size ≤ 1e3, so they agree to rounding (1e-9 relative).
 #[test]
+#[allow(clippy::needless_range_loop)]
 fn objective_equals_the_elbo_computed_term_by_term() {
     use super::globals::{objective, TopicWord};
     use super::local::{batch_local_step, infer_document, BatchLayout, LocalGlobals};

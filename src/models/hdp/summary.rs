@@ -4,6 +4,7 @@
 //! summary as their sum; visiting a batch replaces its summary in the total (total − old
 //! + new), so the global step always sees every document's latest local parameters.
 //! Everything the exact objective needs is additive over documents:
+//!
 //! - N_kw (topic-word counts, Σ r·count) and N_k;
 //! - H_k = −Σ_{d,n} count · r_dnk log r_dnk, the responsibilities' entropy per topic;
 //! - S_k = Σ_d E[log π_dk] for k ≤ K + 1 (the stick's statistic, [`StickStats`]);

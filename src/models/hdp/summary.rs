@@ -1,8 +1,9 @@
 //! Sufficient statistics of the HDP topic model: per batch, and for the whole corpus.
 //!
 //! Why it exists: memoized inference keeps one summary per batch and the whole-data
-//! summary as their sum; visiting a batch replaces its summary in the total (total − old
-//! + new), so the global step always sees every document's latest local parameters.
+//! summary as their sum; visiting a batch replaces its summary in the total
+//! (total − old + new), so the global step always sees every document's latest local
+//! parameters.
 //! Everything the exact objective needs is additive over documents:
 //!
 //! - N_kw (topic-word counts, Σ r·count) and N_k;

@@ -10,12 +10,14 @@
 //! - [`merge`]: merge moves and the size reordering, accepted only when the objective rises;
 //! - [`delete`]: the delete move (a pass-long proposal without one topic), likewise;
 //! - [`fit`]: the pass loop with progress and cancellation;
-//! - [`model`]: the stored model (topic table, prediction, encoding).
+//! - [`model`]: the stored model (topic table, prediction, encoding);
+//! - [`completion`]: held-out document completion on the test split.
 //!
 //! The objective is the ELBO with bnpy's surrogate lower bound for the Dirichlet
 //! normaliser E[log Γ(α) − Σ_k log Γ(α β_k)] (see [`stick`]), so it is itself a lower
 //! bound on the log marginal likelihood.
 
+pub mod completion;
 pub mod delete;
 pub mod fit;
 pub mod globals;
@@ -57,9 +59,10 @@ impl ModelFamily for HdpFamily {
     }
 }
 
-/// Fit on the corpus' training documents (documents tagged `split: test` are left out).
+/// Fit on the corpus' training documents (documents tagged `split: test`, or without
+/// tags a `test_fraction` of them chosen by the seed, are left out).
 pub fn fit_hdp(corpus: &Corpus, p: &HdpParams, seed: u64, ctx: &FitContext) -> Result<HdpModel, FitError> {
-    let held_out = splits::test_mask(corpus, 0.0, seed);
+    let held_out = splits::test_mask(corpus, p.test_fraction, seed);
     let training: std::borrow::Cow<DocTermMatrix> = if held_out.iter().any(|&t| t) {
         std::borrow::Cow::Owned(DocTermMatrix::from_rows((0..corpus.num_documents()).filter(|&d| !held_out[d]).map(|d| {
             let (t, c) = corpus.counts.row(d);
@@ -69,9 +72,11 @@ pub fn fit_hdp(corpus: &Corpus, p: &HdpParams, seed: u64, ctx: &FitContext) -> R
         std::borrow::Cow::Borrowed(&corpus.counts)
     };
     if training.num_rows() == 0 {
-        return Err(FitError::Params(ParamError::new("", "the corpus has no training documents")));
+        return Err(FitError::Params(ParamError::new("test_fraction", "every document is held out: nothing is left to train on")));
     }
     let v = corpus.num_terms();
     let outcome = fit::fit_memoized(&training, v, p, seed, ctx)?;
-    Ok(HdpModel::from_fit(outcome, p.clone(), v, training.total_tokens()))
+    let mut model = HdpModel::from_fit(outcome, p.clone(), v, training.total_tokens());
+    model.test_documents = held_out.iter().filter(|&&t| t).count();
+    Ok(model)
 }

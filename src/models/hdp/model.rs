@@ -11,7 +11,9 @@ use super::local::{infer_document, LocalGlobals};
 use super::params::HdpParams;
 use super::stick::StickPosterior;
 use crate::corpus::lexicon::EncodedDoc;
-use crate::models::{DocPrediction, ModelError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable};
+use super::completion::document_completion;
+use crate::corpus::Corpus;
+use crate::models::{splits, DocPrediction, FitError, ModelError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable};
 use ndarray::Array2;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -42,6 +44,8 @@ pub struct HdpModel {
     pub stick_fallbacks: usize,
     pub documents: usize,
     pub tokens: u64,
+    /// Documents held out of training (the test split).
+    pub test_documents: usize,
 }
 
 impl HdpModel {
@@ -58,6 +62,7 @@ impl HdpModel {
             stick_fallbacks: fit.stick_fallbacks,
             documents: fit.documents,
             tokens,
+            test_documents: 0,
         }
     }
 
@@ -87,7 +92,7 @@ impl HdpModel {
     }
 
     /// E[log φ_kw] and its exponential, word-major (`V × K`), for the local step.
-    fn word_major_expectations(&self) -> (Vec<f64>, Vec<f64>) {
+    pub(crate) fn word_major_expectations(&self) -> (Vec<f64>, Vec<f64>) {
         let (k, v) = (self.num_topics, self.num_terms);
         let digamma_total: Vec<f64> = self.topic_word.chunks(v.max(1)).map(|row| digamma(row.iter().sum())).collect();
         let mut elog = vec![0.0; v * k];
@@ -146,11 +151,28 @@ impl TopicModel for HdpModel {
             .collect())
     }
 
+    fn evaluate_test_split(&self, corpus: &Corpus, seed: u64) -> Option<Result<serde_json::Value, FitError>> {
+        let mask = splits::test_mask(corpus, self.params.test_fraction, seed);
+        let docs: Vec<EncodedDoc> = (0..corpus.num_documents())
+            .filter(|&d| mask[d])
+            .map(|d| {
+                let (terms, counts) = corpus.counts.row(d);
+                EncodedDoc { terms: terms.to_vec(), counts: counts.to_vec(), oov_tokens: 0 }
+            })
+            .collect();
+        if docs.is_empty() {
+            return Some(Ok(serde_json::Value::Null));
+        }
+        let score = document_completion(self, &docs);
+        Some(Ok(json!({"estimator": "document completion (alternate-token halves)", "completion": score})))
+    }
+
     fn diagnostics(&self) -> serde_json::Value {
         let last = self.passes.last();
         json!({
             "inference": "memoized variational (Hughes, Kim & Sudderth 2015)",
             "documents": self.documents,
+            "test_documents": self.test_documents,
             "tokens": self.tokens,
             "active_topics": self.num_topics,
             "initial_topics": self.params.topics,

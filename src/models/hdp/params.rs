@@ -41,6 +41,9 @@ pub struct HdpParams {
     /// Stop early when a pass accepts no merge and raises the objective by less than
     /// this fraction of its magnitude (0: run every pass).
     pub convergence_tolerance: f64,
+    /// Share of documents held out (by the seed) when the corpus has no `split` tags;
+    /// the test split is scored by document completion.
+    pub test_fraction: f64,
     /// Worker threads (read by the job runner; 0 = the server default).
     pub threads: usize,
 }
@@ -61,6 +64,7 @@ impl HdpParams {
         let merge_pairs = r.uint_in("merge_pairs", 1, 100_000)?.unwrap_or(100) as usize;
         let delete_every = r.uint_in("delete_every", 0, 100_000)?.unwrap_or(2) as usize;
         let convergence_tolerance = r.fraction("convergence_tolerance", 1.0)?.unwrap_or(1e-7);
+        let test_fraction = r.fraction("test_fraction", 1.0)?.unwrap_or(0.0);
         let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
         r.finish()?;
         Ok(HdpParams {
@@ -76,6 +80,7 @@ impl HdpParams {
             merge_pairs,
             delete_every,
             convergence_tolerance,
+            test_fraction,
             threads,
         })
     }
@@ -125,6 +130,7 @@ mod tests {
             (json!({"merge_pairs": 0}), "merge_pairs"),
             (json!({"delete_every": -1}), "delete_every"),
             (json!({"convergence_tolerance": 1.5}), "convergence_tolerance"),
+            (json!({"test_fraction": 1.0}), "test_fraction"),
             (json!({"topicz": 3}), "topicz"),
         ] {
             assert_eq!(HdpParams::from_json(&body).unwrap_err().field, field, "{body}");

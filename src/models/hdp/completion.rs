@@ -33,9 +33,12 @@ pub struct CompletionScore {
     pub perplexity: f64,
 }
 
+/// A bag of words: (terms, counts).
+pub type Bag = (Vec<u32>, Vec<u32>);
+
 /// Split a document's in-vocabulary tokens (word order) alternately into
 /// (observed, scored) bags.
-pub fn split_alternately(doc: &EncodedDoc, num_terms: usize) -> ((Vec<u32>, Vec<u32>), (Vec<u32>, Vec<u32>)) {
+pub fn split_alternately(doc: &EncodedDoc, num_terms: usize) -> (Bag, Bag) {
     let (mut observed, mut scored) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
     let mut position = 0u64;
     for (&w, &c) in doc.terms.iter().zip(&doc.counts) {
@@ -43,7 +46,7 @@ pub fn split_alternately(doc: &EncodedDoc, num_terms: usize) -> ((Vec<u32>, Vec<
             continue;
         }
         // Of positions position..position + c, the even ones are observed.
-        let even = (c as u64 + (position % 2 == 0) as u64) / 2;
+        let even = (c as u64 + position.is_multiple_of(2) as u64) / 2;
         let odd = c as u64 - even;
         for (bag, n) in [(&mut observed, even), (&mut scored, odd)] {
             if n > 0 {

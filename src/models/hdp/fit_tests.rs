@@ -337,3 +337,19 @@ fn document_completion_on_fresh_planted_documents_beats_the_uniform_predictor() 
     eprintln!("completion {:.4} nats/token, uniform {uniform:.4}", score.log_likelihood_per_token);
     assert!(score.log_likelihood_per_token > uniform + 0.8 && score.log_likelihood_per_token < 0.0, "{score:?}");
 }
+
+#[test]
+fn a_word_no_topic_can_explain_is_left_out_of_a_prediction() {
+    let mut model = small_model(1);
+    // Word 59 with a vanishing rate in every topic (as a word unseen in training under a
+    // tiny λ would have): exp(E[log φ]) underflows to 0 for all topics.
+    let v = model.num_terms;
+    for t in 0..model.num_topics {
+        model.topic_word[t * v + 59] = 1e-300;
+    }
+    let with = EncodedDoc { terms: vec![20, 21, 59], counts: vec![2, 2, 5], oov_tokens: 0 };
+    let without = EncodedDoc { terms: vec![20, 21], counts: vec![2, 2], oov_tokens: 0 };
+    let preds = model.predict(&[with, without], &PredictOptions::default()).unwrap();
+    assert!(preds[0].topic_proportions.iter().all(|p| p.is_finite()));
+    assert_eq!(preds[0].topic_proportions, preds[1].topic_proportions);
+}

@@ -62,7 +62,15 @@ pub struct DocLocal {
     pub iterations: usize,
 }
 
-/// E[log π] (K + 1 entries) and θ of counts `n` under `prior`.
+/// Whether a word's normaliser Σ_k a_k exp(E[log φ_kw]) is usable. It underflows to 0
+/// only when every topic gives the word a negligible rate (a word unseen in training
+/// under a tiny λ, at prediction time): such a word is then left out of the document
+/// rather than turning every weight into NaN. During a fit every word has counts.
+fn explainable(z: f64) -> bool {
+    z > 0.0 && z.is_finite()
+}
+
+/// θ (K + 1 entries, the remainder last) of counts `n` under `prior`.
 fn theta_of(n: &[f64], prior: &[f64]) -> Vec<f64> {
     let k = n.len();
     (0..=k).map(|t| if t < k { n[t] + prior[t] } else { prior[k] }).collect()
@@ -92,6 +100,9 @@ pub fn infer_document(g: &LocalGlobals, terms: &[u32], counts: &[u32], init: Opt
         for (&w, &c) in terms.iter().zip(counts) {
             let b = &g.exp_elog_phi[w as usize * k..(w as usize + 1) * k];
             let z: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+            if !explainable(z) {
+                continue;
+            }
             let scale = c as f64 / z;
             for t in 0..k {
                 new_n[t] += scale * a[t] * b[t];
@@ -112,6 +123,9 @@ pub fn infer_document(g: &LocalGlobals, terms: &[u32], counts: &[u32], init: Opt
         let row = w as usize * k..(w as usize + 1) * k;
         let (b, lb) = (&g.exp_elog_phi[row.clone()], &g.elog_phi[row]);
         let z: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        if !explainable(z) {
+            continue;
+        }
         let log_z = z.ln();
         let c = c as f64;
         for t in 0..k {

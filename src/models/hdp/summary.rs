@@ -142,8 +142,8 @@ impl Summary {
     }
 
     /// Merge topic `drop` into `keep` (`keep < drop`) with the merged topic's entropy,
-    /// E[log π] sum and local change given by `merged` (this summary's own pair statistics,
-    /// or the whole-data sums of them).
+    /// E[log π] sum and local-scalar change (from this summary's own pair statistics, or
+    /// the whole-data sums of them).
     pub fn merge(&mut self, keep: usize, drop: usize, merged_entropy: f64, merged_sum_log_pi: f64, local_change: f64) {
         let k = self.num_topics;
         assert!(keep < drop && drop < k, "merge {keep} <- {drop} of {k}");

@@ -353,3 +353,30 @@ fn a_word_no_topic_can_explain_is_left_out_of_a_prediction() {
     assert!(preds[0].topic_proportions.iter().all(|p| p.is_finite()));
     assert_eq!(preds[0].topic_proportions, preds[1].topic_proportions);
 }
+
+/// A merge is decided on the objective assembled from the tracked pair statistics (summed
+/// over batches); after the merge is applied to every batch summary, the total and the
+/// sticks, the objective recomputed from scratch must be the same number (up to the
+/// rounding of re-summing: 1e-10 relative).
+#[test]
+fn merges_are_decided_on_the_exact_objective_of_the_merged_state() {
+    use super::memo::Memo;
+    use super::merge::{candidate_pairs, merge_round};
+    let m = planted_corpus(150, 50, 41);
+    let p = HdpParams::from_json(&json!({"topics": 12, "batches": 3, "delete_every": 0})).unwrap();
+    let mut memo = Memo::new(&m, V, &p, 2);
+    for b in 0..3 {
+        memo.visit(b, &[]);
+    }
+    let pairs = candidate_pairs(&memo.total, 100);
+    for b in 0..3 {
+        memo.visit(b, &pairs);
+    }
+    let before = memo.objective().total();
+    let round = merge_round(&mut memo, &pairs);
+    eprintln!("merges {} of {}: decided {} recomputed {} (before {before})", round.accepted, round.proposed, round.decided_objective, round.objective);
+    assert!(round.accepted > 0, "{round:?}");
+    assert!(round.objective > before);
+    assert!((round.decided_objective - round.objective).abs() < 1e-10 * round.objective.abs(), "{round:?}");
+    assert_eq!(memo.num_topics(), 12 - round.accepted);
+}

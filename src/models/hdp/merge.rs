@@ -70,15 +70,18 @@ pub fn candidate_pairs(total: &Summary, max_pairs: usize) -> Vec<(usize, usize)>
 pub struct MergeRound {
     pub proposed: usize,
     pub accepted: usize,
-    /// The objective after the round.
+    /// The objective after the round, recomputed from the merged summary.
     pub objective: f64,
+    /// The objective the acceptance decisions reached, from the tracked pair statistics
+    /// (equal to `objective` up to rounding when the bookkeeping is exact).
+    pub decided_objective: f64,
 }
 
 /// Try the tracked pairs in order; keep each merge that raises the exact objective.
 pub fn merge_round(memo: &mut Memo, candidates: &[(usize, usize)]) -> MergeRound {
     let (alpha, gamma, lambda) = (memo.params.alpha, memo.params.gamma, memo.params.lambda);
     let mut current = memo.objective();
-    let mut round = MergeRound { objective: current.total(), ..Default::default() };
+    let mut round = MergeRound { objective: current.total(), decided_objective: current.total(), ..Default::default() };
     let Some(mut pair_totals) = memo.pair_totals() else { return round };
     let mut queue: Vec<(usize, usize)> = candidates.to_vec();
     let v = memo.num_terms;
@@ -113,6 +116,7 @@ pub fn merge_round(memo: &mut Memo, candidates: &[(usize, usize)]) -> MergeRound
     if round.accepted > 0 {
         memo.refresh_topic_word();
     }
+    round.decided_objective = current.total();
     round.objective = memo.objective().total();
     round
 }

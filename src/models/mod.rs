@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Every model the service knows, by name. Register a new model here.
-pub static FAMILIES: &[&dyn ModelFamily] = &[&lda::LdaFamily, &hpc::model::HPC, &hpc::model::PCM, &dcnt::DCNT, &dcnt::SCNT];
+pub static FAMILIES: &[&dyn ModelFamily] = &[&lda::LdaFamily, &hpc::model::HPC, &hpc::model::PCM, &dcnt::DCNT, &dcnt::SCNT, &hdp::HdpFamily];
 
 /// Look a model family up by its wire name (`"lda"`, ...).
 pub fn family(name: &str) -> Option<&'static dyn ModelFamily> {

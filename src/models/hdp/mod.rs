@@ -1,6 +1,82 @@
-//! The hierarchical Dirichlet process: the shared top-level stick ([`stick`]).
+//! The HDP topic model by memoized variational inference (Hughes, Kim & Sudderth 2015;
+//! paper 002 and bnpy's `HDPTopicModel` / `MemoVBMovesAlg`).
 //!
-//! Why it exists: HDP models (the topic model, HDP-aMMSB) share the top-level stick
-//! posterior and its optimiser; each model adds its own local step and summaries.
+//! - [`stick`]: the top-level stick posterior and its optimiser (shared with HDP-aMMSB);
+//! - [`params`]: job parameters and defaults;
+//! - [`summary`]: per-batch and whole-data sufficient statistics, merge-pair statistics;
+//! - [`local`]: per-document coordinate ascent and a batch's summary;
+//! - [`globals`]: q(φ) from the summary and the exact whole-data objective;
+//! - [`memo`]: the memoized state (visit a batch: local step, total − old + new, global step);
+//! - [`merge`]: merge moves and the size reordering, accepted only when the objective rises;
+//! - [`delete`]: the delete move (a pass-long proposal without one topic), likewise;
+//! - [`fit`]: the pass loop with progress and cancellation;
+//! - [`model`]: the stored model (topic table, prediction, encoding);
+//! - [`completion`]: held-out document completion on the test split.
+//!
+//! The objective is the ELBO with bnpy's surrogate lower bound for the Dirichlet
+//! normaliser E[log Γ(α) − Σ_k log Γ(α β_k)] (see [`stick`]), so it is itself a lower
+//! bound on the log marginal likelihood.
 
+pub mod completion;
+pub mod delete;
+pub mod fit;
+pub mod globals;
+pub mod local;
+pub mod memo;
+pub mod merge;
+pub mod model;
+pub mod params;
 pub mod stick;
+pub mod summary;
+
+#[cfg(test)]
+mod fit_tests;
+
+use crate::corpus::{Corpus, CorpusStats, DocTermMatrix};
+use crate::models::{splits, FitContext, FitError, ModelError, ModelFamily, ParamError, TopicModel};
+pub use model::HdpModel;
+pub use params::HdpParams;
+
+/// The `"hdp"` model family.
+pub struct HdpFamily;
+
+impl ModelFamily for HdpFamily {
+    fn name(&self) -> &'static str {
+        "hdp"
+    }
+
+    fn check_params(&self, params: &serde_json::Value, _corpus: &CorpusStats) -> Result<(), ParamError> {
+        HdpParams::from_json(params).map(|_| ())
+    }
+
+    fn fit(&self, corpus: &Corpus, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        let p = HdpParams::from_json(params)?;
+        Ok(Box::new(fit_hdp(corpus, &p, seed, ctx)?))
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
+        Ok(Box::new(HdpModel::decode(bytes)?))
+    }
+}
+
+/// Fit on the corpus' training documents (documents tagged `split: test`, or without
+/// tags a `test_fraction` of them chosen by the seed, are left out).
+pub fn fit_hdp(corpus: &Corpus, p: &HdpParams, seed: u64, ctx: &FitContext) -> Result<HdpModel, FitError> {
+    let held_out = splits::test_mask(corpus, p.test_fraction, seed);
+    let training: std::borrow::Cow<DocTermMatrix> = if held_out.iter().any(|&t| t) {
+        std::borrow::Cow::Owned(DocTermMatrix::from_rows((0..corpus.num_documents()).filter(|&d| !held_out[d]).map(|d| {
+            let (t, c) = corpus.counts.row(d);
+            t.iter().copied().zip(c.iter().copied()).collect()
+        })))
+    } else {
+        std::borrow::Cow::Borrowed(&corpus.counts)
+    };
+    if training.num_rows() == 0 {
+        return Err(FitError::Params(ParamError::new("test_fraction", "every document is held out: nothing is left to train on")));
+    }
+    let v = corpus.num_terms();
+    let outcome = fit::fit_memoized(&training, v, p, seed, ctx)?;
+    let mut model = HdpModel::from_fit(outcome, p.clone(), v, training.total_tokens());
+    model.test_documents = held_out.iter().filter(|&&t| t).count();
+    Ok(model)
+}

@@ -152,7 +152,7 @@ fn expected_beta(rho: &[f64]) -> Vec<f64> {
 /// Trigamma ψ1(x) for x > 0: the recurrence ψ1(x) = ψ1(x + 1) + 1/x² up to x ≥ 10, then the
 /// asymptotic series 1/x + 1/(2x²) + Σ B_{2j}/x^{2j+1} to x^-11 (next term 0.253/x^13 < 3e-14).
 pub fn trigamma(mut x: f64) -> f64 {
-    if !(x > 0.0) || !x.is_finite() {
+    if x.is_nan() || x <= 0.0 || x.is_infinite() {
         return if x == f64::INFINITY { 0.0 } else { f64::NAN };
     }
     let mut acc = 0.0;

@@ -1,0 +1,318 @@
+//! The local step: one document's responsibilities and topic weights with the global
+//! parameters held fixed, and a batch's summary from its documents.
+//!
+//! Why it exists: memoized VI alternates this step (per batch) with the global one. For a
+//! document with counts c_w, q(π_d) = Dir(θ_d) over the K topics and the remainder, and
+//! per-word responsibilities r_w; coordinate ascent alternates
+//! θ_dk = N_dk + α E[β_k] (θ_d,K+1 = α E[β_K+1]) and r_wk ∝ exp(E[log π_dk] + E[log φ_kw]),
+//! N_dk = Σ_w c_w r_wk, until no N_dk moves by more than the tolerance. Each update is the
+//! exact maximiser of the objective in its block, so starting from the document's
+//! previous counts (warm start: the first θ update is then the best θ for the previous
+//! responsibilities) the document's part of the objective never decreases. The statistics
+//! are taken at the last responsibilities and the θ computed from them, so they describe
+//! one consistent local state.
+//!
+//! Documents are processed in parallel in fixed waves; each document's statistics are
+//! added to the batch summary in document order, so the thread count changes no number.
+
+use super::summary::{PairStats, Summary};
+use crate::corpus::DocTermMatrix;
+use rayon::prelude::*;
+use statrs::function::gamma::{digamma, ln_gamma};
+
+/// Documents inferred in parallel before their statistics are reduced (bounds memory).
+const WAVE: usize = 512;
+/// Floor on α E[β_k] so that θ stays positive when a stick's weight underflows.
+const MIN_PRIOR: f64 = 1e-300;
+
+/// What the local step reads from the global parameters.
+pub struct LocalGlobals<'a> {
+    pub num_topics: usize,
+    /// α E[β_k], K + 1 entries (the remainder last).
+    pub prior: Vec<f64>,
+    /// E[log φ_kw], word-major (`V × K`).
+    pub elog_phi: &'a [f64],
+    /// exp(E[log φ_kw]), word-major.
+    pub exp_elog_phi: &'a [f64],
+    pub tolerance: f64,
+    pub max_iterations: usize,
+}
+
+impl<'a> LocalGlobals<'a> {
+    pub fn new(alpha: f64, expected_beta: &[f64], elog_phi: &'a [f64], exp_elog_phi: &'a [f64], tolerance: f64, max_iterations: usize) -> Self {
+        let prior = expected_beta.iter().map(|b| (alpha * b).max(MIN_PRIOR)).collect();
+        LocalGlobals { num_topics: expected_beta.len() - 1, prior, elog_phi, exp_elog_phi, tolerance, max_iterations }
+    }
+}
+
+/// One document's local state and its statistics.
+#[derive(Debug, Clone)]
+pub struct DocLocal {
+    /// N_dk.
+    pub doc_topic: Vec<f64>,
+    /// c_w r_wk for the document's words in order, K each.
+    pub word_topic: Vec<f64>,
+    pub entropy: Vec<f64>,
+    /// E[log π_dk], K + 1 entries.
+    pub elog_pi: Vec<f64>,
+    /// Σ_k (N_dk − θ_dk) E[log π_dk] − log Γ(Σθ) + Σ_k log Γ(θ_dk).
+    pub local: f64,
+    /// Statistics of the tracked pairs, for this document alone.
+    pub pairs: PairStats,
+    pub iterations: usize,
+}
+
+/// Whether a word's normaliser Σ_k a_k exp(E[log φ_kw]) is usable. It underflows to 0
+/// only when every topic gives the word a negligible rate (a word unseen in training
+/// under a tiny λ, at prediction time): such a word is then left out of the document
+/// rather than turning every weight into NaN. During a fit every word has counts.
+fn explainable(z: f64) -> bool {
+    z > 0.0 && z.is_finite()
+}
+
+/// θ (K + 1 entries, the remainder last) of counts `n` under `prior`.
+fn theta_of(n: &[f64], prior: &[f64]) -> Vec<f64> {
+    let k = n.len();
+    (0..=k).map(|t| if t < k { n[t] + prior[t] } else { prior[k] }).collect()
+}
+
+/// Coordinate ascent for one document (`terms`, `counts`), from `init` counts if given.
+pub fn infer_document(g: &LocalGlobals, terms: &[u32], counts: &[u32], init: Option<&[f64]>, pairs: &[(usize, usize)]) -> DocLocal {
+    let k = g.num_topics;
+    let mut n = init.map_or_else(|| vec![0.0; k], <[f64]>::to_vec);
+    let mut log_a = vec![0.0; k];
+    let mut a = vec![0.0; k];
+    let mut new_n = vec![0.0; k];
+    let mut iterations = 0;
+    while iterations < g.max_iterations {
+        iterations += 1;
+        // θ step (ψ(Σθ) cancels in r), then the r step.
+        let mut max = f64::NEG_INFINITY;
+        for t in 0..k {
+            log_a[t] = digamma(n[t] + g.prior[t]);
+            max = max.max(log_a[t]);
+        }
+        for t in 0..k {
+            log_a[t] -= max;
+            a[t] = log_a[t].exp();
+        }
+        new_n.iter_mut().for_each(|x| *x = 0.0);
+        for (&w, &c) in terms.iter().zip(counts) {
+            let b = &g.exp_elog_phi[w as usize * k..(w as usize + 1) * k];
+            let z: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+            if !explainable(z) {
+                continue;
+            }
+            let scale = c as f64 / z;
+            for t in 0..k {
+                new_n[t] += scale * a[t] * b[t];
+            }
+        }
+        let delta = n.iter().zip(&new_n).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+        std::mem::swap(&mut n, &mut new_n);
+        if delta < g.tolerance {
+            break;
+        }
+    }
+    // Statistics of the last responsibilities (from `a`) and θ from their counts.
+    let mut word_topic = vec![0.0; terms.len() * k];
+    let mut entropy = vec![0.0; k];
+    let mut pair_stats = PairStats::zeros(pairs);
+    let mut r = vec![0.0; k];
+    for (i, (&w, &c)) in terms.iter().zip(counts).enumerate() {
+        let row = w as usize * k..(w as usize + 1) * k;
+        let (b, lb) = (&g.exp_elog_phi[row.clone()], &g.elog_phi[row]);
+        let z: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        if !explainable(z) {
+            continue;
+        }
+        let log_z = z.ln();
+        let c = c as f64;
+        for t in 0..k {
+            r[t] = a[t] * b[t] / z;
+            word_topic[i * k + t] = c * r[t];
+            if r[t] > 0.0 {
+                entropy[t] -= c * r[t] * (log_a[t] + lb[t] - log_z);
+            }
+        }
+        for (p, &(j, l)) in pairs.iter().enumerate() {
+            let s = r[j] + r[l];
+            if s > 0.0 {
+                pair_stats.entropy[p] -= c * s * s.ln();
+            }
+        }
+    }
+    let theta = theta_of(&n, &g.prior);
+    let total: f64 = theta.iter().sum();
+    let digamma_total = digamma(total);
+    let elog_pi: Vec<f64> = theta.iter().map(|&x| digamma(x) - digamma_total).collect();
+    let count = |t: usize| if t < k { n[t] } else { 0.0 };
+    let mut local = -ln_gamma(total);
+    for t in 0..=k {
+        local += (count(t) - theta[t]) * elog_pi[t] + ln_gamma(theta[t]);
+    }
+    for (p, &(j, l)) in pairs.iter().enumerate() {
+        let merged = theta[j] + theta[l];
+        let e = digamma(merged) - digamma_total;
+        pair_stats.sum_log_pi[p] = e;
+        pair_stats.local[p] = (n[j] + n[l] - merged) * e - (n[j] - theta[j]) * elog_pi[j] - (n[l] - theta[l]) * elog_pi[l] + ln_gamma(merged)
+            - ln_gamma(theta[j])
+            - ln_gamma(theta[l]);
+    }
+    DocLocal { doc_topic: n, word_topic, entropy, elog_pi, local, pairs: pair_stats, iterations }
+}
+
+/// A batch: its documents (rows of the training matrix) and its vocabulary.
+#[derive(Debug, Clone)]
+pub struct BatchLayout {
+    pub docs: std::ops::Range<usize>,
+    /// The batch's distinct words, increasing.
+    pub words: Vec<u32>,
+    /// For each non-zero of the batch's documents in order, its row in `words`.
+    pub slots: Vec<u32>,
+}
+
+impl BatchLayout {
+    pub fn new(matrix: &DocTermMatrix, docs: std::ops::Range<usize>) -> Self {
+        let mut words: Vec<u32> = docs.clone().flat_map(|d| matrix.row(d).0.iter().copied()).collect();
+        words.sort_unstable();
+        words.dedup();
+        let slots = docs.clone().flat_map(|d| matrix.row(d).0.iter().map(|w| words.binary_search(w).expect("word of the batch") as u32).collect::<Vec<_>>()).collect();
+        BatchLayout { docs, words, slots }
+    }
+}
+
+/// Totals of the local step over a batch (for progress).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LocalTotals {
+    pub iterations: usize,
+    pub documents: usize,
+}
+
+/// The local step over a batch: infers every document (warm-started from `doc_topic`
+/// rows when `warm`), writes the new counts back and returns the batch summary.
+pub fn batch_local_step(
+    g: &LocalGlobals,
+    matrix: &DocTermMatrix,
+    layout: &BatchLayout,
+    doc_topic: &mut [f64],
+    warm: bool,
+    pairs: &[(usize, usize)],
+) -> (Summary, LocalTotals) {
+    let k = g.num_topics;
+    let mut summary = Summary::zeros(layout.words.clone(), k);
+    summary.pairs = PairStats::zeros(pairs);
+    let mut totals = LocalTotals::default();
+    let first = layout.docs.start;
+    let mut slot = 0usize;
+    for wave_start in layout.docs.clone().step_by(WAVE) {
+        let wave = wave_start..(wave_start + WAVE).min(layout.docs.end);
+        let results: Vec<DocLocal> = wave
+            .clone()
+            .into_par_iter()
+            .map(|d| {
+                let (terms, counts) = matrix.row(d);
+                let local = d - first;
+                let init = warm.then(|| &doc_topic[local * k..(local + 1) * k]);
+                infer_document(g, terms, counts, init, pairs)
+            })
+            .collect();
+        for (d, res) in wave.zip(results) {
+            let local = d - first;
+            doc_topic[local * k..(local + 1) * k].copy_from_slice(&res.doc_topic);
+            for row in res.word_topic.chunks(k) {
+                let s = layout.slots[slot] as usize;
+                slot += 1;
+                for (dst, x) in summary.word_topic[s * k..(s + 1) * k].iter_mut().zip(row) {
+                    *dst += x;
+                }
+            }
+            summary.num_docs += 1.0;
+            for t in 0..k {
+                summary.topic_counts[t] += res.doc_topic[t];
+                summary.entropy[t] += res.entropy[t];
+            }
+            for (s, e) in summary.sum_log_pi.iter_mut().zip(&res.elog_pi) {
+                *s += e;
+            }
+            summary.local += res.local;
+            summary.pairs.add(&res.pairs);
+            totals.iterations += res.iterations;
+            totals.documents += 1;
+        }
+    }
+    (summary, totals)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::hdp::globals::TopicWord;
+
+    /// Two topics over three words, a document of words 0 and 2.
+    fn setup() -> (TopicWord, Vec<f64>) {
+        let mut total = Summary::dense(3, 2);
+        total.word_topic = vec![5.0, 0.5, 1.0, 1.0, 0.2, 6.0];
+        (TopicWord::from_summary(&total, 0.1), vec![0.3, 0.4, 0.3])
+    }
+
+    /// The document's part of the objective: E[log p(w, z, π | φ, β)] − E[log q(z, π)]
+    /// minus the (constant) surrogate of the Dirichlet normaliser, from its statistics.
+    fn doc_objective(res: &DocLocal, alpha_beta: &[f64]) -> f64 {
+        let ent: f64 = res.entropy.iter().sum();
+        let prior: f64 = alpha_beta.iter().zip(&res.elog_pi).map(|(a, e)| a * e).sum();
+        ent + prior + res.local
+    }
+
+    #[test]
+    fn warm_started_ascent_never_lowers_the_document_objective() {
+        let (tw, beta) = setup();
+        let g = LocalGlobals::new(1.0, &beta, &tw.elog_phi, &tw.exp_elog_phi, 1e-12, 1);
+        let (terms, counts) = (vec![0u32, 2], vec![3u32, 4]);
+        let data = |res: &DocLocal| -> f64 {
+            // E[log p(w | z, φ)] = Σ_w Σ_k c r E[log φ_kw].
+            terms.iter().enumerate().map(|(i, &w)| (0..2).map(|t| res.word_topic[i * 2 + t] * tw.elog_phi[w as usize * 2 + t]).sum::<f64>()).sum()
+        };
+        let mut res = infer_document(&g, &terms, &counts, Some(&[6.0, 1.0]), &[]);
+        let mut last = doc_objective(&res, &g.prior) + data(&res);
+        for _ in 0..20 {
+            res = infer_document(&g, &terms, &counts, Some(&res.doc_topic.clone()), &[]);
+            let now = doc_objective(&res, &g.prior) + data(&res);
+            assert!(now >= last - 1e-12, "{now} < {last}");
+            last = now;
+        }
+        let sum: f64 = res.doc_topic.iter().sum();
+        assert!((sum - 7.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn pair_statistics_equal_a_merged_model_computed_directly() {
+        // The merged pair's statistics from a three-topic document must equal what the
+        // two-topic document (topics 0 and 2 added) gives for the same r and θ.
+        let mut total = Summary::dense(3, 3);
+        total.word_topic = vec![5.0, 0.5, 2.0, 1.0, 1.0, 0.3, 0.2, 6.0, 1.0];
+        let tw = TopicWord::from_summary(&total, 0.1);
+        let beta = [0.3, 0.3, 0.2, 0.2];
+        let g = LocalGlobals::new(0.8, &beta, &tw.elog_phi, &tw.exp_elog_phi, 1e-10, 50);
+        let (terms, counts) = ([0u32, 1, 2], [2u32, 1, 5]);
+        let res = infer_document(&g, &terms, &counts, None, &[(0, 2), (1, 2)]);
+        // Direct: merged r = r0 + r2 and θ = θ0 + θ2.
+        let theta: Vec<f64> = (0..4).map(|t| if t < 3 { res.doc_topic[t] + g.prior[t] } else { g.prior[3] }).collect();
+        let total_theta: f64 = theta.iter().sum();
+        let mt = [theta[0] + theta[2], theta[1], theta[3]];
+        let mn = [res.doc_topic[0] + res.doc_topic[2], res.doc_topic[1], 0.0];
+        let e: Vec<f64> = mt.iter().map(|&x| digamma(x) - digamma(total_theta)).collect();
+        let mut local = -ln_gamma(total_theta);
+        for t in 0..3 {
+            local += (mn[t] - mt[t]) * e[t] + ln_gamma(mt[t]);
+        }
+        assert!((res.pairs.sum_log_pi[0] - e[0]).abs() < 1e-12);
+        assert!((res.local + res.pairs.local[0] - local).abs() < 1e-10, "{} vs {local}", res.local + res.pairs.local[0]);
+        let mut h = 0.0;
+        for (i, &c) in counts.iter().enumerate() {
+            let r = (res.word_topic[i * 3] + res.word_topic[i * 3 + 2]) / c as f64;
+            h -= c as f64 * r * r.ln();
+        }
+        assert!((res.pairs.entropy[0] - h).abs() < 1e-12);
+    }
+}

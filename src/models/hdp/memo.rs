@@ -1,0 +1,183 @@
+//! The memoized state: per-batch summaries, their total and the global parameters.
+//!
+//! Why it exists: every pass visits the batches in order; a visit runs the local step
+//! on one batch (warm-started from its documents' previous topic counts), replaces that
+//! batch's summary in the total (total − old + new) and runs the global step (q(φ) in
+//! closed form, then the stick optimiser warm-started from the current sticks). Each of
+//! the three steps is a block ascent step of the same objective, so the objective never
+//! decreases from the end of the first pass on (when every batch is in the total); the
+//! only slack is floating-point rounding in the running total.
+//!
+//! A delete proposal ([`super::delete`]) rides along a pass; merges and reorderings act on every batch summary, the stored document-topic counts,
+//! the total and the sticks together, so the state stays one consistent variational
+//! posterior.
+
+use super::delete::DeleteProposal;
+use super::globals::{objective, Objective, TopicWord};
+use super::local::{batch_local_step, BatchLayout, LocalGlobals, LocalTotals};
+use super::params::HdpParams;
+use super::stick::{optimise_stick, StickPosterior};
+use super::summary::{PairStats, Summary};
+use crate::corpus::DocTermMatrix;
+use crate::rng::{stream, Purpose};
+use rand::RngExt;
+
+pub struct Memo<'a> {
+    pub matrix: &'a DocTermMatrix,
+    pub num_terms: usize,
+    pub params: &'a HdpParams,
+    pub layouts: Vec<BatchLayout>,
+    /// Each batch's latest summary (`None` before its first visit).
+    pub batches: Vec<Option<Summary>>,
+    /// N_dk of each batch's documents (`docs × K`), the local step's warm start.
+    pub doc_topic: Vec<Vec<f64>>,
+    pub total: Summary,
+    pub stick: StickPosterior,
+    pub topic_word: TopicWord,
+    /// Global steps whose stick optimisation fell back (ρ only, or kept the start).
+    pub stick_fallbacks: usize,
+    /// A delete proposal being evaluated during the current pass.
+    pub proposal: Option<DeleteProposal>,
+}
+
+impl<'a> Memo<'a> {
+    /// Batches of consecutive documents (sizes differ by at most one); topics initialised
+    /// from K random documents' counts plus a little uniform noise (bnpy's
+    /// "randexamples"), sticks with uniform expected weights.
+    pub fn new(matrix: &'a DocTermMatrix, num_terms: usize, params: &'a HdpParams, seed: u64) -> Self {
+        let d = matrix.num_rows();
+        let b = params.batches.min(d).max(1);
+        let layouts: Vec<BatchLayout> = (0..b).map(|i| BatchLayout::new(matrix, i * d / b..(i + 1) * d / b)).collect();
+        let k = params.topics;
+        let mut init = Summary::dense(num_terms, k);
+        for t in 0..k {
+            let mut rng = stream(seed, Purpose::Init, 0, t as u64);
+            let doc = if d > 0 { rng.random_range(0..d) } else { 0 };
+            for w in 0..num_terms {
+                init.word_topic[w * k + t] = 0.1 * rng.random::<f64>();
+            }
+            if d > 0 {
+                let (terms, counts) = matrix.row(doc);
+                for (&w, &c) in terms.iter().zip(counts) {
+                    init.word_topic[w as usize * k + t] += c as f64;
+                }
+            }
+        }
+        let topic_word = TopicWord::from_summary(&init, params.lambda);
+        let doc_topic = layouts.iter().map(|l| vec![0.0; l.docs.len() * k]).collect();
+        Memo {
+            matrix,
+            num_terms,
+            params,
+            batches: vec![None; layouts.len()],
+            layouts,
+            doc_topic,
+            total: Summary::dense(num_terms, k),
+            stick: StickPosterior::new(k, params.gamma),
+            topic_word,
+            stick_fallbacks: 0,
+            proposal: None,
+        }
+    }
+
+    pub fn num_topics(&self) -> usize {
+        self.total.num_topics
+    }
+
+    /// Whether every batch is in the total.
+    pub fn complete(&self) -> bool {
+        self.batches.iter().all(Option::is_some)
+    }
+
+    /// Local step on batch `b` (tracking `pairs`), its summary replaced in the total,
+    /// then the global step.
+    pub fn visit(&mut self, b: usize, pairs: &[(usize, usize)]) -> LocalTotals {
+        let p = self.params;
+        let beta = self.stick.expected_beta();
+        let g = LocalGlobals::new(p.alpha, &beta, &self.topic_word.elog_phi, &self.topic_word.exp_elog_phi, p.local_tolerance, p.local_iterations);
+        let warm = self.batches[b].is_some();
+        let (summary, totals) = batch_local_step(&g, self.matrix, &self.layouts[b], &mut self.doc_topic[b], warm, pairs);
+        if let Some(old) = self.batches[b].take() {
+            self.total.add_batch(&old, -1.0);
+        }
+        self.total.add_batch(&summary, 1.0);
+        self.batches[b] = Some(summary);
+        self.global_step();
+        if let Some(proposal) = self.proposal.as_mut() {
+            proposal.visit(b, self.matrix, &self.layouts[b], self.params);
+        }
+        totals
+    }
+
+    /// q(φ) from the total, then the sticks (warm start; never a lower objective).
+    pub fn global_step(&mut self) {
+        self.topic_word = TopicWord::from_summary(&self.total, self.params.lambda);
+        let fit = optimise_stick(&self.total.stick_stats(), self.params.alpha, self.params.gamma, &self.stick);
+        if fit.fell_back {
+            self.stick_fallbacks += 1;
+        }
+        self.stick = fit.posterior;
+    }
+
+    pub fn objective(&self) -> Objective {
+        objective(&self.total, &self.topic_word, &self.stick, self.params.alpha, self.params.gamma)
+    }
+
+    /// The tracked pair statistics summed over the batches in order (every batch must
+    /// have been visited with the same pairs).
+    pub fn pair_totals(&self) -> Option<PairStats> {
+        let mut it = self.batches.iter();
+        let mut sum = it.next()?.as_ref()?.pairs.clone();
+        for b in it {
+            let b = b.as_ref()?;
+            if b.pairs.pairs != sum.pairs {
+                return None;
+            }
+            sum.add(&b.pairs);
+        }
+        Some(sum)
+    }
+
+    /// Merge topic `drop` into `keep` everywhere, with `pair_totals` the whole-data pair
+    /// statistics (updated in place) and `stick`/`data_term` the merged model's sticks and
+    /// the merged topic's data term. q(φ)'s expectations are left for the caller to refresh.
+    pub fn apply_merge(&mut self, keep: usize, drop: usize, pair_totals: &mut PairStats, stick: StickPosterior, data_term: f64) {
+        let i = pair_totals.find(keep, drop).expect("a tracked pair");
+        self.total.merge(keep, drop, pair_totals.entropy[i], pair_totals.sum_log_pi[i], pair_totals.local[i]);
+        pair_totals.after_merge(keep, drop);
+        for b in self.batches.iter_mut().flatten() {
+            b.merge_tracked(keep, drop);
+        }
+        let k = self.stick.num_topics();
+        for store in &mut self.doc_topic {
+            let merged: Vec<f64> = store
+                .chunks(k)
+                .flat_map(|row| (0..k).filter(|&t| t != drop).map(move |t| if t == keep { row[keep] + row[drop] } else { row[t] }))
+                .collect();
+            *store = merged;
+        }
+        self.stick = stick;
+        self.topic_word.data_terms[keep] = data_term;
+        self.topic_word.data_terms.remove(drop);
+        self.topic_word.num_topics = k - 1;
+    }
+
+    /// Relabel topics: new topic i is old topic `order[i]`, with sticks `stick`.
+    pub fn apply_permutation(&mut self, order: &[usize], stick: StickPosterior) {
+        let k = self.num_topics();
+        self.total.permute(order);
+        for b in self.batches.iter_mut().flatten() {
+            b.permute(order);
+        }
+        for store in &mut self.doc_topic {
+            *store = store.chunks(k).flat_map(|row| order.iter().map(|&t| row[t])).collect();
+        }
+        self.stick = stick;
+        self.topic_word = TopicWord::from_summary(&self.total, self.params.lambda);
+    }
+
+    /// Refresh q(φ)'s expectations after merges.
+    pub fn refresh_topic_word(&mut self) {
+        self.topic_word = TopicWord::from_summary(&self.total, self.params.lambda);
+    }
+}

@@ -21,7 +21,7 @@
 
 use super::{ModelError, PredictOptions, TableOptions, TopicModel};
 use crate::corpus::lexicon::EncodedDoc;
-use crate::corpus::{Corpus, Lexicon};
+use crate::corpus::Corpus;
 use serde::{Deserialize, Serialize};
 
 /// One test document, split.
@@ -88,11 +88,12 @@ pub fn is_heldout(id: &str, word: &str, j: u32) -> bool {
     fmix64(fnv1a64(key.as_bytes())) & 1 == 1
 }
 
-/// Split one document's counts (terms increasing) by [`is_heldout`].
-pub fn split_document(id: &str, terms: &[u32], counts: &[u32], lexicon: &Lexicon) -> CompletionDoc {
+/// Split one document's counts (terms increasing) by [`is_heldout`], `word` naming
+/// each term.
+pub fn split_document<'a>(id: &str, terms: &[u32], counts: &[u32], word: impl Fn(u32) -> &'a str) -> CompletionDoc {
     let (mut obs_terms, mut obs_counts, mut heldout) = (Vec::new(), Vec::new(), Vec::new());
     for (&t, &c) in terms.iter().zip(counts) {
-        let word = lexicon.word(t);
+        let word = word(t);
         let held = (0..c).filter(|&j| is_heldout(id, word, j)).count() as u32;
         if c > held {
             obs_terms.push(t);
@@ -111,7 +112,7 @@ pub fn split_corpus_documents(corpus: &Corpus, mask: &[bool]) -> Vec<CompletionD
         .filter(|&d| mask[d])
         .map(|d| {
             let (terms, counts) = corpus.counts.row(d);
-            split_document(&corpus.doc_ids[d], terms, counts, &corpus.lexicon)
+            split_document(&corpus.doc_ids[d], terms, counts, |t| corpus.lexicon.word(t))
         })
         .collect()
 }

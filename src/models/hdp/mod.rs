@@ -11,13 +11,11 @@
 //! - [`delete`]: the delete move (a pass-long proposal without one topic), likewise;
 //! - [`fit`]: the pass loop with progress and cancellation;
 //! - [`model`]: the stored model (topic table, prediction, encoding);
-//! - [`completion`]: held-out document completion on the test split.
 //!
 //! The objective is the ELBO with bnpy's surrogate lower bound for the Dirichlet
 //! normaliser E[log Γ(α) − Σ_k log Γ(α β_k)] (see [`stick`]), so it is itself a lower
 //! bound on the log marginal likelihood.
 
-pub mod completion;
 pub mod delete;
 pub mod fit;
 pub mod globals;
@@ -33,7 +31,7 @@ pub mod summary;
 mod fit_tests;
 
 use crate::corpus::{Corpus, CorpusStats, DocTermMatrix};
-use crate::models::{splits, FitContext, FitError, ModelError, ModelFamily, ParamError, TopicModel};
+use crate::models::{completion, splits, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TopicModel};
 pub use model::HdpModel;
 pub use params::HdpParams;
 
@@ -78,5 +76,12 @@ pub fn fit_hdp(corpus: &Corpus, p: &HdpParams, seed: u64, ctx: &FitContext) -> R
     let outcome = fit::fit_memoized(&training, v, p, seed, ctx)?;
     let mut model = HdpModel::from_fit(outcome, p.clone(), v, training.total_tokens());
     model.test_documents = held_out.iter().filter(|&&t| t).count();
+    if model.test_documents > 0 {
+        // A variational fit has no chain for a Chib-style estimate of log p(w_d); its
+        // predictive density is scored by document completion instead.
+        let docs = completion::split_corpus_documents(corpus, &held_out);
+        let report = completion::document_completion(&model, &docs, &PredictOptions::default()).map_err(|e| FitError::Numerical(e.to_string()))?;
+        model.heldout = Some(report);
+    }
     Ok(model)
 }

@@ -11,9 +11,8 @@ use super::local::{infer_document, LocalGlobals};
 use super::params::HdpParams;
 use super::stick::StickPosterior;
 use crate::corpus::lexicon::EncodedDoc;
-use super::completion::document_completion;
-use crate::corpus::Corpus;
-use crate::models::{splits, DocPrediction, FitError, ModelError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable};
+use crate::models::completion::CompletionReport;
+use crate::models::{DocPrediction, ModelError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable};
 use ndarray::Array2;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -46,6 +45,8 @@ pub struct HdpModel {
     pub tokens: u64,
     /// Documents held out of training (the test split).
     pub test_documents: usize,
+    /// Document completion on the test split, scored at the end of the fit.
+    pub heldout: Option<CompletionReport>,
 }
 
 impl HdpModel {
@@ -63,6 +64,7 @@ impl HdpModel {
             documents: fit.documents,
             tokens,
             test_documents: 0,
+            heldout: None,
         }
     }
 
@@ -151,28 +153,13 @@ impl TopicModel for HdpModel {
             .collect())
     }
 
-    fn evaluate_test_split(&self, corpus: &Corpus, seed: u64) -> Option<Result<serde_json::Value, FitError>> {
-        let mask = splits::test_mask(corpus, self.params.test_fraction, seed);
-        let docs: Vec<EncodedDoc> = (0..corpus.num_documents())
-            .filter(|&d| mask[d])
-            .map(|d| {
-                let (terms, counts) = corpus.counts.row(d);
-                EncodedDoc { terms: terms.to_vec(), counts: counts.to_vec(), oov_tokens: 0 }
-            })
-            .collect();
-        if docs.is_empty() {
-            return Some(Ok(serde_json::Value::Null));
-        }
-        let score = document_completion(self, &docs);
-        Some(Ok(json!({"estimator": "document completion (alternate-token halves)", "completion": score})))
-    }
-
     fn diagnostics(&self) -> serde_json::Value {
         let last = self.passes.last();
         json!({
             "inference": "memoized variational (Hughes, Kim & Sudderth 2015)",
             "documents": self.documents,
             "test_documents": self.test_documents,
+            "heldout": self.heldout.as_ref().map(CompletionReport::to_json),
             "tokens": self.tokens,
             "active_topics": self.num_topics,
             "initial_topics": self.params.topics,

@@ -10,8 +10,7 @@
 //! to take one of them). Moving all of a document's tokens from one topic to another
 //! at once, with the activations that go with them, crosses that barrier in one step.
 //!
-//! The move, for document d and topics i ≠ j chosen uniformly (independently of the
-//! state), is the involution
+//! The move, for document d and topics i ≠ j, is the involution
 //!
 //! - z_dn: i ↔ j (the word counts M_kw, M_k follow);
 //! - v_d: entries i and j exchanged;
@@ -20,8 +19,12 @@
 //!   map is linear with determinant det P_ij = −1 (unit Jacobian) and its own inverse.
 //!   For SCNT (diagonal A) it is u_i ← A_jj u_j / A_ii, u_j ← A_ii u_i / A_jj.
 //!
-//! Being an involution with unit Jacobian and a state-independent choice of (d, i, j),
-//! it is accepted with min(1, p(state′)/p(state)), the posterior ratio, which has
+//! The pair: i is the topic of a uniformly chosen token of d, j uniform among the
+//! other K̄ − 1 topics, so the pair {i, j} is proposed with probability
+//! (n_di + n_dj) / (N_d (K̄ − 1)), which the swap leaves unchanged (it exchanges n_di
+//! and n_dj): the proposal is symmetric, and it only proposes pairs that move tokens.
+//! Being an involution with unit Jacobian and a symmetric choice of the pair, the
+//! move is accepted with min(1, p(state′)/p(state)), the posterior ratio, which has
 //! three factors (everything else is unchanged): the collapsed word likelihood p(w | z)
 //! (only topics i and j, only the document's words), the stick likelihood
 //! Σ_k n_dk log π_k(v_d), and the prior N(u_d | ηᵀφ_d, I). The move leaves the posterior

@@ -37,6 +37,8 @@ pub enum Purpose {
     Covariance = 13,
     /// Synthetic corpora (bars).
     SyntheticCorpus = 14,
+    /// DCNT/SCNT within-document topic swaps (one stream per document and scan).
+    DcntSwap = 15,
 }
 
 /// SplitMix64 finaliser: a bijective 64-bit mixer with good avalanche.

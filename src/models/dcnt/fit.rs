@@ -11,7 +11,8 @@
 //! Progress per scan: `loglik_per_token` = [log p(w | z) (Ω collapsed) + log p(z | v)]
 //! / N on scans 1, every `loglik_every`-th and the last; diagnostics `active_topics`
 //! (topics holding more than 1 % of the tokens now), `mh_acceptance` (share of
-//! accepted v entries this scan), `lambda_v`, `lambda_a`, `kept_scans`.
+//! accepted v entries this scan), `swap_acceptance` (share of accepted
+//! within-document topic swaps this scan), `lambda_v`, `lambda_a`, `kept_scans`.
 
 use super::model::{DcntModel, Loadings, ENCODING_VERSION};
 use super::params::DcntParams;
@@ -144,7 +145,7 @@ pub fn fit_dcnt(corpus: &Corpus, p: &DcntParams, diagonal: bool, seed: u64, ctx:
     }
     let blocks = docs.blocks(SYNC_TOKENS);
     let n = docs.num_tokens() as f64;
-    let mut state = DcntState::init(&docs, k, diagonal, p.priors, seed);
+    let mut state = DcntState::init(&docs, k, diagonal, p.priors, p.topic_swaps, seed);
     let mut sums = PosteriorSums::new(k, f, num_terms, docs.num_docs());
     let mut last = Loadings { a: state.globals.a.clone(), eta: state.globals.eta.clone(), lambda_v: state.globals.lambda_v };
     let mut last_ll = f64::NAN;
@@ -173,6 +174,7 @@ pub fn fit_dcnt(corpus: &Corpus, p: &DcntParams, diagonal: bool, seed: u64, ctx:
         let mut diagnostics = serde_json::Map::new();
         diagnostics.insert("active_topics".into(), json!(active_topics(state.topic_totals.iter().map(|&c| c as f64 / n))));
         diagnostics.insert("mh_acceptance".into(), json!(stats.acceptance()));
+        diagnostics.insert("swap_acceptance".into(), json!(stats.swap_acceptance()));
         diagnostics.insert("lambda_v".into(), json!(state.globals.lambda_v));
         diagnostics.insert("lambda_a".into(), json!(state.globals.lambda_a));
         diagnostics.insert("kept_scans".into(), json!(sums.kept));

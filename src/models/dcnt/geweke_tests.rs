@@ -27,6 +27,7 @@ use super::activations::{update_activations, UConditional};
 use super::globals::{prior_a, Globals};
 use super::params::Priors;
 use super::stick::stick_weights;
+use super::swap::{swap_sweep_with, SwapTerms};
 use crate::rng::{stream, Purpose, StreamRng};
 use rand::RngExt;
 use rand_distr::{Distribution, Gamma, Normal, StandardNormal};
@@ -45,15 +46,32 @@ fn priors() -> Priors {
 
 /// Runs both simulators and asserts every |z| < 4.5. `prior` draws a block, `data`
 /// draws data given a block, `update` is the transition under test, `functions` the
-/// test functions of a block.
+/// test functions of a block. Returns the largest |z|.
 fn geweke<B: Clone, Y>(
     name: &str,
+    draws: usize,
+    prior: impl FnMut(&mut StreamRng) -> B,
+    data: impl FnMut(&B, &mut StreamRng) -> Y,
+    update: impl FnMut(&mut B, &Y, &mut StreamRng),
+    functions: impl Fn(&B, &Y) -> Vec<f64>,
+) -> f64 {
+    let scores = geweke_z_scores(draws, prior, data, update, functions);
+    let mut worst = 0.0f64;
+    for (i, z) in scores.into_iter().enumerate() {
+        assert!(z.abs() < Z_LIMIT, "{name}: test function {i}: z = {z:.2}");
+        worst = worst.max(z.abs());
+    }
+    worst
+}
+
+/// Both simulators; the z-score of every test function.
+fn geweke_z_scores<B: Clone, Y>(
     draws: usize,
     mut prior: impl FnMut(&mut StreamRng) -> B,
     mut data: impl FnMut(&B, &mut StreamRng) -> Y,
     mut update: impl FnMut(&mut B, &Y, &mut StreamRng),
     functions: impl Fn(&B, &Y) -> Vec<f64>,
-) -> f64 {
+) -> Vec<f64> {
     let mut rng = stream(77, Purpose::Estimate, 0, 0);
     let mut independent: Vec<Vec<f64>> = Vec::new();
     for _ in 0..draws {
@@ -75,13 +93,7 @@ fn geweke<B: Clone, Y>(
             chain[i].push(g);
         }
     }
-    let mut worst = 0.0f64;
-    for (i, (a, b)) in independent.iter().zip(&chain).enumerate() {
-        let z = z_score(a, b);
-        assert!(z.abs() < Z_LIMIT, "{name}: test function {i}: z = {z:.2}");
-        worst = worst.max(z.abs());
-    }
-    worst
+    independent.iter().zip(&chain).map(|(a, b)| z_score(a, b)).collect()
 }
 
 fn normal(rng: &mut StreamRng) -> f64 {
@@ -263,9 +275,49 @@ fn prior_draws_have_the_prior_moments() {
 /// the same topic (which depends on the words as well).
 #[test]
 fn document_block_keeps_the_joint_distribution() {
+    let worst = max_abs(&document_block_z_scores(false, None));
+    assert!(worst < Z_LIMIT, "document block: worst |z| = {worst:.2}");
+    eprintln!("document block: worst |z| = {worst:.2}");
+}
+
+/// The per-document block followed by two within-document topic swaps per document
+/// ([`swap_sweep_with`] by the posterior ratio), for SCNT (diagonal A) and DCNT: the
+/// swaps must keep the joint distribution too. (The swaps alone are not ergodic, so
+/// the Geweke chain needs the block with them.)
+#[test]
+fn document_block_with_topic_swaps_keeps_the_joint_distribution() {
+    for diagonal in [true, false] {
+        let scores = document_block_z_scores(diagonal, Some(SwapTerms::total));
+        let worst = max_abs(&scores);
+        eprintln!("document block with swaps (diagonal {diagonal}): worst |z| = {worst:.2}");
+        assert!(worst < Z_LIMIT, "diagonal {diagonal}: {scores:?}");
+    }
+}
+
+/// The test above can fail: an acceptance rule that forgets the prior of u_d (the
+/// one factor the swap's u map changes besides the counts) or the stick likelihood
+/// gives some |z| far above 4.5.
+#[test]
+fn geweke_notices_a_wrong_swap_rule() {
+    let without_u_prior: fn(&SwapTerms) -> f64 = |t| t.words + t.sticks;
+    let without_sticks: fn(&SwapTerms) -> f64 = |t| t.words + t.u_prior;
+    for (name, rule) in [("without the u prior", without_u_prior), ("without the sticks", without_sticks)] {
+        let worst = max_abs(&document_block_z_scores(true, Some(rule)));
+        eprintln!("swap rule {name}: worst |z| = {worst:.2}");
+        assert!(worst > Z_LIMIT, "{name}: worst |z| = {worst:.2}");
+    }
+}
+
+fn max_abs(x: &[f64]) -> f64 {
+    x.iter().fold(0.0f64, |m, z| m.max(z.abs()))
+}
+
+/// The z-scores of the per-document block's Geweke test (see above), optionally
+/// followed by two topic swaps per document accepted by `swap_rule`.
+fn document_block_z_scores(diagonal: bool, swap_rule: Option<fn(&SwapTerms) -> f64>) -> Vec<f64> {
     use super::sampler::{DcntState, Documents};
     let (docs_n, tokens, words) = (3usize, 4usize, 4usize);
-    let mut g = fixed_globals();
+    let mut g = if diagonal { Globals::from_prior(K, F, true, &priors(), &mut stream(5, Purpose::Estimate, 1, 0)) } else { fixed_globals() };
     g.lambda_v = 1.0;
     let p = Priors { beta: 0.5, ..priors() };
     let phi: Vec<f64> = PHI[..docs_n * F].to_vec();
@@ -340,7 +392,7 @@ fn document_block_keeps_the_joint_distribution() {
         let docs = Documents::new(rows, phi.clone(), F, words);
         let mut state = DcntState {
             num_topics: K,
-            diagonal: false,
+            diagonal,
             priors: p,
             z: z_all,
             doc_topic: vec![0; docs_n * K],
@@ -349,11 +401,16 @@ fn document_block_keeps_the_joint_distribution() {
             u: b.iter().flat_map(|x| x.0.clone()).collect(),
             v: b.iter().flat_map(|x| x.1.clone()).collect(),
             globals: g.clone(),
+            topic_swaps: 0,
         };
         state.recount(&docs);
         scan += 1;
         let blocks: Vec<_> = (0..docs_n).map(|d| d..d + 1).collect();
-        state.sample_documents(&docs, &blocks, rng.random(), scan);
+        let seed: u64 = rng.random();
+        state.sample_documents(&docs, &blocks, seed, scan);
+        if let Some(rule) = swap_rule {
+            swap_sweep_with(&mut state, &docs, seed, scan, 2, rule);
+        }
         for (d, x) in b.iter_mut().enumerate() {
             x.0 = state.u[d * K..(d + 1) * K].to_vec();
             x.1 = state.v[d * K..(d + 1) * K].to_vec();
@@ -373,6 +430,5 @@ fn document_block_keeps_the_joint_distribution() {
         f.push(same as f64);
         f
     };
-    let worst = geweke("document block", 60_000, prior, data, update, functions);
-    eprintln!("document block: worst |z| = {worst:.2}");
+    geweke_z_scores(60_000, prior, data, update, functions)
 }

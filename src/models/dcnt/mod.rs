@@ -6,7 +6,9 @@
 //! - [`activations`]: the v_d (independence MH) and u_d (Gaussian) updates;
 //! - [`params`]: job parameters, priors and defaults (the toy experiment's);
 //! - [`globals`]: the global parameters and their conjugate draws;
-//! - [`sampler`]: the state and one Gibbs scan (z, v, u per document; then globals);
+//! - [`sampler`]: the state and one Gibbs scan (z, v, u per document; topic swaps;
+//!   then globals);
+//! - [`swap`]: the within-document topic swap, an exact Metropolis–Hastings move;
 //! - [`fit`]: split, scan loop, progress, samples, posterior means;
 //! - [`predict`]: fold-in topic proportions of new documents;
 //! - [`model`]: the `dcnt`/`scnt` families and the stored [`model::DcntModel`];
@@ -26,6 +28,7 @@ pub mod predict;
 pub mod sampler;
 pub mod scoring;
 pub mod stick;
+pub mod swap;
 
 #[cfg(test)]
 mod bars_tests;

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 /// Format version of [`DcntModel`]'s encoding.
-pub const ENCODING_VERSION: u32 = 1;
+pub const ENCODING_VERSION: u32 = 2;
 
 /// The `"dcnt"` (full A) or `"scnt"` (diagonal A) family.
 pub struct DcntFamily {

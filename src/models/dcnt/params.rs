@@ -57,9 +57,15 @@ pub struct DcntParams {
     pub heldout_burn_in: usize,
     pub heldout_chain_length: usize,
     pub heldout_acceptance_samples: usize,
+    /// Within-document topic swaps proposed per document and scan ([`super::swap`];
+    /// 0 turns the move off).
+    pub topic_swaps: usize,
     /// Worker threads (read by the job runner; 0 = the server default).
     pub threads: usize,
 }
+
+/// Default of [`DcntParams::topic_swaps`].
+pub const DEFAULT_TOPIC_SWAPS: usize = 1;
 
 impl DcntParams {
     /// Parse and check `params`; every error names its field.
@@ -89,6 +95,7 @@ impl DcntParams {
         let loglik_every = r.uint_in("loglik_every", 1, 1_000_000)?.unwrap_or(10) as usize;
         let test_fraction = r.fraction("test_fraction", 0.9)?.unwrap_or(0.0);
         let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
+        let topic_swaps = r.uint_in("topic_swaps", 0, 100)?.map_or(DEFAULT_TOPIC_SWAPS, |x| x as usize);
         let chib = super::heldout::ChibSettings::default();
         let heldout_burn_in = r.uint_in("heldout_burn_in", 0, 1_000_000)?.map_or(chib.burn_in, |x| x as usize);
         let heldout_chain_length = r.uint_in("heldout_chain_length", 1, 1_000_000)?.map_or(chib.chain_length, |x| x as usize);
@@ -105,6 +112,7 @@ impl DcntParams {
             heldout_burn_in,
             heldout_chain_length,
             heldout_acceptance_samples,
+            topic_swaps,
             threads,
         })
     }
@@ -123,7 +131,7 @@ mod tests {
     #[test]
     fn defaults_follow_the_toy_experiment() {
         let p = DcntParams::from_json(&json!({})).unwrap();
-        assert_eq!((p.topics, p.iterations, p.burn_in, p.thin), (20, 1_000, 500, 10));
+        assert_eq!((p.topics, p.iterations, p.burn_in, p.thin, p.topic_swaps), (20, 1_000, 500, 10, 1));
         assert_eq!(p.priors, Priors::default());
         assert_eq!(p.priors.gamma_mu, 1e6);
         assert!(p.is_kept(510) && !p.is_kept(500) && !p.is_kept(505));
@@ -144,6 +152,7 @@ mod tests {
             (json!({"iterations": 0}), "iterations"),
             (json!({"iterations": 10, "burn_in": 10}), "burn_in"),
             (json!({"thin": 0}), "thin"),
+            (json!({"topic_swaps": 101}), "topic_swaps"),
             (json!({"loglik_every": 0}), "loglik_every"),
             (json!({"test_fraction": 0.95}), "test_fraction"),
             (json!({"alpha": 1}), "alpha"),

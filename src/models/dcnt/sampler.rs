@@ -7,7 +7,10 @@
 //! 1. per document, in parallel: z_dn by the collapsed update of paper 001 eq. 10,
 //!    p(z = k) ∝ π_kd (M_kw + β)/(M_k + Wβ), then v_d by [`update_activations`] with
 //!    proposal mean A u_d, then u_d by [`UConditional`] (factored once per scan);
-//! 2. the globals: A, λ_A, λ_v, η, μ, λ_f ([`Globals::update`]).
+//! 2. per document, in order: `topic_swaps` within-document topic swaps
+//!    ([`swap_sweep`], a Metropolis–Hastings move exchanging two topics' tokens and
+//!    activations in one document);
+//! 3. the globals: A, λ_A, λ_v, η, μ, λ_f ([`Globals::update`]).
 //!
 //! Determinism and the one approximation: documents are visited in fixed blocks of
 //! about [`SYNC_TOKENS`] tokens. Within a block, documents are sampled in parallel
@@ -24,6 +27,7 @@ use super::activations::{update_activations, UConditional};
 use super::globals::Globals;
 use super::params::Priors;
 use super::stick::{log_stick_weights, stick_weights};
+use super::swap::swap_sweep;
 use crate::models::lda::loglik::log_p_words_given_topics;
 use crate::rng::{stream, Purpose};
 use rand::RngExt;
@@ -106,6 +110,8 @@ pub struct DcntState {
     /// v_d rows, D × K̄.
     pub v: Vec<f64>,
     pub globals: Globals,
+    /// Within-document topic swaps proposed per document and scan (0: none).
+    pub topic_swaps: usize,
 }
 
 /// What one scan did.
@@ -114,6 +120,9 @@ pub struct ScanStats {
     /// Accepted v entries and proposals.
     pub accepted: u64,
     pub proposed: u64,
+    /// Accepted within-document topic swaps and proposals.
+    pub swaps_accepted: u64,
+    pub swaps_proposed: u64,
 }
 
 impl ScanStats {
@@ -122,6 +131,15 @@ impl ScanStats {
             0.0
         } else {
             self.accepted as f64 / self.proposed as f64
+        }
+    }
+
+    /// Share of accepted topic swaps (0 when none was proposed).
+    pub fn swap_acceptance(&self) -> f64 {
+        if self.swaps_proposed == 0 {
+            0.0
+        } else {
+            self.swaps_accepted as f64 / self.swaps_proposed as f64
         }
     }
 }
@@ -138,10 +156,15 @@ struct DocUpdate {
 }
 
 impl DcntState {
-    /// Initialise as the toy experiment: globals by [`Globals::initial`] from stream
-    /// `(seed, DcntGlobal, 0, 0)`, then per document u_d ~ N(ηᵀφ_d, I),
-    /// v_d ~ N(A u_d, I) and every z uniform, from `(seed, DcntDocuments, 0, d)`.
-    pub fn init(docs: &Documents, num_topics: usize, diagonal: bool, priors: Priors, seed: u64) -> Self {
+    /// Initialise as the toy experiment ("set the precision parameters to their prior
+    /// mean of 1, and sample all other variables from their prior", 001 §4.1): globals
+    /// by [`Globals::initial`] from stream `(seed, DcntGlobal, 0, 0)`, then per document
+    /// u_d ~ N(ηᵀφ_d, I), v_d ~ N(A u_d, I) and every z_dn ~ Mult(π(v_d)), its prior
+    /// given v_d, from `(seed, DcntDocuments, 0, d)`; `topic_swaps` swaps per document
+    /// and scan. (z used to start uniform over the K̄ topics, a departure from the
+    /// paper: every topic then starts as the same blend of every bar, and on the bars
+    /// data two topics often settled on one bar while another held two.)
+    pub fn init(docs: &Documents, num_topics: usize, diagonal: bool, priors: Priors, topic_swaps: usize, seed: u64) -> Self {
         let k = num_topics;
         let mut grng = stream(seed, Purpose::DcntGlobal, 0, 0);
         let globals = Globals::initial(k, docs.num_features, diagonal, &mut grng);
@@ -153,7 +176,17 @@ impl DcntState {
                 let sd = 1.0 / globals.lambda_v.sqrt();
                 let v: Vec<f64> = globals.a_times(&u).iter().map(|&m| Normal::new(m, sd).expect("finite sd").sample(&mut rng)).collect();
                 let n = docs.token_offsets[d + 1] - docs.token_offsets[d];
-                let z = (0..n).map(|_| rng.random_range(0..k) as u16).collect();
+                let pi = stick_weights(&v);
+                let z = (0..n)
+                    .map(|_| {
+                        let x = rng.random::<f64>();
+                        let mut acc = 0.0;
+                        pi.iter().position(|p| {
+                            acc += p;
+                            x < acc
+                        }).unwrap_or(k - 1) as u16
+                    })
+                    .collect();
                 (u, v, z)
             })
             .collect();
@@ -168,6 +201,7 @@ impl DcntState {
             u: Vec::with_capacity(docs.num_docs() * k),
             v: Vec::with_capacity(docs.num_docs() * k),
             globals,
+            topic_swaps,
         };
         for (u, v, z) in per_doc {
             state.u.extend(u);
@@ -201,7 +235,9 @@ impl DcntState {
 
     /// One full scan (see the module documentation).
     pub fn scan(&mut self, docs: &Documents, blocks: &[Range<usize>], seed: u64, scan: u64) -> ScanStats {
-        let stats = self.sample_documents(docs, blocks, seed, scan);
+        let mut stats = self.sample_documents(docs, blocks, seed, scan);
+        let swaps = swap_sweep(self, docs, seed, scan, self.topic_swaps);
+        (stats.swaps_accepted, stats.swaps_proposed) = (swaps.accepted, swaps.proposed);
         let mut grng = stream(seed, Purpose::DcntGlobal, scan, 0);
         self.globals.update(&self.u, &self.v, &docs.features, self.diagonal, &self.priors, &mut grng);
         stats
@@ -321,5 +357,33 @@ impl DcntState {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The paper initialises z from its prior given v (001 §4.1): over 400 documents of
+    /// 50 tokens, each topic's count matches Σ_d N_d π_k(v_d) within 4.5 standard
+    /// deviations (given v, counts are multinomial: variance Σ_d N_d π_dk (1 − π_dk)).
+    /// A uniform start (K̄ = 6: 1/6 each) misses the sticks' decreasing weights by far.
+    #[test]
+    fn initial_topics_are_drawn_from_the_stick_weights() {
+        let (docs_n, tokens, k) = (400usize, 50u32, 6usize);
+        let rows = (0..docs_n).map(|d| (vec![0, 1 + (d % 3) as u32], vec![tokens / 2, tokens - tokens / 2])).collect();
+        let docs = Documents::new(rows, vec![1.0; docs_n], 1, 4);
+        let state = DcntState::init(&docs, k, true, Priors::default(), 0, 3);
+        for topic in 0..k {
+            let (mut observed, mut expected, mut variance) = (0.0, 0.0, 0.0);
+            for d in 0..docs_n {
+                let pi = stick_weights(&state.v[d * k..(d + 1) * k])[topic];
+                observed += state.doc_topic[d * k + topic] as f64;
+                expected += tokens as f64 * pi;
+                variance += tokens as f64 * pi * (1.0 - pi);
+            }
+            let z = (observed - expected) / variance.sqrt();
+            assert!(z.abs() < 4.5, "topic {topic}: observed {observed}, expected {expected:.1}, z = {z:.2}");
+        }
     }
 }

@@ -207,6 +207,30 @@ fn same_model_at_any_thread_count_and_encoding_round_trips() {
     let decoded = dcnt_family.decode(&a.encode()).expect("decodes");
     assert_eq!(decoded.encode(), a.encode());
     assert!(family("scnt").unwrap().decode(&a.encode()).is_err(), "a dcnt model is not an scnt model");
+    // A model stored by version 1 (parameters without topic_swaps) still decodes, as a
+    // model fitted without swaps. Its bytes: version 1, the flag, the old parameters,
+    // then everything after the parameters exactly as version 2 lays it out.
+    let current = a.encode();
+    let (_, after_params) = postcard::take_from_bytes::<(u32, bool, DcntParams)>(&current).unwrap();
+    let p = &a.params;
+    let old = super::model::DcntParamsV1 {
+        topics: p.topics,
+        priors: p.priors,
+        iterations: p.iterations,
+        burn_in: p.burn_in,
+        thin: p.thin,
+        loglik_every: p.loglik_every,
+        test_fraction: p.test_fraction,
+        heldout_burn_in: p.heldout_burn_in,
+        heldout_chain_length: p.heldout_chain_length,
+        heldout_acceptance_samples: p.heldout_acceptance_samples,
+        threads: p.threads,
+    };
+    let mut v1 = postcard::to_allocvec(&(1u32, false, old)).unwrap();
+    v1.extend_from_slice(after_params);
+    let upgraded = DcntModel::decode(&v1).expect("a version-1 model decodes");
+    assert_eq!(upgraded.params.topic_swaps, 0);
+    assert_eq!(DcntModel { params: a.params.clone(), version: a.version, ..upgraded }, a);
     let docs: Vec<_> = a.heldout_documents.iter().take(3).map(|&d| {
         let (terms, counts) = corpus.counts.row(d);
         crate::corpus::lexicon::EncodedDoc { terms: terms.to_vec(), counts: counts.to_vec(), oov_tokens: 0 }

@@ -120,11 +120,41 @@ pub struct DcntModel {
 
 impl DcntModel {
     pub fn decode(bytes: &[u8]) -> Result<Self, ModelError> {
-        let m: DcntModel = postcard::from_bytes(bytes).map_err(|e| ModelError::Decode(e.to_string()))?;
+        let decode_error = |e: postcard::Error| ModelError::Decode(e.to_string());
+        let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
+        if version == 1 {
+            return Self::decode_v1(bytes);
+        }
+        let m: DcntModel = postcard::from_bytes(bytes).map_err(decode_error)?;
         if m.version != ENCODING_VERSION {
             return Err(ModelError::Decode(format!("DCNT encoding version {} is not {ENCODING_VERSION}", m.version)));
         }
         Ok(m)
+    }
+
+    /// Models stored before `topic_swaps` existed (version 1): their parameters lack
+    /// that field (they were fitted without swaps, so it reads as 0); everything after
+    /// the parameters is laid out as in version 2, so the rest decodes unchanged.
+    fn decode_v1(bytes: &[u8]) -> Result<Self, ModelError> {
+        let decode_error = |e: postcard::Error| ModelError::Decode(e.to_string());
+        let ((_, diagonal, old), rest) = postcard::take_from_bytes::<(u32, bool, DcntParamsV1)>(bytes).map_err(decode_error)?;
+        let params = DcntParams {
+            topics: old.topics,
+            priors: old.priors,
+            iterations: old.iterations,
+            burn_in: old.burn_in,
+            thin: old.thin,
+            loglik_every: old.loglik_every,
+            test_fraction: old.test_fraction,
+            heldout_burn_in: old.heldout_burn_in,
+            heldout_chain_length: old.heldout_chain_length,
+            heldout_acceptance_samples: old.heldout_acceptance_samples,
+            topic_swaps: 0,
+            threads: old.threads,
+        };
+        let mut upgraded = postcard::to_allocvec(&(ENCODING_VERSION, diagonal, params)).map_err(decode_error)?;
+        upgraded.extend_from_slice(rest);
+        postcard::from_bytes(&upgraded).map_err(decode_error)
     }
 
     /// The global parameters at their posterior means (Ω, A, η, λ_v).
@@ -225,4 +255,21 @@ impl TopicModel for DcntModel {
     fn encode(&self) -> Vec<u8> {
         postcard::to_allocvec(self).expect("plain data encodes")
     }
+}
+
+/// [`DcntParams`] as stored by version 1 (before `topic_swaps`).
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+pub(super) struct DcntParamsV1 {
+    pub topics: usize,
+    pub priors: super::params::Priors,
+    pub iterations: usize,
+    pub burn_in: usize,
+    pub thin: usize,
+    pub loglik_every: usize,
+    pub test_fraction: f64,
+    pub heldout_burn_in: usize,
+    pub heldout_chain_length: usize,
+    pub heldout_acceptance_samples: usize,
+    pub threads: usize,
 }

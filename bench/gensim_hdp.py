@@ -6,8 +6,11 @@ Subcommands (each prints one JSON line):
   split      --input BOW --out JSONL [--test-every 5]
              Write the corpus with `counts` and a `split` tag ("test" for every
              5th document, by line number, else "train"), the file both systems read.
-             Words that no training document contains are dropped from the test
-             documents (and counted), so both systems score the same tokens over
+             Only words of two or more ASCII letters are kept (topicd would re-tokenise
+             "break-up" or "1975" and drops one-letter words, and the two systems
+             would see different tokens),
+             and words that no training document contains are dropped from the test
+             documents (both counted), so both systems score the same tokens over
              the same vocabulary.
 
   completion --input JSONL [--passes N] [--seed S] [--chunksize C] [--T T] [--K K]
@@ -70,7 +73,12 @@ def read_docs(path):
 
 
 def cmd_split(a):
-    docs = read_docs(a.input)
+    import re
+
+    word = re.compile(r"[a-z]{2,}")
+    raw = read_docs(a.input)
+    docs = [(i, {w: n for w, n in c.items() if word.fullmatch(w)}, s) for i, c, s in raw]
+    not_letters = sum(n for _, c, _ in raw for w, n in c.items() if not word.fullmatch(w))
     is_test = [i % a.test_every == a.test_every - 1 for i in range(len(docs))]
     train_vocab = {w for (_, c, _), t in zip(docs, is_test) if not t for w in c}
     dropped = 0
@@ -80,7 +88,8 @@ def cmd_split(a):
                 dropped += sum(n for w, n in counts.items() if w not in train_vocab)
                 counts = {w: n for w, n in counts.items() if w in train_vocab}
             out.write(json.dumps({"id": doc_id, "counts": counts, "split": "test" if test else "train"}, sort_keys=True) + "\n")
-    print(json.dumps({"documents": len(docs), "test": sum(is_test), "test_tokens_dropped_unseen_in_training": dropped}))
+    print(json.dumps({"documents": len(docs), "test": sum(is_test), "tokens_dropped_not_letters": not_letters,
+                      "test_tokens_dropped_unseen_in_training": dropped}))
 
 
 def train(a, train_docs):

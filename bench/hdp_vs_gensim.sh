@@ -8,14 +8,19 @@
 #     bench/prepare_linuxdoc.py) at 1 and 2 threads.
 #
 # Usage:  bench/hdp_vs_gensim.sh [quality|timing|all]      (default all)
-# Env:    SEED (1), PASSES_QUALITY (50), PASSES_TIMING (3), THREADS ("1 2"),
-#         TOPICS (initial truncation for topicd, 50), BATCHES (topicd's memo batches)
+# Env:    SEEDS ("1 2 3", quality runs), SEED (1, timing), PASSES_QUALITY (50),
+#         PASSES_TIMING (3), THREADS ("1 2"), TOPICS (truncation on both sides, 50),
+#         BATCHES (topicd's memoized batches).
+# Priors are gensim's defaults on both sides: alpha = 1, gamma = 1, topic-word
+# Dirichlet 0.01 (gensim's eta, topicd's lambda).
 # Raw JSON lines go to bench/out/raw/, the table to bench/out/hdp_vs_gensim.md.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."          # project root
 
 WHAT=${1:-all}
 SEED=${SEED:-1}
+SEEDS=${SEEDS:-"1 2 3"}
+PRIORS="--param alpha=1 --param gamma=1 --param lambda=0.01"
 PASSES_QUALITY=${PASSES_QUALITY:-50}
 PASSES_TIMING=${PASSES_TIMING:-3}
 THREADS=${THREADS:-"1 2"}
@@ -34,14 +39,16 @@ fi
 if [ "$WHAT" = quality ] || [ "$WHAT" = all ]; then
   SPLIT=bench/out/reuters395_split.jsonl
   python3 bench/gensim_hdp.py split --input ../shared/data/reuters395_bow.jsonl --out "$SPLIT" > "$RAW/hdp_split.json"
-  echo "== topicd hdp on reuters395 ($PASSES_QUALITY passes)" >&2
-  target/release/topicd fit --input "$SPLIT" --model hdp --topics "$TOPICS" --seed "$SEED" \
-    --stopwords none --min-df 1 --threads 1 --param passes="$PASSES_QUALITY" ${BATCHES:+--param batches="$BATCHES"} \
-    > "$RAW/hdp_quality_topicd.json"
-  echo "== gensim HdpModel on reuters395 ($PASSES_QUALITY passes)" >&2
-  OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
-    python3 bench/gensim_hdp.py completion --input "$SPLIT" --passes "$PASSES_QUALITY" --seed "$SEED" --T "$TOPICS" \
-    > "$RAW/hdp_quality_gensim.json"
+  for seed in $SEEDS; do
+    echo "== topicd hdp on reuters395 ($PASSES_QUALITY passes, seed $seed)" >&2
+    target/release/topicd fit --input "$SPLIT" --model hdp --topics "$TOPICS" --seed "$seed" $PRIORS \
+      --stopwords none --min-df 1 --threads 1 --param passes="$PASSES_QUALITY" ${BATCHES:+--param batches="$BATCHES"} \
+      > "$RAW/hdp_quality_topicd_s$seed.json"
+    echo "== gensim HdpModel on reuters395 ($PASSES_QUALITY passes, seed $seed)" >&2
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+      python3 bench/gensim_hdp.py completion --input "$SPLIT" --passes "$PASSES_QUALITY" --seed "$seed" --T "$TOPICS" \
+      > "$RAW/hdp_quality_gensim_s$seed.json"
+  done
 fi
 
 if [ "$WHAT" = timing ] || [ "$WHAT" = all ]; then
@@ -49,7 +56,7 @@ if [ "$WHAT" = timing ] || [ "$WHAT" = all ]; then
   [ -s "$BOW" ] || python3 bench/prepare_linuxdoc.py
   for t in $THREADS; do
     echo "== topicd hdp on linuxdoc, $t thread(s)" >&2
-    target/release/topicd fit --input "$BOW" --model hdp --topics "$TOPICS" --seed "$SEED" \
+    target/release/topicd fit --input "$BOW" --model hdp --topics "$TOPICS" --seed "$SEED" $PRIORS \
       --stopwords none --min-df 1 --threads "$t" --param passes="$PASSES_TIMING" ${BATCHES:+--param batches="$BATCHES"} \
       > "$RAW/hdp_timing_topicd_t$t.json"
     echo "== gensim HdpModel on linuxdoc, $t thread(s) for BLAS" >&2
@@ -59,9 +66,9 @@ if [ "$WHAT" = timing ] || [ "$WHAT" = all ]; then
   done
 fi
 
-python3 - "$RAW" "$THREADS" <<'PY' | tee bench/out/hdp_vs_gensim.md
-import json, os, sys
-raw, threads = sys.argv[1], sys.argv[2].split()
+python3 - "$RAW" "$THREADS" "$SEEDS" <<'PY' | tee bench/out/hdp_vs_gensim.md
+import json, os, statistics, sys
+raw, threads, seeds = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
 
 def load(name):
     path = os.path.join(raw, name)
@@ -70,13 +77,19 @@ def load(name):
     lines = [l for l in open(path, encoding="utf-8") if l.strip().startswith("{")]
     return json.loads(lines[-1]) if lines else None
 
-t, g = load("hdp_quality_topicd.json"), load("hdp_quality_gensim.json")
-if t and g:
-    h = t["diagnostics"]["heldout"]
-    print("| reuters395, document completion | topics | test docs | held-out tokens | log-lik / token | perplexity | fit s |")
+quality = [(s, load(f"hdp_quality_topicd_s{s}.json"), load(f"hdp_quality_gensim_s{s}.json")) for s in seeds]
+quality = [(s, t, g) for s, t, g in quality if t and g]
+if quality:
+    print("| reuters395, document completion | seed | topics | test docs | held-out tokens | log-lik / token | fit s |")
     print("|---|---|---|---|---|---|---|")
-    print(f"| topicd hdp | {t['topics']} | {h['documents']} | {h['heldout_tokens']} | {h['per_token']:.4f} | {h['perplexity']:.1f} | {t['fit_seconds']:.1f} |")
-    print(f"| gensim HdpModel | T={g.get('T')} | {g['test_documents']} | {g['heldout_tokens']} | {g['per_token']:.4f} | {g['perplexity']:.1f} | {g['fit_seconds']:.1f} |")
+    for s, t, g in quality:
+        h = t["diagnostics"]["heldout"]
+        print(f"| topicd hdp | {s} | {t['topics']} | {h['documents']} | {h['heldout_tokens']} | {h['per_token']:.4f} | {t['fit_seconds']:.1f} |")
+        print(f"| gensim HdpModel | {s} | T={g['T']} | {g['test_documents']} | {g['heldout_tokens']} | {g['per_token']:.4f} | {g['fit_seconds']:.1f} |")
+    for name, vals in (("topicd", [t["diagnostics"]["heldout"]["per_token"] for _, t, _ in quality]),
+                       ("gensim", [g["per_token"] for _, _, g in quality])):
+        sd = statistics.stdev(vals) if len(vals) > 1 else float("nan")
+        print(f"| {name} mean over seeds | | | | | {statistics.mean(vals):.4f} ± {sd:.4f} (sd) | |")
     print()
 rows = []
 for th in threads:

@@ -44,10 +44,10 @@ impl ModelCache {
             }
         }
         let row = store.get_model(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
-        let (family, lexicon, data) = store.model_blobs(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
-        if models::community::community_family(&family).is_some() {
-            return Err(ApiError::invalid("model", format!("{family} models describe communities of a graph (see /v1/models/{id}/communities); they have no topics")));
+        if models::community::community_family(&row.family).is_some() {
+            return Err(ApiError::invalid("model", format!("{} models describe communities of a graph (see /v1/models/{id}/communities); they have no topics", row.family)));
         }
+        let (family, lexicon, data) = store.model_blobs(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
         let loaded = tokio::task::spawn_blocking(move || -> ApiResult<LoadedModel> {
             let fam = models::family(&family).ok_or_else(|| ApiError::internal(format!("stored model has unknown family {family}")))?;
             let model = fam.decode(&data).map_err(ApiError::internal)?;

@@ -74,7 +74,7 @@ impl Store {
     /// Delete unless a queued or running job uses the graph (checked in the same
     /// transaction as the delete).
     pub async fn delete_graph(&self, id: &str) -> StoreResult<DeleteOutcome> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let users = super::active_jobs(&mut tx, "SELECT id FROM jobs WHERE graph_id = ? AND status IN ('queued', 'running') ORDER BY created_at", id).await?;
         if !users.is_empty() {
             return Ok(DeleteOutcome::InUse(users));

@@ -58,6 +58,14 @@ impl Store {
         &self.pool
     }
 
+    /// A transaction that takes the write lock at once (`BEGIN IMMEDIATE`). A check
+    /// then write (is the corpus in use? then delete it) must not start as a reader: a
+    /// write committed by another connection in between would make its own write fail
+    /// with SQLITE_BUSY_SNAPSHOT, which the busy timeout does not retry.
+    pub(crate) async fn begin_write(&self) -> StoreResult<sqlx::Transaction<'static, sqlx::Sqlite>> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+
     /// A trivial query, for readiness checks.
     pub async fn ping(&self) -> StoreResult<()> {
         sqlx::query("SELECT 1").execute(&self.pool).await?;

@@ -218,6 +218,11 @@ fn the_family_fits_through_the_registry() {
     let corpus = appstream_corpus();
     let err = family.check_params(&json!({"topics": 0}), &corpus.stats).unwrap_err();
     assert_eq!(err.field, "topics");
+    // The fit's state tables are bounded before a job is queued: (D + 4V) × K ≤ 2^27.
+    let mut huge = corpus.stats.clone();
+    huge.num_documents = 1_000_000;
+    assert_eq!(family.check_params(&json!({"topics": 1000}), &huge).unwrap_err().field, "topics");
+    assert!(family.check_params(&json!({"topics": 100}), &huge).is_ok());
     let params = json!({"topics": 8, "passes": 3, "test_fraction": 0.2});
     let model = FitContext::silent(|ctx| family.fit(&corpus, &params, 4, ctx)).unwrap();
     let decoded = family.decode(&model.encode()).unwrap();

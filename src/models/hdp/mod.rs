@@ -35,6 +35,9 @@ use crate::models::{completion, splits, FitContext, FitError, ModelError, ModelF
 pub use model::HdpModel;
 pub use params::HdpParams;
 
+/// Cap on the fit's state tables, (documents + 4 × terms) × topics f64 entries.
+pub const MAX_STATE_ENTRIES: u64 = 1 << 27;
+
 /// The `"hdp"` model family.
 pub struct HdpFamily;
 
@@ -43,8 +46,21 @@ impl ModelFamily for HdpFamily {
         "hdp"
     }
 
-    fn check_params(&self, params: &serde_json::Value, _corpus: &CorpusStats) -> Result<(), ParamError> {
-        HdpParams::from_json(params).map(|_| ())
+    fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError> {
+        let p = HdpParams::from_json(params)?;
+        if corpus.num_tokens == 0 {
+            return Err(ParamError::new("corpus", "the corpus has no tokens"));
+        }
+        // A fit keeps a documents × K table of local state and a few terms × K tables
+        // (λ, E[log φ] and its exponential, the summary): bound them before queueing.
+        let entries = (corpus.num_documents as u64 + 4 * corpus.num_terms as u64).saturating_mul(p.topics as u64);
+        if entries > MAX_STATE_ENTRIES {
+            return Err(ParamError::new(
+                "topics",
+                format!("(documents + 4 × terms) × topics is {entries}, above {MAX_STATE_ENTRIES} (about 1 GiB of state); use fewer topics"),
+            ));
+        }
+        Ok(())
     }
 
     fn fit(&self, corpus: &Corpus, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {

@@ -84,9 +84,18 @@ impl AmmsbModel {
     }
 
     pub fn decode(bytes: &[u8]) -> Result<Self, ModelError> {
-        let m: AmmsbModel = postcard::from_bytes(bytes).map_err(|e| ModelError::Decode(e.to_string()))?;
-        if m.version != ENCODING_VERSION {
-            return Err(ModelError::Decode(format!("HDP-aMMSB encoding version {} is not {ENCODING_VERSION}", m.version)));
+        let decode_error = |e: postcard::Error| ModelError::Decode(e.to_string());
+        // The version first, so a future layout is named as such rather than failing
+        // somewhere inside the struct.
+        let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
+        if version != ENCODING_VERSION {
+            return Err(ModelError::Decode(format!("HDP-aMMSB encoding version {version} is not {ENCODING_VERSION}")));
+        }
+        let m: AmmsbModel = postcard::from_bytes(bytes).map_err(decode_error)?;
+        let s = &m.state;
+        let (n, k) = (s.num_nodes, s.num_communities);
+        if m.node_names.len() != n || s.theta.len() != n * (k + 1) || s.link_on.len() != k || s.link_off.len() != k || s.stick.num_topics() != k {
+            return Err(ModelError::Decode("HDP-aMMSB model arrays disagree with its node and community counts".into()));
         }
         Ok(m)
     }

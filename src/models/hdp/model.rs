@@ -47,6 +47,27 @@ pub struct HdpModel {
     pub test_documents: usize,
     /// Document completion on the test split, scored at the end of the fit.
     pub heldout: Option<CompletionReport>,
+    /// E[log φ] and its exponential, word-major, computed once per loaded model (a
+    /// served model answers many predict requests; rebuilding two V × K tables for
+    /// each would dominate their cost). Not stored.
+    #[serde(skip)]
+    pub(crate) expectations: ExpectationCache,
+}
+
+/// A lazily filled cache that never takes part in equality or encoding.
+#[derive(Debug, Default)]
+pub(crate) struct ExpectationCache(std::sync::OnceLock<(Vec<f64>, Vec<f64>)>);
+
+impl Clone for ExpectationCache {
+    fn clone(&self) -> Self {
+        ExpectationCache::default()
+    }
+}
+
+impl PartialEq for ExpectationCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl HdpModel {
@@ -65,6 +86,7 @@ impl HdpModel {
             tokens,
             test_documents: 0,
             heldout: None,
+            expectations: ExpectationCache::default(),
         }
     }
 
@@ -109,7 +131,7 @@ impl HdpModel {
 
     /// E[π_d] over the active topics (renormalised) for each document.
     pub fn topic_proportions(&self, docs: &[EncodedDoc]) -> Vec<Vec<f64>> {
-        let (elog, exp) = self.word_major_expectations();
+        let (elog, exp) = self.expectations.0.get_or_init(|| self.word_major_expectations());
         let beta = self.stick.expected_beta();
         let iterations = self.params.local_iterations.max(PREDICT_ITERATIONS);
         let g = LocalGlobals::new(self.params.alpha, &beta, &elog, &exp, self.params.local_tolerance, iterations);

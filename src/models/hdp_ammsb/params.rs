@@ -33,6 +33,10 @@ pub const MAX_SUMMARY_ENTRIES: u64 = 1 << 24;
 pub const MIN_DEFAULT_EPSILON: f64 = 1e-6;
 pub const MAX_DEFAULT_EPSILON: f64 = 0.05;
 
+/// Cap on node pairs × communities, the work of one pass (a 10 000-node graph allows
+/// K = 100).
+pub const MAX_PASS_WORK: u64 = 5_000_000_000;
+
 /// Parameters of an HDP-aMMSB fit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AmmsbParams {
@@ -112,6 +116,16 @@ impl AmmsbParams {
             return Err(ParamError::new(
                 "batches",
                 format!("batches × nodes × communities = {entries} exceeds {MAX_SUMMARY_ENTRIES}; use fewer batches or communities"),
+            ));
+        }
+        // A pass touches every observed pair once per community; past this a single
+        // batch runs for minutes between cancellation checks.
+        let pairs = if graph.directed { n as u64 * (n as u64 - 1) } else { n as u64 * (n as u64 - 1) / 2 };
+        let work = pairs.saturating_mul(self.communities as u64);
+        if work > MAX_PASS_WORK {
+            return Err(ParamError::new(
+                "communities",
+                format!("node pairs × communities = {work} exceeds {MAX_PASS_WORK} per pass; use fewer communities"),
             ));
         }
         Ok(())

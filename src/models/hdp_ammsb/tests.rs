@@ -443,6 +443,9 @@ fn bad_params_name_their_field() {
     family.check_params(&json!({"batches": 10, "communities": 3}), &stats).unwrap();
     let big = crate::graph::GraphStats { num_nodes: 10_000, ..stats };
     assert_eq!(family.check_params(&json!({"batches": 100, "communities": 100}), &big).unwrap_err().field, "batches");
+    // 10 000 nodes: about 5e7 pairs, so K = 100 is the most one pass may do.
+    family.check_params(&json!({"batches": 1, "communities": 100}), &big).unwrap();
+    assert_eq!(family.check_params(&json!({"batches": 1, "communities": 101}), &big).unwrap_err().field, "communities");
     let d = AmmsbParams::from_json(&json!({})).unwrap();
     assert_eq!(d, AmmsbParams::default());
     assert_eq!((d.alpha, d.gamma, d.epsilon, d.num_batches(10), d.num_batches(2)), (0.5, 10.0, None, 4, 2));

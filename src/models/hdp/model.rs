@@ -134,7 +134,7 @@ impl HdpModel {
         let (elog, exp) = self.expectations.0.get_or_init(|| self.word_major_expectations());
         let beta = self.stick.expected_beta();
         let iterations = self.params.local_iterations.max(PREDICT_ITERATIONS);
-        let g = LocalGlobals::new(self.params.alpha, &beta, &elog, &exp, self.params.local_tolerance, iterations);
+        let g = LocalGlobals::new(self.params.alpha, &beta, elog, exp, self.params.local_tolerance, iterations);
         let v = self.num_terms as u32;
         docs.par_iter()
             .map(|doc| {

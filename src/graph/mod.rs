@@ -110,6 +110,24 @@ pub fn build_graph(nodes: Vec<String>, edges: &[(String, String)], directed: boo
     Ok((Graph { nodes, directed, adjacency }, stats))
 }
 
+/// Node pairs (i, j), i ≠ j, a relational model observes on `num_nodes` nodes: all
+/// ordered pairs when directed, unordered ones otherwise.
+pub fn observed_pairs(num_nodes: usize, directed: bool) -> u64 {
+    let n = num_nodes as u64;
+    let ordered = n * n.saturating_sub(1);
+    if directed {
+        ordered
+    } else {
+        ordered / 2
+    }
+}
+
+impl GraphStats {
+    pub fn num_observed_pairs(&self) -> u64 {
+        observed_pairs(self.num_nodes, self.directed)
+    }
+}
+
 impl Graph {
     pub fn num_nodes(&self) -> usize {
         self.nodes.len()
@@ -133,12 +151,7 @@ impl Graph {
     /// Ordered node pairs (i, j), i ≠ j, that a relational model observes: all of them
     /// when directed, i < j when undirected.
     pub fn num_observed_pairs(&self) -> usize {
-        let n = self.nodes.len();
-        if self.directed {
-            n * (n - 1)
-        } else {
-            n * (n - 1) / 2
-        }
+        observed_pairs(self.nodes.len(), self.directed) as usize
     }
 
     /// Versioned postcard encoding, as stored.

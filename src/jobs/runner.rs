@@ -170,16 +170,12 @@ impl Runner {
             }
             Ok(Outcome::Model(blobs)) => {
                 let model_id = uuid::Uuid::new_v4().to_string();
-                let input = match (&job.graph_id, &job.corpus_id) {
-                    (Some(graph), _) => FitInput::Graph(graph),
-                    (None, corpus) => FitInput::Corpus(corpus.as_deref().unwrap_or("")),
-                };
                 let stored = self
                     .store
                     .complete_job_with_model(NewModel {
                         id: &model_id,
                         job_id: &job.id,
-                        input,
+                        input: FitInput::of_job(&job),
                         family: &job.model,
                         params: &job.params,
                         seed: job.seed,

@@ -104,6 +104,24 @@ pub enum FitInput<'a> {
     Graph(&'a str),
 }
 
+impl<'a> FitInput<'a> {
+    /// What a fit job row reads (a graph when it names one, else its corpus).
+    pub fn of_job(job: &'a JobRow) -> FitInput<'a> {
+        match (&job.graph_id, &job.corpus_id) {
+            (Some(graph), _) => FitInput::Graph(graph),
+            (None, corpus) => FitInput::Corpus(corpus.as_deref().unwrap_or("")),
+        }
+    }
+
+    /// The `(corpus_id, graph_id)` columns: exactly one is set.
+    pub(crate) fn columns(self) -> (Option<&'a str>, Option<&'a str>) {
+        match self {
+            FitInput::Corpus(id) => (Some(id), None),
+            FitInput::Graph(id) => (None, Some(id)),
+        }
+    }
+}
+
 /// A job to queue.
 pub struct NewJob<'a> {
     pub id: &'a str,
@@ -197,10 +215,7 @@ impl Store {
     /// Queue a fit job, atomically with the check that its corpus (or graph) still
     /// exists. Returns `None` when it is gone.
     pub async fn insert_job(&self, j: NewJob<'_>) -> StoreResult<Option<JobRow>> {
-        let (corpus_id, graph_id) = match j.input {
-            FitInput::Corpus(id) => (Some(id), None),
-            FitInput::Graph(id) => (None, Some(id)),
-        };
+        let (corpus_id, graph_id) = j.input.columns();
         let n = sqlx::query(
             "INSERT INTO jobs (id, kind, corpus_id, graph_id, model, params, seed, status, created_at)
              SELECT ?, 'fit', ?, ?, ?, ?, ?, 'queued', ?

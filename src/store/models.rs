@@ -62,10 +62,7 @@ impl Store {
     pub async fn complete_job_with_model(&self, m: NewModel<'_>) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
         let created = now();
-        let (corpus_id, graph_id) = match m.input {
-            super::jobs::FitInput::Corpus(id) => (Some(id), None),
-            super::jobs::FitInput::Graph(id) => (None, Some(id)),
-        };
+        let (corpus_id, graph_id) = m.input.columns();
         sqlx::query(sqlx::AssertSqlSafe(format!("INSERT INTO models ({COLUMNS}, lexicon, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
             .bind(m.id)
             .bind(m.job_id)

@@ -35,6 +35,21 @@ pub fn topic_data_term(counts: impl Iterator<Item = f64>, lambda: f64, num_terms
     (ln_gamma(v * lambda) - v * ln_gamma(lambda)) - (ln_gamma(v * lambda + total) - sum_ln_gamma)
 }
 
+/// E[log φ_kw] = ψ(λ_kw) − ψ(Σ_w λ_kw) and its exponential, word-major (`V × K`), from
+/// each topic's ψ(Σ_w λ_kw) and the pseudo-counts `pseudo(w, k)`: what the local step
+/// reads, for fitting and for prediction alike.
+pub fn expected_log_phi(num_terms: usize, digamma_total: &[f64], pseudo: impl Fn(usize, usize) -> f64 + Sync) -> (Vec<f64>, Vec<f64>) {
+    let k = digamma_total.len();
+    let mut elog_phi = vec![0.0; num_terms * k];
+    elog_phi.par_chunks_mut(k.max(1)).enumerate().for_each(|(w, out)| {
+        for t in 0..k {
+            out[t] = digamma(pseudo(w, t)) - digamma_total[t];
+        }
+    });
+    let exp_elog_phi = elog_phi.par_iter().map(|x| x.exp()).collect();
+    (elog_phi, exp_elog_phi)
+}
+
 impl TopicWord {
     /// From a dense (whole-data) summary and the topic-word prior λ.
     pub fn from_summary(total: &Summary, lambda: f64) -> Self {
@@ -43,13 +58,7 @@ impl TopicWord {
         assert_eq!(total.word_topic.len(), v * k, "a dense summary");
         let column_total: Vec<f64> = (0..k).map(|t| (0..v).map(|w| total.word_topic[w * k + t]).sum::<f64>()).collect();
         let digamma_total: Vec<f64> = column_total.iter().map(|&n| digamma(v as f64 * lambda + n)).collect();
-        let mut elog_phi = vec![0.0; v * k];
-        elog_phi.par_chunks_mut(k.max(1)).zip(total.word_topic.par_chunks(k.max(1))).for_each(|(out, counts)| {
-            for t in 0..k {
-                out[t] = digamma(lambda + counts[t]) - digamma_total[t];
-            }
-        });
-        let exp_elog_phi = elog_phi.par_iter().map(|x| x.exp()).collect();
+        let (elog_phi, exp_elog_phi) = expected_log_phi(v, &digamma_total, |w, t| lambda + total.word_topic[w * k + t]);
         let data_terms = (0..k).into_par_iter().map(|t| topic_data_term((0..v).map(|w| total.word_topic[w * k + t]), lambda, v)).collect();
         TopicWord { num_topics: k, elog_phi, exp_elog_phi, data_terms }
     }

@@ -7,6 +7,7 @@
 //! fixed and reports E[π_dk] renormalised over the active topics.
 
 use super::fit::{FitOutcome, PassRecord};
+use super::globals::expected_log_phi;
 use super::local::{infer_document, LocalGlobals};
 use super::params::HdpParams;
 use super::stick::StickPosterior;
@@ -117,16 +118,9 @@ impl HdpModel {
 
     /// E[log φ_kw] and its exponential, word-major (`V × K`), for the local step.
     pub(crate) fn word_major_expectations(&self) -> (Vec<f64>, Vec<f64>) {
-        let (k, v) = (self.num_topics, self.num_terms);
+        let v = self.num_terms;
         let digamma_total: Vec<f64> = self.topic_word.chunks(v.max(1)).map(|row| digamma(row.iter().sum())).collect();
-        let mut elog = vec![0.0; v * k];
-        for t in 0..k {
-            for w in 0..v {
-                elog[w * k + t] = digamma(self.topic_word[t * v + w]) - digamma_total[t];
-            }
-        }
-        let exp = elog.iter().map(|x| x.exp()).collect();
-        (elog, exp)
+        expected_log_phi(v, &digamma_total, |w, t| self.topic_word[t * v + w])
     }
 
     /// E[π_d] over the active topics (renormalised) for each document.

@@ -156,8 +156,7 @@ impl CommunityModel for AmmsbModel {
     }
 
     fn diagnostics(&self) -> serde_json::Value {
-        let n = self.node_names.len();
-        let pairs = if self.directed { n * (n - 1) } else { n * (n - 1) / 2 };
+        let pairs = crate::graph::observed_pairs(self.node_names.len(), self.directed);
         let objective = self.final_objective();
         let shown = &self.objective_trace[self.objective_trace.len().saturating_sub(TRACE_SHOWN)..];
         json!({
@@ -170,7 +169,7 @@ impl CommunityModel for AmmsbModel {
             "batches": self.batches,
             "stick_fallbacks": self.stick_fallbacks,
             "epsilon": self.epsilon,
-            "nodes": n,
+            "nodes": self.node_names.len(),
             "edges": self.num_edges,
             "directed": self.directed,
             "objective_trace": shown,

@@ -120,8 +120,7 @@ impl AmmsbParams {
         }
         // A pass touches every observed pair once per community; past this a single
         // batch runs for minutes between cancellation checks.
-        let pairs = if graph.directed { n as u64 * (n as u64 - 1) } else { n as u64 * (n as u64 - 1) / 2 };
-        let work = pairs.saturating_mul(self.communities as u64);
+        let work = graph.num_observed_pairs().saturating_mul(self.communities as u64);
         if work > MAX_PASS_WORK {
             return Err(ParamError::new(
                 "communities",

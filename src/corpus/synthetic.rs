@@ -22,6 +22,20 @@
 //! shares are θ ~ Dirichlet(1, …, 1) over the chosen bars (the Griffiths & Steyvers
 //! bars convention), and each token draws a bar from θ and a pixel uniformly from it.
 //! Each document draws from its own stream `(seed, SyntheticCorpus, 0, d)`.
+//!
+//! True correlations of the correlated variant, in closed form (the bars test compares
+//! a fitted model's with them). Let θ_b be a document's share of bar b (0 when absent)
+//! and H = E[Σ_b θ_b²] (Dirichlet(1) over m bars: 2/(m + 1); equal shares: 1/m). Each
+//! bar is in the chosen orientation half the time, so E θ_b = 1/10 and
+//! Var θ_b = H/10 − 1/100. The shares of one orientation sum to the indicator of that
+//! orientation (variance 1/4) and the two sums never overlap, so the covariance of two
+//! bars is −1/100 across orientations and (1/4 − 5 Var θ_b)/20 within one. Hence
+//! corr across = −1/(100 Var θ_b) and corr within = (1/4 − 5 Var θ_b)/(20 Var θ_b),
+//! positive only when H < 0.6. With m ~ Uniform{1, …, 3} and Dirichlet(1) shares (the
+//! default), H ≈ 0.722: within ≈ −0.049, across ≈ −0.161; with up to 5 bars,
+//! H = 0.58: within ≈ +0.010, across ≈ −0.208; equal shares and up to 5 bars would give
+//! H ≈ 0.457: within ≈ +0.100, across ≈ −0.280. The paper fixes neither m's range nor
+//! the shares, so the sign within an orientation is not the paper's to give.
 
 use super::preprocess::PreprocessOptions;
 use super::{Corpus, CorpusStats, DocTermMatrix, LabelTree, Lexicon};

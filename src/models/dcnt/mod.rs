@@ -36,6 +36,8 @@ mod bars_tests;
 mod geweke_tests;
 #[cfg(test)]
 mod heldout_tests;
+#[cfg(test)]
+mod correlation_trace;
 
 pub use model::{DcntFamily, DcntModel, DCNT, SCNT};
 pub use params::DcntParams;

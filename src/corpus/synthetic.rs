@@ -255,4 +255,66 @@ mod tests {
         assert_eq!(corpus.num_terms(), NUM_PIXELS);
         assert_eq!(corpus.stats.num_tokens, 40_000);
     }
+
+    /// Mean correlation of the true shares over pairs of bars within one orientation
+    /// and over pairs across.
+    fn orientation_correlations(docs: &[Vec<(usize, f64)>]) -> (f64, f64) {
+        let n = docs.len() as f64;
+        let theta: Vec<[f64; NUM_BARS]> = docs
+            .iter()
+            .map(|bars| {
+                let mut t = [0.0; NUM_BARS];
+                bars.iter().for_each(|&(b, share)| t[b] = share);
+                t
+            })
+            .collect();
+        let mean: Vec<f64> = (0..NUM_BARS).map(|b| theta.iter().map(|t| t[b]).sum::<f64>() / n).collect();
+        let cov = |a: usize, b: usize| theta.iter().map(|t| (t[a] - mean[a]) * (t[b] - mean[b])).sum::<f64>() / n;
+        let (mut within, mut across) = (Vec::new(), Vec::new());
+        for a in 0..NUM_BARS {
+            for b in a + 1..NUM_BARS {
+                let c = cov(a, b) / (cov(a, a) * cov(b, b)).sqrt();
+                if (a < SIDE) == (b < SIDE) {
+                    within.push(c)
+                } else {
+                    across.push(c)
+                }
+            }
+        }
+        (within.iter().sum::<f64>() / within.len() as f64, across.iter().sum::<f64>() / across.len() as f64)
+    }
+
+    /// The closed form of the module documentation: with m ~ Uniform{1, …, M} and
+    /// Dirichlet(1) shares, H = E[2/(m + 1)], Var θ_b = H/10 − 1/100, corr within =
+    /// (1/4 − 5 Var)/(20 Var), corr across = −1/(100 Var). 20 000 documents in 20
+    /// batches of 1 000; each statistic of the whole sample is compared with the closed
+    /// form by a z-score with the batch-means standard error (sd of the 20 batch values
+    /// / √20), |z| < 4.5. The Herfindahl H itself is checked against the mean of the
+    /// per-document Σ_b θ_b² with its plain standard error.
+    #[test]
+    fn correlated_variant_has_its_closed_form_correlations() {
+        let (documents, batches) = (20_000usize, 20usize);
+        for (max_bars, expect_positive) in [(3usize, false), (5, true)] {
+            let c = bars(&BarsConfig { variant: BarsVariant::Correlated, documents, tokens: 1, max_bars, seed: 21 });
+            let h = (1..=max_bars).map(|m| 2.0 / (m as f64 + 1.0)).sum::<f64>() / max_bars as f64;
+            let var = h / 10.0 - 0.01;
+            let (within, across) = ((0.25 - 5.0 * var) / (20.0 * var), -0.01 / var);
+            let herfindahl: Vec<f64> = c.doc_bars.iter().map(|s| s.iter().map(|&(_, x)| x * x).sum()).collect();
+            let mean_h = herfindahl.iter().sum::<f64>() / documents as f64;
+            let sd_h = (herfindahl.iter().map(|x| (x - mean_h).powi(2)).sum::<f64>() / (documents - 1) as f64).sqrt();
+            let z = (mean_h - h) / (sd_h / (documents as f64).sqrt());
+            assert!(z.abs() < 4.5, "max_bars {max_bars}: mean Herfindahl {mean_h} vs {h}, z = {z}");
+            let (got_within, got_across) = orientation_correlations(&c.doc_bars);
+            let per_batch: Vec<(f64, f64)> = c.doc_bars.chunks(documents / batches).map(orientation_correlations).collect();
+            let se = |f: fn(&(f64, f64)) -> f64| {
+                let xs: Vec<f64> = per_batch.iter().map(f).collect();
+                let m = xs.iter().sum::<f64>() / xs.len() as f64;
+                (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt() / (xs.len() as f64).sqrt()
+            };
+            let (z_within, z_across) = ((got_within - within) / se(|p| p.0), (got_across - across) / se(|p| p.1));
+            eprintln!("max_bars {max_bars}: within {got_within:.4} vs {within:.4} (z {z_within:.2}), across {got_across:.4} vs {across:.4} (z {z_across:.2})");
+            assert!(z_within.abs() < 4.5 && z_across.abs() < 4.5, "max_bars {max_bars}: z within {z_within}, across {z_across}");
+            assert_eq!(within > 0.0, expect_positive, "closed form within {within}");
+        }
+    }
 }

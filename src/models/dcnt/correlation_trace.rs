@@ -128,23 +128,23 @@ fn trace_dcnt_correlations() {
     let corpus = truth.to_corpus();
     let rows = (0..corpus.num_documents()).map(|d| { let (t, c) = corpus.counts.row(d); (t.to_vec(), c.to_vec()) }).collect();
     let docs = Documents::new(rows, vec![1.0; documents], 1, NUM_PIXELS);
-    let blocks_ = docs.blocks(SYNC_TOKENS);
+    let sync_blocks = docs.blocks(SYNC_TOKENS);
     let mut priors = Priors::default();
     if let Some(x) = std::env::var("PRIOR_AB").ok().and_then(|s| s.parse::<f64>().ok()) {
         (priors.a_a, priors.b_a, priors.a_v, priors.b_v) = (x, x, x, x);
     }
     let mut state = DcntState::init(&docs, k, false, priors, 1, seed);
     for it in 1..=iterations {
-        state.scan(&docs, &blocks_, seed, it as u64);
+        state.scan(&docs, &sync_blocks, seed, it as u64);
         if it % every != 0 {
             continue;
         }
-        let tw_ = state.topic_word(NUM_PIXELS);
+        let omega = state.topic_word(NUM_PIXELS);
         let map: Vec<usize> = (0..NUM_BARS)
             .map(|b| {
                 let bar = &truth.topics[b * NUM_PIXELS..(b + 1) * NUM_PIXELS];
                 (0..k).min_by(|&x, &y| {
-                    let l1 = |t: usize| tw_[t * NUM_PIXELS..(t + 1) * NUM_PIXELS].iter().zip(bar).map(|(p, q)| (p - q).abs()).sum::<f64>();
+                    let l1 = |t: usize| omega[t * NUM_PIXELS..(t + 1) * NUM_PIXELS].iter().zip(bar).map(|(p, q)| (p - q).abs()).sum::<f64>();
                     l1(x).total_cmp(&l1(y))
                 }).unwrap()
             })
@@ -159,7 +159,7 @@ fn trace_dcnt_correlations() {
         }
         let aat_trace: f64 = (0..k).map(|i| sv[i * k + i] - 1.0 / g.lambda_v).sum();
         let (vw, va) = blocks(&corr_from_cov(&sv, k), k, &map);
-        let point = DcntPoint { num_topics: k, num_features: 1, a: g.a.clone(), eta: g.eta.clone(), lambda_v: g.lambda_v, topic_word: tw_.clone() };
+        let point = DcntPoint { num_topics: k, num_features: 1, a: g.a.clone(), eta: g.eta.clone(), lambda_v: g.lambda_v, topic_word: omega.clone() };
         let a3 = topic_covariance(&point, &[vec![1.0]], 5_000, 3);
         let (pw, pa) = blocks(&a3.correlation, k, &map);
         // one-hot limit: corr of mutually exclusive indicators with probabilities E[π]

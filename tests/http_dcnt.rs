@@ -69,6 +69,14 @@ async fn dcnt_and_scnt_on_bars() {
                 assert!((cov[i][j] - cov[j][i]).abs() < 1e-12 && cor[i][j].abs() <= 1.0 + 1e-9);
             }
         }
+        let (acov, acor) = (matrix(&c["activation_covariance"]), matrix(&c["activation_correlation"]));
+        assert_eq!((acov.len(), acor.len()), (10, 10));
+        for i in 0..10 {
+            assert!(acov[i][i] > 0.0 && (acor[i][i] - 1.0).abs() < 1e-12, "activation variance {}", acov[i][i]);
+            for j in 0..10 {
+                assert!((acov[i][j] - acov[j][i]).abs() < 1e-9 && acor[i][j].abs() <= 1.0 + 1e-9);
+            }
+        }
         let mean_sum: f64 = c["mean"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).sum();
         assert!((mean_sum - 1.0).abs() < 1e-9, "topic weights sum to one: {mean_sum}");
         let (_, c2) = s.get(&format!("/v1/models/{mid}/correlations?draws=400&seed=1")).await;

@@ -198,6 +198,10 @@ pub async fn correlations(State(state): State<AppState>, Path(id): Path<String>,
     let c = result.ok_or_else(|| ApiError::invalid("model", format!("{} models have no topic correlations (dcnt and scnt do)", m.row.family)))?;
     let k = c.num_topics;
     let rows = |v: &[f64]| v.chunks(k.max(1)).map(|r| r.to_vec()).collect::<Vec<_>>();
+    let (activation_covariance, activation_correlation) = match &c.activation {
+        Some((cov, corr)) => (json!(rows(cov)), json!(rows(corr))),
+        None => (Value::Null, Value::Null),
+    };
     Ok(Json(json!({
         "model_id": id,
         "topics": (0..k).collect::<Vec<_>>(),
@@ -206,5 +210,7 @@ pub async fn correlations(State(state): State<AppState>, Path(id): Path<String>,
         "mean": c.mean,
         "covariance": rows(&c.covariance),
         "correlation": rows(&c.correlation),
+        "activation_covariance": activation_covariance,
+        "activation_correlation": activation_correlation,
     })))
 }

@@ -111,6 +111,10 @@ pub struct TopicCorrelations {
     pub covariance: Vec<f64>,
     /// K × K row-major; 0 where a topic's variance is 0.
     pub correlation: Vec<f64>,
+    /// The model's own covariance of the latent activations behind the weights (for
+    /// DCNT/SCNT Cov[v_d] = A Aᵀ + λ_v⁻¹ I), K × K row-major, and its correlation;
+    /// `None` for a model without such a parameterisation.
+    pub activation: Option<(Vec<f64>, Vec<f64>)>,
 }
 
 /// Which topics a word's exclusivity is measured against.

@@ -6,7 +6,7 @@
 //! ([`DcntModel::plugin_point`]), supplies each document's metadata (φ_d = 1 for a model fitted
 //! without features) and reads the estimator's settings from request params.
 
-use super::covariance::topic_covariance;
+use super::covariance::{activation_covariance, topic_covariance};
 use super::heldout::{chib_log_likelihood, ChibSettings};
 use super::model::DcntModel;
 use super::point::DcntPoint;
@@ -67,6 +67,8 @@ impl DocScorer for DcntChib {
 /// metadata, `draws` per document (000, A.3).
 pub fn correlations(model: &DcntModel, draws: usize, seed: u64) -> TopicCorrelations {
     let features: Vec<Vec<f64>> = model.train_documents.iter().map(|&d| model.document_features(d).to_vec()).collect();
-    let c = topic_covariance(&model.plugin_point(), &features, draws, seed);
-    TopicCorrelations { num_topics: model.params.topics, draws, mean: c.mean, covariance: c.covariance, correlation: c.correlation }
+    let point = model.plugin_point();
+    let c = topic_covariance(&point, &features, draws, seed);
+    let activation = Some(activation_covariance(&point));
+    TopicCorrelations { num_topics: model.params.topics, draws, mean: c.mean, covariance: c.covariance, correlation: c.correlation, activation }
 }

@@ -71,7 +71,7 @@ pub(crate) struct CellCounts<'a> {
     pub(crate) k: usize,
     pub(crate) alpha: f32,
     pub(crate) beta: f32,
-    pub(crate) vbeta: f64,
+    pub(crate) vbeta: f32,
     /// Word-major n_kw rows of words `first_word..`, updated live.
     pub(crate) word_rows: &'a mut [u32],
     pub(crate) first_word: usize,
@@ -86,6 +86,7 @@ pub(crate) struct CellCounts<'a> {
 impl<'a> CellCounts<'a> {
     pub(crate) fn new(k: usize, alpha: f64, beta: f64, vbeta: f64, word_rows: &'a mut [u32], first_word: usize, n_k: Vec<u64>) -> Self {
         let padded = k.div_ceil(LANES) * LANES;
+        let vbeta = vbeta as f32;
         let mut inv = vec![0.0f32; padded];
         for (i, &n) in inv.iter_mut().zip(&n_k) {
             *i = inverse_total(n, vbeta);
@@ -114,10 +115,11 @@ impl<'a> CellCounts<'a> {
     }
 }
 
-/// 1/(n + Vβ) in single precision.
+/// 1/(n + Vβ) in single precision (n through i64, a single conversion on every x86
+/// level; n_k is far below 2^63).
 #[inline(always)]
-fn inverse_total(n: u64, vbeta: f64) -> f32 {
-    (1.0 / (n as f64 + vbeta)) as f32
+fn inverse_total(n: u64, vbeta: f32) -> f32 {
+    1.0 / (n as i64 as f32 + vbeta)
 }
 
 /// Ask for a row to be brought into cache ahead of its use.
@@ -152,8 +154,14 @@ unsafe fn resample_avx512(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc
 
 #[inline(always)]
 fn resample_portable(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mut [u32], rng: &mut StreamRng, stats: &mut SweepStats) {
-    let k = c.k;
+    let (k, alpha, beta, vbeta) = (c.k, c.alpha, c.beta, c.vbeta);
     let doc = &mut doc[..k];
+    let mut lanes = [0.0f32; LANES];
+    // The word and the drawn topic of the previous token. A document's tokens of a word
+    // are consecutive, and from one of them to the next only the counts of two topics
+    // move (the one the last token joined, the one this token leaves), so only their
+    // weights are recomputed and their lanes' sums adjusted.
+    let mut previous: Option<(u32, usize)> = None;
     for (i, (z, &w)) in zs.iter_mut().zip(words).enumerate() {
         // The next word's row: its first touch in a cell is usually a cache miss.
         if let Some(&next) = words.get(i + 1) {
@@ -166,27 +174,44 @@ fn resample_portable(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mu
         doc[own] -= 1;
         c.word_rows[start + own] -= 1;
         c.n_k[own] -= 1;
-        c.inv[own] = inverse_total(c.n_k[own], c.vbeta);
-        let t = draw(&c.word_rows[start..start + k], doc, &c.inv[..k], &mut c.weights, c.alpha, c.beta, rng);
+        c.inv[own] = inverse_total(c.n_k[own], vbeta);
+        let row = &c.word_rows[start..start + k];
+        match previous {
+            Some((word, joined)) if word == w => {
+                refresh_weight(joined, row, doc, &c.inv, &mut c.weights, &mut lanes, alpha, beta);
+                if own != joined {
+                    refresh_weight(own, row, doc, &c.inv, &mut c.weights, &mut lanes, alpha, beta);
+                }
+            }
+            _ => lanes = fill_weights(row, doc, &c.inv[..k], &mut c.weights, alpha, beta),
+        }
+        let t = search(&c.weights, &lanes, k, rng);
         doc[t] += 1;
         c.word_rows[start + t] += 1;
         c.n_k[t] += 1;
-        c.inv[t] = inverse_total(c.n_k[t], c.vbeta);
+        c.inv[t] = inverse_total(c.n_k[t], vbeta);
         *z = t as u32;
+        previous = Some((w, t));
     }
     stats.tokens += zs.len() as u64;
     stats.doc_topics_visited += (zs.len() * k) as u64;
 }
 
-/// One draw from weights (n_dk + α)(n_kw + β)/(n_k + Vβ) over the K topics (the counts
-/// exclude the token). `weights` is scratch of K rounded up to whole lanes, zero past K.
+/// The weight (n_dk + α)(n_kw + β)/(n_k + Vβ) of one topic, from its counts and inverse.
 #[inline(always)]
-pub(crate) fn draw(row: &[u32], doc: &[u32], inv: &[f32], weights: &mut [f32], alpha: f32, beta: f32, rng: &mut StreamRng) -> usize {
+fn weight(n_dk: u32, n_kw: u32, inv: f32, alpha: f32, beta: f32) -> f32 {
+    // Counts are below 2^31 (Tokens holds fewer tokens), so the signed conversion, a
+    // single instruction on every x86 level, is exact where the unsigned is not.
+    (n_dk as i32 as f32 + alpha) * ((n_kw as i32 as f32 + beta) * inv)
+}
+
+/// Recompute every topic's weight into `weights` (K rounded up to whole lanes, zero past
+/// K) and return the lane sums.
+#[inline(always)]
+fn fill_weights(row: &[u32], doc: &[u32], inv: &[f32], weights: &mut [f32], alpha: f32, beta: f32) -> [f32; LANES] {
     let k = row.len();
     for (((x, &n), &c), &i) in weights[..k].iter_mut().zip(doc).zip(row).zip(inv) {
-        // Counts are below 2^31 (Tokens holds fewer tokens), so the signed conversion,
-        // a single instruction on every x86 level, is exact where the unsigned is not.
-        *x = (n as i32 as f32 + alpha) * ((c as i32 as f32 + beta) * i);
+        *x = weight(n, c, i, alpha, beta);
     }
     // Lane sums: vertical adds over rows of LANES weights.
     let mut lanes = [0.0f32; LANES];
@@ -195,6 +220,22 @@ pub(crate) fn draw(row: &[u32], doc: &[u32], inv: &[f32], weights: &mut [f32], a
             lanes[l] += chunk[l];
         }
     }
+    lanes
+}
+
+/// Recompute topic t's weight after its counts moved, and adjust its lane's sum.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn refresh_weight(t: usize, row: &[u32], doc: &[u32], inv: &[f32], weights: &mut [f32], lanes: &mut [f32; LANES], alpha: f32, beta: f32) {
+    let new = weight(doc[t], row[t], inv[t], alpha, beta);
+    lanes[t % LANES] += new - weights[t];
+    weights[t] = new;
+}
+
+/// One draw of a topic with probability proportional to `weights[..k]`, whose lane sums
+/// are `lanes`.
+#[inline(always)]
+fn search(weights: &[f32], lanes: &[f32; LANES], k: usize, rng: &mut StreamRng) -> usize {
     let total: f32 = lanes.iter().sum();
     let mut u = rng.random::<f32>() * total;
     // Lane, then topic within it; rounding can leave u past the end: then the last

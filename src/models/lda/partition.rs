@@ -25,12 +25,15 @@ use crate::rng::{stream, Purpose};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// Tokens per cell the automatic block count aims at (at least): enough to amortise a
-/// cell's set-up and keep the tail of a round short.
-pub const CELL_TOKENS: usize = 4096;
+/// Tokens per cell the automatic block count aims at (at least). Each cell visits every
+/// document of its block once, so smaller cells mean more, shorter visits; on linuxdoc
+/// (2.4 M tokens) P = 8 (cells of ≈ 37 000 tokens) sampled about 10 % faster than P = 12
+/// and 20 % faster than P = 24 on one thread, and a round's 8 cells still split evenly
+/// over 2 threads (largest first: 99.7 % of the ideal by token counts).
+pub const CELL_TOKENS: usize = 32_768;
 
 /// Most blocks per side: P rounds per sweep, P² cells.
-pub const MAX_BLOCKS: usize = 24;
+pub const MAX_BLOCKS: usize = 16;
 
 /// Blocks per side for a corpus: about sqrt(N / CELL_TOKENS), at most [`MAX_BLOCKS`] and
 /// never more than there are documents or words.

@@ -53,6 +53,7 @@ fn the_grid_covers_every_token_once() {
 fn the_block_count_depends_on_the_corpus_only() {
     let (tokens, _) = small_fit(4);
     // 4 800 tokens: a single block (cells of at least CELL_TOKENS).
+    assert!(tokens.num_tokens() < 4 * CELL_TOKENS);
     assert_eq!(blocks_for(&tokens), 1);
     assert_eq!(Partition::new(&tokens, 1).cell_tokens, vec![tokens.num_tokens()]);
 }

@@ -194,11 +194,15 @@ fn fits_do_not_depend_on_thread_count() {
 }
 
 /// Recovery. 400 documents of 80 tokens from K = 5 topics over V = 50 words (α = 0.2).
-/// Each topic then carries about 6 400 tokens; the sampling error of a 10-word block's
-/// empirical distribution is then about Σ sqrt(p(1-p)/n) ≈ 10·sqrt(0.09·0.91/6400) ≈
-/// 0.036 in L1, so an L1 distance below 0.15 (four times that, allowing for the 10 %
-/// leak mass spread thinly over 40 words) means the topic was found; a wrong or merged
-/// topic is at L1 ≥ 0.9. Topics are matched by the best of the 120 permutations.
+/// Each topic then carries about 6 400 tokens; the sampling error of its empirical
+/// distribution is about Σ_w sqrt(2/π) sqrt(p_w(1-p_w)/n) ≈ 0.023 (10 block words at
+/// 0.09) + 0.020 (40 leak words at 0.0025) ≈ 0.05 in L1. On top of that the posterior
+/// itself moves leak tokens to the topic whose block holds their word (in a document
+/// mostly about topic t, a leak token of topic s's word is assigned to s about 2/3 of
+/// the time when s is present at all), which shifts up to the whole 10 % leak mass and
+/// costs up to 2 × 0.1 = 0.2 in L1. So a found topic is within 0.05 + 0.2 = 0.25 (fits
+/// over seeds 1–8 gave 0.130–0.157), while a wrong or merged topic is at L1 ≥ 0.9.
+/// Topics are matched by the best of the 120 permutations.
 #[test]
 fn recovers_topics_drawn_from_lda_itself() {
     let k = 5;
@@ -223,7 +227,7 @@ fn recovers_topics_drawn_from_lda_itself() {
         .into_iter()
         .map(|perm| perm.iter().enumerate().map(|(t, &f)| l1(&truth[t], &fitted[f])).fold(0.0, f64::max))
         .fold(f64::INFINITY, f64::min);
-    assert!(best < 0.15, "worst matched topic is at L1 {best}");
+    assert!(best < 0.25, "worst matched topic is at L1 {best}");
     assert!(model.mean_doc_topics >= 1.0 && model.mean_doc_topics <= k as f64);
 }
 

@@ -165,24 +165,24 @@ impl PartitionedSampler {
             // Largest cells first, so the round ends on small ones (ties: document block).
             cells.sort_by_key(|c| (std::cmp::Reverse(part.cell_tokens[c.doc_block * p + c.word_block]), c.doc_block));
             let queue: Vec<Mutex<Option<Cell>>> = cells.into_iter().map(|c| Mutex::new(Some(c))).collect();
-            let done: Vec<Mutex<Option<(usize, Vec<u64>, SweepStats)>>> = (0..p).map(|_| Mutex::new(None)).collect();
+            let done: Vec<Mutex<Option<CellResult>>> = (0..p).map(|_| Mutex::new(None)).collect();
             let next = AtomicUsize::new(0);
             let work = || loop {
                 let at = next.fetch_add(1, Ordering::Relaxed);
                 let Some(slot) = queue.get(at) else { break };
                 let cell = slot.lock().expect("cell lock").take().expect("each cell is taken once");
-                let i = cell.doc_block;
                 let result = sample_cell(cell, part, tokens, &snapshot, (k, alpha, beta, vbeta), isa, (seed, iteration));
-                *done[at].lock().expect("result lock") = Some((i, result.0, result.1));
+                *done[at].lock().expect("result lock") = Some(result);
             };
             if rayon::current_num_threads() > 1 {
                 rayon::broadcast(|_| work());
             } else {
                 work();
             }
-            // Apply every cell's moves to n_k: n_k += (cell's n_k − snapshot).
+            // Apply every cell's moves to n_k: n_k += (cell's n_k − snapshot); integer
+            // sums, so the order of the cells does not matter.
             for slot in done {
-                let (_, cell_n_k, cell_stats) = slot.into_inner().expect("result lock").expect("every cell ran");
+                let (cell_n_k, cell_stats) = slot.into_inner().expect("result lock").expect("every cell ran");
                 for ((total, &seen), &before) in state.n_k.iter_mut().zip(&cell_n_k).zip(&snapshot) {
                     *total = *total + seen - before;
                 }
@@ -193,8 +193,11 @@ impl PartitionedSampler {
     }
 }
 
-/// Resample one cell's tokens, document by document; returns n_k as the cell left it.
-fn sample_cell(cell: Cell, part: &Partition, tokens: &Tokens, snapshot: &[u64], model: (usize, f64, f64, f64), isa: Isa, key: (u64, u64)) -> (Vec<u64>, SweepStats) {
+/// What a cell hands back: n_k as it left it, and its work counts.
+type CellResult = (Vec<u64>, SweepStats);
+
+/// Resample one cell's tokens, document by document.
+fn sample_cell(cell: Cell, part: &Partition, tokens: &Tokens, snapshot: &[u64], model: (usize, f64, f64, f64), isa: Isa, key: (u64, u64)) -> CellResult {
     let (k, alpha, beta, vbeta) = model;
     let (i, j, p) = (cell.doc_block, cell.word_block, part.blocks);
     let mut rng = stream(key.0, Purpose::Sweep, key.1, (i * p + j) as u64);

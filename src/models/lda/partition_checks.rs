@@ -125,6 +125,7 @@ fn every_instruction_set_gives_the_same_chain() {
 
 /// The exact collapsed conditional of token `i` of a document: weights
 /// (n_dk + α)(n_kw + β)/(n_k + Vβ) with the token removed from all three counts.
+#[allow(clippy::too_many_arguments)]
 fn exact_conditional(doc_z: &[u32], i: usize, w: usize, n_kw: &[u32], n_k: &[u64], alpha: f64, beta: f64, v: usize) -> Vec<f64> {
     let k = n_k.len();
     let own = doc_z[i] as usize;

@@ -2,7 +2,11 @@
 //!
 //! - [`params`]: job parameters and defaults;
 //! - [`tokens`]: document-major tokens with a word-major index;
-//! - [`sampler`]: the sparse exact Gibbs sweep (document bucket + alias smoothing bucket);
+//! - [`sampler`]: the Gibbs state, and the sparse exact sweep for many topics (document
+//!   bucket + smoothing bucket, AD-LDA blocks);
+//! - [`partition`]: the partitioned schedule (document blocks × word blocks) of the dense
+//!   sweep for up to `sampler::DENSE_MAX_TOPICS` topics;
+//! - [`dense_kernel`]: that sweep's vectorised per-token draw over live counts;
 //! - [`loglik`]: the collapsed log joint;
 //! - [`foldin`]: topic proportions of new documents;
 //! - [`heldout`]: held-out log-likelihood of new documents (Chib-style estimator).
@@ -15,6 +19,7 @@ pub mod foldin;
 pub mod heldout;
 pub mod loglik;
 pub mod params;
+pub mod partition;
 pub mod sampler;
 pub mod tokens;
 
@@ -152,6 +157,13 @@ impl PosteriorSums {
     }
 }
 
+/// How sweeps are scheduled: the dense kernel's partitioned grid, or the sparse
+/// kernel's blocks against a snapshot.
+enum Schedule {
+    Partitioned(partition::PartitionedSampler),
+    Blocks(sampler::Snapshot),
+}
+
 /// Run the sampler and accumulate posterior means.
 pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> Result<LdaModel, FitError> {
     let v = corpus.num_terms();
@@ -173,9 +185,13 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
     };
     let mut tokens = Tokens::from_counts(&training, v);
     tokens.set_blocks(p.sync_tokens);
-    let mut snapshot = sampler::Snapshot::new(v, k, !sampler::uses_dense_kernel(k));
     let n = tokens.num_tokens().max(1) as f64;
     let mut state = GibbsState::init(&tokens, k, p.alpha, p.beta, seed);
+    let mut schedule = if sampler::uses_dense_kernel(k) {
+        Schedule::Partitioned(partition::PartitionedSampler::new(&tokens, &state))
+    } else {
+        Schedule::Blocks(sampler::Snapshot::new(v, k, true))
+    };
     let mut sums = PosteriorSums::new(v, tokens.num_docs(), k);
     // Sweep 1 and the last sweep always compute the log-likelihood.
     let mut last_ll = f64::NAN;
@@ -184,7 +200,10 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
         if ctx.cancel.is_cancelled() {
             return Err(FitError::Cancelled);
         }
-        let stats = state.sweep(&tokens, &mut snapshot, seed, it as u64);
+        let stats = match &mut schedule {
+            Schedule::Partitioned(sampler) => sampler.sweep(&mut state, &tokens, seed, it as u64),
+            Schedule::Blocks(snapshot) => state.sweep(&tokens, snapshot, seed, it as u64),
+        };
         doc_topics_sum += stats.mean_doc_topics();
         let ll = (it % p.loglik_every == 0 || it == p.iterations || it == 1).then(|| state.log_joint(&tokens) / n);
         if let Some(x) = ll {

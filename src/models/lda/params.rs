@@ -58,9 +58,11 @@ pub struct LdaParams {
     pub burn_in: usize,
     /// Keep every `thin`-th sweep after burn-in (default 10, at most what remains).
     pub thin: usize,
-    /// Tokens per synchronisation block: documents in a block are sampled in parallel
-    /// against counts refreshed at the block's start (smaller = fresher counts, more
-    /// refresh work). Never changes with the thread count.
+    /// Tokens per synchronisation block of the sparse sampler (K above
+    /// `sampler::DENSE_MAX_TOPICS`): documents in a block are sampled in parallel against
+    /// counts refreshed at the block's start (smaller = fresher counts, more refresh
+    /// work). Never changes with the thread count. The dense sampler's partitioned
+    /// schedule sizes its grid from the corpus and ignores it.
     pub sync_tokens: usize,
     /// Compute the log-likelihood every this many sweeps (and on the last one).
     pub loglik_every: usize,

@@ -1,8 +1,11 @@
-//! Collapsed Gibbs for LDA with a sparse exact sampler.
+//! Collapsed Gibbs for LDA: the state, and the sparse exact sampler for many topics.
 //!
-//! Why it exists: a plain collapsed Gibbs step costs O(K) per token. The conditional
-//! p(z_i = k | rest) ∝ (n_dk + α) φ̃_wk, with φ̃_wk = (n_kw + β)/(n_k + Vβ), splits into
-//! two buckets (in the spirit of SparseLDA, Yao, Mimno & McCallum 2009):
+//! Why it exists: a plain collapsed Gibbs step costs O(K) per token. Up to
+//! [`DENSE_MAX_TOPICS`] topics the vectorised dense kernel ([`super::dense_kernel`]) under
+//! the partitioned schedule ([`super::partition`]) is fastest; above it, this module's
+//! sparse sampler. Its conditional p(z_i = k | rest) ∝ (n_dk + α) φ̃_wk, with
+//! φ̃_wk = (n_kw + β)/(n_k + Vβ), splits into two buckets (in the spirit of SparseLDA,
+//! Yao, Mimno & McCallum 2009):
 //! - a *document bucket* Σ_{k: n_dk > 0} n_dk φ̃_wk over the document's non-zero topics
 //!   only, computed per token in O(K_d);
 //! - a *smoothing bucket* α Σ_k φ̃_wk whose total is a per-word constant of the current
@@ -12,17 +15,16 @@
 //! The token's own contribution to the snapshot counts is removed exactly (its own
 //! topic's φ̃ is recomputed without it), so every draw is from the exact conditional.
 //!
-//! Determinism and parallelism: a sweep visits the documents in fixed blocks of about
-//! `sync_tokens` tokens (documents of similar length together, so a block's work
-//! splits evenly across threads). Within a block the documents are sampled in parallel against a
-//! snapshot of the topic-word counts taken at the block's start (the delayed update of
-//! AD-LDA, Newman et al. 2009), with live counts of their own; after the block its
-//! changes are applied to the counts. Blocks depend on the corpus only, each document
+//! Determinism and parallelism: a sparse sweep visits the documents in fixed blocks of
+//! about `sync_tokens` tokens (documents of similar length together, so a block's work
+//! splits evenly across threads). Within a block the documents are sampled in parallel
+//! against a snapshot of the topic-word counts taken at the block's start (the delayed
+//! update of AD-LDA, Newman et al. 2009), with live counts of their own; after the block
+//! its changes are applied to the counts. Blocks depend on the corpus only, each document
 //! draws from its own stream (seed, sweep, document), so the result is identical at any
 //! thread count, and staleness is bounded by one block rather than one sweep.
 
 use super::loglik::{log_p_topics_of_document, log_p_words_given_topics, LgammaOffset};
-use super::dense_kernel::{self, DenseScratch};
 use super::tokens::Tokens;
 use crate::rng::{stream, Purpose};
 use rand::RngExt;
@@ -64,7 +66,7 @@ pub struct SweepStats {
 }
 
 impl SweepStats {
-    fn merge(self, o: SweepStats) -> SweepStats {
+    pub(crate) fn merge(self, o: SweepStats) -> SweepStats {
         SweepStats {
             tokens: self.tokens + o.tokens,
             doc_topics_visited: self.doc_topics_visited + o.doc_topics_visited,
@@ -77,9 +79,9 @@ impl SweepStats {
     }
 }
 
-/// What the kernels read besides the counts themselves (which stay unchanged during a
-/// block, so they are their own snapshot): 1/(n_k + Vβ) and, for the sparse kernel only,
-/// the table φ̃_wk = (n_kw + β)/(n_k + Vβ) with its per-word totals.
+/// What the sparse kernel reads besides the counts themselves (which stay unchanged
+/// during a block, so they are their own snapshot): 1/(n_k + Vβ) and the table
+/// φ̃_wk = (n_kw + β)/(n_k + Vβ) with its per-word totals.
 pub struct Snapshot {
     /// 1/(n_k + Vβ) in single precision.
     inv: Vec<f32>,
@@ -167,7 +169,8 @@ impl GibbsState {
             .collect();
     }
 
-    /// One sweep over every token, block by block (see the module docs).
+    /// One sweep of the sparse sampler over every token, block by block (see the module
+    /// docs); the dense kernel's sweeps are [`super::partition::PartitionedSampler::sweep`].
     pub fn sweep(&mut self, tokens: &Tokens, snapshot: &mut Snapshot, seed: u64, iteration: u64) -> SweepStats {
         let k = self.num_topics;
         let (alpha, beta, num_terms) = (self.alpha, self.beta, self.num_terms);
@@ -186,15 +189,10 @@ impl GibbsState {
             let kernel = TokenKernel { n_kw, n_k, snapshot, k, alpha, beta, vbeta };
             let words_of = |d: usize| &tokens.words[tokens.doc_ptr[d]..tokens.doc_ptr[d + 1]];
             let rng_of = |d: usize| stream(seed, Purpose::Sweep, iteration, d as u64);
-            let block_stats = if uses_dense_kernel(k) {
-                docs.par_iter_mut()
-                    .map_init(|| DenseScratch::new(k), |scratch, (d, zs)| dense_kernel::sample_document(zs, words_of(*d), scratch, &kernel, &mut rng_of(*d)))
-                    .reduce(SweepStats::default, SweepStats::merge)
-            } else {
-                docs.par_iter_mut()
-                    .map_init(|| DocScratch::new(k), |scratch, (d, zs)| sample_document(zs, words_of(*d), scratch, &kernel, &mut rng_of(*d)))
-                    .reduce(SweepStats::default, SweepStats::merge)
-            };
+            let block_stats = docs
+                .par_iter_mut()
+                .map_init(|| DocScratch::new(k), |scratch, (d, zs)| sample_document(zs, words_of(*d), scratch, &kernel, &mut rng_of(*d)))
+                .reduce(SweepStats::default, SweepStats::merge);
             stats = stats.merge(block_stats);
             // Apply the block's moves to the counts.
             let mut old_topics = before.iter();
@@ -354,18 +352,6 @@ impl TokenKernel<'_> {
         &self.snapshot.phi[w * self.k..(w + 1) * self.k]
     }
 
-    /// The counts n_w· (the dense kernel computes φ̃ from them and `inv`).
-    #[inline]
-    pub(crate) fn count_row(&self, w: usize) -> &[u32] {
-        &self.n_kw[w * self.k..(w + 1) * self.k]
-    }
-
-    /// 1/(n_k + Vβ) for every topic.
-    #[inline]
-    pub(crate) fn inv(&self) -> &[f32] {
-        &self.snapshot.inv
-    }
-
     /// φ̃'/φ̃ for the token's own topic: the probability of keeping a draw of it, where
     /// φ̃ is the weight the draw used and φ̃' excludes the token's own count from the
     /// snapshot (so the ratio is ≤ 1 up to rounding).
@@ -443,4 +429,4 @@ fn sample_document(zs: &mut [u32], words: &[u32], doc: &mut DocScratch, kernel: 
 
 #[cfg(test)]
 #[path = "sampler_checks.rs"]
-mod checks;
+pub(crate) mod checks;

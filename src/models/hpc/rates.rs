@@ -22,7 +22,7 @@
 //! of steps, and the same factor becomes the HMC mass matrix).
 
 use super::data::Rows;
-use super::tree_prior::TreePrior;
+use super::tree_prior::{PriorBuffers, TreePrior};
 use crate::inference::newton::{newton_ascent, Mode};
 use crate::inference::{fast_exp, LogDensity, SparsePattern, SparseSymmetric};
 use nalgebra::DMatrix;
@@ -48,6 +48,16 @@ struct CompactDocs {
     /// (block index, θ_dk) of every active node of every document holding the word.
     entries: Vec<(u32, f64)>,
     /// Per document: the end of its entries and its count w_fd.
+    ends: Vec<(u32, f64)>,
+}
+
+/// The owned buffers of a [`RateConditional`], kept between words by the rate block.
+#[derive(Debug, Default)]
+pub struct ConditionalBuffers {
+    linear: Vec<f64>,
+    point: Vec<f64>,
+    beta: Vec<f64>,
+    entries: Vec<(u32, f64)>,
     ends: Vec<(u32, f64)>,
 }
 
@@ -77,8 +87,19 @@ impl<'a> RateConditional<'a> {
     /// outside the block); every active node of a document in `docs` must be in the
     /// block. `prior` is the block's conditional prior ([`TreePrior::on_block`]).
     pub fn on_block(docs: &[(u32, f64)], active: &Rows<u32>, theta: &[f64], linear: &[f64], nodes: &[u32], local_of: &[u32], prior: TreePrior<'a>) -> Self {
+        Self::on_block_reusing(docs, active, theta, linear, nodes, local_of, prior, ConditionalBuffers::default())
+    }
+
+    /// [`RateConditional::on_block`] in the buffers of a previous conditional
+    /// ([`RateConditional::into_buffers`]), so the rate block allocates them once per
+    /// worker instead of once per word; the result does not depend on what they held.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_block_reusing(docs: &[(u32, f64)], active: &Rows<u32>, theta: &[f64], linear: &[f64], nodes: &[u32], local_of: &[u32], prior: TreePrior<'a>, buffers: ConditionalBuffers) -> Self {
         assert_eq!(prior.num_nodes(), nodes.len(), "the prior is not over the block");
-        let mut compact = CompactDocs { entries: Vec::new(), ends: Vec::with_capacity(docs.len()) };
+        let ConditionalBuffers { linear: mut block_linear, mut point, mut beta, mut entries, mut ends } = buffers;
+        entries.clear();
+        ends.clear();
+        let mut compact = CompactDocs { entries, ends };
         for &(d, count) in docs {
             let r = active.range(d as usize);
             compact.entries.extend(active.values[r.clone()].iter().zip(&theta[r]).map(|(&node, &t)| {
@@ -88,8 +109,20 @@ impl<'a> RateConditional<'a> {
             }));
             compact.ends.push((compact.entries.len() as u32, count));
         }
-        let linear = nodes.iter().map(|&node| linear[node as usize]).collect();
-        RateConditional { linear, prior, last: RefCell::new((Vec::new(), Vec::new())), compact }
+        block_linear.clear();
+        block_linear.extend(nodes.iter().map(|&node| linear[node as usize]));
+        point.clear();
+        beta.clear();
+        RateConditional { linear: block_linear, prior, last: RefCell::new((point, beta)), compact }
+    }
+
+    /// The conditional's buffers and its prior's, for
+    /// [`RateConditional::on_block_reusing`] and
+    /// [`super::touched::WordBlock::prior_reusing`].
+    pub fn into_buffers(self) -> (ConditionalBuffers, PriorBuffers) {
+        let RateConditional { linear, prior, last, compact } = self;
+        let (point, beta) = last.into_inner();
+        (ConditionalBuffers { linear, point, beta, entries: compact.entries, ends: compact.ends }, prior.into_buffers())
     }
 
     /// Records `mu` as the last evaluated point and returns β = exp(μ) there.
@@ -394,6 +427,48 @@ mod tests {
             }
             previous = Some((lb, lf));
         }
+    }
+
+    /// A block, prior and conditional built in the buffers of another word's (as a
+    /// worker's scratch holds them) evaluate bit for bit like freshly built ones, so
+    /// the rate block's draws do not depend on which worker updated the word before.
+    #[test]
+    fn reused_buffers_give_the_fresh_conditional() {
+        use super::super::touched::WordBlock;
+        let parent = vec![None, Some(0), Some(0), Some(1), Some(1), Some(2)];
+        let order = [0u32, 1, 2, 3, 4, 5];
+        let active = Rows::from_rows(vec![vec![1u32, 3], vec![3], vec![2, 5], vec![4, 5]]);
+        let theta = vec![0.6, 0.4, 1.0, 0.5, 0.5, 0.3, 0.7];
+        let linear = vec![0.0, 1.3, 0.8, 1.7, 0.4, 0.9];
+        let inverse_tau2 = vec![2.0, 3.0, 1.25, 1.0, 1.0, 1.0];
+        let mu = [0.2, -0.4, 0.6, 0.1, -1.1, 0.5];
+        // Word A: documents 2 and 3 (block {0, 1, 2, 4, 5}); word B: documents 0 and 1
+        // (block {0, 1, 3}).
+        let (docs_a, nodes_a) = (vec![(2u32, 1.0), (3, 2.0)], vec![0u32, 1, 2, 4, 5]);
+        let (docs_b, nodes_b) = (vec![(0u32, 2.0), (1, 1.0)], vec![0u32, 1, 3]);
+        let block_a = WordBlock::new(&parent, &order, &nodes_a);
+        let cond_a = RateConditional::on_block(&docs_a, &active, &theta, &linear, &nodes_a, &block_a.local_of, block_a.prior(&parent, -1.0, 2.0, &inverse_tau2, &mu));
+        let mut g = vec![0.0; nodes_a.len()];
+        cond_a.logp_grad(&[0.1, 0.2, 0.3, 0.4, 0.5], &mut g);
+        let (conditional_buffers, prior_buffers) = cond_a.into_buffers();
+        let block_buffers = block_a.into_buffers();
+
+        let fresh_block = WordBlock::new(&parent, &order, &nodes_b);
+        let fresh = RateConditional::on_block(&docs_b, &active, &theta, &linear, &nodes_b, &fresh_block.local_of, fresh_block.prior(&parent, -1.0, 2.0, &inverse_tau2, &mu));
+        let block = WordBlock::reusing(&parent, &order, &nodes_b, block_buffers);
+        assert_eq!((&block.local_of, &block.parent, &block.untouched), (&fresh_block.local_of, &fresh_block.parent, &fresh_block.untouched));
+        let prior = block.prior_reusing(&parent, -1.0, 2.0, &inverse_tau2, &mu, prior_buffers);
+        let reused = RateConditional::on_block_reusing(&docs_b, &active, &theta, &linear, &nodes_b, &block.local_of, prior, conditional_buffers);
+        assert!(reused.rates_if_last_evaluated_at(&[0.1, 0.2, 0.3]).is_none(), "no point evaluated yet");
+        for x in [[0.3, -0.2, 1.0], [-1.5, 0.7, 0.2]] {
+            let (mut g_fresh, mut g_reused) = (vec![0.0; 3], vec![0.0; 3]);
+            assert_eq!(fresh.logp_grad(&x, &mut g_fresh), reused.logp_grad(&x, &mut g_reused));
+            assert_eq!(g_fresh, g_reused);
+        }
+        assert_eq!(fresh.hessian(&[0.3, -0.2, 1.0]), reused.hessian(&[0.3, -0.2, 1.0]));
+        drop(reused);
+        let empty = WordBlock::reusing(&parent, &order, &[], block.into_buffers());
+        assert!(empty.local_of.iter().all(|&l| l == u32::MAX), "local_of is given back reset");
     }
 
     /// The gradient-only evaluation HMC uses inside a trajectory gives exactly the

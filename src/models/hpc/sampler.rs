@@ -20,6 +20,7 @@ use super::affinity::{find_block_mode, ActiveAffinities, InactiveSampler};
 use super::data::HpcData;
 use super::dispersion::Dispersion;
 use super::hyper::{draw_eta_lambda2, draw_psi_gamma2};
+use super::rate_scratch::RateScratch;
 use super::rates::{find_mode, Curvature, RateConditional};
 use super::touched::{topological_order, touched_subtree, WordBlock};
 use super::untouched::{update_untouched, UntouchedPrior};
@@ -327,52 +328,65 @@ impl HpcState {
             .zip(rate_hessians.par_iter_mut())
             .zip(beta.par_chunks_mut(n))
             .enumerate()
-            .map(|(f, (((mu, tau2), cached), beta))| {
+            .map_init(RateScratch::default, |scratch, (f, (((mu, tau2), cached), beta))| {
                 let mut st = ScanStats::default();
                 let mut rng = stream(s.seed, Purpose::HpcRates, s.iteration, f as u64);
-                let block = WordBlock::new(&data.parent, topological, &blocks[f]);
-                let mut inverse_tau2 = vec![0.0; n];
+                let block = WordBlock::reusing(&data.parent, topological, &blocks[f], std::mem::take(&mut scratch.block));
+                let inverse_tau2 = &mut scratch.inverse_tau2;
+                if inverse_tau2.len() != n {
+                    inverse_tau2.clear();
+                    inverse_tau2.resize(n, 0.0);
+                }
                 for &p in &data.parent_nodes {
                     inverse_tau2[p] = 1.0 / tau2[p];
                 }
                 if !block.nodes.is_empty() {
-                    let tree_pattern;
                     let pattern = match curvature {
                         Curvature::Full => &patterns[f],
                         Curvature::TreeDiagonal => {
-                            tree_pattern = SparsePattern::for_tree(&block.parent);
-                            &tree_pattern
+                            scratch.tree_pattern = SparsePattern::for_tree_reusing(&block.parent, std::mem::take(&mut scratch.tree_pattern));
+                            &scratch.tree_pattern
                         }
                     };
-                    let prior = block.prior(&data.parent, psi, gamma2, &inverse_tau2, mu);
-                    let cond = RateConditional::on_block(data.word_docs.row(f), &data.active, &theta, &linear, block.nodes, &block.local_of, prior);
-                    let mut x = block.gather(mu);
+                    let prior = block.prior_reusing(&data.parent, psi, gamma2, inverse_tau2, mu, std::mem::take(&mut scratch.prior));
+                    let cond = RateConditional::on_block_reusing(data.word_docs.row(f), &data.active, &theta, &linear, block.nodes, &block.local_of, prior, std::mem::take(&mut scratch.conditional));
+                    let x = &mut scratch.block_mu;
+                    block.gather_into(mu, x);
                     if s.refit_modes || cached.0.is_empty() {
-                        let mode = find_mode(&cond, pattern, curvature, &x, 50, 1e-8);
+                        let mode = find_mode(&cond, pattern, curvature, x, 50, 1e-8);
                         st.mode_repairs += mode.repairs;
                         let mut lik = SparseSymmetric::zeros(pattern);
                         cond.add_negative_likelihood_hessian(&mode.point, &mut lik, curvature);
                         *cached = lik.into_parts();
                     }
-                    let mut mass = SparseSymmetric::from_parts(pattern, cached.0.clone(), cached.1.clone());
+                    let (mut diag, mut off) = std::mem::take(&mut scratch.mass);
+                    diag.clear();
+                    diag.extend_from_slice(&cached.0);
+                    off.clear();
+                    off.extend_from_slice(&cached.1);
+                    let mut mass = SparseSymmetric::from_parts(pattern, diag, off);
                     cond.prior.add_precision(&mut mass);
-                    let (factor, repaired) = mass.cholesky_repaired();
+                    let (factor, repaired) = mass.cholesky_repaired_reusing(std::mem::take(&mut scratch.factor));
                     st.mass_repairs += repaired as usize;
-                    let out = hmc_step(&cond, &mut x, &factor, s.step_size, s.leapfrog_steps, &mut rng);
+                    let out = hmc_step(&cond, x, &factor, s.step_size, s.leapfrog_steps, &mut rng);
                     st.rate_accepted += out.accepted as usize;
                     st.rate_draws += 1;
-                    block.scatter(&x, mu);
+                    block.scatter(x, mu);
                     // β of the new block values: an accepted proposal was the last point
                     // evaluated.
-                    match cond.rates_if_last_evaluated_at(&x) {
+                    match cond.rates_if_last_evaluated_at(x) {
                         Some(rates) => block.scatter(&rates, beta),
                         None => block.nodes.iter().for_each(|&node| beta[node as usize] = fast_exp(mu[node as usize])),
                     };
+                    scratch.factor = factor.into_buffers();
+                    scratch.mass = mass.into_parts();
+                    (scratch.conditional, scratch.prior) = cond.into_buffers();
                 }
                 if !beta_was_current {
                     block.untouched.iter().for_each(|&node| beta[node as usize] = fast_exp(mu[node as usize]));
                 }
-                let prior = UntouchedPrior { parent: &data.parent, children: &data.children, psi, gamma2, inverse_tau2: &inverse_tau2 };
+                let inverse_tau2 = &scratch.inverse_tau2;
+                let prior = UntouchedPrior { parent: &data.parent, children: &data.children, psi, gamma2, inverse_tau2 };
                 let untouched = update_untouched(&block.untouched, &prior, &linear, mu, beta, &mut rng);
                 st.untouched_accepted += untouched.accepted;
                 st.untouched_proposals += untouched.proposals;
@@ -380,6 +394,7 @@ impl HpcState {
                     let devs = data.children[p].iter().map(|&c| mu[c] - mu[p]);
                     tau2[p] = draw_tau2(nu, sigma2, devs, &mut rng);
                 }
+                scratch.block = block.into_buffers();
                 st
             })
             .reduce(ScanStats::default, ScanStats::merge);

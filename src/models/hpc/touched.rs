@@ -18,7 +18,7 @@
 //! ([`crate::inference::SparsePattern::for_tree`]).
 
 use super::data::HpcData;
-use super::tree_prior::TreePrior;
+use super::tree_prior::{PriorBuffers, TreePrior};
 
 /// The tree's nodes with every parent before its children (breadth-first from the
 /// roots).
@@ -74,39 +74,77 @@ pub struct WordBlock<'a> {
     pub untouched: Vec<u32>,
 }
 
+/// The owned buffers of a [`WordBlock`], kept between words by the rate block.
+#[derive(Debug, Default)]
+pub struct BlockBuffers {
+    /// Node → u32::MAX everywhere (or empty).
+    local_of: Vec<u32>,
+    parent: Vec<Option<usize>>,
+    untouched: Vec<u32>,
+}
+
 impl<'a> WordBlock<'a> {
     /// `nodes` must be closed under ancestors and listed parents first (as
     /// [`touched_subtree`] gives them); `topological` orders the whole tree.
     pub fn new(tree_parent: &[Option<usize>], topological: &[u32], nodes: &'a [u32]) -> Self {
-        let mut local_of = vec![u32::MAX; tree_parent.len()];
+        Self::reusing(tree_parent, topological, nodes, BlockBuffers::default())
+    }
+
+    /// [`WordBlock::new`] in the buffers a previous block gave back
+    /// ([`WordBlock::into_buffers`]), so the rate block allocates them once per worker
+    /// instead of once per word; the result does not depend on what they held.
+    pub fn reusing(tree_parent: &[Option<usize>], topological: &[u32], nodes: &'a [u32], buffers: BlockBuffers) -> Self {
+        let BlockBuffers { mut local_of, mut parent, mut untouched } = buffers;
+        // Given back with every entry u32::MAX (see `into_buffers`), or new.
+        if local_of.len() != tree_parent.len() {
+            local_of.clear();
+            local_of.resize(tree_parent.len(), u32::MAX);
+        }
         for (i, &node) in nodes.iter().enumerate() {
             local_of[node as usize] = i as u32;
         }
-        let parent = nodes
-            .iter()
-            .map(|&node| {
-                tree_parent[node as usize].map(|p| {
-                    let local = local_of[p] as usize;
-                    assert!(local < local_of[node as usize] as usize, "the block is not closed under ancestors or not parents first");
-                    local
-                })
+        parent.clear();
+        parent.extend(nodes.iter().map(|&node| {
+            tree_parent[node as usize].map(|p| {
+                let local = local_of[p] as usize;
+                assert!(local < local_of[node as usize] as usize, "the block is not closed under ancestors or not parents first");
+                local
             })
-            .collect();
-        let untouched = topological.iter().copied().filter(|&node| local_of[node as usize] == u32::MAX).collect();
+        }));
+        untouched.clear();
+        untouched.extend(topological.iter().copied().filter(|&node| local_of[node as usize] == u32::MAX));
         WordBlock { nodes, local_of, parent, untouched }
+    }
+
+    /// The block's buffers for [`WordBlock::reusing`], `local_of` reset to u32::MAX
+    /// in O(block size).
+    pub fn into_buffers(self) -> BlockBuffers {
+        let WordBlock { nodes, mut local_of, parent, untouched } = self;
+        for &node in nodes {
+            local_of[node as usize] = u32::MAX;
+        }
+        BlockBuffers { local_of, parent, untouched }
     }
 
     /// The block's conditional prior given the untouched nodes' current `mu`; `mu` and
     /// `inverse_tau2` (1/τ², read at parent nodes) are over all nodes.
     pub fn prior(&self, tree_parent: &[Option<usize>], psi: f64, gamma2: f64, inverse_tau2: &[f64], mu: &[f64]) -> TreePrior<'_> {
-        let edge_precision = self.nodes.iter().map(|&node| tree_parent[node as usize].map_or(1.0 / gamma2, |p| inverse_tau2[p])).collect();
-        let mut boundary = Vec::new();
+        self.prior_reusing(tree_parent, psi, gamma2, inverse_tau2, mu, PriorBuffers::default())
+    }
+
+    /// [`WordBlock::prior`] in the buffers of a previous prior
+    /// ([`TreePrior::into_buffers`]); the result does not depend on what they held.
+    pub fn prior_reusing(&self, tree_parent: &[Option<usize>], psi: f64, gamma2: f64, inverse_tau2: &[f64], mu: &[f64], buffers: PriorBuffers) -> TreePrior<'_> {
+        let PriorBuffers { mut edge_precision, mut boundary } = buffers;
+        edge_precision.clear();
+        edge_precision.extend(self.nodes.iter().map(|&node| tree_parent[node as usize].map_or(1.0 / gamma2, |p| inverse_tau2[p])));
+        boundary.clear();
         for &u in &self.untouched {
             let Some(p) = tree_parent[u as usize] else { continue };
             let local = self.local_of[p];
             if local != u32::MAX {
                 if boundary.is_empty() {
-                    boundary = vec![(0.0, 0.0); self.nodes.len()];
+                    boundary.resize(self.nodes.len(), (0.0, 0.0));
                 }
                 let q = inverse_tau2[p];
                 let (a, b) = &mut boundary[local as usize];
@@ -115,6 +153,12 @@ impl<'a> WordBlock<'a> {
             }
         }
         TreePrior::on_block(&self.parent, psi, gamma2, edge_precision, boundary)
+    }
+
+    /// μ of the block's nodes into `out` (cleared first).
+    pub fn gather_into(&self, mu: &[f64], out: &mut Vec<f64>) {
+        out.clear();
+        out.extend(self.nodes.iter().map(|&node| mu[node as usize]));
     }
 
     /// μ of the block's nodes.

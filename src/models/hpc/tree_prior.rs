@@ -54,7 +54,19 @@ impl<'a> TreePrior<'a> {
     }
 }
 
+/// The owned buffers of a [`TreePrior`], kept between words by the rate block.
+#[derive(Debug, Default)]
+pub struct PriorBuffers {
+    pub(super) edge_precision: Vec<f64>,
+    pub(super) boundary: Vec<(f64, f64)>,
+}
+
 impl TreePrior<'_> {
+    /// The prior's buffers, for [`super::touched::WordBlock::prior_reusing`].
+    pub fn into_buffers(self) -> PriorBuffers {
+        PriorBuffers { edge_precision: self.edge_precision, boundary: self.boundary }
+    }
+
     pub fn num_nodes(&self) -> usize {
         self.parent.len()
     }

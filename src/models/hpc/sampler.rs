@@ -191,14 +191,17 @@ impl ScanStats {
 
 /// Σ log(1 + e^x) over `xs` with one logarithm per run of terms: the factors 1 + e^x
 /// are multiplied and the product's logarithm is taken before it could overflow (each
-/// factor below e^30 keeps a product under 1e280 from reaching f64's limit).
+/// factor below e^30 keeps a product under 1e280 from reaching f64's limit). The
+/// exponentials are [`fast_exp`] (within 2 ulp of libm): the label log-likelihood takes
+/// one per document and label, 18 M a scan on the 30 000-document benchmark, where the
+/// library call was ≈ 5 % of the run.
 fn sum_softplus(xs: &[f64]) -> f64 {
     let (mut total, mut product) = (0.0, 1.0);
     for &x in xs {
         if x > 30.0 {
             total += x + (-x).exp().ln_1p();
         } else {
-            product *= 1.0 + x.exp();
+            product *= 1.0 + fast_exp(x);
             if product > 1e280 {
                 total += product.ln();
                 product = 1.0;

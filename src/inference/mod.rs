@@ -11,11 +11,13 @@
 pub(crate) mod finite_diff;
 #[cfg(test)]
 pub(crate) mod geweke;
+pub mod fast_exp;
 pub mod hmc;
 pub mod lbfgs;
 pub mod newton;
 pub mod sparse_cholesky;
 
+pub use fast_exp::fast_exp;
 pub use hmc::{hmc_step, HmcOutcome, LogDensity, MassMatrix, Metric};
 pub use lbfgs::{minimize, LbfgsOptions, LbfgsResult};
-pub use sparse_cholesky::{minimum_degree_order, tree_postorder, SparseCholesky, SparsePattern, SparseSymmetric};
+pub use sparse_cholesky::{minimum_degree_order, tree_postorder, FactorBuffers, SparseCholesky, SparsePattern, SparseSymmetric};

@@ -16,7 +16,7 @@ use super::hmc::Metric;
 use rand_distr::{Distribution, StandardNormal};
 
 /// The symbolic structure of L for a given elimination order and matrix pattern.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SparsePattern {
     /// Position → node.
     order: Vec<u32>,
@@ -77,6 +77,44 @@ impl SparsePattern {
             .all(|j| col_ptr[j + 1] - col_ptr[j] <= 1)
             .then(|| (0..n).map(|j| [order[j] as u32, order[if col_ptr[j + 1] > col_ptr[j] { rows[col_ptr[j] as usize] as usize } else { j }] as u32]).collect());
         SparsePattern { order: order.iter().map(|&x| x as u32).collect(), position, col_ptr, rows, tree_link }
+    }
+
+    /// The pattern of a tree-structured matrix whose nodes are numbered parents first
+    /// (`parent[i] < i` for every non-root node), eliminated in reverse numbering, which
+    /// takes every node after its children and so has no fill. It equals
+    /// `SparsePattern::new` with that order and the tree's edges, built in O(n) with a
+    /// handful of allocations: HPC builds one per word and scan, over the word's touched
+    /// subtree.
+    pub fn for_tree(parent: &[Option<usize>]) -> Self {
+        Self::for_tree_reusing(parent, SparsePattern::default())
+    }
+
+    /// [`SparsePattern::for_tree`] in the buffers of a pattern no longer needed
+    /// (allocation-free once they are large enough); the result does not depend on it.
+    pub fn for_tree_reusing(parent: &[Option<usize>], spare: SparsePattern) -> Self {
+        let n = parent.len();
+        let SparsePattern { mut order, mut position, mut col_ptr, mut rows, tree_link } = spare;
+        let mut tree_link = tree_link.unwrap_or_default();
+        order.clear();
+        order.extend((0..n as u32).rev());
+        position.clear();
+        position.extend((0..n as u32).map(|node| n as u32 - 1 - node));
+        col_ptr.clear();
+        col_ptr.push(0u32);
+        rows.clear();
+        tree_link.clear();
+        for &node in &order {
+            match parent[node as usize] {
+                Some(p) => {
+                    assert!(p < node as usize, "node {node}'s parent {p} is not numbered before it");
+                    rows.push(position[p]);
+                    tree_link.push([node, p as u32]);
+                }
+                None => tree_link.push([node, node]),
+            }
+            col_ptr.push(rows.len() as u32);
+        }
+        SparsePattern { order, position, col_ptr, rows, tree_link: Some(tree_link) }
     }
 
     pub fn dim(&self) -> usize {
@@ -195,9 +233,18 @@ impl<'p> SparseSymmetric<'p> {
     /// The Cholesky factor, or `None` if the matrix is not (numerically) positive
     /// definite.
     pub fn cholesky(&self) -> Option<SparseCholesky<'p>> {
+        self.cholesky_reusing(FactorBuffers::default())
+    }
+
+    /// [`SparseSymmetric::cholesky`] in the buffers of a factor no longer needed
+    /// ([`SparseCholesky::into_buffers`]); the result does not depend on what they held.
+    pub fn cholesky_reusing(&self, spare: FactorBuffers) -> Option<SparseCholesky<'p>> {
         let p = self.pattern;
-        let mut diag = self.diag.clone();
-        let mut off = self.off.clone();
+        let FactorBuffers { mut diag, mut inv_diag, mut off, tree_value } = spare;
+        diag.clear();
+        diag.extend_from_slice(&self.diag);
+        off.clear();
+        off.extend_from_slice(&self.off);
         for j in 0..p.dim() {
             let d = diag[j];
             if !d.is_finite() || d <= 0.0 {
@@ -218,10 +265,25 @@ impl<'p> SparseSymmetric<'p> {
                 }
             }
         }
-        let inv_diag = diag.iter().map(|d| 1.0 / d).collect();
+        inv_diag.clear();
+        inv_diag.extend(diag.iter().map(|d| 1.0 / d));
         // Tree patterns: the single off-diagonal value of each column (0 where none).
-        let tree_value = p.tree_link.as_ref().map(|_| (0..p.dim()).map(|j| p.column(j).next().map_or(0.0, |e| off[e])).collect());
+        let tree_value = p.tree_link.as_ref().map(|_| {
+            let mut values = tree_value.unwrap_or_default();
+            values.clear();
+            values.extend((0..p.dim()).map(|j| p.column(j).next().map_or(0.0, |e| off[e])));
+            values
+        });
         Some(SparseCholesky { pattern: p, diag, inv_diag, off, tree_value })
+    }
+
+    /// [`SparseSymmetric::cholesky_repaired`] in the buffers of a factor no longer
+    /// needed, used when no repair is needed (the shifted trials allocate).
+    pub fn cholesky_repaired_reusing(&self, spare: FactorBuffers) -> (SparseCholesky<'p>, bool) {
+        match self.cholesky_reusing(spare) {
+            Some(c) => (c, false),
+            None => self.cholesky_repaired(),
+        }
     }
 
     /// The Cholesky factor of A + shift·I with the smallest shift (growing tenfold from
@@ -263,7 +325,21 @@ pub struct SparseCholesky<'p> {
     tree_value: Option<Vec<f64>>,
 }
 
+/// The owned buffers of a [`SparseCholesky`], kept between factorisations.
+#[derive(Debug, Default)]
+pub struct FactorBuffers {
+    diag: Vec<f64>,
+    inv_diag: Vec<f64>,
+    off: Vec<f64>,
+    tree_value: Option<Vec<f64>>,
+}
+
 impl SparseCholesky<'_> {
+    /// The factor's buffers, for [`SparseSymmetric::cholesky_reusing`].
+    pub fn into_buffers(self) -> FactorBuffers {
+        FactorBuffers { diag: self.diag, inv_diag: self.inv_diag, off: self.off, tree_value: self.tree_value }
+    }
+
     /// Solve A x = b in place (b and x by node).
     pub fn solve_in_place(&self, b: &mut [f64]) {
         let p = self.pattern;
@@ -317,16 +393,23 @@ impl SparseCholesky<'_> {
     /// standard normal).
     pub fn mul_l(&self, z: &[f64], out: &mut [f64]) {
         let p = self.pattern;
-        let mut y = vec![0.0; p.dim()];
-        for j in 0..p.dim() {
-            y[j] += self.diag[j] * z[j];
-            for e in p.column(j) {
-                y[p.rows[e] as usize] += self.off[e] * z[j];
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        SCRATCH.with(|scratch| {
+            let mut y = scratch.borrow_mut();
+            y.clear();
+            y.resize(p.dim(), 0.0);
+            for j in 0..p.dim() {
+                y[j] += self.diag[j] * z[j];
+                for e in p.column(j) {
+                    y[p.rows[e] as usize] += self.off[e] * z[j];
+                }
             }
-        }
-        for (j, &node) in p.order.iter().enumerate() {
-            out[node as usize] = y[j];
-        }
+            for (j, &node) in p.order.iter().enumerate() {
+                out[node as usize] = y[j];
+            }
+        });
     }
 
     /// log det A.
@@ -341,8 +424,15 @@ impl Metric for SparseCholesky<'_> {
     }
 
     fn sample_momentum<R: rand::Rng + ?Sized>(&self, rng: &mut R, p: &mut [f64]) {
-        let z: Vec<f64> = (0..self.dim()).map(|_| StandardNormal.sample(rng)).collect();
-        self.mul_l(&z, p);
+        thread_local! {
+            static NORMALS: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        NORMALS.with(|normals| {
+            let mut z = normals.borrow_mut();
+            z.clear();
+            z.extend((0..self.dim()).map(|_| -> f64 { StandardNormal.sample(&mut *rng) }));
+            self.mul_l(&z, p);
+        });
     }
 
     fn velocity(&self, p: &[f64], v: &mut [f64]) {
@@ -540,6 +630,49 @@ mod tests {
                 assert!((b[i] - x[i]).abs() < 1e-10, "solve {i}: {} vs {}", b[i], x[i]);
             }
             assert_solve_inverts_l(&chol, n);
+        }
+    }
+
+    /// The O(n) tree pattern is the one the general constructor builds for the same
+    /// order and edges (trees numbered parents first, with one or several roots).
+    #[test]
+    fn for_tree_equals_the_general_pattern() {
+        for parent in [
+            vec![None, Some(0), Some(0), Some(1), Some(1), Some(2), Some(0)],
+            vec![None, Some(0), None, Some(2), Some(1)],
+            vec![None],
+        ] {
+            let n = parent.len();
+            let edges = parent.iter().enumerate().filter_map(|(c, p)| p.map(|p| (c, p)));
+            let order: Vec<usize> = (0..n).rev().collect();
+            assert_eq!(SparsePattern::for_tree(&parent), SparsePattern::new(&order, edges));
+        }
+    }
+
+    /// Patterns and factors built in the buffers of earlier ones (of other sizes, as a
+    /// worker's scratch holds them) equal those built fresh, bit for bit.
+    #[test]
+    fn reused_buffers_give_the_fresh_pattern_and_factor() {
+        let mut spare_pattern = SparsePattern::default();
+        let mut spare_factor = FactorBuffers::default();
+        for seed in [3, 0, 4, 1] {
+            let (parent, _, _) = random_case(seed);
+            let parent = &parent[..6 + seed as usize];
+            let edges: Vec<(usize, usize)> = parent.iter().enumerate().filter_map(|(c, p)| p.map(|p| (c, p))).collect();
+            let pattern = SparsePattern::for_tree_reusing(parent, std::mem::take(&mut spare_pattern));
+            assert_eq!(pattern, SparsePattern::for_tree(parent));
+            let mut s = SparseSymmetric::zeros(&pattern);
+            for (i, &(a, b)) in edges.iter().enumerate() {
+                s.add_off(a, b, -0.3 - 0.1 * i as f64);
+            }
+            for i in 0..parent.len() {
+                s.add_diag(i, 2.0 + i as f64);
+            }
+            let fresh = s.cholesky().expect("diagonally dominant");
+            let reused = s.cholesky_reusing(std::mem::take(&mut spare_factor)).expect("diagonally dominant");
+            assert_eq!((&fresh.diag, &fresh.inv_diag, &fresh.off, &fresh.tree_value), (&reused.diag, &reused.inv_diag, &reused.off, &reused.tree_value));
+            spare_factor = reused.into_buffers();
+            spare_pattern = pattern;
         }
     }
 

@@ -202,6 +202,7 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
         let rate = |a: usize, n: usize| if n > 0 { a as f64 / n as f64 } else { 1.0 };
         let mut diagnostics = serde_json::Map::new();
         diagnostics.insert("rate_acceptance".into(), json!(rate(stats.rate_accepted, stats.rate_draws)));
+        diagnostics.insert("untouched_acceptance".into(), json!(rate(stats.untouched_accepted, stats.untouched_proposals)));
         diagnostics.insert("affinity_acceptance".into(), json!(rate(stats.affinity_accepted, stats.affinity_draws)));
         diagnostics.insert("dispersion_accepted".into(), json!(stats.dispersion_accepted));
         diagnostics.insert("mode_hessian_repairs".into(), json!(stats.mode_repairs));

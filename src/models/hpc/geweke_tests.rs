@@ -47,7 +47,10 @@ const PARENT: [Option<usize>; 5] = [None, Some(0), Some(0), Some(1), Some(1)];
 
 /// μ/τ² block: with ξ, ψ, γ², ν, σ² fixed, draw μ_f and τ²_f from the tree prior, the
 /// counts of two words in four documents from the Poisson likelihood, and check that
-/// alternating counts and the rate block keeps the prior.
+/// alternating counts and the rate block keeps the prior. The counts decide each word's
+/// touched subtree afresh every step, so the chain runs the HMC on blocks of every size
+/// (from the whole tree to none: a word absent from all documents has every node,
+/// the root included, untouched) and the untouched nodes' Metropolis–Hastings updates.
 #[test]
 fn rate_block_keeps_the_joint_distribution() {
     let (psi, gamma2, nu, sigma2): (f64, f64, f64, f64) = (0.8, 0.5, 6.0, 0.3);
@@ -119,17 +122,121 @@ fn rate_block_keeps_the_joint_distribution() {
         let mut state = HpcState { mu, tau2, xi: xi_rows.concat(), psi, gamma2, eta: vec![0.0; 4], lambda2: 1.0, nu, sigma2 };
         let mut chain = vec![Vec::new(); names.len()];
         let steps = 20_000;
+        let mut totals = super::sampler::ScanStats::default();
         for it in 0..steps {
             let counts = draw_counts(&state.mu, &mut rng);
             let mut data = HpcData::new(PARENT.to_vec(), true, active.clone(), counts, v);
             data.lengths = lengths.clone();
             let mut caches = Caches::new(&data, curvature);
             let settings = ScanSettings { seed: 5, iteration: it, refit_modes: true, leapfrog_steps: 5, step_size: 0.4 };
-            state.rate_block(&data, &mut caches, settings);
+            totals = totals.merge(state.rate_block(&data, &mut caches, settings));
             for (i, x) in functions(&state.mu, &state.tau2).into_iter().enumerate() {
                 chain[i].push(x);
             }
         }
+        // Coverage, not a statistic: both parts of the split ran often, HMC on a
+        // non-empty block (at most one per word and step) and Metropolis–Hastings steps
+        // of untouched nodes with c_k > 0 (about 12 000 with these settings, acceptance
+        // about 0.76).
+        assert!(totals.rate_draws > steps as usize && totals.untouched_proposals > steps as usize / 4, "{totals:?}");
+        let names: Vec<String> = names.iter().map(|n| format!("{curvature:?} {n}")).collect();
+        assert_all_z(&names, &independent, &chain);
+    }
+}
+
+/// The restricted rate HMC alone: a word's block {0, 1, 2, 3} of the tree root 0; 1, 2
+/// under it; 3, 4 under 1; 5 under 2, with μ4 and μ5 held fixed (they hang off the
+/// block, so the block's prior has boundary terms at 1 and 2). The block's conditional
+/// prior given them is Gaussian, N(Λ⁻¹b, Λ⁻¹) with Λ = −(its Hessian) and b its
+/// gradient at 0; counts of documents whose labels lie in the block are Poisson. The
+/// successive-conditional chain alternates fresh counts with one HMC step on the block's
+/// conditional (mode refit, cached curvature plus prior as mass matrix, as a refit scan
+/// does), for both curvatures. Threshold and standard errors as above.
+#[test]
+fn restricted_rate_hmc_keeps_the_block_conditional() {
+    use super::data::Rows;
+    use super::rates::{find_mode, RateConditional};
+    use super::touched::WordBlock;
+    use crate::inference::{minimum_degree_order, SparsePattern, SparseSymmetric};
+    use nalgebra::{DMatrix, DVector};
+    let parent = vec![None, Some(0), Some(0), Some(1), Some(1), Some(2)];
+    let order: Vec<u32> = (0..6).collect();
+    let nodes = vec![0u32, 1, 2, 3];
+    let block = WordBlock::new(&parent, &order, &nodes);
+    assert_eq!(block.untouched, vec![4, 5]);
+    let tau2 = [0.4, 0.3, 0.7, 1.0, 1.0, 1.0];
+    let fixed = [0.0, 0.0, 0.0, 0.0, 1.2, -0.8];
+    let inverse_tau2: Vec<f64> = tau2.iter().map(|t| 1.0 / t).collect();
+    let prior = block.prior(&parent, 0.5, 0.6, &inverse_tau2, &fixed);
+    let m = nodes.len();
+    let mut h = DMatrix::zeros(m, m);
+    prior.add_hessian(&mut h);
+    let mut b = vec![0.0; m];
+    prior.logp_grad(&vec![0.0; m], &mut b);
+    let chol = (-h).cholesky().expect("the prior precision is positive definite");
+    let mean = chol.solve(&DVector::from_vec(b));
+    let draw_prior = |rng: &mut crate::rng::StreamRng| -> Vec<f64> {
+        let z = DVector::from_iterator(m, (0..m).map(|_| StandardNormal.sample(rng)));
+        // x = mean + L⁻ᵀ z has covariance (L Lᵀ)⁻¹ = Λ⁻¹.
+        let w = chol.l().transpose().solve_upper_triangular(&z).expect("positive diagonal");
+        (&mean + w).as_slice().to_vec()
+    };
+    // Documents (labels in the block, θ uniform over them) and their lengths.
+    let labels: Vec<Vec<u32>> = vec![vec![1], vec![3], vec![2, 3], vec![1, 2], vec![2]];
+    let lengths = [1.0, 0.6, 1.5, 0.8, 1.2];
+    let active = Rows::from_rows(labels.clone());
+    let theta: Vec<f64> = labels.iter().flat_map(|l| vec![1.0 / l.len() as f64; l.len()]).collect();
+    let mut linear = vec![0.0; 6];
+    for (d, l) in labels.iter().enumerate() {
+        for &k in l {
+            linear[k as usize] += lengths[d] / l.len() as f64;
+        }
+    }
+    let draw_counts = |x: &[f64], rng: &mut crate::rng::StreamRng| -> Vec<(u32, f64)> {
+        labels
+            .iter()
+            .enumerate()
+            .filter_map(|(d, l)| {
+                let rate: f64 = l.iter().map(|&k| x[block.local_of[k as usize] as usize].exp() / l.len() as f64).sum();
+                let c = poisson(lengths[d] * rate, rng);
+                (c > 0).then_some((d as u32, c as f64))
+            })
+            .collect()
+    };
+    let functions = |x: &[f64]| -> Vec<f64> { x.iter().flat_map(|&v| [v, v * v]).collect() };
+    let names: Vec<String> = nodes.iter().flat_map(|k| [format!("mu[{k}]"), format!("mu[{k}]^2")]).collect();
+    let mut rng = stream(34, Purpose::Estimate, 0, 0);
+    let mut independent = vec![Vec::new(); names.len()];
+    for _ in 0..4_000 {
+        for (i, v) in functions(&draw_prior(&mut rng)).into_iter().enumerate() {
+            independent[i].push(v);
+        }
+    }
+    let tree_edges: Vec<(usize, usize)> = block.parent.iter().enumerate().filter_map(|(c, p)| p.map(|p| (c, p))).collect();
+    let mut full_edges = tree_edges.clone();
+    full_edges.extend([(2, 3), (1, 2)]); // documents {2, 3} and {1, 2} (block index = node here)
+    for curvature in [Curvature::Full, Curvature::TreeDiagonal] {
+        let pattern = match curvature {
+            Curvature::Full => SparsePattern::new(&minimum_degree_order(m, full_edges.iter().copied()), full_edges.iter().copied()),
+            Curvature::TreeDiagonal => SparsePattern::for_tree(&block.parent),
+        };
+        let mut x = draw_prior(&mut rng);
+        let mut chain = vec![Vec::new(); names.len()];
+        let mut accepted = 0;
+        for _ in 0..20_000 {
+            let docs = draw_counts(&x, &mut rng);
+            let cond = RateConditional::on_block(&docs, &active, &theta, &linear, &nodes, &block.local_of, prior.clone());
+            let mode = find_mode(&cond, &pattern, curvature, &x, 50, 1e-8);
+            let mut mass = SparseSymmetric::zeros(&pattern);
+            cond.add_negative_likelihood_hessian(&mode.point, &mut mass, curvature);
+            cond.prior.add_precision(&mut mass);
+            let (factor, _) = mass.cholesky_repaired();
+            accepted += hmc_step(&cond, &mut x, &factor, 0.4, 5, &mut rng).accepted as usize;
+            for (i, v) in functions(&x).into_iter().enumerate() {
+                chain[i].push(v);
+            }
+        }
+        assert!(accepted > 15_000, "{curvature:?}: accepted {accepted} of 20000");
         let names: Vec<String> = names.iter().map(|n| format!("{curvature:?} {n}")).collect();
         assert_all_z(&names, &independent, &chain);
     }

@@ -7,6 +7,14 @@
 //! vector c = Σ_d l_d θ_d shared by every word of a scan. θ_d is sparse: a document
 //! touches only its active labels. Node 0 is the corpus root, which no θ_d loads on.
 //!
+//! The conditional is evaluated on a *block* of nodes, in the block's own indices
+//! ([`RateConditional::on_block`]): the sampler's block is the word's touched subtree
+//! (see [`super::touched`]) with the other nodes held fixed, whose prior coupling
+//! enters through the block's [`TreePrior`]; [`RateConditional::new`] is the block of
+//! all nodes. Every document holding the word has all its active nodes in the block, so
+//! the likelihood's log term lives inside it and the fixed nodes contribute only
+//! constants (their −c_k β_k and their own prior terms).
+//!
 //! The Hessian −ΘᵀWΘ∘ββᵀ + G − Λ is assembled sparsely: Λ lives on the tree edges and
 //! ΘᵀWΘ only couples labels active together in a document holding the word, so the
 //! mode is found by Newton steps on a [`SparseSymmetric`] factored in minimum-degree order
@@ -14,21 +22,17 @@
 //! of steps, and the same factor becomes the HMC mass matrix).
 
 use super::data::Rows;
-use super::tree_prior::TreePrior;
+use super::tree_prior::{PriorBuffers, TreePrior};
 use crate::inference::newton::{newton_ascent, Mode};
-use crate::inference::{LogDensity, SparsePattern, SparseSymmetric};
+use crate::inference::{fast_exp, LogDensity, SparsePattern, SparseSymmetric};
 use nalgebra::DMatrix;
 use std::cell::RefCell;
 
-/// The conditional of μ_f as a log density.
+/// The conditional of μ_f (or of a block of it given the rest) as a log density.
 pub struct RateConditional<'a> {
-    /// The word's (document, count) pairs.
-    pub docs: &'a [(u32, f64)],
-    /// Every document's active nodes, and θ aligned with them.
-    pub active: &'a Rows<u32>,
-    pub theta: &'a [f64],
-    /// c = Σ_d l_d θ_d over nodes (c_0 = 0).
-    pub linear: &'a [f64],
+    /// c = Σ_d l_d θ_d over the block's nodes (0 at the root).
+    linear: Vec<f64>,
+    /// The prior of the block's nodes given the others, in block indices.
     pub prior: TreePrior<'a>,
     /// The point of the last gradient evaluation and β = exp(μ) there: one buffer per
     /// word instead of one allocation per evaluation, and the sampler reads β of the
@@ -37,25 +41,88 @@ pub struct RateConditional<'a> {
     compact: CompactDocs,
 }
 
-/// The word's documents with their active nodes and θ copied next to each other, so
-/// the many gradient evaluations of one HMC draw read them sequentially instead of
-/// through every document's row of `active` and `theta`.
+/// The word's documents with their active nodes (as block indices) and θ copied next
+/// to each other, so the many gradient evaluations of one HMC draw read them
+/// sequentially instead of through every document's row of `active` and `theta`.
 struct CompactDocs {
-    /// (node, θ_dk) of every active node of every document holding the word.
+    /// (block index, θ_dk) of every active node of every document holding the word.
     entries: Vec<(u32, f64)>,
     /// Per document: the end of its entries and its count w_fd.
     ends: Vec<(u32, f64)>,
 }
 
+/// The owned buffers of a [`RateConditional`], kept between words by the rate block.
+#[derive(Debug, Default)]
+pub struct ConditionalBuffers {
+    linear: Vec<f64>,
+    point: Vec<f64>,
+    beta: Vec<f64>,
+    entries: Vec<(u32, f64)>,
+    ends: Vec<(u32, f64)>,
+}
+
+impl CompactDocs {
+    /// Each document's entries with its count.
+    fn documents(&self) -> impl Iterator<Item = (&[(u32, f64)], f64)> {
+        let mut start = 0;
+        self.ends.iter().map(move |&(end, count)| {
+            let entries = &self.entries[start..end as usize];
+            start = end as usize;
+            (entries, count)
+        })
+    }
+}
+
 impl<'a> RateConditional<'a> {
-    pub fn new(docs: &'a [(u32, f64)], active: &'a Rows<u32>, theta: &'a [f64], linear: &'a [f64], prior: TreePrior<'a>) -> Self {
-        let mut compact = CompactDocs { entries: Vec::new(), ends: Vec::with_capacity(docs.len()) };
+    /// The conditional of all of μ_f: `docs` are the word's (document, count) pairs,
+    /// `active` every document's active nodes with θ aligned in `theta`, `linear` c over
+    /// all nodes.
+    pub fn new(docs: &[(u32, f64)], active: &Rows<u32>, theta: &[f64], linear: &[f64], prior: TreePrior<'a>) -> Self {
+        let all: Vec<u32> = (0..linear.len() as u32).collect();
+        Self::on_block(docs, active, theta, linear, &all, &all, prior)
+    }
+
+    /// The conditional of the block `nodes` (node ids; block index i is `nodes[i]`)
+    /// given the other nodes. `local_of` maps node ids to block indices (`u32::MAX`
+    /// outside the block); every active node of a document in `docs` must be in the
+    /// block. `prior` is the block's conditional prior ([`TreePrior::on_block`]).
+    pub fn on_block(docs: &[(u32, f64)], active: &Rows<u32>, theta: &[f64], linear: &[f64], nodes: &[u32], local_of: &[u32], prior: TreePrior<'a>) -> Self {
+        Self::on_block_reusing(docs, active, theta, linear, nodes, local_of, prior, ConditionalBuffers::default())
+    }
+
+    /// [`RateConditional::on_block`] in the buffers of a previous conditional
+    /// ([`RateConditional::into_buffers`]), so the rate block allocates them once per
+    /// worker instead of once per word; the result does not depend on what they held.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_block_reusing(docs: &[(u32, f64)], active: &Rows<u32>, theta: &[f64], linear: &[f64], nodes: &[u32], local_of: &[u32], prior: TreePrior<'a>, buffers: ConditionalBuffers) -> Self {
+        assert_eq!(prior.num_nodes(), nodes.len(), "the prior is not over the block");
+        let ConditionalBuffers { linear: mut block_linear, mut point, mut beta, mut entries, mut ends } = buffers;
+        entries.clear();
+        ends.clear();
+        let mut compact = CompactDocs { entries, ends };
         for &(d, count) in docs {
             let r = active.range(d as usize);
-            compact.entries.extend(active.values[r.clone()].iter().copied().zip(theta[r].iter().copied()));
+            compact.entries.extend(active.values[r.clone()].iter().zip(&theta[r]).map(|(&node, &t)| {
+                let local = local_of[node as usize];
+                assert!(local != u32::MAX, "node {node} of a document holding the word is outside the block");
+                (local, t)
+            }));
             compact.ends.push((compact.entries.len() as u32, count));
         }
-        RateConditional { docs, active, theta, linear, prior, last: RefCell::new((Vec::new(), Vec::new())), compact }
+        block_linear.clear();
+        block_linear.extend(nodes.iter().map(|&node| linear[node as usize]));
+        point.clear();
+        beta.clear();
+        RateConditional { linear: block_linear, prior, last: RefCell::new((point, beta)), compact }
+    }
+
+    /// The conditional's buffers and its prior's, for
+    /// [`RateConditional::on_block_reusing`] and
+    /// [`super::touched::WordBlock::prior_reusing`].
+    pub fn into_buffers(self) -> (ConditionalBuffers, PriorBuffers) {
+        let RateConditional { linear, prior, last, compact } = self;
+        let (point, beta) = last.into_inner();
+        (ConditionalBuffers { linear, point, beta, entries: compact.entries, ends: compact.ends }, prior.into_buffers())
     }
 
     /// Records `mu` as the last evaluated point and returns β = exp(μ) there.
@@ -65,7 +132,7 @@ impl<'a> RateConditional<'a> {
         point.clear();
         point.extend_from_slice(mu);
         beta.clear();
-        beta.extend(mu.iter().map(|m| m.exp()));
+        beta.extend(mu.iter().map(|&m| fast_exp(m)));
         last
     }
 }
@@ -77,12 +144,6 @@ impl RateConditional<'_> {
         (last.0.as_slice() == mu).then(|| std::cell::Ref::map(last, |l| l.1.as_slice()))
     }
 
-    /// θ_dᵀβ for one document.
-    fn rate(&self, d: usize, beta: &[f64]) -> f64 {
-        let r = self.active.range(d);
-        self.active.values[r.clone()].iter().zip(&self.theta[r]).map(|(&k, t)| t * beta[k as usize]).sum()
-    }
-
     /// The likelihood and its gradient in μ (overwrites `grad`).
     fn likelihood_grad(&self, beta: &[f64], grad: &mut [f64]) -> f64 {
         self.likelihood_terms(beta, grad, true)
@@ -90,19 +151,16 @@ impl RateConditional<'_> {
 
     /// The likelihood's gradient in μ (overwrites `grad`) and, if `with_logp`, the
     /// likelihood (else 0: no logarithm is taken). The word's documents are read from
-    /// the compact copy made by [`RateConditional::new`].
+    /// the compact copy made by [`RateConditional::on_block`].
     fn likelihood_terms(&self, beta: &[f64], grad: &mut [f64], with_logp: bool) -> f64 {
         let mut logp = 0.0;
-        for ((g, &c), &b) in grad.iter_mut().zip(self.linear).zip(beta) {
+        for ((g, &c), &b) in grad.iter_mut().zip(&self.linear).zip(beta) {
             *g = -c * b;
         }
         if with_logp {
             logp -= self.linear.iter().zip(beta).map(|(c, b)| c * b).sum::<f64>();
         }
-        let mut start = 0;
-        for &(end, count) in &self.compact.ends {
-            let entries = &self.compact.entries[start..end as usize];
-            start = end as usize;
+        for (entries, count) in self.compact.documents() {
             let s: f64 = entries.iter().map(|&(k, t)| t * beta[k as usize]).sum();
             if with_logp {
                 logp += count * s.ln();
@@ -121,23 +179,19 @@ impl RateConditional<'_> {
     /// only the diagonal is added, clamped at zero so that adding the prior precision
     /// always gives a positive-definite matrix.
     pub fn add_negative_likelihood_hessian(&self, mu: &[f64], m: &mut SparseSymmetric, curvature: Curvature) {
-        let beta: Vec<f64> = mu.iter().map(|x| x.exp()).collect();
+        let beta: Vec<f64> = mu.iter().map(|&x| fast_exp(x)).collect();
         let mut diag = vec![0.0; mu.len()];
         self.likelihood_grad(&beta, &mut diag);
         diag.iter_mut().for_each(|g| *g = -*g);
-        for &(d, count) in self.docs {
-            let d = d as usize;
-            let s = self.rate(d, &beta);
+        for (entries, count) in self.compact.documents() {
+            let s: f64 = entries.iter().map(|&(k, t)| t * beta[k as usize]).sum();
             let wt = count / (s * s);
-            let r = self.active.range(d);
-            let nodes = &self.active.values[r.clone()];
-            let theta = &self.theta[r];
-            for i in 0..nodes.len() {
-                let (a, ta) = (nodes[i] as usize, theta[i] * beta[nodes[i] as usize]);
+            for (i, &(a, theta_a)) in entries.iter().enumerate() {
+                let (a, ta) = (a as usize, theta_a * beta[a as usize]);
                 diag[a] += wt * ta * ta;
                 if curvature == Curvature::Full {
-                    for j in i + 1..nodes.len() {
-                        let (b, tb) = (nodes[j] as usize, theta[j] * beta[nodes[j] as usize]);
+                    for &(b, theta_b) in &entries[i + 1..] {
+                        let (b, tb) = (b as usize, theta_b * beta[b as usize]);
                         m.add_off(a, b, wt * ta * tb);
                     }
                 }
@@ -151,20 +205,18 @@ impl RateConditional<'_> {
     /// The full Hessian as a dense matrix (tests and tiny trees only).
     pub fn hessian(&self, mu: &[f64]) -> DMatrix<f64> {
         let n = mu.len();
-        let beta: Vec<f64> = mu.iter().map(|m| m.exp()).collect();
+        let beta: Vec<f64> = mu.iter().map(|&m| fast_exp(m)).collect();
         let mut grad = vec![0.0; n];
         self.likelihood_grad(&beta, &mut grad);
         let mut h = DMatrix::zeros(n, n);
         for k in 0..n {
             h[(k, k)] = grad[k];
         }
-        for &(d, count) in self.docs {
-            let d = d as usize;
-            let s = self.rate(d, &beta);
+        for (entries, count) in self.compact.documents() {
+            let s: f64 = entries.iter().map(|&(k, t)| t * beta[k as usize]).sum();
             let wt = count / (s * s);
-            let r = self.active.range(d);
-            for (&k, &tk) in self.active.values[r.clone()].iter().zip(&self.theta[r.clone()]) {
-                for (&j, &tj) in self.active.values[r.clone()].iter().zip(&self.theta[r.clone()]) {
+            for &(k, tk) in entries {
+                for &(j, tj) in entries {
                     let (k, j) = (k as usize, j as usize);
                     h[(k, j)] -= wt * tk * beta[k] * tj * beta[j];
                 }
@@ -338,6 +390,87 @@ mod tests {
         assert!(cond.negative_hessian(&approx.point, &tree, Curvature::TreeDiagonal).cholesky().is_some());
     }
 
+    /// The conditional of a word's touched subtree given the other nodes: root 0; 1, 2
+    /// under it; 3, 4 under 1; 5 under 2. The word's documents have labels {1, 3} and
+    /// {3}, so the block is {0, 1, 3} and 2, 4, 5 are fixed (2 and 4 hang off the block).
+    /// Its gradient and Hessian match finite differences, and it equals the conditional
+    /// of all nodes up to a constant: the differences of log p between block points and
+    /// the gradient on the block agree with the full conditional's.
+    #[test]
+    fn block_conditional_matches_finite_differences_and_the_full_conditional() {
+        use super::super::touched::WordBlock;
+        let parent = vec![None, Some(0), Some(0), Some(1), Some(1), Some(2)];
+        let docs = vec![(0u32, 2.0), (1, 1.0)];
+        let active = Rows::from_rows(vec![vec![1u32, 3], vec![3], vec![2, 5]]);
+        let theta = vec![0.6, 0.4, 1.0, 0.5, 0.5];
+        let linear = vec![0.0, 1.3, 0.8, 1.7, 0.4, 0.9];
+        let tau2 = vec![0.5, 0.3, 0.8, 1.0, 1.0, 1.0];
+        let nodes = vec![0u32, 1, 3];
+        let block = WordBlock::new(&parent, &[0, 1, 2, 3, 4, 5], &nodes);
+        let fixed = [0.0, 0.0, -0.7, 0.0, 0.4, -1.5];
+        let cond = RateConditional::on_block(&docs, &active, &theta, &linear, &nodes, &block.local_of, block.prior(&parent, -1.0, 2.0, &tau2.iter().map(|t| 1.0 / t).collect::<Vec<f64>>(), &fixed));
+        let full = RateConditional::new(&docs, &active, &theta, &linear, TreePrior::new(&parent, -1.0, 2.0, &tau2));
+        let mut rng = stream(13, Purpose::Estimate, 0, 0);
+        let mut previous: Option<(f64, f64)> = None;
+        for _ in 0..5 {
+            let x: Vec<f64> = (0..3).map(|_| rng.random::<f64>() * 3.0 - 2.0).collect();
+            check_gradient_and_hessian(&cond, |y| cond.hessian(y), &x);
+            let mut all = fixed.to_vec();
+            block.scatter(&x, &mut all);
+            let (mut g_block, mut g_full) = (vec![0.0; 3], vec![0.0; 6]);
+            let (lb, lf) = (cond.logp_grad(&x, &mut g_block), full.logp_grad(&all, &mut g_full));
+            for (i, &node) in nodes.iter().enumerate() {
+                assert!((g_block[i] - g_full[node as usize]).abs() < 1e-12, "gradient at node {node}");
+            }
+            if let Some((pb, pf)) = previous {
+                assert!(((lb - pb) - (lf - pf)).abs() < 1e-10, "log p differences {} vs {}", lb - pb, lf - pf);
+            }
+            previous = Some((lb, lf));
+        }
+    }
+
+    /// A block, prior and conditional built in the buffers of another word's (as a
+    /// worker's scratch holds them) evaluate bit for bit like freshly built ones, so
+    /// the rate block's draws do not depend on which worker updated the word before.
+    #[test]
+    fn reused_buffers_give_the_fresh_conditional() {
+        use super::super::touched::WordBlock;
+        let parent = vec![None, Some(0), Some(0), Some(1), Some(1), Some(2)];
+        let order = [0u32, 1, 2, 3, 4, 5];
+        let active = Rows::from_rows(vec![vec![1u32, 3], vec![3], vec![2, 5], vec![4, 5]]);
+        let theta = vec![0.6, 0.4, 1.0, 0.5, 0.5, 0.3, 0.7];
+        let linear = vec![0.0, 1.3, 0.8, 1.7, 0.4, 0.9];
+        let inverse_tau2 = vec![2.0, 3.0, 1.25, 1.0, 1.0, 1.0];
+        let mu = [0.2, -0.4, 0.6, 0.1, -1.1, 0.5];
+        // Word A: documents 2 and 3 (block {0, 1, 2, 4, 5}); word B: documents 0 and 1
+        // (block {0, 1, 3}).
+        let (docs_a, nodes_a) = (vec![(2u32, 1.0), (3, 2.0)], vec![0u32, 1, 2, 4, 5]);
+        let (docs_b, nodes_b) = (vec![(0u32, 2.0), (1, 1.0)], vec![0u32, 1, 3]);
+        let block_a = WordBlock::new(&parent, &order, &nodes_a);
+        let cond_a = RateConditional::on_block(&docs_a, &active, &theta, &linear, &nodes_a, &block_a.local_of, block_a.prior(&parent, -1.0, 2.0, &inverse_tau2, &mu));
+        let mut g = vec![0.0; nodes_a.len()];
+        cond_a.logp_grad(&[0.1, 0.2, 0.3, 0.4, 0.5], &mut g);
+        let (conditional_buffers, prior_buffers) = cond_a.into_buffers();
+        let block_buffers = block_a.into_buffers();
+
+        let fresh_block = WordBlock::new(&parent, &order, &nodes_b);
+        let fresh = RateConditional::on_block(&docs_b, &active, &theta, &linear, &nodes_b, &fresh_block.local_of, fresh_block.prior(&parent, -1.0, 2.0, &inverse_tau2, &mu));
+        let block = WordBlock::reusing(&parent, &order, &nodes_b, block_buffers);
+        assert_eq!((&block.local_of, &block.parent, &block.untouched), (&fresh_block.local_of, &fresh_block.parent, &fresh_block.untouched));
+        let prior = block.prior_reusing(&parent, -1.0, 2.0, &inverse_tau2, &mu, prior_buffers);
+        let reused = RateConditional::on_block_reusing(&docs_b, &active, &theta, &linear, &nodes_b, &block.local_of, prior, conditional_buffers);
+        assert!(reused.rates_if_last_evaluated_at(&[0.1, 0.2, 0.3]).is_none(), "no point evaluated yet");
+        for x in [[0.3, -0.2, 1.0], [-1.5, 0.7, 0.2]] {
+            let (mut g_fresh, mut g_reused) = (vec![0.0; 3], vec![0.0; 3]);
+            assert_eq!(fresh.logp_grad(&x, &mut g_fresh), reused.logp_grad(&x, &mut g_reused));
+            assert_eq!(g_fresh, g_reused);
+        }
+        assert_eq!(fresh.hessian(&[0.3, -0.2, 1.0]), reused.hessian(&[0.3, -0.2, 1.0]));
+        drop(reused);
+        let empty = WordBlock::reusing(&parent, &order, &[], block.into_buffers());
+        assert!(empty.local_of.iter().all(|&l| l == u32::MAX), "local_of is given back reset");
+    }
+
     /// The gradient-only evaluation HMC uses inside a trajectory gives exactly the
     /// gradient of the full evaluation, and records β = exp(μ) at its point.
     #[test]
@@ -352,7 +485,7 @@ mod tests {
             assert!(cond.grad(&mu, &mut only));
             assert_eq!(full, only);
             let rates = cond.rates_if_last_evaluated_at(&mu).expect("last point");
-            assert!(rates.iter().zip(&mu).all(|(b, m)| *b == m.exp()));
+            assert!(rates.iter().zip(&mu).all(|(b, &m)| *b == fast_exp(m)));
         }
         assert!(cond.rates_if_last_evaluated_at(&[0.0; 5]).is_none());
     }

@@ -60,6 +60,14 @@ pub fn assign_roles(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64)
         .collect()
 }
 
+/// `len` zeros written in parallel into fresh memory (not a lazily zeroed allocation,
+/// whose pages would fault in at first use).
+fn touched_zeros(len: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(len);
+    out.par_extend(rayon::iter::repeat_n(0.0, len));
+    out
+}
+
 /// Running sums of the estimands over kept scans, word-major `V × K`.
 struct EstimandSums {
     frequency: Vec<f64>,
@@ -71,8 +79,12 @@ struct EstimandSums {
 }
 
 impl EstimandSums {
+    /// The sums at zero. The V × K buffers (about 290 MB on a 15 000-word, 600-label
+    /// corpus) are written here, in parallel, so their pages are faulted in once at
+    /// set-up: a zeroed allocation would defer that to the first kept scan, which then
+    /// took 0.6 s longer than the others on 2 threads.
     fn new(v: usize, k: usize) -> Self {
-        EstimandSums { frequency: vec![0.0; v * k], exclusivity: vec![0.0; v * k], exclusivity_all: vec![0.0; v * k], mu: vec![0.0; v * (k + 1)], shares: vec![0.0; k], kept: 0 }
+        EstimandSums { frequency: touched_zeros(v * k), exclusivity: touched_zeros(v * k), exclusivity_all: touched_zeros(v * k), mu: touched_zeros(v * (k + 1)), shares: vec![0.0; k], kept: 0 }
     }
 
     /// Add one scan: β_fk, φ_fk against the siblings (an only child against its

@@ -108,6 +108,29 @@ pub struct BarsCorpus {
     pub doc_bars: Vec<Vec<(usize, f64)>>,
 }
 
+/// Correlation matrix (10 × 10, row-major) of the bars' token shares θ over the given
+/// documents' `doc_bars` (population moments; a bar that never varies gets NaN).
+pub fn share_correlation(doc_bars: &[Vec<(usize, f64)>]) -> Vec<f64> {
+    let n = doc_bars.len() as f64;
+    let theta: Vec<[f64; NUM_BARS]> = doc_bars
+        .iter()
+        .map(|bars| {
+            let mut t = [0.0; NUM_BARS];
+            bars.iter().for_each(|&(b, share)| t[b] = share);
+            t
+        })
+        .collect();
+    let mean: Vec<f64> = (0..NUM_BARS).map(|b| theta.iter().map(|t| t[b]).sum::<f64>() / n).collect();
+    let cov = |a: usize, b: usize| theta.iter().map(|t| (t[a] - mean[a]) * (t[b] - mean[b])).sum::<f64>() / n;
+    let mut out = vec![0.0; NUM_BARS * NUM_BARS];
+    for a in 0..NUM_BARS {
+        for b in 0..NUM_BARS {
+            out[a * NUM_BARS + b] = cov(a, b) / (cov(a, a) * cov(b, b)).sqrt();
+        }
+    }
+    out
+}
+
 /// The pixels of bar `b` (0–4: row b; 5–9: column b − 5).
 pub fn bar_pixels(b: usize) -> [usize; SIDE] {
     assert!(b < NUM_BARS, "bar {b} out of range");
@@ -259,21 +282,11 @@ mod tests {
     /// Mean correlation of the true shares over pairs of bars within one orientation
     /// and over pairs across.
     fn orientation_correlations(docs: &[Vec<(usize, f64)>]) -> (f64, f64) {
-        let n = docs.len() as f64;
-        let theta: Vec<[f64; NUM_BARS]> = docs
-            .iter()
-            .map(|bars| {
-                let mut t = [0.0; NUM_BARS];
-                bars.iter().for_each(|&(b, share)| t[b] = share);
-                t
-            })
-            .collect();
-        let mean: Vec<f64> = (0..NUM_BARS).map(|b| theta.iter().map(|t| t[b]).sum::<f64>() / n).collect();
-        let cov = |a: usize, b: usize| theta.iter().map(|t| (t[a] - mean[a]) * (t[b] - mean[b])).sum::<f64>() / n;
+        let corr = share_correlation(docs);
         let (mut within, mut across) = (Vec::new(), Vec::new());
         for a in 0..NUM_BARS {
             for b in a + 1..NUM_BARS {
-                let c = cov(a, b) / (cov(a, a) * cov(b, b)).sqrt();
+                let c = corr[a * NUM_BARS + b];
                 if (a < SIDE) == (b < SIDE) {
                     within.push(c)
                 } else {

@@ -152,7 +152,7 @@ fn k10_dcnt_recovers_every_bar_and_separates_orientations() {
     let m = best_matches(&dcnt.topic_word, &truth);
     let (within, across) = orientation_means(&truth, |a, b| fitted[m[a].0 * k + m[b].0]);
     let (base_within, base_across) = orientation_means(&truth, |a, b| dirichlet_baseline(estimate.mean[m[a].0], estimate.mean[m[b].0]));
-    let true_correlation = true_proportion_correlation(&truth);
+    let true_correlation = crate::corpus::synthetic::share_correlation(&truth.doc_bars);
     let (true_within, true_across) = orientation_means(&truth, |a, b| true_correlation[a * NUM_BARS + b]);
     println!(
         "dcnt correlations: within {within:.3}, across {across:.3} (Dirichlet baseline {base_within:.3}, {base_across:.3}); true proportions: within {true_within:.3}, across {true_across:.3}"
@@ -196,28 +196,6 @@ fn orientation_means(truth: &BarsCorpus, corr: impl Fn(usize, usize) -> f64) -> 
     (mean(&within), mean(&across))
 }
 
-/// Correlation matrix (10 × 10) of the documents' true bar proportions.
-fn true_proportion_correlation(truth: &BarsCorpus) -> Vec<f64> {
-    let n = truth.doc_bars.len() as f64;
-    let theta: Vec<[f64; NUM_BARS]> = truth
-        .doc_bars
-        .iter()
-        .map(|bars| {
-            let mut t = [0.0; NUM_BARS];
-            bars.iter().for_each(|&(b, share)| t[b] = share);
-            t
-        })
-        .collect();
-    let mean: Vec<f64> = (0..NUM_BARS).map(|b| theta.iter().map(|t| t[b]).sum::<f64>() / n).collect();
-    let cov = |a: usize, b: usize| theta.iter().map(|t| (t[a] - mean[a]) * (t[b] - mean[b])).sum::<f64>() / n;
-    let mut out = vec![0.0; NUM_BARS * NUM_BARS];
-    for a in 0..NUM_BARS {
-        for b in 0..NUM_BARS {
-            out[a * NUM_BARS + b] = cov(a, b) / (cov(a, a) * cov(b, b)).sqrt();
-        }
-    }
-    out
-}
 
 /// DCNT with K̄ = 20 leaves the other ten topics nearly empty: the ten largest topics
 /// hold at least 95 % of the tokens. The data have exactly ten topics; a duplicated

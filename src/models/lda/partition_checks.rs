@@ -147,6 +147,22 @@ fn exact_conditional(doc_z: &[u32], i: usize, w: usize, n_kw: &[u32], n_k: &[u64
 /// the null Pearson's statistic is chi-square with K − 1 degrees of freedom; the bounds
 /// are the 0.9995 quantiles (15.2 for 2, 31.4 for 10 degrees of freedom), eight tokens in
 /// all, so the family-wise false-alarm rate is below 0.004.
+/// Topic-word counts, topic totals and the document's topic counts of a document
+/// (`words`, topics `doc_z`) plus other (word, topic) tokens.
+fn counts_of(words: &[u32], doc_z: &[u32], other: &[(u32, u32)], v: usize, k: usize) -> (Vec<u32>, Vec<u64>, Vec<u32>) {
+    let mut n_kw = vec![0u32; v * k];
+    let mut n_k = vec![0u64; k];
+    for (&w, &t) in words.iter().zip(doc_z).chain(other.iter().map(|(w, t)| (w, t))) {
+        n_kw[w as usize * k + t as usize] += 1;
+        n_k[t as usize] += 1;
+    }
+    let mut doc = vec![0u32; k];
+    for &t in doc_z {
+        doc[t as usize] += 1;
+    }
+    (n_kw, n_k, doc)
+}
+
 #[test]
 fn dense_kernel_draws_from_the_exact_conditional() {
     for (k, bound) in [(3usize, 15.2), (11, 31.4)] {
@@ -156,16 +172,7 @@ fn dense_kernel_draws_from_the_exact_conditional() {
         let words = [0u32, 0, 1, 3];
         let doc_z: Vec<u32> = [0u32, 2, 1, 1].iter().map(|&t| t % k as u32).collect();
         let other: Vec<(u32, u32)> = (0..23u32).map(|n| (n % v as u32, (n * 7 + 1) % k as u32)).collect();
-        let mut n_kw = vec![0u32; v * k];
-        let mut n_k = vec![0u64; k];
-        for (&w, &t) in words.iter().zip(&doc_z).chain(other.iter().map(|(w, t)| (w, t))) {
-            n_kw[w as usize * k + t as usize] += 1;
-            n_k[t as usize] += 1;
-        }
-        let mut doc = vec![0u32; k];
-        for &t in &doc_z {
-            doc[t as usize] += 1;
-        }
+        let (n_kw, n_k, doc) = counts_of(&words, &doc_z, &other, v, k);
         let mut rng = stream(9, Purpose::Estimate, k as u64, 0);
         let mut stats = SweepStats::default();
         for i in 0..words.len() {
@@ -206,16 +213,7 @@ fn repeated_words_draw_from_the_exact_sequential_conditionals() {
         let words = [1u32, 1, 2];
         let doc_z: Vec<u32> = vec![0, 1 % k as u32, 2 % k as u32];
         let other: Vec<(u32, u32)> = (0..17u32).map(|n| (n % v as u32, (n * 3 + 2) % k as u32)).collect();
-        let mut n_kw = vec![0u32; v * k];
-        let mut n_k = vec![0u64; k];
-        for (&w, &t) in words.iter().zip(&doc_z).chain(other.iter().map(|(w, t)| (w, t))) {
-            n_kw[w as usize * k + t as usize] += 1;
-            n_k[t as usize] += 1;
-        }
-        let mut doc = vec![0u32; k];
-        for &t in &doc_z {
-            doc[t as usize] += 1;
-        }
+        let (n_kw, n_k, doc) = counts_of(&words, &doc_z, &other, v, k);
         // Exact joint law of the run's new topics.
         let mut joint = vec![0.0; k * k];
         let first = exact_conditional(&doc_z, 0, 1, &n_kw, &n_k, alpha, beta, v);

@@ -15,7 +15,7 @@ use super::data::{strip_redundant_ancestors, HpcData};
 use super::model::{Evaluation, FitSummary, HpcModel, ENCODING_VERSION};
 use super::params::HpcParams;
 use super::predict::predict_affinities;
-use super::sampler::{document_weights, Caches, HpcState, ScanSettings, ScanStats};
+use super::sampler::{document_weights, linear_term, Caches, HpcState, ScanSettings, ScanStats};
 use crate::corpus::Corpus;
 use crate::models::{FitContext, FitError, Progress};
 use crate::rng::{stream, Purpose};
@@ -122,14 +122,9 @@ impl EstimandSums {
                     mu_sum.iter_mut().zip(mu).for_each(|(s, m)| *s += m);
                 },
             );
-        let theta = document_weights(data, &state.xi);
-        let mut expected = vec![0.0; n];
-        for d in 0..data.num_docs() {
-            let r = data.active.range(d);
-            for (&node, &t) in data.active.values[r.clone()].iter().zip(&theta[r]) {
-                expected[node as usize] += data.lengths[d] * t;
-            }
-        }
+        // Expected tokens per topic: the linear term Σ_d l_d θ_dk times each topic's
+        // total rate.
+        let mut expected = linear_term(data, &document_weights(data, &state.xi));
         expected.iter_mut().zip(rate_totals).for_each(|(e, t)| *e *= t);
         let total: f64 = expected.iter().sum::<f64>().max(f64::MIN_POSITIVE);
         for node in 1..n {

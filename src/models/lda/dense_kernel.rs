@@ -9,19 +9,25 @@
 //! snapshot plus the cell's own moves. Each draw removes the token from all three counts
 //! first, so it is from the exact collapsed conditional given the counts the cell sees.
 //!
-//! Arithmetic: weights in single precision, 1/(n_k + Vβ) kept per topic and refreshed
-//! for the two topics a token leaves and joins, and a two-level inverse-CDF search that
-//! first picks one of 8 "lanes" (topics k ≡ l mod 8, whose sums are vector adds) and then
-//! a topic within it. The body is compiled three times, for AVX-512, for AVX2 and
-//! portably, and the processor's best is chosen at run time; the three give bit-identical
-//! draws, because no floating-point operation is fused or reordered (checked by a test).
+//! A document's tokens of one word are consecutive, and from one of them to the next only
+//! two topics' counts move (the topic the last token joined, the one this token leaves):
+//! along such a run only those two weights change, and the search's sums are moved by
+//! the differences instead of being rebuilt (rebuilt every [`REFILL_AFTER`] tokens, which
+//! bounds their rounding).
+//!
+//! Arithmetic: weights in single precision; 1/(n_k + Vβ) kept per topic together with
+//! its neighbours 1/(n_k ± 1 + Vβ), so a move reads its new inverses instead of waiting
+//! on a division; the draw is the branch-free block search of [`super::block_search`].
+//! The body is compiled three times, for AVX-512, for AVX2 and portably, and the
+//! processor's best is chosen at run time; the three give bit-identical draws (checked by
+//! a test).
 
+#[cfg(target_arch = "x86_64")]
+use super::block_search::{Avx2, Avx512};
+use super::block_search::{padded, weight, BlockOps, BlockSearch, Portable};
 use super::sampler::SweepStats;
 use crate::rng::StreamRng;
 use rand::RngExt;
-
-/// Lanes of the two-level search (topics k ≡ l mod LANES form lane l).
-const LANES: usize = 8;
 
 /// The instruction sets the kernel is compiled for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,10 +44,11 @@ impl Isa {
     pub(crate) fn detect() -> Isa {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw") && std::is_x86_feature_detected!("avx512vl") {
+            let popcnt = std::is_x86_feature_detected!("popcnt");
+            if popcnt && std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw") && std::is_x86_feature_detected!("avx512vl") {
                 return Isa::Avx512;
             }
-            if std::is_x86_feature_detected!("avx2") {
+            if popcnt && std::is_x86_feature_detected!("avx2") {
                 return Isa::Avx2;
             }
         }
@@ -54,7 +61,7 @@ impl Isa {
         let mut out = vec![Isa::Portable];
         #[cfg(target_arch = "x86_64")]
         {
-            if std::is_x86_feature_detected!("avx2") {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
                 out.push(Isa::Avx2);
             }
             if Isa::detect() == Isa::Avx512 {
@@ -77,25 +84,29 @@ pub(crate) struct CellCounts<'a> {
     pub(crate) first_word: usize,
     /// n_k: the round's snapshot plus this cell's own moves.
     pub(crate) n_k: Vec<u64>,
-    /// 1/(n_k + Vβ), padded with zeros to a whole number of lanes.
+    /// 1/(n_k + Vβ), padded with +0 to whole blocks.
     inv: Vec<f32>,
-    /// One draw's weights, padded with zeros like `inv`.
-    weights: Vec<f32>,
+    /// 1/(n_k − 1 + Vβ) and 1/(n_k + 1 + Vβ): a move reads its new inverse from these
+    /// (the same bits a division would give) and computes the next one off the path to
+    /// the next draw.
+    inv_down: Vec<f32>,
+    inv_up: Vec<f32>,
+    /// One draw's weights and their sums.
+    search: BlockSearch,
 }
 
 impl<'a> CellCounts<'a> {
     pub(crate) fn new(k: usize, alpha: f64, beta: f64, vbeta: f64, word_rows: &'a mut [u32], first_word: usize, n_k: Vec<u64>) -> Self {
-        let padded = k.div_ceil(LANES) * LANES;
         let vbeta = vbeta as f32;
-        let mut inv = vec![0.0f32; padded];
-        for (i, &n) in inv.iter_mut().zip(&n_k) {
-            *i = inverse_total(n, vbeta);
-        }
-        CellCounts { k, alpha: alpha as f32, beta: beta as f32, vbeta, word_rows, first_word, n_k, inv, weights: vec![0.0; padded] }
+        let inverses = |shift: fn(u64) -> u64| n_k.iter().map(|&n| inverse_total(shift(n), vbeta)).collect();
+        let (mut inv, inv_down, inv_up): (Vec<f32>, _, _) = (inverses(|n| n), inverses(|n| n.saturating_sub(1)), inverses(|n| n + 1));
+        inv.resize(padded(k), 0.0);
+        CellCounts { k, alpha: alpha as f32, beta: beta as f32, vbeta, word_rows, first_word, n_k, inv, inv_down, inv_up, search: BlockSearch::new(k) }
     }
 
     /// Resample every token of one document's part of the cell: `zs` their topics,
-    /// `words` their words (all in this cell's word range), `doc` the document's n_d·.
+    /// `words` their words (all in this cell's word range), `doc` the document's n_d·,
+    /// padded with zeros to whole blocks of the search ([`padded`]).
     pub(crate) fn resample(&mut self, isa: Isa, zs: &mut [u32], words: &[u32], doc: &mut [u32], rng: &mut StreamRng, stats: &mut SweepStats) {
         match isa {
             Isa::Portable => resample_portable(self, zs, words, doc, rng, stats),
@@ -112,6 +123,44 @@ impl<'a> CellCounts<'a> {
     #[inline(always)]
     fn row_start(&self, w: u32) -> usize {
         (w as usize - self.first_word) * self.k
+    }
+
+    /// A token left topic t: n_k and its three inverses move down by one.
+    ///
+    /// # Safety
+    /// t < K.
+    #[inline(always)]
+    unsafe fn topic_left(&mut self, t: usize) {
+        debug_assert!(t < self.k);
+        // SAFETY: n_k, inv_down and inv_up hold K entries, inv whole blocks, and t < K.
+        unsafe {
+            let n = self.n_k.get_unchecked_mut(t);
+            *n -= 1;
+            let below = inverse_total(n.saturating_sub(1), self.vbeta);
+            let (current, lower) = (*self.inv.get_unchecked(t), *self.inv_down.get_unchecked(t));
+            *self.inv_up.get_unchecked_mut(t) = current;
+            *self.inv.get_unchecked_mut(t) = lower;
+            *self.inv_down.get_unchecked_mut(t) = below;
+        }
+    }
+
+    /// A token joined topic t: n_k and its three inverses move up by one.
+    ///
+    /// # Safety
+    /// t < K.
+    #[inline(always)]
+    unsafe fn topic_joined(&mut self, t: usize) {
+        debug_assert!(t < self.k);
+        // SAFETY: as in `topic_left`.
+        unsafe {
+            let n = self.n_k.get_unchecked_mut(t);
+            *n += 1;
+            let above = inverse_total(*n + 1, self.vbeta);
+            let (current, upper) = (*self.inv.get_unchecked(t), *self.inv_up.get_unchecked(t));
+            *self.inv_down.get_unchecked_mut(t) = current;
+            *self.inv.get_unchecked_mut(t) = upper;
+            *self.inv_up.get_unchecked_mut(t) = above;
+        }
     }
 }
 
@@ -141,123 +190,105 @@ fn prefetch(row: &[u32]) {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,popcnt")]
 unsafe fn resample_avx2(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mut [u32], rng: &mut StreamRng, stats: &mut SweepStats) {
-    resample_portable(c, zs, words, doc, rng, stats)
+    // SAFETY: this function is compiled for AVX2, which the caller guarantees.
+    unsafe { resample_with::<Avx2>(c, zs, words, doc, rng, stats) }
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,popcnt")]
 unsafe fn resample_avx512(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mut [u32], rng: &mut StreamRng, stats: &mut SweepStats) {
-    resample_portable(c, zs, words, doc, rng, stats)
+    // SAFETY: this function is compiled for AVX-512, which the caller guarantees.
+    unsafe { resample_with::<Avx512>(c, zs, words, doc, rng, stats) }
 }
 
-#[inline(always)]
 fn resample_portable(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mut [u32], rng: &mut StreamRng, stats: &mut SweepStats) {
-    let (k, alpha, beta, vbeta) = (c.k, c.alpha, c.beta, c.vbeta);
-    let doc = &mut doc[..k];
-    let mut lanes = [0.0f32; LANES];
-    // The word and the drawn topic of the previous token. A document's tokens of a word
-    // are consecutive, and from one of them to the next only the counts of two topics
-    // move (the one the last token joined, the one this token leaves), so only their
-    // weights are recomputed and their lanes' sums adjusted.
+    // SAFETY: the portable block operations need no particular instruction set.
+    unsafe { resample_with::<Portable>(c, zs, words, doc, rng, stats) }
+}
+
+/// Along a run of one word, the block sums are changed by differences (see
+/// [`BlockSearch::change_weight`]); after this many tokens of a run they are rebuilt from
+/// the counts, which bounds their rounding.
+const REFILL_AFTER: u32 = 32;
+
+/// The kernel over one document's part of a cell, with block operations `O`.
+///
+/// # Safety
+/// `O`'s instruction set must be available.
+#[inline(always)]
+unsafe fn resample_with<O: BlockOps>(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mut [u32], rng: &mut StreamRng, stats: &mut SweepStats) {
+    let (k, alpha, beta) = (c.k, c.alpha, c.beta);
+    assert!(zs.len() == words.len() && doc.len() == padded(k));
+    // The word and the drawn topic of the previous token, and how many tokens ago the
+    // weights were last filled. A document's tokens of a word are consecutive, and from
+    // one of them to the next only the counts of two topics move (the one the last
+    // token joined, the one this token leaves), so only their weights change.
     let mut previous: Option<(u32, usize)> = None;
-    for (i, (z, &w)) in zs.iter_mut().zip(words).enumerate() {
+    let mut since_fill = 0u32;
+    for i in 0..zs.len() {
+        let w = words[i];
         // The next word's row: its first touch in a cell is usually a cache miss.
         if let Some(&next) = words.get(i + 1) {
-            let at = c.row_start(next);
-            prefetch(&c.word_rows[at..at + k]);
+            if next != w {
+                let at = c.row_start(next);
+                prefetch(&c.word_rows[at..at + k]);
+            }
         }
-        let own = *z as usize;
+        let own = zs[i] as usize;
+        assert!(own < k, "topic {own} of a token is below K = {k}");
         let start = c.row_start(w);
+        let row = &mut c.word_rows[start..start + k];
         // Take the token out of every count it is in.
-        doc[own] -= 1;
-        c.word_rows[start + own] -= 1;
-        c.n_k[own] -= 1;
-        c.inv[own] = inverse_total(c.n_k[own], vbeta);
+        // SAFETY (this block): own < K, and row and doc hold K counts.
+        unsafe {
+            *doc.get_unchecked_mut(own) -= 1;
+            *row.get_unchecked_mut(own) -= 1;
+            c.topic_left(own);
+        }
         let row = &c.word_rows[start..start + k];
         match previous {
-            Some((word, joined)) if word == w => {
-                refresh_weight(joined, row, doc, &c.inv, &mut c.weights, &mut lanes, alpha, beta);
+            Some((word, joined)) if word == w && since_fill < REFILL_AFTER => {
+                // Since the last draw, `joined` gained this word's previous token and
+                // `own` lost this one; every other topic's counts, so its weight, are as
+                // they were. The weights the search holds are recomputed from the counts
+                // before the moves (the same operands, so the same bits) to get each
+                // difference. If the token leaves the topic the last one joined, that
+                // topic's counts, and so every weight, are back where they were.
                 if own != joined {
-                    refresh_weight(own, row, doc, &c.inv, &mut c.weights, &mut lanes, alpha, beta);
+                    // SAFETY: joined and own are below K; the instruction set is the caller's.
+                    unsafe {
+                        let (d, r) = (*doc.get_unchecked(joined), *row.get_unchecked(joined));
+                        let now = weight(d, r, *c.inv.get_unchecked(joined), alpha, beta);
+                        let before = weight(d - 1, r - 1, *c.inv_down.get_unchecked(joined), alpha, beta);
+                        c.search.change_weight::<O>(joined, now - before);
+                        let (d, r) = (*doc.get_unchecked(own), *row.get_unchecked(own));
+                        let now = weight(d, r, *c.inv.get_unchecked(own), alpha, beta);
+                        let before = weight(d + 1, r + 1, *c.inv_up.get_unchecked(own), alpha, beta);
+                        c.search.change_weight::<O>(own, now - before);
+                    }
                 }
+                since_fill += 1;
             }
-            _ => lanes = fill_weights(row, doc, &c.inv[..k], &mut c.weights, alpha, beta),
+            _ => {
+                // SAFETY: forwarded from the caller.
+                unsafe { c.search.fill::<O>(row, doc, &c.inv, alpha, beta) };
+                since_fill = 0;
+            }
         }
-        let t = search(&c.weights, &lanes, k, rng);
-        doc[t] += 1;
-        c.word_rows[start + t] += 1;
-        c.n_k[t] += 1;
-        c.inv[t] = inverse_total(c.n_k[t], vbeta);
-        *z = t as u32;
+        // SAFETY: forwarded from the caller.
+        let t = unsafe { c.search.draw::<O>(rng.random::<f32>(), k) };
+        debug_assert!(t < k);
+        // SAFETY (this block): a draw is below K.
+        unsafe {
+            *doc.get_unchecked_mut(t) += 1;
+            *c.word_rows.get_unchecked_mut(start + t) += 1;
+            c.topic_joined(t);
+        }
+        zs[i] = t as u32;
         previous = Some((w, t));
     }
     stats.tokens += zs.len() as u64;
     stats.doc_topics_visited += (zs.len() * k) as u64;
-}
-
-/// The weight (n_dk + α)(n_kw + β)/(n_k + Vβ) of one topic, from its counts and inverse.
-#[inline(always)]
-fn weight(n_dk: u32, n_kw: u32, inv: f32, alpha: f32, beta: f32) -> f32 {
-    // Counts are below 2^31 (Tokens holds fewer tokens), so the signed conversion, a
-    // single instruction on every x86 level, is exact where the unsigned is not.
-    (n_dk as i32 as f32 + alpha) * ((n_kw as i32 as f32 + beta) * inv)
-}
-
-/// Recompute every topic's weight into `weights` (K rounded up to whole lanes, zero past
-/// K) and return the lane sums.
-#[inline(always)]
-fn fill_weights(row: &[u32], doc: &[u32], inv: &[f32], weights: &mut [f32], alpha: f32, beta: f32) -> [f32; LANES] {
-    let k = row.len();
-    for (((x, &n), &c), &i) in weights[..k].iter_mut().zip(doc).zip(row).zip(inv) {
-        *x = weight(n, c, i, alpha, beta);
-    }
-    // Lane sums: vertical adds over rows of LANES weights.
-    let mut lanes = [0.0f32; LANES];
-    for chunk in weights.chunks_exact(LANES) {
-        for l in 0..LANES {
-            lanes[l] += chunk[l];
-        }
-    }
-    lanes
-}
-
-/// Recompute topic t's weight after its counts moved, and adjust its lane's sum.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn refresh_weight(t: usize, row: &[u32], doc: &[u32], inv: &[f32], weights: &mut [f32], lanes: &mut [f32; LANES], alpha: f32, beta: f32) {
-    let new = weight(doc[t], row[t], inv[t], alpha, beta);
-    lanes[t % LANES] += new - weights[t];
-    weights[t] = new;
-}
-
-/// One draw of a topic with probability proportional to `weights[..k]`, whose lane sums
-/// are `lanes`.
-#[inline(always)]
-fn search(weights: &[f32], lanes: &[f32; LANES], k: usize, rng: &mut StreamRng) -> usize {
-    let total: f32 = lanes.iter().sum();
-    let mut u = rng.random::<f32>() * total;
-    // Lane, then topic within it; rounding can leave u past the end: then the last
-    // topic of the lane reached (every topic's weight is positive).
-    let mut lane = LANES - 1;
-    for (l, &s) in lanes.iter().enumerate() {
-        if u < s {
-            lane = l;
-            break;
-        }
-        u -= s;
-    }
-    let mut t = lane;
-    let mut at = lane;
-    while at < k {
-        t = at;
-        let x = weights[at];
-        if u < x {
-            break;
-        }
-        u -= x;
-        at += LANES;
-    }
-    t.min(k - 1)
 }

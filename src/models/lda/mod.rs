@@ -14,6 +14,7 @@
 //! The fitted [`LdaModel`] stores posterior means over kept sweeps: word rates φ,
 //! training documents' proportions θ and topic shares.
 
+pub(crate) mod block_search;
 pub mod dense_kernel;
 pub mod foldin;
 pub mod heldout;

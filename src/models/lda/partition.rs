@@ -18,6 +18,7 @@
 //! count. Within a round, threads take cells from a queue, largest first, so the round's
 //! work balances whatever the number of threads.
 
+use super::block_search::padded;
 use super::dense_kernel::{CellCounts, Isa};
 use super::sampler::{GibbsState, SweepStats};
 use super::tokens::Tokens;
@@ -103,7 +104,8 @@ impl Partition {
 #[derive(Debug, Clone)]
 pub struct PartitionedSampler {
     pub partition: Partition,
-    /// n_dk, document-major (`D × K`), kept equal to what `z` implies.
+    /// n_dk, document-major, each row padded with zeros to whole blocks of the kernel's
+    /// search (`D × padded(K)`), kept equal to what `z` implies.
     doc_topics: Vec<u32>,
     isa: Isa,
 }
@@ -132,9 +134,9 @@ impl PartitionedSampler {
     }
 
     pub(crate) fn with_isa(tokens: &Tokens, state: &GibbsState, blocks: usize, isa: Isa) -> Self {
-        let k = state.num_topics;
-        let mut doc_topics = vec![0u32; tokens.num_docs() * k];
-        for (d, row) in doc_topics.chunks_mut(k).enumerate() {
+        let stride = padded(state.num_topics);
+        let mut doc_topics = vec![0u32; tokens.num_docs() * stride];
+        for (d, row) in doc_topics.chunks_mut(stride).enumerate() {
             for &t in &state.z[tokens.doc_ptr[d]..tokens.doc_ptr[d + 1]] {
                 row[t as usize] += 1;
             }
@@ -154,7 +156,7 @@ impl PartitionedSampler {
         for round in 0..p {
             let snapshot = state.n_k.clone();
             let mut z_parts = split_at_bounds(&mut state.z, part.doc_bounds.iter().map(|&d| tokens.doc_ptr[d]));
-            let mut doc_parts = split_at_bounds(&mut self.doc_topics, part.doc_bounds.iter().map(|&d| d * k));
+            let mut doc_parts = split_at_bounds(&mut self.doc_topics, part.doc_bounds.iter().map(|&d| d * padded(k)));
             let mut word_parts: Vec<Option<&mut [u32]>> = split_at_bounds(&mut state.n_kw, part.word_bounds.iter().map(|&w| w * k)).into_iter().map(Some).collect();
             let mut cells: Vec<Cell> = Vec::with_capacity(p);
             for (i, (z, doc_rows)) in z_parts.drain(..).zip(doc_parts.drain(..)).enumerate() {
@@ -212,7 +214,8 @@ fn sample_cell(cell: Cell, part: &Partition, tokens: &Tokens, snapshot: &[u64], 
         }
         let words = &tokens.words[range.clone()];
         let zs = &mut cell.z[range.start - first_token..range.end - first_token];
-        let doc = &mut cell.doc_rows[(d - first_doc) * k..(d - first_doc + 1) * k];
+        let stride = padded(k);
+        let doc = &mut cell.doc_rows[(d - first_doc) * stride..(d - first_doc + 1) * stride];
         counts.resample(isa, zs, words, doc, &mut rng, &mut stats);
     }
     (counts.n_k, stats)

@@ -62,13 +62,15 @@ fn the_block_count_depends_on_the_corpus_only() {
 fn assert_counts_match(state: &GibbsState, sampler: &PartitionedSampler, tokens: &Tokens) {
     let k = state.num_topics;
     let mut n_kw = vec![0u32; state.n_kw.len()];
-    let mut n_dk = vec![0u32; tokens.num_docs() * k];
+    // n_dk rows are padded with zeros to whole blocks of the kernel's search.
+    let stride = padded(k);
+    let mut n_dk = vec![0u32; tokens.num_docs() * stride];
     let mut n_k = vec![0u64; k];
     for d in 0..tokens.num_docs() {
         for pos in tokens.doc_ptr[d]..tokens.doc_ptr[d + 1] {
             let t = state.z[pos] as usize;
             n_kw[tokens.words[pos] as usize * k + t] += 1;
-            n_dk[d * k + t] += 1;
+            n_dk[d * stride + t] += 1;
             n_k[t] += 1;
         }
     }
@@ -140,15 +142,9 @@ fn exact_conditional(doc_z: &[u32], i: usize, w: usize, n_kw: &[u32], n_k: &[u64
     weights.iter().map(|x| x / total).collect()
 }
 
-/// Every draw of the dense kernel follows the exact conditional, for each token of an
-/// enumerable document (K = 3, and K = 11 so that lanes hold several topics and some
-/// lanes none), including tokens whose topic is absent from the rest of the document.
-/// 60 000 draws per token, each from the same counts (restored before every draw). Under
-/// the null Pearson's statistic is chi-square with K − 1 degrees of freedom; the bounds
-/// are the 0.9995 quantiles (15.2 for 2, 31.4 for 10 degrees of freedom), eight tokens in
-/// all, so the family-wise false-alarm rate is below 0.004.
-/// Topic-word counts, topic totals and the document's topic counts of a document
-/// (`words`, topics `doc_z`) plus other (word, topic) tokens.
+/// Topic-word counts, topic totals and the document's topic counts (padded with zeros
+/// to whole blocks of the kernel's search) of a document (`words`, topics `doc_z`) plus
+/// other (word, topic) tokens.
 fn counts_of(words: &[u32], doc_z: &[u32], other: &[(u32, u32)], v: usize, k: usize) -> (Vec<u32>, Vec<u64>, Vec<u32>) {
     let mut n_kw = vec![0u32; v * k];
     let mut n_k = vec![0u64; k];
@@ -156,16 +152,24 @@ fn counts_of(words: &[u32], doc_z: &[u32], other: &[(u32, u32)], v: usize, k: us
         n_kw[w as usize * k + t as usize] += 1;
         n_k[t as usize] += 1;
     }
-    let mut doc = vec![0u32; k];
+    let mut doc = vec![0u32; padded(k)];
     for &t in doc_z {
         doc[t as usize] += 1;
     }
     (n_kw, n_k, doc)
 }
 
+/// Every draw of the dense kernel follows the exact conditional, for each token of an
+/// enumerable document (K = 3; K = 11, one partial block of the search; K = 37, three
+/// blocks, the last partial), including tokens whose topic is absent from the rest of
+/// the document. 60 000 draws per token, each from the same counts (restored before
+/// every draw). Under the null Pearson's statistic is chi-square with K − 1 degrees of
+/// freedom; the bounds are the 0.9995 quantiles (15.2 for 2, 31.4 for 10, 70.6 for 36
+/// degrees of freedom), twelve tokens in all, so the family-wise false-alarm rate is
+/// below 0.006.
 #[test]
 fn dense_kernel_draws_from_the_exact_conditional() {
-    for (k, bound) in [(3usize, 15.2), (11, 31.4)] {
+    for (k, bound) in [(3usize, 15.2), (11, 31.4), (37, 70.6)] {
         let v = 4;
         let (alpha, beta) = (0.4, 0.3);
         // Document 0: words [0, 0, 1, 3]; other tokens (a second document) fill the counts.
@@ -199,19 +203,21 @@ fn dense_kernel_draws_from_the_exact_conditional() {
 /// The kernel's shortcut for repeated words (only the weights of the two topics whose
 /// counts moved are recomputed) must leave the draws exact: resample a run of two tokens
 /// of one word and compare the joint law of their two new topics with sequential exact
-/// Gibbs, p(t1 | z_-1) p(t2 | t1, z_-2), over all K² pairs. 80 000 runs per case; under
-/// the null Pearson's statistic is chi-square with K² − 1 degrees of freedom; bounds are
-/// the 0.9995 quantiles (27.9 for K = 3, 53.5 for K = 5), two cases, family-wise
-/// false-alarm rate below 0.001.
+/// Gibbs, p(t1 | z_-1) p(t2 | t1, z_-2), over all K² pairs. K = 17 puts the second
+/// token's old topic (16) in another block of the search than most first draws. 80 000
+/// runs (200 000 for K = 17, so that every pair is expected at least 5 times); under the
+/// null Pearson's statistic is chi-square with K² − 1 degrees of freedom; bounds are the
+/// 0.9995 quantiles (27.9 for K = 3, 53.5 for K = 5, 373.6 for K = 17), three cases,
+/// family-wise false-alarm rate below 0.0015.
 #[test]
 fn repeated_words_draw_from_the_exact_sequential_conditionals() {
-    for (k, bound) in [(3usize, 27.9), (5, 53.5)] {
+    for (k, bound, runs) in [(3usize, 27.9, 80_000), (5, 53.5, 80_000), (17, 373.6, 200_000)] {
         let v = 3;
         let (alpha, beta) = (0.3, 0.2);
-        // Document: words [1, 1, 2] with topics [0, 1 % k, 2 % k]; a second document's
+        // Document: words [1, 1, 2] with topics [0, K − 1, 2 % K]; a second document's
         // 17 tokens fill the counts. Tokens 0 and 1 form the run.
         let words = [1u32, 1, 2];
-        let doc_z: Vec<u32> = vec![0, 1 % k as u32, 2 % k as u32];
+        let doc_z: Vec<u32> = vec![0, k as u32 - 1, 2 % k as u32];
         let other: Vec<(u32, u32)> = (0..17u32).map(|n| (n % v as u32, (n * 3 + 2) % k as u32)).collect();
         let (n_kw, n_k, doc) = counts_of(&words, &doc_z, &other, v, k);
         // Exact joint law of the run's new topics.
@@ -233,7 +239,8 @@ fn repeated_words_draw_from_the_exact_sequential_conditionals() {
         let mut rng = stream(13, Purpose::Estimate, k as u64, 1);
         let mut stats = SweepStats::default();
         let mut hist = vec![0u64; k * k];
-        for _ in 0..80_000 {
+        assert!(joint.iter().all(|&p| p * runs as f64 >= 5.0), "K = {k}: every pair expected at least 5 times");
+        for _ in 0..runs {
             let (mut rows, mut doc_counts, mut z) = (n_kw.clone(), doc.clone(), [doc_z[0], doc_z[1]]);
             let mut cell = CellCounts::new(k, alpha, beta, v as f64 * beta, &mut rows, 0, n_k.clone());
             cell.resample(Isa::detect(), &mut z, &words[..2], &mut doc_counts, &mut rng, &mut stats);

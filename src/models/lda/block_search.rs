@@ -1,0 +1,557 @@
+//! A branch-free inverse-CDF draw over at most 256 weights that change two at a time.
+//!
+//! Why it exists: the dense kernel ([`super::dense_kernel`]) draws one topic per token
+//! from K weights of which, along a run of one word, only two change from one token to
+//! the next. A linear search with a data-dependent exit mispredicts about once per draw,
+//! and a running sum over all K weights is a long chain of dependent adds. Here the
+//! topics are cut into blocks of [`WIDTH`] (one AVX-512 vector of single floats); each
+//! block keeps its inclusive prefix sums and the block totals keep theirs. A draw counts
+//! the block ends at or below u, then that block's prefix sums at or below what is left
+//! of u: two vector compares. Changing a weight rescans its block and the block totals,
+//! both fixed-size work.
+//!
+//! The block operations ([`BlockOps`]) are written three times, with AVX-512 and AVX2
+//! intrinsics and portably. Each computes the same IEEE single-precision operations on
+//! the same operands in the same order (a prefix sum is Hillis–Steele: log₂ WIDTH shifted
+//! adds, the lanes below the shift adding +0), so all three give bit-identical draws.
+
+/// Topics per block: one AVX-512 vector of single floats.
+pub(crate) const WIDTH: usize = 16;
+
+/// Most blocks (one vector of block totals): at most WIDTH² topics.
+pub(crate) const MAX_TOPICS: usize = WIDTH * WIDTH;
+
+/// K rounded up to whole blocks: the length of the padded per-topic vectors the search
+/// reads (a document's counts, the inverses).
+pub(crate) fn padded(k: usize) -> usize {
+    k.div_ceil(WIDTH) * WIDTH
+}
+
+/// Sixteen consecutive topics' values.
+pub(crate) type Block = [f32; WIDTH];
+
+/// The three block operations the search needs, per instruction set.
+///
+/// # Safety
+/// Every method may use the instructions of the implementing set: call them only on a
+/// processor that has them ([`super::dense_kernel::Isa::detect`]).
+pub(crate) trait BlockOps {
+    /// (d_i + α)((r_i + β) inv_i) for the sixteen topics of a block.
+    unsafe fn weights(d: &[u32; WIDTH], r: &[u32; WIDTH], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block;
+    /// Inclusive prefix sums, Hillis–Steele: for shift 1, 2, 4, 8,
+    /// y_i ← y_i + (y_{i−shift} if i ≥ shift, else +0).
+    unsafe fn scan(x: &Block) -> Block;
+    /// The two-level search: with u = `unit` × ends[WIDTH − 1], the block b (below
+    /// `blocks`) is the number of ends at or below u, and the lane i the number of
+    /// scans[b] at or below u − ends[b − 1] (u − 0 for the first block). Computed in
+    /// registers: a single-lane load from a block just stored whole would wait for the
+    /// store to retire.
+    unsafe fn locate(ends: &Block, scans: &[Block; MAX_BLOCKS], blocks: usize, unit: f32) -> (usize, usize);
+    /// `x` with lane i set to v, written as a whole block (a single-lane store followed
+    /// by a whole-block load would stall the load until the store retires).
+    unsafe fn with_lane(x: &Block, i: usize, v: f32) -> Block;
+    /// `x` with `delta` added to lanes i and above.
+    unsafe fn add_from(x: &Block, i: usize, delta: f32) -> Block;
+    /// [`BlockOps::weights`] with only the first `r.len()` (< WIDTH) lanes of r read
+    /// (the others count as 0); `inv` must be +0 in those lanes, so their weights are +0.
+    unsafe fn weights_partial(d: &[u32; WIDTH], r: &[u32], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block;
+}
+
+/// One topic's weight (n_dk + α)(n_kw + β)/(n_k + Vβ), from its counts and the inverse
+/// of its total; every [`BlockOps::weights`] computes exactly this.
+#[inline(always)]
+pub(crate) fn weight(n_dk: u32, n_kw: u32, inv: f32, alpha: f32, beta: f32) -> f32 {
+    // Counts are below 2^31 (Tokens holds fewer tokens), so the signed conversion, a
+    // single instruction on every x86 level, is exact where the unsigned is not.
+    (n_dk as i32 as f32 + alpha) * ((n_kw as i32 as f32 + beta) * inv)
+}
+
+/// Plain Rust, for any processor.
+pub(crate) struct Portable;
+
+impl BlockOps for Portable {
+    #[inline(always)]
+    unsafe fn weights(d: &[u32; WIDTH], r: &[u32; WIDTH], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block {
+        std::array::from_fn(|i| weight(d[i], r[i], inv[i], alpha, beta))
+    }
+
+    #[inline(always)]
+    unsafe fn scan(x: &Block) -> Block {
+        let mut y = *x;
+        let mut shift = 1;
+        while shift < WIDTH {
+            let before = y;
+            y = std::array::from_fn(|i| before[i] + if i >= shift { before[i - shift] } else { 0.0 });
+            shift *= 2;
+        }
+        y
+    }
+
+    #[inline(always)]
+    unsafe fn locate(ends: &Block, scans: &[Block; MAX_BLOCKS], blocks: usize, unit: f32) -> (usize, usize) {
+        let u = unit * ends[WIDTH - 1];
+        let b = ends.iter().filter(|&&s| s <= u).count().min(blocks - 1);
+        let rest = u - if b == 0 { 0.0 } else { ends[b - 1] };
+        (b, scans[b].iter().filter(|&&s| s <= rest).count().min(WIDTH - 1))
+    }
+
+    #[inline(always)]
+    unsafe fn with_lane(x: &Block, i: usize, v: f32) -> Block {
+        let mut y = *x;
+        y[i] = v;
+        y
+    }
+
+    #[inline(always)]
+    unsafe fn add_from(x: &Block, i: usize, delta: f32) -> Block {
+        std::array::from_fn(|j| x[j] + if j >= i { delta } else { 0.0 })
+    }
+
+    #[inline(always)]
+    unsafe fn weights_partial(d: &[u32; WIDTH], r: &[u32], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block {
+        std::array::from_fn(|i| weight(d[i], r.get(i).copied().unwrap_or(0), inv[i], alpha, beta))
+    }
+
+}
+
+/// AVX-512: one register per block.
+#[cfg(target_arch = "x86_64")]
+pub(crate) struct Avx512;
+
+#[cfg(target_arch = "x86_64")]
+impl BlockOps for Avx512 {
+    #[inline(always)]
+    unsafe fn weights(d: &[u32; WIDTH], r: &[u32; WIDTH], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller guarantees AVX-512F; the loads and the store are of whole
+        // 64-byte arrays (unaligned forms).
+        unsafe {
+            let d = _mm512_cvtepi32_ps(_mm512_loadu_si512(d.as_ptr().cast()));
+            let r = _mm512_cvtepi32_ps(_mm512_loadu_si512(r.as_ptr().cast()));
+            let inv = _mm512_loadu_ps(inv.as_ptr());
+            let w = _mm512_mul_ps(_mm512_add_ps(d, _mm512_set1_ps(alpha)), _mm512_mul_ps(_mm512_add_ps(r, _mm512_set1_ps(beta)), inv));
+            let mut out = [0.0f32; WIDTH];
+            _mm512_storeu_ps(out.as_mut_ptr(), w);
+            out
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn scan(x: &Block) -> Block {
+        use std::arch::x86_64::*;
+        // SAFETY: as in `weights`.
+        unsafe {
+            let zero = _mm512_setzero_si512();
+            let mut y = _mm512_loadu_si512(x.as_ptr().cast());
+            // alignr(y, 0, 16 − s) moves lane i − s to lane i and zeros the lowest s.
+            y = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(y), _mm512_castsi512_ps(_mm512_alignr_epi32::<15>(y, zero))));
+            y = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(y), _mm512_castsi512_ps(_mm512_alignr_epi32::<14>(y, zero))));
+            y = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(y), _mm512_castsi512_ps(_mm512_alignr_epi32::<12>(y, zero))));
+            y = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(y), _mm512_castsi512_ps(_mm512_alignr_epi32::<8>(y, zero))));
+            let mut out = [0.0f32; WIDTH];
+            _mm512_storeu_si512(out.as_mut_ptr().cast(), y);
+            out
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn locate(ends: &Block, scans: &[Block; MAX_BLOCKS], blocks: usize, unit: f32) -> (usize, usize) {
+        use std::arch::x86_64::*;
+        // SAFETY: as in `weights`; b < blocks ≤ MAX_BLOCKS.
+        unsafe {
+            let e = _mm512_loadu_ps(ends.as_ptr());
+            let u = _mm512_mul_ps(_mm512_set1_ps(unit), _mm512_permutexvar_ps(_mm512_set1_epi32(WIDTH as i32 - 1), e));
+            let b = (_mm512_cmp_ps_mask::<_CMP_LE_OQ>(e, u).count_ones() as usize).min(blocks - 1);
+            // ends[b − 1] in every lane, or +0 for the first block.
+            let before = _mm512_maskz_permutexvar_ps(if b == 0 { 0 } else { 0xffff }, _mm512_set1_epi32(b as i32 - 1), e);
+            let rest = _mm512_sub_ps(u, before);
+            let s = _mm512_loadu_ps(scans.get_unchecked(b).as_ptr());
+            (b, (_mm512_cmp_ps_mask::<_CMP_LE_OQ>(s, rest).count_ones() as usize).min(WIDTH - 1))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn with_lane(x: &Block, i: usize, v: f32) -> Block {
+        use std::arch::x86_64::*;
+        // SAFETY: as in `weights`.
+        unsafe {
+            let y = _mm512_mask_mov_ps(_mm512_loadu_ps(x.as_ptr()), 1 << i, _mm512_set1_ps(v));
+            let mut out = [0.0f32; WIDTH];
+            _mm512_storeu_ps(out.as_mut_ptr(), y);
+            out
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn add_from(x: &Block, i: usize, delta: f32) -> Block {
+        use std::arch::x86_64::*;
+        // SAFETY: as in `weights`.
+        unsafe {
+            // Add +0 below lane i rather than mask the add: LLVM turns a masked add
+            // into a masked store, which the next load of the block cannot forward from.
+            let v = _mm512_loadu_ps(x.as_ptr());
+            let y = _mm512_add_ps(v, _mm512_maskz_mov_ps((0xffffu32 << i) as u16, _mm512_set1_ps(delta)));
+            let mut out = [0.0f32; WIDTH];
+            _mm512_storeu_ps(out.as_mut_ptr(), y);
+            out
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn weights_partial(d: &[u32; WIDTH], r: &[u32], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block {
+        use std::arch::x86_64::*;
+        debug_assert!(r.len() < WIDTH);
+        // SAFETY: the caller guarantees AVX-512F; the masked load touches only the lanes
+        // below `r.len()`, which are in bounds (masked-off lanes never fault).
+        unsafe {
+            let mask = ((1u32 << r.len()) - 1) as u16;
+            let dv = _mm512_cvtepi32_ps(_mm512_loadu_si512(d.as_ptr().cast()));
+            let rv = _mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(mask, r.as_ptr().cast()));
+            let iv = _mm512_loadu_ps(inv.as_ptr());
+            let w = _mm512_mul_ps(_mm512_add_ps(dv, _mm512_set1_ps(alpha)), _mm512_mul_ps(_mm512_add_ps(rv, _mm512_set1_ps(beta)), iv));
+            let mut out = [0.0f32; WIDTH];
+            _mm512_storeu_ps(out.as_mut_ptr(), w);
+            out
+        }
+    }
+
+}
+
+/// AVX2: a block is two registers of eight.
+#[cfg(target_arch = "x86_64")]
+pub(crate) struct Avx2;
+
+#[cfg(target_arch = "x86_64")]
+impl BlockOps for Avx2 {
+    #[inline(always)]
+    unsafe fn weights(d: &[u32; WIDTH], r: &[u32; WIDTH], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller guarantees AVX2; each load and store is of eight elements
+        // at offset 0 or 8 of a sixteen-element array.
+        unsafe {
+            let mut out = [0.0f32; WIDTH];
+            for half in [0, 8] {
+                let dv = _mm256_cvtepi32_ps(_mm256_loadu_si256(d.as_ptr().add(half).cast()));
+                let rv = _mm256_cvtepi32_ps(_mm256_loadu_si256(r.as_ptr().add(half).cast()));
+                let iv = _mm256_loadu_ps(inv.as_ptr().add(half));
+                let w = _mm256_mul_ps(_mm256_add_ps(dv, _mm256_set1_ps(alpha)), _mm256_mul_ps(_mm256_add_ps(rv, _mm256_set1_ps(beta)), iv));
+                _mm256_storeu_ps(out.as_mut_ptr().add(half), w);
+            }
+            out
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn scan(x: &Block) -> Block {
+        use std::arch::x86_64::*;
+        // SAFETY: as in `weights`.
+        unsafe {
+            let zero = _mm256_setzero_ps();
+            let mut lo = _mm256_loadu_ps(x.as_ptr());
+            let mut hi = _mm256_loadu_ps(x.as_ptr().add(8));
+            // Shifts of 1, 2, 4 across the sixteen lanes: rotate each half by s
+            // (lane i takes lane i − s mod 8), then the low s lanes of the high half
+            // come from the top of the low half and those of the low half are 0.
+            macro_rules! shifted_add {
+                ($s:literal, $mask:literal) => {{
+                    let index = _mm256_setr_epi32((8 - $s) % 8, (9 - $s) % 8, (10 - $s) % 8, (11 - $s) % 8, (12 - $s) % 8, (13 - $s) % 8, (14 - $s) % 8, (15 - $s) % 8);
+                    let lo_rot = _mm256_permutevar8x32_ps(lo, index);
+                    let hi_rot = _mm256_permutevar8x32_ps(hi, index);
+                    let lo_in = _mm256_blend_ps::<$mask>(zero, lo_rot);
+                    let hi_in = _mm256_blend_ps::<$mask>(lo_rot, hi_rot);
+                    lo = _mm256_add_ps(lo, lo_in);
+                    hi = _mm256_add_ps(hi, hi_in);
+                }};
+            }
+            shifted_add!(1, 0b1111_1110);
+            shifted_add!(2, 0b1111_1100);
+            shifted_add!(4, 0b1111_0000);
+            // Shift of 8: the high half adds the low half, the low half adds +0.
+            hi = _mm256_add_ps(hi, lo);
+            lo = _mm256_add_ps(lo, zero);
+            let mut out = [0.0f32; WIDTH];
+            _mm256_storeu_ps(out.as_mut_ptr(), lo);
+            _mm256_storeu_ps(out.as_mut_ptr().add(8), hi);
+            out
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn locate(ends: &Block, scans: &[Block; MAX_BLOCKS], blocks: usize, unit: f32) -> (usize, usize) {
+        // SAFETY: nothing beyond AVX2 (this is the portable form compiled for it).
+        unsafe { Portable::locate(ends, scans, blocks, unit) }
+    }
+
+    #[inline(always)]
+    unsafe fn with_lane(x: &Block, i: usize, v: f32) -> Block {
+        use std::arch::x86_64::*;
+        // SAFETY: as in `weights`.
+        unsafe {
+            let lane = _mm256_set1_epi32(i as i32 % 8);
+            let position = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+            let hit = _mm256_castsi256_ps(_mm256_cmpeq_epi32(lane, position));
+            let v = _mm256_set1_ps(v);
+            let (lo, hi) = (_mm256_loadu_ps(x.as_ptr()), _mm256_loadu_ps(x.as_ptr().add(8)));
+            let (lo, hi) = if i < 8 { (_mm256_blendv_ps(lo, v, hit), hi) } else { (lo, _mm256_blendv_ps(hi, v, hit)) };
+            let mut out = [0.0f32; WIDTH];
+            _mm256_storeu_ps(out.as_mut_ptr(), lo);
+            _mm256_storeu_ps(out.as_mut_ptr().add(8), hi);
+            out
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn add_from(x: &Block, i: usize, delta: f32) -> Block {
+        // SAFETY: nothing beyond AVX2 (this is the portable form compiled for it).
+        unsafe { Portable::add_from(x, i, delta) }
+    }
+
+    #[inline(always)]
+    unsafe fn weights_partial(d: &[u32; WIDTH], r: &[u32], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block {
+        use std::arch::x86_64::*;
+        debug_assert!(r.len() < WIDTH);
+        // SAFETY: the caller guarantees AVX2; masked loads touch only the lanes below
+        // `r.len()`, which are in bounds (masked-off lanes never fault).
+        unsafe {
+            let mut out = [0.0f32; WIDTH];
+            let position = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+            for half in [0usize, 8] {
+                let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(r.len() as i32 - half as i32), position);
+                let dv = _mm256_cvtepi32_ps(_mm256_loadu_si256(d.as_ptr().add(half).cast()));
+                let rv = _mm256_cvtepi32_ps(_mm256_maskload_epi32(r.as_ptr().wrapping_add(half).cast(), mask));
+                let iv = _mm256_loadu_ps(inv.as_ptr().add(half));
+                let w = _mm256_mul_ps(_mm256_add_ps(dv, _mm256_set1_ps(alpha)), _mm256_mul_ps(_mm256_add_ps(rv, _mm256_set1_ps(beta)), iv));
+                _mm256_storeu_ps(out.as_mut_ptr().add(half), w);
+            }
+            out
+        }
+    }
+
+}
+
+/// One draw's weights and their block sums (see the module docs).
+#[derive(Debug, Clone)]
+pub(crate) struct BlockSearch {
+    /// Blocks in use: K / WIDTH rounded up.
+    blocks: usize,
+    /// Inclusive prefix sums of the weights within each block (+0 past K).
+    scans: [Block; MAX_BLOCKS],
+    /// Inclusive prefix sums of the block totals (+0 past `blocks`); the last is the
+    /// sum of all weights.
+    ends: Block,
+}
+
+/// The WIDTH values of `values` from `at` on.
+#[inline(always)]
+fn whole_block<T>(values: &[T], at: usize) -> &[T; WIDTH] {
+    values[at..at + WIDTH].try_into().expect("a whole block")
+}
+
+/// Most blocks.
+pub(crate) const MAX_BLOCKS: usize = MAX_TOPICS / WIDTH;
+
+impl BlockSearch {
+    pub(crate) fn new(k: usize) -> Self {
+        assert!((1..=MAX_TOPICS).contains(&k), "the block search takes 1 to {MAX_TOPICS} topics, not {k}");
+        BlockSearch { blocks: k.div_ceil(WIDTH), scans: [[0.0; WIDTH]; MAX_BLOCKS], ends: [0.0; WIDTH] }
+    }
+
+    /// Recompute every topic's weight and every sum from the weights: `row` holds the K
+    /// topic-word counts, `doc` and `inv` the document's counts and the inverses padded
+    /// with zeros to whole blocks.
+    ///
+    /// # Safety
+    /// `O`'s instruction set must be available.
+    #[inline(always)]
+    pub(crate) unsafe fn fill<O: BlockOps>(&mut self, row: &[u32], doc: &[u32], inv: &[f32], alpha: f32, beta: f32) {
+        let k = row.len();
+        let padded = self.blocks * WIDTH;
+        assert!(k.div_ceil(WIDTH) == self.blocks && doc.len() == padded && inv.len() == padded);
+        let full = k / WIDTH;
+        let mut totals = [0.0f32; WIDTH];
+        for b in 0..self.blocks {
+            let at = b * WIDTH;
+            // SAFETY (both calls): forwarded from the caller.
+            let weights = if b < full {
+                unsafe { O::weights(whole_block(doc, at), whole_block(row, at), whole_block(inv, at), alpha, beta) }
+            } else {
+                // The last, partial block: +0 past K.
+                unsafe { O::weights_partial(whole_block(doc, at), &row[at..], whole_block(inv, at), alpha, beta) }
+            };
+            // SAFETY: forwarded from the caller.
+            let scan = unsafe { O::scan(&weights) };
+            // SAFETY: forwarded from the caller.
+            totals = unsafe { O::with_lane(&totals, b, scan[WIDTH - 1]) };
+            self.scans[b] = scan;
+        }
+        // SAFETY: forwarded from the caller.
+        self.ends = unsafe { O::scan(&totals) };
+    }
+
+    /// Add `delta` to topic t's weight: to its block's prefix sums from t on and to the
+    /// block ends from its block on. The sums then carry the rounding of each change:
+    /// callers refill after a bounded number of changes.
+    ///
+    /// # Safety
+    /// `O`'s instruction set must be available, and t < K.
+    #[inline(always)]
+    pub(crate) unsafe fn change_weight<O: BlockOps>(&mut self, t: usize, delta: f32) {
+        let (b, i) = (t / WIDTH, t % WIDTH);
+        debug_assert!(b < self.blocks);
+        // SAFETY: b < blocks ≤ MAX_BLOCKS (t < K); the instruction set is the caller's
+        // guarantee.
+        unsafe {
+            let scan = self.scans.get_unchecked_mut(b);
+            *scan = O::add_from(scan, i, delta);
+            self.ends = O::add_from(&self.ends, b, delta);
+        }
+    }
+
+    /// The first topic whose cumulative weight exceeds `unit` × the total (`unit` in
+    /// [0, 1)), for K topics. Rounding can put u at or past the end of a block or of the
+    /// last topic: the index is then kept inside the blocks and below K (every topic's
+    /// weight is positive, so any such topic is a possible draw).
+    ///
+    /// # Safety
+    /// `O`'s instruction set must be available.
+    #[inline(always)]
+    pub(crate) unsafe fn draw<O: BlockOps>(&self, unit: f32, k: usize) -> usize {
+        // SAFETY: forwarded from the caller.
+        let (b, i) = unsafe { O::locate(&self.ends, &self.scans, self.blocks, unit) };
+        (b * WIDTH + i).min(k - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Weights of every magnitude the kernel meets, and +0 in the upper lanes of every
+    /// fourth block (as past K).
+    fn sample_blocks() -> Vec<Block> {
+        let mut x = 0x9e37_79b9u32;
+        (0..64)
+            .map(|n| {
+                std::array::from_fn(|i| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    if n % 4 == 3 && i >= 9 { 0.0 } else { (x as f32 / u32::MAX as f32) * 10f32.powi((x % 9) as i32 - 6) }
+                })
+            })
+            .collect()
+    }
+
+    /// Every operation of one instruction set on every sample block, as bit patterns
+    /// and counts, to compare between instruction sets.
+    ///
+    /// # Safety
+    /// `O`'s instruction set must be available.
+    unsafe fn results<O: BlockOps>() -> Vec<Vec<u32>> {
+        let blocks = sample_blocks();
+        let mut scans = [[0.0; WIDTH]; MAX_BLOCKS];
+        let mut out = Vec::new();
+        for (n, x) in blocks.iter().enumerate() {
+            let bits = |b: Block| b.map(f32::to_bits).to_vec();
+            let d: [u32; WIDTH] = std::array::from_fn(|i| (x[i] * 1e3) as u32 % 700);
+            let r: [u32; WIDTH] = std::array::from_fn(|i| (x[i] * 1e5) as u32 % 90_000);
+            let mut inv = *x;
+            inv[n % WIDTH..].fill(0.0);
+            // SAFETY (all calls): forwarded from the caller.
+            unsafe {
+                let scan = O::scan(x);
+                scans[n % MAX_BLOCKS] = scan;
+                out.push(bits(scan));
+                out.push(bits(O::weights(&d, &r, x, 0.5, 0.01)));
+                out.push(bits(O::weights_partial(&d, &r[..n % WIDTH], &inv, 0.5, 0.01)));
+                out.push(bits(O::with_lane(x, n % WIDTH, 0.25)));
+                out.push(bits(O::add_from(&scan, n % WIDTH, -1e-3)));
+                let ends = O::scan(&blocks[(n + 1) % blocks.len()]);
+                for unit in [0.0, 0.3, 0.77, 1.0 - f32::EPSILON] {
+                    let (b, i) = O::locate(&ends, &scans, 1 + n % MAX_BLOCKS, unit);
+                    out.push(vec![b as u32, i as u32]);
+                }
+            }
+        }
+        out
+    }
+
+    /// Every instruction set computes the same floats and the same draws.
+    #[test]
+    fn instruction_sets_agree_bit_for_bit() {
+        // SAFETY: the portable operations need nothing.
+        let portable = unsafe { results::<Portable>() };
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
+                // SAFETY: AVX2 is present.
+                assert!(unsafe { results::<Avx2>() } == portable, "AVX2 differs from portable");
+            }
+            if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("popcnt") {
+                // SAFETY: AVX-512F is present.
+                assert!(unsafe { results::<Avx512>() } == portable, "AVX-512 differs from portable");
+            }
+        }
+    }
+
+    /// The scan is a prefix sum (to single-precision rounding), and the partial weights
+    /// are +0 past the lanes read.
+    #[test]
+    fn scans_are_prefix_sums_and_padding_weighs_nothing() {
+        for x in sample_blocks() {
+            // SAFETY: the portable operations need nothing.
+            let scan = unsafe { Portable::scan(&x) };
+            let sequential: Vec<f64> = x.iter().scan(0.0f64, |s, &v| { *s += v as f64; Some(*s) }).collect();
+            for (s, e) in scan.iter().zip(&sequential) {
+                assert!((*s as f64 - e).abs() <= 1e-6 * e.abs(), "{scan:?} vs {sequential:?}");
+            }
+        }
+        let mut inv = [0.5f32; WIDTH];
+        inv[5..].fill(0.0);
+        let w = unsafe { Portable::weights_partial(&[3; WIDTH], &[7; 5], &inv, 0.5, 0.01) };
+        assert!(w[..5].iter().all(|&v| v == weight(3, 7, 0.5, 0.5, 0.01)));
+        assert!(w[5..].iter().all(|&v| v.to_bits() == 0));
+    }
+
+    /// With K = 37 (three blocks, the last partial), every u lands on the topic whose
+    /// cumulative interval holds it, against a sequential sum in double precision, and
+    /// so it does after weights are changed by differences.
+    #[test]
+    fn draws_follow_the_cumulative_weights() {
+        let k = 37;
+        let mut row: Vec<u32> = (0..k as u32).map(|t| (t * 7919) % 13).collect();
+        let mut doc: Vec<u32> = (0..padded(k) as u32).map(|t| if (t as usize) < k { (t * 104_729) % 5 } else { 0 }).collect();
+        let inv: Vec<f32> = (0..padded(k)).map(|t| if t < k { 1.0 / (100.0 + t as f32) } else { 0.0 }).collect();
+        let mut search = BlockSearch::new(k);
+        // SAFETY: the portable operations need nothing.
+        unsafe { search.fill::<Portable>(&row, &doc, &inv, 0.3, 0.05) };
+        let check = |search: &BlockSearch, row: &[u32], doc: &[u32]| {
+            let w: Vec<f64> = (0..k).map(|t| weight(doc[t], row[t], inv[t], 0.3, 0.05) as f64).collect();
+            let total: f64 = w.iter().sum();
+            let mut upper = 0.0;
+            for (t, &wt) in w.iter().enumerate() {
+                let lower = upper;
+                upper += wt;
+                // Points well inside topic t's interval (away from rounding at its ends).
+                for frac in [0.02, 0.5, 0.98] {
+                    let unit = ((lower + frac * wt) / total) as f32;
+                    let drawn = unsafe { search.draw::<Portable>(unit, k) };
+                    assert_eq!(drawn, t, "unit {unit}: interval [{lower}, {upper}) of {total}");
+                }
+            }
+            // The top of the range stays below K.
+            assert_eq!(unsafe { search.draw::<Portable>(1.0 - f32::EPSILON / 2.0, k) }, k - 1);
+        };
+        check(&search, &row, &doc);
+        // Move counts of topics 3 (block 0) and 35 (block 2) and change their weights
+        // by the differences.
+        for (t, dd, dr) in [(3usize, 2u32, 5u32), (35, 1, 9)] {
+            let before = weight(doc[t], row[t], inv[t], 0.3, 0.05);
+            doc[t] += dd;
+            row[t] += dr;
+            let delta = weight(doc[t], row[t], inv[t], 0.3, 0.05) - before;
+            unsafe { search.change_weight::<Portable>(t, delta) };
+        }
+        check(&search, &row, &doc);
+    }
+}

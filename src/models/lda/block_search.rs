@@ -47,9 +47,11 @@ pub(crate) trait BlockOps {
     /// registers: a single-lane load from a block just stored whole would wait for the
     /// store to retire.
     unsafe fn locate(ends: &Block, scans: &[Block; MAX_BLOCKS], blocks: usize, unit: f32) -> (usize, usize);
-    /// `x` with lane i set to v, written as a whole block (a single-lane store followed
-    /// by a whole-block load would stall the load until the store retires).
-    unsafe fn with_lane(x: &Block, i: usize, v: f32) -> Block;
+    /// Store the prefix sums of `x` ([`BlockOps::scan`]) into `out` with one whole-block
+    /// store, and return `totals` with lane b set to their last value (LLVM otherwise
+    /// splits the store around that lane, and a later whole-block load of the sums
+    /// cannot be forwarded from the pieces).
+    unsafe fn scan_block(x: &Block, out: &mut Block, totals: &Block, b: usize) -> Block;
     /// `x` with `delta` added to lanes i and above.
     unsafe fn add_from(x: &Block, i: usize, delta: f32) -> Block;
     /// [`BlockOps::weights`] with only the first `r.len()` (< WIDTH) lanes of r read
@@ -88,18 +90,20 @@ impl BlockOps for Portable {
     }
 
     #[inline(always)]
+    unsafe fn scan_block(x: &Block, out: &mut Block, totals: &Block, b: usize) -> Block {
+        // SAFETY: nothing is needed.
+        *out = unsafe { Self::scan(x) };
+        let mut totals = *totals;
+        totals[b] = out[WIDTH - 1];
+        totals
+    }
+
+    #[inline(always)]
     unsafe fn locate(ends: &Block, scans: &[Block; MAX_BLOCKS], blocks: usize, unit: f32) -> (usize, usize) {
         let u = unit * ends[WIDTH - 1];
         let b = ends.iter().filter(|&&s| s <= u).count().min(blocks - 1);
         let rest = u - if b == 0 { 0.0 } else { ends[b - 1] };
         (b, scans[b].iter().filter(|&&s| s <= rest).count().min(WIDTH - 1))
-    }
-
-    #[inline(always)]
-    unsafe fn with_lane(x: &Block, i: usize, v: f32) -> Block {
-        let mut y = *x;
-        y[i] = v;
-        y
     }
 
     #[inline(always)]
@@ -112,6 +116,27 @@ impl BlockOps for Portable {
         std::array::from_fn(|i| weight(d[i], r.get(i).copied().unwrap_or(0), inv[i], alpha, beta))
     }
 
+}
+
+/// Hillis–Steele prefix sums of one register: alignr(y, 0, 16 − s) moves lane i − s to
+/// lane i and zeros the lowest s.
+///
+/// # Safety
+/// AVX-512F must be available.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn avx512_scan(x: std::arch::x86_64::__m512) -> std::arch::x86_64::__m512 {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller guarantees AVX-512F.
+    unsafe {
+        let zero = _mm512_setzero_si512();
+        let mut y = _mm512_castps_si512(x);
+        y = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(y), _mm512_castsi512_ps(_mm512_alignr_epi32::<15>(y, zero))));
+        y = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(y), _mm512_castsi512_ps(_mm512_alignr_epi32::<14>(y, zero))));
+        y = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(y), _mm512_castsi512_ps(_mm512_alignr_epi32::<12>(y, zero))));
+        y = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(y), _mm512_castsi512_ps(_mm512_alignr_epi32::<8>(y, zero))));
+        _mm512_castsi512_ps(y)
+    }
 }
 
 /// AVX-512: one register per block.
@@ -141,16 +166,24 @@ impl BlockOps for Avx512 {
         use std::arch::x86_64::*;
         // SAFETY: as in `weights`.
         unsafe {
-            let zero = _mm512_setzero_si512();
-            let mut y = _mm512_loadu_si512(x.as_ptr().cast());
-            // alignr(y, 0, 16 − s) moves lane i − s to lane i and zeros the lowest s.
-            y = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(y), _mm512_castsi512_ps(_mm512_alignr_epi32::<15>(y, zero))));
-            y = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(y), _mm512_castsi512_ps(_mm512_alignr_epi32::<14>(y, zero))));
-            y = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(y), _mm512_castsi512_ps(_mm512_alignr_epi32::<12>(y, zero))));
-            y = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(y), _mm512_castsi512_ps(_mm512_alignr_epi32::<8>(y, zero))));
             let mut out = [0.0f32; WIDTH];
-            _mm512_storeu_si512(out.as_mut_ptr().cast(), y);
+            _mm512_storeu_ps(out.as_mut_ptr(), avx512_scan(_mm512_loadu_ps(x.as_ptr())));
             out
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn scan_block(x: &Block, out: &mut Block, totals: &Block, b: usize) -> Block {
+        use std::arch::x86_64::*;
+        // SAFETY: as in `weights`.
+        unsafe {
+            let scan = avx512_scan(_mm512_loadu_ps(x.as_ptr()));
+            _mm512_storeu_ps(out.as_mut_ptr(), scan);
+            let last = _mm512_permutexvar_ps(_mm512_set1_epi32(WIDTH as i32 - 1), scan);
+            let totals = _mm512_mask_mov_ps(_mm512_loadu_ps(totals.as_ptr()), 1 << b, last);
+            let mut new = [0.0f32; WIDTH];
+            _mm512_storeu_ps(new.as_mut_ptr(), totals);
+            new
         }
     }
 
@@ -167,18 +200,6 @@ impl BlockOps for Avx512 {
             let rest = _mm512_sub_ps(u, before);
             let s = _mm512_loadu_ps(scans.get_unchecked(b).as_ptr());
             (b, (_mm512_cmp_ps_mask::<_CMP_LE_OQ>(s, rest).count_ones() as usize).min(WIDTH - 1))
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn with_lane(x: &Block, i: usize, v: f32) -> Block {
-        use std::arch::x86_64::*;
-        // SAFETY: as in `weights`.
-        unsafe {
-            let y = _mm512_mask_mov_ps(_mm512_loadu_ps(x.as_ptr()), 1 << i, _mm512_set1_ps(v));
-            let mut out = [0.0f32; WIDTH];
-            _mm512_storeu_ps(out.as_mut_ptr(), y);
-            out
         }
     }
 
@@ -277,27 +298,18 @@ impl BlockOps for Avx2 {
     }
 
     #[inline(always)]
-    unsafe fn locate(ends: &Block, scans: &[Block; MAX_BLOCKS], blocks: usize, unit: f32) -> (usize, usize) {
-        // SAFETY: nothing beyond AVX2 (this is the portable form compiled for it).
-        unsafe { Portable::locate(ends, scans, blocks, unit) }
+    unsafe fn scan_block(x: &Block, out: &mut Block, totals: &Block, b: usize) -> Block {
+        // SAFETY: as in `weights`.
+        *out = unsafe { Self::scan(x) };
+        let mut totals = *totals;
+        totals[b] = out[WIDTH - 1];
+        totals
     }
 
     #[inline(always)]
-    unsafe fn with_lane(x: &Block, i: usize, v: f32) -> Block {
-        use std::arch::x86_64::*;
-        // SAFETY: as in `weights`.
-        unsafe {
-            let lane = _mm256_set1_epi32(i as i32 % 8);
-            let position = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-            let hit = _mm256_castsi256_ps(_mm256_cmpeq_epi32(lane, position));
-            let v = _mm256_set1_ps(v);
-            let (lo, hi) = (_mm256_loadu_ps(x.as_ptr()), _mm256_loadu_ps(x.as_ptr().add(8)));
-            let (lo, hi) = if i < 8 { (_mm256_blendv_ps(lo, v, hit), hi) } else { (lo, _mm256_blendv_ps(hi, v, hit)) };
-            let mut out = [0.0f32; WIDTH];
-            _mm256_storeu_ps(out.as_mut_ptr(), lo);
-            _mm256_storeu_ps(out.as_mut_ptr().add(8), hi);
-            out
-        }
+    unsafe fn locate(ends: &Block, scans: &[Block; MAX_BLOCKS], blocks: usize, unit: f32) -> (usize, usize) {
+        // SAFETY: nothing beyond AVX2 (this is the portable form compiled for it).
+        unsafe { Portable::locate(ends, scans, blocks, unit) }
     }
 
     #[inline(always)]
@@ -379,10 +391,7 @@ impl BlockSearch {
                 unsafe { O::weights_partial(whole_block(doc, at), &row[at..], whole_block(inv, at), alpha, beta) }
             };
             // SAFETY: forwarded from the caller.
-            let scan = unsafe { O::scan(&weights) };
-            // SAFETY: forwarded from the caller.
-            totals = unsafe { O::with_lane(&totals, b, scan[WIDTH - 1]) };
-            self.scans[b] = scan;
+            totals = unsafe { O::scan_block(&weights, &mut self.scans[b], &totals, b) };
         }
         // SAFETY: forwarded from the caller.
         self.ends = unsafe { O::scan(&totals) };
@@ -464,7 +473,9 @@ mod tests {
                 out.push(bits(scan));
                 out.push(bits(O::weights(&d, &r, x, 0.5, 0.01)));
                 out.push(bits(O::weights_partial(&d, &r[..n % WIDTH], &inv, 0.5, 0.01)));
-                out.push(bits(O::with_lane(x, n % WIDTH, 0.25)));
+                let mut stored = [0.0; WIDTH];
+                out.push(bits(O::scan_block(x, &mut stored, &blocks[(n + 5) % blocks.len()], n % WIDTH)));
+                out.push(bits(stored));
                 out.push(bits(O::add_from(&scan, n % WIDTH, -1e-3)));
                 let ends = O::scan(&blocks[(n + 1) % blocks.len()]);
                 for unit in [0.0, 0.3, 0.77, 1.0 - f32::EPSILON] {

@@ -54,6 +54,9 @@ pub(crate) trait BlockOps {
     unsafe fn scan_block(x: &Block, out: &mut Block, totals: &Block, b: usize) -> Block;
     /// `x` with `delta` added to lanes i and above.
     unsafe fn add_from(x: &Block, i: usize, delta: f32) -> Block;
+    /// `x` plus, in each lane j, (`d1` if j ≥ i1, else +0) + (`d2` if j ≥ i2, else +0):
+    /// two changes with one dependent add.
+    unsafe fn add_two_from(x: &Block, i1: usize, d1: f32, i2: usize, d2: f32) -> Block;
     /// [`BlockOps::weights`] with only the first `r.len()` (< WIDTH) lanes of r read
     /// (the others count as 0); `inv` must be +0 in those lanes, so their weights are +0.
     unsafe fn weights_partial(d: &[u32; WIDTH], r: &[u32], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block;
@@ -109,6 +112,11 @@ impl BlockOps for Portable {
     #[inline(always)]
     unsafe fn add_from(x: &Block, i: usize, delta: f32) -> Block {
         std::array::from_fn(|j| x[j] + if j >= i { delta } else { 0.0 })
+    }
+
+    #[inline(always)]
+    unsafe fn add_two_from(x: &Block, i1: usize, d1: f32, i2: usize, d2: f32) -> Block {
+        std::array::from_fn(|j| x[j] + ((if j >= i1 { d1 } else { 0.0 }) + (if j >= i2 { d2 } else { 0.0 })))
     }
 
     #[inline(always)]
@@ -219,6 +227,20 @@ impl BlockOps for Avx512 {
     }
 
     #[inline(always)]
+    unsafe fn add_two_from(x: &Block, i1: usize, d1: f32, i2: usize, d2: f32) -> Block {
+        use std::arch::x86_64::*;
+        // SAFETY: as in `weights`.
+        unsafe {
+            let first = _mm512_maskz_mov_ps((0xffffu32 << i1) as u16, _mm512_set1_ps(d1));
+            let second = _mm512_maskz_mov_ps((0xffffu32 << i2) as u16, _mm512_set1_ps(d2));
+            let y = _mm512_add_ps(_mm512_loadu_ps(x.as_ptr()), _mm512_add_ps(first, second));
+            let mut out = [0.0f32; WIDTH];
+            _mm512_storeu_ps(out.as_mut_ptr(), y);
+            out
+        }
+    }
+
+    #[inline(always)]
     unsafe fn weights_partial(d: &[u32; WIDTH], r: &[u32], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block {
         use std::arch::x86_64::*;
         debug_assert!(r.len() < WIDTH);
@@ -313,6 +335,12 @@ impl BlockOps for Avx2 {
     }
 
     #[inline(always)]
+    unsafe fn add_two_from(x: &Block, i1: usize, d1: f32, i2: usize, d2: f32) -> Block {
+        // SAFETY: nothing beyond AVX2 (this is the portable form compiled for it).
+        unsafe { Portable::add_two_from(x, i1, d1, i2, d2) }
+    }
+
+    #[inline(always)]
     unsafe fn add_from(x: &Block, i: usize, delta: f32) -> Block {
         // SAFETY: nothing beyond AVX2 (this is the portable form compiled for it).
         unsafe { Portable::add_from(x, i, delta) }
@@ -397,22 +425,30 @@ impl BlockSearch {
         self.ends = unsafe { O::scan(&totals) };
     }
 
-    /// Add `delta` to topic t's weight: to its block's prefix sums from t on and to the
-    /// block ends from its block on. The sums then carry the rounding of each change:
-    /// callers refill after a bounded number of changes.
+    /// Add `delta1` to topic t1's weight and `delta2` to topic t2's (t1 ≠ t2): to their
+    /// blocks' prefix sums from each topic on and to the block ends from each block on.
+    /// The sums then carry the rounding of each change: callers refill after a bounded
+    /// number of changes.
     ///
     /// # Safety
-    /// `O`'s instruction set must be available, and t < K.
+    /// `O`'s instruction set must be available, and both topics are below K.
     #[inline(always)]
-    pub(crate) unsafe fn change_weight<O: BlockOps>(&mut self, t: usize, delta: f32) {
-        let (b, i) = (t / WIDTH, t % WIDTH);
-        debug_assert!(b < self.blocks);
-        // SAFETY: b < blocks ≤ MAX_BLOCKS (t < K); the instruction set is the caller's
+    pub(crate) unsafe fn change_two_weights<O: BlockOps>(&mut self, t1: usize, delta1: f32, t2: usize, delta2: f32) {
+        let (b1, i1, b2, i2) = (t1 / WIDTH, t1 % WIDTH, t2 / WIDTH, t2 % WIDTH);
+        debug_assert!(b1 < self.blocks && b2 < self.blocks);
+        // SAFETY: b1, b2 < blocks ≤ MAX_BLOCKS; the instruction set is the caller's
         // guarantee.
         unsafe {
-            let scan = self.scans.get_unchecked_mut(b);
-            *scan = O::add_from(scan, i, delta);
-            self.ends = O::add_from(&self.ends, b, delta);
+            if b1 == b2 {
+                let scan = self.scans.get_unchecked_mut(b1);
+                *scan = O::add_two_from(scan, i1, delta1, i2, delta2);
+            } else {
+                let scan = self.scans.get_unchecked_mut(b1);
+                *scan = O::add_from(scan, i1, delta1);
+                let scan = self.scans.get_unchecked_mut(b2);
+                *scan = O::add_from(scan, i2, delta2);
+            }
+            self.ends = O::add_two_from(&self.ends, b1, delta1, b2, delta2);
         }
     }
 
@@ -477,6 +513,7 @@ mod tests {
                 out.push(bits(O::scan_block(x, &mut stored, &blocks[(n + 5) % blocks.len()], n % WIDTH)));
                 out.push(bits(stored));
                 out.push(bits(O::add_from(&scan, n % WIDTH, -1e-3)));
+                out.push(bits(O::add_two_from(&scan, n % WIDTH, -1e-3, (n * 7) % WIDTH, 2e-3)));
                 let ends = O::scan(&blocks[(n + 1) % blocks.len()]);
                 for unit in [0.0, 0.3, 0.77, 1.0 - f32::EPSILON] {
                     let (b, i) = O::locate(&ends, &scans, 1 + n % MAX_BLOCKS, unit);
@@ -554,15 +591,17 @@ mod tests {
             assert_eq!(unsafe { search.draw::<Portable>(1.0 - f32::EPSILON / 2.0, k) }, k - 1);
         };
         check(&search, &row, &doc);
-        // Move counts of topics 3 (block 0) and 35 (block 2) and change their weights
-        // by the differences.
-        for (t, dd, dr) in [(3usize, 2u32, 5u32), (35, 1, 9)] {
-            let before = weight(doc[t], row[t], inv[t], 0.3, 0.05);
-            doc[t] += dd;
-            row[t] += dr;
-            let delta = weight(doc[t], row[t], inv[t], 0.3, 0.05) - before;
-            unsafe { search.change_weight::<Portable>(t, delta) };
+        // Move counts of topics 3 (block 0) and 35 (block 2), then of 3 and 9 (both in
+        // block 0), and change their weights by the differences.
+        for pair in [[(3usize, 2u32, 5u32), (35, 1, 9)], [(3, 1, 1), (9, 4, 2)]] {
+            let deltas = pair.map(|(t, dd, dr)| {
+                let before = weight(doc[t], row[t], inv[t], 0.3, 0.05);
+                doc[t] += dd;
+                row[t] += dr;
+                weight(doc[t], row[t], inv[t], 0.3, 0.05) - before
+            });
+            unsafe { search.change_two_weights::<Portable>(pair[0].0, deltas[0], pair[1].0, deltas[1]) };
+            check(&search, &row, &doc);
         }
-        check(&search, &row, &doc);
     }
 }

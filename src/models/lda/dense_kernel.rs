@@ -209,7 +209,7 @@ fn resample_portable(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mu
 }
 
 /// Along a run of one word, the block sums are changed by differences (see
-/// [`BlockSearch::change_weight`]); after this many tokens of a run they are rebuilt from
+/// [`BlockSearch::change_two_weights`]); after this many tokens of a run they are rebuilt from
 /// the counts, which bounds their rounding.
 const REFILL_AFTER: u32 = 32;
 
@@ -260,13 +260,10 @@ unsafe fn resample_with<O: BlockOps>(c: &mut CellCounts, zs: &mut [u32], words: 
                     // SAFETY: joined and own are below K; the instruction set is the caller's.
                     unsafe {
                         let (d, r) = (*doc.get_unchecked(joined), *row.get_unchecked(joined));
-                        let now = weight(d, r, *c.inv.get_unchecked(joined), alpha, beta);
-                        let before = weight(d - 1, r - 1, *c.inv_down.get_unchecked(joined), alpha, beta);
-                        c.search.change_weight::<O>(joined, now - before);
+                        let joined_delta = weight(d, r, *c.inv.get_unchecked(joined), alpha, beta) - weight(d - 1, r - 1, *c.inv_down.get_unchecked(joined), alpha, beta);
                         let (d, r) = (*doc.get_unchecked(own), *row.get_unchecked(own));
-                        let now = weight(d, r, *c.inv.get_unchecked(own), alpha, beta);
-                        let before = weight(d + 1, r + 1, *c.inv_up.get_unchecked(own), alpha, beta);
-                        c.search.change_weight::<O>(own, now - before);
+                        let own_delta = weight(d, r, *c.inv.get_unchecked(own), alpha, beta) - weight(d + 1, r + 1, *c.inv_up.get_unchecked(own), alpha, beta);
+                        c.search.change_two_weights::<O>(joined, joined_delta, own, own_delta);
                     }
                 }
                 since_fill += 1;

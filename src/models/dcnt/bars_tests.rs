@@ -59,13 +59,30 @@ fn assert_recovers_all_bars(name: &str, topic_word: &[f64], truth: &BarsCorpus) 
     }
 }
 
-/// LDA with K = 10 recovers all ten bars in 300 sweeps.
+/// LDA with K = 10 recovers all ten bars: the best of five 300-sweep chains (seeds 1–5)
+/// by final log joint.
+///
+/// Why five chains and α = 0.1 (this test used one chain at the default α = 50/K = 5,
+/// and passed by luck): over seeds 1–30, one chain at α = 5 ends with every bar in its
+/// own topic in only 16 of 30 chains (17 of 30 with the previous LDA kernel, so the
+/// kernel is not the cause), and 6 of the 14 failed chains, which merge two bars, end
+/// at a *higher* log joint than every successful one (−2.948 to −2.974 per token
+/// against −2.977 to −2.990): a prior that spreads every document over all topics can
+/// prefer the merge, while the generator gives each document 1–3 of the 10 bars. With
+/// α = 0.1, a prior of that sparsity, the ten-bar state is the better one (−2.179 to
+/// −2.186 per token in all 21 of 30 chains that reach it, −2.30 to −2.43 in the 9
+/// stuck with a merged pair), so the usual remedy for local modes applies: restart and
+/// keep the chain with the highest log joint.
+/// With 9 of 30 chains stuck, all five are stuck with probability about 0.3⁵ ≈ 0.002.
 #[test]
 fn lda_k10_recovers_every_bar() {
     let (truth, corpus) = corpus();
-    let lda_params = LdaParams::from_json(&json!({"topics": 10, "iterations": 300, "burn_in": 200})).unwrap();
-    let lda = FitContext::silent(|ctx| fit_lda(&corpus, &lda_params, 1, ctx)).expect("lda fits");
-    assert_recovers_all_bars("lda", &lda.word_rates, &truth);
+    let lda_params = LdaParams::from_json(&json!({"topics": 10, "alpha": 0.1, "iterations": 300, "burn_in": 200})).unwrap();
+    let best = (1..=5u64)
+        .map(|seed| FitContext::silent(|ctx| fit_lda(&corpus, &lda_params, seed, ctx)).expect("lda fits"))
+        .max_by(|a, b| a.final_loglik_per_token.total_cmp(&b.final_loglik_per_token))
+        .expect("five chains");
+    assert_recovers_all_bars("lda", &best.word_rates, &truth);
 }
 
 /// SCNT with K̄ = 10 and the paper's 10 000 scans recovers all ten bars.

@@ -50,8 +50,16 @@ pub(crate) trait BlockOps {
     /// Store the prefix sums of `x` ([`BlockOps::scan`]) into `out` with one whole-block
     /// store, and return `totals` with lane b set to their last value (LLVM otherwise
     /// splits the store around that lane, and a later whole-block load of the sums
-    /// cannot be forwarded from the pieces).
-    unsafe fn scan_block(x: &Block, out: &mut Block, totals: &Block, b: usize) -> Block;
+    /// cannot be forwarded from the pieces). The portable and AVX2 forms use this
+    /// default; AVX-512 keeps the sums in a register throughout.
+    #[inline(always)]
+    unsafe fn scan_block(x: &Block, out: &mut Block, totals: &Block, b: usize) -> Block {
+        // SAFETY: forwarded from the caller.
+        *out = unsafe { Self::scan(x) };
+        let mut totals = *totals;
+        totals[b] = out[WIDTH - 1];
+        totals
+    }
     /// `x` with `delta` added to lanes i and above.
     unsafe fn add_from(x: &Block, i: usize, delta: f32) -> Block;
     /// `x` plus, in each lane j, (`d1` if j ≥ i1, else +0) + (`d2` if j ≥ i2, else +0):
@@ -90,15 +98,6 @@ impl BlockOps for Portable {
             shift *= 2;
         }
         y
-    }
-
-    #[inline(always)]
-    unsafe fn scan_block(x: &Block, out: &mut Block, totals: &Block, b: usize) -> Block {
-        // SAFETY: nothing is needed.
-        *out = unsafe { Self::scan(x) };
-        let mut totals = *totals;
-        totals[b] = out[WIDTH - 1];
-        totals
     }
 
     #[inline(always)]
@@ -317,15 +316,6 @@ impl BlockOps for Avx2 {
             _mm256_storeu_ps(out.as_mut_ptr().add(8), hi);
             out
         }
-    }
-
-    #[inline(always)]
-    unsafe fn scan_block(x: &Block, out: &mut Block, totals: &Block, b: usize) -> Block {
-        // SAFETY: as in `weights`.
-        *out = unsafe { Self::scan(x) };
-        let mut totals = *totals;
-        totals[b] = out[WIDTH - 1];
-        totals
     }
 
     #[inline(always)]

@@ -45,8 +45,14 @@ pub(crate) trait BlockOps {
     /// `blocks`) is the number of ends at or below u, and the lane i the number of
     /// scans[b] at or below u − ends[b − 1] (u − 0 for the first block). Computed in
     /// registers: a single-lane load from a block just stored whole would wait for the
-    /// store to retire.
-    unsafe fn locate(ends: &Block, scans: &[Block; MAX_BLOCKS], blocks: usize, unit: f32) -> (usize, usize);
+    /// store to retire. The default is the portable form (also used for AVX2).
+    #[inline(always)]
+    unsafe fn locate(ends: &Block, scans: &[Block; MAX_BLOCKS], blocks: usize, unit: f32) -> (usize, usize) {
+        let u = unit * ends[WIDTH - 1];
+        let b = ends.iter().filter(|&&s| s <= u).count().min(blocks - 1);
+        let rest = u - if b == 0 { 0.0 } else { ends[b - 1] };
+        (b, scans[b].iter().filter(|&&s| s <= rest).count().min(WIDTH - 1))
+    }
     /// Store the prefix sums of `x` ([`BlockOps::scan`]) into `out` with one whole-block
     /// store, and return `totals` with lane b set to their last value (LLVM otherwise
     /// splits the store around that lane, and a later whole-block load of the sums
@@ -60,11 +66,17 @@ pub(crate) trait BlockOps {
         totals[b] = out[WIDTH - 1];
         totals
     }
-    /// `x` with `delta` added to lanes i and above.
-    unsafe fn add_from(x: &Block, i: usize, delta: f32) -> Block;
+    /// `x` with `delta` added to lanes i and above (default: the portable form).
+    #[inline(always)]
+    unsafe fn add_from(x: &Block, i: usize, delta: f32) -> Block {
+        std::array::from_fn(|j| x[j] + if j >= i { delta } else { 0.0 })
+    }
     /// `x` plus, in each lane j, (`d1` if j ≥ i1, else +0) + (`d2` if j ≥ i2, else +0):
-    /// two changes with one dependent add.
-    unsafe fn add_two_from(x: &Block, i1: usize, d1: f32, i2: usize, d2: f32) -> Block;
+    /// two changes with one dependent add (default: the portable form).
+    #[inline(always)]
+    unsafe fn add_two_from(x: &Block, i1: usize, d1: f32, i2: usize, d2: f32) -> Block {
+        std::array::from_fn(|j| x[j] + ((if j >= i1 { d1 } else { 0.0 }) + (if j >= i2 { d2 } else { 0.0 })))
+    }
     /// [`BlockOps::weights`] with only the first `r.len()` (< WIDTH) lanes of r read
     /// (the others count as 0); `inv` must be +0 in those lanes, so their weights are +0.
     unsafe fn weights_partial(d: &[u32; WIDTH], r: &[u32], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block;
@@ -101,28 +113,9 @@ impl BlockOps for Portable {
     }
 
     #[inline(always)]
-    unsafe fn locate(ends: &Block, scans: &[Block; MAX_BLOCKS], blocks: usize, unit: f32) -> (usize, usize) {
-        let u = unit * ends[WIDTH - 1];
-        let b = ends.iter().filter(|&&s| s <= u).count().min(blocks - 1);
-        let rest = u - if b == 0 { 0.0 } else { ends[b - 1] };
-        (b, scans[b].iter().filter(|&&s| s <= rest).count().min(WIDTH - 1))
-    }
-
-    #[inline(always)]
-    unsafe fn add_from(x: &Block, i: usize, delta: f32) -> Block {
-        std::array::from_fn(|j| x[j] + if j >= i { delta } else { 0.0 })
-    }
-
-    #[inline(always)]
-    unsafe fn add_two_from(x: &Block, i1: usize, d1: f32, i2: usize, d2: f32) -> Block {
-        std::array::from_fn(|j| x[j] + ((if j >= i1 { d1 } else { 0.0 }) + (if j >= i2 { d2 } else { 0.0 })))
-    }
-
-    #[inline(always)]
     unsafe fn weights_partial(d: &[u32; WIDTH], r: &[u32], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block {
         std::array::from_fn(|i| weight(d[i], r.get(i).copied().unwrap_or(0), inv[i], alpha, beta))
     }
-
 }
 
 /// Hillis–Steele prefix sums of one register: alignr(y, 0, 16 − s) moves lane i − s to
@@ -316,24 +309,6 @@ impl BlockOps for Avx2 {
             _mm256_storeu_ps(out.as_mut_ptr().add(8), hi);
             out
         }
-    }
-
-    #[inline(always)]
-    unsafe fn locate(ends: &Block, scans: &[Block; MAX_BLOCKS], blocks: usize, unit: f32) -> (usize, usize) {
-        // SAFETY: nothing beyond AVX2 (this is the portable form compiled for it).
-        unsafe { Portable::locate(ends, scans, blocks, unit) }
-    }
-
-    #[inline(always)]
-    unsafe fn add_two_from(x: &Block, i1: usize, d1: f32, i2: usize, d2: f32) -> Block {
-        // SAFETY: nothing beyond AVX2 (this is the portable form compiled for it).
-        unsafe { Portable::add_two_from(x, i1, d1, i2, d2) }
-    }
-
-    #[inline(always)]
-    unsafe fn add_from(x: &Block, i: usize, delta: f32) -> Block {
-        // SAFETY: nothing beyond AVX2 (this is the portable form compiled for it).
-        unsafe { Portable::add_from(x, i, delta) }
     }
 
     #[inline(always)]

@@ -205,6 +205,7 @@ fn sample_cell(cell: Cell, part: &Partition, tokens: &Tokens, snapshot: &[u64], 
     let mut rng = stream(key.0, Purpose::Sweep, key.1, (i * p + j) as u64);
     let first_doc = part.doc_bounds[i];
     let first_token = tokens.doc_ptr[first_doc];
+    let doc_stride = padded(k);
     let mut counts = CellCounts::new(k, alpha, beta, vbeta, cell.word_rows, part.word_bounds[j], snapshot.to_vec());
     let mut stats = SweepStats::default();
     for d in first_doc..part.doc_bounds[i + 1] {
@@ -214,8 +215,7 @@ fn sample_cell(cell: Cell, part: &Partition, tokens: &Tokens, snapshot: &[u64], 
         }
         let words = &tokens.words[range.clone()];
         let zs = &mut cell.z[range.start - first_token..range.end - first_token];
-        let stride = padded(k);
-        let doc = &mut cell.doc_rows[(d - first_doc) * stride..(d - first_doc + 1) * stride];
+        let doc = &mut cell.doc_rows[(d - first_doc) * doc_stride..(d - first_doc + 1) * doc_stride];
         counts.resample(isa, zs, words, doc, &mut rng, &mut stats);
     }
     (counts.n_k, stats)

@@ -8,13 +8,17 @@ for documents shorter than the window.
 
   fixture  --tokens T --out F [--docs N]   pick fixed top-word lists, compute every
                                            measure, write the fixture JSON
-  measure  --tokens T --topics J --measure M --window W [--repeats R]
-                                           values and seconds per call, one JSON line
+  bench    --url U --model M --tokens T [--repeats R]
+                                           per measure: topicd's /coherence and gensim on
+                                           the same top words, values and median seconds
+                                           per call, one JSON line each
 """
 import argparse
 import json
+import statistics
 import sys
 import time
+import urllib.request
 
 import gensim
 from gensim.corpora import Dictionary
@@ -81,22 +85,30 @@ def fixture(args):
         f.write("\n")
 
 
-def measure(args):
+def bench(args):
     texts = load_tokens(args.tokens)
-    topics = json.load(open(args.topics, encoding="utf-8"))
-    t0 = time.perf_counter()
     dictionary = Dictionary(texts)
-    corpus = [dictionary.doc2bow(t) for t in texts] if args.measure == "u_mass" else None
-    prep = time.perf_counter() - t0
-    window = None if args.window in (None, "", "document") else int(args.window)
-    times = []
-    for _ in range(args.repeats):
-        t0 = time.perf_counter()
-        per_topic, mean = coherence(args.measure, topics, texts, dictionary, corpus, window if window else "document")
-        times.append(time.perf_counter() - t0)
-    json.dump({"measure": args.measure, "window": args.window or "document", "per_topic": per_topic, "coherence": mean,
-               "seconds_per_call": min(times), "dictionary_seconds": prep, "gensim_version": gensim.__version__}, sys.stdout)
-    print()
+    corpus = [dictionary.doc2bow(t) for t in texts]
+    for measure, window in [("u_mass", None), ("c_npmi", "document"), ("c_npmi", 10), ("c_uci", 10), ("c_v", 110)]:
+        query = f"measure={measure}&top_n={args.top_n}" + (f"&window={window}" if window else "")
+        url = f"{args.url}/v1/models/{args.model}/coherence?{query}"
+        topicd_times = []
+        for _ in range(args.repeats):
+            t0 = time.perf_counter()
+            with urllib.request.urlopen(url) as r:
+                answer = json.load(r)
+            topicd_times.append(time.perf_counter() - t0)
+        topics = [t["words"] for t in answer["topics"]]
+        gensim_times = []
+        for _ in range(args.repeats):
+            t0 = time.perf_counter()
+            per_topic, mean = coherence(measure, topics, texts, dictionary, corpus, window)
+            gensim_times.append(time.perf_counter() - t0)
+        diff = max(abs(a - b) for a, b in zip(per_topic, (t["coherence"] for t in answer["topics"])))
+        print(json.dumps({"measure": measure, "window": answer["window"], "topics": len(topics), "top_n": args.top_n,
+                          "virtual_documents": answer["num_virtual_documents"], "topicd_mean": answer["mean"], "gensim_mean": mean,
+                          "max_abs_diff": diff, "topicd_s": statistics.median(topicd_times), "gensim_s": statistics.median(gensim_times),
+                          "gensim_version": gensim.__version__}), flush=True)
 
 
 def main():
@@ -106,14 +118,14 @@ def main():
     f.add_argument("--tokens", required=True)
     f.add_argument("--out", required=True)
     f.add_argument("--docs", type=int, default=None)
-    m = sub.add_parser("measure")
-    m.add_argument("--tokens", required=True)
-    m.add_argument("--topics", required=True)
-    m.add_argument("--measure", required=True)
-    m.add_argument("--window", default=None)
-    m.add_argument("--repeats", type=int, default=3)
+    b = sub.add_parser("bench")
+    b.add_argument("--url", required=True)
+    b.add_argument("--model", required=True)
+    b.add_argument("--tokens", required=True)
+    b.add_argument("--top-n", type=int, default=10)
+    b.add_argument("--repeats", type=int, default=5)
     args = p.parse_args()
-    {"fixture": fixture, "measure": measure}[args.cmd](args)
+    {"fixture": fixture, "bench": bench}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -9,10 +9,11 @@
 use super::error::{ApiError, ApiResult};
 use super::extract::{from_str, parse_query};
 use super::model_cache::LoadedModel;
+use super::models::{rank_and_weight, rank_name};
 use super::AppState;
 use crate::corpus::Corpus;
 use crate::models::{Comparison, TableOptions};
-use crate::summaries::{model_coherence, rank_topic, Measure, Occurrences, Rank};
+use crate::summaries::{model_coherence, top_terms, Measure, Occurrences, Rank};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
@@ -177,21 +178,14 @@ struct CoherenceQuery {
 pub async fn coherence(State(state): State<AppState>, Path(id): Path<String>, RawQuery(q): RawQuery) -> ApiResult<Response> {
     let query: CoherenceQuery = parse_query(q.as_deref())?;
     let opts = CoherenceParams { measure: query.measure.clone(), window: query.window.clone(), top_n: query.top_n }.check()?;
-    let rank = match query.rank.as_deref() {
-        None => Rank::Frequency,
-        Some(r) => Rank::parse(r).ok_or_else(|| ApiError::invalid("query.rank", "must be frequency, exclusivity or frex"))?,
-    };
-    let weight = query.weight.unwrap_or(0.5);
-    if !(0.0..=1.0).contains(&weight) {
-        return Err(ApiError::invalid("query.weight", "must be a number in [0, 1]"));
-    }
+    let (rank, weight) = rank_and_weight(query.rank.as_deref(), query.weight, Rank::Frequency)?;
     let m = state.models.get(&state.store, &id).await?;
     let (m2, pool) = (m.clone(), state.predict_pool.clone());
     let (labels, top_words) = tokio::task::spawn_blocking(move || {
         pool.install(|| {
             use rayon::prelude::*;
             let table = m2.model.topic_table(&TableOptions { comparison: Comparison::Natural });
-            let top: Vec<Vec<u32>> = (0..table.topics.len()).into_par_iter().map(|k| rank_topic(&table, k, rank, weight, Some(opts.top_n)).iter().map(|w| w.term).collect()).collect();
+            let top: Vec<Vec<u32>> = (0..table.topics.len()).into_par_iter().map(|k| top_terms(&table, k, rank, weight, opts.top_n)).collect();
             (table.topics.iter().map(|t| t.label.clone()).collect::<Vec<_>>(), top)
         })
     })
@@ -212,7 +206,7 @@ pub async fn coherence(State(state): State<AppState>, Path(id): Path<String>, Ra
         .collect();
     let mut body = result.summary_json(&corpus_id);
     body["model_id"] = json!(id);
-    body["rank"] = json!(query.rank.as_deref().unwrap_or("frequency"));
+    body["rank"] = json!(rank_name(rank));
     body["weight"] = json!(weight);
     body["topics"] = json!(topics);
     Ok(Json(body).into_response())

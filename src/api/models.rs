@@ -10,7 +10,7 @@ use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::RawDocument;
 use crate::models::{Comparison, PredictOptions, TableOptions, TopicTable};
 use crate::store::{DeleteOutcome, ModelRow};
-use crate::summaries::{rank_topic, Rank, WordScore};
+use crate::summaries::{rank_topic, top_terms, Rank, WordScore};
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -117,14 +117,7 @@ impl TopicsQuery {
         if !(1..=10_000).contains(&n) {
             return Err(ApiError::invalid("query.n", "must be between 1 and 10000"));
         }
-        let rank = match self.rank.as_deref() {
-            None => default_rank,
-            Some(r) => Rank::parse(r).ok_or_else(|| ApiError::invalid("query.rank", "must be frequency, exclusivity or frex"))?,
-        };
-        let weight = self.weight.unwrap_or(0.5);
-        if !(0.0..=1.0).contains(&weight) {
-            return Err(ApiError::invalid("query.weight", "must be a number in [0, 1]"));
-        }
+        let (rank, weight) = rank_and_weight(self.rank.as_deref(), self.weight, default_rank)?;
         let comparison = match self.comparison.as_deref() {
             None | Some("siblings") | Some("natural") => Comparison::Natural,
             Some("all") => Comparison::All,
@@ -156,7 +149,20 @@ impl TopicsQuery {
     }
 }
 
-fn rank_name(r: Rank) -> &'static str {
+/// The checked `rank` and `weight` query parameters (shared with `/coherence`).
+pub(super) fn rank_and_weight(rank: Option<&str>, weight: Option<f64>, default_rank: Rank) -> ApiResult<(Rank, f64)> {
+    let rank = match rank {
+        None => default_rank,
+        Some(r) => Rank::parse(r).ok_or_else(|| ApiError::invalid("query.rank", "must be frequency, exclusivity or frex"))?,
+    };
+    let weight = weight.unwrap_or(0.5);
+    if !(0.0..=1.0).contains(&weight) {
+        return Err(ApiError::invalid("query.weight", "must be a number in [0, 1]"));
+    }
+    Ok((rank, weight))
+}
+
+pub(super) fn rank_name(r: Rank) -> &'static str {
     match r {
         Rank::Frequency => "frequency",
         Rank::Exclusivity => "exclusivity",
@@ -224,7 +230,7 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
             use rayon::prelude::*;
             let table = m2.model.topic_table(&TableOptions { comparison });
             let ranked: Vec<Vec<WordScore>> = (0..table.topics.len()).into_par_iter().map(|k| rank_topic(&table, k, rank, weight, Some(n))).collect();
-            let top_words: Option<Vec<Vec<u32>>> = top_n.map(|t| (0..table.topics.len()).into_par_iter().map(|k| rank_topic(&table, k, rank, weight, Some(t)).iter().map(|w| w.term).collect()).collect());
+            let top_words: Option<Vec<Vec<u32>>> = top_n.map(|t| (0..table.topics.len()).into_par_iter().map(|k| top_terms(&table, k, rank, weight, t)).collect());
             (table, ranked, top_words)
         })
     })
@@ -282,7 +288,7 @@ pub async fn topic_frex(State(state): State<AppState>, Path((id, topic)): Path<(
     let words = rank_topic(&table, k, opts.rank, opts.weight, Some(opts.n));
     let coherence = match opts.coherence {
         Some(c) => {
-            let top = rank_topic(&table, k, opts.rank, opts.weight, Some(c.top_n)).iter().map(|w| w.term).collect();
+            let top = top_terms(&table, k, opts.rank, opts.weight, c.top_n);
             Some(coherence_of(&state, &m, c, vec![top]).await?)
         }
         None => None,

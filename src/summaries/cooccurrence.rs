@@ -23,18 +23,20 @@
 //! run lists. Pure functions, no I/O.
 
 use crate::corpus::{DocTermMatrix, TokenOrder};
-use std::collections::HashMap;
 
 /// The virtual-document memberships of a set of words.
 #[derive(Debug, Clone)]
 pub struct Occurrences {
     /// Number of virtual documents (gensim's `num_docs`).
     pub num_docs: u64,
-    /// Term id → index into `runs`.
-    slot: HashMap<u32, usize>,
+    /// Term id → index into `runs` ([`NOT_COUNTED`] for other terms), dense up to the
+    /// largest counted id so the pass over every token is one array read per token.
+    slot: Vec<u32>,
     /// Per word: disjoint, non-adjacent runs of virtual documents, increasing.
     runs: Vec<Vec<(u64, u64)>>,
 }
+
+const NOT_COUNTED: u32 = u32::MAX;
 
 /// Appends `[start, end)` to `runs`, merging with an adjacent last run.
 fn push_run(runs: &mut Vec<(u64, u64)>, start: u64, end: u64) {
@@ -46,21 +48,32 @@ fn push_run(runs: &mut Vec<(u64, u64)>, start: u64, end: u64) {
 
 impl Occurrences {
     fn empty(words: &[u32]) -> Self {
-        let mut slot = HashMap::new();
+        let mut slot = vec![NOT_COUNTED; words.iter().max().map_or(0, |&w| w as usize + 1)];
+        let mut n = 0;
         for &w in words {
-            let n = slot.len();
-            slot.entry(w).or_insert(n);
+            if slot[w as usize] == NOT_COUNTED {
+                slot[w as usize] = n;
+                n += 1;
+            }
         }
-        let runs = vec![Vec::new(); slot.len()];
-        Occurrences { num_docs: 0, slot, runs }
+        Occurrences { num_docs: 0, slot, runs: vec![Vec::new(); n as usize] }
+    }
+
+    /// The index of term `t` in `runs`, if it is counted.
+    #[inline]
+    fn slot_of(&self, t: u32) -> Option<usize> {
+        match self.slot.get(t as usize) {
+            Some(&s) if s != NOT_COUNTED => Some(s as usize),
+            _ => None,
+        }
     }
 
     /// Boolean document estimate: virtual document `d` is row `d` of `counts`.
     pub fn from_documents(counts: &DocTermMatrix, words: &[u32]) -> Self {
         let mut occ = Self::empty(words);
         for (d, (terms, _)) in counts.rows().enumerate() {
-            for t in terms {
-                if let Some(&s) = occ.slot.get(t) {
+            for &t in terms {
+                if let Some(s) = occ.slot_of(t) {
                     push_run(&mut occ.runs[s], d as u64, d as u64 + 1);
                 }
             }
@@ -80,9 +93,8 @@ impl Occurrences {
         let mut g: u64 = 0;
         for d in 0..order.num_documents() {
             let doc = order.doc(d);
-            let slot = |t: &u32| occ.slot.get(t).copied();
             let first = &doc[..doc.len().min(window)];
-            for s in first.iter().filter_map(slot) {
+            for s in first.iter().filter_map(|&t| occ.slot_of(t)) {
                 if open[s].is_none() {
                     open[s] = Some(g);
                     touched.push(s);
@@ -92,12 +104,12 @@ impl Occurrences {
             let n = if doc.len() > window { (doc.len() - window + 1) as u64 } else { 1 };
             for i in 1..n as usize {
                 let at = g + i as u64;
-                if let Some(s) = slot(&doc[i - 1]) {
+                if let Some(s) = occ.slot_of(doc[i - 1]) {
                     if let Some(start) = open[s].take() {
                         push_run(&mut occ.runs[s], start, at);
                     }
                 }
-                if let Some(s) = slot(&doc[i + window - 1]) {
+                if let Some(s) = occ.slot_of(doc[i + window - 1]) {
                     if open[s].is_none() {
                         open[s] = Some(at);
                         touched.push(s);
@@ -116,7 +128,7 @@ impl Occurrences {
     }
 
     fn runs_of(&self, w: u32) -> &[(u64, u64)] {
-        let s = *self.slot.get(&w).unwrap_or_else(|| panic!("word {w} was not counted"));
+        let s = self.slot_of(w).unwrap_or_else(|| panic!("word {w} was not counted"));
         &self.runs[s]
     }
 

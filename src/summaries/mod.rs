@@ -14,4 +14,4 @@ pub mod frex;
 pub use coherence::{model_coherence, topic_coherence, Measure};
 pub use cooccurrence::Occurrences;
 pub use exclusivity::topic_given_word;
-pub use frex::{ecdf, rank_topic, Rank, WordScore};
+pub use frex::{ecdf, rank_topic, top_terms, Rank, WordScore};

@@ -53,7 +53,7 @@ read -r LOAD2 _ < /proc/loadavg
 python3 - "$RAW/coherence_appstream.json" "$LOAD1" "$LOAD2" "$TOPICS" "$TOP_N" <<'PY' | tee bench/out/coherence_vs_gensim.md
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-print(f"appstream (2 017 documents), LDA K = {sys.argv[4]}, top {sys.argv[5]} words; gensim {rows[0]['gensim_version']} CoherenceModel(processes=1); load average {sys.argv[2]} → {sys.argv[3]}")
+print(f"appstream ({rows[0]['virtual_documents']} documents), LDA K = {sys.argv[4]}, top {sys.argv[5]} words; gensim {rows[0]['gensim_version']} CoherenceModel(processes=1); load average {sys.argv[2]} → {sys.argv[3]}")
 print()
 print("| measure | window | virtual documents | topicd mean | gensim mean | max \\|Δ\\| per topic | topicd s/call | gensim s/call | gensim / topicd |")
 print("|---|---|---|---|---|---|---|---|---|")

@@ -140,7 +140,7 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(
         summary["synthetic"] = truth;
     }
     let stats = corpus.stats.clone();
-    let data = tokio::task::spawn_blocking(move || postcard::to_allocvec(&corpus)).await.map_err(ApiError::internal)?.map_err(ApiError::internal)?;
+    let data = tokio::task::spawn_blocking(move || corpus.encode()).await.map_err(ApiError::internal)?;
     let row = state.store.insert_corpus(NewCorpus { id: &corpus_id, name: &name, stats: &stats, summary, data }).await?;
     tracing::info!(corpus_id = %row.id, documents = row.num_documents, terms = row.num_terms, "corpus stored");
     let location = format!("/v1/corpora/{}", row.id);

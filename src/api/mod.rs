@@ -4,6 +4,7 @@
 //! a blocking thread, and shape the response. Wire types live in each resource's file;
 //! errors are problem+json ([`error`]).
 
+pub mod coherence;
 pub mod corpora;
 pub mod error;
 pub mod evaluations;
@@ -52,6 +53,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/corpora"),
     ("get", "/v1/corpora/{id}"),
     ("delete", "/v1/corpora/{id}"),
+    ("get", "/v1/corpora/{id}/tokens"),
     ("post", "/v1/jobs"),
     ("get", "/v1/jobs"),
     ("get", "/v1/jobs/{id}"),
@@ -62,6 +64,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("delete", "/v1/models/{id}"),
     ("get", "/v1/models/{id}/topics"),
     ("get", "/v1/models/{id}/topics/{topic}/frex"),
+    ("get", "/v1/models/{id}/coherence"),
     ("post", "/v1/models/{id}/predict"),
     ("get", "/v1/models/{id}/evaluation"),
     ("post", "/v1/models/{id}/evaluation"),
@@ -84,6 +87,7 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi.json", get(ops::openapi))
         .route("/v1/corpora", post(corpora::create).get(corpora::list))
         .route("/v1/corpora/{id}", get(corpora::get_one).delete(corpora::delete))
+        .route("/v1/corpora/{id}/tokens", get(coherence::tokens))
         .route("/v1/jobs", post(jobs::create).get(jobs::list))
         .route("/v1/jobs/{id}", get(jobs::get_one))
         .route("/v1/jobs/{id}/trace", get(jobs::trace))
@@ -95,6 +99,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/models/{id}/correlations", get(evaluations::correlations))
         .route("/v1/models/{id}/topics", get(models::topics))
         .route("/v1/models/{id}/topics/{topic}/frex", get(models::topic_frex))
+        .route("/v1/models/{id}/coherence", get(coherence::coherence))
         .route("/v1/models/{id}/predict", post(models::predict))
         .route("/v1/graphs", post(graphs::create).get(graphs::list))
         .route("/v1/graphs/{id}", get(graphs::get_one).delete(graphs::delete))

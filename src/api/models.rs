@@ -1,6 +1,7 @@
-//! `/v1/models`: fitted models, their topics (frequency, exclusivity, FREX) and
-//! predictions for new documents.
+//! `/v1/models`: fitted models, their topics (frequency, exclusivity, FREX; with their
+//! coherence on request, see [`super::coherence`]) and predictions for new documents.
 
+use super::coherence::{coherence_of, number, CoherenceOptions, CoherenceParams, CoherenceResult};
 use super::error::{ApiError, ApiResult};
 use super::extract::{from_str, parse_json, parse_query, read_body, require_json, Page};
 use super::model_cache::LoadedModel;
@@ -9,7 +10,7 @@ use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::RawDocument;
 use crate::models::{Comparison, PredictOptions, TableOptions, TopicTable};
 use crate::store::{DeleteOutcome, ModelRow};
-use crate::summaries::{rank_topic, Rank, WordScore};
+use crate::summaries::{rank_topic, top_terms, Rank, WordScore};
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -88,6 +89,15 @@ struct TopicsQuery {
     comparison: Option<String>,
     #[serde(default)]
     format: Option<String>,
+    /// `coherence`: add each topic's coherence (options below).
+    #[serde(default)]
+    with: Option<String>,
+    #[serde(default)]
+    measure: Option<String>,
+    #[serde(default)]
+    window: Option<String>,
+    #[serde(default, deserialize_with = "from_str::opt")]
+    top_n: Option<usize>,
 }
 
 /// Checked query options shared by both topic endpoints.
@@ -97,6 +107,8 @@ struct TopicsOptions {
     weight: f64,
     comparison: Comparison,
     csv: bool,
+    /// `with=coherence`: over each topic's top `top_n` words by `rank`.
+    coherence: Option<CoherenceOptions>,
 }
 
 impl TopicsQuery {
@@ -105,14 +117,7 @@ impl TopicsQuery {
         if !(1..=10_000).contains(&n) {
             return Err(ApiError::invalid("query.n", "must be between 1 and 10000"));
         }
-        let rank = match self.rank.as_deref() {
-            None => default_rank,
-            Some(r) => Rank::parse(r).ok_or_else(|| ApiError::invalid("query.rank", "must be frequency, exclusivity or frex"))?,
-        };
-        let weight = self.weight.unwrap_or(0.5);
-        if !(0.0..=1.0).contains(&weight) {
-            return Err(ApiError::invalid("query.weight", "must be a number in [0, 1]"));
-        }
+        let (rank, weight) = rank_and_weight(self.rank.as_deref(), self.weight, default_rank)?;
         let comparison = match self.comparison.as_deref() {
             None | Some("siblings") | Some("natural") => Comparison::Natural,
             Some("all") => Comparison::All,
@@ -123,11 +128,41 @@ impl TopicsQuery {
             Some("csv") => true,
             Some(_) => return Err(ApiError::invalid("query.format", "must be json or csv")),
         };
-        Ok(TopicsOptions { n, rank, weight, comparison, csv })
+        let mut with_coherence = false;
+        for part in self.with.as_deref().unwrap_or("").split(',').filter(|p| !p.is_empty()) {
+            match part {
+                "coherence" => with_coherence = true,
+                _ => return Err(ApiError::invalid("query.with", "must be coherence")),
+            }
+        }
+        let params = CoherenceParams { measure: self.measure, window: self.window, top_n: self.top_n };
+        let coherence = if with_coherence {
+            Some(params.check()?)
+        } else {
+            let given = [("measure", params.measure.is_some()), ("window", params.window.is_some()), ("top_n", params.top_n.is_some())];
+            if let Some((name, _)) = given.iter().find(|(_, g)| *g) {
+                return Err(ApiError::invalid(format!("query.{name}"), "is a coherence option: add with=coherence"));
+            }
+            None
+        };
+        Ok(TopicsOptions { n, rank, weight, comparison, csv, coherence })
     }
 }
 
-fn rank_name(r: Rank) -> &'static str {
+/// The checked `rank` and `weight` query parameters (shared with `/coherence`).
+pub(super) fn rank_and_weight(rank: Option<&str>, weight: Option<f64>, default_rank: Rank) -> ApiResult<(Rank, f64)> {
+    let rank = match rank {
+        None => default_rank,
+        Some(r) => Rank::parse(r).ok_or_else(|| ApiError::invalid("query.rank", "must be frequency, exclusivity or frex"))?,
+    };
+    let weight = weight.unwrap_or(0.5);
+    if !(0.0..=1.0).contains(&weight) {
+        return Err(ApiError::invalid("query.weight", "must be a number in [0, 1]"));
+    }
+    Ok((rank, weight))
+}
+
+pub(super) fn rank_name(r: Rank) -> &'static str {
     match r {
         Rank::Frequency => "frequency",
         Rank::Exclusivity => "exclusivity",
@@ -161,12 +196,16 @@ fn csv_escape(s: &str) -> String {
     }
 }
 
-fn csv_response(rows: Vec<(usize, Option<String>, Vec<(String, WordScore)>)>) -> Response {
-    let mut out = String::from("topic,label,rank,word,frequency,exclusivity,frex\n");
-    for (k, label, words) in rows {
+/// The topic table as CSV; with coherence (one value per row of `rows`), a last
+/// `coherence` column repeats each topic's value on its rows (empty when not finite).
+fn csv_response(rows: Vec<(usize, Option<String>, Vec<(String, WordScore)>)>, coherence: Option<&[f64]>) -> Response {
+    let mut out = String::from("topic,label,rank,word,frequency,exclusivity,frex");
+    out.push_str(if coherence.is_some() { ",coherence\n" } else { "\n" });
+    for (r, (k, label, words)) in rows.into_iter().enumerate() {
+        let extra = coherence.map_or(String::new(), |c| format!(",{}", if c[r].is_finite() { c[r].to_string() } else { String::new() }));
         for (i, (word, s)) in words.iter().enumerate() {
             out.push_str(&format!(
-                "{k},{},{},{},{},{},{}\n",
+                "{k},{},{},{},{},{},{}{extra}\n",
                 csv_escape(label.as_deref().unwrap_or("")),
                 i + 1,
                 csv_escape(word),
@@ -185,23 +224,29 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
     let m = state.models.get(&state.store, &id).await?;
     let (m2, pool) = (m.clone(), state.predict_pool.clone());
     let (rank, weight, n, comparison) = (opts.rank, opts.weight, opts.n, opts.comparison);
-    let (table, ranked) = tokio::task::spawn_blocking(move || {
+    let top_n = opts.coherence.map(|c| c.top_n);
+    let (table, ranked, top_words) = tokio::task::spawn_blocking(move || {
         pool.install(|| {
             use rayon::prelude::*;
             let table = m2.model.topic_table(&TableOptions { comparison });
             let ranked: Vec<Vec<WordScore>> = (0..table.topics.len()).into_par_iter().map(|k| rank_topic(&table, k, rank, weight, Some(n))).collect();
-            (table, ranked)
+            let top_words: Option<Vec<Vec<u32>>> = top_n.map(|t| (0..table.topics.len()).into_par_iter().map(|k| top_terms(&table, k, rank, weight, t)).collect());
+            (table, ranked, top_words)
         })
     })
     .await
     .map_err(ApiError::internal)?;
+    let coherence = match (opts.coherence, top_words) {
+        (Some(c), Some(words)) => Some(coherence_of(&state, &m, c, words).await?),
+        _ => None,
+    };
     if opts.csv {
         let rows = ranked
             .into_iter()
             .enumerate()
             .map(|(k, ws)| (k, table.topics[k].label.clone(), ws.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect()))
             .collect();
-        return Ok(csv_response(rows));
+        return Ok(csv_response(rows, coherence.as_ref().map(|(_, c)| c.per_topic.as_slice())));
     }
     let topics: Vec<Value> = ranked
         .iter()
@@ -209,10 +254,22 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
         .map(|(k, ws)| {
             let mut t = topic_header(&table, k);
             t["words"] = json!(words_json(&m, ws));
+            if let Some((_, c)) = &coherence {
+                t["coherence"] = number(c.per_topic[k]);
+            }
             t
         })
         .collect();
-    Ok(Json(json!({"model_id": id, "rank": rank_name(opts.rank), "weight": opts.weight, "n": opts.n, "topics": topics})).into_response())
+    let mut body = json!({"model_id": id, "rank": rank_name(opts.rank), "weight": opts.weight, "n": opts.n, "topics": topics});
+    add_coherence_summary(&mut body, coherence.as_ref());
+    Ok(Json(body).into_response())
+}
+
+/// The `coherence` object (settings and mean) of a topic table asked `with=coherence`.
+fn add_coherence_summary(body: &mut Value, coherence: Option<&(String, CoherenceResult)>) {
+    if let Some((corpus_id, c)) = coherence {
+        body["coherence"] = c.summary_json(corpus_id);
+    }
 }
 
 /// `GET /v1/models/{id}/topics/{topic}/frex`: one topic's FREX ranking; `topic` is an
@@ -229,18 +286,30 @@ pub async fn topic_frex(State(state): State<AppState>, Path((id, topic)): Path<(
         Err(_) => table.topics.iter().position(|t| t.label.as_deref() == Some(topic.as_str())).ok_or_else(|| ApiError::not_found("topic", &topic))?,
     };
     let words = rank_topic(&table, k, opts.rank, opts.weight, Some(opts.n));
+    let coherence = match opts.coherence {
+        Some(c) => {
+            let top = top_terms(&table, k, opts.rank, opts.weight, c.top_n);
+            Some(coherence_of(&state, &m, c, vec![top]).await?)
+        }
+        None => None,
+    };
     if opts.csv {
         let rows = vec![(k, table.topics[k].label.clone(), words.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect())];
-        return Ok(csv_response(rows));
+        return Ok(csv_response(rows, coherence.as_ref().map(|(_, c)| c.per_topic.as_slice())));
     }
-    Ok(Json(json!({
+    let mut topic = topic_header(&table, k);
+    if let Some((_, c)) = &coherence {
+        topic["coherence"] = number(c.per_topic[0]);
+    }
+    let mut body = json!({
         "model_id": id,
-        "topic": topic_header(&table, k),
+        "topic": topic,
         "rank": rank_name(opts.rank),
         "weight": opts.weight,
         "words": words_json(&m, &words),
-    }))
-    .into_response())
+    });
+    add_coherence_summary(&mut body, coherence.as_ref());
+    Ok(Json(body).into_response())
 }
 
 #[derive(Debug, Deserialize)]

@@ -7,6 +7,10 @@
 //! so it happens once in [`CorpusBuilder::finish`], which also renumbers terms by
 //! frequency and drops documents left empty.
 //!
+//! Text uploads also keep each document's token sequence (provisional ids, 4 bytes a
+//! token) for sliding-window coherence (see [`super::order`]); the first bag-of-words
+//! document drops them, since such a corpus has no order as a whole.
+//!
 //! Every error names the offending field (`documents[3].counts.foo`), and carries
 //! `line` (the 1-based NDJSON line when streaming, else the 0-based document index).
 
@@ -15,6 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::input::{parse_count, RawDocument, TreeEntry};
 use super::labels::LabelTreeBuilder;
 use super::lexicon::Lexicon;
+use super::order::TokenOrder;
 use super::preprocess::{DuplicateIds, PreprocessOptions};
 use super::sparse::DocTermMatrix;
 use super::tokenize::TextPipeline;
@@ -40,6 +45,8 @@ pub struct CorpusBuilder {
     piece_cache: HashMap<String, u32>,
     /// Rows over provisional ids, one per accepted document.
     rows: DocTermMatrix,
+    /// Token sequences over provisional ids while every document so far is text.
+    order: Option<TokenOrder>,
     doc_ids: Vec<String>,
     /// Document id → index of the document that uses it.
     id_index: HashMap<String, usize>,
@@ -83,6 +90,7 @@ impl CorpusBuilder {
             words: Vec::new(),
             piece_cache: HashMap::new(),
             rows: DocTermMatrix::new(),
+            order: Some(TokenOrder::new()),
             doc_ids: Vec::new(),
             id_index: HashMap::new(),
             num_duplicates: 0,
@@ -200,7 +208,10 @@ impl CorpusBuilder {
         // 3. Nothing can fail from here on: tokenize and record.
         match content {
             Content::Text(text) => self.count_text(&text),
-            Content::Counts(counts) => self.count_bow(&counts),
+            Content::Counts(counts) => {
+                self.order = None;
+                self.count_bow(&counts)
+            }
         }
         self.flush_row();
         self.id_index.insert(id.clone(), index);
@@ -225,6 +236,7 @@ impl CorpusBuilder {
     }
 
     fn count_text(&mut self, text: &str) {
+        let mut order = self.order.take();
         for piece in TextPipeline::pieces(text) {
             let id = match self.piece_cache.get(piece) {
                 Some(&id) => id,
@@ -239,8 +251,15 @@ impl CorpusBuilder {
             };
             if id != DROPPED {
                 self.bump(id, 1);
+                if let Some(o) = order.as_mut() {
+                    o.tokens.push(id);
+                }
             }
         }
+        if let Some(o) = order.as_mut() {
+            o.indptr.push(o.tokens.len() as u64);
+        }
+        self.order = order;
     }
 
     fn count_bow(&mut self, counts: &[(String, u32)]) {
@@ -410,6 +429,17 @@ impl CorpusBuilder {
             FeatureMatrix { names, values }
         });
 
+        let token_order = self.order.as_ref().map(|o| {
+            let mut out = TokenOrder::new();
+            let mut doc = Vec::new();
+            for &d in &kept_docs {
+                doc.clear();
+                doc.extend(o.doc(d).iter().map(|&t| new_id[t as usize]).filter(|&n| n != u32::MAX));
+                out.push(&doc);
+            }
+            out
+        });
+
         let splits =
             self.any_split.then(|| kept_docs.iter().map(|&d| self.splits[d].clone()).collect());
 
@@ -426,7 +456,7 @@ impl CorpusBuilder {
             num_types_before_pruning: num_types,
         };
 
-        Ok(Corpus { lexicon, counts, doc_ids, labels, doc_labels, features, splits, stats })
+        Ok(Corpus { lexicon, counts, doc_ids, labels, doc_labels, features, splits, stats, token_order })
     }
 }
 

@@ -11,6 +11,7 @@ pub mod builder;
 pub mod input;
 pub mod labels;
 pub mod lexicon;
+pub mod order;
 pub mod preprocess;
 pub mod sparse;
 pub mod stopwords;
@@ -27,6 +28,7 @@ pub use sparse::DocTermMatrix;
 pub use builder::build_corpus;
 pub use labels::LabelTreeBuilder;
 pub use lexicon::EncodedDoc;
+pub use order::TokenOrder;
 pub use tokenize::TextPipeline;
 
 use serde::{Deserialize, Serialize};
@@ -50,6 +52,11 @@ pub struct Corpus {
     pub splits: Option<Vec<Option<String>>>,
     /// Counts reported back to the uploader.
     pub stats: CorpusStats,
+    /// Each document's tokens in text order, for text uploads (see [`order`]). Not part
+    /// of the postcard encoding of this struct: stored as a versioned trailer by
+    /// [`Corpus::encode`].
+    #[serde(skip)]
+    pub token_order: Option<TokenOrder>,
 }
 
 /// Dense document × feature matrix for metadata (DCNT uses it).

@@ -219,6 +219,7 @@ impl BarsCorpus {
             features: None,
             splits: None,
             stats,
+            token_order: None,
         }
     }
 }

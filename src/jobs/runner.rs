@@ -62,9 +62,9 @@ enum Outcome {
     Result(serde_json::Value),
 }
 
-/// Decode a stored corpus blob (on a blocking thread).
+/// Decode a stored corpus blob (on a blocking thread); fits read no token order.
 fn decode_corpus(blob: &[u8]) -> Result<Corpus, FitError> {
-    postcard::from_bytes(blob).map_err(|e| FitError::Numerical(format!("stored corpus is corrupt: {e}")))
+    Corpus::decode_without_order(blob).map_err(|e| FitError::Numerical(e.to_string()))
 }
 
 /// How often progress is written to the store at most.

@@ -77,6 +77,24 @@ pub fn rank_topic(table: &TopicTable, topic: usize, rank: Rank, weight: f64, n: 
     scores
 }
 
+/// The term ids of `rank_topic(table, topic, rank, weight, Some(n))`, in its order, without
+/// its ECDFs when the rank needs none (frequency, exclusivity: one partial selection).
+pub fn top_terms(table: &TopicTable, topic: usize, rank: Rank, weight: f64, n: usize) -> Vec<u32> {
+    let row = match rank {
+        Rank::Frex => return rank_topic(table, topic, rank, weight, Some(n)).iter().map(|s| s.term).collect(),
+        Rank::Frequency => table.frequency.row(topic),
+        Rank::Exclusivity => table.exclusivity.row(topic),
+    };
+    let cmp = |a: &u32, b: &u32| row[*b as usize].total_cmp(&row[*a as usize]).then(a.cmp(b));
+    let mut terms: Vec<u32> = (0..row.len() as u32).collect();
+    if n < terms.len() {
+        terms.select_nth_unstable_by(n, cmp);
+        terms.truncate(n);
+    }
+    terms.sort_by(cmp);
+    terms
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +128,11 @@ mod tests {
         assert_eq!(by_frex[0], 1);
         let by_excl: Vec<u32> = rank_topic(&table, 0, Rank::Exclusivity, 0.5, Some(1)).iter().map(|s| s.term).collect();
         assert_eq!(by_excl, vec![1]);
+        for rank in [Rank::Frequency, Rank::Exclusivity, Rank::Frex] {
+            for n in 1..=5 {
+                let full: Vec<u32> = rank_topic(&table, 1, rank, 0.3, Some(n)).iter().map(|s| s.term).collect();
+                assert_eq!(top_terms(&table, 1, rank, 0.3, n), full, "{rank:?} {n}");
+            }
+        }
     }
 }

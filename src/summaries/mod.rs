@@ -1,12 +1,17 @@
-//! Summaries of fitted topics: frequency, exclusivity and FREX rankings.
+//! Summaries of fitted topics: frequency, exclusivity and FREX rankings, and the
+//! coherence of their top words (gensim's measures, on the training corpus).
 //!
 //! Why it exists: every model's topics are read the same way, from a
 //! [`crate::models::TopicTable`] of posterior-mean frequencies and exclusivities; the
 //! ranking is recomputed at query time for any exclusivity weight, without a refit.
 //! Pure functions, no I/O.
 
+pub mod coherence;
+pub mod cooccurrence;
 pub mod exclusivity;
 pub mod frex;
 
+pub use coherence::{model_coherence, topic_coherence, Measure};
+pub use cooccurrence::Occurrences;
 pub use exclusivity::topic_given_word;
-pub use frex::{ecdf, rank_topic, Rank, WordScore};
+pub use frex::{ecdf, rank_topic, top_terms, Rank, WordScore};

@@ -118,6 +118,50 @@ struct LdaModelV3 {
     heldout: Option<HeldoutReport>,
 }
 
+impl From<LdaModelV3> for LdaModel {
+    /// A model fitted before optimisation: its α was the symmetric parameter.
+    fn from(m: LdaModelV3) -> Self {
+        let params: LdaParams = m.params.into();
+        LdaModel {
+            version: ENCODING_VERSION,
+            alpha: vec![params.alpha; params.topics],
+            beta: params.beta,
+            optimizations: 0,
+            params,
+            num_terms: m.num_terms,
+            word_rates: m.word_rates,
+            document_proportions: m.document_proportions,
+            topic_shares: m.topic_shares,
+            kept_sweeps: m.kept_sweeps,
+            tokens: m.tokens,
+            final_loglik_per_token: m.final_loglik_per_token,
+            mean_doc_topics: m.mean_doc_topics,
+            test_documents: m.test_documents,
+            heldout: m.heldout,
+        }
+    }
+}
+
+impl From<LdaModelV2> for LdaModelV3 {
+    /// A model fitted before held-out splits: no test documents.
+    fn from(m: LdaModelV2) -> Self {
+        LdaModelV3 {
+            version: 3,
+            params: m.params.into(),
+            num_terms: m.num_terms,
+            word_rates: m.word_rates,
+            document_proportions: m.document_proportions,
+            topic_shares: m.topic_shares,
+            kept_sweeps: m.kept_sweeps,
+            tokens: m.tokens,
+            final_loglik_per_token: m.final_loglik_per_token,
+            mean_doc_topics: m.mean_doc_topics,
+            test_documents: 0,
+            heldout: None,
+        }
+    }
+}
+
 /// [`LdaModel`] as encoded by format version 2.
 #[derive(Deserialize)]
 #[cfg_attr(test, derive(Serialize))]
@@ -342,50 +386,8 @@ impl LdaModel {
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
         match version {
             ENCODING_VERSION => postcard::from_bytes(bytes).map_err(decode_error),
-            3 => {
-                let m: LdaModelV3 = postcard::from_bytes(bytes).map_err(decode_error)?;
-                debug_assert_eq!(m.version, 3);
-                let params: LdaParams = m.params.into();
-                Ok(LdaModel {
-                    version: ENCODING_VERSION,
-                    alpha: vec![params.alpha; params.topics],
-                    beta: params.beta,
-                    optimizations: 0,
-                    params,
-                    num_terms: m.num_terms,
-                    word_rates: m.word_rates,
-                    document_proportions: m.document_proportions,
-                    topic_shares: m.topic_shares,
-                    kept_sweeps: m.kept_sweeps,
-                    tokens: m.tokens,
-                    final_loglik_per_token: m.final_loglik_per_token,
-                    mean_doc_topics: m.mean_doc_topics,
-                    test_documents: m.test_documents,
-                    heldout: m.heldout,
-                })
-            }
-            2 => {
-                let m: LdaModelV2 = postcard::from_bytes(bytes).map_err(decode_error)?;
-                debug_assert_eq!(m.version, 2);
-                let params: LdaParams = m.params.into();
-                Ok(LdaModel {
-                    version: ENCODING_VERSION,
-                    alpha: vec![params.alpha; params.topics],
-                    beta: params.beta,
-                    optimizations: 0,
-                    params,
-                    num_terms: m.num_terms,
-                    word_rates: m.word_rates,
-                    document_proportions: m.document_proportions,
-                    topic_shares: m.topic_shares,
-                    kept_sweeps: m.kept_sweeps,
-                    tokens: m.tokens,
-                    final_loglik_per_token: m.final_loglik_per_token,
-                    mean_doc_topics: m.mean_doc_topics,
-                    test_documents: 0,
-                    heldout: None,
-                })
-            }
+            3 => Ok(postcard::from_bytes::<LdaModelV3>(bytes).map_err(decode_error)?.into()),
+            2 => Ok(LdaModelV3::from(postcard::from_bytes::<LdaModelV2>(bytes).map_err(decode_error)?).into()),
             v => Err(ModelError::Decode(format!("LDA encoding version {v} is not {ENCODING_VERSION}, 3 or 2"))),
         }
     }

@@ -20,7 +20,7 @@ pub(crate) struct LdaParamsV2 {
     pub threads: usize,
 }
 
-impl From<LdaParamsV2> for LdaParams {
+impl From<LdaParamsV2> for LdaParamsV3 {
     fn from(p: LdaParamsV2) -> Self {
         let chib = super::heldout::ChibSettings::default();
         LdaParamsV3 {
@@ -37,7 +37,6 @@ impl From<LdaParamsV2> for LdaParams {
             heldout_burn_in: chib.burn_in,
             heldout_chain_length: chib.chain_length,
         }
-        .into()
     }
 }
 

@@ -11,6 +11,8 @@
 #         REPEATS     runs per system and thread count, seeds SEED, SEED+1, ...
 #                     (default 3; the systems alternate run by run)
 #         ITERATIONS                            (default 50)
+#         HELDOUT     1: score held-out documents (default); 0: throughput and
+#                     log-likelihood only (topicd fits the training file, no scoring)
 # Raw JSON lines go to bench/out/raw/, the table to bench/out/lda_optimize.md.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."          # project root
@@ -19,6 +21,7 @@ THREADS=${THREADS:-"2"}
 SEED=${SEED:-1}
 REPEATS=${REPEATS:-3}
 ITERATIONS=${ITERATIONS:-50}
+HELDOUT=${HELDOUT:-1}
 RAW=bench/out/raw
 mkdir -p "$RAW"
 
@@ -51,26 +54,32 @@ for t in $THREADS; do
     # the fit; --burn-in (ITERATIONS - 1) keeps only the last sweep, so its phi is the
     # final state's, as tomotopy's get_topic_word_dist.
     echo "== topicd, $t thread(s), seed $s (load $(cut -d' ' -f1 /proc/loadavg))" >&2
-    target/release/topicd fit --input bench/out/linuxdoc_split.jsonl --model lda --topics 100 --alpha 0.5 --beta 0.01 \
+    input=bench/out/linuxdoc_split.jsonl
+    [ "$HELDOUT" = 1 ] || input=bench/out/linuxdoc_train.jsonl
+    target/release/topicd fit --input "$input" --model lda --topics 100 --alpha 0.5 --beta 0.01 \
       --iterations "$ITERATIONS" --burn-in $((ITERATIONS - 1)) --seed "$s" --threads "$t" --stopwords none --min-df 1 \
       --param optimize_interval=10 > "$RAW/opt_topicd_t${t}_s$s.json"
     echo "== tomotopy, $t thread(s), seed $s (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+    save=()
+    [ "$HELDOUT" = 1 ] && save=(--save-model "$RAW/opt_tomotopy_model_t${t}_s$s.json")
     python3 bench/tomotopy_lda.py --input bench/out/linuxdoc_train.jsonl --threads "$t" --topics 100 --alpha 0.5 --beta 0.01 \
-      --iterations "$ITERATIONS" --seed "$s" --optim-interval 10 --optim-burn-in 0 \
-      --save-model "$RAW/opt_tomotopy_model_t${t}_s$s.json" > "$RAW/opt_tomotopy_t${t}_s$s.json"
-    echo "== held-out score of tomotopy's model, seed $s" >&2
-    target/release/topicd score-lda --model "$RAW/opt_tomotopy_model_t${t}_s$s.json" --input bench/out/linuxdoc_heldout.jsonl \
-      --seed "$s" --threads "$t" > "$RAW/opt_tomotopy_heldout_t${t}_s$s.json"
+      --iterations "$ITERATIONS" --seed "$s" --optim-interval 10 --optim-burn-in 0 "${save[@]}" \
+      > "$RAW/opt_tomotopy_t${t}_s$s.json"
+    if [ "$HELDOUT" = 1 ]; then
+      echo "== held-out score of tomotopy's model, seed $s" >&2
+      target/release/topicd score-lda --model "$RAW/opt_tomotopy_model_t${t}_s$s.json" --input bench/out/linuxdoc_heldout.jsonl \
+        --seed "$s" --threads "$t" > "$RAW/opt_tomotopy_heldout_t${t}_s$s.json"
+    fi
     rm -f "$RAW/opt_tomotopy_model_t${t}_s$s.json"
   done
 done
 
 # 4. table
-python3 - "$RAW" "$THREADS" "$SEED" "$REPEATS" "$ITERATIONS" <<'PY' | tee bench/out/lda_optimize.md
+python3 - "$RAW" "$THREADS" "$SEED" "$REPEATS" "$ITERATIONS" "$HELDOUT" <<'PY' | tee bench/out/lda_optimize.md
 import json, math, os, statistics, sys
 raw, threads = sys.argv[1], sys.argv[2].split()
 seeds = [int(sys.argv[3]) + r for r in range(int(sys.argv[4]))]
-iterations = int(sys.argv[5])
+iterations, heldout = int(sys.argv[5]), sys.argv[6] == "1"
 split = json.load(open("bench/out/linuxdoc_split_stats.json"))
 
 def last_json(path):
@@ -88,9 +97,10 @@ def run(t, s):
     """One seed's figures for both systems."""
     a = last_json(os.path.join(raw, "opt_topicd_t%s_s%d.json" % (t, s)))
     b = last_json(os.path.join(raw, "opt_tomotopy_t%s_s%d.json" % (t, s)))
-    bh = last_json(os.path.join(raw, "opt_tomotopy_heldout_t%s_s%d.json" % (t, s)))
     g = a["diagnostics"]
-    h = g["heldout"]
+    nan = {"tokens": 0, "log_likelihood_per_token": float("nan")}
+    bh = last_json(os.path.join(raw, "opt_tomotopy_heldout_t%s_s%d.json" % (t, s))) if heldout else nan
+    h = g["heldout"] if heldout else nan
     if h["tokens"] != bh["tokens"] or g["tokens"] != b["tokens"]:
         raise SystemExit("token counts differ between the systems: %s" % [(g["tokens"], b["tokens"]), (h["tokens"], bh["tokens"])])
     return {
@@ -99,7 +109,7 @@ def run(t, s):
         "a_tps": g["tokens"] / a["seconds_per_iteration"], "b_tps": b["tokens_per_second"],
         "a_ll": a["loglik_per_token"], "b_ll": b["loglik_per_token"],
         "a_ho": h["log_likelihood_per_token"], "b_ho": bh["log_likelihood_per_token"],
-        "a_alpha": g["fitted_alpha_sum"], "b_alpha": b["alpha_sum"], "b_util": b["cpu_utilisation"],
+        "a_alpha": g["fitted_alpha_sum"], "b_alpha": b["alpha_sum"], "b_util": b["cpu_utilisation"], "seed": s,
     }
 
 def mean_se(xs):
@@ -127,13 +137,14 @@ for t in threads:
     print("| %s | %.2f M | %.2f M | %.2f× | %.4f | %.4f | %+.4f ± %.4f | %.4f | %.4f | %+.4f ± %.4f | %.2f | %.2f |" % (
         t, at / 1e6, bt / 1e6, at / bt, al, bl, dll, dll_se, ah, bh, dho, dho_se,
         statistics.fmean(r["a_alpha"] for r in rs), statistics.fmean(r["b_alpha"] for r in rs)))
-    verdicts.append("%s thread(s): log-likelihood %s (|Δ mean| %.4f, target <= 0.02); held-out %s (Δ mean %+.4f, SE %.4f: "
-                    "target 'no worse', taken as Δ >= -2 SE)" % (
-                        t, "PASS" if abs(dll) <= 0.02 else "FAIL", abs(dll),
-                        "PASS" if dho >= -2 * (dho_se if dho_se == dho_se else 0) else "FAIL", dho, dho_se))
+    verdict = "%s thread(s): log-likelihood %s (|Δ mean| %.4f, target <= 0.02)" % (t, "PASS" if abs(dll) <= 0.02 else "FAIL", abs(dll))
+    if heldout:
+        verdict += "; held-out %s (Δ mean %+.4f, SE %.4f: target 'no worse', taken as Δ >= -2 SE)" % (
+            "PASS" if dho >= -2 * (dho_se if dho_se == dho_se else 0) else "FAIL", dho, dho_se)
+    verdicts.append(verdict)
     for r in rs:
         if r["b_util"] < 0.9:
-            verdicts.append("WARNING: tomotopy, %s thread(s): CPU utilisation %.2f: its timing is not valid" % (t, r["b_util"]))
+            verdicts.append("WARNING: tomotopy, %s thread(s), seed %d: CPU utilisation %.2f: its timing is not valid" % (t, r["seed"], r["b_util"]))
 print()
 print("Every run (same seed for both systems):")
 print()

@@ -113,6 +113,8 @@ def run(t, s):
     }
 
 def mean_se(xs):
+    if any(x != x for x in xs):
+        return float("nan"), float("nan")
     m = statistics.fmean(xs)
     return m, (statistics.stdev(xs) / math.sqrt(len(xs)) if len(xs) > 1 else float("nan"))
 

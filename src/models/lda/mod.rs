@@ -121,6 +121,7 @@ struct LdaModelV3 {
 impl From<LdaModelV3> for LdaModel {
     /// A model fitted before optimisation: its α was the symmetric parameter.
     fn from(m: LdaModelV3) -> Self {
+        debug_assert_eq!(m.version, 3);
         let params: LdaParams = m.params.into();
         LdaModel {
             version: ENCODING_VERSION,
@@ -145,6 +146,7 @@ impl From<LdaModelV3> for LdaModel {
 impl From<LdaModelV2> for LdaModelV3 {
     /// A model fitted before held-out splits: no test documents.
     fn from(m: LdaModelV2) -> Self {
+        debug_assert_eq!(m.version, 2);
         LdaModelV3 {
             version: 3,
             params: m.params.into(),

@@ -4,7 +4,9 @@
 Reads bench/out/linuxdoc_bow.jsonl ({"id", "counts": {word: n}} per line),
 expands each document to a token list (sorted words, each repeated `n` times),
 fits tomotopy.LDAModel(k=100, alpha=0.5, eta=0.01) with hyperparameter
-optimisation OFF (optim_interval = 0, burn_in = 0), and prints ONE JSON line:
+optimisation OFF (optim_interval = 0, burn_in = 0; `--optim-interval 10` turns
+tomotopy's asymmetric-alpha optimisation on, as in bench/lda_optimize.sh), and
+prints ONE JSON line:
 
   {"system": "tomotopy", "version", "threads", "documents", "tokens",
    "iterations", "seconds", "seconds_per_iteration", "tokens_per_second",
@@ -53,7 +55,8 @@ SCHEMES = {"default": tp.ParallelScheme.DEFAULT, "none": tp.ParallelScheme.NONE,
 
 
 def collapsed_log_joint(mdl, alpha, eta):
-    """log p(w, z | alpha, eta) from the model's current assignments."""
+    """log p(w, z | alpha, eta) from the model's current assignments; `alpha` holds
+    one value per topic."""
     K, V = mdl.k, mdl.num_vocabs
     lg = math.lgamma
     ll = 0.0
@@ -66,8 +69,8 @@ def collapsed_log_joint(mdl, alpha, eta):
             n_k[z] += 1
             n_kv[(z, w)] = n_kv.get((z, w), 0) + 1
         nd = sum(n_dk)
-        ll += lg(K * alpha) - lg(nd + K * alpha)
-        ll += sum(lg(c + alpha) - lg(alpha) for c in n_dk if c)
+        ll += lg(sum(alpha)) - lg(nd + sum(alpha))
+        ll += sum(lg(c + a) - lg(a) for c, a in zip(n_dk, alpha) if c)
     ll += K * lg(V * eta) - sum(lg(c + V * eta) for c in n_k)
     ll += sum(lg(c + eta) - lg(eta) for c in n_kv.values())
     return ll, sum(n_k)
@@ -83,6 +86,11 @@ def main():
     ap.add_argument("--iterations", type=int, default=50)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--parallel", choices=sorted(SCHEMES), default="default")
+    ap.add_argument("--optim-interval", type=int, default=0,
+                    help="tomotopy's optim_interval (0 = no hyperparameter optimisation; its default is 10)")
+    ap.add_argument("--optim-burn-in", type=int, default=0, help="tomotopy's burn_in (its default is 0)")
+    ap.add_argument("--save-model", metavar="PATH",
+                    help="write {vocabulary, alpha, phi} of the final state as JSON (for `topicd score-lda`)")
     ap.add_argument("--verify-ll", action="store_true",
                     help="recompute log p(w,z) in Python and compare with ll_per_word")
     args = ap.parse_args()
@@ -91,8 +99,8 @@ def main():
     # given as a float = the same value for every topic), eta the topic-word one.
     mdl = tp.LDAModel(tw=tp.TermWeight.ONE, min_cf=0, min_df=0, rm_top=0,
                       k=args.topics, alpha=args.alpha, eta=args.beta, seed=args.seed)
-    mdl.optim_interval = 0      # no hyperparameter optimisation
-    mdl.burn_in = 0
+    mdl.optim_interval = args.optim_interval   # 0: no hyperparameter optimisation
+    mdl.burn_in = args.optim_burn_in
     n_docs = 0
     with open(args.input, encoding="utf-8") as f:
         for line in f:
@@ -111,8 +119,14 @@ def main():
 
     tokens = mdl.num_words
     llpw = mdl.ll_per_word
+    alpha = list(map(float, mdl.alpha)) if args.optim_interval else [args.alpha] * args.topics
+    if args.save_model:
+        # phi_k = (n_kw + eta) / (n_k + V eta) of the final state, over used_vocabs.
+        phi = [list(map(float, mdl.get_topic_word_dist(k, normalize=True))) for k in range(mdl.k)]
+        with open(args.save_model, "w", encoding="utf-8") as f:
+            json.dump({"vocabulary": list(mdl.used_vocabs), "alpha": alpha, "phi": phi}, f)
     if args.verify_ll:
-        ll, n = collapsed_log_joint(mdl, args.alpha, args.beta)
+        ll, n = collapsed_log_joint(mdl, alpha, args.beta)
         print("verify-ll: python log p(w,z)/N = %.6f  tomotopy ll_per_word = %.6f  (N %d / %d)"
               % (ll / n, llpw, n, tokens), file=sys.stderr)
     print(json.dumps({
@@ -125,6 +139,8 @@ def main():
         "seconds_per_iteration": round(secs / args.iterations, 5),
         "tokens_per_second": round(tokens * args.iterations / secs, 1),
         "loglik_per_token": llpw,
+        "optim_interval": args.optim_interval, "optim_burn_in": args.optim_burn_in,
+        "alpha_sum": sum(alpha), "alpha_min": min(alpha), "alpha_max": max(alpha),
         # CPU seconds / (wall seconds x threads): well below 1 means the run
         # was starved (another busy process) or the threads idled waiting.
         "cpu_utilisation": round(cpu / (secs * args.threads), 3),

@@ -52,7 +52,7 @@ fn main() {
                 .collect();
             let mut chain_rng = stream(7, Purpose::Heldout, 0, d as u64);
             let start = Instant::now();
-            log_p += chib_log_likelihood(&words, &phi, num_topics, alpha, &settings, &mut chain_rng);
+            log_p += chib_log_likelihood(&words, &phi, num_topics, &vec![alpha; num_topics], &settings, &mut chain_rng);
             times.push(start.elapsed().as_secs_f64() * 1e3);
         }
         times.sort_by(|a, b| a.total_cmp(b));

@@ -1,7 +1,7 @@
 //! The `topicd` binary: parse the command line, set up logging, run.
 
 use clap::Parser;
-use topicd::cli::{fit, simulate, Cli, Command};
+use topicd::cli::{fit, score_lda, simulate, Cli, Command};
 use tracing_subscriber::EnvFilter;
 
 fn init_logging(json: bool) {
@@ -28,6 +28,12 @@ fn main() {
         Command::Fit(args) => {
             if let Err(e) = fit::run(args) {
                 eprintln!("topicd fit: {e}");
+                std::process::exit(2);
+            }
+        }
+        Command::ScoreLda(args) => {
+            if let Err(e) = score_lda::run(args) {
+                eprintln!("topicd score-lda: {e}");
                 std::process::exit(2);
             }
         }

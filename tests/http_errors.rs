@@ -78,6 +78,8 @@ async fn bad_jobs_are_rejected_and_queue_nothing() {
         (json!({"corpus_id": cid, "model": "lda", "params": {"beta": 0}}), "params.beta"),
         (json!({"corpus_id": cid, "model": "lda", "params": {"topicz": 3}}), "params.topicz"),
         (json!({"corpus_id": cid, "model": "lda", "params": {"iterations": 10, "burn_in": 10}}), "params.burn_in"),
+        (json!({"corpus_id": cid, "model": "lda", "params": {"optimize_interval": -10}}), "params.optimize_interval"),
+        (json!({"corpus_id": cid, "model": "lda", "params": {"optimize_beta": true}}), "params.optimize_beta"),
         (json!({"corpus_id": cid, "model": "lda", "params": [1]}), "params"),
         (json!({"corpus_id": cid, "model": "nope"}), "model"),
         (json!({"corpus_id": "no-such-corpus", "model": "lda"}), "corpus_id"),

@@ -1,9 +1,11 @@
-//! The command line: `topicd serve`, `topicd fit` and `topicd simulate-hpc`.
+//! The command line: `topicd serve`, `topicd fit`, `topicd simulate-hpc` and
+//! `topicd score-lda`.
 //!
 //! Why it exists: `serve` runs the HTTP service; `fit` runs the very same corpus and
 //! model code without HTTP, for benchmarks and offline users, and prints one JSON line.
 
 pub mod fit;
+pub mod score_lda;
 pub mod simulate;
 
 use crate::config::ServeConfig;
@@ -24,4 +26,7 @@ pub enum Command {
     Fit(fit::FitArgs),
     /// Write a corpus drawn from HPC's generative process (benchmarks, smoke tests).
     SimulateHpc(simulate::SimulateArgs),
+    /// Held-out log-likelihood of documents under an LDA given as JSON (vocabulary, φ,
+    /// α), by the `lda` family's Chib-style estimator (benchmarks against other tools).
+    ScoreLda(score_lda::ScoreLdaArgs),
 }

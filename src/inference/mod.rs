@@ -1,6 +1,6 @@
 //! Generic samplers and numerical kernels shared by models: Hamiltonian Monte Carlo
 //! with a dense or sparse mass matrix, and a sparse Cholesky factorisation for
-//! tree-structured Hessians.
+//! tree-structured Hessians; Minka's fixed point for Dirichlet parameters.
 //!
 //! Why it exists: HPC (and later models) draw non-conjugate conditionals by scheduled
 //! conditional HMC. The sampler only needs a log density with its gradient
@@ -11,6 +11,7 @@
 pub(crate) mod finite_diff;
 #[cfg(test)]
 pub(crate) mod geweke;
+pub mod dirichlet;
 pub mod fast_exp;
 pub mod hmc;
 pub mod lbfgs;

@@ -36,8 +36,8 @@ pub(crate) type Block = [f32; WIDTH];
 /// Every method may use the instructions of the implementing set: call them only on a
 /// processor that has them ([`super::dense_kernel::Isa::detect`]).
 pub(crate) trait BlockOps {
-    /// (d_i + α)((r_i + β) inv_i) for the sixteen topics of a block.
-    unsafe fn weights(d: &[u32; WIDTH], r: &[u32; WIDTH], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block;
+    /// (d_i + α_i)((r_i + β) inv_i) for the sixteen topics of a block.
+    unsafe fn weights(d: &[u32; WIDTH], r: &[u32; WIDTH], inv: &[f32; WIDTH], alpha: &[f32; WIDTH], beta: f32) -> Block;
     /// Inclusive prefix sums, Hillis–Steele: for shift 1, 2, 4, 8,
     /// y_i ← y_i + (y_{i−shift} if i ≥ shift, else +0).
     unsafe fn scan(x: &Block) -> Block;
@@ -79,11 +79,11 @@ pub(crate) trait BlockOps {
     }
     /// [`BlockOps::weights`] with only the first `r.len()` (< WIDTH) lanes of r read
     /// (the others count as 0); `inv` must be +0 in those lanes, so their weights are +0.
-    unsafe fn weights_partial(d: &[u32; WIDTH], r: &[u32], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block;
+    unsafe fn weights_partial(d: &[u32; WIDTH], r: &[u32], inv: &[f32; WIDTH], alpha: &[f32; WIDTH], beta: f32) -> Block;
 }
 
-/// One topic's weight (n_dk + α)(n_kw + β)/(n_k + Vβ), from its counts and the inverse
-/// of its total; every [`BlockOps::weights`] computes exactly this.
+/// One topic's weight (n_dk + α_k)(n_kw + β)/(n_k + Vβ), from its counts, its α_k and the
+/// inverse of its total; every [`BlockOps::weights`] computes exactly this.
 #[inline(always)]
 pub(crate) fn weight(n_dk: u32, n_kw: u32, inv: f32, alpha: f32, beta: f32) -> f32 {
     // Counts are below 2^31 (Tokens holds fewer tokens), so the signed conversion, a
@@ -96,8 +96,8 @@ pub(crate) struct Portable;
 
 impl BlockOps for Portable {
     #[inline(always)]
-    unsafe fn weights(d: &[u32; WIDTH], r: &[u32; WIDTH], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block {
-        std::array::from_fn(|i| weight(d[i], r[i], inv[i], alpha, beta))
+    unsafe fn weights(d: &[u32; WIDTH], r: &[u32; WIDTH], inv: &[f32; WIDTH], alpha: &[f32; WIDTH], beta: f32) -> Block {
+        std::array::from_fn(|i| weight(d[i], r[i], inv[i], alpha[i], beta))
     }
 
     #[inline(always)]
@@ -113,8 +113,8 @@ impl BlockOps for Portable {
     }
 
     #[inline(always)]
-    unsafe fn weights_partial(d: &[u32; WIDTH], r: &[u32], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block {
-        std::array::from_fn(|i| weight(d[i], r.get(i).copied().unwrap_or(0), inv[i], alpha, beta))
+    unsafe fn weights_partial(d: &[u32; WIDTH], r: &[u32], inv: &[f32; WIDTH], alpha: &[f32; WIDTH], beta: f32) -> Block {
+        std::array::from_fn(|i| weight(d[i], r.get(i).copied().unwrap_or(0), inv[i], alpha[i], beta))
     }
 }
 
@@ -146,7 +146,7 @@ pub(crate) struct Avx512;
 #[cfg(target_arch = "x86_64")]
 impl BlockOps for Avx512 {
     #[inline(always)]
-    unsafe fn weights(d: &[u32; WIDTH], r: &[u32; WIDTH], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block {
+    unsafe fn weights(d: &[u32; WIDTH], r: &[u32; WIDTH], inv: &[f32; WIDTH], alpha: &[f32; WIDTH], beta: f32) -> Block {
         use std::arch::x86_64::*;
         // SAFETY: the caller guarantees AVX-512F; the loads and the store are of whole
         // 64-byte arrays (unaligned forms).
@@ -154,7 +154,7 @@ impl BlockOps for Avx512 {
             let d = _mm512_cvtepi32_ps(_mm512_loadu_si512(d.as_ptr().cast()));
             let r = _mm512_cvtepi32_ps(_mm512_loadu_si512(r.as_ptr().cast()));
             let inv = _mm512_loadu_ps(inv.as_ptr());
-            let w = _mm512_mul_ps(_mm512_add_ps(d, _mm512_set1_ps(alpha)), _mm512_mul_ps(_mm512_add_ps(r, _mm512_set1_ps(beta)), inv));
+            let w = _mm512_mul_ps(_mm512_add_ps(d, _mm512_loadu_ps(alpha.as_ptr())), _mm512_mul_ps(_mm512_add_ps(r, _mm512_set1_ps(beta)), inv));
             let mut out = [0.0f32; WIDTH];
             _mm512_storeu_ps(out.as_mut_ptr(), w);
             out
@@ -233,7 +233,7 @@ impl BlockOps for Avx512 {
     }
 
     #[inline(always)]
-    unsafe fn weights_partial(d: &[u32; WIDTH], r: &[u32], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block {
+    unsafe fn weights_partial(d: &[u32; WIDTH], r: &[u32], inv: &[f32; WIDTH], alpha: &[f32; WIDTH], beta: f32) -> Block {
         use std::arch::x86_64::*;
         debug_assert!(r.len() < WIDTH);
         // SAFETY: the caller guarantees AVX-512F; the masked load touches only the lanes
@@ -243,7 +243,7 @@ impl BlockOps for Avx512 {
             let dv = _mm512_cvtepi32_ps(_mm512_loadu_si512(d.as_ptr().cast()));
             let rv = _mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(mask, r.as_ptr().cast()));
             let iv = _mm512_loadu_ps(inv.as_ptr());
-            let w = _mm512_mul_ps(_mm512_add_ps(dv, _mm512_set1_ps(alpha)), _mm512_mul_ps(_mm512_add_ps(rv, _mm512_set1_ps(beta)), iv));
+            let w = _mm512_mul_ps(_mm512_add_ps(dv, _mm512_loadu_ps(alpha.as_ptr())), _mm512_mul_ps(_mm512_add_ps(rv, _mm512_set1_ps(beta)), iv));
             let mut out = [0.0f32; WIDTH];
             _mm512_storeu_ps(out.as_mut_ptr(), w);
             out
@@ -259,7 +259,7 @@ pub(crate) struct Avx2;
 #[cfg(target_arch = "x86_64")]
 impl BlockOps for Avx2 {
     #[inline(always)]
-    unsafe fn weights(d: &[u32; WIDTH], r: &[u32; WIDTH], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block {
+    unsafe fn weights(d: &[u32; WIDTH], r: &[u32; WIDTH], inv: &[f32; WIDTH], alpha: &[f32; WIDTH], beta: f32) -> Block {
         use std::arch::x86_64::*;
         // SAFETY: the caller guarantees AVX2; each load and store is of eight elements
         // at offset 0 or 8 of a sixteen-element array.
@@ -269,7 +269,7 @@ impl BlockOps for Avx2 {
                 let dv = _mm256_cvtepi32_ps(_mm256_loadu_si256(d.as_ptr().add(half).cast()));
                 let rv = _mm256_cvtepi32_ps(_mm256_loadu_si256(r.as_ptr().add(half).cast()));
                 let iv = _mm256_loadu_ps(inv.as_ptr().add(half));
-                let w = _mm256_mul_ps(_mm256_add_ps(dv, _mm256_set1_ps(alpha)), _mm256_mul_ps(_mm256_add_ps(rv, _mm256_set1_ps(beta)), iv));
+                let w = _mm256_mul_ps(_mm256_add_ps(dv, _mm256_loadu_ps(alpha.as_ptr().add(half))), _mm256_mul_ps(_mm256_add_ps(rv, _mm256_set1_ps(beta)), iv));
                 _mm256_storeu_ps(out.as_mut_ptr().add(half), w);
             }
             out
@@ -312,7 +312,7 @@ impl BlockOps for Avx2 {
     }
 
     #[inline(always)]
-    unsafe fn weights_partial(d: &[u32; WIDTH], r: &[u32], inv: &[f32; WIDTH], alpha: f32, beta: f32) -> Block {
+    unsafe fn weights_partial(d: &[u32; WIDTH], r: &[u32], inv: &[f32; WIDTH], alpha: &[f32; WIDTH], beta: f32) -> Block {
         use std::arch::x86_64::*;
         debug_assert!(r.len() < WIDTH);
         // SAFETY: the caller guarantees AVX2; masked loads touch only the lanes below
@@ -325,7 +325,7 @@ impl BlockOps for Avx2 {
                 let dv = _mm256_cvtepi32_ps(_mm256_loadu_si256(d.as_ptr().add(half).cast()));
                 let rv = _mm256_cvtepi32_ps(_mm256_maskload_epi32(r.as_ptr().wrapping_add(half).cast(), mask));
                 let iv = _mm256_loadu_ps(inv.as_ptr().add(half));
-                let w = _mm256_mul_ps(_mm256_add_ps(dv, _mm256_set1_ps(alpha)), _mm256_mul_ps(_mm256_add_ps(rv, _mm256_set1_ps(beta)), iv));
+                let w = _mm256_mul_ps(_mm256_add_ps(dv, _mm256_loadu_ps(alpha.as_ptr().add(half))), _mm256_mul_ps(_mm256_add_ps(rv, _mm256_set1_ps(beta)), iv));
                 _mm256_storeu_ps(out.as_mut_ptr().add(half), w);
             }
             out
@@ -362,26 +362,26 @@ impl BlockSearch {
     }
 
     /// Recompute every topic's weight and every sum from the weights: `row` holds the K
-    /// topic-word counts, `doc` and `inv` the document's counts and the inverses padded
-    /// with zeros to whole blocks.
+    /// topic-word counts, `doc`, `inv` and `alpha` the document's counts, the inverses and
+    /// the α_k padded with zeros to whole blocks.
     ///
     /// # Safety
     /// `O`'s instruction set must be available.
     #[inline(always)]
-    pub(crate) unsafe fn fill<O: BlockOps>(&mut self, row: &[u32], doc: &[u32], inv: &[f32], alpha: f32, beta: f32) {
+    pub(crate) unsafe fn fill<O: BlockOps>(&mut self, row: &[u32], doc: &[u32], inv: &[f32], alpha: &[f32], beta: f32) {
         let k = row.len();
         let padded = self.blocks * WIDTH;
-        assert!(k.div_ceil(WIDTH) == self.blocks && doc.len() == padded && inv.len() == padded);
+        assert!(k.div_ceil(WIDTH) == self.blocks && doc.len() == padded && inv.len() == padded && alpha.len() == padded);
         let full = k / WIDTH;
         let mut totals = [0.0f32; WIDTH];
         for b in 0..self.blocks {
             let at = b * WIDTH;
             // SAFETY (both calls): forwarded from the caller.
             let weights = if b < full {
-                unsafe { O::weights(whole_block(doc, at), whole_block(row, at), whole_block(inv, at), alpha, beta) }
+                unsafe { O::weights(whole_block(doc, at), whole_block(row, at), whole_block(inv, at), whole_block(alpha, at), beta) }
             } else {
                 // The last, partial block: +0 past K.
-                unsafe { O::weights_partial(whole_block(doc, at), &row[at..], whole_block(inv, at), alpha, beta) }
+                unsafe { O::weights_partial(whole_block(doc, at), &row[at..], whole_block(inv, at), whole_block(alpha, at), beta) }
             };
             // SAFETY: forwarded from the caller.
             totals = unsafe { O::scan_block(&weights, &mut self.scans[b], &totals, b) };
@@ -472,8 +472,9 @@ mod tests {
                 let scan = O::scan(x);
                 scans[n % MAX_BLOCKS] = scan;
                 out.push(bits(scan));
-                out.push(bits(O::weights(&d, &r, x, 0.5, 0.01)));
-                out.push(bits(O::weights_partial(&d, &r[..n % WIDTH], &inv, 0.5, 0.01)));
+                let alpha: Block = std::array::from_fn(|i| 0.5 / (1 + (i + n) % 7) as f32);
+                out.push(bits(O::weights(&d, &r, x, &alpha, 0.01)));
+                out.push(bits(O::weights_partial(&d, &r[..n % WIDTH], &inv, &alpha, 0.01)));
                 let mut stored = [0.0; WIDTH];
                 out.push(bits(O::scan_block(x, &mut stored, &blocks[(n + 5) % blocks.len()], n % WIDTH)));
                 out.push(bits(stored));
@@ -521,7 +522,7 @@ mod tests {
         }
         let mut inv = [0.5f32; WIDTH];
         inv[5..].fill(0.0);
-        let w = unsafe { Portable::weights_partial(&[3; WIDTH], &[7; 5], &inv, 0.5, 0.01) };
+        let w = unsafe { Portable::weights_partial(&[3; WIDTH], &[7; 5], &inv, &[0.5; WIDTH], 0.01) };
         assert!(w[..5].iter().all(|&v| v == weight(3, 7, 0.5, 0.5, 0.01)));
         assert!(w[5..].iter().all(|&v| v.to_bits() == 0));
     }
@@ -535,11 +536,13 @@ mod tests {
         let mut row: Vec<u32> = (0..k as u32).map(|t| (t * 7919) % 13).collect();
         let mut doc: Vec<u32> = (0..padded(k) as u32).map(|t| if (t as usize) < k { (t * 104_729) % 5 } else { 0 }).collect();
         let inv: Vec<f32> = (0..padded(k)).map(|t| if t < k { 1.0 / (100.0 + t as f32) } else { 0.0 }).collect();
+        // An asymmetric α, as after optimisation.
+        let alpha: Vec<f32> = (0..padded(k)).map(|t| if t < k { 0.05 + 0.2 * (t % 5) as f32 } else { 0.0 }).collect();
         let mut search = BlockSearch::new(k);
         // SAFETY: the portable operations need nothing.
-        unsafe { search.fill::<Portable>(&row, &doc, &inv, 0.3, 0.05) };
+        unsafe { search.fill::<Portable>(&row, &doc, &inv, &alpha, 0.05) };
         let check = |search: &BlockSearch, row: &[u32], doc: &[u32]| {
-            let w: Vec<f64> = (0..k).map(|t| weight(doc[t], row[t], inv[t], 0.3, 0.05) as f64).collect();
+            let w: Vec<f64> = (0..k).map(|t| weight(doc[t], row[t], inv[t], alpha[t], 0.05) as f64).collect();
             let total: f64 = w.iter().sum();
             let mut upper = 0.0;
             for (t, &wt) in w.iter().enumerate() {
@@ -560,10 +563,10 @@ mod tests {
         // block 0), and change their weights by the differences.
         for pair in [[(3usize, 2u32, 5u32), (35, 1, 9)], [(3, 1, 1), (9, 4, 2)]] {
             let deltas = pair.map(|(t, dd, dr)| {
-                let before = weight(doc[t], row[t], inv[t], 0.3, 0.05);
+                let before = weight(doc[t], row[t], inv[t], alpha[t], 0.05);
                 doc[t] += dd;
                 row[t] += dr;
-                weight(doc[t], row[t], inv[t], 0.3, 0.05) - before
+                weight(doc[t], row[t], inv[t], alpha[t], 0.05) - before
             });
             unsafe { search.change_two_weights::<Portable>(pair[0].0, deltas[0], pair[1].0, deltas[1]) };
             check(&search, &row, &doc);

@@ -1,7 +1,7 @@
 //! The dense, vectorised token draw over live counts, for moderate K.
 //!
 //! Why it exists: for K up to a few hundred, computing all K weights
-//! (n_dk + α)(n_kw + β)/(n_k + Vβ) with SIMD is cheaper than walking a document's non-zero
+//! (n_dk + α_k)(n_kw + β)/(n_k + Vβ) with SIMD is cheaper than walking a document's non-zero
 //! topics one by one (long documents keep most topics non-zero). This kernel resamples the
 //! tokens of one cell of the partitioned schedule ([`super::partition`]), which owns the
 //! document-topic rows of its documents and the topic-word rows of its words outright:
@@ -76,7 +76,8 @@ impl Isa {
 /// of the cell's words, and n_k as the cell sees it.
 pub(crate) struct CellCounts<'a> {
     pub(crate) k: usize,
-    pub(crate) alpha: f32,
+    /// α_k in single precision, padded with +0 to whole blocks.
+    pub(crate) alpha: Vec<f32>,
     pub(crate) beta: f32,
     pub(crate) vbeta: f32,
     /// Word-major n_kw rows of words `first_word..`, updated live.
@@ -96,12 +97,16 @@ pub(crate) struct CellCounts<'a> {
 }
 
 impl<'a> CellCounts<'a> {
-    pub(crate) fn new(k: usize, alpha: f64, beta: f64, vbeta: f64, word_rows: &'a mut [u32], first_word: usize, n_k: Vec<u64>) -> Self {
+    /// Counts for `k` topics with priors α_k (`alpha`, K values) and β.
+    pub(crate) fn new(k: usize, alpha: &[f64], beta: f64, vbeta: f64, word_rows: &'a mut [u32], first_word: usize, n_k: Vec<u64>) -> Self {
+        assert_eq!(alpha.len(), k, "one α_k per topic");
         let vbeta = vbeta as f32;
+        let mut alpha: Vec<f32> = alpha.iter().map(|&a| a as f32).collect();
+        alpha.resize(padded(k), 0.0);
         let inverses = |shift: fn(u64) -> u64| n_k.iter().map(|&n| inverse_total(shift(n), vbeta)).collect();
         let (mut inv, inv_down, inv_up): (Vec<f32>, _, _) = (inverses(|n| n), inverses(|n| n.saturating_sub(1)), inverses(|n| n + 1));
         inv.resize(padded(k), 0.0);
-        CellCounts { k, alpha: alpha as f32, beta: beta as f32, vbeta, word_rows, first_word, n_k, inv, inv_down, inv_up, search: BlockSearch::new(k) }
+        CellCounts { k, alpha, beta: beta as f32, vbeta, word_rows, first_word, n_k, inv, inv_down, inv_up, search: BlockSearch::new(k) }
     }
 
     /// Resample every token of one document's part of the cell: `zs` their topics,
@@ -219,7 +224,7 @@ const REFILL_AFTER: u32 = 32;
 /// `O`'s instruction set must be available.
 #[inline(always)]
 unsafe fn resample_with<O: BlockOps>(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mut [u32], rng: &mut StreamRng, stats: &mut SweepStats) {
-    let (k, alpha, beta) = (c.k, c.alpha, c.beta);
+    let (k, beta) = (c.k, c.beta);
     assert!(zs.len() == words.len() && doc.len() == padded(k));
     // The word and the drawn topic of the previous token, and how many tokens ago the
     // weights were last filled. A document's tokens of a word are consecutive, and from
@@ -260,8 +265,10 @@ unsafe fn resample_with<O: BlockOps>(c: &mut CellCounts, zs: &mut [u32], words: 
                     // SAFETY: joined and own are below K; the instruction set is the caller's.
                     unsafe {
                         let (d, r) = (*doc.get_unchecked(joined), *row.get_unchecked(joined));
+                        let alpha = *c.alpha.get_unchecked(joined);
                         let joined_delta = weight(d, r, *c.inv.get_unchecked(joined), alpha, beta) - weight(d - 1, r - 1, *c.inv_down.get_unchecked(joined), alpha, beta);
                         let (d, r) = (*doc.get_unchecked(own), *row.get_unchecked(own));
+                        let alpha = *c.alpha.get_unchecked(own);
                         let own_delta = weight(d, r, *c.inv.get_unchecked(own), alpha, beta) - weight(d + 1, r + 1, *c.inv_up.get_unchecked(own), alpha, beta);
                         c.search.change_two_weights::<O>(joined, joined_delta, own, own_delta);
                     }
@@ -270,7 +277,7 @@ unsafe fn resample_with<O: BlockOps>(c: &mut CellCounts, zs: &mut [u32], words: 
             }
             _ => {
                 // SAFETY: forwarded from the caller.
-                unsafe { c.search.fill::<O>(row, doc, &c.inv, alpha, beta) };
+                unsafe { c.search.fill::<O>(row, doc, &c.inv, &c.alpha, beta) };
                 since_fill = 0;
             }
         }

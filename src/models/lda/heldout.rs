@@ -4,7 +4,8 @@
 //! Why it exists: the held-out evaluation job reports log p(w_d | φ, α) per document, with
 //! θ integrated out. With φ fixed, a document's topic assignments z form a small chain of
 //! their own: p(z | α) is Dirichlet-multinomial, p(w | z) = Π_n φ_{z_n, w_n}, and the
-//! collapsed Gibbs conditional is p(z_n = k | z_-n, w) ∝ (n_k^-n + α) φ_{k, w_n}.
+//! collapsed Gibbs conditional is p(z_n = k | z_-n, w) ∝ (n_k^-n + α_k) φ_{k, w_n}, with the
+//! fitted α (one α_k per topic when it was optimised).
 //!
 //! The estimator (Murray & Salakhutdinov, 2009, Algorithm "Chib-style estimator"):
 //! 1. find a high-probability state z* (Gibbs sweeps, then iterated conditional modes);
@@ -29,7 +30,7 @@
 //! φ row serves both count vectors. The reverse half visits N..1 and cannot be fused with
 //! T's forward order, so it pays a separate pass.
 
-use super::loglik::{log_p_topics_of_document, LgammaOffset};
+use super::loglik::TopicPrior;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::models::CancelToken;
 use crate::rng::{stream, Purpose, StreamRng};
@@ -78,10 +79,10 @@ impl ChibParts {
 /// log p(w | φ, α) of one document by the Chib-style estimator (0.0 for an empty document;
 /// −∞ when some word has zero probability under every topic).
 ///
-/// `phi` is topic-major (`K × V`), `alpha` the symmetric Dirichlet parameter of each topic;
+/// `phi` is topic-major (`K × V`), `alpha` the Dirichlet parameter of each topic (K values);
 /// every word must be below V (panics otherwise: the caller maps its terms to the model's
 /// vocabulary, as [`chib_batch`] does).
-pub fn chib_log_likelihood(words: &[u32], phi: &[f64], num_topics: usize, alpha: f64, settings: &ChibSettings, rng: &mut StreamRng) -> f64 {
+pub fn chib_log_likelihood(words: &[u32], phi: &[f64], num_topics: usize, alpha: &[f64], settings: &ChibSettings, rng: &mut StreamRng) -> f64 {
     chib_parts(words, phi, num_topics, alpha, settings, rng).log_likelihood()
 }
 
@@ -93,7 +94,7 @@ pub fn chib_batch(
     docs: &[EncodedDoc],
     phi: &[f64],
     num_topics: usize,
-    alpha: f64,
+    alpha: &[f64],
     settings: &ChibSettings,
     seed: u64,
     cancel: &CancelToken,
@@ -120,7 +121,7 @@ pub fn chib_batch(
 }
 
 /// The estimator, returning both of its terms.
-pub(crate) fn chib_parts(words: &[u32], phi: &[f64], num_topics: usize, alpha: f64, settings: &ChibSettings, rng: &mut StreamRng) -> ChibParts {
+pub(crate) fn chib_parts(words: &[u32], phi: &[f64], num_topics: usize, alpha: &[f64], settings: &ChibSettings, rng: &mut StreamRng) -> ChibParts {
     if words.is_empty() {
         return ChibParts { log_joint_star: 0.0, log_mean_transition: 0.0 };
     }
@@ -178,13 +179,14 @@ impl Order {
 /// chain never touches the V-wide φ again), K and α.
 pub(crate) struct TokenTopicTable {
     num_topics: usize,
-    alpha: f64,
+    alpha: Vec<f64>,
     phi_by_token: Vec<f64>,
 }
 
 impl TokenTopicTable {
-    pub(crate) fn new(words: &[u32], phi: &[f64], num_topics: usize, alpha: f64) -> Self {
+    pub(crate) fn new(words: &[u32], phi: &[f64], num_topics: usize, alpha: &[f64]) -> Self {
         assert!(num_topics > 0 && phi.len().is_multiple_of(num_topics), "φ must hold K × V entries");
+        assert_eq!(alpha.len(), num_topics, "one α_k per topic");
         let num_terms = phi.len() / num_topics;
         let mut phi_by_token = Vec::with_capacity(words.len() * num_topics);
         for &w in words {
@@ -192,7 +194,7 @@ impl TokenTopicTable {
             assert!(w < num_terms, "word {w} outside the vocabulary of {num_terms} terms");
             phi_by_token.extend((0..num_topics).map(|k| phi[k * num_terms + w]));
         }
-        TokenTopicTable { num_topics, alpha, phi_by_token }
+        TokenTopicTable { num_topics, alpha: alpha.to_vec(), phi_by_token }
     }
 
     fn len(&self) -> usize {
@@ -211,7 +213,7 @@ impl TokenTopicTable {
 
     /// log p(w, z) = log p(z | α) + Σ_n log φ_{z_n, w_n}; `counts` are z's topic counts.
     pub(crate) fn log_joint(&self, z: &[usize], counts: &[u32]) -> f64 {
-        let topics = log_p_topics_of_document(counts, &LgammaOffset::new(self.alpha, z.len() + 1), self.alpha);
+        let topics = TopicPrior::new(&self.alpha, z.len() + 1).log_p(counts);
         let words: f64 = z.iter().enumerate().map(|(n, &t)| self.row(n)[t].ln()).sum();
         topics + words
     }
@@ -233,17 +235,17 @@ impl TokenTopicTable {
     }
 }
 
-/// Topic counts of a document: the integers n_k are the truth; `shifted` = n_k + α is
+/// Topic counts of a document: the integers n_k are the truth; `shifted` = n_k + α_k is
 /// recomputed from them at every change (never accumulated, so it cannot drift).
 pub(crate) struct TopicCounts {
     n: Vec<u32>,
     shifted: Vec<f64>,
-    alpha: f64,
+    alpha: Vec<f64>,
 }
 
 impl TopicCounts {
-    pub(crate) fn new(num_topics: usize, alpha: f64) -> Self {
-        TopicCounts { n: vec![0; num_topics], shifted: vec![alpha; num_topics], alpha }
+    pub(crate) fn new(alpha: &[f64]) -> Self {
+        TopicCounts { n: vec![0; alpha.len()], shifted: alpha.to_vec(), alpha: alpha.to_vec() }
     }
 
     fn recount(&mut self, z: &[usize]) {
@@ -251,8 +253,8 @@ impl TopicCounts {
         for &t in z {
             self.n[t] += 1;
         }
-        for (s, &n) in self.shifted.iter_mut().zip(&self.n) {
-            *s = n as f64 + self.alpha;
+        for ((s, &n), &a) in self.shifted.iter_mut().zip(&self.n).zip(&self.alpha) {
+            *s = n as f64 + a;
         }
     }
 
@@ -264,13 +266,13 @@ impl TopicCounts {
     #[inline]
     fn remove(&mut self, t: usize) {
         self.n[t] -= 1;
-        self.shifted[t] = self.n[t] as f64 + self.alpha;
+        self.shifted[t] = self.n[t] as f64 + self.alpha[t];
     }
 
     #[inline]
     fn add(&mut self, t: usize) {
         self.n[t] += 1;
-        self.shifted[t] = self.n[t] as f64 + self.alpha;
+        self.shifted[t] = self.n[t] as f64 + self.alpha[t];
     }
 }
 
@@ -288,8 +290,9 @@ struct DocumentChain {
 
 impl DocumentChain {
     fn new(table: TokenTopicTable) -> Self {
-        let (k, alpha, len) = (table.num_topics, table.alpha, table.len());
-        DocumentChain { z: vec![0; len], counts: TopicCounts::new(k, alpha), scratch: TopicCounts::new(k, alpha), weights: vec![0.0; k], table }
+        let (k, len) = (table.num_topics, table.len());
+        let (counts, scratch) = (TopicCounts::new(&table.alpha), TopicCounts::new(&table.alpha));
+        DocumentChain { z: vec![0; len], counts, scratch, weights: vec![0.0; k], table }
     }
 
     fn randomize(&mut self, rng: &mut StreamRng) {

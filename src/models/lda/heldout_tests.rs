@@ -8,7 +8,7 @@ use super::*;
 use rand_distr::{Distribution, Gamma};
 
 /// log p(w | φ, α) by summing p(w, z) over all K^N assignments z.
-pub(crate) fn exact_log_likelihood(words: &[u32], phi: &[f64], num_topics: usize, alpha: f64) -> f64 {
+pub(crate) fn exact_log_likelihood(words: &[u32], phi: &[f64], num_topics: usize, alpha: &[f64]) -> f64 {
     let table = TokenTopicTable::new(words, phi, num_topics, alpha);
     let joints: Vec<f64> = all_assignments(words.len(), num_topics).iter().map(|z| table.log_joint(z, &counts_of(z, num_topics))).collect();
     log_mean_exp(&joints) + (joints.len() as f64).ln()
@@ -27,7 +27,7 @@ pub(crate) fn importance_sampling_log_likelihood(words: &[u32], phi: &[f64], num
 /// The M log importance weights log Π_n Σ_k θ_k φ_{k,w_n}. θ is drawn in log space
 /// (G = Gamma(1 + α) · U^{1/α} is Gamma(α)), so that small α cannot underflow every G_k.
 fn importance_log_weights(words: &[u32], phi: &[f64], num_topics: usize, alpha: f64, samples: usize, rng: &mut StreamRng) -> Vec<f64> {
-    let table = TokenTopicTable::new(words, phi, num_topics, alpha);
+    let table = TokenTopicTable::new(words, phi, num_topics, &vec![alpha; num_topics]);
     let boosted = Gamma::new(1.0 + alpha, 1.0).unwrap();
     let mut log_g = vec![0.0; num_topics];
     let mut theta = vec![0.0; num_topics];
@@ -130,11 +130,11 @@ fn forward_and_reverse_sweeps_are_time_reversals_of_each_other() {
     let mut worst_wrong_bias: f64 = 0.0;
     for &(k, alpha, words, seed, _) in &TINY_CASES {
         let phi = tiny_phi(k, seed);
-        let table = TokenTopicTable::new(words, &phi, k, alpha);
+        let table = TokenTopicTable::new(words, &phi, k, &vec![alpha; k]);
         let states = all_assignments(words.len(), k);
-        let log_p = exact_log_likelihood(words, &phi, k, alpha);
+        let log_p = exact_log_likelihood(words, &phi, k, &vec![alpha; k]);
         let log_joint: Vec<f64> = states.iter().map(|z| table.log_joint(z, &counts_of(z, k))).collect();
-        let mut scratch = TopicCounts::new(k, alpha);
+        let mut scratch = TopicCounts::new(&vec![alpha; k]);
         let mut forward = vec![vec![0.0; states.len()]; states.len()];
         let mut reverse = vec![vec![0.0; states.len()]; states.len()];
         for (i, from) in states.iter().enumerate() {
@@ -164,6 +164,44 @@ fn forward_and_reverse_sweeps_are_time_reversals_of_each_other() {
     assert!(worst_wrong_bias > 0.05, "a swapped convention would be invisible: bias {worst_wrong_bias}");
 }
 
+/// With one α_k per topic (as after optimisation), exactly: the table's log p(w, z) is
+/// the sequential product Π_n (n_{z_n}^{<n} + α_{z_n}) / (n − 1 + α₀) · φ_{z_n, w_n}, the
+/// sweep pair is in detailed balance, and the S = 1 estimator's expectation is p(w) for
+/// every z*.
+#[test]
+fn asymmetric_alpha_keeps_the_estimator_exact() {
+    let (k, words): (usize, &[u32]) = (3, &[0, 3, 1, 0]);
+    let alpha = [0.05, 0.8, 2.0];
+    let a0: f64 = alpha.iter().sum();
+    let phi = tiny_phi(k, 6);
+    let table = TokenTopicTable::new(words, &phi, k, &alpha);
+    let states = all_assignments(words.len(), k);
+    let log_joint: Vec<f64> = states.iter().map(|z| table.log_joint(z, &counts_of(z, k))).collect();
+    for (z, &joint) in states.iter().zip(&log_joint) {
+        let mut n = [0.0; 3];
+        let mut direct = 0.0;
+        for (i, &t) in z.iter().enumerate() {
+            direct += ((n[t] + alpha[t]) / (i as f64 + a0) * phi[t * 4 + words[i] as usize]).ln();
+            n[t] += 1.0;
+        }
+        assert!((joint - direct).abs() < 1e-12, "{z:?}: {joint} vs {direct}");
+    }
+    let log_p = exact_log_likelihood(words, &phi, k, &alpha);
+    let sweep = |order| -> Vec<Vec<f64>> {
+        let mut scratch = TopicCounts::new(&alpha);
+        states.iter().map(|from| states.iter().map(|to| table.log_sweep_probability(from, to, order, &mut scratch)).collect()).collect()
+    };
+    let (forward, reverse) = (sweep(Order::Forward), sweep(Order::Reverse));
+    for i in 0..states.len() {
+        for j in 0..states.len() {
+            let (lhs, rhs) = (log_joint[i] + forward[i][j], log_joint[j] + reverse[j][i]);
+            assert!((lhs - rhs).abs() < 1e-10, "detailed balance fails: {lhs} vs {rhs}");
+        }
+        let expectation: f64 = (0..states.len()).map(|z| (reverse[i][z] + log_joint[i] - forward[z][i] - log_p).exp()).sum();
+        assert!((expectation - 1.0).abs() < 1e-9, "E[p̂]/p(w) = {expectation} for z* = {:?}", states[i]);
+    }
+}
+
 #[test]
 fn chib_estimate_is_unbiased_for_the_exact_likelihood_on_enumerable_documents() {
     // R independent runs (streams (seed, Heldout, case·10 + S index, r)) of the estimator;
@@ -178,14 +216,14 @@ fn chib_estimate_is_unbiased_for_the_exact_likelihood_on_enumerable_documents() 
     let mut failures = Vec::new();
     for (case, &(k, alpha, words, seed, more_runs)) in TINY_CASES.iter().enumerate() {
         let phi = tiny_phi(k, seed);
-        let log_p = exact_log_likelihood(words, &phi, k, alpha);
+        let log_p = exact_log_likelihood(words, &phi, k, &vec![alpha; k]);
         for (which, (chain_length, runs)) in [(1usize, 100_000usize), (4, 100_000), (200, 400)].into_iter().enumerate() {
             let runs = runs * more_runs;
             let settings = settings_for(chain_length);
             let ratios: Vec<f64> = (0..runs)
                 .map(|r| {
                     let mut rng = stream(seed, Purpose::Heldout, (case * 10 + which) as u64, r as u64);
-                    (chib_log_likelihood(words, &phi, k, alpha, &settings, &mut rng) - log_p).exp()
+                    (chib_log_likelihood(words, &phi, k, &vec![alpha; k], &settings, &mut rng) - log_p).exp()
                 })
                 .collect();
             let (mean, se) = mean_and_se(&ratios);
@@ -216,7 +254,7 @@ fn chib_agrees_with_long_importance_sampling_on_short_documents() {
         let (log_is, se_is) = importance_sampling_log_likelihood(&words, &phi, k, alpha, 300_000, &mut stream(seed, Purpose::Estimate, 0, 0));
         let runs = 40;
         let ratios: Vec<f64> = (0..runs)
-            .map(|r| (chib_log_likelihood(&words, &phi, k, alpha, &settings, &mut stream(seed, Purpose::Heldout, 0, r)) - log_is).exp())
+            .map(|r| (chib_log_likelihood(&words, &phi, k, &vec![alpha; k], &settings, &mut stream(seed, Purpose::Heldout, 0, r)) - log_is).exp())
             .collect();
         let (mean, se_chib) = mean_and_se(&ratios);
         let se = (se_chib * se_chib + se_is * se_is).sqrt();
@@ -240,7 +278,7 @@ fn estimate_is_finite_and_respects_the_bounds_of_p_w() {
     let mut rng = stream(31, Purpose::Synthetic, 0, 0);
     let phi = random_phi(k, num_terms, 0.1, &mut rng);
     let words = lda_document(60, &phi, k, alpha, &mut rng);
-    let parts = chib_parts(&words, &phi, k, alpha, &ChibSettings::default(), &mut stream(31, Purpose::Heldout, 0, 0));
+    let parts = chib_parts(&words, &phi, k, &vec![alpha; k], &ChibSettings::default(), &mut stream(31, Purpose::Heldout, 0, 0));
     let estimate = parts.log_likelihood();
     let upper: f64 = words.iter().map(|&w| (0..k).map(|t| phi[t * num_terms + w as usize]).fold(0.0, f64::max).ln()).sum();
     assert!(parts.log_joint_star.is_finite() && parts.log_mean_transition.is_finite(), "{parts:?}");
@@ -248,16 +286,16 @@ fn estimate_is_finite_and_respects_the_bounds_of_p_w() {
     assert!(estimate >= parts.log_joint_star && estimate < upper, "{} ≤ {estimate} < {upper} fails", parts.log_joint_star);
 
     let mut rng = stream(1, Purpose::Heldout, 0, 0);
-    assert_eq!(chib_log_likelihood(&[], &phi, k, alpha, &ChibSettings::default(), &mut rng), 0.0);
+    assert_eq!(chib_log_likelihood(&[], &phi, k, &vec![alpha; k], &ChibSettings::default(), &mut rng), 0.0);
     // One topic: z is determined, T = 1, so the estimate is exactly Σ_n log φ_{0,w_n}.
     let single = &phi[..num_terms];
     let exact: f64 = words.iter().map(|&w| single[w as usize].ln()).sum();
-    let one_topic = chib_log_likelihood(&words, single, 1, alpha, &ChibSettings::default(), &mut rng);
+    let one_topic = chib_log_likelihood(&words, single, 1, &vec![alpha; 1], &ChibSettings::default(), &mut rng);
     assert!((one_topic - exact).abs() < 1e-9 * exact.abs(), "{one_topic} vs {exact}");
     // A word no topic can emit has probability zero.
     let mut impossible = phi.clone();
     (0..k).for_each(|t| impossible[t * num_terms + 3] = 0.0);
-    assert_eq!(chib_log_likelihood(&[1, 3, 2], &impossible, k, alpha, &ChibSettings::default(), &mut rng), f64::NEG_INFINITY);
+    assert_eq!(chib_log_likelihood(&[1, 3, 2], &impossible, k, &vec![alpha; k], &ChibSettings::default(), &mut rng), f64::NEG_INFINITY);
 }
 
 #[test]
@@ -277,7 +315,7 @@ fn batch_ignores_unknown_terms_and_does_not_depend_on_threads() {
     let cancel = CancelToken::new();
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        pool.install(|| chib_batch(&with_empty, &phi, k, alpha, &settings, 5, &cancel)).unwrap()
+        pool.install(|| chib_batch(&with_empty, &phi, k, &vec![alpha; k], &settings, 5, &cancel)).unwrap()
     };
     let (one, two) = (run(1), run(2));
     assert_eq!(one.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), two.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
@@ -289,13 +327,13 @@ fn batch_ignores_unknown_terms_and_does_not_depend_on_threads() {
         words.extend(std::iter::repeat_n(t, n as usize));
     }
     let with_unknown = encode(&words, &[(num_terms as u32, 3), (num_terms as u32 + 7, 1)]);
-    let known = chib_batch(&docs[..1], &phi, k, alpha, &settings, 5, &cancel).unwrap();
-    let unknown = chib_batch(&[with_unknown], &phi, k, alpha, &settings, 5, &cancel).unwrap();
+    let known = chib_batch(&docs[..1], &phi, k, &vec![alpha; k], &settings, 5, &cancel).unwrap();
+    let unknown = chib_batch(&[with_unknown], &phi, k, &vec![alpha; k], &settings, 5, &cancel).unwrap();
     assert_eq!(known[0].to_bits(), unknown[0].to_bits());
     assert_eq!(known[0].to_bits(), one[0].to_bits());
 
     cancel.cancel();
-    assert!(chib_batch(&docs, &phi, k, alpha, &settings, 5, &cancel).is_none());
+    assert!(chib_batch(&docs, &phi, k, &vec![alpha; k], &settings, 5, &cancel).is_none());
 }
 
 #[test]
@@ -342,11 +380,11 @@ fn law_of_the_estimate_matches_enumeration_with_three_states() {
     // cells fail a correct sampler with probability under 1e-3; the seed is fixed).
     let (k, alpha, words): (usize, f64, &[u32]) = (3, 0.1, &[0, 1, 2, 3]);
     let phi = tiny_phi(k, 3);
-    let table = TokenTopicTable::new(words, &phi, k, alpha);
+    let table = TokenTopicTable::new(words, &phi, k, &vec![alpha; k]);
     let states = all_assignments(words.len(), k);
     let m = states.len();
     let log_joint: Vec<f64> = states.iter().map(|z| table.log_joint(z, &counts_of(z, k))).collect();
-    let mut scratch = TopicCounts::new(k, alpha);
+    let mut scratch = TopicCounts::new(&vec![alpha; k]);
     let mut forward = vec![vec![0.0; m]; m];
     let mut reverse = vec![vec![0.0; m]; m];
     for i in 0..m {
@@ -357,7 +395,7 @@ fn law_of_the_estimate_matches_enumeration_with_three_states() {
     }
     let settings = ChibSettings { burn_in: 20, chain_length: 3 };
     let runs = 120_000;
-    let parts: Vec<ChibParts> = (0..runs).map(|r| chib_parts(words, &phi, k, alpha, &settings, &mut stream(61, Purpose::Heldout, 0, r))).collect();
+    let parts: Vec<ChibParts> = (0..runs).map(|r| chib_parts(words, &phi, k, &vec![alpha; k], &settings, &mut stream(61, Purpose::Heldout, 0, r))).collect();
     let star_of = |log_joint_star: f64| {
         let matches: Vec<usize> = (0..m).filter(|&i| (log_joint[i] - log_joint_star).abs() < 1e-9).collect();
         assert_eq!(matches.len(), 1, "z* not identified by log p(w, z*) = {log_joint_star}");

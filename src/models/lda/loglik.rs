@@ -38,12 +38,29 @@ pub fn log_p_words_given_topics(n_kw: &[u32], n_k: &[u64], num_terms: usize, bet
     words - topics
 }
 
-/// One document's half: Σ_k (lnΓ(n_dk+α) − lnΓ(α)) − (lnΓ(L+Kα) − lnΓ(Kα)).
-pub fn log_p_topics_of_document(n_dk: &[u32], alpha: &LgammaOffset, alpha_value: f64) -> f64 {
-    let k = n_dk.len() as f64;
-    let len: u64 = n_dk.iter().map(|&n| n as u64).sum();
-    let topics: f64 = n_dk.iter().filter(|&&n| n > 0).map(|&n| alpha.at(n as u64)).sum();
-    topics - (ln_gamma(len as f64 + k * alpha_value) - ln_gamma(k * alpha_value))
+/// The document half's prior, Dirichlet(α) with one α_k per topic: lnΓ(n + α_k) − lnΓ(α_k)
+/// tabulated per topic (one shared table when α is symmetric) and α₀ = Σ_k α_k.
+pub struct TopicPrior {
+    tables: Vec<LgammaOffset>,
+    total: f64,
+}
+
+impl TopicPrior {
+    /// Tables of `size` entries per topic (larger counts are computed directly).
+    pub fn new(alpha: &[f64], size: usize) -> Self {
+        assert!(!alpha.is_empty(), "at least one topic");
+        let symmetric = alpha.iter().all(|&a| a == alpha[0]);
+        let tables = if symmetric { vec![LgammaOffset::new(alpha[0], size)] } else { alpha.iter().map(|&a| LgammaOffset::new(a, size)).collect() };
+        TopicPrior { tables, total: alpha.iter().sum() }
+    }
+
+    /// One document's half: Σ_k (lnΓ(n_dk+α_k) − lnΓ(α_k)) − (lnΓ(L+α₀) − lnΓ(α₀)).
+    pub fn log_p(&self, n_dk: &[u32]) -> f64 {
+        let len: u64 = n_dk.iter().map(|&n| n as u64).sum();
+        let last = self.tables.len() - 1;
+        let topics: f64 = n_dk.iter().enumerate().filter(|(_, &n)| n > 0).map(|(k, &n)| self.tables[k.min(last)].at(n as u64)).sum();
+        topics - (ln_gamma(len as f64 + self.total) - ln_gamma(self.total))
+    }
 }
 
 #[cfg(test)]
@@ -63,8 +80,24 @@ mod tests {
             direct += ((counts[t] as f64 + alpha) / (i as f64 + k as f64 * alpha)).ln();
             counts[t] += 1;
         }
-        let table = LgammaOffset::new(alpha, 4);
-        let got = log_p_topics_of_document(&counts, &table, alpha);
+        let got = TopicPrior::new(&[alpha; 3], 4).log_p(&counts);
+        assert!((got - direct).abs() < 1e-12, "{got} vs {direct}");
+    }
+
+    /// The same with one α_k per topic: p(z_i = t | z_<i) = (n_t + α_t)/(i − 1 + α₀).
+    #[test]
+    fn asymmetric_document_term_equals_sequential_product() {
+        let alpha = [0.3, 1.7, 0.05];
+        let a0: f64 = alpha.iter().sum();
+        let z = [0usize, 2, 2, 1, 2, 0, 1, 1];
+        let mut counts = vec![0u32; 3];
+        let mut direct = 0.0;
+        for (i, &t) in z.iter().enumerate() {
+            direct += ((counts[t] as f64 + alpha[t]) / (i as f64 + a0)).ln();
+            counts[t] += 1;
+        }
+        // Tables shorter than the counts: the rest is computed directly.
+        let got = TopicPrior::new(&alpha, 2).log_p(&counts);
         assert!((got - direct).abs() < 1e-12, "{got} vs {direct}");
     }
 

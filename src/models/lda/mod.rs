@@ -7,17 +7,21 @@
 //! - [`partition`]: the partitioned schedule (document blocks × word blocks) of the dense
 //!   sweep for up to `sampler::DENSE_MAX_TOPICS` topics;
 //! - [`dense_kernel`]: that sweep's vectorised per-token draw over live counts;
+//! - [`hyper`]: re-estimation of an asymmetric α (and a symmetric β) every
+//!   `optimize_interval` sweeps, by Minka's fixed point;
 //! - [`loglik`]: the collapsed log joint;
 //! - [`foldin`]: topic proportions of new documents;
 //! - [`heldout`]: held-out log-likelihood of new documents (Chib-style estimator).
 //!
 //! The fitted [`LdaModel`] stores posterior means over kept sweeps: word rates φ,
-//! training documents' proportions θ and topic shares.
+//! training documents' proportions θ and topic shares, and the α and β the fit ended with
+//! (which prediction and the held-out estimator use).
 
 pub(crate) mod block_search;
 pub mod dense_kernel;
 pub mod foldin;
 pub mod heldout;
+pub mod hyper;
 pub mod loglik;
 pub mod params;
 pub mod partition;
@@ -41,9 +45,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokens::Tokens;
 
-/// Format version of [`LdaModel`]'s encoding (3: held-out split and its estimate;
-/// version 2 models still decode).
-const ENCODING_VERSION: u32 = 3;
+/// Format version of [`LdaModel`]'s encoding (4: optimisation parameters and the fitted
+/// α_k and β; 3: held-out split and its estimate; versions 2 and 3 still decode).
+const ENCODING_VERSION: u32 = 4;
 
 /// The `"lda"` model family.
 pub struct LdaFamily;
@@ -88,6 +92,76 @@ pub struct LdaModel {
     pub test_documents: usize,
     /// Their Chib-style held-out likelihood, computed at the end of the fit.
     pub heldout: Option<HeldoutReport>,
+    /// α_k the fit ended with, one per topic (all `params.alpha` unless optimised).
+    pub alpha: Vec<f64>,
+    /// β the fit ended with (`params.beta` unless optimised).
+    pub beta: f64,
+    /// How many times α (and β) were re-estimated.
+    pub optimizations: usize,
+}
+
+/// [`LdaModel`] as encoded by format version 3.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+struct LdaModelV3 {
+    version: u32,
+    params: params::LdaParamsV3,
+    num_terms: usize,
+    word_rates: Vec<f64>,
+    document_proportions: Vec<f64>,
+    topic_shares: Vec<f64>,
+    kept_sweeps: usize,
+    tokens: u64,
+    final_loglik_per_token: f64,
+    mean_doc_topics: f64,
+    test_documents: usize,
+    heldout: Option<HeldoutReport>,
+}
+
+impl From<LdaModelV3> for LdaModel {
+    /// A model fitted before optimisation: its α was the symmetric parameter.
+    fn from(m: LdaModelV3) -> Self {
+        debug_assert_eq!(m.version, 3);
+        let params: LdaParams = m.params.into();
+        LdaModel {
+            version: ENCODING_VERSION,
+            alpha: vec![params.alpha; params.topics],
+            beta: params.beta,
+            optimizations: 0,
+            params,
+            num_terms: m.num_terms,
+            word_rates: m.word_rates,
+            document_proportions: m.document_proportions,
+            topic_shares: m.topic_shares,
+            kept_sweeps: m.kept_sweeps,
+            tokens: m.tokens,
+            final_loglik_per_token: m.final_loglik_per_token,
+            mean_doc_topics: m.mean_doc_topics,
+            test_documents: m.test_documents,
+            heldout: m.heldout,
+        }
+    }
+}
+
+impl From<LdaModelV2> for LdaModelV3 {
+    /// A model fitted before held-out splits: no test documents.
+    fn from(m: LdaModelV2) -> Self {
+        debug_assert_eq!(m.version, 2);
+        LdaModelV3 {
+            version: 3,
+            params: m.params.into(),
+            num_terms: m.num_terms,
+            word_rates: m.word_rates,
+            document_proportions: m.document_proportions,
+            topic_shares: m.topic_shares,
+            kept_sweeps: m.kept_sweeps,
+            tokens: m.tokens,
+            final_loglik_per_token: m.final_loglik_per_token,
+            mean_doc_topics: m.mean_doc_topics,
+            test_documents: 0,
+            heldout: None,
+        }
+    }
 }
 
 /// [`LdaModel`] as encoded by format version 2.
@@ -197,6 +271,7 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
     // Sweep 1 and the last sweep always compute the log-likelihood.
     let mut last_ll = f64::NAN;
     let mut doc_topics_sum = 0.0;
+    let mut optimizations = 0;
     for it in 1..=p.iterations {
         if ctx.cancel.is_cancelled() {
             return Err(FitError::Cancelled);
@@ -206,6 +281,10 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
             Schedule::Blocks(snapshot) => state.sweep(&tokens, snapshot, seed, it as u64),
         };
         doc_topics_sum += stats.mean_doc_topics();
+        // As tomotopy: re-estimate after the sweep, so this sweep's log joint is taken at
+        // the new α (and β).
+        let optimized = p.optimizes_after(it).then(|| hyper::optimize(&mut state, &tokens, p.optimize_beta));
+        optimizations += optimized.is_some() as usize;
         let ll = (it % p.loglik_every == 0 || it == p.iterations || it == 1).then(|| state.log_joint(&tokens) / n);
         if let Some(x) = ll {
             if !x.is_finite() {
@@ -222,6 +301,11 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
         diagnostics.insert("mean_doc_topics".into(), json!(stats.mean_doc_topics()));
         diagnostics.insert("smoothing_draws".into(), json!(stats.smoothing_draws));
         diagnostics.insert("kept_sweeps".into(), json!(sums.kept));
+        if let Some(report) = optimized {
+            diagnostics.insert("alpha_sum".into(), json!(state.alpha.iter().sum::<f64>()));
+            diagnostics.insert("alpha_steps".into(), json!(report.alpha_steps));
+            diagnostics.insert("beta".into(), json!(state.beta));
+        }
         (ctx.progress)(Progress { iteration: it as u64, total: p.iterations as u64, loglik_per_token: ll, diagnostics });
     }
     if sums.kept == 0 {
@@ -250,6 +334,9 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
         mean_doc_topics: doc_topics_sum / p.iterations as f64,
         test_documents,
         heldout: None,
+        alpha: state.alpha.clone(),
+        beta: state.beta,
+        optimizations,
     };
     if test_documents > 0 {
         let settings = ChibSettings { burn_in: p.heldout_burn_in, chain_length: p.heldout_chain_length };
@@ -261,7 +348,7 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
 }
 
 /// LDA's held-out likelihood: the Chib-style estimator of Murray & Salakhutdinov (2009)
-/// with φ at its posterior mean and the fitted symmetric α.
+/// with φ at its posterior mean and the α the fit ended with.
 struct LdaChib<'a> {
     model: &'a LdaModel,
     settings: ChibSettings,
@@ -290,7 +377,7 @@ impl DocScorer for LdaChib<'_> {
 
     fn log_likelihood(&self, doc: &HeldoutDoc, rng: &mut StreamRng) -> f64 {
         let words = doc.tokens(self.model.num_terms);
-        chib_log_likelihood(&words, &self.model.word_rates, self.model.params.topics, self.model.params.alpha, &self.settings, rng)
+        chib_log_likelihood(&words, &self.model.word_rates, self.model.params.topics, &self.model.alpha, &self.settings, rng)
     }
 }
 
@@ -301,25 +388,9 @@ impl LdaModel {
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
         match version {
             ENCODING_VERSION => postcard::from_bytes(bytes).map_err(decode_error),
-            2 => {
-                let m: LdaModelV2 = postcard::from_bytes(bytes).map_err(decode_error)?;
-                debug_assert_eq!(m.version, 2);
-                Ok(LdaModel {
-                    version: ENCODING_VERSION,
-                    params: m.params.into(),
-                    num_terms: m.num_terms,
-                    word_rates: m.word_rates,
-                    document_proportions: m.document_proportions,
-                    topic_shares: m.topic_shares,
-                    kept_sweeps: m.kept_sweeps,
-                    tokens: m.tokens,
-                    final_loglik_per_token: m.final_loglik_per_token,
-                    mean_doc_topics: m.mean_doc_topics,
-                    test_documents: 0,
-                    heldout: None,
-                })
-            }
-            v => Err(ModelError::Decode(format!("LDA encoding version {v} is not {ENCODING_VERSION} or 2"))),
+            3 => Ok(postcard::from_bytes::<LdaModelV3>(bytes).map_err(decode_error)?.into()),
+            2 => Ok(LdaModelV3::from(postcard::from_bytes::<LdaModelV2>(bytes).map_err(decode_error)?).into()),
+            v => Err(ModelError::Decode(format!("LDA encoding version {v} is not {ENCODING_VERSION}, 3 or 2"))),
         }
     }
 
@@ -347,7 +418,7 @@ impl TopicModel for LdaModel {
     }
 
     fn predict(&self, docs: &[EncodedDoc], options: &PredictOptions) -> Result<Vec<DocPrediction>, ModelError> {
-        let thetas = foldin::fold_in(docs, &self.word_rates, self.params.topics, self.params.alpha, options.iterations, options.burn_in, options.seed);
+        let thetas = foldin::fold_in(docs, &self.word_rates, self.params.topics, &self.alpha, options.iterations, options.burn_in, options.seed);
         Ok(thetas.into_iter().map(|t| DocPrediction { topic_proportions: t, labels: vec![], predicted_labels: vec![] }).collect())
     }
 
@@ -366,6 +437,10 @@ impl TopicModel for LdaModel {
             "mean_doc_topics": self.mean_doc_topics,
             "alpha": self.params.alpha,
             "beta": self.params.beta,
+            "optimizations": self.optimizations,
+            "fitted_alpha": self.alpha,
+            "fitted_alpha_sum": self.alpha.iter().sum::<f64>(),
+            "fitted_beta": self.beta,
         })
     }
 
@@ -396,6 +471,7 @@ mod encoding_tests {
         assert_eq!(m.version, ENCODING_VERSION);
         assert_eq!(m.params.topics, 2);
         assert_eq!(m.params.test_fraction, 0.0);
+        assert_eq!((m.alpha.clone(), m.beta, m.params.optimize_interval), (vec![0.5, 0.5], 0.01, 0));
         assert_eq!(m.word_rates, old.word_rates);
         assert_eq!((m.test_documents, m.heldout.is_none()), (0, true));
         // And the current version round-trips.
@@ -403,5 +479,47 @@ mod encoding_tests {
         let mut future = m.encode();
         future[0] = 9;
         assert!(LdaModel::decode(&future).is_err());
+    }
+
+    #[test]
+    fn version_3_models_still_decode() {
+        let old = LdaModelV3 {
+            version: 3,
+            params: params::LdaParamsV3 {
+                topics: 2,
+                alpha: 0.7,
+                beta: 0.02,
+                iterations: 10,
+                burn_in: 5,
+                thin: 1,
+                sync_tokens: 100,
+                loglik_every: 1,
+                threads: 0,
+                test_fraction: 0.25,
+                heldout_burn_in: 3,
+                heldout_chain_length: 7,
+            },
+            num_terms: 3,
+            word_rates: vec![0.2, 0.3, 0.5, 0.6, 0.3, 0.1],
+            document_proportions: vec![0.4, 0.6],
+            topic_shares: vec![0.45, 0.55],
+            kept_sweeps: 5,
+            tokens: 12,
+            final_loglik_per_token: -1.5,
+            mean_doc_topics: 1.7,
+            test_documents: 1,
+            heldout: None,
+        };
+        let m = LdaModel::decode(&postcard::to_allocvec(&old).unwrap()).unwrap();
+        assert_eq!(m.version, ENCODING_VERSION);
+        assert_eq!((m.params.test_fraction, m.params.heldout_chain_length, m.test_documents), (0.25, 7, 1));
+        assert_eq!((m.alpha.clone(), m.beta, m.optimizations), (vec![0.7, 0.7], 0.02, 0));
+        assert_eq!((m.params.optimize_interval, m.params.optimize_burn_in, m.params.optimize_beta), (0, 0, false));
+        // A version 4 model with an asymmetric α round-trips it.
+        let mut fitted = m.clone();
+        fitted.alpha = vec![0.1, 2.5];
+        fitted.beta = 0.03;
+        let back = LdaModel::decode(&fitted.encode()).unwrap();
+        assert_eq!((back.alpha, back.beta), (vec![0.1, 2.5], 0.03));
     }
 }

@@ -20,10 +20,10 @@ pub(crate) struct LdaParamsV2 {
     pub threads: usize,
 }
 
-impl From<LdaParamsV2> for LdaParams {
+impl From<LdaParamsV2> for LdaParamsV3 {
     fn from(p: LdaParamsV2) -> Self {
         let chib = super::heldout::ChibSettings::default();
-        LdaParams {
+        LdaParamsV3 {
             topics: p.topics,
             alpha: p.alpha,
             beta: p.beta,
@@ -36,6 +36,47 @@ impl From<LdaParamsV2> for LdaParams {
             test_fraction: 0.0,
             heldout_burn_in: chib.burn_in,
             heldout_chain_length: chib.chain_length,
+        }
+    }
+}
+
+/// LDA's parameters as encoded by models of format version 3 (before hyperparameter
+/// optimisation); decoded and upgraded by [`super::LdaModel::decode`].
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+pub(crate) struct LdaParamsV3 {
+    pub topics: usize,
+    pub alpha: f64,
+    pub beta: f64,
+    pub iterations: usize,
+    pub burn_in: usize,
+    pub thin: usize,
+    pub sync_tokens: usize,
+    pub loglik_every: usize,
+    pub threads: usize,
+    pub test_fraction: f64,
+    pub heldout_burn_in: usize,
+    pub heldout_chain_length: usize,
+}
+
+impl From<LdaParamsV3> for LdaParams {
+    fn from(p: LdaParamsV3) -> Self {
+        LdaParams {
+            topics: p.topics,
+            alpha: p.alpha,
+            beta: p.beta,
+            iterations: p.iterations,
+            burn_in: p.burn_in,
+            thin: p.thin,
+            sync_tokens: p.sync_tokens,
+            loglik_every: p.loglik_every,
+            threads: p.threads,
+            test_fraction: p.test_fraction,
+            heldout_burn_in: p.heldout_burn_in,
+            heldout_chain_length: p.heldout_chain_length,
+            optimize_interval: 0,
+            optimize_burn_in: 0,
+            optimize_beta: false,
         }
     }
 }
@@ -74,6 +115,17 @@ pub struct LdaParams {
     /// Settings of that estimator: Gibbs sweeps before ICM, and the chain length S.
     pub heldout_burn_in: usize,
     pub heldout_chain_length: usize,
+    /// Re-estimate an asymmetric α (one α_k per topic, starting from `alpha`) by Minka's
+    /// fixed point after every this many sweeps, as MALLET's `--optimize-interval` and
+    /// tomotopy's `optim_interval`; 0 (the default) keeps α fixed and symmetric.
+    pub optimize_interval: usize,
+    /// Sweeps before the first optimisation: α is re-estimated after sweep `it` when
+    /// `it > optimize_burn_in` and `it` is a multiple of `optimize_interval` (default 0,
+    /// as tomotopy's `burn_in`).
+    pub optimize_burn_in: usize,
+    /// Also re-estimate a symmetric β at the same sweeps (default false; tomotopy keeps
+    /// its η fixed).
+    pub optimize_beta: bool,
 }
 
 impl LdaParams {
@@ -100,8 +152,35 @@ impl LdaParams {
         let chib = super::heldout::ChibSettings::default();
         let heldout_burn_in = r.uint_in("heldout_burn_in", 0, 1_000_000)?.map_or(chib.burn_in, |b| b as usize);
         let heldout_chain_length = r.uint_in("heldout_chain_length", 1, 1_000_000)?.map_or(chib.chain_length, |s| s as usize);
+        let optimize_interval = r.uint_in("optimize_interval", 0, 1_000_000)?.unwrap_or(0) as usize;
+        let optimize_burn_in = r.uint_in("optimize_burn_in", 0, 1_000_000)?.unwrap_or(0) as usize;
+        let optimize_beta = r.boolean("optimize_beta")?.unwrap_or(false);
+        if optimize_beta && optimize_interval == 0 {
+            return Err(ParamError::new("optimize_beta", "needs optimize_interval > 0 (β is re-estimated at the same sweeps as α)"));
+        }
         r.finish()?;
-        Ok(LdaParams { topics, alpha, beta, iterations, burn_in, thin, sync_tokens, loglik_every, threads, test_fraction, heldout_burn_in, heldout_chain_length })
+        Ok(LdaParams {
+            topics,
+            alpha,
+            beta,
+            iterations,
+            burn_in,
+            thin,
+            sync_tokens,
+            loglik_every,
+            threads,
+            test_fraction,
+            heldout_burn_in,
+            heldout_chain_length,
+            optimize_interval,
+            optimize_burn_in,
+            optimize_beta,
+        })
+    }
+
+    /// Whether the hyperparameters are re-estimated after sweep `iteration` (1-based).
+    pub fn optimizes_after(&self, iteration: usize) -> bool {
+        self.optimize_interval > 0 && iteration > self.optimize_burn_in && iteration.is_multiple_of(self.optimize_interval)
     }
 
     /// Whether sweep `iteration` (1-based) contributes to the posterior means.
@@ -122,6 +201,18 @@ mod tests {
         assert_eq!(p.beta, 0.01);
         assert_eq!(p.burn_in, 100);
         assert!(p.is_kept(110) && !p.is_kept(100) && !p.is_kept(105));
+        assert!((1..=200).all(|it| !p.optimizes_after(it)), "optimisation is off by default");
+    }
+
+    /// tomotopy's schedule: after sweep `it` (1-based) when it > burn-in and it is a
+    /// multiple of the interval.
+    #[test]
+    fn optimisation_schedule() {
+        let p = LdaParams::from_json(&json!({"optimize_interval": 10, "optimize_burn_in": 15})).unwrap();
+        let at: Vec<usize> = (1..=50).filter(|&it| p.optimizes_after(it)).collect();
+        assert_eq!(at, vec![20, 30, 40, 50]);
+        let p = LdaParams::from_json(&json!({"optimize_interval": 10})).unwrap();
+        assert_eq!((1..=30).filter(|&it| p.optimizes_after(it)).collect::<Vec<_>>(), vec![10, 20, 30]);
     }
 
     #[test]
@@ -135,6 +226,10 @@ mod tests {
             (json!({"thin": 0}), "thin"),
             (json!({"test_fraction": 1.0}), "test_fraction"),
             (json!({"heldout_chain_length": 0}), "heldout_chain_length"),
+            (json!({"optimize_interval": -1}), "optimize_interval"),
+            (json!({"optimize_burn_in": "x"}), "optimize_burn_in"),
+            (json!({"optimize_beta": true}), "optimize_beta"),
+            (json!({"optimize_interval": 10, "optimize_beta": 1}), "optimize_beta"),
         ] {
             assert_eq!(LdaParams::from_json(&body).unwrap_err().field, field, "{body}");
         }

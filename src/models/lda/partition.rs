@@ -149,7 +149,7 @@ impl PartitionedSampler {
         let part = &self.partition;
         let p = part.blocks;
         let k = state.num_topics;
-        let (alpha, beta) = (state.alpha, state.beta);
+        let (alpha, beta) = (state.alpha.clone(), state.beta);
         let vbeta = state.num_terms as f64 * beta;
         let isa = self.isa;
         let mut stats = SweepStats::default();
@@ -173,7 +173,7 @@ impl PartitionedSampler {
                 let at = next.fetch_add(1, Ordering::Relaxed);
                 let Some(slot) = queue.get(at) else { break };
                 let cell = slot.lock().expect("cell lock").take().expect("each cell is taken once");
-                let result = sample_cell(cell, part, tokens, &snapshot, (k, alpha, beta, vbeta), isa, (seed, iteration));
+                let result = sample_cell(cell, part, tokens, &snapshot, (k, &alpha, beta, vbeta), isa, (seed, iteration));
                 *done[at].lock().expect("result lock") = Some(result);
             };
             if rayon::current_num_threads() > 1 {
@@ -199,7 +199,7 @@ impl PartitionedSampler {
 type CellResult = (Vec<u64>, SweepStats);
 
 /// Resample one cell's tokens, document by document.
-fn sample_cell(cell: Cell, part: &Partition, tokens: &Tokens, snapshot: &[u64], model: (usize, f64, f64, f64), isa: Isa, key: (u64, u64)) -> CellResult {
+fn sample_cell(cell: Cell, part: &Partition, tokens: &Tokens, snapshot: &[u64], model: (usize, &[f64], f64, f64), isa: Isa, key: (u64, u64)) -> CellResult {
     let (k, alpha, beta, vbeta) = model;
     let (i, j, p) = (cell.doc_block, cell.word_block, part.blocks);
     let mut rng = stream(key.0, Purpose::Sweep, key.1, (i * p + j) as u64);

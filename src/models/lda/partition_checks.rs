@@ -126,16 +126,16 @@ fn every_instruction_set_gives_the_same_chain() {
 }
 
 /// The exact collapsed conditional of token `i` of a document: weights
-/// (n_dk + α)(n_kw + β)/(n_k + Vβ) with the token removed from all three counts.
+/// (n_dk + α_k)(n_kw + β)/(n_k + Vβ) with the token removed from all three counts.
 #[allow(clippy::too_many_arguments)]
-fn exact_conditional(doc_z: &[u32], i: usize, w: usize, n_kw: &[u32], n_k: &[u64], alpha: f64, beta: f64, v: usize) -> Vec<f64> {
+fn exact_conditional(doc_z: &[u32], i: usize, w: usize, n_kw: &[u32], n_k: &[u64], alpha: &[f64], beta: f64, v: usize) -> Vec<f64> {
     let k = n_k.len();
     let own = doc_z[i] as usize;
     let weights: Vec<f64> = (0..k)
         .map(|t| {
             let me = (t == own) as u32;
             let n_dt = doc_z.iter().enumerate().filter(|&(j, &z)| j != i && z as usize == t).count() as f64;
-            (n_dt + alpha) * ((n_kw[w * k + t] - me) as f64 + beta) / ((n_k[t] - me as u64) as f64 + v as f64 * beta)
+            (n_dt + alpha[t]) * ((n_kw[w * k + t] - me) as f64 + beta) / ((n_k[t] - me as u64) as f64 + v as f64 * beta)
         })
         .collect();
     let total: f64 = weights.iter().sum();
@@ -171,7 +171,8 @@ fn counts_of(words: &[u32], doc_z: &[u32], other: &[(u32, u32)], v: usize, k: us
 fn dense_kernel_draws_from_the_exact_conditional() {
     for (k, bound) in [(3usize, 15.2), (11, 31.4), (37, 70.6)] {
         let v = 4;
-        let (alpha, beta) = (0.4, 0.3);
+        // An asymmetric α, as after optimisation.
+        let (alpha, beta): (Vec<f64>, f64) = ((0..k).map(|t| 0.1 + 0.3 * (t % 4) as f64).collect(), 0.3);
         // Document 0: words [0, 0, 1, 3]; other tokens (a second document) fill the counts.
         let words = [0u32, 0, 1, 3];
         let doc_z: Vec<u32> = [0u32, 2, 1, 1].iter().map(|&t| t % k as u32).collect();
@@ -180,11 +181,11 @@ fn dense_kernel_draws_from_the_exact_conditional() {
         let mut rng = stream(9, Purpose::Estimate, k as u64, 0);
         let mut stats = SweepStats::default();
         for i in 0..words.len() {
-            let pi = exact_conditional(&doc_z, i, words[i] as usize, &n_kw, &n_k, alpha, beta, v);
+            let pi = exact_conditional(&doc_z, i, words[i] as usize, &n_kw, &n_k, &alpha, beta, v);
             let mut hist = vec![0u64; k];
             for _ in 0..60_000 {
                 let (mut rows, mut doc_counts, mut z) = (n_kw.clone(), doc.clone(), [doc_z[i]]);
-                let mut cell = CellCounts::new(k, alpha, beta, v as f64 * beta, &mut rows, 0, n_k.clone());
+                let mut cell = CellCounts::new(k, &alpha, beta, v as f64 * beta, &mut rows, 0, n_k.clone());
                 cell.resample(Isa::detect(), &mut z, &words[i..i + 1], &mut doc_counts, &mut rng, &mut stats);
                 // The kernel leaves the counts consistent with the new topic.
                 let mut expect_doc = doc.clone();
@@ -213,7 +214,8 @@ fn dense_kernel_draws_from_the_exact_conditional() {
 fn repeated_words_draw_from_the_exact_sequential_conditionals() {
     for (k, bound, runs) in [(3usize, 27.9, 80_000), (5, 53.5, 80_000), (17, 373.6, 200_000)] {
         let v = 3;
-        let (alpha, beta) = (0.3, 0.2);
+        // An asymmetric α no smaller than 0.3, so that every pair stays likely enough.
+        let (alpha, beta): (Vec<f64>, f64) = ((0..k).map(|t| 0.3 + 0.25 * (t % 3) as f64).collect(), 0.2);
         // Document: words [1, 1, 2] with topics [0, K − 1, 2 % K]; a second document's
         // 17 tokens fill the counts. Tokens 0 and 1 form the run.
         let words = [1u32, 1, 2];
@@ -222,7 +224,7 @@ fn repeated_words_draw_from_the_exact_sequential_conditionals() {
         let (n_kw, n_k, doc) = counts_of(&words, &doc_z, &other, v, k);
         // Exact joint law of the run's new topics.
         let mut joint = vec![0.0; k * k];
-        let first = exact_conditional(&doc_z, 0, 1, &n_kw, &n_k, alpha, beta, v);
+        let first = exact_conditional(&doc_z, 0, 1, &n_kw, &n_k, &alpha, beta, v);
         for t1 in 0..k {
             let mut z1 = doc_z.clone();
             let (mut kw1, mut k1) = (n_kw.clone(), n_k.clone());
@@ -231,7 +233,7 @@ fn repeated_words_draw_from_the_exact_sequential_conditionals() {
             kw1[k + t1] += 1;
             k1[t1] += 1;
             z1[0] = t1 as u32;
-            let second = exact_conditional(&z1, 1, 1, &kw1, &k1, alpha, beta, v);
+            let second = exact_conditional(&z1, 1, 1, &kw1, &k1, &alpha, beta, v);
             for t2 in 0..k {
                 joint[t1 * k + t2] = first[t1] * second[t2];
             }
@@ -242,7 +244,7 @@ fn repeated_words_draw_from_the_exact_sequential_conditionals() {
         assert!(joint.iter().all(|&p| p * runs as f64 >= 5.0), "K = {k}: every pair expected at least 5 times");
         for _ in 0..runs {
             let (mut rows, mut doc_counts, mut z) = (n_kw.clone(), doc.clone(), [doc_z[0], doc_z[1]]);
-            let mut cell = CellCounts::new(k, alpha, beta, v as f64 * beta, &mut rows, 0, n_k.clone());
+            let mut cell = CellCounts::new(k, &alpha, beta, v as f64 * beta, &mut rows, 0, n_k.clone());
             cell.resample(Isa::detect(), &mut z, &words[..2], &mut doc_counts, &mut rng, &mut stats);
             hist[z[0] as usize * k + z[1] as usize] += 1;
         }

@@ -8,9 +8,9 @@
 //! Yao, Mimno & McCallum 2009):
 //! - a *document bucket* Σ_{k: n_dk > 0} n_dk φ̃_wk over the document's non-zero topics
 //!   only, computed per token in O(K_d);
-//! - a *smoothing bucket* α Σ_k φ̃_wk whose total is a per-word constant of the current
-//!   snapshot, so it is only scanned for the minority of tokens whose draw lands in it
-//!   (about Kα / (L_d + Kα) of them).
+//! - a *smoothing bucket* Σ_k α_k φ̃_wk (α_k per topic once α is optimised) whose total
+//!   is a per-word constant of the current snapshot, so it is only scanned for the
+//!   minority of tokens whose draw lands in it (about α₀ / (L_d + α₀) of them).
 //!
 //! The token's own contribution to the snapshot counts is removed exactly (its own
 //! topic's φ̃ is recomputed without it), so every draw is from the exact conditional.
@@ -24,7 +24,7 @@
 //! draws from its own stream (seed, sweep, document), so the result is identical at any
 //! thread count, and staleness is bounded by one block rather than one sweep.
 
-use super::loglik::{log_p_topics_of_document, log_p_words_given_topics, LgammaOffset};
+use super::loglik::{log_p_words_given_topics, TopicPrior};
 use super::tokens::Tokens;
 use crate::rng::{stream, Purpose};
 use rand::RngExt;
@@ -44,7 +44,8 @@ pub fn uses_dense_kernel(k: usize) -> bool {
 pub struct GibbsState {
     pub num_topics: usize,
     pub num_terms: usize,
-    pub alpha: f64,
+    /// α_k, one per topic (all equal unless optimised).
+    pub alpha: Vec<f64>,
     pub beta: f64,
     /// Topic of each token, in `Tokens::words` order.
     pub z: Vec<u32>,
@@ -81,13 +82,13 @@ impl SweepStats {
 
 /// What the sparse kernel reads besides the counts themselves (which stay unchanged
 /// during a block, so they are their own snapshot): 1/(n_k + Vβ) and the table
-/// φ̃_wk = (n_kw + β)/(n_k + Vβ) with its per-word totals.
+/// φ̃_wk = (n_kw + β)/(n_k + Vβ) with its per-word smoothing totals Σ_k α_k φ̃_wk.
 pub struct Snapshot {
     /// 1/(n_k + Vβ) in single precision.
     inv: Vec<f32>,
     /// φ̃, word-major (sparse kernel only; empty for the dense one).
     phi: Vec<f32>,
-    /// Σ_k φ̃_wk per word (sparse kernel only).
+    /// Σ_k α_k φ̃_wk per word (sparse kernel only).
     phi_total: Vec<f64>,
 }
 
@@ -100,7 +101,7 @@ impl Snapshot {
     }
 
     /// Recompute from the counts (the table in parallel over words).
-    pub fn refresh(&mut self, n_kw: &[u32], n_k: &[u64], beta: f64, num_terms: usize) {
+    pub fn refresh(&mut self, n_kw: &[u32], n_k: &[u64], alpha: &[f64], beta: f64, num_terms: usize) {
         let k = n_k.len();
         let vbeta = num_terms as f64 * beta;
         for (i, &n) in self.inv.iter_mut().zip(n_k) {
@@ -115,7 +116,7 @@ impl Snapshot {
             for t in 0..k {
                 let v = phi_value(row[t], beta, inv[t]);
                 phi[t] = v;
-                sum += v as f64;
+                sum += alpha[t] * v as f64;
             }
             *total = sum;
         });
@@ -129,7 +130,8 @@ pub(crate) fn phi_value(count: u32, beta: f32, inv: f32) -> f32 {
 }
 
 impl GibbsState {
-    /// Random initial assignments (one stream per document) and their counts.
+    /// Random initial assignments (one stream per document) and their counts, with a
+    /// symmetric α.
     pub fn init(tokens: &Tokens, num_topics: usize, alpha: f64, beta: f64, seed: u64) -> Self {
         let mut z = vec![0u32; tokens.num_tokens()];
         let k = num_topics as u32;
@@ -142,7 +144,7 @@ impl GibbsState {
         let mut state = GibbsState {
             num_topics,
             num_terms: tokens.num_terms,
-            alpha,
+            alpha: vec![alpha; num_topics],
             beta,
             z,
             n_kw: vec![0; tokens.num_terms * num_topics],
@@ -173,14 +175,15 @@ impl GibbsState {
     /// docs); the dense kernel's sweeps are [`super::partition::PartitionedSampler::sweep`].
     pub fn sweep(&mut self, tokens: &Tokens, snapshot: &mut Snapshot, seed: u64, iteration: u64) -> SweepStats {
         let k = self.num_topics;
-        let (alpha, beta, num_terms) = (self.alpha, self.beta, self.num_terms);
+        let (beta, num_terms) = (self.beta, self.num_terms);
         let vbeta = num_terms as f64 * beta;
-        let GibbsState { z, n_kw, n_k, .. } = self;
+        let GibbsState { z, n_kw, n_k, alpha, .. } = self;
+        let alpha: &[f64] = alpha;
         let mut slots: Vec<Option<&mut [u32]>> = doc_slices(z, &tokens.doc_ptr).into_iter().map(Some).collect();
         let mut stats = SweepStats::default();
         let mut before: Vec<u32> = Vec::new();
         for block in &tokens.blocks {
-            snapshot.refresh(n_kw, n_k, beta, num_terms);
+            snapshot.refresh(n_kw, n_k, alpha, beta, num_terms);
             let mut docs: Vec<(usize, &mut [u32])> = block.iter().map(|&d| (d as usize, slots[d as usize].take().expect("each document is in one block"))).collect();
             before.clear();
             for (_, zs) in &docs {
@@ -216,7 +219,7 @@ impl GibbsState {
     pub fn log_joint(&self, tokens: &Tokens) -> f64 {
         let k = self.num_topics;
         let words = log_p_words_given_topics(&self.n_kw, &self.n_k, self.num_terms, self.beta);
-        let by_count = LgammaOffset::new(self.alpha, 1024);
+        let prior = TopicPrior::new(&self.alpha, 1024);
         let docs: f64 = (0..tokens.num_docs())
             .into_par_iter()
             .map_init(
@@ -226,7 +229,7 @@ impl GibbsState {
                     for &t in &self.z[tokens.doc_ptr[d]..tokens.doc_ptr[d + 1]] {
                         n_dk[t as usize] += 1;
                     }
-                    log_p_topics_of_document(n_dk, &by_count, self.alpha)
+                    prior.log_p(n_dk)
                 },
             )
             .collect::<Vec<f64>>()
@@ -247,14 +250,15 @@ impl GibbsState {
         });
     }
 
-    /// θ_dk = (n_dk + α)/(L_d + Kα), added into `acc` (`D × K`).
+    /// θ_dk = (n_dk + α_k)/(L_d + α₀), added into `acc` (`D × K`).
     pub fn add_document_proportions(&self, tokens: &Tokens, acc: &mut [f64]) {
         let k = self.num_topics;
+        let total: f64 = self.alpha.iter().sum();
         acc.par_chunks_mut(k).enumerate().for_each(|(d, a)| {
             let zs = &self.z[tokens.doc_ptr[d]..tokens.doc_ptr[d + 1]];
-            let denom = zs.len() as f64 + k as f64 * self.alpha;
-            for x in a.iter_mut() {
-                *x += self.alpha / denom;
+            let denom = zs.len() as f64 + total;
+            for (x, &alpha) in a.iter_mut().zip(&self.alpha) {
+                *x += alpha / denom;
             }
             for &t in zs {
                 a[t as usize] += 1.0 / denom;
@@ -340,7 +344,7 @@ pub(crate) struct TokenKernel<'a> {
     pub(crate) n_k: &'a [u64],
     pub(crate) snapshot: &'a Snapshot,
     pub(crate) k: usize,
-    pub(crate) alpha: f64,
+    pub(crate) alpha: &'a [f64],
     pub(crate) beta: f64,
     pub(crate) vbeta: f64,
 }
@@ -365,7 +369,7 @@ impl TokenKernel<'_> {
     /// Draw token i's topic (word `w`, topic `own` in the snapshot) from the exact
     /// conditional given its document's counts `doc`, which exclude the token.
     ///
-    /// Draws come from (n_dk + α) φ̃_wk with the snapshot's φ̃; a draw of `own` is kept
+    /// Draws come from (n_dk + α_k) φ̃_wk with the snapshot's φ̃; a draw of `own` is kept
     /// with probability φ̃'/φ̃, where φ̃' excludes the token's own snapshot count (never
     /// larger), and redrawn otherwise. The accepted draw has the exact conditional.
     #[inline]
@@ -382,22 +386,22 @@ impl TokenKernel<'_> {
         }
         stats.tokens += 1;
         stats.doc_topics_visited += n as u64;
-        let a = self.alpha * self.snapshot.phi_total[w];
+        let a = self.snapshot.phi_total[w];
         loop {
             let u = rng.random::<f64>() * (a + b);
             let t = if u < b {
                 let j = cumulative.partition_point(|&c| c <= u).min(n - 1);
                 doc.topics[j] as usize
             } else {
-                // Smoothing bucket: scan α φ̃_w·.
+                // Smoothing bucket: scan α_k φ̃_wk.
                 stats.smoothing_draws += 1;
-                let target = (u - b) / self.alpha;
+                let target = u - b;
                 let mut c = 0.0;
                 // Rounding may leave the target past the last partial sum: then the last
                 // topic (every topic has weight ≥ β/(n_k + Vβ) > 0).
                 let mut pick = k - 1;
-                for (t, &p) in phi.iter().enumerate() {
-                    c += p as f64;
+                for (t, (&p, &alpha)) in phi.iter().zip(self.alpha).enumerate() {
+                    c += alpha * p as f64;
                     if target < c {
                         pick = t;
                         break;

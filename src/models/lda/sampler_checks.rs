@@ -16,6 +16,8 @@ fn tiny_state() -> (GibbsState, Tokens) {
     let counts = crate::corpus::DocTermMatrix::from_rows(vec![vec![(0, 2), (1, 1), (3, 1)], vec![(1, 2), (2, 3)]]);
     let tokens = Tokens::from_counts(&counts, 4);
     let mut state = GibbsState::init(&tokens, 3, 0.4, 0.3, 11);
+    // An asymmetric α, as after optimisation.
+    state.alpha = vec![0.4, 0.1, 1.2];
     state.z = vec![0, 2, 1, 1, 2, 2, 0, 1, 1];
     state.recount(&tokens);
     (state, tokens)
@@ -35,7 +37,7 @@ fn exact_conditional(state: &GibbsState, zs: &[u32], i: usize, w: usize, own: us
     let weights: Vec<f64> = (0..k)
         .map(|t| {
             let me = (t == own) as u32;
-            (n_dk[t] as f64 + state.alpha) * ((state.n_kw[w * k + t] - me) as f64 + state.beta) / ((state.n_k[t] - me as u64) as f64 + vbeta)
+            (n_dk[t] as f64 + state.alpha[t]) * ((state.n_kw[w * k + t] - me) as f64 + state.beta) / ((state.n_k[t] - me as u64) as f64 + vbeta)
         })
         .collect();
     let total: f64 = weights.iter().sum();
@@ -54,7 +56,7 @@ fn kernel_for<'a>(state: &'a GibbsState, snapshot: &'a Snapshot) -> TokenKernel<
         n_k: &state.n_k,
         snapshot,
         k: state.num_topics,
-        alpha: state.alpha,
+        alpha: &state.alpha,
         beta: state.beta,
         vbeta: state.num_terms as f64 * state.beta,
     }
@@ -70,7 +72,7 @@ fn kernel_for<'a>(state: &'a GibbsState, snapshot: &'a Snapshot) -> TokenKernel<
 fn sparse_kernel_draws_from_the_exact_conditional() {
     let (state, _tokens) = tiny_state();
     let mut snapshot = Snapshot::new(state.num_terms, state.num_topics, true);
-    snapshot.refresh(&state.n_kw, &state.n_k, state.beta, state.num_terms);
+    snapshot.refresh(&state.n_kw, &state.n_k, &state.alpha, state.beta, state.num_terms);
     let kernel = kernel_for(&state, &snapshot);
     let k = state.num_topics;
     // Document 0 is words [0, 0, 1, 3] with snapshot topics [0, 2, 1, 1].
@@ -193,6 +195,29 @@ fn fits_do_not_depend_on_thread_count() {
     assert_ne!(a.word_rates, c.word_rates, "a different seed must give a different chain");
 }
 
+/// With α (and β) re-estimated every 5 sweeps, 1 and 2 threads still give identical
+/// models, α_k and β included, and the optimisation did move α away from symmetry (the
+/// corpus is drawn with α = 0.3 while the fit starts at the default 50/K = 12.5).
+#[test]
+fn optimised_fits_do_not_depend_on_thread_count() {
+    let (_, docs) = lda_corpus(4, 40, 120, 40, 0.3, 5);
+    let corpus = build_corpus(raw_options(), &[], docs).expect("corpus builds");
+    let params = LdaParams::from_json(&serde_json::json!({"topics": 4, "iterations": 30, "thin": 5, "optimize_interval": 5, "optimize_beta": true})).unwrap();
+    let fit = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| FitContext::silent(|ctx| fit_lda(&corpus, &params, 7, ctx).unwrap()))
+    };
+    let (a, b) = (fit(1), fit(2));
+    assert_eq!(a.alpha, b.alpha);
+    assert_eq!(a.beta, b.beta);
+    assert_eq!(a.word_rates, b.word_rates);
+    assert_eq!(a.final_loglik_per_token, b.final_loglik_per_token);
+    assert_eq!(a.optimizations, 6);
+    assert!(a.alpha.iter().sum::<f64>() < 4.0, "α₀ fell from 50 towards the data's 1.2: {:?}", a.alpha);
+    assert!(a.alpha.iter().any(|&x| x != a.alpha[0]), "α is asymmetric: {:?}", a.alpha);
+    assert_ne!(a.beta, 0.01, "β was re-estimated");
+}
+
 /// Recovery. 400 documents of 80 tokens from K = 5 topics over V = 50 words (α = 0.2).
 /// Each topic then carries about 6 400 tokens; the sampling error of its empirical
 /// distribution is about Σ_w sqrt(2/π) sqrt(p_w(1-p_w)/n) ≈ 0.023 (10 block words at
@@ -264,7 +289,8 @@ fn log_joint_matches_a_direct_computation() {
     for d in 0..tokens.num_docs() {
         let mut n_dk = vec![0u32; k];
         for (i, &t) in state.z[tokens.doc_ptr[d]..tokens.doc_ptr[d + 1]].iter().enumerate() {
-            direct += ((n_dk[t as usize] as f64 + state.alpha) / (i as f64 + k as f64 * state.alpha)).ln();
+            let a0: f64 = state.alpha.iter().sum();
+            direct += ((n_dk[t as usize] as f64 + state.alpha[t as usize]) / (i as f64 + a0)).ln();
             n_dk[t as usize] += 1;
         }
     }

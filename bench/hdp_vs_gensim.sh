@@ -6,9 +6,10 @@
 #     per-token log-likelihood by document completion, the same token split on
 #     every side (src/models/completion.rs, bench/gensim_hdp.py, bench/bnpy_hdp.py).
 #     topicd and bnpy run at two prior sets, topicd's defaults (alpha 0.5, gamma 10,
-#     lambda 0.1) and gensim's (alpha 1, gamma 1, topic-word Dirichlet 0.01), each
-#     without moves and with them (topicd: its merges and deletes; bnpy: births,
-#     merges, deletes and shuffles, about 6 minutes a fit); gensim at its own priors.
+#     lambda 0.1) and gensim's (alpha 1, gamma 1, topic-word Dirichlet 0.01); topicd
+#     without moves, with its default deletes and with merges too; bnpy without moves
+#     and with births, merges, deletes and shuffles (minutes a fit); gensim at its
+#     own priors.
 #  2. Seconds per pass over linuxdoc (bench/out/linuxdoc_bow.jsonl, made by
 #     bench/prepare_linuxdoc.py) at 1 and 2 threads, topicd vs gensim.
 #
@@ -65,19 +66,27 @@ if [ "$WHAT" = quality ] || [ "$WHAT" = all ]; then
   for seed in $SEEDS; do
     for set in $PRIOR_SETS; do
       IFS='|' read -r TP BP <<< "$(priors_of "$set")"
-      for moves in off on; do
-        MP=""; [ "$moves" = off ] && MP="--param merge_every=0 --param delete_every=0"
+      # topicd: no moves, its defaults (a delete proposed every second pass), merges too.
+      for moves in off deletes all; do
+        case $moves in
+          off) MP="--param merge_every=0 --param delete_every=0" ;;
+          deletes) MP="" ;;
+          all) MP="--param merge_every=1" ;;
+        esac
         echo "== topicd hdp on reuters395 ($set priors, moves $moves, seed $seed)" >&2
         target/release/topicd fit --input "$SPLIT" --model hdp --topics "$TOPICS" --seed "$seed" $TP $MP \
           --stopwords none --min-df 1 --threads 1 --param passes="$PASSES_QUALITY" --param batches="$BATCHES" \
           > "$RAW/hdp_quality_topicd_${set}_moves${moves}_s$seed.json"
-        [ "$moves" = on ] && [ "$BNPY_MOVES" != 1 ] && continue
+      done
+      # bnpy: no moves, and births, merges, deletes and shuffles (its full memoVB).
+      for moves in off all; do
+        [ "$moves" = all ] && [ "$BNPY_MOVES" != 1 ] && continue
         OUT="$RAW/hdp_quality_bnpy_${set}_moves${moves}_s$seed.json"
         if [ "$REUSE_BNPY" = 1 ] && grep -q '"per_token"' "$OUT" 2>/dev/null; then
           echo "== bnpy: keeping $OUT" >&2
           continue
         fi
-        BM="none"; [ "$moves" = on ] && BM="birth,merge,delete,shuffle"
+        BM="none"; [ "$moves" = all ] && BM="birth,merge,delete,shuffle"
         echo "== bnpy HDPTopicModel on reuters395 ($set priors, moves $BM, seed $seed)" >&2
         OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
           "$BNPY_VENV/bin/python" bench/bnpy_hdp.py completion --input "$SPLIT" --laps "$PASSES_QUALITY" --seed "$seed" \
@@ -117,13 +126,15 @@ def load(name):
     lines = [l for l in open(path, encoding="utf-8") if l.strip().startswith("{")]
     return json.loads(lines[-1]) if lines else None
 
+MODES = {"off": "none", "deletes": "deletes (topicd's default)", "all": "all"}
+
 def topicd_row(d):
     g, h = d["diagnostics"], d["diagnostics"]["heldout"]
     return d["topics"], f"{g['merges_accepted']} merges, {g['deletes_accepted']} deletes", h["per_token"], d["fit_seconds"], h
 
 def bnpy_row(d):
     acc = d.get("accepted", {})
-    moves = "none" if d["moves"] == "none" else ", ".join(f"{acc.get(m, 0)} {m}s" for m in ("merge", "delete", "birth"))
+    moves = "none" if d["moves"] == "none" else ", ".join(f"{acc.get(m, 0)} {m}s" for m in ("merge", "delete", "birth") if m in acc)
     return d["topics"], moves, d["per_token"], d["fit_seconds"], d
 
 def gensim_row(d):
@@ -132,11 +143,11 @@ def gensim_row(d):
 rows, groups = [], {}
 for s in seeds:
     for st in sets:
-        for mv in ("off", "on"):
-            for system, f in (("topicd", topicd_row), ("bnpy", bnpy_row)):
+        for system, f, modes in (("topicd", topicd_row, ("off", "deletes", "all")), ("bnpy", bnpy_row, ("off", "all"))):
+            for mv in modes:
                 d = load(f"hdp_quality_{system}_{st}_moves{mv}_s{s}.json")
                 if d:
-                    rows.append((f"{system}, {st} priors, moves {mv}", s) + f(d))
+                    rows.append((f"{system}, {st} priors, moves: {MODES[mv]}", s) + f(d))
     d = load(f"hdp_quality_gensim_s{s}.json")
     if d:
         rows.append(("gensim HdpModel, gensim priors", s) + gensim_row(d))

@@ -92,7 +92,7 @@ fn topic_means(fit: &FitOutcome, v: usize) -> Vec<Vec<f64>> {
 #[test]
 fn objective_never_decreases_on_synthetic_data_with_batches_and_merges() {
     let m = planted_corpus(240, 60, 11);
-    let out = fit(&m, V, json!({"topics": 12, "batches": 4, "passes": 12, "convergence_tolerance": 0}), 3);
+    let out = fit(&m, V, json!({"topics": 12, "batches": 4, "passes": 12, "merge_every": 1, "convergence_tolerance": 0}), 3);
     let worst = assert_monotone(&out.step_objectives);
     assert!(out.passes.iter().any(|p| p.merges_accepted > 0), "no merge was accepted: {:?}", out.passes);
     eprintln!("synthetic: {} steps, worst relative drop {worst:e}, K {}", out.step_objectives.len(), out.num_topics);
@@ -118,7 +118,7 @@ fn appstream_matrix() -> (DocTermMatrix, usize) {
 #[test]
 fn objective_never_decreases_on_appstream() {
     let (m, v) = appstream_matrix();
-    let out = fit(&m, v, json!({"topics": 15, "batches": 3, "passes": 8, "convergence_tolerance": 0}), 5);
+    let out = fit(&m, v, json!({"topics": 15, "batches": 3, "passes": 8, "merge_every": 1, "convergence_tolerance": 0}), 5);
     let worst = assert_monotone(&out.step_objectives);
     eprintln!("appstream: D {} V {v}, {} steps, worst relative drop {worst:e}, K {} -> {}", m.num_rows(), out.step_objectives.len(), 15, out.num_topics);
 }
@@ -126,7 +126,7 @@ fn objective_never_decreases_on_appstream() {
 #[test]
 fn planted_topics_and_their_number_are_recovered_from_a_large_truncation() {
     let m = planted_corpus(400, 80, 21);
-    let out = fit(&m, V, json!({"topics": 18, "batches": 2, "passes": 40, "alpha": PLANTED_ALPHA}), 7);
+    let out = fit(&m, V, json!({"topics": 18, "batches": 2, "passes": 40, "alpha": PLANTED_ALPHA, "merge_every": 1}), 7);
     let fitted = topic_means(&out, V);
     // Topics carrying at least 1% of the tokens (an emptied topic the moves did not
     // reach yet carries almost none).

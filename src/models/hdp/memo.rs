@@ -42,27 +42,14 @@ pub struct Memo<'a> {
 
 impl<'a> Memo<'a> {
     /// Batches of consecutive documents (sizes differ by at most one); topics initialised
-    /// from K random documents' counts plus a little uniform noise (bnpy's
-    /// "randexamples"), sticks with uniform expected weights.
+    /// from K distinct random documents' counts ([`initial_counts`]), sticks with
+    /// uniform expected weights.
     pub fn new(matrix: &'a DocTermMatrix, num_terms: usize, params: &'a HdpParams, seed: u64) -> Self {
         let d = matrix.num_rows();
         let b = params.batches.min(d).max(1);
         let layouts: Vec<BatchLayout> = (0..b).map(|i| BatchLayout::new(matrix, i * d / b..(i + 1) * d / b)).collect();
         let k = params.topics;
-        let mut init = Summary::dense(num_terms, k);
-        for t in 0..k {
-            let mut rng = stream(seed, Purpose::Init, 0, t as u64);
-            let doc = if d > 0 { rng.random_range(0..d) } else { 0 };
-            for w in 0..num_terms {
-                init.word_topic[w * k + t] = 0.1 * rng.random::<f64>();
-            }
-            if d > 0 {
-                let (terms, counts) = matrix.row(doc);
-                for (&w, &c) in terms.iter().zip(counts) {
-                    init.word_topic[w as usize * k + t] += c as f64;
-                }
-            }
-        }
+        let init = initial_counts(matrix, num_terms, k, seed);
         let topic_word = TopicWord::from_summary(&init, params.lambda);
         let doc_topic = layouts.iter().map(|l| vec![0.0; l.docs.len() * k]).collect();
         Memo {
@@ -179,5 +166,74 @@ impl<'a> Memo<'a> {
     /// Refresh q(φ)'s expectations after merges.
     pub fn refresh_topic_word(&mut self) {
         self.topic_word = TopicWord::from_summary(&self.total, self.params.lambda);
+    }
+}
+
+/// The initial topic-word counts (`V × K`): topic t is the counts of one document, K
+/// distinct documents drawn without replacement (bnpy's "randexamples"; q(φ_t) is then
+/// Dir(λ + those counts)). When K exceeds D the documents are reused in a new random
+/// order, and only then is a little uniform noise (below one count) added so that no
+/// two topics are identical. (Noise on every topic, as before, put a mean pseudo-count
+/// of 0.05 on every word, five times λ = 0.01: at gensim's priors on reuters395 it left the
+/// converged objective 0.09 nats per token lower than this start.)
+pub fn initial_counts(matrix: &DocTermMatrix, num_terms: usize, k: usize, seed: u64) -> Summary {
+    let d = matrix.num_rows();
+    let mut init = Summary::dense(num_terms, k);
+    if d == 0 {
+        return init;
+    }
+    let mut rng = stream(seed, Purpose::Init, 0, 0);
+    let mut order: Vec<usize> = Vec::with_capacity(k);
+    while order.len() < k {
+        // A partial Fisher–Yates shuffle of the documents for each round of D topics.
+        let mut docs: Vec<usize> = (0..d).collect();
+        let take = (k - order.len()).min(d);
+        for i in 0..take {
+            let j = rng.random_range(i..d);
+            docs.swap(i, j);
+        }
+        order.extend_from_slice(&docs[..take]);
+    }
+    for (t, &doc) in order.iter().enumerate() {
+        let (terms, counts) = matrix.row(doc);
+        for (&w, &c) in terms.iter().zip(counts) {
+            init.word_topic[w as usize * k + t] += c as f64;
+        }
+        if t >= d {
+            let mut noise = stream(seed, Purpose::Init, 1, t as u64);
+            for w in 0..num_terms {
+                init.word_topic[w * k + t] += 0.1 * noise.random::<f64>();
+            }
+        }
+    }
+    init
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every topic starts as one document's counts, and K ≤ D topics come from K
+    /// distinct documents (drawing with replacement would repeat one of 8 documents
+    /// among 6 topics in most seeds: 1 − 8!/(2! · 8⁶) ≈ 92 %).
+    #[test]
+    fn initial_topics_are_distinct_documents() {
+        let d = 8;
+        let m = DocTermMatrix::from_rows((0..d).map(|i| vec![(i as u32, 1 + i as u32), (d as u32, 1)]));
+        for seed in 0..20 {
+            let init = initial_counts(&m, d + 1, 6, seed);
+            let mut docs: Vec<usize> = (0..6)
+                .map(|t| {
+                    let column: Vec<f64> = (0..=d).map(|w| init.word_topic[w * 6 + t]).collect();
+                    let doc = (0..d).find(|&i| column[i] > 0.0).expect("a document's word");
+                    let want: Vec<f64> = (0..=d).map(|w| if w == doc { 1.0 + doc as f64 } else if w == d { 1.0 } else { 0.0 }).collect();
+                    assert_eq!(column, want, "seed {seed}, topic {t}");
+                    doc
+                })
+                .collect();
+            docs.sort_unstable();
+            docs.dedup();
+            assert_eq!(docs.len(), 6, "seed {seed}");
+        }
     }
 }

@@ -2,9 +2,11 @@
 //!
 //! Defaults follow bnpy's HDPTopicModel examples: α = 0.5 (document-level concentration),
 //! γ = 10 (top-level concentration), λ = 0.1 (symmetric topic-word Dirichlet), the local
-//! step's convergence threshold 0.01 on the document-topic counts, merges proposed
-//! after every pass once the first pass has filled the summary, and a delete proposed in
-//! every second pass.
+//! step's convergence threshold 0.01 on the document-topic counts, and a delete proposed
+//! in every second pass. Merges are opt-in (`merge_every`): they raise the objective but
+//! lower the predictive score. On a validation split carved from reuters395's training
+//! documents (every 5th of them, 3 seeds) document completion gave −7.36 nats per token
+//! without merges and −7.50 with them (K 50 → 9–12); deletes alone left it at −7.36.
 
 use crate::models::params::{ParamError, ParamReader};
 use serde::{Deserialize, Serialize};
@@ -60,7 +62,7 @@ impl HdpParams {
         let passes = r.uint_in("passes", 1, 100_000)?.unwrap_or(50) as usize;
         let local_tolerance = r.positive("local_tolerance")?.unwrap_or(0.01);
         let local_iterations = r.uint_in("local_iterations", 1, 100_000)?.unwrap_or(100) as usize;
-        let merge_every = r.uint_in("merge_every", 0, 100_000)?.unwrap_or(1) as usize;
+        let merge_every = r.uint_in("merge_every", 0, 100_000)?.unwrap_or(0) as usize;
         let merge_pairs = r.uint_in("merge_pairs", 1, 100_000)?.unwrap_or(100) as usize;
         let delete_every = r.uint_in("delete_every", 0, 100_000)?.unwrap_or(2) as usize;
         let convergence_tolerance = r.fraction("convergence_tolerance", 1.0)?.unwrap_or(1e-7);
@@ -107,6 +109,8 @@ mod tests {
     fn defaults_and_schedule() {
         let p = HdpParams::from_json(&json!({})).unwrap();
         assert_eq!((p.topics, p.alpha, p.gamma, p.lambda, p.batches), (50, 0.5, 10.0, 0.1, 1));
+        assert!(!p.merges_after(2) && !p.merges_after(3) && p.deletes_in(4));
+        let p = HdpParams::from_json(&json!({"merge_every": 1})).unwrap();
         assert!(!p.merges_after(1) && p.merges_after(2) && p.merges_after(3));
         let p = HdpParams::from_json(&json!({"merge_every": 2})).unwrap();
         assert!(!p.merges_after(3) && p.merges_after(4));

@@ -196,9 +196,12 @@ fn csv_escape(s: &str) -> String {
     }
 }
 
+/// One topic of a CSV table: index, label, ranked words.
+type CsvTopic = (usize, Option<String>, Vec<(String, WordScore)>);
+
 /// The topic table as CSV; with coherence (one value per row of `rows`), a last
 /// `coherence` column repeats each topic's value on its rows (empty when not finite).
-fn csv_response(rows: Vec<(usize, Option<String>, Vec<(String, WordScore)>)>, coherence: Option<&[f64]>) -> Response {
+fn csv_response(rows: Vec<CsvTopic>, coherence: Option<&[f64]>) -> Response {
     let mut out = String::from("topic,label,rank,word,frequency,exclusivity,frex");
     out.push_str(if coherence.is_some() { ",coherence\n" } else { "\n" });
     for (r, (k, label, words)) in rows.into_iter().enumerate() {

@@ -290,7 +290,7 @@ fn estimate_is_finite_and_respects_the_bounds_of_p_w() {
     // One topic: z is determined, T = 1, so the estimate is exactly Σ_n log φ_{0,w_n}.
     let single = &phi[..num_terms];
     let exact: f64 = words.iter().map(|&w| single[w as usize].ln()).sum();
-    let one_topic = chib_log_likelihood(&words, single, 1, &vec![alpha; 1], &ChibSettings::default(), &mut rng);
+    let one_topic = chib_log_likelihood(&words, single, 1, &[alpha], &ChibSettings::default(), &mut rng);
     assert!((one_topic - exact).abs() < 1e-9 * exact.abs(), "{one_topic} vs {exact}");
     // A word no topic can emit has probability zero.
     let mut impossible = phi.clone();

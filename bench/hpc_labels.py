@@ -112,7 +112,8 @@ def tune_global(scores, gold_matrix):
     valid = np.append(s[1:] != s[:-1], True)
     f1 = np.where(valid, f1, -1)
     i = int(np.argmax(f1))
-    return float(s[i])
+    # halfway to the next lower score, as topicd's calibration does
+    return float(0.5 * (s[i] + s[i + 1])) if i + 1 < len(s) else float(s[i])
 
 
 def decide(scores, threshold, names):

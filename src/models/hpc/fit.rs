@@ -10,11 +10,11 @@
 //! seed (`validation_fraction`, `test_fraction`). Documents without labels cannot
 //! train a supervised model and are left out (and counted).
 
-use super::calibration::{calibrate, score, Thresholds};
+use super::calibration::{best_f1_threshold, calibrate, score, Thresholds};
 use super::data::{strip_redundant_ancestors, HpcData};
+use super::label_posterior::{ancestors_are_uploaded, label_probabilities, Closure, LabelPrediction, Predictor, TEMPERATURES};
 use super::model::{Evaluation, FitSummary, HpcModel, ENCODING_VERSION};
 use super::params::HpcParams;
-use super::predict::predict_affinities;
 use super::sampler::{document_weights, linear_term, Caches, HpcState, ScanSettings, ScanStats};
 use crate::corpus::Corpus;
 use crate::models::{FitContext, FitError, Progress};
@@ -139,6 +139,9 @@ struct Shaped {
     data: HpcData,
     /// Label name of each topic.
     names: Vec<String>,
+    /// Each document's labels as uploaded (before `strip_ancestors`), as topic indices;
+    /// empty sets for PCM.
+    uploaded: Vec<Vec<usize>>,
 }
 
 fn shape(corpus: &Corpus, p: &HpcParams, supervised: bool, roles: &[Role], wanted: Role) -> Shaped {
@@ -167,7 +170,8 @@ fn shape(corpus: &Corpus, p: &HpcParams, supervised: bool, roles: &[Role], wante
         let active = docs.iter().map(|_| (1..=p.topics as u32).collect()).collect();
         (parent, names, active)
     };
-    Shaped { data: HpcData::new(parent, supervised, active, counts, corpus.num_terms()), names }
+    let uploaded = docs.iter().map(|&d| if supervised { corpus.doc_labels[d].iter().map(|&l| l as usize).collect() } else { Vec::new() }).collect();
+    Shaped { data: HpcData::new(parent, supervised, active, counts, corpus.num_terms()), names, uploaded }
 }
 
 /// Fit HPC (`supervised`) or PCM on `corpus`.
@@ -256,6 +260,8 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
         thresholds: Thresholds::default_for(k),
         evaluation: None,
         rate_totals: Default::default(),
+        deepest_first: Default::default(),
+        prediction: LabelPrediction::mode_only(),
         summary: FitSummary {
             training_documents: data.num_docs(),
             validation_documents: roles.iter().filter(|r| **r == Role::Validation).count(),
@@ -280,17 +286,58 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
     };
     if supervised {
         let validation = shape(corpus, p, supervised, &roles, Role::Validation);
+        model.prediction = prediction_settings(&model, p, &train);
         if validation.data.num_docs() > 0 {
-            let probabilities = label_probabilities(&model, &validation.data);
-            let truth = true_sets(&validation.data);
-            model.thresholds = calibrate(&probabilities, &truth, k, p.min_label_validation);
+            calibrate_prediction(&mut model, &validation);
         }
         let test = shape(corpus, p, supervised, &roles, Role::Test);
         if test.data.num_docs() > 0 {
-            model.evaluation = Some(evaluate(&model, &train.data, &test.data));
+            model.evaluation = Some(evaluate(&model, &train, &test));
         }
     }
     Ok(model)
+}
+
+/// The predictor, the ancestor rule (decided from the training documents' uploaded
+/// sets under `label_closure = auto`) and each label's prior frequency among the
+/// training documents' labels as trained (after `strip_ancestors`), with half a
+/// document added so an unseen label keeps a finite prior.
+fn prediction_settings(model: &HpcModel, p: &HpcParams, train: &Shaped) -> LabelPrediction {
+    let ancestors = match p.label_closure {
+        Closure::Auto => ancestors_are_uploaded(&train.uploaded, &model.parent),
+        Closure::Ancestors => true,
+        Closure::None => false,
+    };
+    let mut counts = vec![0.0; model.labels.len()];
+    for &node in &train.data.active.values {
+        counts[node as usize - 1] += 1.0;
+    }
+    let docs = train.data.num_docs() as f64;
+    let log_prior = counts.iter().map(|c| ((c + 0.5) / (docs + 1.0)).ln()).collect();
+    LabelPrediction { predictor: p.predictor, ancestors, temperature: 1.0, log_prior }
+}
+
+/// Choose the single-label predictor's temperature (the one whose pooled probabilities
+/// reach the best validation F1, the smallest on ties) and then the thresholds, both
+/// against the validation documents' labels as uploaded.
+fn calibrate_prediction(model: &mut HpcModel, validation: &Shaped) {
+    let k = model.labels.len();
+    let truth = &validation.uploaded;
+    if model.prediction.predictor == Predictor::SingleLabel {
+        let mut best = (f64::NEG_INFINITY, 1.0);
+        for t in TEMPERATURES {
+            let how = LabelPrediction { temperature: t, ..model.prediction.clone() };
+            let probabilities = probabilities_of(model, &how, &validation.data);
+            let pooled = probabilities.iter().enumerate().map(|(i, &pr)| (pr, truth[i / k].contains(&(i % k)))).collect();
+            let (_, f1) = best_f1_threshold(pooled);
+            if f1 > best.0 {
+                best = (f1, t);
+            }
+        }
+        model.prediction.temperature = best.1;
+    }
+    let probabilities = probabilities_of(model, &model.prediction, &validation.data);
+    model.thresholds = calibrate(&probabilities, truth, k, model.params.min_label_validation);
 }
 
 /// Score a fitted supervised model on the test split of `corpus` as the fit with `seed`
@@ -305,46 +352,39 @@ pub fn evaluate_test_split(model: &HpcModel, corpus: &Corpus, seed: u64) -> Resu
         return Ok(None);
     }
     let train = shape(corpus, &model.params, model.supervised, &roles, Role::Train);
-    Ok(Some(evaluate(model, &train.data, &test.data)))
+    Ok(Some(evaluate(model, &train, &test)))
 }
 
-/// Each document's labels as topic indices.
-fn true_sets(data: &HpcData) -> Vec<Vec<usize>> {
-    (0..data.num_docs()).map(|d| data.active.row(d).iter().map(|&n| n as usize - 1).collect()).collect()
-}
-
-/// P(label) for every document of `data` (row-major `docs × K`), in parallel.
-fn label_probabilities(model: &HpcModel, data: &HpcData) -> Vec<f64> {
+/// P(label) under `how` for every document of `data` (row-major `docs × K`), in parallel.
+fn probabilities_of(model: &HpcModel, how: &LabelPrediction, data: &HpcData) -> Vec<f64> {
     let k = model.labels.len();
+    let order = model.deepest_first();
     let mut out = vec![0.0; data.num_docs() * k];
     out.par_chunks_mut(k).enumerate().for_each(|(d, row)| {
-        let words = data.doc_words.row(d);
-        let xi = predict_affinities(model, words.iter().map(|&(w, c)| (w as usize, c)));
-        for (o, x) in row.iter_mut().zip(xi) {
-            *o = super::affinity::sigmoid(x);
-        }
+        let words: Vec<(usize, f64)> = data.doc_words.row(d).iter().map(|&(w, c)| (w as usize, c)).collect();
+        row.copy_from_slice(&label_probabilities(model, how, &words, order, None));
     });
     out
 }
 
-/// Score the calibrated predictions on the test split, beside the trivial baseline that
-/// always predicts the most frequent training labels.
-fn evaluate(model: &HpcModel, train: &HpcData, test: &HpcData) -> Evaluation {
+/// Score the calibrated predictions on the test split against the labels as uploaded,
+/// beside the trivial baseline that always predicts the most frequent training labels.
+fn evaluate(model: &HpcModel, train: &Shaped, test: &Shaped) -> Evaluation {
     let k = model.labels.len();
-    let probabilities = label_probabilities(model, test);
-    let predicted: Vec<Vec<usize>> = probabilities.chunks(k).map(|row| model.thresholds.decide(row)).collect();
-    let truth = true_sets(test);
+    let probabilities = probabilities_of(model, &model.prediction, &test.data);
+    let predicted: Vec<Vec<usize>> = probabilities.chunks(k).map(|row| model.prediction.decide(&model.thresholds, row, &model.parent)).collect();
+    let truth = &test.uploaded;
     let mut frequency = vec![0usize; k];
-    for set in true_sets(train) {
-        for l in set {
+    for set in &train.uploaded {
+        for &l in set {
             frequency[l] += 1;
         }
     }
-    let mean_labels = train.active.values.len() as f64 / train.num_docs() as f64;
+    let mean_labels = train.uploaded.iter().map(Vec::len).sum::<usize>() as f64 / train.uploaded.len().max(1) as f64;
     let m = (mean_labels.round() as usize).max(1);
     let mut by_frequency: Vec<usize> = (0..k).collect();
     by_frequency.sort_by(|&a, &b| frequency[b].cmp(&frequency[a]).then(a.cmp(&b)));
     let baseline_set: Vec<usize> = by_frequency.into_iter().take(m).collect();
-    let baseline = score(&vec![baseline_set; truth.len()], &truth, k);
-    Evaluation { model: score(&predicted, &truth, k), most_frequent_baseline: baseline }
+    let baseline = score(&vec![baseline_set; truth.len()], truth, k);
+    Evaluation { model: score(&predicted, truth, k), most_frequent_baseline: baseline }
 }

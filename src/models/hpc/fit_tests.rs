@@ -88,6 +88,30 @@ fn same_seed_same_model_at_any_thread_count() {
     assert_eq!(a.mu, b.mu);
     assert_eq!(a.exclusivity, b.exclusivity);
     assert_eq!(a.thresholds, b.thresholds);
+    assert_eq!(a.prediction, b.prediction);
+}
+
+/// A version-1 blob (version 2 without the trailing `prediction`) decodes to the same
+/// model with the paper's predictor and no closure, as it was fitted; a version-2 blob
+/// round-trips with its prediction settings.
+#[test]
+fn version_one_models_decode_with_the_mode_predictor() {
+    use super::label_posterior::{LabelPrediction, Predictor};
+    let (_, corpus) = simulated();
+    let model = fit(&corpus, json!({"iterations": 2, "burn_in": 1}), 4);
+    assert_eq!(model.prediction.predictor, Predictor::SingleLabel);
+    let bytes = model.encode();
+    let again = HpcModel::decode(&bytes).unwrap();
+    assert_eq!((again.prediction.clone(), again.mu.clone(), again.thresholds.clone()), (model.prediction.clone(), model.mu.clone(), model.thresholds.clone()));
+    let tail = postcard::to_allocvec(&model.prediction).unwrap().len();
+    let mut v1 = bytes[..bytes.len() - tail].to_vec();
+    assert_eq!(v1[0], 2, "the version is the first byte");
+    v1[0] = 1;
+    let old = HpcModel::decode(&v1).unwrap();
+    assert_eq!(old.prediction, LabelPrediction::mode_only());
+    assert_eq!((old.mu, old.thresholds, old.labels), (model.mu, model.thresholds, model.labels));
+    v1[0] = 3;
+    assert!(HpcModel::decode(&v1).is_err());
 }
 
 /// PCM (no labels, a flat tree of latent topics) finds the topics of data drawn from a

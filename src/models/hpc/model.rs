@@ -7,6 +7,7 @@
 use super::calibration::{SetScores, Thresholds};
 use super::fit::fit_hpc;
 use super::params::HpcParams;
+use super::label_posterior::{deepest_first, known_words, label_probabilities, LabelPrediction};
 use super::predict::predict_affinities;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
@@ -20,8 +21,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::sync::OnceLock;
 
-/// Format version of [`HpcModel`]'s encoding.
-pub const ENCODING_VERSION: u32 = 1;
+/// Format version of [`HpcModel`]'s encoding. Version 2 appended
+/// [`HpcModel::prediction`]; version 1 blobs decode with the paper's predictor
+/// ([`LabelPrediction::mode_only`]), as they were fitted.
+pub const ENCODING_VERSION: u32 = 2;
 
 /// HPC (`supervised`, labels on a tree) or PCM (latent topics under the root).
 pub struct HpcFamily {
@@ -124,18 +127,38 @@ pub struct HpcModel {
     pub thresholds: Thresholds,
     pub evaluation: Option<Evaluation>,
     pub summary: FitSummary,
+    /// How labels are predicted (last: version 1 blobs end before it).
+    pub prediction: LabelPrediction,
     /// B_k = Σ_f exp(E[μ_fk]) over topics, computed on first use.
     #[serde(skip)]
     pub(super) rate_totals: OnceLock<Vec<f64>>,
+    #[serde(skip)]
+    pub(super) deepest_first: OnceLock<Vec<usize>>,
 }
 
 impl HpcModel {
     pub fn decode(bytes: &[u8]) -> Result<Self, ModelError> {
-        let m: HpcModel = postcard::from_bytes(bytes).map_err(|e| ModelError::Decode(e.to_string()))?;
-        if m.version != ENCODING_VERSION {
-            return Err(ModelError::Decode(format!("HPC encoding version {} is not {ENCODING_VERSION}", m.version)));
-        }
+        let bad = |e: postcard::Error| ModelError::Decode(e.to_string());
+        let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(bad)?;
+        let m: HpcModel = match version {
+            ENCODING_VERSION => postcard::from_bytes(bytes).map_err(bad)?,
+            1 => {
+                // Version 1 is version 2 without the trailing `prediction` field (postcard
+                // writes a struct's fields one after another, without names or lengths).
+                let mut v2 = bytes.to_vec();
+                v2.extend(postcard::to_allocvec(&LabelPrediction::mode_only()).map_err(bad)?);
+                let mut m: HpcModel = postcard::from_bytes(&v2).map_err(bad)?;
+                m.version = ENCODING_VERSION;
+                m
+            }
+            v => return Err(ModelError::Decode(format!("HPC encoding version {v} is not {ENCODING_VERSION} or 1"))),
+        };
         Ok(m)
+    }
+
+    /// Topics deepest first (see [`deepest_first`]), computed on first use.
+    pub(super) fn deepest_first(&self) -> &[usize] {
+        self.deepest_first.get_or_init(|| deepest_first(&self.parent))
     }
 
     /// Σ_f β*_fk for every topic, with β* = exp of the posterior-mean log rates.
@@ -186,13 +209,15 @@ impl TopicModel for HpcModel {
         Ok(docs
             .par_iter()
             .map(|doc| {
-                let xi = predict_affinities(self, doc.terms.iter().zip(&doc.counts).map(|(&t, &c)| (t as usize, c as f64)));
+                let words = known_words(self, doc.terms.iter().zip(&doc.counts).map(|(&t, &c)| (t as usize, c as f64)));
+                let xi = predict_affinities(self, words.iter().copied());
                 let topic_proportions = super::affinity::softmax(&xi);
                 if !self.supervised {
                     return DocPrediction { topic_proportions, labels: vec![], predicted_labels: vec![] };
                 }
-                let probabilities: Vec<f64> = xi.iter().map(|&x| super::affinity::sigmoid(x)).collect();
-                let predicted_labels = self.thresholds.decide(&probabilities).into_iter().map(|k| self.labels[k].clone()).collect();
+                let probabilities = label_probabilities(self, &self.prediction, &words, self.deepest_first(), Some(&xi));
+                let predicted = self.prediction.decide(&self.thresholds, &probabilities, &self.parent);
+                let predicted_labels = predicted.into_iter().map(|k| self.labels[k].clone()).collect();
                 let labels = self.labels.iter().cloned().zip(probabilities).collect();
                 DocPrediction { topic_proportions, labels, predicted_labels }
             })
@@ -214,6 +239,7 @@ impl TopicModel for HpcModel {
         json!({
             "fit": self.summary,
             "thresholds": {"global": self.thresholds.global, "labels_with_own_threshold": per_label},
+            "prediction": {"predictor": self.prediction.predictor, "ancestors": self.prediction.ancestors, "temperature": self.prediction.temperature},
             "evaluation": self.evaluation.as_ref().map(|e| evaluation_json(e, &self.labels)),
             "hyperparameters": {"eta_mean": self.eta.iter().sum::<f64>() / self.eta.len().max(1) as f64, "lambda2": self.lambda2},
         })

@@ -1,5 +1,6 @@
 //! HPC's and PCM's job parameters, their defaults and their limits.
 
+use super::label_posterior::{Closure, Predictor};
 use super::rates::Curvature;
 use crate::models::params::{ParamError, ParamReader};
 
@@ -43,6 +44,14 @@ pub struct HpcParams {
     pub min_label_validation: usize,
     /// Worker threads (read by the job runner; 0 = the server default).
     pub threads: usize,
+    /// HPC: how P(label) is computed for new documents. Not in the stored encoding
+    /// (added after version 1): the fitted choice is stored in `HpcModel::prediction`.
+    #[serde(skip)]
+    pub predictor: Predictor,
+    /// HPC: whether predicted sets include ancestors (`auto`: as the corpus' sets do).
+    /// Not stored either, for the same reason.
+    #[serde(skip)]
+    pub label_closure: Closure,
 }
 
 impl HpcParams {
@@ -81,6 +90,22 @@ impl HpcParams {
         }
         let min_label_validation = r.uint_in("min_label_validation", 1, 1_000_000)?.unwrap_or(5) as usize;
         let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
+        let (predictor, label_closure) = if supervised {
+            let predictor = match r.string("predictor")?.as_deref() {
+                None | Some("single_label") => Predictor::SingleLabel,
+                Some("mode") => Predictor::Mode,
+                Some(other) => return Err(ParamError::new("predictor", format!("must be single_label or mode, got {other:?}"))),
+            };
+            let closure = match r.string("label_closure")?.as_deref() {
+                None | Some("auto") => Closure::Auto,
+                Some("ancestors") => Closure::Ancestors,
+                Some("none") => Closure::None,
+                Some(other) => return Err(ParamError::new("label_closure", format!("must be auto, ancestors or none, got {other:?}"))),
+            };
+            (predictor, closure)
+        } else {
+            (Predictor::default(), Closure::default())
+        };
         r.finish()?;
         Ok(HpcParams {
             topics,
@@ -96,6 +121,8 @@ impl HpcParams {
             test_fraction,
             min_label_validation,
             threads,
+            predictor,
+            label_closure,
         })
     }
 
@@ -144,6 +171,9 @@ mod tests {
             (json!({"validation_fraction": 0.5, "test_fraction": 0.45}), true, "test_fraction"),
             (json!({"leapfrog_steps": 0}), true, "leapfrog_steps"),
             (json!({"rate_curvature": "dense"}), true, "rate_curvature"),
+            (json!({"predictor": "svm"}), true, "predictor"),
+            (json!({"label_closure": true}), true, "label_closure"),
+            (json!({"predictor": "mode"}), false, "predictor"),
         ] {
             assert_eq!(HpcParams::from_json(&body, supervised).unwrap_err().field, field, "{body}");
         }

@@ -1,0 +1,251 @@
+//! P(label) for a new document in the label space the user uploaded.
+//!
+//! Why it exists: the paper's predictor (§3.3, [`super::predict`]) reads P(label k) as
+//! logistic(ξ*_k) at the mode of a simplified model where θ = softmax(ξ) spreads over
+//! *every* label. On AppStream that scores far below a linear classifier, and it never
+//! predicts the parents that a user's label sets carry. This module holds the
+//! alternatives and the label-space rules:
+//!
+//! * **Single-label posterior** ([`Predictor::SingleLabel`]): the posterior over which
+//!   label is the document's deepest one, each explaining the words alone. Under HPC's
+//!   likelihood with the posterior-mean rates β* = exp(E[μ]), a document whose only
+//!   active label is j has θ = e_j and log p(w | j) = Σ_f w_f μ*_fj − l B_j (up to
+//!   terms shared by all j); with the training frequency π_j of label j among the
+//!   documents' (stripped) labels, P(j | w) ∝ π_j p(w | j)^{1/T}. The temperature T ≥ 1
+//!   tempers the Poisson likelihood, whose independent-word assumption makes it
+//!   over-confident (bursty words count many times); it is chosen on the validation
+//!   split with the thresholds. Cost: O(words · K) per document, no optimisation.
+//! * **Ancestor closure**: when the uploaded label sets carry their labels' ancestors
+//!   (decided from the corpus, [`ancestors_are_uploaded`]), label k is in the
+//!   document's set iff its deepest label lies in k's subtree, so
+//!   P(k) = Σ_{j ∈ subtree(k)} P(j | w); under the mode predictor a parent gets the
+//!   largest probability in its subtree. Predicted sets are then closed under ancestors.
+
+use super::affinity::sigmoid;
+use super::calibration::Thresholds;
+use super::model::HpcModel;
+use super::predict::predict_affinities;
+use serde::{Deserialize, Serialize};
+
+/// How P(label) is computed for a new document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Predictor {
+    /// logistic(ξ*_k) at the mode of the simplified model (paper 003, §3.3).
+    Mode,
+    /// The tempered posterior over single-label explanations of the words.
+    #[default]
+    SingleLabel,
+}
+
+/// Whether predicted label sets include their labels' ancestors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Closure {
+    /// Decide from the corpus ([`ancestors_are_uploaded`]).
+    #[default]
+    Auto,
+    Ancestors,
+    None,
+}
+
+/// What a fitted model uses to predict labels (stored with the model).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabelPrediction {
+    pub predictor: Predictor,
+    /// Predicted sets (and probabilities) include every predicted label's ancestors.
+    pub ancestors: bool,
+    /// T of the single-label posterior.
+    pub temperature: f64,
+    /// log π_j, each label's prior as a document's deepest label (single-label only).
+    pub log_prior: Vec<f64>,
+}
+
+impl LabelPrediction {
+    /// The paper's predictor without closure: what models stored before this existed did.
+    pub fn mode_only() -> Self {
+        LabelPrediction { predictor: Predictor::Mode, ancestors: false, temperature: 1.0, log_prior: Vec::new() }
+    }
+}
+
+/// Temperatures tried on the validation split (single-label predictor).
+pub const TEMPERATURES: [f64; 7] = [1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0];
+
+/// Whether the corpus' label sets carry ancestors: of the training documents' labels
+/// that have a parent label, at least half come with that parent.
+pub fn ancestors_are_uploaded(doc_labels: &[Vec<usize>], parent: &[Option<usize>]) -> bool {
+    let (mut with_parent, mut has_parent) = (0usize, 0usize);
+    for labels in doc_labels {
+        for &l in labels {
+            if let Some(p) = parent[l] {
+                has_parent += 1;
+                with_parent += labels.contains(&p) as usize;
+            }
+        }
+    }
+    has_parent > 0 && 2 * with_parent >= has_parent
+}
+
+/// Topics ordered deepest first, so a pass in this order sees every child before its
+/// parent.
+pub fn deepest_first(parent: &[Option<usize>]) -> Vec<usize> {
+    let depth = |mut k: usize| {
+        let mut d = 0;
+        while let Some(p) = parent[k] {
+            k = p;
+            d += 1;
+        }
+        d
+    };
+    let mut order: Vec<usize> = (0..parent.len()).collect();
+    order.sort_by_key(|&k| std::cmp::Reverse(depth(k)));
+    order
+}
+
+/// log p(w | j) + const for every label j: Σ_f w_f μ*_fj − l B_j, with l the length
+/// over the mean training length.
+pub fn single_label_log_likelihoods(model: &HpcModel, words: &[(usize, f64)]) -> Vec<f64> {
+    let n = model.labels.len() + 1;
+    let length = words.iter().map(|w| w.1).sum::<f64>() / model.mean_length;
+    let mut out: Vec<f64> = model.rate_totals().iter().map(|b| -length * b).collect();
+    for &(w, c) in words {
+        for (o, &m) in out.iter_mut().zip(&model.mu[w * n + 1..(w + 1) * n]) {
+            *o += c * m as f64;
+        }
+    }
+    out
+}
+
+/// P(j | w) ∝ π_j p(w | j)^{1/T}.
+pub fn single_label_posterior(log_likelihoods: &[f64], log_prior: &[f64], temperature: f64) -> Vec<f64> {
+    let a: Vec<f64> = log_likelihoods.iter().zip(log_prior).map(|(l, p)| l / temperature + p).collect();
+    super::affinity::softmax(&a)
+}
+
+/// P(k in the closed set) = Σ over k's subtree of P(j) (`order` from [`deepest_first`]).
+pub fn subtree_sums(mut p: Vec<f64>, parent: &[Option<usize>], order: &[usize]) -> Vec<f64> {
+    for &k in order {
+        if let Some(a) = parent[k] {
+            p[a] += p[k];
+        }
+    }
+    p
+}
+
+/// Each label's probability raised to the largest in its subtree (mode predictor).
+pub fn subtree_max(mut p: Vec<f64>, parent: &[Option<usize>], order: &[usize]) -> Vec<f64> {
+    for &k in order {
+        if let Some(a) = parent[k] {
+            p[a] = p[a].max(p[k]);
+        }
+    }
+    p
+}
+
+/// Add every label's ancestors to a set (sorted, deduplicated).
+pub fn close_under_ancestors(set: &[usize], parent: &[Option<usize>]) -> Vec<usize> {
+    let mut out: Vec<usize> = set.to_vec();
+    for &k in set {
+        let mut a = parent[k];
+        while let Some(p) = a {
+            out.push(p);
+            a = parent[p];
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+impl LabelPrediction {
+    /// The predicted set: the thresholded labels (the most probable one if none passes),
+    /// closed under ancestors when the uploaded sets are.
+    pub fn decide(&self, thresholds: &Thresholds, probabilities: &[f64], parent: &[Option<usize>]) -> Vec<usize> {
+        let set = thresholds.decide(probabilities);
+        if self.ancestors {
+            close_under_ancestors(&set, parent)
+        } else {
+            set
+        }
+    }
+}
+
+/// The words of a document the model knows, as (term, count).
+pub fn known_words(model: &HpcModel, words: impl Iterator<Item = (usize, f64)>) -> Vec<(usize, f64)> {
+    words.filter(|&(w, c)| w < model.num_terms && c > 0.0).collect()
+}
+
+/// P(label) for every label under `how` (the model's own settings, or a candidate
+/// temperature during calibration). `xi` is the document's ξ* if already computed (the
+/// mode predictor reads it; it is computed here if absent).
+pub fn label_probabilities(model: &HpcModel, how: &LabelPrediction, words: &[(usize, f64)], order: &[usize], xi: Option<&[f64]>) -> Vec<f64> {
+    match how.predictor {
+        Predictor::Mode => {
+            let p = match xi {
+                Some(xi) => xi.iter().copied().map(sigmoid).collect(),
+                None => predict_affinities(model, words.iter().copied()).into_iter().map(sigmoid).collect(),
+            };
+            if how.ancestors {
+                subtree_max(p, &model.parent, order)
+            } else {
+                p
+            }
+        }
+        Predictor::SingleLabel => {
+            let p = single_label_posterior(&single_label_log_likelihoods(model, words), &how.log_prior, how.temperature);
+            if how.ancestors {
+                subtree_sums(p, &model.parent, order)
+            } else {
+                p
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // 0 → 1 → 2, 3 at the top.
+    const PARENT: [Option<usize>; 4] = [None, Some(0), Some(1), None];
+
+    #[test]
+    fn subtree_sums_add_descendants_and_stay_probabilities() {
+        let order = deepest_first(&PARENT);
+        let p = subtree_sums(vec![0.1, 0.2, 0.3, 0.4], &PARENT, &order);
+        for (got, want) in p.iter().zip([0.6, 0.5, 0.3, 0.4]) {
+            assert!((got - want).abs() < 1e-12, "{p:?}");
+        }
+        // A parent is never less probable than its child.
+        let m = subtree_max(vec![0.1, 0.05, 0.3, 0.4], &PARENT, &order);
+        assert_eq!(m, vec![0.3, 0.3, 0.3, 0.4]);
+    }
+
+    #[test]
+    fn closure_adds_every_ancestor_once() {
+        assert_eq!(close_under_ancestors(&[2, 3], &PARENT), vec![0, 1, 2, 3]);
+        assert_eq!(close_under_ancestors(&[1, 2], &PARENT), vec![0, 1, 2]);
+        assert_eq!(close_under_ancestors(&[], &PARENT), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn ancestors_are_uploaded_when_most_children_bring_their_parent() {
+        let with = vec![vec![0, 1], vec![0, 1, 2], vec![3]];
+        assert!(ancestors_are_uploaded(&with, &PARENT));
+        let without = vec![vec![1], vec![2], vec![0, 1]];
+        // Labels with a parent: 1 (parent 0 absent), 2 (1 absent), 1 (0 present): 1 of 3.
+        assert!(!ancestors_are_uploaded(&without, &PARENT));
+        assert!(!ancestors_are_uploaded(&[vec![0], vec![3]], &PARENT));
+    }
+
+    #[test]
+    fn single_label_posterior_tempers_the_likelihood_not_the_prior() {
+        let ll = [0.0, -2.0];
+        let prior = [(0.25f64).ln(), (0.75f64).ln()];
+        let p = single_label_posterior(&ll, &prior, 2.0);
+        // Odds of label 0: e^{(0 − (−2))/2} · 0.25/0.75 = e/3.
+        let odds = std::f64::consts::E / 3.0;
+        assert!((p[0] - odds / (1.0 + odds)).abs() < 1e-12);
+        assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+}

@@ -66,7 +66,7 @@ async fn uploaded_parents_are_predicted_and_scored() {
     // Every uploaded child came with its parent, so predicted sets include ancestors.
     let prediction = &model["diagnostics"]["prediction"];
     assert_eq!(prediction["ancestors"], true, "{prediction}");
-    assert_eq!(prediction["predictor"], "single_label");
+    assert_eq!(prediction["predictor"], "label_sets");
 
     // The evaluation scores against the uploaded sets: the parents are in the truth
     // (each test document has one) and, predicted, they are found.
@@ -103,4 +103,55 @@ async fn uploaded_parents_are_predicted_and_scored() {
     let per_label = open["diagnostics"]["evaluation"]["model"]["per_label"].as_array().unwrap().clone();
     let parent_docs: u64 = per_label.iter().filter(|l| l["label"] == "Sports" || l["label"] == "Music").map(|l| l["documents"].as_u64().unwrap()).sum();
     assert_eq!(parent_docs, test_docs);
+}
+
+/// Documents can carry labels of two branches at once (on AppStream a third of the
+/// training sets do, e.g. Education with Science's Math). The default label-set
+/// predictor explains a new document by a whole set seen in training, so a document
+/// using both Football's and Piano's words gets both, with their parents, while a
+/// document of one child still gets that child's branch only. A single-label
+/// explanation would have to split the probability between the two children.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn labels_of_two_branches_are_predicted_together() {
+    let s = TestServer::start().await;
+    let mut docs = Vec::new();
+    for i in 0..30 {
+        for (c, (parent, child, _)) in CHILDREN.iter().enumerate() {
+            docs.push(json!({"id": format!("{child}-{i}"), "text": text(c, i), "paths": [[parent], [parent, child]]}));
+        }
+        // Football and Piano together: both children's words and both parents'.
+        let both = format!("{} {}", text(0, i), text(2, i + 1));
+        docs.push(json!({"id": format!("both-{i}"), "text": both, "paths": [["Sports", "Football"], ["Music", "Piano"]]}));
+    }
+    let corpus = s.upload(json!({"name": "crossover", "documents": docs})).await;
+    let cid = corpus["id"].as_str().unwrap().to_string();
+    let params = json!({"iterations": 30, "validation_fraction": 0.25, "test_fraction": 0.2, "threads": 2});
+    let job = s.submit(&cid, "hpc", params, 5).await;
+    let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(120)).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let mid = done["model_id"].as_str().unwrap().to_string();
+    let (_, model) = s.get(&format!("/v1/models/{mid}")).await;
+    let prediction = &model["diagnostics"]["prediction"];
+    assert_eq!(prediction["predictor"], "label_sets", "{prediction}");
+    // Six labels as singletons and {Football, Piano}: the only multi-branch set.
+    assert_eq!(prediction["label_sets"], 7, "{prediction}");
+
+    let body = json!({"documents": [
+        {"text": "goal striker pitch referee team match chord keys sonata pedal melody concert"},
+        {"text": "strings fret riff amplifier melody rhythm fret riff"},
+    ]});
+    let (st, pred) = s.post(&format!("/v1/models/{mid}/predict"), &body).await;
+    assert_eq!(st, 200, "{pred}");
+    let labels = |i: usize| -> Vec<String> {
+        let mut v: Vec<String> = pred["predictions"][i]["predicted_labels"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(labels(0), ["Football", "Music", "Piano", "Sports"], "{pred}");
+    assert_eq!(labels(1), ["Guitar", "Music"], "{pred}");
+    // Both children are near certain together, which no single-label explanation can
+    // say: there the two leaves' probabilities share one unit.
+    let prob = |i: usize, name: &str| pred["predictions"][i]["labels"].as_array().unwrap().iter().find(|l| l["label"] == name).unwrap()["probability"].as_f64().unwrap();
+    assert!(prob(0, "Football") + prob(0, "Piano") > 1.5, "{pred}");
+    assert!(prob(1, "Football") + prob(1, "Piano") < 0.5, "{pred}");
 }

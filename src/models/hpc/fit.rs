@@ -12,7 +12,7 @@
 
 use super::calibration::{best_f1_threshold, calibrate, score, Thresholds};
 use super::data::{strip_redundant_ancestors, HpcData};
-use super::label_posterior::{ancestors_are_uploaded, label_probabilities, Closure, LabelPrediction, Predictor, TEMPERATURES};
+use super::label_posterior::{ancestors_are_uploaded, candidate_sets, label_probabilities, Closure, LabelPrediction, Predictor, TEMPERATURES};
 use super::model::{Evaluation, FitSummary, HpcModel, ENCODING_VERSION};
 use super::params::HpcParams;
 use super::sampler::{document_weights, linear_term, Caches, HpcState, ScanSettings, ScanStats};
@@ -299,9 +299,10 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
 }
 
 /// The predictor, the ancestor rule (decided from the training documents' uploaded
-/// sets under `label_closure = auto`) and each label's prior frequency among the
+/// sets under `label_closure = auto`), each label's prior frequency among the
 /// training documents' labels as trained (after `strip_ancestors`), with half a
-/// document added so an unseen label keeps a finite prior.
+/// document added so an unseen label keeps a finite prior, and for the label-set
+/// predictor the training documents' label sets as trained with their frequencies.
 fn prediction_settings(model: &HpcModel, p: &HpcParams, train: &Shaped) -> LabelPrediction {
     let ancestors = match p.label_closure {
         Closure::Auto => ancestors_are_uploaded(&train.uploaded, &model.parent),
@@ -314,16 +315,23 @@ fn prediction_settings(model: &HpcModel, p: &HpcParams, train: &Shaped) -> Label
     }
     let docs = train.data.num_docs() as f64;
     let log_prior = counts.iter().map(|c| ((c + 0.5) / (docs + 1.0)).ln()).collect();
-    LabelPrediction { predictor: p.predictor, ancestors, temperature: 1.0, log_prior }
+    let sets = match p.predictor {
+        Predictor::LabelSets => {
+            let as_labels: Vec<Vec<u32>> = (0..train.data.num_docs()).map(|d| train.data.active.row(d).iter().map(|&node| node - 1).collect()).collect();
+            candidate_sets(as_labels.iter().map(Vec::as_slice), model.labels.len(), &model.parent, ancestors, p.max_label_sets)
+        }
+        Predictor::SingleLabel | Predictor::Mode => Vec::new(),
+    };
+    LabelPrediction { predictor: p.predictor, ancestors, temperature: 1.0, log_prior, sets }
 }
 
-/// Choose the single-label predictor's temperature (the one whose pooled probabilities
+/// Choose the single-label or label-set predictor's temperature (the one whose pooled probabilities
 /// reach the best validation F1, the smallest on ties) and then the thresholds, both
 /// against the validation documents' labels as uploaded.
 fn calibrate_prediction(model: &mut HpcModel, validation: &Shaped) {
     let k = model.labels.len();
     let truth = &validation.uploaded;
-    if model.prediction.predictor == Predictor::SingleLabel {
+    if model.prediction.predictor != Predictor::Mode {
         let mut best = (f64::NEG_INFINITY, 1.0);
         for t in TEMPERATURES {
             let how = LabelPrediction { temperature: t, ..model.prediction.clone() };

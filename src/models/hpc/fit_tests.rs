@@ -93,24 +93,36 @@ fn same_seed_same_model_at_any_thread_count() {
 
 /// A version-1 blob (version 2 without the trailing `prediction`) decodes to the same
 /// model with the paper's predictor and no closure, as it was fitted; a version-2 blob
-/// round-trips with its prediction settings.
+/// (version 3 without the trailing label sets) decodes with its single-label settings
+/// and no sets; a version-3 blob round-trips with its prediction settings.
 #[test]
-fn version_one_models_decode_with_the_mode_predictor() {
+fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     use super::label_posterior::{LabelPrediction, Predictor};
     let (_, corpus) = simulated();
     let model = fit(&corpus, json!({"iterations": 2, "burn_in": 1}), 4);
-    assert_eq!(model.prediction.predictor, Predictor::SingleLabel);
+    assert_eq!(model.prediction.predictor, Predictor::LabelSets);
+    assert!(model.prediction.sets.len() > model.labels.len(), "the training sets add to the singletons");
     let bytes = model.encode();
     let again = HpcModel::decode(&bytes).unwrap();
     assert_eq!((again.prediction.clone(), again.mu.clone(), again.thresholds.clone()), (model.prediction.clone(), model.mu.clone(), model.thresholds.clone()));
-    let tail = postcard::to_allocvec(&model.prediction).unwrap().len();
+    assert_eq!(bytes[0], 3, "the version is the first byte");
+
+    // Version 2: a single-label model's blob without the (empty) set list.
+    let single = fit(&corpus, json!({"iterations": 2, "burn_in": 1, "predictor": "single_label"}), 4);
+    assert!(single.prediction.sets.is_empty());
+    let bytes = single.encode();
+    let mut v2 = bytes[..bytes.len() - postcard::to_allocvec(&single.prediction.sets).unwrap().len()].to_vec();
+    v2[0] = 2;
+    let old = HpcModel::decode(&v2).unwrap();
+    assert_eq!((old.prediction, old.version), (single.prediction.clone(), 3));
+
+    let tail = postcard::to_allocvec(&single.prediction).unwrap().len();
     let mut v1 = bytes[..bytes.len() - tail].to_vec();
-    assert_eq!(v1[0], 2, "the version is the first byte");
     v1[0] = 1;
     let old = HpcModel::decode(&v1).unwrap();
     assert_eq!(old.prediction, LabelPrediction::mode_only());
-    assert_eq!((old.mu, old.thresholds, old.labels), (model.mu, model.thresholds, model.labels));
-    v1[0] = 3;
+    assert_eq!((old.mu, old.thresholds, old.labels), (single.mu, single.thresholds, single.labels));
+    v1[0] = 4;
     assert!(HpcModel::decode(&v1).is_err());
 }
 
@@ -148,4 +160,54 @@ fn pcm_recovers_flat_topics_without_labels() {
         used.push(best);
     }
     assert_eq!(model.topic_table(&Default::default()).topics.len(), 4);
+}
+
+/// The label-set likelihood is HPC's Poisson likelihood: for any two candidate sets S
+/// and S', log p(w | S) − log p(w | S') from `label_set_log_likelihoods` equals the
+/// difference of Σ_f log Poisson(w_f; l θ_Sᵀ β*_f) summed over *every* word of the
+/// vocabulary (zero counts included), with θ_S uniform over S. Exact up to rounding:
+/// the direct sum adds ~400 terms of size ~10, so 1e-9 relative to their magnitude.
+#[test]
+fn label_set_likelihoods_are_the_poisson_likelihood_of_the_set() {
+    use super::label_posterior::{candidate_sets, label_set_log_likelihoods, single_label_log_likelihoods, LabelSet};
+    let (_, corpus) = simulated();
+    let model = fit(&corpus, json!({"iterations": 3, "burn_in": 1}), 5);
+    let k = model.labels.len();
+    let n = k + 1;
+    // A document of a few words with repeated counts.
+    let words: Vec<(usize, f64)> = vec![(3, 2.0), (17, 1.0), (40, 4.0), (41, 1.0), (200, 3.0)];
+    let sets: Vec<LabelSet> = [vec![0u32], vec![4], vec![1, 7], vec![2, 5, 11]].into_iter().map(|labels| LabelSet { members: labels.clone(), labels, log_prior: 0.0 }).collect();
+    let single = single_label_log_likelihoods(&model, &words);
+    let got = label_set_log_likelihoods(&model, &words, &sets, &single);
+    let length = words.iter().map(|w| w.1).sum::<f64>() / model.mean_length;
+    let direct = |set: &LabelSet| -> f64 {
+        let share = 1.0 / set.labels.len() as f64;
+        (0..model.num_terms)
+            .map(|f| {
+                let rate = length * share * set.labels.iter().map(|&j| (model.mu[f * n + 1 + j as usize] as f64).exp()).sum::<f64>();
+                let count = words.iter().find(|w| w.0 == f).map_or(0.0, |w| w.1);
+                count * rate.ln() - rate - (1..=count as u32).map(|i| (i as f64).ln()).sum::<f64>()
+            })
+            .sum()
+    };
+    let want: Vec<f64> = sets.iter().map(direct).collect();
+    let scale: f64 = want.iter().map(|w| w.abs()).fold(1.0, f64::max);
+    for a in 0..sets.len() {
+        for b in 0..sets.len() {
+            let (g, w) = (got[a] - got[b], want[a] - want[b]);
+            assert!((g - w).abs() < 1e-9 * scale, "sets {:?} vs {:?}: {g} against the direct {w}", sets[a].labels, sets[b].labels);
+        }
+    }
+    // The singletons are exactly the single-label likelihoods.
+    assert_eq!(got[0], single[0]);
+    assert_eq!(got[1], single[4]);
+
+    // The fitted candidates: every single label, and the sets of the training documents.
+    let fitted = &model.prediction.sets;
+    for j in 0..k as u32 {
+        assert!(fitted.iter().any(|s| s.labels == [j]), "label {j} has no singleton set");
+    }
+    assert!(fitted.windows(2).all(|w| w[0].labels < w[1].labels), "sets are sorted and distinct");
+    let again = candidate_sets(std::iter::empty(), k, &model.parent, true, 100);
+    assert_eq!(again.len(), k, "without documents only the singletons remain");
 }

@@ -15,6 +15,17 @@
 //!   tempers the Poisson likelihood, whose independent-word assumption makes it
 //!   over-confident (bursty words count many times); it is chosen on the validation
 //!   split with the thresholds. Cost: O(words · K) per document, no optimisation.
+//! * **Label-set posterior** ([`Predictor::LabelSets`], the default): the posterior over
+//!   which *set* of labels the document carries, among the sets training documents
+//!   carried (as trained) and every single label. A set S explains the words with θ
+//!   spread evenly over its labels, so log p(w | S) = Σ_f w_f log(Σ_{k∈S} β*_fk / |S|)
+//!   − l Σ_{k∈S} B_k / |S|, and P(S | w) ∝ π_S p(w | S)^{1/T} with π_S the share of
+//!   training documents whose set is S (half a document added, so every single label
+//!   keeps a finite prior). P(label k) = Σ of P(S) over the sets containing k. Unlike the
+//!   single-label posterior it can put two labels of different branches together (on
+//!   AppStream a third of the training sets do, e.g. Education with Science's Math), and
+//!   the co-occurrence of labels comes from the corpus rather than from independence.
+//!   Cost: O(words · K) for the rates plus O(words · Σ|S|) over the multi-label sets.
 //! * **Ancestor closure**: when the uploaded label sets carry their labels' ancestors
 //!   (decided from the corpus, [`ancestors_are_uploaded`]), label k is in the
 //!   document's set iff its deepest label lies in k's subtree, so
@@ -34,8 +45,23 @@ pub enum Predictor {
     /// logistic(ξ*_k) at the mode of the simplified model (paper 003, §3.3).
     Mode,
     /// The tempered posterior over single-label explanations of the words.
-    #[default]
     SingleLabel,
+    /// The tempered posterior over the label sets seen in training (and single labels).
+    #[default]
+    LabelSets,
+}
+
+/// A set of labels that training documents carried (as trained): a candidate
+/// explanation of a new document's words under [`Predictor::LabelSets`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabelSet {
+    /// Its labels, ascending; θ spreads evenly over them.
+    pub labels: Vec<u32>,
+    /// The labels whose probability this set adds to: `labels`, closed under ancestors
+    /// when the predicted sets are.
+    pub members: Vec<u32>,
+    /// log π_S.
+    pub log_prior: f64,
 }
 
 /// Whether predicted label sets include their labels' ancestors.
@@ -59,16 +85,19 @@ pub struct LabelPrediction {
     pub temperature: f64,
     /// log π_j, each label's prior as a document's deepest label (single-label only).
     pub log_prior: Vec<f64>,
+    /// The candidate label sets (label-set predictor only; last: version-2 blobs end
+    /// before it).
+    pub sets: Vec<LabelSet>,
 }
 
 impl LabelPrediction {
     /// The paper's predictor without closure: what models stored before this existed did.
     pub fn mode_only() -> Self {
-        LabelPrediction { predictor: Predictor::Mode, ancestors: false, temperature: 1.0, log_prior: Vec::new() }
+        LabelPrediction { predictor: Predictor::Mode, ancestors: false, temperature: 1.0, log_prior: Vec::new(), sets: Vec::new() }
     }
 }
 
-/// Temperatures tried on the validation split (single-label predictor).
+/// Temperatures tried on the validation split (single-label and label-set predictors).
 pub const TEMPERATURES: [f64; 7] = [1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0];
 
 /// Whether the corpus' label sets carry ancestors: of the training documents' labels
@@ -114,6 +143,87 @@ pub fn single_label_log_likelihoods(model: &HpcModel, words: &[(usize, f64)]) ->
         }
     }
     out
+}
+
+/// The candidate sets of [`Predictor::LabelSets`] from the training documents' label
+/// sets as trained (`doc_labels`; empty sets are skipped): every single label, and the
+/// `max_multi` most frequent sets of two or more labels (prediction costs
+/// O(words · Σ|S|), so a corpus with very many distinct sets keeps its common ones;
+/// AppStream has 241). π_S = (documents whose set is S + ½) / (documents + 1).
+/// `ancestors`: whether a set's members are closed under ancestors. Ordered by their
+/// labels, so the same corpus gives the same list.
+pub fn candidate_sets<'a>(doc_labels: impl Iterator<Item = &'a [u32]>, num_labels: usize, parent: &[Option<usize>], ancestors: bool, max_multi: usize) -> Vec<LabelSet> {
+    let mut counts: std::collections::BTreeMap<Vec<u32>, f64> = std::collections::BTreeMap::new();
+    let mut docs = 0.0;
+    for labels in doc_labels {
+        if labels.is_empty() {
+            continue;
+        }
+        let mut set = labels.to_vec();
+        set.sort_unstable();
+        set.dedup();
+        *counts.entry(set).or_insert(0.0) += 1.0;
+        docs += 1.0;
+    }
+    let mut multi: Vec<(Vec<u32>, f64)> = counts.iter().filter(|(set, _)| set.len() > 1).map(|(set, &c)| (set.clone(), c)).collect();
+    // Most frequent first; equal counts in label order (the map's), as the sort is stable.
+    multi.sort_by(|a, b| b.1.total_cmp(&a.1));
+    multi.truncate(max_multi);
+    let singles = (0..num_labels as u32).map(|k| (vec![k], counts.get(&vec![k]).copied().unwrap_or(0.0)));
+    let chosen: std::collections::BTreeMap<Vec<u32>, f64> = singles.chain(multi).collect();
+    chosen
+        .into_iter()
+        .map(|(labels, count)| {
+            let members = if ancestors {
+                let as_usize: Vec<usize> = labels.iter().map(|&k| k as usize).collect();
+                close_under_ancestors(&as_usize, parent).into_iter().map(|k| k as u32).collect()
+            } else {
+                labels.clone()
+            };
+            LabelSet { labels, members, log_prior: ((count + 0.5) / (docs + 1.0)).ln() }
+        })
+        .collect()
+}
+
+/// log p(w | S) + const for every candidate set (the same constant as
+/// [`single_label_log_likelihoods`], whose values `single` a one-label set reuses).
+pub fn label_set_log_likelihoods(model: &HpcModel, words: &[(usize, f64)], sets: &[LabelSet], single: &[f64]) -> Vec<f64> {
+    let k = model.labels.len();
+    let n = k + 1;
+    let length = words.iter().map(|w| w.1).sum::<f64>() / model.mean_length;
+    let totals = model.rate_totals();
+    // β*_fk of the document's words, word-major.
+    let rates: Vec<f64> = words.iter().flat_map(|&(w, _)| model.mu[w * n + 1..(w + 1) * n].iter().map(|&m| (m as f64).exp())).collect();
+    sets.iter()
+        .map(|set| match set.labels.as_slice() {
+            &[j] => single[j as usize],
+            labels => {
+                let share = 1.0 / labels.len() as f64;
+                let total: f64 = labels.iter().map(|&j| totals[j as usize]).sum();
+                let mut ll = -length * total * share;
+                for (row, &(_, count)) in rates.chunks_exact(k).zip(words) {
+                    let mix: f64 = labels.iter().map(|&j| row[j as usize]).sum();
+                    ll += count * (mix * share).ln();
+                }
+                ll
+            }
+        })
+        .collect()
+}
+
+/// P(label) under the label-set posterior: P(S | w) ∝ π_S p(w | S)^{1/T}, each set's
+/// probability added to its members.
+pub fn label_set_probabilities(model: &HpcModel, words: &[(usize, f64)], how: &LabelPrediction) -> Vec<f64> {
+    let single = single_label_log_likelihoods(model, words);
+    let ll = label_set_log_likelihoods(model, words, &how.sets, &single);
+    let a: Vec<f64> = ll.iter().zip(&how.sets).map(|(l, set)| l / how.temperature + set.log_prior).collect();
+    let mut p = vec![0.0; model.labels.len()];
+    for (q, set) in super::affinity::softmax(&a).into_iter().zip(&how.sets) {
+        for &k in &set.members {
+            p[k as usize] += q;
+        }
+    }
+    p
 }
 
 /// P(j | w) ∝ π_j p(w | j)^{1/T}.
@@ -198,7 +308,7 @@ pub fn label_probabilities(model: &HpcModel, how: &LabelPrediction, words: &[(us
             } else {
                 p
             }
-        }
+        }        Predictor::LabelSets => label_set_probabilities(model, words, how),
     }
 }
 
@@ -236,6 +346,32 @@ mod tests {
         // Labels with a parent: 1 (parent 0 absent), 2 (1 absent), 1 (0 present): 1 of 3.
         assert!(!ancestors_are_uploaded(&without, &PARENT));
         assert!(!ancestors_are_uploaded(&[vec![0], vec![3]], &PARENT));
+    }
+
+    #[test]
+    fn candidate_sets_count_the_training_sets_and_keep_every_single_label() {
+        let docs: Vec<Vec<u32>> = vec![vec![2], vec![2], vec![3, 1], vec![], vec![1, 3]];
+        let sets = candidate_sets(docs.iter().map(Vec::as_slice), 4, &PARENT, true, 10);
+        let labels: Vec<Vec<u32>> = sets.iter().map(|s| s.labels.clone()).collect();
+        assert_eq!(labels, vec![vec![0], vec![1], vec![1, 3], vec![2], vec![3]]);
+        // Four labelled documents: {2} twice, {1, 3} twice (in either order), the empty one skipped.
+        let prior = |labels: &[u32]| sets.iter().find(|s| s.labels == labels).unwrap().log_prior;
+        assert!((prior(&[2]) - (2.5f64 / 5.0).ln()).abs() < 1e-12);
+        assert!((prior(&[1, 3]) - (2.5f64 / 5.0).ln()).abs() < 1e-12);
+        assert!((prior(&[0]) - (0.5f64 / 5.0).ln()).abs() < 1e-12);
+        // Members are closed under ancestors (0 → 1 → 2) when asked, each once.
+        let members = |labels: &[u32]| sets.iter().find(|s| s.labels == labels).unwrap().members.clone();
+        assert_eq!(members(&[1, 3]), vec![0, 1, 3]);
+        assert_eq!(members(&[2]), vec![0, 1, 2]);
+        let open = candidate_sets(docs.iter().map(Vec::as_slice), 4, &PARENT, false, 10);
+        assert_eq!(open.iter().find(|s| s.labels == [2]).unwrap().members, vec![2]);
+        // A bound on the multi-label sets keeps the most frequent ones and every single label.
+        let more: Vec<Vec<u32>> = vec![vec![0, 3], vec![0, 3], vec![0, 3], vec![2, 3], vec![1, 3]];
+        let bounded = candidate_sets(more.iter().map(Vec::as_slice), 4, &PARENT, false, 1);
+        let labels: Vec<Vec<u32>> = bounded.iter().map(|s| s.labels.clone()).collect();
+        assert_eq!(labels, vec![vec![0], vec![0, 3], vec![1], vec![2], vec![3]]);
+        let none = candidate_sets(more.iter().map(Vec::as_slice), 4, &PARENT, false, 0);
+        assert_eq!(none.len(), 4);
     }
 
     #[test]

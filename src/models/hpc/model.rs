@@ -7,7 +7,7 @@
 use super::calibration::{SetScores, Thresholds};
 use super::fit::fit_hpc;
 use super::params::HpcParams;
-use super::label_posterior::{deepest_first, known_words, label_probabilities, LabelPrediction};
+use super::label_posterior::{deepest_first, known_words, label_probabilities, LabelPrediction, LabelSet};
 use super::predict::predict_affinities;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
@@ -21,10 +21,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::sync::OnceLock;
 
-/// Format version of [`HpcModel`]'s encoding. Version 2 appended
-/// [`HpcModel::prediction`]; version 1 blobs decode with the paper's predictor
-/// ([`LabelPrediction::mode_only`]), as they were fitted.
-pub const ENCODING_VERSION: u32 = 2;
+/// Format version of [`HpcModel`]'s encoding. Version 3 appended the label sets
+/// ([`LabelPrediction::sets`]; version 2 blobs decode with none, predicting as they were
+/// fitted); version 2 appended [`HpcModel::prediction`]; version 1 blobs decode with the
+/// paper's predictor ([`LabelPrediction::mode_only`]), as they were fitted.
+pub const ENCODING_VERSION: u32 = 3;
 
 /// HPC (`supervised`, labels on a tree) or PCM (latent topics under the root).
 pub struct HpcFamily {
@@ -142,16 +143,25 @@ impl HpcModel {
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(bad)?;
         let m: HpcModel = match version {
             ENCODING_VERSION => postcard::from_bytes(bytes).map_err(bad)?,
-            1 => {
-                // Version 1 is version 2 without the trailing `prediction` field (postcard
-                // writes a struct's fields one after another, without names or lengths).
-                let mut v2 = bytes.to_vec();
-                v2.extend(postcard::to_allocvec(&LabelPrediction::mode_only()).map_err(bad)?);
-                let mut m: HpcModel = postcard::from_bytes(&v2).map_err(bad)?;
+            // Postcard writes a struct's fields one after another, without names or
+            // lengths, so an older blob is the current one without its trailing fields.
+            2 => {
+                // Version 2 ends before `prediction.sets`: an empty list is one zero byte.
+                let mut v3 = bytes.to_vec();
+                v3.extend(postcard::to_allocvec(&Vec::<LabelSet>::new()).map_err(bad)?);
+                let mut m: HpcModel = postcard::from_bytes(&v3).map_err(bad)?;
                 m.version = ENCODING_VERSION;
                 m
             }
-            v => return Err(ModelError::Decode(format!("HPC encoding version {v} is not {ENCODING_VERSION} or 1"))),
+            1 => {
+                // Version 1 ends before `prediction`.
+                let mut v3 = bytes.to_vec();
+                v3.extend(postcard::to_allocvec(&LabelPrediction::mode_only()).map_err(bad)?);
+                let mut m: HpcModel = postcard::from_bytes(&v3).map_err(bad)?;
+                m.version = ENCODING_VERSION;
+                m
+            }
+            v => return Err(ModelError::Decode(format!("HPC encoding version {v} is not {ENCODING_VERSION}, 2 or 1"))),
         };
         Ok(m)
     }
@@ -239,7 +249,7 @@ impl TopicModel for HpcModel {
         json!({
             "fit": self.summary,
             "thresholds": {"global": self.thresholds.global, "labels_with_own_threshold": per_label},
-            "prediction": {"predictor": self.prediction.predictor, "ancestors": self.prediction.ancestors, "temperature": self.prediction.temperature},
+            "prediction": {"predictor": self.prediction.predictor, "ancestors": self.prediction.ancestors, "temperature": self.prediction.temperature, "label_sets": self.prediction.sets.len()},
             "evaluation": self.evaluation.as_ref().map(|e| evaluation_json(e, &self.labels)),
             "hyperparameters": {"eta_mean": self.eta.iter().sum::<f64>() / self.eta.len().max(1) as f64, "lambda2": self.lambda2},
         })

@@ -52,7 +52,15 @@ pub struct HpcParams {
     /// Not stored either, for the same reason.
     #[serde(skip)]
     pub label_closure: Closure,
+    /// HPC, label-set predictor: how many multi-label sets (the most frequent) are
+    /// candidates beside the single labels. Read at fit time only; not stored.
+    #[serde(skip)]
+    pub max_label_sets: usize,
 }
+
+/// Multi-label candidate sets kept by default (AppStream's 1 372 training documents
+/// have 241 distinct ones).
+pub const DEFAULT_MAX_LABEL_SETS: usize = 2_000;
 
 impl HpcParams {
     /// Parse and check `params`; every error names its field. `supervised` selects the
@@ -90,11 +98,12 @@ impl HpcParams {
         }
         let min_label_validation = r.uint_in("min_label_validation", 1, 1_000_000)?.unwrap_or(5) as usize;
         let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
-        let (predictor, label_closure) = if supervised {
+        let (predictor, label_closure, max_label_sets) = if supervised {
             let predictor = match r.string("predictor")?.as_deref() {
-                None | Some("single_label") => Predictor::SingleLabel,
+                None | Some("label_sets") => Predictor::LabelSets,
+                Some("single_label") => Predictor::SingleLabel,
                 Some("mode") => Predictor::Mode,
-                Some(other) => return Err(ParamError::new("predictor", format!("must be single_label or mode, got {other:?}"))),
+                Some(other) => return Err(ParamError::new("predictor", format!("must be label_sets, single_label or mode, got {other:?}"))),
             };
             let closure = match r.string("label_closure")?.as_deref() {
                 None | Some("auto") => Closure::Auto,
@@ -102,9 +111,10 @@ impl HpcParams {
                 Some("none") => Closure::None,
                 Some(other) => return Err(ParamError::new("label_closure", format!("must be auto, ancestors or none, got {other:?}"))),
             };
-            (predictor, closure)
+            let max_label_sets = r.uint_in("max_label_sets", 0, 1_000_000)?.unwrap_or(DEFAULT_MAX_LABEL_SETS as u64) as usize;
+            (predictor, closure, max_label_sets)
         } else {
-            (Predictor::default(), Closure::default())
+            (Predictor::default(), Closure::default(), DEFAULT_MAX_LABEL_SETS)
         };
         r.finish()?;
         Ok(HpcParams {
@@ -123,6 +133,7 @@ impl HpcParams {
             threads,
             predictor,
             label_closure,
+            max_label_sets,
         })
     }
 
@@ -174,6 +185,8 @@ mod tests {
             (json!({"predictor": "svm"}), true, "predictor"),
             (json!({"label_closure": true}), true, "label_closure"),
             (json!({"predictor": "mode"}), false, "predictor"),
+            (json!({"max_label_sets": -1}), true, "max_label_sets"),
+            (json!({"max_label_sets": 10}), false, "max_label_sets"),
         ] {
             assert_eq!(HpcParams::from_json(&body, supervised).unwrap_err().field, field, "{body}");
         }

@@ -98,9 +98,9 @@ fn rate_block_keeps_the_joint_distribution() {
     };
     let functions = |mu: &[f64], tau2: &[f64]| -> Vec<f64> {
         let mut g = Vec::new();
-        for node in 0..n {
-            g.push(mu[node]);
-            g.push(mu[node] * mu[node]);
+        for &m in &mu[..n] {
+            g.push(m);
+            g.push(m * m);
         }
         g.push(tau2[0].ln());
         g.push(tau2[1].ln());

@@ -188,7 +188,7 @@ fn an_indefinite_matrix_is_repaired() {
 
 #[test]
 fn minimum_degree_orders_every_node_once_and_keeps_trees_fill_free() {
-    let parent = vec![None, Some(0), Some(0), Some(1), Some(1), Some(2), Some(2), Some(2)];
+    let parent = [None, Some(0), Some(0), Some(1), Some(1), Some(2), Some(2), Some(2)];
     let edges: Vec<(usize, usize)> = parent.iter().enumerate().filter_map(|(c, p)| p.map(|p| (c, p))).collect();
     let order = minimum_degree_order(parent.len(), edges.iter().copied());
     let mut sorted = order.clone();

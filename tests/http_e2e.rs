@@ -59,7 +59,7 @@ async fn upload_fit_read_predict_and_survive_a_restart() {
     // Predict: a document written with topic 3's most frequent words is assigned
     // mostly to topic 3; a document of unknown words gets the prior.
     let (_, by_freq) = s.get(&format!("/v1/models/{mid}/topics?n=5&rank=frequency")).await;
-    let text: Vec<String> = by_freq["topics"][3]["words"].as_array().unwrap().iter().map(|w| w["word"].as_str().unwrap().repeat(1)).collect();
+    let text: Vec<String> = by_freq["topics"][3]["words"].as_array().unwrap().iter().map(|w| w["word"].as_str().unwrap().to_string()).collect();
     let text = vec![text.join(" "); 4].join(" ");
     let (st, pred) = s.post(&format!("/v1/models/{mid}/predict"), &json!({"documents": [
         {"id": "a", "text": text},

@@ -184,7 +184,7 @@ async fn ndjson_upload(state: &AppState, query: Option<&str>, body: Body) -> Api
     let name = pairs.iter().find(|(k, _)| k == "name").map(|(_, v)| v.clone());
     let options = PreprocessOptions::from_query_pairs(&pairs).map_err(|e| {
         let mut err = ApiError::from(e);
-        err.field = err.field.map(|f| format!("query.{}", f.trim_start_matches("preprocess.")));
+        err.field = err.field.take().map(|f| format!("query.{}", f.trim_start_matches("preprocess.")));
         err
     })?;
     let (tx, rx) = std::sync::mpsc::sync_channel::<bytes::Bytes>(64);

@@ -11,9 +11,17 @@ use crate::store::StoreError;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
+use std::ops::{Deref, DerefMut};
 
+/// A handler error, boxed so that it is one pointer wide: the problem's fields take
+/// 128 bytes, which every `ApiResult<T>` would otherwise carry, success or not. The
+/// fields are read and written through `Deref` as if it were the `Problem`.
 #[derive(Debug, Clone)]
-pub struct ApiError {
+pub struct ApiError(Box<Problem>);
+
+/// What an `ApiError` says: the fields of the problem document.
+#[derive(Debug, Clone)]
+pub struct Problem {
     pub status: StatusCode,
     /// Short slug; the problem `type` is `urn:topicd:problem:<slug>`.
     pub slug: &'static str,
@@ -28,7 +36,7 @@ pub type ApiResult<T> = Result<T, ApiError>;
 
 impl ApiError {
     fn new(status: StatusCode, slug: &'static str, title: &'static str, detail: impl Into<String>) -> Self {
-        ApiError { status, slug, title, detail: detail.into(), field: None, line: None, label: None }
+        ApiError(Box::new(Problem { status, slug, title, detail: detail.into(), field: None, line: None, label: None }))
     }
     pub fn bad_request(detail: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "bad-request", "Bad request", detail)
@@ -96,6 +104,19 @@ impl ApiError {
             m.insert("label".into(), json!(l));
         }
         Value::Object(m)
+    }
+}
+
+impl Deref for ApiError {
+    type Target = Problem;
+    fn deref(&self) -> &Problem {
+        &self.0
+    }
+}
+
+impl DerefMut for ApiError {
+    fn deref_mut(&mut self) -> &mut Problem {
+        &mut self.0
     }
 }
 

@@ -21,10 +21,13 @@ pub struct LoadedModel {
     pub pipeline: TextPipeline,
 }
 
+/// The use counter, and by id each cached model with the count at its last use.
+type Entries = (u64, HashMap<String, (u64, Arc<LoadedModel>)>);
+
 /// Least-recently-used cache of decoded models.
 pub struct ModelCache {
     capacity: usize,
-    entries: Mutex<(u64, HashMap<String, (u64, Arc<LoadedModel>)>)>,
+    entries: Mutex<Entries>,
 }
 
 impl ModelCache {

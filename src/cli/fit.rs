@@ -100,6 +100,9 @@ impl FitArgs {
     }
 }
 
+/// (iteration, time, loglik, refit a mode) of one progress report.
+type Report = (u64, Instant, Option<f64>, Option<bool>);
+
 /// Run the fit and print one JSON line; errors are returned as messages.
 pub fn run(args: FitArgs) -> Result<(), String> {
     let family = models::family(&args.model).ok_or_else(|| format!("unknown model {:?}; known: {}", args.model, models::family_names().join(", ")))?;
@@ -120,8 +123,7 @@ pub fn run(args: FitArgs) -> Result<(), String> {
     family.check_params(&params, &corpus.stats).map_err(|e| e.to_string())?;
 
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads.max(1)).build().map_err(|e| e.to_string())?;
-    // (iteration, time, loglik, refit a mode) of every progress report.
-    let reports: Mutex<Vec<(u64, Instant, Option<f64>, Option<bool>)>> = Mutex::new(Vec::new());
+    let reports: Mutex<Vec<Report>> = Mutex::new(Vec::new());
     let on_progress = |p: Progress| {
         let refit = p.diagnostics.get("mode_refit").and_then(Value::as_bool);
         reports.lock().expect("progress lock").push((p.iteration, Instant::now(), p.loglik_per_token, refit))

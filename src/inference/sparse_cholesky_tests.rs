@@ -5,9 +5,13 @@ use crate::rng::{stream, Purpose};
 use nalgebra::DMatrix;
 use rand::RngExt;
 
+/// A test matrix: the tree's parent of each node, the edges (tree and extra) and the
+/// dense matrix.
+type Case = (Vec<Option<usize>>, Vec<(usize, usize)>, DMatrix<f64>);
+
 /// A random SPD matrix on a tree plus a few extra edges, as a sparse and a dense
 /// matrix.
-fn random_case(seed: u64) -> (Vec<Option<usize>>, Vec<(usize, usize)>, DMatrix<f64>) {
+fn random_case(seed: u64) -> Case {
     let mut rng = stream(seed, Purpose::Estimate, 0, 0);
     let n = 12;
     let parent: Vec<Option<usize>> = (0..n).map(|i| if i == 0 { None } else { Some(rng.random_range(0..i)) }).collect();
@@ -184,7 +188,7 @@ fn an_indefinite_matrix_is_repaired() {
 
 #[test]
 fn minimum_degree_orders_every_node_once_and_keeps_trees_fill_free() {
-    let parent = vec![None, Some(0), Some(0), Some(1), Some(1), Some(2), Some(2), Some(2)];
+    let parent = [None, Some(0), Some(0), Some(1), Some(1), Some(2), Some(2), Some(2)];
     let edges: Vec<(usize, usize)> = parent.iter().enumerate().filter_map(|(c, p)| p.map(|p| (c, p))).collect();
     let order = minimum_degree_order(parent.len(), edges.iter().copied());
     let mut sorted = order.clone();

@@ -127,8 +127,9 @@ impl EstimandSums {
         let mut expected = linear_term(data, &document_weights(data, &state.xi));
         expected.iter_mut().zip(rate_totals).for_each(|(e, t)| *e *= t);
         let total: f64 = expected.iter().sum::<f64>().max(f64::MIN_POSITIVE);
-        for node in 1..n {
-            self.shares[node - 1] += expected[node] / total;
+        // Topic k is node k + 1: the root has no share.
+        for (share, e) in self.shares.iter_mut().zip(&expected[1..]) {
+            *share += e / total;
         }
     }
 }

@@ -42,6 +42,9 @@ fn poisson<R: rand::Rng + ?Sized>(mean: f64, rng: &mut R) -> u32 {
     }
 }
 
+/// Simulated documents: each one's active nodes and its sparse (feature, count) row.
+type Documents = (Vec<Vec<u32>>, Vec<Vec<(u32, u32)>>);
+
 /// Tree: root 0; labels 1, 2 under it; 3, 4 under label 1.
 const PARENT: [Option<usize>; 5] = [None, Some(0), Some(0), Some(1), Some(1)];
 
@@ -95,9 +98,9 @@ fn rate_block_keeps_the_joint_distribution() {
     };
     let functions = |mu: &[f64], tau2: &[f64]| -> Vec<f64> {
         let mut g = Vec::new();
-        for node in 0..n {
-            g.push(mu[node]);
-            g.push(mu[node] * mu[node]);
+        for &m in &mu[..n] {
+            g.push(m);
+            g.push(m * m);
         }
         g.push(tau2[0].ln());
         g.push(tau2[1].ln());
@@ -262,7 +265,7 @@ fn affinity_block_keeps_the_joint_distribution() {
             })
             .collect()
     };
-    let draw_data = |xi: &[f64], rng: &mut crate::rng::StreamRng| -> (Vec<Vec<u32>>, Vec<Vec<(u32, u32)>>) {
+    let draw_data = |xi: &[f64], rng: &mut crate::rng::StreamRng| -> Documents {
         let mut active = Vec::new();
         let mut counts = Vec::new();
         for d in 0..docs {

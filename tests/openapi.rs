@@ -123,3 +123,23 @@ async fn served_spec_equals_the_file() {
     assert_eq!(served, file, "GET /openapi.json differs from openapi/openapi.yaml parsed to JSON");
     assert_eq!(served["openapi"], "3.1.0");
 }
+
+/// Every `model` enum in the spec (the job request's, and any other schema property
+/// named `model` with an enum) lists exactly the registered families: the topic
+/// families and the community (graph) families.
+#[test]
+fn model_enums_equal_the_registry() {
+    let spec = spec_from_file();
+    let mut registry: BTreeSet<String> = topicd::models::family_names().into_iter().map(String::from).collect();
+    registry.extend(topicd::models::community::community_family_names().into_iter().map(String::from));
+    let schemas = spec["components"]["schemas"].as_object().expect("components.schemas is an object");
+    let mut found = 0;
+    for (name, schema) in schemas {
+        if let Some(values) = schema["properties"]["model"]["enum"].as_array() {
+            let in_spec: BTreeSet<String> = values.iter().map(|v| v.as_str().expect("enum values are strings").to_string()).collect();
+            assert_eq!(in_spec, registry, "schema {name}: OpenAPI's model enum against the registry");
+            found += 1;
+        }
+    }
+    assert!(found > 0, "no schema has a `model` enum");
+}

@@ -93,10 +93,22 @@ async fn lda_scores_its_test_split_and_submitted_documents() {
     }
     let (st, problem) = s.post("/v1/models/nope/heldout-likelihood", &json!({"documents": [{"text": "game"}]})).await;
     assert_problem(st, &problem, 404, None);
-    // LDA has no topic correlations and no test-split evaluation job.
+    // LDA has no topic correlations and no test-split evaluation job; the problem names
+    // the families that have them, read from the registry.
     let (st, problem) = s.get(&format!("/v1/models/{mid}/correlations")).await;
     assert_problem(st, &problem, 422, Some("model"));
+    assert!(problem["detail"].as_str().unwrap().contains("(offered by dcnt and scnt)"), "{problem}");
     let (st, problem) = s.post(&format!("/v1/models/{mid}/evaluation"), &json!({})).await;
     assert_problem(st, &problem, 422, Some("model"));
+    assert!(problem["detail"].as_str().unwrap().contains("(offered by hpc)"), "{problem}");
     assert_eq!(job_total(&s).await, before);
+
+    // The model shows its family's capabilities, and /v1/families lists every family.
+    let (_, model) = s.get(&format!("/v1/models/{mid}")).await;
+    let caps = &model["capabilities"];
+    assert_eq!((caps["input"].as_str(), caps["heldout_likelihood"].as_bool(), caps["correlations"].as_bool()), (Some("corpus"), Some(true), Some(false)), "{model}");
+    let (st, families) = s.get("/v1/families").await;
+    assert_eq!(st, 200);
+    let listed: Vec<(&str, &str)> = families["families"].as_array().unwrap().iter().map(|f| (f["name"].as_str().unwrap(), f["capabilities"]["input"].as_str().unwrap())).collect();
+    assert_eq!(listed, [("lda", "corpus"), ("hpc", "corpus"), ("pcm", "corpus"), ("dcnt", "corpus"), ("scnt", "corpus"), ("hdp", "corpus"), ("hdp_ammsb", "graph")]);
 }

@@ -13,6 +13,7 @@ use super::jobs::job_json;
 use super::models::encode_documents;
 use super::AppState;
 use crate::corpus::RawDocument;
+use crate::models::capabilities::{self, Capabilities};
 use crate::models::heldout::HeldoutDoc;
 use crate::store::jobs::{kind, NewEvaluationJob};
 use axum::body::Body;
@@ -40,6 +41,7 @@ pub async fn heldout(State(state): State<AppState>, Path(id): Path<String>, head
     require_json(&headers)?;
     let body = read_body(body, state.max_body_bytes).await?;
     let m = state.models.get(&state.store, &id).await?;
+    require(&m.row.family, |c| c.heldout_likelihood, "held-out likelihood estimator")?;
     let m2 = m.clone();
     let (params, seed, input) = tokio::task::spawn_blocking(move || -> ApiResult<(Value, u64, Vec<u8>)> {
         let req: HeldoutRequest = parse_json(&body)?;
@@ -51,8 +53,9 @@ pub async fn heldout(State(state): State<AppState>, Path(id): Path<String>, head
             v @ Value::Object(_) => v,
             _ => return Err(ApiError::invalid("params", "must be a JSON object")),
         };
+        // Checks the estimator's settings; the family declared that it has one.
         if m2.model.heldout_scorer(&params)?.is_none() {
-            return Err(ApiError::invalid("model", format!("{} models have no held-out likelihood estimator", m2.row.family)));
+            return Err(ApiError::internal(format!("{} declares a held-out likelihood estimator but its model has none", m2.row.family)));
         }
         let (ids, encoded) = encode_documents(&m2, &req.documents)?;
         check_sizes(&encoded, m2.model.num_topics())?;
@@ -135,10 +138,9 @@ fn feature_row(names: &[String], doc: &RawDocument, index: usize) -> ApiResult<V
 /// split of its corpus (the same split the fit held out).
 pub async fn evaluate(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Response> {
     let row = state.store.get_model(&id).await?.ok_or_else(|| ApiError::not_found("model", &id))?;
-    match row.diagnostics.get("evaluation") {
-        None => return Err(ApiError::invalid("model", format!("{} models have no test-split evaluation (hpc has)", row.family))),
-        Some(Value::Null) => return Err(ApiError::invalid("model", "the model was fitted without a test split: nothing to evaluate")),
-        Some(_) => {}
+    require(&row.family, |c| c.label_evaluation, "test-split evaluation")?;
+    if row.diagnostics.get("evaluation").is_none_or(Value::is_null) {
+        return Err(ApiError::invalid("model", "the model was fitted without a test split: nothing to evaluate"));
     }
     let corpus_id = row.corpus_id.clone().ok_or_else(|| ApiError::invalid("model", format!("{} models were fitted on a graph, not a corpus", row.family)))?;
     let job_id = uuid::Uuid::new_v4().to_string();
@@ -189,13 +191,14 @@ pub async fn correlations(State(state): State<AppState>, Path(id): Path<String>,
     }
     let seed = query.seed.unwrap_or(0);
     let m = state.models.get(&state.store, &id).await?;
+    require(&m.row.family, |c| c.correlations, "topic correlations")?;
     // The estimator keeps every draw of a document's weights: bound draws × topics.
     if draws.saturating_mul(m.model.num_topics()) > MAX_DRAW_VALUES {
         return Err(ApiError::invalid("query.draws", format!("draws × topics must be at most {MAX_DRAW_VALUES} ({} topics)", m.model.num_topics())));
     }
     let (m2, pool) = (m.clone(), state.predict_pool.clone());
     let result = tokio::task::spawn_blocking(move || pool.install(|| m2.model.correlations(draws, seed))).await.map_err(ApiError::internal)?;
-    let c = result.ok_or_else(|| ApiError::invalid("model", format!("{} models have no topic correlations (dcnt and scnt do)", m.row.family)))?;
+    let c = result.ok_or_else(|| ApiError::internal(format!("{} declares topic correlations but its model has none", m.row.family)))?;
     let k = c.num_topics;
     let rows = |v: &[f64]| v.chunks(k.max(1)).map(|r| r.to_vec()).collect::<Vec<_>>();
     let (activation_covariance, activation_correlation) = match &c.activation {
@@ -213,4 +216,15 @@ pub async fn correlations(State(state): State<AppState>, Path(id): Path<String>,
         "activation_covariance": activation_covariance,
         "activation_correlation": activation_correlation,
     })))
+}
+
+/// A 422 naming `model` unless the model's family declares `capability` (`what` names
+/// it in the message, with the families that have it).
+fn require(family: &str, capability: fn(&Capabilities) -> bool, what: &str) -> ApiResult<()> {
+    let declared = capabilities::of(family).ok_or_else(|| ApiError::internal(format!("stored model has unknown family {family}")))?;
+    if capability(&declared) {
+        Ok(())
+    } else {
+        Err(ApiError::invalid("model", format!("{family} models have no {what} (offered by {})", capabilities::families_with(capability))))
+    }
 }

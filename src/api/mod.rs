@@ -9,6 +9,7 @@ pub mod corpora;
 pub mod error;
 pub mod evaluations;
 pub mod extract;
+pub mod families;
 pub mod graphs;
 pub mod jobs;
 pub mod metrics;
@@ -59,6 +60,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/jobs/{id}"),
     ("get", "/v1/jobs/{id}/trace"),
     ("post", "/v1/jobs/{id}/cancel"),
+    ("get", "/v1/families"),
     ("get", "/v1/models"),
     ("get", "/v1/models/{id}"),
     ("delete", "/v1/models/{id}"),
@@ -92,6 +94,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/jobs/{id}", get(jobs::get_one))
         .route("/v1/jobs/{id}/trace", get(jobs::trace))
         .route("/v1/jobs/{id}/cancel", post(jobs::cancel))
+        .route("/v1/families", get(families::list))
         .route("/v1/models", get(models::list))
         .route("/v1/models/{id}", get(models::get_one).delete(models::delete))
         .route("/v1/models/{id}/evaluation", get(models::evaluation).post(evaluations::evaluate))

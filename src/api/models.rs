@@ -32,6 +32,7 @@ fn model_json(r: &ModelRow) -> Value {
         "created_at": r.created_at,
         "num_topics": r.num_topics,
         "diagnostics": r.diagnostics,
+        "capabilities": crate::models::capabilities::of(&r.family),
     })
 }
 

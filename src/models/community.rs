@@ -33,6 +33,10 @@ pub trait CommunityFamily: Sync {
     fn fit(&self, graph: &Graph, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn CommunityModel>, FitError>;
     /// Decode a model previously produced by [`CommunityModel::encode`].
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn CommunityModel>, ModelError>;
+    /// What a fitted model of this family offers.
+    fn capabilities(&self) -> super::capabilities::Capabilities {
+        super::capabilities::Capabilities::COMMUNITY_MODEL
+    }
 }
 
 /// A fitted relational model.

@@ -10,6 +10,9 @@
 //! installed, never touch HTTP, SQL or tokio, and are fully determined by
 //! `(corpus, params, seed)`.
 
+pub mod capabilities;
+#[cfg(test)]
+mod capabilities_checks;
 pub mod community;
 pub mod completion;
 pub mod dcnt;
@@ -52,6 +55,9 @@ pub trait ModelFamily: Sync {
     fn fit(&self, corpus: &Corpus, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError>;
     /// Decode a model previously produced by [`TopicModel::encode`].
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError>;
+    /// What a fitted model of this family offers (checked against the fitted models'
+    /// answers by a test in `capabilities_checks`).
+    fn capabilities(&self) -> capabilities::Capabilities;
 }
 
 /// A fitted model.

@@ -65,6 +65,10 @@ impl ModelFamily for DcntFamily {
         }
         Ok(Box::new(m))
     }
+
+    fn capabilities(&self) -> crate::models::capabilities::Capabilities {
+        crate::models::capabilities::Capabilities { correlations: true, heldout_likelihood: true, ..crate::models::capabilities::Capabilities::TOPIC_MODEL }
+    }
 }
 
 /// One setting of A, η and λ_v (a posterior mean or a sample).

@@ -71,6 +71,10 @@ impl ModelFamily for HdpFamily {
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
         Ok(Box::new(HdpModel::decode(bytes)?))
     }
+
+    fn capabilities(&self) -> crate::models::capabilities::Capabilities {
+        crate::models::capabilities::Capabilities::TOPIC_MODEL
+    }
 }
 
 /// Fit on the corpus' training documents (documents tagged `split: test`, or without

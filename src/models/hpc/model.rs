@@ -67,6 +67,11 @@ impl ModelFamily for HpcFamily {
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
         Ok(Box::new(HpcModel::decode(bytes)?))
     }
+
+    fn capabilities(&self) -> crate::models::capabilities::Capabilities {
+        // HPC predicts and scores labels; PCM has latent topics only.
+        crate::models::capabilities::Capabilities { label_prediction: self.supervised, label_evaluation: self.supervised, ..crate::models::capabilities::Capabilities::TOPIC_MODEL }
+    }
 }
 
 /// Numbers about the fit shown with the model.

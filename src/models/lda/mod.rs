@@ -69,6 +69,10 @@ impl ModelFamily for LdaFamily {
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
         Ok(Box::new(LdaModel::decode(bytes)?))
     }
+
+    fn capabilities(&self) -> crate::models::capabilities::Capabilities {
+        crate::models::capabilities::Capabilities { heldout_likelihood: true, ..crate::models::capabilities::Capabilities::TOPIC_MODEL }
+    }
 }
 
 /// A fitted LDA model: posterior means over the kept sweeps.

@@ -1,0 +1,49 @@
+//! The declared [`Capabilities`] of every topic family against what its fitted models
+//! actually answer: each family is fitted (a few sweeps) on a small labelled corpus
+//! drawn from HPC's generative process, and each capability's trait method must give
+//! an answer exactly when the family declares it.
+
+use super::capabilities::{self, Capabilities, Input};
+use super::hpc::simulate::{simulate, SimulationConfig};
+use super::{FitContext, PredictOptions, FAMILIES};
+use crate::corpus::builder::build_corpus;
+use crate::corpus::lexicon::EncodedDoc;
+use crate::corpus::preprocess::{PreprocessOptions, StopWords};
+use serde_json::json;
+
+/// A few sweeps or passes of each family, small enough for a unit test.
+fn quick_params(family: &str) -> serde_json::Value {
+    match family {
+        "lda" => json!({"topics": 3, "iterations": 3}),
+        "hpc" => json!({"iterations": 3, "burn_in": 1, "test_fraction": 0.2}),
+        "pcm" => json!({"topics": 3, "iterations": 3, "burn_in": 1}),
+        "dcnt" | "scnt" => json!({"topics": 3, "iterations": 4, "burn_in": 2}),
+        "hdp" => json!({"topics": 4, "passes": 2}),
+        other => panic!("no quick parameters for the family {other}: add them here"),
+    }
+}
+
+#[test]
+fn declared_capabilities_match_what_fitted_models_answer() {
+    let config = SimulationConfig { documents: 120, words: 60, fanout: vec![2, 2], psi: -1.0, gamma2: 1.0, nu: 6.0, sigma2: 0.5, eta: -1.5, lambda2: 1.0, mean_length: 40.0 };
+    let corpus = build_corpus(PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() }, &[], simulate(&config, 3).to_raw_documents()).expect("corpus builds");
+    let doc = EncodedDoc { terms: vec![0, 3, 7], counts: vec![2, 1, 1], oov_tokens: 0 };
+    for family in FAMILIES {
+        let declared: Capabilities = family.capabilities();
+        assert_eq!(capabilities::of(family.name()), Some(declared));
+        assert_eq!(declared.input, Input::Corpus, "{}", family.name());
+        assert!(!declared.communities, "{}", family.name());
+        let model = FitContext::silent(|ctx| family.fit(&corpus, &quick_params(family.name()), 1, ctx)).unwrap_or_else(|e| panic!("{} fits: {e}", family.name()));
+        let name = family.name();
+        assert_eq!(model.num_topics() > 0 && !model.topic_table(&Default::default()).topics.is_empty(), declared.topic_tables, "{name}: topic tables");
+        let predicted = model.predict(std::slice::from_ref(&doc), &PredictOptions::default());
+        assert_eq!(predicted.is_ok(), declared.prediction, "{name}: prediction");
+        if let Ok(p) = predicted {
+            assert_eq!(!p[0].labels.is_empty(), declared.label_prediction, "{name}: label prediction");
+        }
+        assert_eq!(model.evaluate_test_split(&corpus, 1).is_some(), declared.label_evaluation, "{name}: label evaluation");
+        assert_eq!(model.correlations(4, 0).is_some(), declared.correlations, "{name}: correlations");
+        let scorer = model.heldout_scorer(&json!({})).unwrap_or_else(|e| panic!("{name}: default estimator settings are valid: {e:?}"));
+        assert_eq!(scorer.is_some(), declared.heldout_likelihood, "{name}: held-out likelihood");
+    }
+}

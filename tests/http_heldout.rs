@@ -30,8 +30,14 @@ async fn lda_scores_its_test_split_and_submitted_documents() {
     let cid = corpus["id"].as_str().unwrap().to_string();
     let params = json!({"topics": 8, "iterations": 60, "test_fraction": 0.2, "heldout_chain_length": 200, "threads": 2});
     let job = s.submit(&cid, "lda", params, 3).await;
+    // The job keeps its parameters with every default filled in (α = 50/K, burn-in half
+    // the sweeps), the given ones unchanged.
+    let p = &job["params"];
+    assert_eq!((p["topics"].as_u64(), p["alpha"].as_f64(), p["beta"].as_f64(), p["burn_in"].as_u64()), (Some(8), Some(6.25), Some(0.01), Some(30)), "{p}");
+    assert_eq!((p["heldout_chain_length"].as_u64(), p["optimize_interval"].as_u64()), (Some(200), Some(0)), "{p}");
     let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(120)).await;
     assert_eq!(done["status"], "succeeded", "{done}");
+    assert_eq!(&done["params"], p);
     let mid = done["model_id"].as_str().unwrap().to_string();
 
     // The fit held out about a fifth of the documents and scored each of them.

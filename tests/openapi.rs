@@ -143,3 +143,65 @@ fn model_enums_equal_the_registry() {
     }
     assert!(found > 0, "no schema has a `model` enum");
 }
+
+/// The OpenAPI schema of a family's `params`.
+fn params_schema(family: &str) -> &'static str {
+    match family {
+        "lda" => "LdaParams",
+        "hpc" | "pcm" => "HpcParams",
+        "dcnt" | "scnt" => "DcntParams",
+        "hdp" => "HdpParams",
+        "hdp_ammsb" => "AmmsbParams",
+        other => panic!("no params schema named for the family {other}: add it here and in openapi.yaml"),
+    }
+}
+
+/// A few non-default values per family (each accepted by it).
+fn given_params(family: &str) -> Value {
+    match family {
+        "lda" => serde_json::json!({"topics": 7, "iterations": 30, "optimize_interval": 5, "beta": 0.05}),
+        "hpc" => serde_json::json!({"iterations": 40, "predictor": "single_label", "rate_curvature": "tree_diagonal", "max_label_sets": 10}),
+        "pcm" => serde_json::json!({"topics": 6, "iterations": 40, "strip_ancestors": false}),
+        "dcnt" | "scnt" => serde_json::json!({"topics": 9, "iterations": 50, "gamma_mu": 2.5}),
+        "hdp" => serde_json::json!({"topics": 12, "passes": 7, "alpha": 0.3}),
+        "hdp_ammsb" => serde_json::json!({"communities": 8, "epsilon": 0.001, "passes": 9}),
+        other => panic!("no example params for the family {other}: add them here"),
+    }
+}
+
+/// What a job stores (`effective_params`): every given value kept, every default filled
+/// in, read back to itself, and under exactly the property names of the family's params
+/// schema in OpenAPI (HPC and PCM share one schema between them).
+#[test]
+fn effective_params_keep_given_values_fill_defaults_and_match_the_schema() {
+    let spec = spec_from_file();
+    let mut keys_by_schema: std::collections::BTreeMap<&str, BTreeSet<String>> = Default::default();
+    type Effective = Box<dyn Fn(&Value) -> Value>;
+    let mut families: Vec<(&str, Effective)> = Vec::new();
+    for f in topicd::models::FAMILIES {
+        families.push((f.name(), Box::new(move |p: &Value| f.effective_params(p).unwrap_or_else(|e| panic!("{}: {p}: {e:?}", f.name())))));
+    }
+    for f in topicd::models::community::COMMUNITY_FAMILIES {
+        families.push((f.name(), Box::new(move |p: &Value| f.effective_params(p).unwrap_or_else(|e| panic!("{}: {p}: {e:?}", f.name())))));
+    }
+    for (name, effective) in &families {
+        let schema = params_schema(name);
+        let documented: BTreeSet<String> = spec["components"]["schemas"][schema]["properties"].as_object().unwrap_or_else(|| panic!("{schema} has properties")).keys().cloned().collect();
+        for given in [serde_json::json!({}), given_params(name)] {
+            let filled = effective(&given);
+            let keys: BTreeSet<String> = filled.as_object().expect("an object").keys().cloned().collect();
+            let undocumented: Vec<&String> = keys.difference(&documented).collect();
+            assert!(undocumented.is_empty(), "{name}: {undocumented:?} are not in {schema}");
+            for (k, v) in given.as_object().unwrap() {
+                assert_eq!(&filled[k], v, "{name}: the given {k} is kept");
+            }
+            assert_eq!(effective(&filled), filled, "{name}: effective params read back to themselves");
+            keys_by_schema.entry(schema).or_default().extend(keys);
+        }
+    }
+    for (schema, keys) in keys_by_schema {
+        let documented: BTreeSet<String> = spec["components"]["schemas"][schema]["properties"].as_object().unwrap().keys().cloned().collect();
+        let missing: Vec<&String> = documented.difference(&keys).collect();
+        assert!(missing.is_empty(), "{schema} documents {missing:?}, which no family's effective params carry");
+    }
+}

@@ -79,6 +79,8 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Bod
                 .ok_or_else(|| ApiError::invalid("corpus_id", format!("no corpus with id {corpus_id:?}")))?;
             let stats: CorpusStats = serde_json::from_value(corpus.summary["stats"].clone()).map_err(ApiError::internal)?;
             family.check_params(&params, &stats)?;
+            // The job keeps its parameters with every default filled in.
+            let params = family.effective_params(&params)?;
             state
                 .store
                 .insert_job(NewJob { id: &id, input: FitInput::Corpus(&corpus_id), model: family.name(), params: &params, seed })
@@ -93,6 +95,7 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Bod
                 .await?
                 .ok_or_else(|| ApiError::invalid("graph_id", format!("no graph with id {graph_id:?}")))?;
             family.check_params(&params, &graph.stats)?;
+            let params = family.effective_params(&params)?;
             state
                 .store
                 .insert_job(NewJob { id: &id, input: FitInput::Graph(&graph_id), model: family.name(), params: &params, seed })

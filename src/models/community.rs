@@ -29,6 +29,8 @@ pub trait CommunityFamily: Sync {
     fn name(&self) -> &'static str;
     /// Check `params` (a JSON object) before a job is queued; errors name the field.
     fn check_params(&self, params: &serde_json::Value, graph: &GraphStats) -> Result<(), ParamError>;
+    /// `params` with every default filled in (see [`super::ModelFamily::effective_params`]).
+    fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError>;
     /// Fit on `graph`. Must poll `ctx.cancel` at least once per pass.
     fn fit(&self, graph: &Graph, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn CommunityModel>, FitError>;
     /// Decode a model previously produced by [`CommunityModel::encode`].

@@ -51,6 +51,10 @@ pub trait ModelFamily: Sync {
     /// Check `params` (a JSON object) against this family's rules and the corpus, before
     /// a job is queued. Unknown keys and out-of-range values are errors naming the field.
     fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError>;
+    /// `params` with every default filled in (what the job stores and shows, so a fit
+    /// keeps its meaning when a default changes later). Errors as [`Self::check_params`];
+    /// feeding the result back gives the same parameters and the same JSON.
+    fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError>;
     /// Fit on `corpus`. Must poll `ctx.cancel` at least once per sweep.
     fn fit(&self, corpus: &Corpus, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError>;
     /// Decode a model previously produced by [`TopicModel::encode`].

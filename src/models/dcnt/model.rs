@@ -45,6 +45,10 @@ impl ModelFamily for DcntFamily {
         family_name(self.diagonal)
     }
 
+    fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
+        Ok(DcntParams::from_json(params)?.to_json())
+    }
+
     fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError> {
         DcntParams::from_json(params)?;
         if corpus.num_tokens == 0 {

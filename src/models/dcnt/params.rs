@@ -68,6 +68,17 @@ pub struct DcntParams {
 pub const DEFAULT_TOPIC_SWAPS: usize = 1;
 
 impl DcntParams {
+    /// The parameters under their wire names, as [`DcntParams::from_json`] reads them
+    /// back: the priors are top-level keys (`beta`, `gamma_mu`, `a_f`, ...).
+    pub fn to_json(&self) -> Value {
+        let mut v = serde_json::to_value(self).expect("plain data serialises");
+        let o = v.as_object_mut().expect("a struct serialises to an object");
+        if let Some(Value::Object(priors)) = o.remove("priors") {
+            o.extend(priors);
+        }
+        v
+    }
+
     /// Parse and check `params`; every error names its field.
     pub fn from_json(params: &Value) -> Result<Self, ParamError> {
         let mut r = ParamReader::new(params)?;

@@ -46,6 +46,11 @@ impl ModelFamily for HdpFamily {
         "hdp"
     }
 
+    fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
+        // The struct's fields are the wire names.
+        Ok(serde_json::to_value(HdpParams::from_json(params)?).expect("plain data serialises"))
+    }
+
     fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError> {
         let p = HdpParams::from_json(params)?;
         if corpus.num_tokens == 0 {

@@ -40,6 +40,12 @@ impl CommunityFamily for HdpAmmsbFamily {
         "hdp_ammsb"
     }
 
+    fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
+        // The struct's fields are the wire names; `epsilon` and `batches` stay null when
+        // they default to values the graph decides.
+        Ok(serde_json::to_value(AmmsbParams::from_json(params)?).expect("plain data serialises"))
+    }
+
     fn check_params(&self, params: &serde_json::Value, graph: &GraphStats) -> Result<(), ParamError> {
         AmmsbParams::from_json(params)?.check_against(graph)
     }

@@ -51,6 +51,10 @@ impl ModelFamily for HpcFamily {
         family_name(self.supervised)
     }
 
+    fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
+        Ok(HpcParams::from_json(params, self.supervised)?.to_json(self.supervised))
+    }
+
     fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError> {
         HpcParams::from_json(params, self.supervised)?;
         if self.supervised && corpus.num_labels == 0 {

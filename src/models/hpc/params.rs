@@ -9,7 +9,7 @@ use crate::models::params::{ParamError, ParamReader};
 /// grow quadratically (see the benchmark in `bench/README.md`).
 pub const AUTO_FULL_CURVATURE_MAX_TOPICS: usize = 200;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// Parameters of an HPC (supervised) or PCM (unsupervised) fit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -135,6 +135,22 @@ impl HpcParams {
             label_closure,
             max_label_sets,
         })
+    }
+
+    /// The parameters under their wire names, as [`HpcParams::from_json`] reads them
+    /// back: `topics` for PCM, the prediction settings for HPC, `rate_curvature`
+    /// `auto` when unset.
+    pub fn to_json(&self, supervised: bool) -> Value {
+        let mut v = serde_json::to_value(self).expect("plain data serialises");
+        let o = v.as_object_mut().expect("a struct serialises to an object");
+        o.insert("rate_curvature".into(), self.rate_curvature.map_or(json!("auto"), |c| json!(c)));
+        if supervised {
+            o.remove("topics");
+            o.insert("predictor".into(), json!(self.predictor));
+            o.insert("label_closure".into(), json!(self.label_closure));
+            o.insert("max_label_sets".into(), json!(self.max_label_sets));
+        }
+        v
     }
 
     /// Whether scan `iteration` (1-based) contributes to the posterior means.

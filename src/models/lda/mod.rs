@@ -61,6 +61,11 @@ impl ModelFamily for LdaFamily {
         LdaParams::from_json(params).map(|_| ())
     }
 
+    fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
+        // The struct's fields are the wire names.
+        Ok(serde_json::to_value(LdaParams::from_json(params)?).expect("plain data serialises"))
+    }
+
     fn fit(&self, corpus: &Corpus, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
         let p = LdaParams::from_json(params)?;
         Ok(Box::new(fit_lda(corpus, &p, seed, ctx)?))

@@ -55,6 +55,39 @@ impl Isa {
         Isa::Portable
     }
 
+    /// The instruction set fits run: [`Isa::detect`]'s, unless the environment variable
+    /// `TOPICD_LDA_ISA` names another this processor supports (`avx512`, `avx2` or
+    /// `portable`), to measure a slower path on a machine that has a faster one. The
+    /// paths give bit-identical chains, so the choice never changes a result. Read once
+    /// per process; an unknown or unsupported name is ignored with a warning.
+    pub(crate) fn selected() -> Isa {
+        static SELECTED: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
+        *SELECTED.get_or_init(|| {
+            let best = Isa::detect();
+            let Ok(wanted) = std::env::var("TOPICD_LDA_ISA") else {
+                return best;
+            };
+            let chosen = match (wanted.as_str(), best) {
+                ("portable", _) => Some(Isa::Portable),
+                #[cfg(target_arch = "x86_64")]
+                ("avx2", Isa::Avx2 | Isa::Avx512) => Some(Isa::Avx2),
+                #[cfg(target_arch = "x86_64")]
+                ("avx512", Isa::Avx512) => Some(Isa::Avx512),
+                _ => None,
+            };
+            match chosen {
+                Some(isa) => {
+                    tracing::info!(?isa, "LDA dense kernel: TOPICD_LDA_ISA={wanted}");
+                    isa
+                }
+                None => {
+                    tracing::warn!(?best, "TOPICD_LDA_ISA={wanted:?} is unknown or not supported here; using the best path");
+                    best
+                }
+            }
+        })
+    }
+
     /// Every instruction set this processor supports (for tests).
     #[cfg(test)]
     pub(crate) fn available() -> Vec<Isa> {

@@ -130,7 +130,7 @@ impl PartitionedSampler {
 
     /// A sampler with `blocks` blocks per side.
     pub fn with_blocks(tokens: &Tokens, state: &GibbsState, blocks: usize) -> Self {
-        Self::with_isa(tokens, state, blocks, Isa::detect())
+        Self::with_isa(tokens, state, blocks, Isa::selected())
     }
 
     pub(crate) fn with_isa(tokens: &Tokens, state: &GibbsState, blocks: usize, isa: Isa) -> Self {

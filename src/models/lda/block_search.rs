@@ -66,16 +66,28 @@ pub(crate) trait BlockOps {
         totals[b] = out[WIDTH - 1];
         totals
     }
-    /// `x` with `delta` added to lanes i and above (default: the portable form).
+    /// `x` with `delta` added to lanes i and above (default: the portable form, also
+    /// AVX2's). A plain loop, not `std::array::from_fn`: that one is not always inlined,
+    /// and an out-of-line call from the AVX2 kernel runs without AVX2 (it took 17 % of
+    /// an AVX2 fit's time).
     #[inline(always)]
     unsafe fn add_from(x: &Block, i: usize, delta: f32) -> Block {
-        std::array::from_fn(|j| x[j] + if j >= i { delta } else { 0.0 })
+        let mut y = *x;
+        for (j, v) in y.iter_mut().enumerate() {
+            *v += if j >= i { delta } else { 0.0 };
+        }
+        y
     }
     /// `x` plus, in each lane j, (`d1` if j ≥ i1, else +0) + (`d2` if j ≥ i2, else +0):
-    /// two changes with one dependent add (default: the portable form).
+    /// two changes with one dependent add (default: the portable form, also AVX2's; a
+    /// plain loop for the reason given at [`BlockOps::add_from`]).
     #[inline(always)]
     unsafe fn add_two_from(x: &Block, i1: usize, d1: f32, i2: usize, d2: f32) -> Block {
-        std::array::from_fn(|j| x[j] + ((if j >= i1 { d1 } else { 0.0 }) + (if j >= i2 { d2 } else { 0.0 })))
+        let mut y = *x;
+        for (j, v) in y.iter_mut().enumerate() {
+            *v += (if j >= i1 { d1 } else { 0.0 }) + (if j >= i2 { d2 } else { 0.0 });
+        }
+        y
     }
     /// [`BlockOps::weights`] with only the first `r.len()` (< WIDTH) lanes of r read
     /// (the others count as 0); `inv` must be +0 in those lanes, so their weights are +0.
@@ -252,6 +264,42 @@ impl BlockOps for Avx512 {
 
 }
 
+/// Hillis–Steele prefix sums of sixteen lanes held as two AVX2 registers (lanes 0–7
+/// and 8–15), in the order of [`BlockOps::scan`].
+///
+/// # Safety
+/// AVX2 must be available.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn avx2_scan(mut lo: std::arch::x86_64::__m256, mut hi: std::arch::x86_64::__m256) -> (std::arch::x86_64::__m256, std::arch::x86_64::__m256) {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller guarantees AVX2.
+    unsafe {
+        let zero = _mm256_setzero_ps();
+        // Shifts of 1, 2, 4 across the sixteen lanes: rotate each half by s
+        // (lane i takes lane i − s mod 8), then the low s lanes of the high half
+        // come from the top of the low half and those of the low half are 0.
+        macro_rules! shifted_add {
+            ($s:literal, $mask:literal) => {{
+                let index = _mm256_setr_epi32((8 - $s) % 8, (9 - $s) % 8, (10 - $s) % 8, (11 - $s) % 8, (12 - $s) % 8, (13 - $s) % 8, (14 - $s) % 8, (15 - $s) % 8);
+                let lo_rot = _mm256_permutevar8x32_ps(lo, index);
+                let hi_rot = _mm256_permutevar8x32_ps(hi, index);
+                let lo_in = _mm256_blend_ps::<$mask>(zero, lo_rot);
+                let hi_in = _mm256_blend_ps::<$mask>(lo_rot, hi_rot);
+                lo = _mm256_add_ps(lo, lo_in);
+                hi = _mm256_add_ps(hi, hi_in);
+            }};
+        }
+        shifted_add!(1, 0b1111_1110);
+        shifted_add!(2, 0b1111_1100);
+        shifted_add!(4, 0b1111_0000);
+        // Shift of 8: the high half adds the low half, the low half adds +0.
+        hi = _mm256_add_ps(hi, lo);
+        lo = _mm256_add_ps(lo, zero);
+        (lo, hi)
+    }
+}
+
 /// AVX2: a block is two registers of eight.
 #[cfg(target_arch = "x86_64")]
 pub(crate) struct Avx2;
@@ -281,33 +329,36 @@ impl BlockOps for Avx2 {
         use std::arch::x86_64::*;
         // SAFETY: as in `weights`.
         unsafe {
-            let zero = _mm256_setzero_ps();
-            let mut lo = _mm256_loadu_ps(x.as_ptr());
-            let mut hi = _mm256_loadu_ps(x.as_ptr().add(8));
-            // Shifts of 1, 2, 4 across the sixteen lanes: rotate each half by s
-            // (lane i takes lane i − s mod 8), then the low s lanes of the high half
-            // come from the top of the low half and those of the low half are 0.
-            macro_rules! shifted_add {
-                ($s:literal, $mask:literal) => {{
-                    let index = _mm256_setr_epi32((8 - $s) % 8, (9 - $s) % 8, (10 - $s) % 8, (11 - $s) % 8, (12 - $s) % 8, (13 - $s) % 8, (14 - $s) % 8, (15 - $s) % 8);
-                    let lo_rot = _mm256_permutevar8x32_ps(lo, index);
-                    let hi_rot = _mm256_permutevar8x32_ps(hi, index);
-                    let lo_in = _mm256_blend_ps::<$mask>(zero, lo_rot);
-                    let hi_in = _mm256_blend_ps::<$mask>(lo_rot, hi_rot);
-                    lo = _mm256_add_ps(lo, lo_in);
-                    hi = _mm256_add_ps(hi, hi_in);
-                }};
-            }
-            shifted_add!(1, 0b1111_1110);
-            shifted_add!(2, 0b1111_1100);
-            shifted_add!(4, 0b1111_0000);
-            // Shift of 8: the high half adds the low half, the low half adds +0.
-            hi = _mm256_add_ps(hi, lo);
-            lo = _mm256_add_ps(lo, zero);
+            let (lo, hi) = avx2_scan(_mm256_loadu_ps(x.as_ptr()), _mm256_loadu_ps(x.as_ptr().add(8)));
             let mut out = [0.0f32; WIDTH];
             _mm256_storeu_ps(out.as_mut_ptr(), lo);
             _mm256_storeu_ps(out.as_mut_ptr().add(8), hi);
             out
+        }
+    }
+
+    /// As AVX-512's: the block total enters lane b of `totals` in registers. The
+    /// portable form's single-lane store into `totals` made the next whole-block load
+    /// of it wait for that store to retire (a failed store forwarding: 17 % of an AVX2
+    /// fit's time).
+    #[inline(always)]
+    unsafe fn scan_block(x: &Block, out: &mut Block, totals: &Block, b: usize) -> Block {
+        use std::arch::x86_64::*;
+        // SAFETY: as in `weights`.
+        unsafe {
+            let (lo, hi) = avx2_scan(_mm256_loadu_ps(x.as_ptr()), _mm256_loadu_ps(x.as_ptr().add(8)));
+            _mm256_storeu_ps(out.as_mut_ptr(), lo);
+            _mm256_storeu_ps(out.as_mut_ptr().add(8), hi);
+            let last = _mm256_permutevar8x32_ps(hi, _mm256_set1_epi32(WIDTH as i32 / 2 - 1));
+            let lane = _mm256_set1_epi32(b as i32);
+            let is_lo = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), lane));
+            let is_hi = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15), lane));
+            let t_lo = _mm256_blendv_ps(_mm256_loadu_ps(totals.as_ptr()), last, is_lo);
+            let t_hi = _mm256_blendv_ps(_mm256_loadu_ps(totals.as_ptr().add(8)), last, is_hi);
+            let mut new = [0.0f32; WIDTH];
+            _mm256_storeu_ps(new.as_mut_ptr(), t_lo);
+            _mm256_storeu_ps(new.as_mut_ptr().add(8), t_hi);
+            new
         }
     }
 

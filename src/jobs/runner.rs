@@ -3,7 +3,7 @@
 
 use super::progress::ProgressTracker;
 use crate::corpus::Corpus;
-use crate::models::{self, params::requested_threads, CancelToken, FitContext, FitError, Progress};
+use crate::models::{self, params::requested_threads, CancelToken, Checkpointing, FitContext, FitError, Progress};
 use crate::store::models::NewModel;
 use crate::models::heldout::{score_documents, HeldoutDoc};
 use crate::store::jobs::kind;
@@ -332,7 +332,7 @@ impl Runner {
             let on_sample = move |it: u64, bytes: Vec<u8>| {
                 let _ = tx.send(FitEvent::Sample(it, bytes));
             };
-            let ctx = FitContext { progress: &on_progress, cancel: &token2, sample: &on_sample };
+            let ctx = FitContext { progress: &on_progress, cancel: &token2, sample: &on_sample, checkpoint: Checkpointing::OFF };
             pool.install(|| work(&ctx))
         });
         let mut tracker = ProgressTracker::new(threads);

@@ -1,0 +1,86 @@
+//! Crash and resume over real HTTP: a server killed with SIGKILL mid-fit (after a
+//! checkpoint) and started again on the same database finishes the job from its
+//! checkpoint, and the stored model is byte for byte the model of an uninterrupted fit
+//! with the same corpus, params and seed. Killed twice under `--max-attempts 1`: attempts
+//! that wrote a checkpoint made progress and do not use up the job's attempts.
+
+mod common;
+
+use common::process::ServerProcess;
+use serde_json::{json, Value};
+use std::time::Duration;
+use topicd::corpus::Corpus;
+use topicd::models::{self, FitContext};
+use topicd::store::Store;
+
+const MINUTE: Duration = Duration::from_secs(60);
+
+fn checkpoint_iteration(j: &Value) -> Option<u64> {
+    j["progress"]["checkpoint"]["iteration"].as_u64()
+}
+
+fn finished(j: &Value) -> bool {
+    !matches!(j["status"].as_str(), Some("queued" | "running"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fit_killed_with_sigkill_resumes_to_the_uninterrupted_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("topicd.db");
+    let params = json!({"topics": 10, "iterations": 150, "burn_in": 50, "thin": 5, "checkpoint_every_s": 0.25});
+    let seed = 11;
+
+    let a = ServerProcess::start(&db, &["--threads", "1"]);
+    let (st, corpus) = a.post("/v1/corpora", &json!({"name": "bars", "synthetic": {"kind": "bars", "documents": 2000, "tokens": 200, "seed": 3}})).await;
+    assert_eq!(st, 201, "{corpus}");
+    let corpus_id = corpus["id"].as_str().unwrap().to_string();
+    let (st, job) = a.post("/v1/jobs", &json!({"corpus_id": corpus_id, "model": "lda", "params": params, "seed": seed})).await;
+    assert_eq!(st, 202, "{job}");
+    let id = job["id"].as_str().unwrap().to_string();
+
+    // First crash: after the first checkpoint.
+    let j = a.wait_for(&id, MINUTE, "checkpointed", |j| checkpoint_iteration(j).is_some() || finished(j)).await;
+    assert_eq!(j["status"], "running", "the fit must outlast its first checkpoint: {j}");
+    let first = checkpoint_iteration(&j).unwrap();
+    a.kill();
+
+    // Second crash: after the resumed attempt wrote a checkpoint of its own. Under the old
+    // rule `--max-attempts 1` would have failed the job at this start.
+    let b = ServerProcess::start(&db, &["--threads", "1", "--max-attempts", "1"]);
+    let j = b
+        .wait_for(&id, MINUTE, "resumed and checkpointed", |j| {
+            finished(j) || matches!((j["progress"]["resumed_from"].as_u64(), checkpoint_iteration(j)), (Some(r), Some(c)) if c > r)
+        })
+        .await;
+    assert_eq!(j["status"], "running", "{j}");
+    assert!(j["progress"]["resumed_from"].as_u64().unwrap() >= first, "{j}");
+    b.kill();
+
+    let c = ServerProcess::start(&db, &["--threads", "2", "--max-attempts", "1"]);
+    let j = c.wait_for(&id, 2 * MINUTE, "finished", finished).await;
+    assert_eq!(j["status"], "succeeded", "{j}\n{:?}", c.log.lock().unwrap());
+    assert_eq!(j["attempts"], 3, "{j}");
+    assert!(j["progress"]["resumed_from"].as_u64().unwrap() > first, "{j}");
+    // The trace has every log-likelihood sweep once: kept up to each checkpoint, then
+    // continued.
+    let (_, trace) = c.get(&format!("/v1/jobs/{id}/trace")).await;
+    let its: Vec<u64> = trace["points"].as_array().unwrap().iter().map(|p| p["iteration"].as_u64().unwrap()).collect();
+    let expected: Vec<u64> = (1..=150).filter(|&it| it == 1 || it % 10 == 0).collect();
+    assert_eq!(its, expected);
+    let model_id = j["model_id"].as_str().unwrap().to_string();
+    let (st, topics) = c.get(&format!("/v1/models/{model_id}/topics?n=5")).await;
+    assert_eq!(st, 200, "{topics}");
+
+    // The uninterrupted fit, in this process, on the stored corpus: the same bytes.
+    let store = Store::open(&db).await.unwrap();
+    assert_eq!(store.checkpoint_iteration(&id).await.unwrap(), None, "success drops the checkpoint");
+    let (_, _, stored) = store.model_blobs(&model_id).await.unwrap().unwrap();
+    let blob = store.corpus_data(&corpus_id).await.unwrap().unwrap();
+    let uninterrupted = tokio::task::spawn_blocking(move || {
+        let corpus = Corpus::decode_without_order(&blob).unwrap();
+        FitContext::silent(|ctx| models::family("lda").unwrap().fit(&corpus, &params, seed, ctx).unwrap().encode())
+    })
+    .await
+    .unwrap();
+    assert!(stored == uninterrupted, "the resumed model differs from the uninterrupted fit");
+}

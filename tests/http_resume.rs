@@ -84,3 +84,42 @@ async fn a_fit_killed_with_sigkill_resumes_to_the_uninterrupted_model() {
     .unwrap();
     assert!(stored == uninterrupted, "the resumed model differs from the uninterrupted fit");
 }
+
+/// A job found `running` at start with an unusable checkpoint (a flipped byte that fails
+/// its checksum, or bytes that pass it but do not decode) is not resumed: the runner
+/// says why in `progress.checkpoint_rejected`, the fit starts from iteration 0, and the
+/// model is that of a fit that never had a checkpoint.
+#[tokio::test]
+async fn a_job_with_an_unusable_checkpoint_starts_over() {
+    let mut s = common::TestServer::start().await;
+    let corpus = s.upload(json!({"name": "bars", "synthetic": {"kind": "bars", "documents": 200, "tokens": 50, "seed": 1}})).await;
+    let corpus_id = corpus["id"].as_str().unwrap().to_string();
+    let params = json!({"topics": 5, "iterations": 30, "thin": 5});
+    let reference = s.submit(&corpus_id, "lda", params.clone(), 5).await;
+    let reference = s.wait(reference["id"].as_str().unwrap(), MINUTE).await;
+    assert_eq!(reference["status"], "succeeded", "{reference}");
+    s.stop().await;
+
+    // Two jobs left `running` by a "dead process", each with a bad checkpoint.
+    let store = Store::open(&s.db()).await.unwrap();
+    for (id, bytes) in [("flipped", b"a checkpoint whose byte flips".to_vec()), ("garbage", b"passes its checksum, decodes to nothing".to_vec())] {
+        let job = topicd::store::jobs::NewJob { id, input: topicd::store::FitInput::Corpus(&corpus_id), model: "lda", params: &params, seed: 5 };
+        store.insert_job(job).await.unwrap().unwrap();
+        let claimed = store.claim_next_job().await.unwrap().unwrap();
+        store.save_checkpoint(&claimed.id, claimed.attempts, 12, &bytes).await.unwrap();
+    }
+    sqlx::query("UPDATE checkpoints SET data = CAST('a checkpoint whose byte flipS' AS BLOB) WHERE job_id = 'flipped'").execute(store.pool()).await.unwrap();
+
+    s.boot(|_| {}).await;
+    let expected = store.model_blobs(reference["model_id"].as_str().unwrap()).await.unwrap().unwrap().2;
+    for (id, why) in [("flipped", "checksum"), ("garbage", "does not decode")] {
+        let j = s.wait(id, MINUTE).await;
+        assert_eq!(j["status"], "succeeded", "{j}");
+        let rejected = j["progress"]["checkpoint_rejected"].as_str().unwrap_or_else(|| panic!("{j}"));
+        assert!(rejected.contains(why) && rejected.contains("starting from iteration 0"), "{rejected}");
+        assert!(j["progress"].get("resumed_from").is_none(), "{j}");
+        assert_eq!(store.checkpoint_iteration(id).await.unwrap(), None);
+        let model = store.model_blobs(j["model_id"].as_str().unwrap()).await.unwrap().unwrap().2;
+        assert!(model == expected, "{id}: the model differs from a fit without a checkpoint");
+    }
+}

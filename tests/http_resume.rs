@@ -123,3 +123,29 @@ async fn a_job_with_an_unusable_checkpoint_starts_over() {
         assert!(model == expected, "{id}: the model differs from a fit without a checkpoint");
     }
 }
+
+/// A graceful stop (SIGTERM) cancels the running fit, which hands over a checkpoint of
+/// the sweep it stopped after; at the next start the job continues from there, although
+/// its periodic interval (an hour) never came.
+#[tokio::test]
+async fn a_graceful_stop_resumes_where_the_fit_stopped() {
+    let mut s = common::TestServer::start().await;
+    let corpus = s.upload(json!({"name": "bars", "synthetic": {"kind": "bars", "documents": 1000, "tokens": 200, "seed": 2}})).await;
+    let params = json!({"topics": 10, "iterations": 120, "checkpoint_every_s": 3600, "threads": 1});
+    let job = s.submit(corpus["id"].as_str().unwrap(), "lda", params, 3).await;
+    let id = job["id"].as_str().unwrap().to_string();
+    let t0 = std::time::Instant::now();
+    let seen = loop {
+        let (_, j) = s.get(&format!("/v1/jobs/{id}")).await;
+        assert_eq!(j["status"], "running", "the fit must still run: {j}");
+        if let Some(it) = j["progress"]["iteration"].as_u64().filter(|&it| it >= 5) {
+            break it;
+        }
+        assert!(t0.elapsed() < MINUTE, "{j}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    s.restart().await;
+    let j = s.wait(&id, MINUTE).await;
+    assert_eq!(j["status"], "succeeded", "{j}");
+    assert!(j["progress"]["resumed_from"].as_u64().unwrap() >= seen, "{j}");
+}

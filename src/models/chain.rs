@@ -12,10 +12,12 @@
 //! Checkpoints: every `FitContext::checkpoint.every` the driver encodes a [`Checkpoint`]
 //! (its own position: iteration, kept count, last log-likelihood; the schedule and seed
 //! it belongs to; the family's state) and hands the bytes to the runner, which stores
-//! them. Resuming decodes it, lets the family rebuild its state, and continues at
-//! iteration + 1. Every random stream is keyed by (seed, iteration, index) and the
-//! driver draws nothing itself, so a resumed chain makes exactly the calls, in exactly
-//! the order, the uninterrupted one made after that iteration: the model is identical.
+//! them; a cancelled chain (a graceful shutdown cancels every fit) hands over one more,
+//! of the last iteration it completed. Resuming decodes it, lets the family rebuild its
+//! state, and continues at iteration + 1. Every random stream is keyed by (seed,
+//! iteration, index) and the driver draws nothing itself, so a resumed chain makes
+//! exactly the calls, in exactly the order, the uninterrupted one made after that
+//! iteration: the model is identical.
 //! A checkpoint that does not decode, or belongs to another schedule or seed, is
 //! rejected (reported through `FitContext::checkpoint.resumed`) and the chain starts
 //! from iteration 0; nothing here panics on bad bytes.
@@ -160,9 +162,20 @@ pub fn start<C>(
 /// Run `chain` from `position` to the end of `schedule`: the loop every MCMC fit
 /// shares. Returns the final position (the last log-likelihood and the kept count).
 pub fn run<C: Chain>(chain: &mut C, family: &str, seed: u64, schedule: &Schedule, mut position: Position, ctx: &FitContext) -> Result<Position, FitError> {
+    let save = |chain: &C, position: Position| {
+        let checkpoint = Checkpoint { version: CHECKPOINT_VERSION, family: family.to_string(), seed, schedule: *schedule, position, state: chain.save() };
+        (ctx.checkpoint.save)(position.iteration as u64, checkpoint.encode());
+    };
     let mut last_checkpoint = Instant::now();
+    // The iteration of the last checkpoint handed over (or resumed from).
+    let mut saved = position.iteration;
     for it in position.iteration + 1..=schedule.iterations {
         if ctx.cancel.is_cancelled() {
+            // Hand over where the chain is, so a fit stopped by a graceful shutdown
+            // resumes here rather than at its last periodic checkpoint.
+            if ctx.checkpoint.every.is_some() && position.iteration > saved {
+                save(chain, position);
+            }
             return Err(FitError::Cancelled);
         }
         let mut diagnostics = chain.step(seed, it);
@@ -184,8 +197,8 @@ pub fn run<C: Chain>(chain: &mut C, family: &str, seed: u64, schedule: &Schedule
         (ctx.progress)(Progress { iteration: it as u64, total: schedule.iterations as u64, loglik_per_token: ll, diagnostics });
         if let Some(every) = ctx.checkpoint.every {
             if it < schedule.iterations && last_checkpoint.elapsed() >= every {
-                let checkpoint = Checkpoint { version: CHECKPOINT_VERSION, family: family.to_string(), seed, schedule: *schedule, position, state: chain.save() };
-                (ctx.checkpoint.save)(it as u64, checkpoint.encode());
+                save(chain, position);
+                saved = it;
                 last_checkpoint = Instant::now();
             }
         }
@@ -264,6 +277,32 @@ mod tests {
             assert_eq!(resumed_end.kept, end.kept);
             assert_eq!(resumed_end.last_loglik.to_bits(), end.last_loglik.to_bits());
         }
+    }
+
+    /// A cancelled chain (a graceful shutdown) hands over a checkpoint of the last
+    /// iteration it completed, and resuming from it ends as the uninterrupted chain.
+    #[test]
+    fn a_cancelled_chain_hands_over_where_it_stopped() {
+        let (full, _, _, _) = run_toy(None);
+        let saved = Mutex::new(Vec::new());
+        let cancel = CancelToken::new();
+        let ctx = FitContext {
+            progress: &|p| {
+                if p.iteration == 5 {
+                    cancel.cancel();
+                }
+            },
+            cancel: &cancel,
+            sample: &|_, _| {},
+            checkpoint: Checkpointing { every: Some(Duration::from_secs(3600)), save: &|it, b| saved.lock().unwrap().push((it, b)), resume_from: None, resumed: &|_| {} },
+        };
+        let mut toy = Toy { x: 1, kept: vec![] };
+        assert!(matches!(run(&mut toy, "toy", 5, &SCHEDULE, Position::START, &ctx), Err(FitError::Cancelled)));
+        let saved = saved.into_inner().unwrap();
+        assert_eq!(saved.iter().map(|s| s.0).collect::<Vec<_>>(), vec![5]);
+        let (resumed, _, _, outcome) = run_toy(Some(&saved[0].1));
+        assert_eq!(outcome, vec![Resume::From(5)]);
+        assert_eq!((resumed.x, resumed.kept), (full.x, full.kept));
     }
 
     #[test]

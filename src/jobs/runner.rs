@@ -329,27 +329,31 @@ impl Runner {
 
     /// The job's checkpoint interval (its params, else the server's) and its stored
     /// checkpoint, if that passes its checksum; one that does not is discarded and
-    /// the fit starts from iteration 0.
+    /// the fit starts from iteration 0 (as it does, keeping the row, when the row cannot
+    /// be read: the fit's next checkpoint replaces it).
     async fn checkpoint_plan(&self, job: &JobRow) -> CheckpointPlan {
         let seconds = requested_checkpoint_every(&job.params).unwrap_or(self.config.checkpoint_every_s);
         let every = (seconds > 0.0).then(|| Duration::try_from_secs_f64(seconds).ok()).flatten();
         let mut plan = CheckpointPlan { every, ..CheckpointPlan::default() };
-        let rejected = match self.store.load_checkpoint(&job.id).await {
-            Ok(None) => None,
+        match self.store.load_checkpoint(&job.id).await {
+            Ok(None) => {}
             Ok(Some(LoadedCheckpoint::Valid { iteration, created_at, data })) => {
                 tracing::info!(iteration, written = %created_at, bytes = data.len(), "resuming from a checkpoint");
                 plan.resume = Some(data);
-                None
             }
-            Ok(Some(LoadedCheckpoint::Corrupt { iteration, reason })) => Some(format!("checkpoint after iteration {iteration} rejected, starting from iteration 0: {reason}")),
-            Err(e) => Some(format!("checkpoint could not be read, starting from iteration 0: {e}")),
-        };
-        if let Some(reason) = rejected {
-            tracing::warn!(%reason, "not resuming");
-            if let Err(e) = self.store.discard_checkpoint(&job.id).await {
-                tracing::warn!(error = %e, "could not discard the checkpoint");
+            Ok(Some(LoadedCheckpoint::Corrupt { iteration, reason })) => {
+                let reason = format!("checkpoint after iteration {iteration} rejected, starting from iteration 0: {reason}");
+                tracing::warn!(%reason, "not resuming");
+                if let Err(e) = self.store.discard_checkpoint(&job.id).await {
+                    tracing::warn!(error = %e, "could not discard the checkpoint");
+                }
+                plan.rejected = Some(reason);
             }
-            plan.rejected = Some(reason);
+            Err(e) => {
+                let reason = format!("checkpoint could not be read, starting from iteration 0: {e}");
+                tracing::warn!(%reason, "not resuming");
+                plan.rejected = Some(reason);
+            }
         }
         plan
     }

@@ -243,9 +243,12 @@ mod tests {
 
     const SCHEDULE: Schedule = Schedule { iterations: 12, burn_in: 3, thin: 2, loglik_every: 5 };
 
+    /// Checkpoints handed over: (iteration, bytes).
+    type Saved = Vec<(u64, Vec<u8>)>;
+
     /// Run with a checkpoint after every iteration (or from `resume`); returns the
     /// chain, its final position, the checkpoints and what became of `resume`.
-    fn run_toy(resume: Option<&[u8]>) -> (Toy, Position, Vec<(u64, Vec<u8>)>, Vec<Resume>) {
+    fn run_toy(resume: Option<&[u8]>) -> (Toy, Position, Saved, Vec<Resume>) {
         let saved = Mutex::new(Vec::new());
         let resumed = Mutex::new(Vec::new());
         let cancel = CancelToken::new();

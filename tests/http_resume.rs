@@ -137,7 +137,7 @@ async fn a_graceful_stop_resumes_where_the_fit_stopped() {
     let t0 = std::time::Instant::now();
     let seen = loop {
         let (_, j) = s.get(&format!("/v1/jobs/{id}")).await;
-        assert_eq!(j["status"], "running", "the fit must still run: {j}");
+        assert!(matches!(j["status"].as_str(), Some("queued" | "running")), "the fit must still run: {j}");
         if let Some(it) = j["progress"]["iteration"].as_u64().filter(|&it| it >= 5) {
             break it;
         }

@@ -28,15 +28,28 @@ pub struct ServeConfig {
     /// Origins allowed by CORS, comma-separated, or `*`; empty disables CORS headers.
     #[arg(long, env = "TOPICD_CORS_ORIGINS", default_value = "", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
-    /// How often a job interrupted by a crash is retried before it is marked failed.
+    /// How many attempts in a row a job interrupted by a crash is retried before it is
+    /// marked failed; an attempt that wrote a checkpoint made progress and does not count.
     #[arg(long, env = "TOPICD_MAX_ATTEMPTS", default_value_t = 3)]
     pub max_attempts: i64,
+    /// Seconds between checkpoints of a running fit (families on the chain driver: LDA;
+    /// a job's `params.checkpoint_every_s` overrides it); 0 turns checkpoints off.
+    #[arg(long, env = "TOPICD_CHECKPOINT_EVERY_S", default_value_t = 60.0, value_parser = parse_checkpoint_every)]
+    pub checkpoint_every_s: f64,
     /// Seconds to wait for running fits to stop on shutdown.
     #[arg(long, env = "TOPICD_SHUTDOWN_GRACE_S", default_value_t = 10)]
     pub shutdown_grace_s: u64,
     /// Log as JSON lines instead of human-readable text.
     #[arg(long, env = "TOPICD_LOG_JSON", default_value_t = false)]
     pub log_json: bool,
+}
+
+/// A finite, non-negative number of seconds.
+fn parse_checkpoint_every(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!("must be a number of seconds, 0 or more, got {s:?}")),
+    }
 }
 
 fn default_threads() -> usize {
@@ -54,6 +67,7 @@ impl ServeConfig {
             max_body_mb: 64,
             cors_origins: vec![],
             max_attempts: 3,
+            checkpoint_every_s: 60.0,
             shutdown_grace_s: 10,
             log_json: false,
         }

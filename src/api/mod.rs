@@ -167,7 +167,12 @@ pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
     }
     let runner = Runner::new(
         store.clone(),
-        RunnerConfig { threads: config.threads.max(1), max_jobs: config.max_jobs.max(1), shutdown_grace: Duration::from_secs(config.shutdown_grace_s) },
+        RunnerConfig {
+            threads: config.threads.max(1),
+            max_jobs: config.max_jobs.max(1),
+            shutdown_grace: Duration::from_secs(config.shutdown_grace_s),
+            checkpoint_every_s: config.checkpoint_every_s,
+        },
     );
     let predict_pool = rayon::ThreadPoolBuilder::new().num_threads(config.threads.max(1)).thread_name(|i| format!("predict-{i}")).build()?;
     let state = AppState {

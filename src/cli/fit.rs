@@ -2,7 +2,7 @@
 
 use crate::corpus::preprocess::DuplicateIds;
 use crate::corpus::{CorpusBuilder, PreprocessOptions, RawDocument, StopWords};
-use crate::models::{self, CancelToken, FitContext, Progress};
+use crate::models::{self, CancelToken, Checkpointing, FitContext, Progress};
 use clap::Args;
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, BufReader};
@@ -129,7 +129,7 @@ pub fn run(args: FitArgs) -> Result<(), String> {
         reports.lock().expect("progress lock").push((p.iteration, Instant::now(), p.loglik_per_token, refit))
     };
     let cancel = CancelToken::new();
-    let ctx = FitContext { progress: &on_progress, cancel: &cancel, sample: &|_, _| {} };
+    let ctx = FitContext { progress: &on_progress, cancel: &cancel, sample: &|_, _| {}, checkpoint: Checkpointing::OFF };
     let t_fit = Instant::now();
     let model = pool.install(|| family.fit(&corpus, &params, args.seed, &ctx)).map_err(|e| e.to_string())?;
     let fit_seconds = t_fit.elapsed().as_secs_f64();

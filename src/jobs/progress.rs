@@ -12,11 +12,41 @@ pub struct ProgressTracker {
     latest: Option<Progress>,
     last_loglik: Option<f64>,
     pending_trace: Vec<TracePoint>,
+    /// The checkpoint's iteration this attempt resumed after.
+    resumed_from: Option<u64>,
+    /// The last stored checkpoint: (iteration, time).
+    checkpoint: Option<(u64, String)>,
+    /// Why a stored checkpoint was not used.
+    checkpoint_rejected: Option<String>,
 }
 
 impl ProgressTracker {
     pub fn new(threads: usize) -> Self {
-        ProgressTracker { started: Instant::now(), threads, latest: None, last_loglik: None, pending_trace: vec![] }
+        ProgressTracker {
+            started: Instant::now(),
+            threads,
+            latest: None,
+            last_loglik: None,
+            pending_trace: vec![],
+            resumed_from: None,
+            checkpoint: None,
+            checkpoint_rejected: None,
+        }
+    }
+
+    /// This attempt continues a checkpoint after iteration `it`.
+    pub fn resumed_from(&mut self, it: u64) {
+        self.resumed_from = Some(it);
+    }
+
+    /// A checkpoint after iteration `it` was stored at `at`.
+    pub fn checkpointed(&mut self, it: u64, at: String) {
+        self.checkpoint = Some((it, at));
+    }
+
+    /// A stored checkpoint was not used (the fit started from iteration 0).
+    pub fn checkpoint_rejected(&mut self, reason: String) {
+        self.checkpoint_rejected = Some(reason);
     }
 
     pub fn record(&mut self, p: Progress) {
@@ -44,7 +74,9 @@ impl ProgressTracker {
             Some(p) => (p.iteration, p.total, p.diagnostics.clone()),
             None => (0, 0, serde_json::Map::new()),
         };
-        let eta = (iteration > 0 && total >= iteration).then(|| elapsed / iteration as f64 * (total - iteration) as f64);
+        // Iterations done by this attempt (a resumed one started after its checkpoint).
+        let done = iteration.saturating_sub(self.resumed_from.unwrap_or(0));
+        let eta = (done > 0 && total >= iteration).then(|| elapsed / done as f64 * (total - iteration) as f64);
         let mut out = json!({
             "iteration": iteration,
             "total": total,
@@ -54,6 +86,15 @@ impl ProgressTracker {
             "threads": self.threads,
         });
         if let Value::Object(o) = &mut out {
+            if let Some(it) = self.resumed_from {
+                o.insert("resumed_from".into(), json!(it));
+            }
+            if let Some((it, at)) = &self.checkpoint {
+                o.insert("checkpoint".into(), json!({"iteration": it, "at": at}));
+            }
+            if let Some(reason) = &self.checkpoint_rejected {
+                o.insert("checkpoint_rejected".into(), json!(reason));
+            }
             o.append(&mut extra);
         }
         out
@@ -75,5 +116,18 @@ mod tests {
         assert!(s["eta_s"].as_f64().unwrap() >= 0.0);
         assert_eq!(t.take_trace().len(), 1);
         assert!(t.take_trace().is_empty());
+        assert!(s.get("resumed_from").is_none() && s.get("checkpoint").is_none());
+    }
+
+    #[test]
+    fn a_resumed_attempt_shows_where_it_resumed_and_its_last_checkpoint() {
+        let mut t = ProgressTracker::new(1);
+        t.resumed_from(50);
+        t.record(Progress { iteration: 60, total: 100, loglik_per_token: None, diagnostics: Default::default() });
+        t.checkpointed(60, "2026-01-01T00:00:00.000Z".into());
+        let s = t.snapshot();
+        assert_eq!(s["resumed_from"], 50);
+        assert_eq!(s["checkpoint"]["iteration"], 60);
+        assert_eq!(s["checkpoint"]["at"], "2026-01-01T00:00:00.000Z");
     }
 }

@@ -3,11 +3,13 @@
 
 use super::progress::ProgressTracker;
 use crate::corpus::Corpus;
-use crate::models::{self, params::requested_threads, CancelToken, FitContext, FitError, Progress};
+use crate::models::chain::Resume;
+use crate::models::params::{requested_checkpoint_every, requested_threads};
+use crate::models::{self, CancelToken, Checkpointing, FitContext, FitError, Progress};
 use crate::store::models::NewModel;
 use crate::models::heldout::{score_documents, HeldoutDoc};
 use crate::store::jobs::kind;
-use crate::store::{FitInput, JobRow, JobStatus, Store};
+use crate::store::{FitInput, JobRow, JobStatus, LoadedCheckpoint, Store};
 use crate::graph::Graph;
 use crate::models::community::community_family;
 use serde_json::json;
@@ -28,6 +30,8 @@ pub struct RunnerConfig {
     pub max_jobs: usize,
     /// How long shutdown waits for fits to stop.
     pub shutdown_grace: Duration,
+    /// Seconds between a fit's checkpoints unless its params say otherwise (0 = off).
+    pub checkpoint_every_s: f64,
 }
 
 /// Claims and runs jobs; one per server.
@@ -45,6 +49,20 @@ pub struct Runner {
 enum FitEvent {
     Progress(Progress),
     Sample(u64, Vec<u8>),
+    /// A checkpoint after this iteration, to store.
+    Checkpoint(u64, Vec<u8>),
+    /// What became of the checkpoint the fit was handed.
+    Resumed(Resume),
+}
+
+/// A fit's checkpoints as the runner prepared them: how often, and what to resume from.
+#[derive(Default)]
+struct CheckpointPlan {
+    every: Option<Duration>,
+    /// The stored checkpoint, its checksum verified.
+    resume: Option<Vec<u8>>,
+    /// Why a stored checkpoint could not be used (it was discarded).
+    rejected: Option<String>,
 }
 
 /// What a finished fit hands back to be stored.
@@ -217,7 +235,8 @@ impl Runner {
         let corpus_id = job.corpus_id.clone().unwrap_or_default();
         let blob = self.corpus_blob(&corpus_id).await?;
         let (params, seed) = (job.params.clone(), job.seed);
-        self.run_blocking(job, token, move |ctx| {
+        let plan = self.checkpoint_plan(job).await;
+        self.run_blocking(job, token, plan, move |ctx| {
             let corpus = decode_corpus(&blob)?;
             drop(blob);
             let model = family.fit(&corpus, &params, seed, ctx)?;
@@ -241,7 +260,7 @@ impl Runner {
             .map_err(|e| FitError::Numerical(format!("could not read graph: {e}")))?
             .ok_or_else(|| FitError::Numerical(format!("graph {graph_id} no longer exists")))?;
         let (params, seed) = (job.params.clone(), job.seed);
-        self.run_blocking(job, token, move |ctx| {
+        self.run_blocking(job, token, CheckpointPlan::default(), move |ctx| {
             let graph = Graph::decode(&blob).map_err(|e| FitError::Numerical(format!("stored graph is corrupt: {e}")))?;
             drop(blob);
             let model = family.fit(&graph, &params, seed, ctx)?;
@@ -270,7 +289,7 @@ impl Runner {
                     .await
                     .map_err(|e| FitError::Numerical(format!("could not read the job's documents: {e}")))?
                     .ok_or_else(|| FitError::Numerical("the job's documents are missing".into()))?;
-                self.run_blocking(job, token, move |ctx| {
+                self.run_blocking(job, token, CheckpointPlan::default(), move |ctx| {
                     let model = family.decode(&data).map_err(|e| FitError::Numerical(e.to_string()))?;
                     let docs: Vec<HeldoutDoc> = postcard::from_bytes(&input).map_err(|e| FitError::Numerical(format!("stored documents are corrupt: {e}")))?;
                     let scorer = model
@@ -286,7 +305,7 @@ impl Runner {
             kind::EVALUATE => {
                 let corpus_id = job.corpus_id.clone().unwrap_or_default();
                 let blob = self.corpus_blob(&corpus_id).await?;
-                self.run_blocking(job, token, move |_ctx| {
+                self.run_blocking(job, token, CheckpointPlan::default(), move |_ctx| {
                     let model = family.decode(&data).map_err(|e| FitError::Numerical(e.to_string()))?;
                     let corpus = decode_corpus(&blob)?;
                     let evaluation = model
@@ -308,17 +327,51 @@ impl Runner {
             .ok_or_else(|| FitError::Numerical(format!("corpus {corpus_id} no longer exists")))
     }
 
+    /// The job's checkpoint interval (its params, else the server's) and its stored
+    /// checkpoint, if that passes its checksum; one that does not is discarded and
+    /// the fit starts from iteration 0 (as it does, keeping the row, when the row cannot
+    /// be read: the fit's next checkpoint replaces it).
+    async fn checkpoint_plan(&self, job: &JobRow) -> CheckpointPlan {
+        let seconds = requested_checkpoint_every(&job.params).unwrap_or(self.config.checkpoint_every_s);
+        let every = (seconds > 0.0).then(|| Duration::try_from_secs_f64(seconds).ok()).flatten();
+        let mut plan = CheckpointPlan { every, ..CheckpointPlan::default() };
+        match self.store.load_checkpoint(&job.id).await {
+            Ok(None) => {}
+            Ok(Some(LoadedCheckpoint::Valid { iteration, created_at, data })) => {
+                tracing::info!(iteration, written = %created_at, bytes = data.len(), "resuming from a checkpoint");
+                plan.resume = Some(data);
+            }
+            Ok(Some(LoadedCheckpoint::Corrupt { iteration, reason })) => {
+                let reason = format!("checkpoint after iteration {iteration} rejected, starting from iteration 0: {reason}");
+                tracing::warn!(%reason, "not resuming");
+                if let Err(e) = self.store.discard_checkpoint(&job.id).await {
+                    tracing::warn!(error = %e, "could not discard the checkpoint");
+                }
+                plan.rejected = Some(reason);
+            }
+            Err(e) => {
+                let reason = format!("checkpoint could not be read, starting from iteration 0: {e}");
+                tracing::warn!(%reason, "not resuming");
+                plan.rejected = Some(reason);
+            }
+        }
+        plan
+    }
+
     /// Run `work` on a blocking thread inside a rayon pool of the job's thread count,
-    /// streaming its progress and thinned samples to the store while it runs.
+    /// streaming its progress, thinned samples and checkpoints to the store while it
+    /// runs.
     async fn run_blocking<T: Send + 'static>(
         &self,
         job: &JobRow,
         token: &CancelToken,
+        plan: CheckpointPlan,
         work: impl FnOnce(&FitContext) -> Result<T, FitError> + Send + 'static,
     ) -> Result<T, FitError> {
         let threads = requested_threads(&job.params).filter(|&t| t > 0).unwrap_or(self.config.threads).max(1);
         let (tx, mut rx) = mpsc::unbounded_channel::<FitEvent>();
         let token2 = token.clone();
+        let CheckpointPlan { every, resume, rejected } = plan;
         let handle = tokio::task::spawn_blocking(move || -> Result<T, FitError> {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
@@ -329,13 +382,25 @@ impl Runner {
             let on_progress = move |p: Progress| {
                 let _ = progress_tx.send(FitEvent::Progress(p));
             };
+            let sample_tx = tx.clone();
             let on_sample = move |it: u64, bytes: Vec<u8>| {
-                let _ = tx.send(FitEvent::Sample(it, bytes));
+                let _ = sample_tx.send(FitEvent::Sample(it, bytes));
             };
-            let ctx = FitContext { progress: &on_progress, cancel: &token2, sample: &on_sample };
+            let checkpoint_tx = tx.clone();
+            let on_checkpoint = move |it: u64, bytes: Vec<u8>| {
+                let _ = checkpoint_tx.send(FitEvent::Checkpoint(it, bytes));
+            };
+            let on_resumed = move |r: Resume| {
+                let _ = tx.send(FitEvent::Resumed(r));
+            };
+            let checkpoint = Checkpointing { every, save: &on_checkpoint, resume_from: resume.as_deref(), resumed: &on_resumed };
+            let ctx = FitContext { progress: &on_progress, cancel: &token2, sample: &on_sample, checkpoint };
             pool.install(|| work(&ctx))
         });
         let mut tracker = ProgressTracker::new(threads);
+        if let Some(reason) = rejected {
+            tracker.checkpoint_rejected(reason);
+        }
         let mut last_write = Instant::now() - PROGRESS_WRITE_INTERVAL;
         while let Some(event) = rx.recv().await {
             match event {
@@ -352,6 +417,30 @@ impl Runner {
                     if let Err(e) = self.store.insert_sample(&job.id, it as i64, &bytes).await {
                         tracing::warn!(error = %e, "could not store a thinned sample");
                     }
+                }
+                FitEvent::Checkpoint(it, bytes) => {
+                    // The trace up to this iteration first, so a resume finds all of it.
+                    self.write_progress(&job.id, &mut tracker).await;
+                    match self.store.save_checkpoint(&job.id, job.attempts, it as i64, &bytes).await {
+                        Ok(()) => {
+                            tracing::debug!(iteration = it, bytes = bytes.len(), "checkpoint stored");
+                            tracker.checkpointed(it, crate::store::now());
+                            self.write_progress(&job.id, &mut tracker).await;
+                            last_write = Instant::now();
+                        }
+                        Err(e) => tracing::warn!(error = %e, "could not store a checkpoint"),
+                    }
+                }
+                FitEvent::Resumed(Resume::From(it)) => {
+                    tracing::info!(iteration = it, "resumed from the checkpoint");
+                    tracker.resumed_from(it);
+                }
+                FitEvent::Resumed(Resume::Rejected(reason)) => {
+                    tracing::warn!(%reason, "not resuming");
+                    if let Err(e) = self.store.discard_checkpoint(&job.id).await {
+                        tracing::warn!(error = %e, "could not discard the checkpoint");
+                    }
+                    tracker.checkpoint_rejected(reason);
                 }
             }
         }

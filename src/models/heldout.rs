@@ -104,7 +104,7 @@ pub fn score_corpus_documents(
             HeldoutDoc { id: corpus.doc_ids[d].clone(), doc, features: features(d) }
         })
         .collect();
-    let quiet = FitContext { progress: &|_| {}, cancel: ctx.cancel, sample: &|_, _| {} };
+    let quiet = FitContext { progress: &|_| {}, cancel: ctx.cancel, sample: &|_, _| {}, checkpoint: crate::models::Checkpointing::OFF };
     score_documents(scorer, &docs, seed, &quiet)
 }
 
@@ -214,7 +214,7 @@ mod tests {
         let d = docs(100);
         let cancel = crate::models::CancelToken::new();
         cancel.cancel();
-        let ctx = FitContext { progress: &|_| {}, cancel: &cancel, sample: &|_, _| {} };
+        let ctx = FitContext { progress: &|_| {}, cancel: &cancel, sample: &|_, _| {}, checkpoint: crate::models::Checkpointing::OFF };
         assert!(matches!(score_documents(&Noisy, &d, 1, &ctx), Err(FitError::Cancelled)));
     }
 }

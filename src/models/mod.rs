@@ -13,6 +13,7 @@
 pub mod capabilities;
 #[cfg(test)]
 mod capabilities_checks;
+pub mod chain;
 pub mod community;
 pub mod completion;
 pub mod dcnt;
@@ -214,19 +215,41 @@ impl CancelToken {
     }
 }
 
-/// What a fit may call back into: progress, cancellation, thinned samples.
+/// What a fit may call back into: progress, cancellation, thinned samples, checkpoints.
 pub struct FitContext<'a> {
     pub progress: &'a (dyn Fn(Progress) + Sync),
     pub cancel: &'a CancelToken,
     /// Receives each thinned posterior sample (iteration, model-specific encoding).
     pub sample: &'a (dyn Fn(u64, Vec<u8>) + Sync),
+    /// Where checkpoints go and the one to resume from (fits on [`chain`] only).
+    pub checkpoint: Checkpointing<'a>,
+}
+
+/// A fit's checkpoints: how often it hands one over, who takes it, and the checkpoint
+/// (as handed over earlier) it should resume from. The model layer only produces and
+/// consumes the bytes; the runner stores them.
+pub struct Checkpointing<'a> {
+    /// Hand over a checkpoint when this long has passed since the last one (or the
+    /// start); `None`: never.
+    pub every: Option<std::time::Duration>,
+    /// Receives (iteration completed, encoded checkpoint).
+    pub save: &'a (dyn Fn(u64, Vec<u8>) + Sync),
+    /// A checkpoint to continue from, if any.
+    pub resume_from: Option<&'a [u8]>,
+    /// Told whether `resume_from` was used or rejected.
+    pub resumed: &'a (dyn Fn(chain::Resume) + Sync),
+}
+
+impl Checkpointing<'static> {
+    /// No checkpoints and nothing to resume.
+    pub const OFF: Checkpointing<'static> = Checkpointing { every: None, save: &|_, _| {}, resume_from: None, resumed: &|_| {} };
 }
 
 impl FitContext<'_> {
     /// A context that ignores progress and samples and is never cancelled.
     pub fn silent<R>(f: impl FnOnce(&FitContext) -> R) -> R {
         let cancel = CancelToken::new();
-        let ctx = FitContext { progress: &|_| {}, cancel: &cancel, sample: &|_, _| {} };
+        let ctx = FitContext { progress: &|_| {}, cancel: &cancel, sample: &|_, _| {}, checkpoint: Checkpointing::OFF };
         f(&ctx)
     }
 }

@@ -74,6 +74,17 @@ impl ParamReader {
         }
     }
 
+    /// A finite number in `[0, hi]`.
+    pub fn non_negative(&mut self, key: &str, hi: f64) -> Result<Option<f64>, ParamError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(x) if x.is_finite() && (0.0..=hi).contains(&x) => Ok(Some(x)),
+                _ => Err(ParamError::new(key, format!("must be a number between 0 and {hi}, got {v}"))),
+            },
+        }
+    }
+
     /// A fraction in `[0, hi)`.
     pub fn fraction(&mut self, key: &str, hi: f64) -> Result<Option<f64>, ParamError> {
         match self.take(key) {
@@ -109,6 +120,12 @@ impl ParamReader {
             Some(k) => Err(ParamError::new(k.clone(), "unknown parameter")),
         }
     }
+}
+
+/// The checkpoint interval in seconds a job asks for (`params.checkpoint_every_s`, 0 =
+/// off), read by the runner; the families that checkpoint check it with their params.
+pub fn requested_checkpoint_every(params: &Value) -> Option<f64> {
+    params.get("checkpoint_every_s").and_then(Value::as_f64)
 }
 
 /// The thread count a job asks for (`params.threads`), read by the runner for every model.

@@ -292,9 +292,14 @@ impl Store {
         .await?;
         let job = row.as_ref().map(row_to_job).transpose()?;
         if let Some(j) = &job {
-            // A retried job starts its trace and samples afresh.
-            sqlx::query("DELETE FROM job_trace WHERE job_id = ?").bind(&j.id).execute(&self.pool).await?;
-            sqlx::query("DELETE FROM job_samples WHERE job_id = ?").bind(&j.id).execute(&self.pool).await?;
+            // A retried job keeps its trace and samples up to its checkpoint (all of them
+            // go when it has none): it resumes from there, or starts afresh.
+            for sql in [
+                "DELETE FROM job_trace WHERE job_id = ? AND iteration > COALESCE((SELECT iteration FROM checkpoints WHERE job_id = ?), 0)",
+                "DELETE FROM job_samples WHERE job_id = ? AND iteration > COALESCE((SELECT iteration FROM checkpoints WHERE job_id = ?), 0)",
+            ] {
+                sqlx::query(sql).bind(&j.id).bind(&j.id).execute(&self.pool).await?;
+            }
         }
         Ok(job)
     }
@@ -362,6 +367,7 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         sqlx::query("DELETE FROM job_inputs WHERE job_id = ?").bind(id).execute(&mut *tx).await?;
+        super::checkpoints::delete_in(&mut tx, id).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -394,13 +400,17 @@ impl Store {
         self.get_job(id).await
     }
 
-    /// At start-up: jobs left `running` by a dead process go back to the queue, or fail
-    /// once they have been tried `max_attempts` times. Returns (requeued, failed).
+    /// At start-up: jobs left `running` by a dead process go back to the queue (to
+    /// resume from their checkpoint, if they have one), or fail once `max_attempts`
+    /// attempts in a row were interrupted without writing a checkpoint. An attempt that
+    /// wrote one made progress and does not count: a long fit survives any number of
+    /// restarts as long as each gets as far as a checkpoint. Returns (requeued, failed).
     pub async fn recover_interrupted_jobs(&self, max_attempts: i64) -> StoreResult<(u64, u64)> {
         let mut tx = self.pool.begin().await?;
         let failed = sqlx::query(
-            "UPDATE jobs SET status = 'failed', finished_at = ?, error = 'the server stopped while this job was running, ' || attempts || ' times; not retried again'
-             WHERE status = 'running' AND attempts >= ?",
+            "UPDATE jobs SET status = 'failed', finished_at = ?,
+                error = 'the server stopped while this job was running, ' || (attempts - COALESCE((SELECT attempt FROM checkpoints WHERE job_id = jobs.id), 0)) || ' times without a checkpoint in between; not retried again'
+             WHERE status = 'running' AND attempts - COALESCE((SELECT attempt FROM checkpoints WHERE job_id = jobs.id), 0) >= ?",
         )
         .bind(now())
         .bind(max_attempts)
@@ -411,6 +421,7 @@ impl Store {
             .execute(&mut *tx)
             .await?
             .rows_affected();
+        sqlx::query("DELETE FROM checkpoints WHERE job_id IN (SELECT id FROM jobs WHERE status = 'failed')").execute(&mut *tx).await?;
         tx.commit().await?;
         Ok((requeued, failed))
     }

@@ -1,10 +1,12 @@
-//! Persistence: corpora, graphs, jobs, traces, samples and models in one SQLite file.
+//! Persistence: corpora, graphs, jobs, traces, samples, checkpoints and models in one
+//! SQLite file.
 //!
 //! Why it exists: this is the only module that speaks SQL. It opens the database (WAL,
 //! `synchronous=NORMAL`, a busy timeout), applies `migrations/` on start, and offers
 //! typed operations. Every state change a crash must not lose (a corpus stored, a job
 //! finished together with its model) is one transaction.
 
+pub mod checkpoints;
 pub mod corpora;
 pub mod graphs;
 pub mod jobs;
@@ -16,6 +18,7 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
+pub use checkpoints::LoadedCheckpoint;
 pub use corpora::{CorpusRow, DeleteOutcome};
 pub use graphs::GraphRow;
 pub use jobs::{FitInput, JobRow, JobStatus, TracePoint};

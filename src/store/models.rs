@@ -57,8 +57,8 @@ fn row_to_model(r: &sqlx::sqlite::SqliteRow) -> StoreResult<ModelRow> {
 }
 
 impl Store {
-    /// Store the model and mark its job succeeded, in one transaction: after a crash
-    /// either both happened or neither did (and the job is re-run).
+    /// Store the model, mark its job succeeded and drop its checkpoint, in one
+    /// transaction: after a crash either all happened or none did (and the job resumes).
     pub async fn complete_job_with_model(&self, m: NewModel<'_>) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
         let created = now();
@@ -84,6 +84,7 @@ impl Store {
             .bind(m.job_id)
             .execute(&mut *tx)
             .await?;
+        super::checkpoints::delete_in(&mut tx, m.job_id).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -114,6 +115,8 @@ impl Store {
         if !users.is_empty() {
             return Ok(super::DeleteOutcome::InUse(users));
         }
+        // A checkpoint of the job that made it (normally gone with the job's success).
+        sqlx::query("DELETE FROM checkpoints WHERE job_id IN (SELECT job_id FROM models WHERE id = ?)").bind(id).execute(&mut *tx).await?;
         let n = sqlx::query("DELETE FROM models WHERE id = ?").bind(id).execute(&mut *tx).await?.rows_affected();
         tx.commit().await?;
         Ok(if n == 0 { super::DeleteOutcome::NotFound } else { super::DeleteOutcome::Deleted })

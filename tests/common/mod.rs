@@ -2,6 +2,8 @@
 //! client for it. Shared by the black-box HTTP tests.
 #![allow(dead_code)]
 
+pub mod process;
+
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -461,11 +461,11 @@ fn cancellation_and_progress() {
     let p = AmmsbParams::from_json(&json!({"communities": 4, "passes": 3, "tolerance": 0.0})).unwrap();
     let cancel = CancelToken::new();
     cancel.cancel();
-    let ctx = FitContext { progress: &|_| {}, cancel: &cancel, sample: &|_, _| {} };
+    let ctx = FitContext { progress: &|_| {}, cancel: &cancel, sample: &|_, _| {}, checkpoint: crate::models::Checkpointing::OFF };
     assert!(matches!(fit_ammsb(&g, &p, 1, &ctx), Err(FitError::Cancelled)));
     let seen = std::sync::Mutex::new(Vec::new());
     let live = CancelToken::new();
-    let ctx = FitContext { progress: &|pr| seen.lock().unwrap().push(pr), cancel: &live, sample: &|_, _| {} };
+    let ctx = FitContext { progress: &|pr| seen.lock().unwrap().push(pr), cancel: &live, sample: &|_, _| {}, checkpoint: crate::models::Checkpointing::OFF };
     let m = fit_ammsb(&g, &p, 1, &ctx).unwrap();
     let seen = seen.into_inner().unwrap();
     assert_eq!(seen.len(), 3);

@@ -1,6 +1,8 @@
 //! LDA, the baseline every paper compares with: collapsed Gibbs with a sparse sampler.
 //!
 //! - [`params`]: job parameters and defaults;
+//! - [`chain`]: what LDA supplies to the shared chain driver (one sweep, the log joint,
+//!   the posterior sums, the checkpointed state);
 //! - [`tokens`]: document-major tokens with a word-major index;
 //! - [`sampler`]: the Gibbs state, and the sparse exact sweep for many topics (document
 //!   bucket + smoothing bucket, AD-LDA blocks);
@@ -18,6 +20,7 @@
 //! (which prediction and the held-out estimator use).
 
 pub(crate) mod block_search;
+pub mod chain;
 pub mod dense_kernel;
 pub mod foldin;
 pub mod heldout;
@@ -35,11 +38,12 @@ use crate::models::splits;
 use crate::rng::StreamRng;
 use heldout::{chib_log_likelihood, ChibSettings};
 use crate::models::{
-    DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, Progress, TableOptions, TopicInfo, TopicModel,
+    DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel,
     TopicTable,
 };
 use ndarray::Array2;
 pub use params::LdaParams;
+use chain::{LdaChain, PosteriorSums};
 use sampler::GibbsState;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -62,8 +66,13 @@ impl ModelFamily for LdaFamily {
     }
 
     fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
-        // The struct's fields are the wire names.
-        Ok(serde_json::to_value(LdaParams::from_json(params)?).expect("plain data serialises"))
+        // The struct's fields are the wire names. `checkpoint_every_s` is the runner's
+        // (its default is the server's flag, not the model's): kept only when given.
+        let mut effective = serde_json::to_value(LdaParams::from_json(params)?).expect("plain data serialises");
+        if crate::models::params::requested_checkpoint_every(params).is_some() {
+            effective["checkpoint_every_s"] = params["checkpoint_every_s"].clone();
+        }
+        Ok(effective)
     }
 
     fn fit(&self, corpus: &Corpus, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
@@ -215,40 +224,9 @@ impl TopicWordSample {
     }
 }
 
-/// Running sums of φ, θ and topic shares over the kept sweeps.
-struct PosteriorSums {
-    /// Word-major `V × K`.
-    phi: Vec<f64>,
-    /// `D × K`.
-    theta: Vec<f64>,
-    shares: Vec<f64>,
-    kept: usize,
-}
-
-impl PosteriorSums {
-    fn new(num_terms: usize, num_docs: usize, k: usize) -> Self {
-        PosteriorSums { phi: vec![0.0; num_terms * k], theta: vec![0.0; num_docs * k], shares: vec![0.0; k], kept: 0 }
-    }
-
-    fn add(&mut self, state: &GibbsState, tokens: &Tokens) {
-        self.kept += 1;
-        state.add_word_rates(&mut self.phi);
-        state.add_document_proportions(tokens, &mut self.theta);
-        let n = tokens.num_tokens().max(1) as f64;
-        for (s, &c) in self.shares.iter_mut().zip(&state.n_k) {
-            *s += c as f64 / n;
-        }
-    }
-}
-
-/// How sweeps are scheduled: the dense kernel's partitioned grid, or the sparse
-/// kernel's blocks against a snapshot.
-enum Schedule {
-    Partitioned(partition::PartitionedSampler),
-    Blocks(sampler::Snapshot),
-}
-
-/// Run the sampler and accumulate posterior means.
+/// Fit LDA: the chain driver runs [`chain::LdaChain`]'s sweeps (resuming from
+/// `ctx`'s checkpoint when it has a usable one), then posterior means are taken over the
+/// kept sweeps and the held-out documents, if any, are scored.
 pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> Result<LdaModel, FitError> {
     let v = corpus.num_terms();
     let k = p.topics;
@@ -269,54 +247,17 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
     };
     let mut tokens = Tokens::from_counts(&training, v);
     tokens.set_blocks(p.sync_tokens);
-    let n = tokens.num_tokens().max(1) as f64;
-    let mut state = GibbsState::init(&tokens, k, p.alpha, p.beta, seed);
-    let mut schedule = if sampler::uses_dense_kernel(k) {
-        Schedule::Partitioned(partition::PartitionedSampler::new(&tokens, &state))
-    } else {
-        Schedule::Blocks(sampler::Snapshot::new(v, k, true))
-    };
-    let mut sums = PosteriorSums::new(v, tokens.num_docs(), k);
-    // Sweep 1 and the last sweep always compute the log-likelihood.
-    let mut last_ll = f64::NAN;
-    let mut doc_topics_sum = 0.0;
-    let mut optimizations = 0;
-    for it in 1..=p.iterations {
-        if ctx.cancel.is_cancelled() {
-            return Err(FitError::Cancelled);
-        }
-        let stats = match &mut schedule {
-            Schedule::Partitioned(sampler) => sampler.sweep(&mut state, &tokens, seed, it as u64),
-            Schedule::Blocks(snapshot) => state.sweep(&tokens, snapshot, seed, it as u64),
-        };
-        doc_topics_sum += stats.mean_doc_topics();
-        // As tomotopy: re-estimate after the sweep, so this sweep's log joint is taken at
-        // the new α (and β).
-        let optimized = p.optimizes_after(it).then(|| hyper::optimize(&mut state, &tokens, p.optimize_beta));
-        optimizations += optimized.is_some() as usize;
-        let ll = (it % p.loglik_every == 0 || it == p.iterations || it == 1).then(|| state.log_joint(&tokens) / n);
-        if let Some(x) = ll {
-            if !x.is_finite() {
-                return Err(FitError::Numerical(format!("log-likelihood is {x} at sweep {it}")));
-            }
-            last_ll = x;
-        }
-        if p.is_kept(it) {
-            sums.add(&state, &tokens);
-            let sample = TopicWordSample::from_state(&state);
-            (ctx.sample)(it as u64, postcard::to_allocvec(&sample).expect("plain data encodes"));
-        }
-        let mut diagnostics = serde_json::Map::new();
-        diagnostics.insert("mean_doc_topics".into(), json!(stats.mean_doc_topics()));
-        diagnostics.insert("smoothing_draws".into(), json!(stats.smoothing_draws));
-        diagnostics.insert("kept_sweeps".into(), json!(sums.kept));
-        if let Some(report) = optimized {
-            diagnostics.insert("alpha_sum".into(), json!(state.alpha.iter().sum::<f64>()));
-            diagnostics.insert("alpha_steps".into(), json!(report.alpha_steps));
-            diagnostics.insert("beta".into(), json!(state.beta));
-        }
-        (ctx.progress)(Progress { iteration: it as u64, total: p.iterations as u64, loglik_per_token: ll, diagnostics });
-    }
+    let schedule = chain::schedule(p);
+    let (mut lda, position) = crate::models::chain::start(
+        ctx,
+        "lda",
+        seed,
+        &schedule,
+        |bytes, position| LdaChain::restore(p, &tokens, bytes, position),
+        || LdaChain::new(p, &tokens, seed),
+    );
+    let end = crate::models::chain::run(&mut lda, "lda", seed, &schedule, position, ctx)?;
+    let LdaChain { state, mut sums, doc_topics_sum, optimizations, .. } = lda;
     if sums.kept == 0 {
         // No sweep fell on the thinning grid: use the final state.
         sums.add(&state, &tokens);
@@ -339,7 +280,7 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
         topic_shares: share_sum.into_iter().map(|x| x * scale).collect(),
         kept_sweeps: kept,
         tokens: tokens.num_tokens() as u64,
-        final_loglik_per_token: last_ll,
+        final_loglik_per_token: end.last_loglik,
         mean_doc_topics: doc_topics_sum / p.iterations as f64,
         test_documents,
         heldout: None,
@@ -532,3 +473,7 @@ mod encoding_tests {
         assert_eq!((back.alpha, back.beta), (vec![0.1, 2.5], 0.03));
     }
 }
+
+#[cfg(test)]
+#[path = "resume_checks.rs"]
+mod resume_checks;

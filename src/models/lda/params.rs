@@ -81,6 +81,9 @@ impl From<LdaParamsV3> for LdaParams {
     }
 }
 
+/// Largest `checkpoint_every_s` accepted (a week).
+pub const MAX_CHECKPOINT_EVERY_S: f64 = 604_800.0;
+
 /// Largest K accepted (topic ids are stored as `u16` in thinned samples).
 pub const MAX_TOPICS: u64 = 10_000;
 
@@ -155,6 +158,9 @@ impl LdaParams {
         let optimize_interval = r.uint_in("optimize_interval", 0, 1_000_000)?.unwrap_or(0) as usize;
         let optimize_burn_in = r.uint_in("optimize_burn_in", 0, 1_000_000)?.unwrap_or(0) as usize;
         let optimize_beta = r.boolean("optimize_beta")?.unwrap_or(false);
+        // Checked here, read by the job runner (`params::requested_checkpoint_every`): how
+        // often a fit is checkpointed is not part of the model, so it is not kept.
+        r.non_negative("checkpoint_every_s", MAX_CHECKPOINT_EVERY_S)?;
         if optimize_beta && optimize_interval == 0 {
             return Err(ParamError::new("optimize_beta", "needs optimize_interval > 0 (β is re-estimated at the same sweeps as α)"));
         }
@@ -185,7 +191,7 @@ impl LdaParams {
 
     /// Whether sweep `iteration` (1-based) contributes to the posterior means.
     pub fn is_kept(&self, iteration: usize) -> bool {
-        iteration > self.burn_in && (iteration - self.burn_in).is_multiple_of(self.thin)
+        super::chain::schedule(self).is_kept(iteration)
     }
 }
 
@@ -202,6 +208,8 @@ mod tests {
         assert_eq!(p.burn_in, 100);
         assert!(p.is_kept(110) && !p.is_kept(100) && !p.is_kept(105));
         assert!((1..=200).all(|it| !p.optimizes_after(it)), "optimisation is off by default");
+        // The checkpoint interval is accepted but is not part of the model's parameters.
+        assert_eq!(LdaParams::from_json(&json!({"topics": 25, "checkpoint_every_s": 0.5})).unwrap(), p);
     }
 
     /// tomotopy's schedule: after sweep `it` (1-based) when it > burn-in and it is a
@@ -230,6 +238,8 @@ mod tests {
             (json!({"optimize_burn_in": "x"}), "optimize_burn_in"),
             (json!({"optimize_beta": true}), "optimize_beta"),
             (json!({"optimize_interval": 10, "optimize_beta": 1}), "optimize_beta"),
+            (json!({"checkpoint_every_s": -1}), "checkpoint_every_s"),
+            (json!({"checkpoint_every_s": "soon"}), "checkpoint_every_s"),
         ] {
             assert_eq!(LdaParams::from_json(&body).unwrap_err().field, field, "{body}");
         }

@@ -154,6 +154,23 @@ impl GibbsState {
         state
     }
 
+    /// The state with assignments `z` (checked by the caller: one topic below
+    /// `num_topics` per token) and their counts: how a checkpoint is continued.
+    pub fn from_assignments(tokens: &Tokens, num_topics: usize, z: Vec<u32>, alpha: Vec<f64>, beta: f64) -> Self {
+        debug_assert_eq!(z.len(), tokens.num_tokens());
+        let mut state = GibbsState {
+            num_topics,
+            num_terms: tokens.num_terms,
+            alpha,
+            beta,
+            z,
+            n_kw: vec![0; tokens.num_terms * num_topics],
+            n_k: vec![0; num_topics],
+        };
+        state.recount(tokens);
+        state
+    }
+
     /// Rebuild n_kw (word by word, in parallel) and n_k from the assignments.
     pub fn recount(&mut self, tokens: &Tokens) {
         let k = self.num_topics;

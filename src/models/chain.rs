@@ -1,0 +1,335 @@
+//! The chain driver: the one loop an MCMC family's fit runs through.
+//!
+//! Why it exists: every Gibbs-style fit repeats the same bookkeeping around its kernel:
+//! the iteration loop, cancellation, the log-likelihood cadence and its finiteness
+//! check, burn-in and thinning, kept samples, progress, and now checkpoints and resume.
+//! Written once here, a family supplies only its kernels through [`Chain`] (one
+//! transition given (seed, iteration), its log joint, what a kept iteration adds to the
+//! posterior means, and the encoding of its resumable state), in the spirit of nuts-rs'
+//! and bnpy's small generic cores. LDA runs on it; HPC, DCNT/SCNT and the VI families
+//! still have their own loops (see ARCHITECTURE.md).
+//!
+//! Checkpoints: every `FitContext::checkpoint.every` the driver encodes a [`Checkpoint`]
+//! (its own position: iteration, kept count, last log-likelihood; the schedule and seed
+//! it belongs to; the family's state) and hands the bytes to the runner, which stores
+//! them; a cancelled chain (a graceful shutdown cancels every fit) hands over one more,
+//! of the last iteration it completed. Resuming decodes it, lets the family rebuild its
+//! state, and continues at iteration + 1. Every random stream is keyed by (seed,
+//! iteration, index) and the driver draws nothing itself, so a resumed chain makes
+//! exactly the calls, in exactly the order, the uninterrupted one made after that
+//! iteration: the model is identical.
+//! A checkpoint that does not decode, or belongs to another schedule or seed, is
+//! rejected (reported through `FitContext::checkpoint.resumed`) and the chain starts
+//! from iteration 0; nothing here panics on bad bytes.
+
+use super::{FitContext, FitError, Progress};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use std::time::Instant;
+
+/// Iterations, burn-in, thinning and the log-likelihood cadence of a chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Schedule {
+    pub iterations: usize,
+    /// Iterations discarded before posterior means are accumulated.
+    pub burn_in: usize,
+    /// Keep every `thin`-th iteration after burn-in (at least 1).
+    pub thin: usize,
+    /// Compute the log joint every this many iterations (and on the first and last).
+    pub loglik_every: usize,
+}
+
+impl Schedule {
+    /// Whether iteration `it` (1-based) contributes to the posterior means.
+    pub fn is_kept(&self, it: usize) -> bool {
+        it > self.burn_in && (it - self.burn_in).is_multiple_of(self.thin.max(1))
+    }
+
+    /// Whether the log joint is computed after iteration `it`: the first, every
+    /// `loglik_every`-th and the last.
+    pub fn computes_loglik(&self, it: usize) -> bool {
+        it.is_multiple_of(self.loglik_every.max(1)) || it == self.iterations || it == 1
+    }
+}
+
+/// What a family supplies to the driver: its kernels over a state it owns.
+pub trait Chain {
+    /// One transition at `iteration` (1-based; every random stream is keyed by
+    /// (`seed`, `iteration`, index)), including whatever the family does after it (LDA's
+    /// hyperparameter re-estimation). Returns this iteration's progress diagnostics.
+    fn step(&mut self, seed: u64, iteration: usize) -> Map<String, Value>;
+    /// The log joint per token of the current state.
+    fn log_joint_per_token(&self) -> f64;
+    /// Add the current state to the posterior means (a kept iteration); returns the
+    /// encoded thinned sample to store, if the family keeps one.
+    fn keep(&mut self) -> Option<Vec<u8>>;
+    /// Everything the family needs to continue after the current iteration (state,
+    /// accumulators, fitted hyperparameters), encoded; read back by its own restore.
+    fn save(&self) -> Vec<u8>;
+}
+
+/// Where a chain is: the driver's part of a checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Position {
+    /// Iterations completed.
+    pub iteration: usize,
+    /// Kept iterations so far.
+    pub kept: usize,
+    /// The last log joint per token computed (NaN before the first).
+    pub last_loglik: f64,
+}
+
+impl Position {
+    /// A chain that has not started.
+    pub const START: Position = Position { iteration: 0, kept: 0, last_loglik: f64::NAN };
+}
+
+/// Format version of [`Checkpoint`]'s encoding.
+const CHECKPOINT_VERSION: u32 = 1;
+
+/// A resumable chain: the driver's position, the schedule and seed it belongs to, and
+/// the family's state (opaque here).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub version: u32,
+    /// The family's name, so a checkpoint is never read by another family.
+    pub family: String,
+    pub seed: u64,
+    pub schedule: Schedule,
+    pub position: Position,
+    pub state: Vec<u8>,
+}
+
+impl Checkpoint {
+    pub fn encode(&self) -> Vec<u8> {
+        postcard::to_allocvec(self).expect("plain data encodes")
+    }
+
+    /// Decode and check that the checkpoint belongs to this chain (family, seed,
+    /// schedule) and stops inside it.
+    pub fn decode_for(bytes: &[u8], family: &str, seed: u64, schedule: &Schedule) -> Result<Checkpoint, String> {
+        let c: Checkpoint = postcard::from_bytes(bytes).map_err(|e| format!("does not decode: {e}"))?;
+        if c.version != CHECKPOINT_VERSION {
+            return Err(format!("format version {} is not {CHECKPOINT_VERSION}", c.version));
+        }
+        if c.family != family || c.seed != seed || c.schedule != *schedule {
+            return Err(format!("belongs to another chain ({} seed {} {:?})", c.family, c.seed, c.schedule));
+        }
+        let p = c.position;
+        if p.iteration == 0 || p.iteration >= schedule.iterations || p.kept > p.iteration {
+            return Err(format!("position {p:?} is outside the chain's {} iterations", schedule.iterations));
+        }
+        Ok(c)
+    }
+}
+
+/// What became of a checkpoint handed to a fit.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resume {
+    /// The chain continues after this iteration.
+    From(u64),
+    /// The checkpoint was not usable; the chain starts from iteration 0.
+    Rejected(String),
+}
+
+/// Start a chain: from `ctx`'s checkpoint when there is one that decodes and that
+/// `restore` accepts (its state bytes and the driver's position), else `fresh()` from
+/// the start. The outcome is reported through `ctx.checkpoint.resumed`.
+pub fn start<C>(
+    ctx: &FitContext,
+    family: &str,
+    seed: u64,
+    schedule: &Schedule,
+    restore: impl FnOnce(&[u8], &Position) -> Result<C, String>,
+    fresh: impl FnOnce() -> C,
+) -> (C, Position) {
+    let Some(bytes) = ctx.checkpoint.resume_from else {
+        return (fresh(), Position::START);
+    };
+    let restored = Checkpoint::decode_for(bytes, family, seed, schedule).and_then(|c| Ok((restore(&c.state, &c.position)?, c.position)));
+    match restored {
+        Ok((chain, position)) => {
+            (ctx.checkpoint.resumed)(Resume::From(position.iteration as u64));
+            (chain, position)
+        }
+        Err(reason) => {
+            (ctx.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
+            (fresh(), Position::START)
+        }
+    }
+}
+
+/// Run `chain` from `position` to the end of `schedule`: the loop every MCMC fit
+/// shares. Returns the final position (the last log-likelihood and the kept count).
+pub fn run<C: Chain>(chain: &mut C, family: &str, seed: u64, schedule: &Schedule, mut position: Position, ctx: &FitContext) -> Result<Position, FitError> {
+    let save = |chain: &C, position: Position| {
+        let checkpoint = Checkpoint { version: CHECKPOINT_VERSION, family: family.to_string(), seed, schedule: *schedule, position, state: chain.save() };
+        (ctx.checkpoint.save)(position.iteration as u64, checkpoint.encode());
+    };
+    let mut last_checkpoint = Instant::now();
+    // The iteration of the last checkpoint handed over (or resumed from).
+    let mut saved = position.iteration;
+    for it in position.iteration + 1..=schedule.iterations {
+        if ctx.cancel.is_cancelled() {
+            // Hand over where the chain is, so a fit stopped by a graceful shutdown
+            // resumes here rather than at its last periodic checkpoint.
+            if ctx.checkpoint.every.is_some() && position.iteration > saved {
+                save(chain, position);
+            }
+            return Err(FitError::Cancelled);
+        }
+        let mut diagnostics = chain.step(seed, it);
+        let ll = schedule.computes_loglik(it).then(|| chain.log_joint_per_token());
+        if let Some(x) = ll {
+            if !x.is_finite() {
+                return Err(FitError::Numerical(format!("log-likelihood is {x} at sweep {it}")));
+            }
+            position.last_loglik = x;
+        }
+        if schedule.is_kept(it) {
+            position.kept += 1;
+            if let Some(sample) = chain.keep() {
+                (ctx.sample)(it as u64, sample);
+            }
+        }
+        position.iteration = it;
+        diagnostics.insert("kept_sweeps".into(), json!(position.kept));
+        (ctx.progress)(Progress { iteration: it as u64, total: schedule.iterations as u64, loglik_per_token: ll, diagnostics });
+        if let Some(every) = ctx.checkpoint.every {
+            if it < schedule.iterations && last_checkpoint.elapsed() >= every {
+                save(chain, position);
+                saved = it;
+                last_checkpoint = Instant::now();
+            }
+        }
+    }
+    Ok(position)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::{CancelToken, Checkpointing};
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    /// A toy chain: its state is a running sum of (seed, iteration) hashes.
+    struct Toy {
+        x: u64,
+        kept: Vec<u64>,
+    }
+
+    impl Chain for Toy {
+        fn step(&mut self, seed: u64, iteration: usize) -> Map<String, Value> {
+            self.x = crate::rng::mix64(self.x ^ seed ^ iteration as u64);
+            Map::new()
+        }
+        fn log_joint_per_token(&self) -> f64 {
+            -((self.x % 1000) as f64)
+        }
+        fn keep(&mut self) -> Option<Vec<u8>> {
+            self.kept.push(self.x);
+            None
+        }
+        fn save(&self) -> Vec<u8> {
+            postcard::to_allocvec(&(self.x, &self.kept)).unwrap()
+        }
+    }
+
+    fn restore(bytes: &[u8], _: &Position) -> Result<Toy, String> {
+        let (x, kept): (u64, Vec<u64>) = postcard::from_bytes(bytes).map_err(|e| e.to_string())?;
+        Ok(Toy { x, kept })
+    }
+
+    const SCHEDULE: Schedule = Schedule { iterations: 12, burn_in: 3, thin: 2, loglik_every: 5 };
+
+    /// Checkpoints handed over: (iteration, bytes).
+    type Saved = Vec<(u64, Vec<u8>)>;
+
+    /// Run with a checkpoint after every iteration (or from `resume`); returns the
+    /// chain, its final position, the checkpoints and what became of `resume`.
+    fn run_toy(resume: Option<&[u8]>) -> (Toy, Position, Saved, Vec<Resume>) {
+        let saved = Mutex::new(Vec::new());
+        let resumed = Mutex::new(Vec::new());
+        let cancel = CancelToken::new();
+        let ctx = FitContext {
+            progress: &|_| {},
+            cancel: &cancel,
+            sample: &|_, _| {},
+            checkpoint: Checkpointing {
+                every: Some(Duration::ZERO),
+                save: &|it, b| saved.lock().unwrap().push((it, b)),
+                resume_from: resume,
+                resumed: &|r| resumed.lock().unwrap().push(r),
+            },
+        };
+        let (mut toy, position) = start(&ctx, "toy", 5, &SCHEDULE, restore, || Toy { x: 1, kept: vec![] });
+        let end = run(&mut toy, "toy", 5, &SCHEDULE, position, &ctx).unwrap();
+        (toy, end, saved.into_inner().unwrap(), resumed.into_inner().unwrap())
+    }
+
+    #[test]
+    fn a_resumed_chain_ends_where_the_uninterrupted_one_does() {
+        let (full, end, saved, _) = run_toy(None);
+        assert_eq!(saved.len(), SCHEDULE.iterations - 1, "a checkpoint after every iteration but the last");
+        assert_eq!(end.kept, (1..=12).filter(|&it| SCHEDULE.is_kept(it)).count());
+        for (it, bytes) in &saved {
+            let (toy, resumed_end, _, outcome) = run_toy(Some(bytes));
+            assert_eq!(outcome, vec![Resume::From(*it)]);
+            assert_eq!((toy.x, &toy.kept), (full.x, &full.kept), "resumed after {it}");
+            assert_eq!(resumed_end.kept, end.kept);
+            assert_eq!(resumed_end.last_loglik.to_bits(), end.last_loglik.to_bits());
+        }
+    }
+
+    /// A cancelled chain (a graceful shutdown) hands over a checkpoint of the last
+    /// iteration it completed, and resuming from it ends as the uninterrupted chain.
+    #[test]
+    fn a_cancelled_chain_hands_over_where_it_stopped() {
+        let (full, _, _, _) = run_toy(None);
+        let saved = Mutex::new(Vec::new());
+        let cancel = CancelToken::new();
+        let ctx = FitContext {
+            progress: &|p| {
+                if p.iteration == 5 {
+                    cancel.cancel();
+                }
+            },
+            cancel: &cancel,
+            sample: &|_, _| {},
+            checkpoint: Checkpointing { every: Some(Duration::from_secs(3600)), save: &|it, b| saved.lock().unwrap().push((it, b)), resume_from: None, resumed: &|_| {} },
+        };
+        let mut toy = Toy { x: 1, kept: vec![] };
+        assert!(matches!(run(&mut toy, "toy", 5, &SCHEDULE, Position::START, &ctx), Err(FitError::Cancelled)));
+        let saved = saved.into_inner().unwrap();
+        assert_eq!(saved.iter().map(|s| s.0).collect::<Vec<_>>(), vec![5]);
+        let (resumed, _, _, outcome) = run_toy(Some(&saved[0].1));
+        assert_eq!(outcome, vec![Resume::From(5)]);
+        assert_eq!((resumed.x, resumed.kept), (full.x, full.kept));
+    }
+
+    #[test]
+    fn bad_checkpoints_are_rejected_and_the_chain_starts_over() {
+        let (full, _, saved, _) = run_toy(None);
+        let good = Checkpoint::decode_for(&saved[4].1, "toy", 5, &SCHEDULE).unwrap();
+        let mut other_seed = good.clone();
+        other_seed.seed = 6;
+        let mut past_the_end = good.clone();
+        past_the_end.position.iteration = 12;
+        let mut bad_state = good.clone();
+        bad_state.state.truncate(1);
+        for bytes in [vec![], vec![0xff; 7], saved[4].1[..saved[4].1.len() / 2].to_vec(), other_seed.encode(), past_the_end.encode(), bad_state.encode()] {
+            let (toy, _, _, outcome) = run_toy(Some(&bytes));
+            assert!(matches!(&outcome[..], [Resume::Rejected(_)]), "{outcome:?}");
+            assert_eq!(toy.x, full.x, "started over and ended where a fresh chain does");
+        }
+    }
+
+    #[test]
+    fn schedule_keeps_and_computes_as_before() {
+        let s = Schedule { iterations: 200, burn_in: 100, thin: 10, loglik_every: 10 };
+        assert!(s.is_kept(110) && !s.is_kept(100) && !s.is_kept(105));
+        let ll: Vec<usize> = (1..=25).filter(|&it| Schedule { iterations: 25, ..s }.computes_loglik(it)).collect();
+        assert_eq!(ll, vec![1, 10, 20, 25]);
+    }
+}

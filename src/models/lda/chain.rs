@@ -1,0 +1,183 @@
+//! LDA's kernels for the chain driver ([`crate::models::chain`]), and its resumable
+//! state.
+//!
+//! Why it exists: `fit_lda` no longer owns a loop. This module is what LDA supplies to
+//! the driver: one sweep (the dense kernel's partitioned schedule for K ≤ 256, the
+//! sparse kernel's blocks above) followed by the scheduled α/β re-estimation, the
+//! collapsed log joint, the posterior sums a kept sweep adds to, and the encoding of
+//! everything a checkpoint must carry to continue bit for bit: the assignments z (the
+//! counts n_kw, n_k and the dense sampler's n_dk are rebuilt from them exactly), α_k and
+//! β as fitted so far, the posterior sums, the sweep-cost sum and the number of
+//! optimisations.
+
+use super::hyper;
+use super::partition::PartitionedSampler;
+use super::sampler::{self, GibbsState, Snapshot};
+use super::tokens::Tokens;
+use super::{LdaParams, TopicWordSample};
+use crate::models::chain::{Chain, Position, Schedule};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+/// The chain driver's view of LDA's parameters.
+pub fn schedule(p: &LdaParams) -> Schedule {
+    Schedule { iterations: p.iterations, burn_in: p.burn_in, thin: p.thin, loglik_every: p.loglik_every }
+}
+
+/// Running sums of φ, θ and topic shares over the kept sweeps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct PosteriorSums {
+    /// Word-major `V × K`.
+    pub phi: Vec<f64>,
+    /// `D × K`.
+    pub theta: Vec<f64>,
+    pub shares: Vec<f64>,
+    pub kept: usize,
+}
+
+impl PosteriorSums {
+    fn new(num_terms: usize, num_docs: usize, k: usize) -> Self {
+        PosteriorSums { phi: vec![0.0; num_terms * k], theta: vec![0.0; num_docs * k], shares: vec![0.0; k], kept: 0 }
+    }
+
+    pub(super) fn add(&mut self, state: &GibbsState, tokens: &Tokens) {
+        self.kept += 1;
+        state.add_word_rates(&mut self.phi);
+        state.add_document_proportions(tokens, &mut self.theta);
+        let n = tokens.num_tokens().max(1) as f64;
+        for (s, &c) in self.shares.iter_mut().zip(&state.n_k) {
+            *s += c as f64 / n;
+        }
+    }
+}
+
+/// How sweeps are scheduled: the dense kernel's partitioned grid, or the sparse
+/// kernel's blocks against a snapshot.
+enum Sweeps {
+    Partitioned(PartitionedSampler),
+    Blocks(Snapshot),
+}
+
+impl Sweeps {
+    fn for_state(tokens: &Tokens, state: &GibbsState) -> Self {
+        if sampler::uses_dense_kernel(state.num_topics) {
+            Sweeps::Partitioned(PartitionedSampler::new(tokens, state))
+        } else {
+            Sweeps::Blocks(Snapshot::new(tokens.num_terms, state.num_topics, true))
+        }
+    }
+}
+
+/// A running LDA chain.
+pub(super) struct LdaChain<'a> {
+    params: &'a LdaParams,
+    tokens: &'a Tokens,
+    pub state: GibbsState,
+    sweeps: Sweeps,
+    pub sums: PosteriorSums,
+    /// Σ over sweeps of the mean non-zero document topics per token.
+    pub doc_topics_sum: f64,
+    /// α (and β) re-estimations so far.
+    pub optimizations: usize,
+}
+
+/// Format version of [`SavedLda`].
+const STATE_VERSION: u32 = 1;
+
+/// What an LDA checkpoint carries (besides the driver's position).
+#[derive(Serialize, Deserialize)]
+struct SavedLda {
+    version: u32,
+    z: Vec<u32>,
+    alpha: Vec<f64>,
+    beta: f64,
+    sums: PosteriorSums,
+    doc_topics_sum: f64,
+    optimizations: usize,
+}
+
+impl<'a> LdaChain<'a> {
+    /// A chain from random initial assignments.
+    pub fn new(params: &'a LdaParams, tokens: &'a Tokens, seed: u64) -> Self {
+        let state = GibbsState::init(tokens, params.topics, params.alpha, params.beta, seed);
+        let sums = PosteriorSums::new(tokens.num_terms, tokens.num_docs(), params.topics);
+        Self::assemble(params, tokens, state, sums, 0.0, 0)
+    }
+
+    fn assemble(params: &'a LdaParams, tokens: &'a Tokens, state: GibbsState, sums: PosteriorSums, doc_topics_sum: f64, optimizations: usize) -> Self {
+        let sweeps = Sweeps::for_state(tokens, &state);
+        LdaChain { params, tokens, state, sweeps, sums, doc_topics_sum, optimizations }
+    }
+
+    /// A chain continued from [`Chain::save`]'s bytes; every length and topic id is
+    /// checked against the corpus and parameters, so bad bytes are an error, not a panic.
+    pub fn restore(params: &'a LdaParams, tokens: &'a Tokens, bytes: &[u8], position: &Position) -> Result<Self, String> {
+        let s: SavedLda = postcard::from_bytes(bytes).map_err(|e| format!("LDA state does not decode: {e}"))?;
+        let (k, v, d) = (params.topics, tokens.num_terms, tokens.num_docs());
+        let checks = [
+            (s.version == STATE_VERSION, "state version"),
+            (s.z.len() == tokens.num_tokens(), "number of assignments"),
+            (s.z.iter().all(|&t| (t as usize) < k), "topic ids"),
+            (s.alpha.len() == k && s.alpha.iter().all(|a| a.is_finite() && *a > 0.0), "α"),
+            (s.beta.is_finite() && s.beta > 0.0, "β"),
+            (s.sums.phi.len() == v * k && s.sums.theta.len() == d * k && s.sums.shares.len() == k, "posterior sums"),
+            (s.sums.kept == position.kept, "kept sweeps"),
+            (s.optimizations <= position.iteration, "optimisations"),
+        ];
+        if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
+            return Err(format!("LDA state does not fit this corpus and these parameters ({what})"));
+        }
+        let state = GibbsState::from_assignments(tokens, k, s.z, s.alpha, s.beta);
+        Ok(Self::assemble(params, tokens, state, s.sums, s.doc_topics_sum, s.optimizations))
+    }
+}
+
+impl Chain for LdaChain<'_> {
+    fn step(&mut self, seed: u64, iteration: usize) -> Map<String, Value> {
+        let (state, tokens) = (&mut self.state, self.tokens);
+        let stats = match &mut self.sweeps {
+            Sweeps::Partitioned(sampler) => sampler.sweep(state, tokens, seed, iteration as u64),
+            Sweeps::Blocks(snapshot) => state.sweep(tokens, snapshot, seed, iteration as u64),
+        };
+        self.doc_topics_sum += stats.mean_doc_topics();
+        // As tomotopy: re-estimate after the sweep, so this sweep's log joint is taken at
+        // the new α (and β).
+        let optimized = self.params.optimizes_after(iteration).then(|| hyper::optimize(state, tokens, self.params.optimize_beta));
+        self.optimizations += optimized.is_some() as usize;
+        let mut diagnostics = Map::new();
+        diagnostics.insert("mean_doc_topics".into(), json!(stats.mean_doc_topics()));
+        diagnostics.insert("smoothing_draws".into(), json!(stats.smoothing_draws));
+        if let Some(report) = optimized {
+            diagnostics.insert("alpha_sum".into(), json!(state.alpha.iter().sum::<f64>()));
+            diagnostics.insert("alpha_steps".into(), json!(report.alpha_steps));
+            diagnostics.insert("beta".into(), json!(state.beta));
+        }
+        diagnostics
+    }
+
+    fn log_joint_per_token(&self) -> f64 {
+        self.state.log_joint(self.tokens) / self.tokens.num_tokens().max(1) as f64
+    }
+
+    fn keep(&mut self) -> Option<Vec<u8>> {
+        self.sums.add(&self.state, self.tokens);
+        let sample = TopicWordSample::from_state(&self.state);
+        Some(postcard::to_allocvec(&sample).expect("plain data encodes"))
+    }
+
+    fn save(&self) -> Vec<u8> {
+        #[derive(Serialize)]
+        struct SavedRef<'s> {
+            version: u32,
+            z: &'s [u32],
+            alpha: &'s [f64],
+            beta: f64,
+            sums: &'s PosteriorSums,
+            doc_topics_sum: f64,
+            optimizations: usize,
+        }
+        let s = &self.state;
+        let saved = SavedRef { version: STATE_VERSION, z: &s.z, alpha: &s.alpha, beta: s.beta, sums: &self.sums, doc_topics_sum: self.doc_topics_sum, optimizations: self.optimizations };
+        postcard::to_allocvec(&saved).expect("plain data encodes")
+    }
+}

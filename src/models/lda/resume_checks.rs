@@ -1,0 +1,138 @@
+//! Checks of LDA on the chain driver: fits are pinned to the model bytes the loop
+//! before the driver produced, and a fit interrupted at any checkpoint and resumed ends
+//! with exactly the bytes of the uninterrupted fit (dense and sparse kernels, α and β
+//! optimisation on and off, thinning, held-out scoring; resumed on another thread count).
+
+use super::*;
+use crate::corpus::build_corpus;
+use crate::models::chain::Resume;
+use crate::models::lda::sampler::checks::{lda_corpus, raw_options};
+use crate::models::{CancelToken, Checkpointing};
+use serde_json::json;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// CRC-64/XZ of a model's encoding.
+fn fingerprint(model: &LdaModel) -> u64 {
+    crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&model.encode())
+}
+
+/// 120 documents of 40 tokens over 40 words.
+fn small_corpus() -> Corpus {
+    let (_, docs) = lda_corpus(4, 40, 120, 40, 0.3, 3);
+    build_corpus(raw_options(), &[], docs).expect("corpus builds")
+}
+
+/// The configurations the checks fit (seed 7), with the fingerprint of the model the
+/// fit loop before the chain driver produced for each (computed with that code, on
+/// x86-64; the dense kernel's instruction sets agree bit for bit).
+fn cases() -> Vec<(&'static str, serde_json::Value, u64)> {
+    vec![
+        ("dense", json!({"topics": 5, "iterations": 30, "burn_in": 10, "thin": 3, "loglik_every": 4}), PIN_DENSE),
+        ("dense_optimized", json!({"topics": 6, "iterations": 24, "burn_in": 6, "thin": 2, "optimize_interval": 5, "optimize_beta": true}), PIN_DENSE_OPTIMIZED),
+        ("sparse", json!({"topics": 300, "iterations": 12, "burn_in": 4, "thin": 2, "sync_tokens": 500}), PIN_SPARSE),
+        (
+            "sparse_optimized",
+            json!({"topics": 260, "iterations": 10, "burn_in": 3, "thin": 3, "sync_tokens": 700, "optimize_interval": 3, "optimize_burn_in": 2}),
+            PIN_SPARSE_OPTIMIZED,
+        ),
+        ("heldout", json!({"topics": 4, "iterations": 16, "thin": 4, "test_fraction": 0.2, "heldout_burn_in": 5, "heldout_chain_length": 10}), PIN_HELDOUT),
+    ]
+}
+
+const PIN_DENSE: u64 = 0xe74045c4af12a1d5;
+const PIN_DENSE_OPTIMIZED: u64 = 0xafe17f84bc13e434;
+const PIN_SPARSE: u64 = 0xbbaa46a60b7e584f;
+const PIN_SPARSE_OPTIMIZED: u64 = 0xec41f0eb65feb05a;
+const PIN_HELDOUT: u64 = 0x82be36cd4f4e88f5;
+
+const SEED: u64 = 7;
+
+/// What one run did: the model, its checkpoints, what became of the one it was handed.
+struct Run {
+    model: LdaModel,
+    checkpoints: Vec<(u64, Vec<u8>)>,
+    resumed: Vec<Resume>,
+}
+
+/// Fit on `threads` threads, checkpointing after every sweep, from `resume` if given.
+fn fit(corpus: &Corpus, p: &LdaParams, threads: usize, resume: Option<&[u8]>) -> Run {
+    let checkpoints = Mutex::new(Vec::new());
+    let resumed = Mutex::new(Vec::new());
+    let cancel = CancelToken::new();
+    let ctx = FitContext {
+        progress: &|_| {},
+        cancel: &cancel,
+        sample: &|_, _| {},
+        checkpoint: Checkpointing {
+            every: Some(Duration::ZERO),
+            save: &|it, bytes| checkpoints.lock().unwrap().push((it, bytes)),
+            resume_from: resume,
+            resumed: &|r| resumed.lock().unwrap().push(r),
+        },
+    };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let model = pool.install(|| fit_lda(corpus, p, SEED, &ctx)).expect("fit runs");
+    Run { model, checkpoints: checkpoints.into_inner().unwrap(), resumed: resumed.into_inner().unwrap() }
+}
+
+/// The same (corpus, params, seed) gives the model bytes it gave before the driver, and
+/// checkpointing after every sweep changes nothing.
+#[test]
+fn fits_are_pinned_to_the_bytes_before_the_chain_driver() {
+    let corpus = small_corpus();
+    for (name, params, pin) in cases() {
+        let p = LdaParams::from_json(&params).unwrap();
+        let silent = FitContext::silent(|ctx| fit_lda(&corpus, &p, SEED, ctx).unwrap());
+        assert_eq!(fingerprint(&silent), pin, "{name}: {:#018x}", fingerprint(&silent));
+        let checkpointed = fit(&corpus, &p, 1, None);
+        assert_eq!(checkpointed.model.encode(), silent.encode(), "{name}: checkpoints change nothing");
+    }
+}
+
+/// Interrupted after several sweeps (in burn-in, on a kept sweep, between kept sweeps,
+/// after an optimisation, the last but one) and resumed on 2 threads: the same bytes.
+#[test]
+fn a_resumed_fit_equals_the_uninterrupted_one() {
+    let corpus = small_corpus();
+    for (name, params, _) in cases() {
+        let p = LdaParams::from_json(&params).unwrap();
+        let full = fit(&corpus, &p, 1, None);
+        assert!(full.resumed.is_empty());
+        assert_eq!(full.checkpoints.len(), p.iterations - 1, "{name}: one per sweep but the last");
+        let bytes = full.model.encode();
+        let at = [1, p.burn_in, p.burn_in + 1, p.burn_in + p.thin, (p.iterations + p.burn_in) / 2, p.iterations - 1];
+        for it in at.into_iter().filter(|&it| it >= 1 && it < p.iterations) {
+            let (saved_at, checkpoint) = &full.checkpoints[it - 1];
+            assert_eq!(*saved_at as usize, it);
+            let resumed = fit(&corpus, &p, 2, Some(checkpoint));
+            assert_eq!(resumed.resumed, vec![Resume::From(it as u64)], "{name} after {it}");
+            assert_eq!(resumed.model.encode(), bytes, "{name}: resumed after sweep {it}");
+            // Its own checkpoints continue the first run's.
+            assert_eq!(resumed.checkpoints.first().map(|c| c.0), Some(it as u64 + 1).filter(|&n| (n as usize) < p.iterations));
+        }
+    }
+}
+
+/// A checkpoint that does not decode, is cut short or belongs to other parameters is
+/// rejected and the fit starts over (and so still ends with the same model).
+#[test]
+fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
+    let corpus = small_corpus();
+    let (_, params, _) = &cases()[0];
+    let p = LdaParams::from_json(params).unwrap();
+    let full = fit(&corpus, &p, 1, None);
+    let good = &full.checkpoints[11].1;
+    let mut bumped_state_version = crate::models::chain::Checkpoint::decode_for(good, "lda", SEED, &chain::schedule(&p)).unwrap();
+    bumped_state_version.state[0] = 9;
+    let other = LdaParams::from_json(&json!({"topics": 5, "iterations": 31, "burn_in": 10, "thin": 3, "loglik_every": 4})).unwrap();
+    let for_other = fit(&corpus, &other, 1, None).checkpoints[3].1.clone();
+    let fewer_topics = LdaParams::from_json(&json!({"topics": 4, "iterations": 30, "burn_in": 10, "thin": 3, "loglik_every": 4})).unwrap();
+    let mut wrong_k = crate::models::chain::Checkpoint::decode_for(&fit(&corpus, &fewer_topics, 1, None).checkpoints[3].1, "lda", SEED, &chain::schedule(&fewer_topics)).unwrap();
+    wrong_k.schedule = chain::schedule(&p);
+    for bad in [good[..good.len() - 9].to_vec(), vec![1, 2, 3], bumped_state_version.encode(), for_other, wrong_k.encode()] {
+        let run = fit(&corpus, &p, 1, Some(&bad));
+        assert!(matches!(&run.resumed[..], [Resume::Rejected(_)]), "{:?}", run.resumed);
+        assert_eq!(run.model.encode(), full.model.encode());
+    }
+}

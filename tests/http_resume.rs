@@ -1,0 +1,151 @@
+//! Crash and resume over real HTTP: a server killed with SIGKILL mid-fit (after a
+//! checkpoint) and started again on the same database finishes the job from its
+//! checkpoint, and the stored model is byte for byte the model of an uninterrupted fit
+//! with the same corpus, params and seed. Killed twice under `--max-attempts 1`: attempts
+//! that wrote a checkpoint made progress and do not use up the job's attempts.
+
+mod common;
+
+use common::process::ServerProcess;
+use serde_json::{json, Value};
+use std::time::Duration;
+use topicd::corpus::Corpus;
+use topicd::models::{self, FitContext};
+use topicd::store::Store;
+
+const MINUTE: Duration = Duration::from_secs(60);
+
+fn checkpoint_iteration(j: &Value) -> Option<u64> {
+    j["progress"]["checkpoint"]["iteration"].as_u64()
+}
+
+fn finished(j: &Value) -> bool {
+    !matches!(j["status"].as_str(), Some("queued" | "running"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fit_killed_with_sigkill_resumes_to_the_uninterrupted_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("topicd.db");
+    let params = json!({"topics": 10, "iterations": 150, "burn_in": 50, "thin": 5, "checkpoint_every_s": 0.25});
+    let seed = 11;
+
+    let a = ServerProcess::start(&db, &["--threads", "1"]);
+    let (st, corpus) = a.post("/v1/corpora", &json!({"name": "bars", "synthetic": {"kind": "bars", "documents": 2000, "tokens": 200, "seed": 3}})).await;
+    assert_eq!(st, 201, "{corpus}");
+    let corpus_id = corpus["id"].as_str().unwrap().to_string();
+    let (st, job) = a.post("/v1/jobs", &json!({"corpus_id": corpus_id, "model": "lda", "params": params, "seed": seed})).await;
+    assert_eq!(st, 202, "{job}");
+    let id = job["id"].as_str().unwrap().to_string();
+
+    // First crash: after the first checkpoint.
+    let j = a.wait_for(&id, MINUTE, "checkpointed", |j| checkpoint_iteration(j).is_some() || finished(j)).await;
+    assert_eq!(j["status"], "running", "the fit must outlast its first checkpoint: {j}");
+    let first = checkpoint_iteration(&j).unwrap();
+    a.kill();
+
+    // Second crash: after the resumed attempt wrote a checkpoint of its own. Under the old
+    // rule `--max-attempts 1` would have failed the job at this start.
+    let b = ServerProcess::start(&db, &["--threads", "1", "--max-attempts", "1"]);
+    let j = b
+        .wait_for(&id, MINUTE, "resumed and checkpointed", |j| {
+            finished(j) || matches!((j["progress"]["resumed_from"].as_u64(), checkpoint_iteration(j)), (Some(r), Some(c)) if c > r)
+        })
+        .await;
+    assert_eq!(j["status"], "running", "{j}");
+    assert!(j["progress"]["resumed_from"].as_u64().unwrap() >= first, "{j}");
+    b.kill();
+
+    let c = ServerProcess::start(&db, &["--threads", "2", "--max-attempts", "1"]);
+    let j = c.wait_for(&id, 2 * MINUTE, "finished", finished).await;
+    assert_eq!(j["status"], "succeeded", "{j}\n{:?}", c.log.lock().unwrap());
+    assert_eq!(j["attempts"], 3, "{j}");
+    assert!(j["progress"]["resumed_from"].as_u64().unwrap() > first, "{j}");
+    // The trace has every log-likelihood sweep once: kept up to each checkpoint, then
+    // continued.
+    let (_, trace) = c.get(&format!("/v1/jobs/{id}/trace")).await;
+    let its: Vec<u64> = trace["points"].as_array().unwrap().iter().map(|p| p["iteration"].as_u64().unwrap()).collect();
+    let expected: Vec<u64> = (1..=150).filter(|&it| it == 1 || it % 10 == 0).collect();
+    assert_eq!(its, expected);
+    let model_id = j["model_id"].as_str().unwrap().to_string();
+    let (st, topics) = c.get(&format!("/v1/models/{model_id}/topics?n=5")).await;
+    assert_eq!(st, 200, "{topics}");
+
+    // The uninterrupted fit, in this process, on the stored corpus: the same bytes.
+    let store = Store::open(&db).await.unwrap();
+    assert_eq!(store.checkpoint_iteration(&id).await.unwrap(), None, "success drops the checkpoint");
+    let (_, _, stored) = store.model_blobs(&model_id).await.unwrap().unwrap();
+    let blob = store.corpus_data(&corpus_id).await.unwrap().unwrap();
+    let uninterrupted = tokio::task::spawn_blocking(move || {
+        let corpus = Corpus::decode_without_order(&blob).unwrap();
+        FitContext::silent(|ctx| models::family("lda").unwrap().fit(&corpus, &params, seed, ctx).unwrap().encode())
+    })
+    .await
+    .unwrap();
+    assert!(stored == uninterrupted, "the resumed model differs from the uninterrupted fit");
+}
+
+/// A job found `running` at start with an unusable checkpoint (a flipped byte that fails
+/// its checksum, or bytes that pass it but do not decode) is not resumed: the runner
+/// says why in `progress.checkpoint_rejected`, the fit starts from iteration 0, and the
+/// model is that of a fit that never had a checkpoint.
+#[tokio::test]
+async fn a_job_with_an_unusable_checkpoint_starts_over() {
+    let mut s = common::TestServer::start().await;
+    let corpus = s.upload(json!({"name": "bars", "synthetic": {"kind": "bars", "documents": 200, "tokens": 50, "seed": 1}})).await;
+    let corpus_id = corpus["id"].as_str().unwrap().to_string();
+    let params = json!({"topics": 5, "iterations": 30, "thin": 5});
+    let reference = s.submit(&corpus_id, "lda", params.clone(), 5).await;
+    let reference = s.wait(reference["id"].as_str().unwrap(), MINUTE).await;
+    assert_eq!(reference["status"], "succeeded", "{reference}");
+    s.stop().await;
+
+    // Two jobs left `running` by a "dead process", each with a bad checkpoint.
+    let store = Store::open(&s.db()).await.unwrap();
+    for (id, bytes) in [("flipped", b"a checkpoint whose byte flips".to_vec()), ("garbage", b"passes its checksum, decodes to nothing".to_vec())] {
+        let job = topicd::store::jobs::NewJob { id, input: topicd::store::FitInput::Corpus(&corpus_id), model: "lda", params: &params, seed: 5 };
+        store.insert_job(job).await.unwrap().unwrap();
+        let claimed = store.claim_next_job().await.unwrap().unwrap();
+        store.save_checkpoint(&claimed.id, claimed.attempts, 12, &bytes).await.unwrap();
+    }
+    sqlx::query("UPDATE checkpoints SET data = CAST('a checkpoint whose byte flipS' AS BLOB) WHERE job_id = 'flipped'").execute(store.pool()).await.unwrap();
+
+    s.boot(|_| {}).await;
+    let expected = store.model_blobs(reference["model_id"].as_str().unwrap()).await.unwrap().unwrap().2;
+    for (id, why) in [("flipped", "checksum"), ("garbage", "does not decode")] {
+        let j = s.wait(id, MINUTE).await;
+        assert_eq!(j["status"], "succeeded", "{j}");
+        let rejected = j["progress"]["checkpoint_rejected"].as_str().unwrap_or_else(|| panic!("{j}"));
+        assert!(rejected.contains(why) && rejected.contains("starting from iteration 0"), "{rejected}");
+        assert!(j["progress"].get("resumed_from").is_none(), "{j}");
+        assert_eq!(store.checkpoint_iteration(id).await.unwrap(), None);
+        let model = store.model_blobs(j["model_id"].as_str().unwrap()).await.unwrap().unwrap().2;
+        assert!(model == expected, "{id}: the model differs from a fit without a checkpoint");
+    }
+}
+
+/// A graceful stop (SIGTERM) cancels the running fit, which hands over a checkpoint of
+/// the sweep it stopped after; at the next start the job continues from there, although
+/// its periodic interval (an hour) never came.
+#[tokio::test]
+async fn a_graceful_stop_resumes_where_the_fit_stopped() {
+    let mut s = common::TestServer::start().await;
+    let corpus = s.upload(json!({"name": "bars", "synthetic": {"kind": "bars", "documents": 1000, "tokens": 200, "seed": 2}})).await;
+    let params = json!({"topics": 10, "iterations": 120, "checkpoint_every_s": 3600, "threads": 1});
+    let job = s.submit(corpus["id"].as_str().unwrap(), "lda", params, 3).await;
+    let id = job["id"].as_str().unwrap().to_string();
+    let t0 = std::time::Instant::now();
+    let seen = loop {
+        let (_, j) = s.get(&format!("/v1/jobs/{id}")).await;
+        assert!(matches!(j["status"].as_str(), Some("queued" | "running")), "the fit must still run: {j}");
+        if let Some(it) = j["progress"]["iteration"].as_u64().filter(|&it| it >= 5) {
+            break it;
+        }
+        assert!(t0.elapsed() < MINUTE, "{j}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    s.restart().await;
+    let j = s.wait(&id, MINUTE).await;
+    assert_eq!(j["status"], "succeeded", "{j}");
+    assert!(j["progress"]["resumed_from"].as_u64().unwrap() >= seen, "{j}");
+}

@@ -8,11 +8,11 @@
 use rand::RngExt;
 use rand_distr::{Distribution, Gamma, StandardNormal};
 use std::time::Instant;
+use topicd::corpus::EncodedDoc;
 use topicd::models::dcnt::covariance::topic_covariance;
 use topicd::models::dcnt::heldout::{chib_batch, ChibSettings};
 use topicd::models::dcnt::point::DcntPoint;
 use topicd::models::dcnt::stick::stick_weights;
-use topicd::corpus::EncodedDoc;
 use topicd::models::CancelToken;
 use topicd::rng::{stream, Purpose, StreamRng};
 
@@ -102,6 +102,9 @@ fn main() {
         let start = Instant::now();
         let cov = pool.install(|| topic_covariance(&point, &cov_features, 5_000, 3));
         let secs = start.elapsed().as_secs_f64();
-        println!("K = {k:>2}: covariance {secs:8.3} s for {cov_docs} distinct documents x 5000 draws (trace {:.4})", (0..k).map(|i| cov.covariance[i * k + i]).sum::<f64>());
+        println!(
+            "K = {k:>2}: covariance {secs:8.3} s for {cov_docs} distinct documents x 5000 draws (trace {:.4})",
+            (0..k).map(|i| cov.covariance[i * k + i]).sum::<f64>()
+        );
     }
 }

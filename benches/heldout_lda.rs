@@ -34,7 +34,10 @@ fn categorical(probabilities: &[f64], rng: &mut StreamRng) -> usize {
 
 fn main() {
     let settings = ChibSettings::default();
-    println!("Chib-style held-out estimator, LDA, V = {NUM_TERMS}, {DOC_TOKENS}-token documents, burn-in {}, S = {}, 1 thread", settings.burn_in, settings.chain_length);
+    println!(
+        "Chib-style held-out estimator, LDA, V = {NUM_TERMS}, {DOC_TOKENS}-token documents, burn-in {}, S = {}, 1 thread",
+        settings.burn_in, settings.chain_length
+    );
     println!("{:>5} {:>12} {:>12} {:>12} {:>16}", "K", "median ms", "min ms", "max ms", "mean log p/token");
     for num_topics in [10usize, 50, 100] {
         let alpha = 50.0 / num_topics as f64;
@@ -56,12 +59,6 @@ fn main() {
             times.push(start.elapsed().as_secs_f64() * 1e3);
         }
         times.sort_by(|a, b| a.total_cmp(b));
-        println!(
-            "{num_topics:>5} {:>12.2} {:>12.2} {:>12.2} {:>16.4}",
-            times[DOCS / 2],
-            times[0],
-            times[DOCS - 1],
-            log_p / (DOCS * DOC_TOKENS) as f64
-        );
+        println!("{num_topics:>5} {:>12.2} {:>12.2} {:>12.2} {:>16.4}", times[DOCS / 2], times[0], times[DOCS - 1], log_p / (DOCS * DOC_TOKENS) as f64);
     }
 }

@@ -26,10 +26,15 @@ fn tokens(docs: &[Value]) -> Tokens {
     let mut order = TokenOrder::new();
     let mut rows = Vec::new();
     for doc in docs {
-        let t: Vec<u32> = doc.as_array().unwrap().iter().map(|w| {
-            let n = ids.len() as u32;
-            *ids.entry(w.as_str().unwrap().to_string()).or_insert(n)
-        }).collect();
+        let t: Vec<u32> = doc
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| {
+                let n = ids.len() as u32;
+                *ids.entry(w.as_str().unwrap().to_string()).or_insert(n)
+            })
+            .collect();
         rows.push(t.iter().map(|&x| (x, 1)).collect::<Vec<_>>());
         order.push(&t);
     }

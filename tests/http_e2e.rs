@@ -61,10 +61,15 @@ async fn upload_fit_read_predict_and_survive_a_restart() {
     let (_, by_freq) = s.get(&format!("/v1/models/{mid}/topics?n=5&rank=frequency")).await;
     let text: Vec<String> = by_freq["topics"][3]["words"].as_array().unwrap().iter().map(|w| w["word"].as_str().unwrap().to_string()).collect();
     let text = vec![text.join(" "); 4].join(" ");
-    let (st, pred) = s.post(&format!("/v1/models/{mid}/predict"), &json!({"documents": [
-        {"id": "a", "text": text},
-        {"id": "b", "counts": {"zzzz-not-a-word": 3}}
-    ]})).await;
+    let (st, pred) = s
+        .post(
+            &format!("/v1/models/{mid}/predict"),
+            &json!({"documents": [
+                {"id": "a", "text": text},
+                {"id": "b", "counts": {"zzzz-not-a-word": 3}}
+            ]}),
+        )
+        .await;
     assert_eq!(st, 200, "{pred}");
     let p = &pred["predictions"];
     let theta: Vec<f64> = p[0]["topic_proportions"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();

@@ -112,9 +112,17 @@ async fn lda_scores_its_test_split_and_submitted_documents() {
     // The model shows its family's capabilities, and /v1/families lists every family.
     let (_, model) = s.get(&format!("/v1/models/{mid}")).await;
     let caps = &model["capabilities"];
-    assert_eq!((caps["input"].as_str(), caps["heldout_likelihood"].as_bool(), caps["correlations"].as_bool()), (Some("corpus"), Some(true), Some(false)), "{model}");
+    assert_eq!(
+        (caps["input"].as_str(), caps["heldout_likelihood"].as_bool(), caps["correlations"].as_bool()),
+        (Some("corpus"), Some(true), Some(false)),
+        "{model}"
+    );
     let (st, families) = s.get("/v1/families").await;
     assert_eq!(st, 200);
-    let listed: Vec<(&str, &str)> = families["families"].as_array().unwrap().iter().map(|f| (f["name"].as_str().unwrap(), f["capabilities"]["input"].as_str().unwrap())).collect();
-    assert_eq!(listed, [("lda", "corpus"), ("hpc", "corpus"), ("pcm", "corpus"), ("dcnt", "corpus"), ("scnt", "corpus"), ("hdp", "corpus"), ("hdp_ammsb", "graph")]);
+    let listed: Vec<(&str, &str)> =
+        families["families"].as_array().unwrap().iter().map(|f| (f["name"].as_str().unwrap(), f["capabilities"]["input"].as_str().unwrap())).collect();
+    assert_eq!(
+        listed,
+        [("lda", "corpus"), ("hpc", "corpus"), ("pcm", "corpus"), ("dcnt", "corpus"), ("scnt", "corpus"), ("hdp", "corpus"), ("hdp_ammsb", "graph")]
+    );
 }

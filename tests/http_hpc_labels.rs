@@ -95,7 +95,8 @@ async fn uploaded_parents_are_predicted_and_scored() {
 
     // With `label_closure: none` sets are not closed, but the evaluation still scores
     // against the uploaded sets (parents in the truth).
-    let job = s.submit(&cid, "hpc", json!({"iterations": 30, "validation_fraction": 0.25, "test_fraction": 0.25, "threads": 2, "label_closure": "none"}), 3).await;
+    let job =
+        s.submit(&cid, "hpc", json!({"iterations": 30, "validation_fraction": 0.25, "test_fraction": 0.25, "threads": 2, "label_closure": "none"}), 3).await;
     let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(120)).await;
     assert_eq!(done["status"], "succeeded", "{done}");
     let (_, open) = s.get(&format!("/v1/models/{}", done["model_id"].as_str().unwrap())).await;
@@ -151,7 +152,9 @@ async fn labels_of_two_branches_are_predicted_together() {
     assert_eq!(labels(1), ["Guitar", "Music"], "{pred}");
     // Both children are near certain together, which no single-label explanation can
     // say: there the two leaves' probabilities share one unit.
-    let prob = |i: usize, name: &str| pred["predictions"][i]["labels"].as_array().unwrap().iter().find(|l| l["label"] == name).unwrap()["probability"].as_f64().unwrap();
+    let prob = |i: usize, name: &str| {
+        pred["predictions"][i]["labels"].as_array().unwrap().iter().find(|l| l["label"] == name).unwrap()["probability"].as_f64().unwrap()
+    };
     assert!(prob(0, "Football") + prob(0, "Piano") > 1.5, "{pred}");
     assert!(prob(1, "Football") + prob(1, "Piano") < 0.5, "{pred}");
 }

@@ -186,7 +186,8 @@ fn effective_params_keep_given_values_fill_defaults_and_match_the_schema() {
     }
     for (name, effective) in &families {
         let schema = params_schema(name);
-        let documented: BTreeSet<String> = spec["components"]["schemas"][schema]["properties"].as_object().unwrap_or_else(|| panic!("{schema} has properties")).keys().cloned().collect();
+        let documented: BTreeSet<String> =
+            spec["components"]["schemas"][schema]["properties"].as_object().unwrap_or_else(|| panic!("{schema} has properties")).keys().cloned().collect();
         for given in [serde_json::json!({}), given_params(name)] {
             let filled = effective(&given);
             let keys: BTreeSet<String> = filled.as_object().expect("an object").keys().cloned().collect();

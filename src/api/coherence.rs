@@ -126,7 +126,9 @@ async fn training_corpus(state: &AppState, m: &LoadedModel) -> ApiResult<(String
 /// Resolves the window against what the corpus kept; errors name the parameter.
 fn resolve_window(opts: &CoherenceOptions, corpus: &Corpus) -> ApiResult<Option<usize>> {
     let ordered = corpus.token_order.is_some();
-    let no_order = |field: &str, what: String| ApiError::invalid(field, format!("{what}, but this corpus keeps no token order (it has bag-of-words documents, `counts`, or was stored before topicd kept token order); use window=document, or measure=u_mass or c_npmi"));
+    let no_order = |field: &str, what: String| {
+        ApiError::invalid(field, format!("{what}, but this corpus keeps no token order (it has bag-of-words documents, `counts`, or was stored before topicd kept token order); use window=document, or measure=u_mass or c_npmi"))
+    };
     match (opts.window, opts.measure.default_window()) {
         (Window::Document, _) | (Window::Default, None) => Ok(None),
         (Window::Default, Some(w)) if ordered => Ok(Some(w)),

@@ -230,8 +230,8 @@ fn build_from_lines(options: PreprocessOptions, rx: std::sync::mpsc::Receiver<by
         if text.trim().is_empty() {
             return Ok(());
         }
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| ApiError::malformed_json(format!("line {line_no} is not valid JSON: {e}")).with_line(Some(line_no)))?;
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| ApiError::malformed_json(format!("line {line_no} is not valid JSON: {e}")).with_line(Some(line_no)))?;
         if let Some(entries) = value.as_object().filter(|o| o.len() == 1).and_then(|o| o.get("tree")) {
             if builder.is_some() {
                 return Err(ApiError::invalid("tree", "tree lines must come before the first document").with_line(Some(line_no)));
@@ -244,9 +244,8 @@ fn build_from_lines(options: PreprocessOptions, rx: std::sync::mpsc::Receiver<by
         if builder.is_none() {
             *builder = Some(CorpusBuilder::new(options.clone(), tree)?);
         }
-        let doc: RawDocument = serde_path_to_error::deserialize(value).map_err(|e| {
-            ApiError::invalid(format!("documents[{docs}].{}", e.path()), e.into_inner().to_string()).with_line(Some(line_no))
-        })?;
+        let doc: RawDocument = serde_path_to_error::deserialize(value)
+            .map_err(|e| ApiError::invalid(format!("documents[{docs}].{}", e.path()), e.into_inner().to_string()).with_line(Some(line_no)))?;
         builder.as_mut().expect("created above").add_document(doc, docs, Some(line_no)).map_err(|e: CorpusError| ApiError::from(e.with_line(line_no)))?;
         docs += 1;
         Ok(())
@@ -274,9 +273,8 @@ fn build_from_lines(options: PreprocessOptions, rx: std::sync::mpsc::Receiver<by
 
 /// The corpus summary kept beside the blob (what `GET` shows without decoding it).
 fn summary_json(c: &Corpus) -> Value {
-    let labels: Vec<Value> = (0..c.labels.len())
-        .map(|k| json!({"label": c.labels.names[k], "parent": c.labels.parent[k].map(|p| c.labels.names[p as usize].clone())}))
-        .collect();
+    let labels: Vec<Value> =
+        (0..c.labels.len()).map(|k| json!({"label": c.labels.names[k], "parent": c.labels.parent[k].map(|p| c.labels.names[p as usize].clone())})).collect();
     json!({
         "stats": c.stats,
         "preprocess": c.lexicon.options,

@@ -102,7 +102,9 @@ fn check_sizes(docs: &[crate::corpus::lexicon::EncodedDoc], num_topics: usize) -
         if n > MAX_DOC_TOKENS || n.saturating_mul(num_topics as u64) > MAX_DOC_TOKEN_TOPICS {
             return Err(ApiError::invalid(
                 format!("documents[{i}]"),
-                format!("{n} tokens is too many to score with {num_topics} topics (at most {MAX_DOC_TOKENS} tokens and {MAX_DOC_TOKEN_TOPICS} tokens × topics)"),
+                format!(
+                    "{n} tokens is too many to score with {num_topics} topics (at most {MAX_DOC_TOKENS} tokens and {MAX_DOC_TOKEN_TOPICS} tokens × topics)"
+                ),
             ));
         }
         total += n;

@@ -92,10 +92,8 @@ pub async fn communities(State(state): State<AppState>, Path(id): Path<String>) 
     let family = community_family(&row.family)
         .ok_or_else(|| ApiError::invalid("model", format!("{} models describe topics of a corpus, not communities of a graph", row.family)))?;
     let (_, _, data) = state.store.model_blobs(&id).await?.ok_or_else(|| ApiError::not_found("model", &id))?;
-    let c = tokio::task::spawn_blocking(move || family.decode(&data).map(|m| m.communities()))
-        .await
-        .map_err(ApiError::internal)?
-        .map_err(ApiError::internal)?;
+    let c =
+        tokio::task::spawn_blocking(move || family.decode(&data).map(|m| m.communities())).await.map_err(ApiError::internal)?.map_err(ApiError::internal)?;
     Ok(Json(json!({
         "model_id": id,
         "graph_id": row.graph_id,

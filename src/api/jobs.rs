@@ -72,11 +72,7 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Bod
     let job = match (req.corpus_id, req.graph_id) {
         (Some(corpus_id), None) => {
             let family = models::family(&req.model).ok_or_else(|| unknown_model(&req.model, "corpus_id"))?;
-            let corpus = state
-                .store
-                .get_corpus(&corpus_id)
-                .await?
-                .ok_or_else(|| ApiError::invalid("corpus_id", format!("no corpus with id {corpus_id:?}")))?;
+            let corpus = state.store.get_corpus(&corpus_id).await?.ok_or_else(|| ApiError::invalid("corpus_id", format!("no corpus with id {corpus_id:?}")))?;
             let stats: CorpusStats = serde_json::from_value(corpus.summary["stats"].clone()).map_err(ApiError::internal)?;
             family.check_params(&params, &stats)?;
             // The job keeps its parameters with every default filled in.
@@ -89,11 +85,7 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Bod
         }
         (None, Some(graph_id)) => {
             let family = community_family(&req.model).ok_or_else(|| unknown_model(&req.model, "graph_id"))?;
-            let graph = state
-                .store
-                .get_graph(&graph_id)
-                .await?
-                .ok_or_else(|| ApiError::invalid("graph_id", format!("no graph with id {graph_id:?}")))?;
+            let graph = state.store.get_graph(&graph_id).await?.ok_or_else(|| ApiError::invalid("graph_id", format!("no graph with id {graph_id:?}")))?;
             family.check_params(&params, &graph.stats)?;
             let params = family.effective_params(&params)?;
             state
@@ -148,10 +140,8 @@ pub async fn get_one(State(state): State<AppState>, Path(id): Path<String>) -> A
 pub async fn trace(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     find(&state, &id).await?;
     let points = state.store.job_trace(&id).await?;
-    let points: Vec<Value> = points
-        .iter()
-        .map(|p| json!({"iteration": p.iteration, "elapsed_s": p.elapsed_s, "loglik_per_token": p.loglik_per_token}))
-        .collect();
+    let points: Vec<Value> =
+        points.iter().map(|p| json!({"iteration": p.iteration, "elapsed_s": p.elapsed_s, "loglik_per_token": p.loglik_per_token})).collect();
     Ok(Json(json!({"job_id": id, "points": points})))
 }
 

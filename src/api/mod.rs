@@ -126,11 +126,8 @@ pub fn with_middleware(router: Router, cors_origins: &[String]) -> Router {
         .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid));
     let origins: Vec<&String> = cors_origins.iter().filter(|o| !o.trim().is_empty()).collect();
     if !origins.is_empty() {
-        let allow = if origins.iter().any(|o| o.trim() == "*") {
-            AllowOrigin::any()
-        } else {
-            AllowOrigin::list(origins.iter().filter_map(|o| o.trim().parse().ok()))
-        };
+        let allow =
+            if origins.iter().any(|o| o.trim() == "*") { AllowOrigin::any() } else { AllowOrigin::list(origins.iter().filter_map(|o| o.trim().parse().ok())) };
         app = app.layer(
             CorsLayer::new()
                 .allow_origin(allow)

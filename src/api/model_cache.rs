@@ -48,7 +48,10 @@ impl ModelCache {
         }
         let row = store.get_model(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
         if models::community::community_family(&row.family).is_some() {
-            return Err(ApiError::invalid("model", format!("{} models describe communities of a graph (see /v1/models/{id}/communities); they have no topics", row.family)));
+            return Err(ApiError::invalid(
+                "model",
+                format!("{} models describe communities of a graph (see /v1/models/{id}/communities); they have no topics", row.family),
+            ));
         }
         let (family, lexicon, data) = store.model_blobs(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
         let loaded = tokio::task::spawn_blocking(move || -> ApiResult<LoadedModel> {

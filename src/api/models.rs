@@ -183,10 +183,7 @@ fn topic_header(table: &TopicTable, k: usize) -> Value {
 }
 
 fn words_json(m: &LoadedModel, words: &[WordScore]) -> Vec<Value> {
-    words
-        .iter()
-        .map(|w| json!({"word": m.lexicon.word(w.term), "frequency": w.frequency, "exclusivity": w.exclusivity, "frex": w.frex}))
-        .collect()
+    words.iter().map(|w| json!({"word": m.lexicon.word(w.term), "frequency": w.frequency, "exclusivity": w.exclusivity, "frex": w.frex})).collect()
 }
 
 fn csv_escape(s: &str) -> String {
@@ -234,7 +231,8 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
             use rayon::prelude::*;
             let table = m2.model.topic_table(&TableOptions { comparison });
             let ranked: Vec<Vec<WordScore>> = (0..table.topics.len()).into_par_iter().map(|k| rank_topic(&table, k, rank, weight, Some(n))).collect();
-            let top_words: Option<Vec<Vec<u32>>> = top_n.map(|t| (0..table.topics.len()).into_par_iter().map(|k| top_terms(&table, k, rank, weight, t)).collect());
+            let top_words: Option<Vec<Vec<u32>>> =
+                top_n.map(|t| (0..table.topics.len()).into_par_iter().map(|k| top_terms(&table, k, rank, weight, t)).collect());
             (table, ranked, top_words)
         })
     })

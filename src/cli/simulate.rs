@@ -69,6 +69,9 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
     }
     out.flush().map_err(|e| e.to_string())?;
     let docs = sim.counts.len().max(1) as f64;
-    println!("{}", json!({"documents": sim.counts.len(), "labels": sim.num_labels(), "tokens": tokens, "tokens_per_document": tokens as f64 / docs, "labels_per_document": labels as f64 / docs}));
+    println!(
+        "{}",
+        json!({"documents": sim.counts.len(), "labels": sim.num_labels(), "tokens": tokens, "tokens_per_document": tokens as f64 / docs, "labels_per_document": labels as f64 / docs})
+    );
     Ok(())
 }

@@ -124,12 +124,7 @@ impl CorpusBuilder {
     /// Rules: exactly one of `text`/`counts`; counts finite non-negative integers;
     /// ids unique and non-empty (a missing id becomes `index` as a string); feature
     /// values finite; labels consistent with the label tree.
-    pub fn add_document(
-        &mut self,
-        doc: RawDocument,
-        index: usize,
-        line: Option<usize>,
-    ) -> Result<(), CorpusError> {
+    pub fn add_document(&mut self, doc: RawDocument, index: usize, line: Option<usize>) -> Result<(), CorpusError> {
         self.add_inner(doc, index).map_err(|e| e.with_line(line.unwrap_or(index)))
     }
 
@@ -138,9 +133,7 @@ impl CorpusBuilder {
 
         // 1. Validate everything that does not change the builder.
         let id = match doc.id {
-            Some(id) if id.is_empty() => {
-                return Err(CorpusError::field(at(".id"), "document id must not be empty"))
-            }
+            Some(id) if id.is_empty() => return Err(CorpusError::field(at(".id"), "document id must not be empty")),
             Some(id) => id,
             None => index.to_string(),
         };
@@ -161,30 +154,15 @@ impl CorpusBuilder {
             ));
         }
         let content = match (doc.text, doc.counts) {
-            (Some(_), Some(_)) => {
-                return Err(CorpusError::field(
-                    at(""),
-                    "a document must have either text or counts, not both",
-                ))
-            }
-            (None, None) => {
-                return Err(CorpusError::field(
-                    at(""),
-                    "a document needs either text or counts (a bag of words)",
-                ))
-            }
+            (Some(_), Some(_)) => return Err(CorpusError::field(at(""), "a document must have either text or counts, not both")),
+            (None, None) => return Err(CorpusError::field(at(""), "a document needs either text or counts (a bag of words)")),
             (Some(text), None) => Content::Text(text),
             (None, Some(counts)) => {
                 let mut checked = Vec::with_capacity(counts.len());
                 for (word, value) in counts {
                     match parse_count(value) {
                         Ok(c) => checked.push((word, c)),
-                        Err(why) => {
-                            return Err(CorpusError::field(
-                                at(&format!(".counts.{word}")),
-                                format!("{why} (got {value} for '{word}')"),
-                            ))
-                        }
+                        Err(why) => return Err(CorpusError::field(at(&format!(".counts.{word}")), format!("{why} (got {value} for '{word}')"))),
                     }
                 }
                 Content::Counts(checked)
@@ -192,18 +170,11 @@ impl CorpusBuilder {
         };
         let features = doc.features.unwrap_or_default();
         if let Some((name, value)) = features.iter().find(|(_, v)| !v.is_finite()) {
-            return Err(CorpusError::field(
-                at(&format!(".features.{name}")),
-                format!("feature values must be finite numbers, got {value}"),
-            ));
+            return Err(CorpusError::field(at(&format!(".features.{name}")), format!("feature values must be finite numbers, got {value}")));
         }
 
         // 2. Labels (the label builder rolls itself back on error).
-        let labels = self.labels.add_document_labels(
-            doc.labels.as_deref().unwrap_or(&[]),
-            doc.paths.as_deref().unwrap_or(&[]),
-            index,
-        )?;
+        let labels = self.labels.add_document_labels(doc.labels.as_deref().unwrap_or(&[]), doc.paths.as_deref().unwrap_or(&[]), index)?;
 
         // 3. Nothing can fail from here on: tokenize and record.
         match content {
@@ -331,11 +302,7 @@ impl CorpusBuilder {
 
         // Most frequent first, ties by word; this order is also the final numbering.
         let words = &self.words;
-        kept.sort_unstable_by(|&a, &b| {
-            tf[b as usize]
-                .cmp(&tf[a as usize])
-                .then_with(|| words[a as usize].cmp(&words[b as usize]))
-        });
+        kept.sort_unstable_by(|&a, &b| tf[b as usize].cmp(&tf[a as usize]).then_with(|| words[a as usize].cmp(&words[b as usize])));
         let mut limit = after_df;
         if let Some(n) = opts.top_n {
             limit = limit.min(n);
@@ -399,21 +366,17 @@ impl CorpusBuilder {
             return Err(CorpusError::field("documents", message));
         }
 
-        let final_words: Vec<String> =
-            kept.iter().map(|&t| self.words[t as usize].clone()).collect();
+        let final_words: Vec<String> = kept.iter().map(|&t| self.words[t as usize].clone()).collect();
         let lexicon = Lexicon::new(final_words, self.options.clone());
         let labels = self.labels.finish();
 
         let doc_ids: Vec<String> = kept_docs.iter().map(|&d| self.doc_ids[d].clone()).collect();
-        let doc_labels: Vec<Vec<u32>> =
-            kept_docs.iter().map(|&d| self.doc_labels[d].clone()).collect();
+        let doc_labels: Vec<Vec<u32>> = kept_docs.iter().map(|&d| self.doc_labels[d].clone()).collect();
 
         let features = (!self.feature_names.is_empty()).then(|| {
             // Sorted names; `col[old feature id]` = column in the sorted order.
             let mut order: Vec<u32> = (0..self.feature_names.len() as u32).collect();
-            order.sort_unstable_by(|&a, &b| {
-                self.feature_names[a as usize].cmp(&self.feature_names[b as usize])
-            });
+            order.sort_unstable_by(|&a, &b| self.feature_names[a as usize].cmp(&self.feature_names[b as usize]));
             let mut col = vec![0usize; order.len()];
             for (c, &f) in order.iter().enumerate() {
                 col[f as usize] = c;
@@ -440,8 +403,7 @@ impl CorpusBuilder {
             out
         });
 
-        let splits =
-            self.any_split.then(|| kept_docs.iter().map(|&d| self.splits[d].clone()).collect());
+        let splits = self.any_split.then(|| kept_docs.iter().map(|&d| self.splits[d].clone()).collect());
 
         let stats = CorpusStats {
             num_documents: doc_ids.len(),
@@ -467,11 +429,7 @@ enum Content {
 }
 
 /// Builds a corpus from in-memory documents (document `i` has index `i`, no line).
-pub fn build_corpus(
-    options: PreprocessOptions,
-    tree: &[TreeEntry],
-    docs: impl IntoIterator<Item = RawDocument>,
-) -> Result<Corpus, CorpusError> {
+pub fn build_corpus(options: PreprocessOptions, tree: &[TreeEntry], docs: impl IntoIterator<Item = RawDocument>) -> Result<Corpus, CorpusError> {
     let mut builder = CorpusBuilder::new(options, tree)?;
     for (i, doc) in docs.into_iter().enumerate() {
         builder.add_document(doc, i, None)?;

@@ -8,11 +8,7 @@ fn text(id: &str, t: &str) -> RawDocument {
 }
 
 fn bow(id: &str, pairs: &[(&str, f64)]) -> RawDocument {
-    RawDocument {
-        id: Some(id.into()),
-        counts: Some(pairs.iter().map(|(w, c)| (w.to_string(), *c)).collect()),
-        ..Default::default()
-    }
+    RawDocument { id: Some(id.into()), counts: Some(pairs.iter().map(|(w, c)| (w.to_string(), *c)).collect()), ..Default::default() }
 }
 
 fn no_stop() -> PreprocessOptions {
@@ -25,12 +21,7 @@ fn words(c: &Corpus) -> Vec<&str> {
 
 /// df: aa 4, bb 3, cc 2, dd 1, ee 1; tf: aa 4, bb 6, cc 2, dd 5, ee 1.
 fn prune_docs() -> Vec<RawDocument> {
-    vec![
-        text("0", "aa bb bb cc"),
-        text("1", "aa bb bb dd dd dd dd dd"),
-        text("2", "aa bb bb cc"),
-        text("3", "aa ee"),
-    ]
+    vec![text("0", "aa bb bb cc"), text("1", "aa bb bb dd dd dd dd dd"), text("2", "aa bb bb cc"), text("3", "aa ee")]
 }
 
 fn build(opts: PreprocessOptions, docs: Vec<RawDocument>) -> Result<Corpus, CorpusError> {
@@ -39,11 +30,7 @@ fn build(opts: PreprocessOptions, docs: Vec<RawDocument>) -> Result<Corpus, Corp
 
 #[test]
 fn basic_corpus() {
-    let c = build(
-        PreprocessOptions::default(),
-        vec![text("a", "The cat sat on the mat. The cat!"), text("b", "A dog and a cat")],
-    )
-    .unwrap();
+    let c = build(PreprocessOptions::default(), vec![text("a", "The cat sat on the mat. The cat!"), text("b", "A dog and a cat")]).unwrap();
     // tf: cat 3, dog 1, mat 1, sat 1 → frequency then word order.
     assert_eq!(words(&c), vec!["cat", "dog", "mat", "sat"]);
     assert_eq!(c.doc_ids, vec!["a", "b"]);
@@ -98,22 +85,13 @@ fn top_n_and_top_fraction() {
     assert_eq!(c.stats.dropped_ids, vec!["3"]);
 
     // ceil(0.5 × 5) = 3.
-    let c = build(PreprocessOptions { top_fraction: Some(0.5), ..no_stop() }, prune_docs())
-        .unwrap();
+    let c = build(PreprocessOptions { top_fraction: Some(0.5), ..no_stop() }, prune_docs()).unwrap();
     assert_eq!(words(&c), vec!["bb", "dd", "aa"]);
     // Both: the smaller limit (top_n 4 vs ceil(0.5 × 5) = 3).
-    let c = build(
-        PreprocessOptions { top_n: Some(4), top_fraction: Some(0.5), ..no_stop() },
-        prune_docs(),
-    )
-    .unwrap();
+    let c = build(PreprocessOptions { top_n: Some(4), top_fraction: Some(0.5), ..no_stop() }, prune_docs()).unwrap();
     assert_eq!(words(&c), vec!["bb", "dd", "aa"]);
     // Applied after the df filters: min_df 2 leaves {aa, bb, cc}; ceil(0.4 × 3) = 2.
-    let c = build(
-        PreprocessOptions { min_df: 2, top_fraction: Some(0.4), ..no_stop() },
-        prune_docs(),
-    )
-    .unwrap();
+    let c = build(PreprocessOptions { min_df: 2, top_fraction: Some(0.4), ..no_stop() }, prune_docs()).unwrap();
     assert_eq!(words(&c), vec!["bb", "aa"]);
     // top_n larger than the vocabulary keeps everything.
     let c = build(PreprocessOptions { top_n: Some(100), ..no_stop() }, prune_docs()).unwrap();
@@ -124,11 +102,7 @@ fn top_n_and_top_fraction() {
 fn top_fraction_float_noise() {
     // 30 distinct terms each once; 0.1 × 30 must keep exactly 3.
     let t: Vec<String> = (0..30).map(|i| format!("w{i:02}x")).collect();
-    let c = build(
-        PreprocessOptions { top_fraction: Some(0.1), ..no_stop() },
-        vec![text("d", &t.join(" "))],
-    )
-    .unwrap();
+    let c = build(PreprocessOptions { top_fraction: Some(0.1), ..no_stop() }, vec![text("d", &t.join(" "))]).unwrap();
     assert_eq!(words(&c), vec!["w00x", "w01x", "w02x"]);
 }
 
@@ -146,10 +120,7 @@ fn rows_remapped_correctly() {
 fn bag_of_words_documents() {
     let c = build(
         PreprocessOptions { stem: true, ..Default::default() },
-        vec![
-            bow("x", &[("Running", 2.0), ("runs", 1.0), ("the", 9.0), ("zero", 0.0)]),
-            text("y", "connections run"),
-        ],
+        vec![bow("x", &[("Running", 2.0), ("runs", 1.0), ("the", 9.0), ("zero", 0.0)]), text("y", "connections run")],
     )
     .unwrap();
     assert_eq!(words(&c), vec!["run", "connect"]);
@@ -159,11 +130,7 @@ fn bag_of_words_documents() {
 
 #[test]
 fn empty_documents_dropped() {
-    let c = build(
-        PreprocessOptions::default(),
-        vec![text("a", "the and of"), text("b", "real words here"), text("c", "")],
-    )
-    .unwrap();
+    let c = build(PreprocessOptions::default(), vec![text("a", "the and of"), text("b", "real words here"), text("c", "")]).unwrap();
     assert_eq!(c.doc_ids, vec!["b"]);
     assert_eq!(c.stats.num_dropped_empty, 2);
     assert_eq!(c.stats.dropped_ids, vec!["a", "c"]);
@@ -186,17 +153,12 @@ fn empty_corpus_errors() {
     assert_eq!(e.field.as_deref(), Some("documents"));
     assert_eq!(e.message, "corpus has no documents");
 
-    let e = build(PreprocessOptions::default(), vec![text("a", "the of"), text("b", "")])
-        .unwrap_err();
+    let e = build(PreprocessOptions::default(), vec![text("a", "the of"), text("b", "")]).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("documents"));
     assert!(e.message.contains("empty after preprocessing"), "{}", e.message);
 
     // Terms exist but pruning removes them all.
-    let e = build(
-        PreprocessOptions { min_df: 2, ..Default::default() },
-        vec![text("a", "apple"), text("b", "banana")],
-    )
-    .unwrap_err();
+    let e = build(PreprocessOptions { min_df: 2, ..Default::default() }, vec![text("a", "apple"), text("b", "banana")]).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("documents"));
     assert!(e.message.contains("min_df"), "{}", e.message);
 }
@@ -204,8 +166,7 @@ fn empty_corpus_errors() {
 #[test]
 fn default_ids_and_duplicates() {
     let mut b = CorpusBuilder::new(PreprocessOptions::default(), &[]).unwrap();
-    b.add_document(RawDocument { text: Some("hello".into()), ..Default::default() }, 0, None)
-        .unwrap();
+    b.add_document(RawDocument { text: Some("hello".into()), ..Default::default() }, 0, None).unwrap();
     b.add_document(text("x", "world"), 1, None).unwrap();
     let e = b.add_document(text("x", "again"), 2, Some(3)).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("documents[2].id"));
@@ -328,14 +289,10 @@ fn explicit_tree_and_options_validated() {
     let bad_tree = [TreeEntry { label: "a".into(), parent: Some("b".into()) }];
     let e = CorpusBuilder::new(PreprocessOptions::default(), &bad_tree).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("tree[0].parent"));
-    let e = CorpusBuilder::new(PreprocessOptions { max_df: 0.0, ..Default::default() }, &[])
-        .unwrap_err();
+    let e = CorpusBuilder::new(PreprocessOptions { max_df: 0.0, ..Default::default() }, &[]).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("preprocess.max_df"));
     // The explicit tree's labels count even if no document uses them.
-    let tree = [
-        TreeEntry { label: "r".into(), parent: None },
-        TreeEntry { label: "s".into(), parent: Some("r".into()) },
-    ];
+    let tree = [TreeEntry { label: "r".into(), parent: None }, TreeEntry { label: "s".into(), parent: Some("r".into()) }];
     let mut d = text("a", "alpha");
     d.labels = Some(vec!["s".into()]);
     let c = build_corpus(PreprocessOptions::default(), &tree, vec![d]).unwrap();
@@ -352,8 +309,7 @@ fn serde_roundtrip_of_corpus() {
     let mut d1 = text("b", "Dogs chase cats");
     d1.labels = Some(vec!["pets/dogs".into()]);
     d1.split = Some("test".into());
-    let c =
-        build(PreprocessOptions { stem: true, ..Default::default() }, vec![d0, d1]).unwrap();
+    let c = build(PreprocessOptions { stem: true, ..Default::default() }, vec![d0, d1]).unwrap();
     let json = serde_json::to_string(&c).unwrap();
     let back: Corpus = serde_json::from_str(&json).unwrap();
     assert_eq!(back.lexicon, c.lexicon);
@@ -370,19 +326,13 @@ fn serde_roundtrip_of_corpus() {
     assert!(back.labels.id("dogs").is_some());
     let p = back.lexicon.pipeline();
     let e = back.lexicon.encode_text(&p, "A cat chasing birds");
-    assert_eq!(
-        e.terms,
-        vec![back.lexicon.id("cat").unwrap(), back.lexicon.id("chase").unwrap()]
-    );
+    assert_eq!(e.terms, vec![back.lexicon.id("cat").unwrap(), back.lexicon.id("chase").unwrap()]);
     assert_eq!(e.oov_tokens, 1);
 }
 
 #[test]
 fn prediction_encoding_matches_corpus() {
-    let docs = vec![
-        text("a", "Running dogs and running cats; the dog's ball."),
-        bow("b", &[("Dogs", 2.0), ("BALLS", 1.0)]),
-    ];
+    let docs = vec![text("a", "Running dogs and running cats; the dog's ball."), bow("b", &[("Dogs", 2.0), ("BALLS", 1.0)])];
     let opts = PreprocessOptions { stem: true, ..Default::default() };
     let c = build(opts, docs.clone()).unwrap();
     let lex = &c.lexicon;
@@ -415,8 +365,7 @@ fn larger_corpus_builds_quickly() {
         })
         .collect();
     let start = std::time::Instant::now();
-    let c =
-        build(PreprocessOptions { stem: true, min_df: 2, ..Default::default() }, docs).unwrap();
+    let c = build(PreprocessOptions { stem: true, min_df: 2, ..Default::default() }, docs).unwrap();
     let elapsed = start.elapsed();
     assert_eq!(c.stats.num_tokens, 600_000);
     assert_eq!(c.num_documents(), 1000);

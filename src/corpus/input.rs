@@ -162,8 +162,7 @@ mod tests {
 
     #[test]
     fn counts_under_own_name() {
-        let d: RawDocument =
-            serde_json::from_str(r#"{"counts":{"a":1},"labels":["x","y/z"]}"#).unwrap();
+        let d: RawDocument = serde_json::from_str(r#"{"counts":{"a":1},"labels":["x","y/z"]}"#).unwrap();
         assert_eq!(d.counts.unwrap()["a"], 1.0);
         assert_eq!(d.labels.unwrap(), vec!["x", "y/z"]);
     }

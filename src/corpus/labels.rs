@@ -62,11 +62,7 @@ impl LabelTree {
     /// Builds a tree from parallel arrays, checking the invariants.
     pub fn new(names: Vec<String>, parent: Vec<Option<u32>>) -> Result<Self, String> {
         if names.len() != parent.len() {
-            return Err(format!(
-                "label tree has {} names but {} parents",
-                names.len(),
-                parent.len()
-            ));
+            return Err(format!("label tree has {} names but {} parents", names.len(), parent.len()));
         }
         let mut index = HashMap::with_capacity(names.len());
         for (i, n) in names.iter().enumerate() {
@@ -298,12 +294,7 @@ impl LabelTreeBuilder {
                             i,
                             "parent",
                             &e.label,
-                            format!(
-                                "label '{}' given two different parents: {} and {}",
-                                e.label,
-                                show(&prev.parent),
-                                show(&e.parent)
-                            ),
+                            format!("label '{}' given two different parents: {} and {}", e.label, show(&prev.parent), show(&e.parent)),
                         ));
                     }
                 }
@@ -344,12 +335,7 @@ impl LabelTreeBuilder {
                 cur = b.parent[cur].expect("cycle node has a parent") as usize;
             }
             cycle.push(&b.names[node]);
-            return Err(tree_err(
-                first[node],
-                "parent",
-                &b.names[node],
-                format!("label tree has a cycle: {} (child → parent)", cycle.join(" → ")),
-            ));
+            return Err(tree_err(first[node], "parent", &b.names[node], format!("label tree has a cycle: {} (child → parent)", cycle.join(" → "))));
         }
         Ok(b)
     }
@@ -367,12 +353,7 @@ impl LabelTreeBuilder {
     /// Registers document `doc_index`'s labels and label paths and returns its label ids
     /// (sorted, deduplicated). On error nothing is changed. Errors name the field
     /// `documents[i].labels` or `documents[i].paths` and the label.
-    pub fn add_document_labels(
-        &mut self,
-        labels: &[String],
-        paths: &[Vec<String>],
-        doc_index: usize,
-    ) -> Result<Vec<u32>, CorpusError> {
+    pub fn add_document_labels(&mut self, labels: &[String], paths: &[Vec<String>], doc_index: usize) -> Result<Vec<u32>, CorpusError> {
         let mut undo = Vec::new();
         let result = self.add_inner(labels, paths, doc_index, &mut undo);
         if result.is_err() {
@@ -381,32 +362,18 @@ impl LabelTreeBuilder {
         result
     }
 
-    fn add_inner(
-        &mut self,
-        labels: &[String],
-        paths: &[Vec<String>],
-        doc_index: usize,
-        undo: &mut Vec<Undo>,
-    ) -> Result<Vec<u32>, CorpusError> {
+    fn add_inner(&mut self, labels: &[String], paths: &[Vec<String>], doc_index: usize, undo: &mut Vec<Undo>) -> Result<Vec<u32>, CorpusError> {
         let mut ids = Vec::with_capacity(labels.len() + paths.len());
         let labels_field = format!("documents[{doc_index}].labels");
         for label in labels {
             if label.is_empty() {
                 return Err(doc_err(&labels_field, "", "labels must not be empty".into()));
             }
-            let segments: Option<Vec<&str>> = self
-                .separator
-                .as_deref()
-                .filter(|sep| label.contains(sep))
-                .map(|sep| label.split(sep).collect());
+            let segments: Option<Vec<&str>> = self.separator.as_deref().filter(|sep| label.contains(sep)).map(|sep| label.split(sep).collect());
             match segments {
                 Some(segments) => {
                     if segments.iter().any(|s| s.is_empty()) {
-                        return Err(doc_err(
-                            &labels_field,
-                            label,
-                            format!("label path '{label}' has an empty segment"),
-                        ));
+                        return Err(doc_err(&labels_field, label, format!("label path '{label}' has an empty segment")));
                     }
                     ids.push(self.add_path(&segments, &labels_field, undo)?);
                 }
@@ -419,11 +386,7 @@ impl LabelTreeBuilder {
                 return Err(doc_err(&paths_field, "", "label paths must not be empty".into()));
             }
             if let Some(bad) = path.iter().find(|s| s.is_empty()) {
-                return Err(doc_err(
-                    &paths_field,
-                    bad,
-                    format!("label path {path:?} has an empty segment"),
-                ));
+                return Err(doc_err(&paths_field, bad, format!("label path {path:?} has an empty segment")));
             }
             let segments: Vec<&str> = path.iter().map(String::as_str).collect();
             ids.push(self.add_path(&segments, &paths_field, undo)?);
@@ -437,13 +400,7 @@ impl LabelTreeBuilder {
         doc_err(field, label, format!("label '{label}' is not in the label tree"))
     }
 
-    fn new_node(
-        &mut self,
-        name: &str,
-        parent: Option<u32>,
-        asserted: bool,
-        undo: &mut Vec<Undo>,
-    ) -> u32 {
+    fn new_node(&mut self, name: &str, parent: Option<u32>, asserted: bool, undo: &mut Vec<Undo>) -> u32 {
         let id = self.names.len() as u32;
         self.names.push(name.to_owned());
         self.parent.push(parent);
@@ -453,12 +410,7 @@ impl LabelTreeBuilder {
         id
     }
 
-    fn add_plain(
-        &mut self,
-        label: &str,
-        field: &str,
-        undo: &mut Vec<Undo>,
-    ) -> Result<u32, CorpusError> {
+    fn add_plain(&mut self, label: &str, field: &str, undo: &mut Vec<Undo>) -> Result<u32, CorpusError> {
         match self.index.get(label) {
             Some(&id) => Ok(id),
             None if self.explicit => Err(self.missing(label, field)),
@@ -466,12 +418,7 @@ impl LabelTreeBuilder {
         }
     }
 
-    fn add_path(
-        &mut self,
-        segments: &[&str],
-        field: &str,
-        undo: &mut Vec<Undo>,
-    ) -> Result<u32, CorpusError> {
+    fn add_path(&mut self, segments: &[&str], field: &str, undo: &mut Vec<Undo>) -> Result<u32, CorpusError> {
         let mut parent: Option<u32> = None;
         for &seg in segments {
             let id = match self.index.get(seg) {
@@ -530,12 +477,7 @@ impl LabelTreeBuilder {
 }
 
 fn doc_err(field: &str, label: &str, message: String) -> CorpusError {
-    CorpusError {
-        field: Some(field.to_owned()),
-        line: None,
-        label: Some(label.to_owned()),
-        message,
-    }
+    CorpusError { field: Some(field.to_owned()), line: None, label: Some(label.to_owned()), message }
 }
 
 #[cfg(test)]

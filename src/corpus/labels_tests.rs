@@ -42,10 +42,7 @@ fn flat_labels() {
 fn label_paths() {
     let mut b = LabelTreeBuilder::new(&[], Some("/")).unwrap();
     assert_eq!(add(&mut b, &["a/b/c"]).unwrap(), vec![2]);
-    assert_eq!(
-        b.add_document_labels(&s(&["a/d"]), &[s(&["a", "b"]), s(&["e"])], 1).unwrap(),
-        vec![1, 3, 4]
-    );
+    assert_eq!(b.add_document_labels(&s(&["a/d"]), &[s(&["a", "b"]), s(&["e"])], 1).unwrap(), vec![1, 3, 4]);
     let t = b.finish();
     assert_eq!(t.names, s(&["a", "b", "c", "d", "e"]));
     assert_eq!(t.parent, vec![None, Some(0), Some(1), Some(0), None]);
@@ -194,17 +191,12 @@ fn explicit_tree_errors() {
     assert_eq!(e.label.as_deref(), Some("a"));
     assert!(e.message.contains("unknown parent"));
 
-    let e = LabelTreeBuilder::new(
-        &[entry("a", None), entry("b", None), entry("c", Some("a")), entry("c", Some("b"))],
-        Some("/"),
-    )
-    .unwrap_err();
+    let e = LabelTreeBuilder::new(&[entry("a", None), entry("b", None), entry("c", Some("a")), entry("c", Some("b"))], Some("/")).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("tree[3].parent"));
     assert_eq!(e.label.as_deref(), Some("c"));
     assert!(e.message.contains("two different parents"));
 
-    let e = LabelTreeBuilder::new(&[entry("a", None), entry("a", Some("a"))], Some("/"))
-        .unwrap_err();
+    let e = LabelTreeBuilder::new(&[entry("a", None), entry("a", Some("a"))], Some("/")).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("tree[1].parent"));
 
     let e = LabelTreeBuilder::new(&[entry("", None)], Some("/")).unwrap_err();
@@ -217,12 +209,7 @@ fn explicit_tree_errors() {
 
 #[test]
 fn explicit_tree_cycle_rejected() {
-    let tree = [
-        entry("root", None),
-        entry("x", Some("z")),
-        entry("y", Some("x")),
-        entry("z", Some("y")),
-    ];
+    let tree = [entry("root", None), entry("x", Some("z")), entry("y", Some("x")), entry("z", Some("y"))];
     let e = LabelTreeBuilder::new(&tree, Some("/")).unwrap_err();
     let label = e.label.clone().unwrap();
     assert!(["x", "y", "z"].contains(&label.as_str()), "{e:?}");

@@ -143,17 +143,12 @@ impl Lexicon {
     /// Counts must be non-negative integers; the error message names the bad word.
     /// Keys dropped by preprocessing (stop words, …) are ignored; keys not in the
     /// vocabulary add their count to `oov_tokens`.
-    pub fn encode_counts(
-        &self,
-        pipeline: &TextPipeline,
-        counts: &BTreeMap<String, f64>,
-    ) -> Result<EncodedDoc, String> {
+    pub fn encode_counts(&self, pipeline: &TextPipeline, counts: &BTreeMap<String, f64>) -> Result<EncodedDoc, String> {
         debug_assert_eq!(pipeline.options(), &self.options, "pipeline of another lexicon");
         let mut pairs = Vec::with_capacity(counts.len());
         let mut oov = 0u64;
         for (word, &value) in counts {
-            let c = parse_count(value)
-                .map_err(|why| format!("bad count {value} for word '{word}': {why}"))?;
+            let c = parse_count(value).map_err(|why| format!("bad count {value} for word '{word}': {why}"))?;
             if c == 0 {
                 continue;
             }
@@ -241,11 +236,7 @@ mod tests {
 
     #[test]
     fn serde_roundtrip_rebuilds_index() {
-        let opts = PreprocessOptions {
-            stopwords: StopWords::List(vec!["foo".into()]),
-            min_df: 2,
-            ..Default::default()
-        };
+        let opts = PreprocessOptions { stopwords: StopWords::List(vec!["foo".into()]), min_df: 2, ..Default::default() };
         let l = lex(&["alpha", "beta"], opts);
         let s = serde_json::to_string(&l).unwrap();
         assert!(!s.contains("index"));

@@ -97,8 +97,8 @@ impl Corpus {
 
 #[cfg(test)]
 mod tests {
-    use crate::corpus::{build_corpus, PreprocessOptions, RawDocument, StopWords};
     use crate::corpus::Corpus;
+    use crate::corpus::{build_corpus, PreprocessOptions, RawDocument, StopWords};
     use std::collections::BTreeMap;
 
     fn text(id: &str, t: &str) -> RawDocument {

@@ -177,28 +177,19 @@ impl PreprocessOptions {
             return Err(bad("min_df", "min_df must be at least 1"));
         }
         if !(self.max_df > 0.0 && self.max_df <= 1.0) {
-            return Err(bad(
-                "max_df",
-                format!("max_df must be a fraction of documents in (0, 1], got {}", self.max_df),
-            ));
+            return Err(bad("max_df", format!("max_df must be a fraction of documents in (0, 1], got {}", self.max_df)));
         }
         if self.top_n == Some(0) {
             return Err(bad("top_n", "top_n must be at least 1"));
         }
         if let Some(f) = self.top_fraction {
             if !(f > 0.0 && f <= 1.0) {
-                return Err(bad(
-                    "top_fraction",
-                    format!("top_fraction must be in (0, 1], got {f}"),
-                ));
+                return Err(bad("top_fraction", format!("top_fraction must be in (0, 1], got {f}")));
             }
         }
         if let Some(sep) = &self.label_separator {
             if sep.is_empty() {
-                return Err(bad(
-                    "label_separator",
-                    "label_separator must not be empty (use null to disable label paths)",
-                ));
+                return Err(bad("label_separator", "label_separator must not be empty (use null to disable label paths)"));
             }
         }
         Ok(())
@@ -237,25 +228,15 @@ impl PreprocessOptions {
                         _ => return Err(bad(key, format!("duplicate_ids must be reject or keep_first, got '{value}'"))),
                     }
                 }
-                "label_separator" => {
-                    opts.label_separator = (!value.is_empty()).then(|| value.clone())
-                }
+                "label_separator" => opts.label_separator = (!value.is_empty()).then(|| value.clone()),
                 "stopwords" => {
                     opts.stopwords = match value.trim() {
                         "english" => StopWords::English,
                         "none" | "" => StopWords::None,
-                        list => StopWords::List(
-                            list.split(',')
-                                .map(str::trim)
-                                .filter(|w| !w.is_empty())
-                                .map(str::to_owned)
-                                .collect(),
-                        ),
+                        list => StopWords::List(list.split(',').map(str::trim).filter(|w| !w.is_empty()).map(str::to_owned).collect()),
                     }
                 }
-                _ => {
-                    return Err(CorpusError::field(key, format!("unknown query parameter '{key}'")))
-                }
+                _ => return Err(CorpusError::field(key, format!("unknown query parameter '{key}'"))),
             }
         }
         opts.validate()?;
@@ -307,17 +288,13 @@ mod tests {
 
     #[test]
     fn json_roundtrip_and_partial() {
-        let o: PreprocessOptions = serde_json::from_str(
-            r#"{"stem":true,"stopwords":["foo","bar"],"top_n":10,"label_separator":null}"#,
-        )
-        .unwrap();
+        let o: PreprocessOptions = serde_json::from_str(r#"{"stem":true,"stopwords":["foo","bar"],"top_n":10,"label_separator":null}"#).unwrap();
         assert!(o.stem);
         assert_eq!(o.stopwords, StopWords::List(vec!["foo".into(), "bar".into()]));
         assert_eq!(o.top_n, Some(10));
         assert_eq!(o.label_separator, None);
         assert_eq!(o.min_df, 1);
-        let back: PreprocessOptions =
-            serde_json::from_str(&serde_json::to_string(&o).unwrap()).unwrap();
+        let back: PreprocessOptions = serde_json::from_str(&serde_json::to_string(&o).unwrap()).unwrap();
         assert_eq!(back, o);
     }
 
@@ -334,10 +311,7 @@ mod tests {
         assert_eq!(serde_json::to_string(&StopWords::List(vec!["a".into()])).unwrap(), r#"["a"]"#);
         assert_eq!(serde_json::from_str::<StopWords>(r#""english""#).unwrap(), StopWords::English);
         assert_eq!(serde_json::from_str::<StopWords>(r#""none""#).unwrap(), StopWords::None);
-        assert_eq!(
-            serde_json::from_str::<StopWords>(r#"["x","y"]"#).unwrap(),
-            StopWords::List(vec!["x".into(), "y".into()])
-        );
+        assert_eq!(serde_json::from_str::<StopWords>(r#"["x","y"]"#).unwrap(), StopWords::List(vec!["x".into(), "y".into()]));
         assert!(serde_json::from_str::<StopWords>(r#""french""#).is_err());
         assert!(serde_json::from_str::<StopWords>("3").is_err());
         assert!(serde_json::from_str::<StopWords>("[1]").is_err());
@@ -359,13 +333,8 @@ mod tests {
         check(PreprocessOptions { top_n: Some(0), ..d() }, "preprocess.top_n");
         check(PreprocessOptions { min_df: 0, ..d() }, "preprocess.min_df");
         check(PreprocessOptions { min_token_length: 0, ..d() }, "preprocess.min_token_length");
-        check(
-            PreprocessOptions { label_separator: Some(String::new()), ..d() },
-            "preprocess.label_separator",
-        );
-        assert!(PreprocessOptions { max_df: 1.0, top_fraction: Some(1.0), top_n: Some(1), ..d() }
-            .validate()
-            .is_ok());
+        check(PreprocessOptions { label_separator: Some(String::new()), ..d() }, "preprocess.label_separator");
+        assert!(PreprocessOptions { max_df: 1.0, top_fraction: Some(1.0), top_n: Some(1), ..d() }.validate().is_ok());
     }
 
     #[test]
@@ -414,8 +383,7 @@ mod tests {
         assert_eq!(e.field.as_deref(), Some("preprocess.max_df"));
         let e = PreprocessOptions::from_query_pairs(&pairs(&[("top_n", "0")])).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("preprocess.top_n"));
-        let e = PreprocessOptions::from_query_pairs(&pairs(&[("stem", "true"), ("stem", "false")]))
-            .unwrap_err();
+        let e = PreprocessOptions::from_query_pairs(&pairs(&[("stem", "true"), ("stem", "false")])).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("preprocess.stem"));
     }
 }

@@ -203,12 +203,7 @@ mod tests {
 
     #[test]
     fn from_rows_sorts_merges_and_drops_zeros() {
-        let m = DocTermMatrix::from_rows(vec![
-            vec![(5, 1), (2, 3), (5, 2), (7, 0), (0, 1)],
-            vec![],
-            vec![(1, 0)],
-            vec![(3, 4)],
-        ]);
+        let m = DocTermMatrix::from_rows(vec![vec![(5, 1), (2, 3), (5, 2), (7, 0), (0, 1)], vec![], vec![(1, 0)], vec![(3, 4)]]);
         assert_eq!(m.num_rows(), 4);
         assert_eq!(m.row(0), (&[0u32, 2, 5][..], &[1u32, 3, 3][..]));
         assert_eq!(m.row(1), (&[][..], &[][..]));

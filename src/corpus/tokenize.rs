@@ -42,21 +42,13 @@ pub struct TextPipeline {
 
 impl std::fmt::Debug for TextPipeline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TextPipeline")
-            .field("options", &self.options)
-            .field("stop_words", &self.stop.len())
-            .field("stemmer", &self.stemmer.is_some())
-            .finish()
+        f.debug_struct("TextPipeline").field("options", &self.options).field("stop_words", &self.stop.len()).field("stemmer", &self.stemmer.is_some()).finish()
     }
 }
 
 impl Clone for TextPipeline {
     fn clone(&self) -> Self {
-        TextPipeline {
-            options: self.options.clone(),
-            stop: self.stop.clone(),
-            stemmer: self.stemmer.as_ref().map(|_| Stemmer::create(Algorithm::English)),
-        }
+        TextPipeline { options: self.options.clone(), stop: self.stop.clone(), stemmer: self.stemmer.as_ref().map(|_| Stemmer::create(Algorithm::English)) }
     }
 }
 
@@ -101,11 +93,7 @@ impl TextPipeline {
     /// Steps 3–7 for one piece from [`Self::pieces`]: the term, or `None` if dropped.
     /// Pure function of the piece, so callers may cache results per distinct piece.
     pub fn normalize_piece<'a>(&self, piece: &'a str) -> Option<Cow<'a, str>> {
-        let lowered: Cow<'a, str> = if self.options.lowercase && needs_lowercasing(piece) {
-            Cow::Owned(piece.to_lowercase())
-        } else {
-            Cow::Borrowed(piece)
-        };
+        let lowered: Cow<'a, str> = if self.options.lowercase && needs_lowercasing(piece) { Cow::Owned(piece.to_lowercase()) } else { Cow::Borrowed(piece) };
         if lowered.chars().count() < self.options.min_token_length {
             return None;
         }
@@ -186,10 +174,7 @@ mod tests {
     #[test]
     fn punctuation_numbers_and_length() {
         let p = pipe(|o| o.stopwords = StopWords::None);
-        assert_eq!(
-            p.tokens("Hello, world!! x 2024 3.14 mp3 -- e-mail"),
-            vec!["hello", "world", "mp3", "mail"]
-        );
+        assert_eq!(p.tokens("Hello, world!! x 2024 3.14 mp3 -- e-mail"), vec!["hello", "world", "mp3", "mail"]);
         let p = pipe(|o| {
             o.stopwords = StopWords::None;
             o.keep_numbers = true;
@@ -225,10 +210,7 @@ mod tests {
     #[test]
     fn stop_words_removed() {
         let p = pipe(|_| {});
-        assert_eq!(
-            p.tokens("The quick brown fox jumps over the lazy dog and THE cat"),
-            vec!["quick", "brown", "fox", "jumps", "lazy", "dog", "cat"]
-        );
+        assert_eq!(p.tokens("The quick brown fox jumps over the lazy dog and THE cat"), vec!["quick", "brown", "fox", "jumps", "lazy", "dog", "cat"]);
         let p = pipe(|o| o.stopwords = StopWords::None);
         assert_eq!(p.tokens("the fox"), vec!["the", "fox"]);
         let p = pipe(|o| o.stopwords = StopWords::List(vec!["Fox".into()]));

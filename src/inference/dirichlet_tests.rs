@@ -179,7 +179,8 @@ fn symmetric_fixed_point_is_the_brute_force_maximum() {
             }
         }
         assert!((a.ln() - brute.ln()).abs() < 1e-4, "from {start}: fixed point {a}, brute force {brute}");
-        let (b, _) = optimize_symmetric(start, dim, &entries, &lengths, &FixedPointSettings { tolerance: 1e-12, max_iterations: 100_000, ..Default::default() });
+        let (b, _) =
+            optimize_symmetric(start, dim, &entries, &lengths, &FixedPointSettings { tolerance: 1e-12, max_iterations: 100_000, ..Default::default() });
         assert!((a - b).abs() <= 1e-9 * a);
         // The symmetric likelihood is the asymmetric one at equal parameters.
         let (components, lens) = histograms(&groups);

@@ -7,12 +7,12 @@
 //! ([`LogDensity`]) and a mass matrix ([`Metric`]); it knows nothing of topics. Pure
 //! numerics: no I/O, no threads of its own.
 
+pub mod dirichlet;
+pub mod fast_exp;
 #[cfg(test)]
 pub(crate) mod finite_diff;
 #[cfg(test)]
 pub(crate) mod geweke;
-pub mod dirichlet;
-pub mod fast_exp;
 pub mod hmc;
 pub mod lbfgs;
 pub mod newton;

@@ -73,9 +73,9 @@ impl SparsePattern {
             rows.extend_from_slice(s);
             col_ptr.push(rows.len() as u32);
         }
-        let tree_link = (0..n)
-            .all(|j| col_ptr[j + 1] - col_ptr[j] <= 1)
-            .then(|| (0..n).map(|j| [order[j] as u32, order[if col_ptr[j + 1] > col_ptr[j] { rows[col_ptr[j] as usize] as usize } else { j }] as u32]).collect());
+        let tree_link = (0..n).all(|j| col_ptr[j + 1] - col_ptr[j] <= 1).then(|| {
+            (0..n).map(|j| [order[j] as u32, order[if col_ptr[j + 1] > col_ptr[j] { rows[col_ptr[j] as usize] as usize } else { j }] as u32]).collect()
+        });
         SparsePattern { order: order.iter().map(|&x| x as u32).collect(), position, col_ptr, rows, tree_link }
     }
 

@@ -126,11 +126,7 @@ fn tree_patterns_solve_like_the_dense_cholesky() {
 /// order and edges (trees numbered parents first, with one or several roots).
 #[test]
 fn for_tree_equals_the_general_pattern() {
-    for parent in [
-        vec![None, Some(0), Some(0), Some(1), Some(1), Some(2), Some(0)],
-        vec![None, Some(0), None, Some(2), Some(1)],
-        vec![None],
-    ] {
+    for parent in [vec![None, Some(0), Some(0), Some(1), Some(1), Some(2), Some(0)], vec![None, Some(0), None, Some(2), Some(1)], vec![None]] {
         let n = parent.len();
         let edges = parent.iter().enumerate().filter_map(|(c, p)| p.map(|p| (c, p)));
         let order: Vec<usize> = (0..n).rev().collect();

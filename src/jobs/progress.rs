@@ -52,11 +52,7 @@ impl ProgressTracker {
     pub fn record(&mut self, p: Progress) {
         if let Some(ll) = p.loglik_per_token {
             self.last_loglik = Some(ll);
-            self.pending_trace.push(TracePoint {
-                iteration: p.iteration as i64,
-                elapsed_s: self.started.elapsed().as_secs_f64(),
-                loglik_per_token: Some(ll),
-            });
+            self.pending_trace.push(TracePoint { iteration: p.iteration as i64, elapsed_s: self.started.elapsed().as_secs_f64(), loglik_per_token: Some(ll) });
         }
         self.latest = Some(p);
     }

@@ -3,15 +3,15 @@
 
 use super::progress::ProgressTracker;
 use crate::corpus::Corpus;
+use crate::graph::Graph;
 use crate::models::chain::Resume;
+use crate::models::community::community_family;
+use crate::models::heldout::{score_documents, HeldoutDoc};
 use crate::models::params::{requested_checkpoint_every, requested_threads};
 use crate::models::{self, CancelToken, Checkpointing, FitContext, FitError, Progress};
-use crate::store::models::NewModel;
-use crate::models::heldout::{score_documents, HeldoutDoc};
 use crate::store::jobs::kind;
+use crate::store::models::NewModel;
 use crate::store::{FitInput, JobRow, JobStatus, LoadedCheckpoint, Store};
-use crate::graph::Graph;
-use crate::models::community::community_family;
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -25,15 +25,28 @@ fn quick_params(family: &str) -> serde_json::Value {
 
 #[test]
 fn declared_capabilities_match_what_fitted_models_answer() {
-    let config = SimulationConfig { documents: 120, words: 60, fanout: vec![2, 2], psi: -1.0, gamma2: 1.0, nu: 6.0, sigma2: 0.5, eta: -1.5, lambda2: 1.0, mean_length: 40.0 };
-    let corpus = build_corpus(PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() }, &[], simulate(&config, 3).to_raw_documents()).expect("corpus builds");
+    let config = SimulationConfig {
+        documents: 120,
+        words: 60,
+        fanout: vec![2, 2],
+        psi: -1.0,
+        gamma2: 1.0,
+        nu: 6.0,
+        sigma2: 0.5,
+        eta: -1.5,
+        lambda2: 1.0,
+        mean_length: 40.0,
+    };
+    let corpus = build_corpus(PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() }, &[], simulate(&config, 3).to_raw_documents())
+        .expect("corpus builds");
     let doc = EncodedDoc { terms: vec![0, 3, 7], counts: vec![2, 1, 1], oov_tokens: 0 };
     for family in FAMILIES {
         let declared: Capabilities = family.capabilities();
         assert_eq!(capabilities::of(family.name()), Some(declared));
         assert_eq!(declared.input, Input::Corpus, "{}", family.name());
         assert!(!declared.communities, "{}", family.name());
-        let model = FitContext::silent(|ctx| family.fit(&corpus, &quick_params(family.name()), 1, ctx)).unwrap_or_else(|e| panic!("{} fits: {e}", family.name()));
+        let model =
+            FitContext::silent(|ctx| family.fit(&corpus, &quick_params(family.name()), 1, ctx)).unwrap_or_else(|e| panic!("{} fits: {e}", family.name()));
         let name = family.name();
         assert_eq!(model.num_topics() > 0 && !model.topic_table(&Default::default()).topics.is_empty(), declared.topic_tables, "{name}: topic tables");
         let predicted = model.predict(std::slice::from_ref(&doc), &PredictOptions::default());

@@ -297,7 +297,12 @@ mod tests {
             },
             cancel: &cancel,
             sample: &|_, _| {},
-            checkpoint: Checkpointing { every: Some(Duration::from_secs(3600)), save: &|it, b| saved.lock().unwrap().push((it, b)), resume_from: None, resumed: &|_| {} },
+            checkpoint: Checkpointing {
+                every: Some(Duration::from_secs(3600)),
+                save: &|it, b| saved.lock().unwrap().push((it, b)),
+                resume_from: None,
+                resumed: &|_| {},
+            },
         };
         let mut toy = Toy { x: 1, kept: vec![] };
         assert!(matches!(run(&mut toy, "toy", 5, &SCHEDULE, Position::START, &ctx), Err(FitError::Cancelled)));

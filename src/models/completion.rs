@@ -136,14 +136,7 @@ pub fn document_completion(model: &dyn TopicModel, docs: &[CompletionDoc], optio
         }
     }
     let per_token = if heldout_tokens > 0 { total / heldout_tokens as f64 } else { f64::NAN };
-    Ok(CompletionReport {
-        documents: usable.len(),
-        observed_tokens,
-        heldout_tokens,
-        total_log_likelihood: total,
-        per_token,
-        perplexity: (-per_token).exp(),
-    })
+    Ok(CompletionReport { documents: usable.len(), observed_tokens, heldout_tokens, total_log_likelihood: total, per_token, perplexity: (-per_token).exp() })
 }
 
 #[cfg(test)]
@@ -186,7 +179,10 @@ mod tests {
             crate::models::TopicTable { exclusivity: frequency.clone(), frequency, topics: Vec::new() }
         }
         fn predict(&self, docs: &[EncodedDoc], _: &PredictOptions) -> Result<Vec<crate::models::DocPrediction>, ModelError> {
-            Ok(docs.iter().map(|_| crate::models::DocPrediction { topic_proportions: vec![0.25, 0.75], labels: Vec::new(), predicted_labels: Vec::new() }).collect())
+            Ok(docs
+                .iter()
+                .map(|_| crate::models::DocPrediction { topic_proportions: vec![0.25, 0.75], labels: Vec::new(), predicted_labels: Vec::new() })
+                .collect())
         }
         fn diagnostics(&self) -> serde_json::Value {
             serde_json::Value::Null

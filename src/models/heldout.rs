@@ -75,13 +75,7 @@ impl HeldoutDoc {
     /// The document as a token list (each term repeated by its count), terms outside a
     /// vocabulary of `num_terms` dropped.
     pub fn tokens(&self, num_terms: usize) -> Vec<u32> {
-        self.doc
-            .terms
-            .iter()
-            .zip(&self.doc.counts)
-            .filter(|(&t, _)| (t as usize) < num_terms)
-            .flat_map(|(&t, &c)| std::iter::repeat_n(t, c as usize))
-            .collect()
+        self.doc.terms.iter().zip(&self.doc.counts).filter(|(&t, _)| (t as usize) < num_terms).flat_map(|(&t, &c)| std::iter::repeat_n(t, c as usize)).collect()
     }
 }
 

@@ -45,10 +45,7 @@ impl ParamReader {
     pub fn uint(&mut self, key: &str) -> Result<Option<u64>, ParamError> {
         match self.take(key) {
             None => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .map(Some)
-                .ok_or_else(|| ParamError::new(key, format!("must be a non-negative integer, got {v}"))),
+            Some(v) => v.as_u64().map(Some).ok_or_else(|| ParamError::new(key, format!("must be a non-negative integer, got {v}"))),
         }
     }
 

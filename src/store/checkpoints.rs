@@ -56,7 +56,10 @@ impl Store {
         Ok(Some(if actual == stored as u64 {
             LoadedCheckpoint::Valid { iteration, created_at, data }
         } else {
-            LoadedCheckpoint::Corrupt { iteration, reason: format!("checksum {actual:#018x} of {} bytes is not the stored {:#018x}", data.len(), stored as u64) }
+            LoadedCheckpoint::Corrupt {
+                iteration,
+                reason: format!("checksum {actual:#018x} of {} bytes is not the stored {:#018x}", data.len(), stored as u64),
+            }
         }))
     }
 

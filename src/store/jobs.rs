@@ -257,12 +257,8 @@ impl Store {
             .bind(offset)
             .fetch_all(&self.pool)
             .await?;
-        let total: i64 = sqlx::query("SELECT COUNT(*) FROM jobs WHERE (? = '' OR status = ?)")
-            .bind(filter)
-            .bind(filter)
-            .fetch_one(&self.pool)
-            .await?
-            .try_get(0)?;
+        let total: i64 =
+            sqlx::query("SELECT COUNT(*) FROM jobs WHERE (? = '' OR status = ?)").bind(filter).bind(filter).fetch_one(&self.pool).await?.try_get(0)?;
         Ok((rows.iter().map(row_to_job).collect::<StoreResult<_>>()?, total))
     }
 
@@ -305,11 +301,7 @@ impl Store {
     }
 
     pub async fn update_job_progress(&self, id: &str, progress: &serde_json::Value) -> StoreResult<()> {
-        sqlx::query("UPDATE jobs SET progress = ? WHERE id = ? AND status = 'running'")
-            .bind(progress.to_string())
-            .bind(id)
-            .execute(&self.pool)
-            .await?;
+        sqlx::query("UPDATE jobs SET progress = ? WHERE id = ? AND status = 'running'").bind(progress.to_string()).bind(id).execute(&self.pool).await?;
         Ok(())
     }
 
@@ -333,9 +325,7 @@ impl Store {
             .bind(id)
             .fetch_all(&self.pool)
             .await?;
-        rows.iter()
-            .map(|r| Ok(TracePoint { iteration: r.try_get(0)?, elapsed_s: r.try_get(1)?, loglik_per_token: r.try_get(2)? }))
-            .collect()
+        rows.iter().map(|r| Ok(TracePoint { iteration: r.try_get(0)?, elapsed_s: r.try_get(1)?, loglik_per_token: r.try_get(2)? })).collect()
     }
 
     pub async fn insert_sample(&self, job_id: &str, iteration: i64, data: &[u8]) -> StoreResult<()> {
@@ -417,10 +407,12 @@ impl Store {
         .execute(&mut *tx)
         .await?
         .rows_affected();
-        let requeued = sqlx::query("UPDATE jobs SET status = 'queued', started_at = NULL, error = 'requeued: the server stopped while it was running' WHERE status = 'running'")
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
+        let requeued = sqlx::query(
+            "UPDATE jobs SET status = 'queued', started_at = NULL, error = 'requeued: the server stopped while it was running' WHERE status = 'running'",
+        )
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
         sqlx::query("DELETE FROM checkpoints WHERE job_id IN (SELECT id FROM jobs WHERE status = 'failed')").execute(&mut *tx).await?;
         tx.commit().await?;
         Ok((requeued, failed))

@@ -111,7 +111,8 @@ impl Store {
     /// Delete a model unless a queued or running evaluation job reads it.
     pub async fn delete_model(&self, id: &str) -> StoreResult<super::DeleteOutcome> {
         let mut tx = self.begin_write().await?;
-        let users = super::active_jobs(&mut tx, "SELECT id FROM jobs WHERE source_model_id = ? AND status IN ('queued', 'running') ORDER BY created_at", id).await?;
+        let users =
+            super::active_jobs(&mut tx, "SELECT id FROM jobs WHERE source_model_id = ? AND status IN ('queued', 'running') ORDER BY created_at", id).await?;
         if !users.is_empty() {
             return Ok(super::DeleteOutcome::InUse(users));
         }

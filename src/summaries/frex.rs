@@ -57,9 +57,8 @@ pub fn rank_topic(table: &TopicTable, topic: usize, rank: Rank, weight: f64, n: 
     let freq = table.frequency.row(topic).to_vec();
     let excl = table.exclusivity.row(topic).to_vec();
     let (ef, ee) = (ecdf(&freq), ecdf(&excl));
-    let mut scores: Vec<WordScore> = (0..freq.len())
-        .map(|f| WordScore { term: f as u32, frequency: freq[f], exclusivity: excl[f], frex: frex_score(weight, ee[f], ef[f]) })
-        .collect();
+    let mut scores: Vec<WordScore> =
+        (0..freq.len()).map(|f| WordScore { term: f as u32, frequency: freq[f], exclusivity: excl[f], frex: frex_score(weight, ee[f], ef[f]) }).collect();
     let key = |s: &WordScore| match rank {
         Rank::Frequency => s.frequency,
         Rank::Exclusivity => s.exclusivity,

@@ -213,7 +213,6 @@ fn orientation_means(truth: &BarsCorpus, corr: impl Fn(usize, usize) -> f64) -> 
     (mean(&within), mean(&across))
 }
 
-
 /// DCNT with K̄ = 20 leaves the other ten topics nearly empty: the ten largest topics
 /// hold at least 95 % of the tokens. The data have exactly ten topics; a duplicated
 /// or split bar (the failure the stick-breaking prior should prevent) would move
@@ -269,10 +268,15 @@ fn same_model_at_any_thread_count_and_encoding_round_trips() {
     let upgraded = DcntModel::decode(&v1).expect("a version-1 model decodes");
     assert_eq!(upgraded.params.topic_swaps, 0);
     assert_eq!(DcntModel { params: a.params.clone(), version: a.version, ..upgraded }, a);
-    let docs: Vec<_> = a.heldout_documents.iter().take(3).map(|&d| {
-        let (terms, counts) = corpus.counts.row(d);
-        crate::corpus::lexicon::EncodedDoc { terms: terms.to_vec(), counts: counts.to_vec(), oov_tokens: 0 }
-    }).collect();
+    let docs: Vec<_> = a
+        .heldout_documents
+        .iter()
+        .take(3)
+        .map(|&d| {
+            let (terms, counts) = corpus.counts.row(d);
+            crate::corpus::lexicon::EncodedDoc { terms: terms.to_vec(), counts: counts.to_vec(), oov_tokens: 0 }
+        })
+        .collect();
     let predictions = a.predict(&docs, &PredictOptions { iterations: 20, burn_in: 10, seed: 3 }).unwrap();
     for p in predictions {
         assert!((p.topic_proportions.iter().sum::<f64>() - 1.0).abs() < 1e-9);

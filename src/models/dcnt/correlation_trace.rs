@@ -120,13 +120,26 @@ fn trace_dcnt_correlations() {
     let k = env("K", 10);
     let truth = bars(&BarsConfig { variant: BarsVariant::Correlated, documents, tokens, max_bars, seed: env("CORPUS_SEED", 5) as u64 });
     // true proportions
-    let theta: Vec<f64> = truth.doc_bars.iter().flat_map(|bs| { let mut t = [0.0; NUM_BARS]; bs.iter().for_each(|&(b, s)| t[b] = s); t }).collect();
+    let theta: Vec<f64> = truth
+        .doc_bars
+        .iter()
+        .flat_map(|bs| {
+            let mut t = [0.0; NUM_BARS];
+            bs.iter().for_each(|&(b, s)| t[b] = s);
+            t
+        })
+        .collect();
     let tc = corr_from_cov(&empirical_cov(&theta, NUM_BARS).1, NUM_BARS);
     let ident: Vec<usize> = (0..NUM_BARS).collect();
     let (tw, ta) = blocks(&tc, NUM_BARS, &ident);
     eprintln!("truth: within {tw:.3} across {ta:.3}");
     let corpus = truth.to_corpus();
-    let rows = (0..corpus.num_documents()).map(|d| { let (t, c) = corpus.counts.row(d); (t.to_vec(), c.to_vec()) }).collect();
+    let rows = (0..corpus.num_documents())
+        .map(|d| {
+            let (t, c) = corpus.counts.row(d);
+            (t.to_vec(), c.to_vec())
+        })
+        .collect();
     let docs = Documents::new(rows, vec![1.0; documents], 1, NUM_PIXELS);
     let sync_blocks = docs.blocks(SYNC_TOKENS);
     let mut priors = Priors::default();
@@ -143,10 +156,12 @@ fn trace_dcnt_correlations() {
         let map: Vec<usize> = (0..NUM_BARS)
             .map(|b| {
                 let bar = &truth.topics[b * NUM_PIXELS..(b + 1) * NUM_PIXELS];
-                (0..k).min_by(|&x, &y| {
-                    let l1 = |t: usize| omega[t * NUM_PIXELS..(t + 1) * NUM_PIXELS].iter().zip(bar).map(|(p, q)| (p - q).abs()).sum::<f64>();
-                    l1(x).total_cmp(&l1(y))
-                }).unwrap()
+                (0..k)
+                    .min_by(|&x, &y| {
+                        let l1 = |t: usize| omega[t * NUM_PIXELS..(t + 1) * NUM_PIXELS].iter().zip(bar).map(|(p, q)| (p - q).abs()).sum::<f64>();
+                        l1(x).total_cmp(&l1(y))
+                    })
+                    .unwrap()
             })
             .collect();
         let g = &state.globals;
@@ -179,8 +194,25 @@ fn trace_dcnt_correlations() {
             let m = point.u_mean(&[1.0]);
             let mut tot = 0.0;
             for _ in 0..5000 {
-                let u: Vec<f64> = m.iter().map(|x| x + { let e: f64 = StandardNormal.sample(&mut rng); e }).collect();
-                let v: Vec<f64> = point.a_times(&u).iter().map(|x| x + { let e: f64 = StandardNormal.sample(&mut rng); e } / g.lambda_v.sqrt()).collect();
+                let u: Vec<f64> = m
+                    .iter()
+                    .map(|x| {
+                        x + {
+                            let e: f64 = StandardNormal.sample(&mut rng);
+                            e
+                        }
+                    })
+                    .collect();
+                let v: Vec<f64> = point
+                    .a_times(&u)
+                    .iter()
+                    .map(|x| {
+                        x + {
+                            let e: f64 = StandardNormal.sample(&mut rng);
+                            e
+                        } / g.lambda_v.sqrt()
+                    })
+                    .collect();
                 let pi = stick_weights(&v);
                 tot += pi.iter().cloned().fold(0.0, f64::max);
                 let h: f64 = (0..5).map(|b| pi[map[b]]).sum();
@@ -190,12 +222,17 @@ fn trace_dcnt_correlations() {
             tot / 5000.0
         };
         purity_prior /= 5000.0;
-        let purity_fit = state.v.chunks(k).map(|v| {
-            let pi = stick_weights(v);
-            let h: f64 = (0..5).map(|b| pi[map[b]]).sum();
-            let vv: f64 = (5..10).map(|b| pi[map[b]]).sum();
-            h.max(vv) / (h + vv).max(1e-300)
-        }).sum::<f64>() / documents as f64;
+        let purity_fit = state
+            .v
+            .chunks(k)
+            .map(|v| {
+                let pi = stick_weights(v);
+                let h: f64 = (0..5).map(|b| pi[map[b]]).sum();
+                let vv: f64 = (5..10).map(|b| pi[map[b]]).sum();
+                h.max(vv) / (h + vv).max(1e-300)
+            })
+            .sum::<f64>()
+            / documents as f64;
         // the other reading of A.3: v ~ N(A u_d, 1/λ_v I) with each document's fitted u_d
         let conditional = {
             use rand_distr::{Distribution, StandardNormal};
@@ -203,10 +240,20 @@ fn trace_dcnt_correlations() {
             for d in 0..documents.min(200) {
                 let mut rng = crate::rng::stream(11, crate::rng::Purpose::Covariance, 3, d as u64);
                 let au = point.a_times(&state.u[d * k..(d + 1) * k]);
-                let pis: Vec<f64> = (0..500).flat_map(|_| {
-                    let v: Vec<f64> = au.iter().map(|x| x + { let e: f64 = StandardNormal.sample(&mut rng); e } / g.lambda_v.sqrt()).collect();
-                    stick_weights(&v)
-                }).collect();
+                let pis: Vec<f64> = (0..500)
+                    .flat_map(|_| {
+                        let v: Vec<f64> = au
+                            .iter()
+                            .map(|x| {
+                                x + {
+                                    let e: f64 = StandardNormal.sample(&mut rng);
+                                    e
+                                } / g.lambda_v.sqrt()
+                            })
+                            .collect();
+                        stick_weights(&v)
+                    })
+                    .collect();
                 acc.iter_mut().zip(empirical_cov(&pis, k).1).for_each(|(a, c)| *a += c);
             }
             blocks(&corr_from_cov(&acc, k), k, &map)
@@ -218,7 +265,14 @@ fn trace_dcnt_correlations() {
         let max_fit = pis.chunks(k).map(|p| p.iter().cloned().fold(0.0, f64::max)).sum::<f64>() / documents as f64;
         let max_true = theta.chunks(NUM_BARS).map(|p| p.iter().cloned().fold(0.0, f64::max)).sum::<f64>() / documents as f64;
         let (epw, epa) = blocks(&corr_from_cov(&empirical_cov(&pis, k).1, k), k, &map);
-        let props: Vec<f64> = state.doc_topic.chunks(k).flat_map(|c| { let n: u32 = c.iter().sum(); c.iter().map(move |&x| x as f64 / n.max(1) as f64) }).collect();
+        let props: Vec<f64> = state
+            .doc_topic
+            .chunks(k)
+            .flat_map(|c| {
+                let n: u32 = c.iter().sum();
+                c.iter().map(move |&x| x as f64 / n.max(1) as f64)
+            })
+            .collect();
         let (nw, na) = blocks(&corr_from_cov(&empirical_cov(&props, k).1, k), k, &map);
         // Gaussian fitted to the sampled v_d, pushed through π
         let (gw, ga) = blocks(&corr_from_cov(&gaussian_pi_cov(&vmean, &vcov, k, 20_000, 7), k), k, &map);
@@ -280,14 +334,33 @@ fn drawn_corpus(point: &DcntPoint, order: &[usize], documents: usize, tokens: us
     let m = point.u_mean(&[1.0]);
     for d in 0..documents {
         let mut rng = crate::rng::stream(seed, crate::rng::Purpose::SyntheticCorpus, 1, d as u64);
-        let u: Vec<f64> = m.iter().map(|x| { let e: f64 = StandardNormal.sample(&mut rng); x + e }).collect();
-        let v: Vec<f64> = point.a_times(&u).iter().map(|x| { let e: f64 = StandardNormal.sample(&mut rng); x + e / point.lambda_v.sqrt() }).collect();
+        let u: Vec<f64> = m
+            .iter()
+            .map(|x| {
+                let e: f64 = StandardNormal.sample(&mut rng);
+                x + e
+            })
+            .collect();
+        let v: Vec<f64> = point
+            .a_times(&u)
+            .iter()
+            .map(|x| {
+                let e: f64 = StandardNormal.sample(&mut rng);
+                x + e / point.lambda_v.sqrt()
+            })
+            .collect();
         let pi = stick_weights(&v);
         let mut counts = [0u32; NUM_PIXELS];
         for _ in 0..tokens {
             let x: f64 = rng.random();
             let mut acc = 0.0;
-            let t = pi.iter().position(|p| { acc += p; x < acc }).unwrap_or(k - 1);
+            let t = pi
+                .iter()
+                .position(|p| {
+                    acc += p;
+                    x < acc
+                })
+                .unwrap_or(k - 1);
             counts[crate::corpus::synthetic::bar_pixels(order[t])[rng.random_range(0..5)]] += 1;
         }
         truth.rows.push(counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(p, &c)| (p as u32, c)).collect());
@@ -316,21 +389,38 @@ fn model_drawn_orientation_recovery() {
     let (w, a) = blocks(&true_a3.correlation, k, &inv);
     eprintln!("true point A3: within {w:+.3} across {a:+.3}; mean π {:?}", true_a3.mean.iter().map(|x| (x * 1000.0).round() / 1000.0).collect::<Vec<_>>());
     let truth = drawn_corpus(&point, &order, env("BARS_DOCS", 500), env("BARS_TOKENS", 100), env("CORPUS_SEED", 5) as u64);
-    let theta: Vec<f64> = truth.doc_bars.iter().flat_map(|bs| { let mut t = [0.0; NUM_BARS]; bs.iter().for_each(|&(b, s)| t[b] = s); t }).collect();
+    let theta: Vec<f64> = truth
+        .doc_bars
+        .iter()
+        .flat_map(|bs| {
+            let mut t = [0.0; NUM_BARS];
+            bs.iter().for_each(|&(b, s)| t[b] = s);
+            t
+        })
+        .collect();
     let ident: Vec<usize> = (0..NUM_BARS).collect();
     let (tw, ta) = blocks(&corr_from_cov(&empirical_cov(&theta, NUM_BARS).1, NUM_BARS), NUM_BARS, &ident);
     eprintln!("corpus proportions: within {tw:+.3} across {ta:+.3}");
     let corpus = truth.to_corpus();
     let iters = env("ITERS", 3000);
-    let p = super::params::DcntParams::from_json(&serde_json::json!({"topics": 10, "iterations": iters, "burn_in": iters - iters / 10, "thin": 10, "loglik_every": 1000, "test_fraction": 0.0})).unwrap();
+    let p = super::params::DcntParams::from_json(
+        &serde_json::json!({"topics": 10, "iterations": iters, "burn_in": iters - iters / 10, "thin": 10, "loglik_every": 1000, "test_fraction": 0.0}),
+    )
+    .unwrap();
     let t0 = std::time::Instant::now();
     let model = crate::models::FitContext::silent(|ctx| super::fit::fit_dcnt(&corpus, &p, false, env("SEED", 1) as u64, ctx)).unwrap();
     let map: Vec<usize> = (0..NUM_BARS)
         .map(|b| {
             let bar = &truth.topics[b * NUM_PIXELS..(b + 1) * NUM_PIXELS];
-            (0..k).map(|t| (t, model.topic_word[t * NUM_PIXELS..(t + 1) * NUM_PIXELS].iter().zip(bar).map(|(p, q)| (p - q).abs()).sum::<f64>())).min_by(|x, y| x.1.total_cmp(&y.1)).unwrap()
+            (0..k)
+                .map(|t| (t, model.topic_word[t * NUM_PIXELS..(t + 1) * NUM_PIXELS].iter().zip(bar).map(|(p, q)| (p - q).abs()).sum::<f64>()))
+                .min_by(|x, y| x.1.total_cmp(&y.1))
+                .unwrap()
         })
-        .map(|x| { eprint!("{:.3} ", x.1); x.0 })
+        .map(|x| {
+            eprint!("{:.3} ", x.1);
+            x.0
+        })
         .collect();
     eprintln!("\nmap {map:?} in {:.1}s", t0.elapsed().as_secs_f64());
     let fitted = super::scoring::correlations(&model, 5_000, 3);

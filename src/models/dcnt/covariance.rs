@@ -184,7 +184,14 @@ mod tests {
     #[test]
     fn activation_covariance_matches_simulated_activations() {
         let k = 3;
-        let point = DcntPoint { num_topics: k, num_features: 1, a: vec![1.0, 0.0, 0.0, 0.8, 0.6, 0.0, -0.5, 0.3, 0.4], eta: vec![0.2, -0.1, 0.3], lambda_v: 4.0, topic_word: vec![1.0; k] };
+        let point = DcntPoint {
+            num_topics: k,
+            num_features: 1,
+            a: vec![1.0, 0.0, 0.0, 0.8, 0.6, 0.0, -0.5, 0.3, 0.4],
+            eta: vec![0.2, -0.1, 0.3],
+            lambda_v: 4.0,
+            topic_word: vec![1.0; k],
+        };
         let (cov, corr) = activation_covariance(&point);
         let n = 200_000;
         let mut rng = stream(7, Purpose::Covariance, 0, 0);
@@ -346,7 +353,14 @@ mod tests {
 
     #[test]
     fn same_seed_same_result_whatever_the_threads() {
-        let point = DcntPoint { num_topics: 3, num_features: 1, a: vec![1.0, 0.0, 0.0, 0.5, 1.0, 0.0, 0.0, -0.5, 1.0], eta: vec![0.1, 0.2, 0.3], lambda_v: 1.0, topic_word: vec![1.0; 3] };
+        let point = DcntPoint {
+            num_topics: 3,
+            num_features: 1,
+            a: vec![1.0, 0.0, 0.0, 0.5, 1.0, 0.0, 0.0, -0.5, 1.0],
+            eta: vec![0.1, 0.2, 0.3],
+            lambda_v: 1.0,
+            topic_word: vec![1.0; 3],
+        };
         let features: Vec<Vec<f64>> = (0..5).map(|d| vec![d as f64]).collect();
         let run = |threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();

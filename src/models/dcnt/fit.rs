@@ -14,17 +14,17 @@
 //! accepted v entries this scan), `swap_acceptance` (share of accepted
 //! within-document topic swaps this scan), `lambda_v`, `lambda_a`, `kept_scans`.
 
+use super::heldout::ChibSettings;
 use super::model::{DcntModel, Loadings, ENCODING_VERSION};
 use super::params::DcntParams;
 use super::sampler::{DcntState, Documents, SYNC_TOKENS};
+use super::scoring::DcntChib;
 use super::stick::stick_weights;
 use crate::corpus::Corpus;
-use crate::models::{FitContext, FitError, Progress};
-use serde::{Deserialize, Serialize};
-use super::heldout::ChibSettings;
-use super::scoring::DcntChib;
 use crate::models::heldout::score_corpus_documents;
 use crate::models::splits;
+use crate::models::{FitContext, FitError, Progress};
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 /// Share of tokens above which a topic counts as active.
@@ -91,7 +91,16 @@ struct PosteriorSums {
 
 impl PosteriorSums {
     fn new(k: usize, f: usize, v: usize, docs: usize) -> Self {
-        PosteriorSums { omega: vec![0.0; k * v], shares: vec![0.0; k], proportions: vec![0.0; docs * k], a: vec![0.0; k * k], eta: vec![0.0; f * k], lambda_v: 0.0, acceptance: 0.0, kept: 0 }
+        PosteriorSums {
+            omega: vec![0.0; k * v],
+            shares: vec![0.0; k],
+            proportions: vec![0.0; docs * k],
+            a: vec![0.0; k * k],
+            eta: vec![0.0; f * k],
+            lambda_v: 0.0,
+            acceptance: 0.0,
+            kept: 0,
+        }
     }
 
     fn add(&mut self, state: &DcntState, docs: &Documents, acceptance: f64) {

@@ -22,12 +22,12 @@
 //!
 //! Tiny configuration: K̄ = 3 topics, F = 2 features, D = 4 documents.
 
-use crate::inference::geweke::z_score;
 use super::activations::{update_activations, UConditional};
 use super::globals::{prior_a, Globals};
 use super::params::Priors;
 use super::stick::stick_weights;
 use super::swap::{swap_sweep_with, SwapTerms};
+use crate::inference::geweke::z_score;
 use crate::rng::{stream, Purpose, StreamRng};
 use rand::RngExt;
 use rand_distr::{Distribution, Gamma, Normal, StandardNormal};
@@ -42,7 +42,6 @@ const PHI: [f64; D * F] = [1.0, -0.8, 1.0, 0.3, 1.0, 1.1, 1.0, -0.2];
 fn priors() -> Priors {
     Priors { beta: 0.1, gamma_mu: 1.0, a_f: 3.0, b_f: 3.0, a_a: 3.0, b_a: 3.0, a_v: 3.0, b_v: 3.0 }
 }
-
 
 /// Runs both simulators and asserts every |z| < 4.5. `prior` draws a block, `data`
 /// draws data given a block, `update` is the transition under test, `functions` the
@@ -333,10 +332,12 @@ fn document_block_z_scores(diagonal: bool, swap_rule: Option<fn(&SwapTerms) -> f
                     .map(|_| {
                         let x: f64 = rng.random();
                         let mut acc = 0.0;
-                        pi.iter().position(|q| {
-                            acc += q;
-                            x < acc
-                        }).unwrap_or(K - 1) as u16
+                        pi.iter()
+                            .position(|q| {
+                                acc += q;
+                                x < acc
+                            })
+                            .unwrap_or(K - 1) as u16
                     })
                     .collect();
                 (u, v, z)
@@ -354,10 +355,13 @@ fn document_block_z_scores(diagonal: bool, swap_rule: Option<fn(&SwapTerms) -> f
                         let weights: Vec<f64> = (0..words).map(|w| m[k * words + w] as f64 + p.beta).collect();
                         let x = rng.random::<f64>() * weights.iter().sum::<f64>();
                         let mut acc = 0.0;
-                        let w = weights.iter().position(|q| {
-                            acc += q;
-                            x < acc
-                        }).unwrap_or(words - 1);
+                        let w = weights
+                            .iter()
+                            .position(|q| {
+                                acc += q;
+                                x < acc
+                            })
+                            .unwrap_or(words - 1);
                         m[k * words + w] += 1;
                         w as u32
                     })
@@ -373,7 +377,8 @@ fn document_block_z_scores(diagonal: bool, swap_rule: Option<fn(&SwapTerms) -> f
         // orders[d][j]: the original position of the j-th token in word order.
         let mut orders: Vec<Vec<usize>> = Vec::new();
         for (d, (_, _, z)) in b.iter().enumerate() {
-            let mut pairs: Vec<(u32, usize, u16)> = w[d].iter().copied().zip(z.iter().copied()).enumerate().map(|(i, (word, topic))| (word, i, topic)).collect();
+            let mut pairs: Vec<(u32, usize, u16)> =
+                w[d].iter().copied().zip(z.iter().copied()).enumerate().map(|(i, (word, topic))| (word, i, topic)).collect();
             pairs.sort_unstable();
             orders.push(pairs.iter().map(|x| x.1).collect::<Vec<usize>>());
             let mut terms: Vec<u32> = Vec::new();

@@ -115,7 +115,14 @@ pub fn chib_log_likelihood(point: &DcntPoint, features: &[f64], words: &[u32], s
 /// log p(w_d | ζ) for every document, in parallel (rayon), document i on the stream
 /// `(seed, Heldout, 0, i)` so the result does not depend on the thread count. `None` if
 /// `cancel` fires (checked before each document).
-pub fn chib_batch(point: &DcntPoint, features_per_doc: &[Vec<f64>], docs: &[EncodedDoc], settings: &ChibSettings, seed: u64, cancel: &CancelToken) -> Option<Vec<f64>> {
+pub fn chib_batch(
+    point: &DcntPoint,
+    features_per_doc: &[Vec<f64>],
+    docs: &[EncodedDoc],
+    settings: &ChibSettings,
+    seed: u64,
+    cancel: &CancelToken,
+) -> Option<Vec<f64>> {
     assert_eq!(features_per_doc.len(), docs.len(), "one feature row per document");
     let Some(uc) = UConditional::new(&point.a, point.num_topics, point.lambda_v) else {
         return Some(vec![f64::NAN; docs.len()]);

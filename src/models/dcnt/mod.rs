@@ -33,11 +33,11 @@ pub mod swap;
 #[cfg(test)]
 mod bars_tests;
 #[cfg(test)]
+mod correlation_trace;
+#[cfg(test)]
 mod geweke_tests;
 #[cfg(test)]
 mod heldout_tests;
-#[cfg(test)]
-mod correlation_trace;
 
 pub use model::{DcntFamily, DcntModel, DCNT, SCNT};
 pub use params::DcntParams;

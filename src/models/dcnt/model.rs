@@ -9,9 +9,9 @@ use super::fit::fit_dcnt;
 use super::params::DcntParams;
 use super::point::DcntPoint;
 use super::predict::fold_in;
+use super::scoring::{self, DcntChib};
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
-use super::scoring::{self, DcntChib};
 use crate::models::heldout::{DocScorer, HeldoutReport};
 use crate::models::{
     DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicCorrelations, TopicInfo, TopicModel,
@@ -186,7 +186,14 @@ impl DcntModel {
     }
 
     fn point_from(&self, l: &Loadings) -> DcntPoint {
-        DcntPoint { num_topics: self.params.topics, num_features: self.num_features, a: l.a.clone(), eta: l.eta.clone(), lambda_v: l.lambda_v, topic_word: self.topic_word.clone() }
+        DcntPoint {
+            num_topics: self.params.topics,
+            num_features: self.num_features,
+            a: l.a.clone(),
+            eta: l.eta.clone(),
+            lambda_v: l.lambda_v,
+            topic_word: self.topic_word.clone(),
+        }
     }
 
     /// φ_d of corpus document `d` (corpus order).

@@ -96,9 +96,7 @@ impl DcntParams {
         };
         let iterations = r.uint_in("iterations", 1, 1_000_000)?.unwrap_or(1_000) as usize;
         let burn_in = match r.uint("burn_in")?.map(|b| b as usize) {
-            Some(b) if b >= iterations => {
-                return Err(ParamError::new("burn_in", format!("must be less than iterations ({iterations}), got {b}")))
-            }
+            Some(b) if b >= iterations => return Err(ParamError::new("burn_in", format!("must be less than iterations ({iterations}), got {b}"))),
             Some(b) => b,
             None => iterations / 2,
         };

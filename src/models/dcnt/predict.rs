@@ -30,7 +30,13 @@ pub fn fold_in(point: &DcntPoint, docs: &[EncodedDoc], features: &[f64], iterati
         .map(|(i, doc)| {
             let mut rng = stream(seed, Purpose::Predict, 0, i as u64);
             let prior_mean = point.u_mean(&features[i * f..(i + 1) * f]);
-            let mut u: Vec<f64> = prior_mean.iter().map(|m| { let e: f64 = StandardNormal.sample(&mut rng); m + e }).collect();
+            let mut u: Vec<f64> = prior_mean
+                .iter()
+                .map(|m| {
+                    let e: f64 = StandardNormal.sample(&mut rng);
+                    m + e
+                })
+                .collect();
             let sd = 1.0 / point.lambda_v.sqrt();
             let mut v: Vec<f64> = point.a_times(&u).iter().map(|&m| Normal::new(m, sd).expect("finite sd").sample(&mut rng)).collect();
             let mut mean_pi = vec![0.0; k];
@@ -73,7 +79,14 @@ mod tests {
     /// distribution that does not depend on the thread count.
     #[test]
     fn fold_in_follows_the_words() {
-        let point = DcntPoint { num_topics: 3, num_features: 1, a: vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0], eta: vec![0.0; 3], lambda_v: 1.0, topic_word: vec![0.5, 0.5, 0.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.5, 0.5, 0.0, 0.0] };
+        let point = DcntPoint {
+            num_topics: 3,
+            num_features: 1,
+            a: vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0],
+            eta: vec![0.0; 3],
+            lambda_v: 1.0,
+            topic_word: vec![0.5, 0.5, 0.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.5, 0.5, 0.0, 0.0],
+        };
         let docs = vec![EncodedDoc { terms: vec![2, 3], counts: vec![20, 20], oov_tokens: 0 }, EncodedDoc { terms: vec![0], counts: vec![30], oov_tokens: 0 }];
         let run = |threads| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| fold_in(&point, &docs, &[1.0, 1.0], 200, 50, 4));
         let (a, b) = (run(1), run(2));

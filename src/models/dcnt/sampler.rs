@@ -172,7 +172,14 @@ impl DcntState {
             .into_par_iter()
             .map(|d| {
                 let mut rng = stream(seed, Purpose::DcntDocuments, 0, d as u64);
-                let u: Vec<f64> = globals.u_mean(docs.phi(d)).iter().map(|m| { let e: f64 = StandardNormal.sample(&mut rng); m + e }).collect();
+                let u: Vec<f64> = globals
+                    .u_mean(docs.phi(d))
+                    .iter()
+                    .map(|m| {
+                        let e: f64 = StandardNormal.sample(&mut rng);
+                        m + e
+                    })
+                    .collect();
                 let sd = 1.0 / globals.lambda_v.sqrt();
                 let v: Vec<f64> = globals.a_times(&u).iter().map(|&m| Normal::new(m, sd).expect("finite sd").sample(&mut rng)).collect();
                 let n = docs.token_offsets[d + 1] - docs.token_offsets[d];
@@ -181,10 +188,12 @@ impl DcntState {
                     .map(|_| {
                         let x = rng.random::<f64>();
                         let mut acc = 0.0;
-                        pi.iter().position(|p| {
-                            acc += p;
-                            x < acc
-                        }).unwrap_or(k - 1) as u16
+                        pi.iter()
+                            .position(|p| {
+                                acc += p;
+                                x < acc
+                            })
+                            .unwrap_or(k - 1) as u16
                     })
                     .collect();
                 (u, v, z)

@@ -361,13 +361,19 @@ mod tests {
                             let mut swapped = state.clone();
                             apply_swap(&mut swapped, &docs, d, i, j, &u_new);
                             let change = log_joint(&swapped, &docs) - before;
-                            assert!((terms.total() - change).abs() < 1e-9 * (1.0 + change.abs()), "diag {diagonal} seed {seed} d {d} ({i},{j}): {terms:?} vs {change}");
+                            assert!(
+                                (terms.total() - change).abs() < 1e-9 * (1.0 + change.abs()),
+                                "diag {diagonal} seed {seed} d {d} ({i},{j}): {terms:?} vs {change}"
+                            );
                             // The same pair from the swapped state proposes the way back.
                             let back_view = DocView::new(&swapped, &docs, d);
                             let (back, u_back) = swap_terms(&swapped, &docs, &map, &back_view, j, i);
                             assert!((back.total() + terms.total()).abs() < 1e-9 * (1.0 + change.abs()));
                             apply_swap(&mut swapped, &docs, d, j, i, &u_back);
-                            assert_eq!((&swapped.z, &swapped.doc_topic, &swapped.word_topic, &swapped.topic_totals), (&state.z, &state.doc_topic, &state.word_topic, &state.topic_totals));
+                            assert_eq!(
+                                (&swapped.z, &swapped.doc_topic, &swapped.word_topic, &swapped.topic_totals),
+                                (&state.z, &state.doc_topic, &state.word_topic, &state.topic_totals)
+                            );
                             for (a, b) in swapped.u.iter().chain(&swapped.v).zip(state.u.iter().chain(&state.v)) {
                                 assert!((a - b).abs() < 1e-9, "u, v restored");
                             }
@@ -394,7 +400,13 @@ mod tests {
             let u = &state.u[..k];
             let (au, au_new) = (g.a_times(u), g.a_times(&map.swapped_u(u, i, j)));
             for r in 0..k {
-                let expect = if r == i { au[j] } else if r == j { au[i] } else { au[r] };
+                let expect = if r == i {
+                    au[j]
+                } else if r == j {
+                    au[i]
+                } else {
+                    au[r]
+                };
                 assert!((au_new[r] - expect).abs() < 1e-9);
             }
         }

@@ -132,7 +132,8 @@ pub fn fit_memoized(matrix: &DocTermMatrix, num_terms: usize, p: &HdpParams, see
         let previous = passes.last().map(|r| r.objective);
         passes.push(record);
         if let Some(prev) = previous {
-            let settled = round.accepted == 0 && !deleted && !p.deletes_in(pass + 1) && !reordered && objective - prev <= p.convergence_tolerance * objective.abs();
+            let settled =
+                round.accepted == 0 && !deleted && !p.deletes_in(pass + 1) && !reordered && objective - prev <= p.convergence_tolerance * objective.abs();
             if settled && p.convergence_tolerance > 0.0 {
                 break;
             }

@@ -136,12 +136,7 @@ fn planted_topics_and_their_number_are_recovered_from_a_large_truncation() {
     assert!((PLANTED..=PLANTED + 1).contains(&used), "{used} topics in use for {PLANTED} planted");
     for t in 0..PLANTED {
         let block = t * BLOCK..(t + 1) * BLOCK;
-        let (best, mass) = fitted
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (i, f[block.clone()].iter().sum::<f64>()))
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .unwrap();
+        let (best, mass) = fitted.iter().enumerate().map(|(i, f)| (i, f[block.clone()].iter().sum::<f64>())).max_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
         // (1) Mass on the planted block. The prior λ = 0.1 alone puts 50·0.1/N_k ≈ 0.1% of
         // a topic's mass (N_k ≈ 5 000 tokens) on the other 50 words, and a topic mixing
         // two planted topics would put about half its mass elsewhere. The 3% allowance is
@@ -331,7 +326,8 @@ fn document_completion_on_fresh_planted_documents_beats_the_uniform_predictor() 
     let model = small_model(1);
     let fresh = planted_corpus(60, 60, 77);
     let names: Vec<String> = (0..V).map(|w| format!("w{w}")).collect();
-    let docs: Vec<_> = (0..fresh.num_rows()).map(|d| split_document(&format!("d{d}"), fresh.row(d).0, fresh.row(d).1, |t| names[t as usize].as_str())).collect();
+    let docs: Vec<_> =
+        (0..fresh.num_rows()).map(|d| split_document(&format!("d{d}"), fresh.row(d).0, fresh.row(d).1, |t| names[t as usize].as_str())).collect();
     let score = document_completion(&model, &docs, &crate::models::PredictOptions::default()).unwrap();
     assert_eq!(score.observed_tokens + score.heldout_tokens, 60 * 60);
     // A planted topic covers 10 of the 60 words: predicting a one-topic document's words

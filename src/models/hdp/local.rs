@@ -211,7 +211,8 @@ impl BatchLayout {
         let mut words: Vec<u32> = docs.clone().flat_map(|d| matrix.row(d).0.iter().copied()).collect();
         words.sort_unstable();
         words.dedup();
-        let slots = docs.clone().flat_map(|d| matrix.row(d).0.iter().map(|w| words.binary_search(w).expect("word of the batch") as u32).collect::<Vec<_>>()).collect();
+        let slots =
+            docs.clone().flat_map(|d| matrix.row(d).0.iter().map(|w| words.binary_search(w).expect("word of the batch") as u32).collect::<Vec<_>>()).collect();
         BatchLayout { docs, words, slots }
     }
 }

@@ -137,10 +137,8 @@ impl<'a> Memo<'a> {
         }
         let k = self.stick.num_topics();
         for store in &mut self.doc_topic {
-            let merged: Vec<f64> = store
-                .chunks(k)
-                .flat_map(|row| (0..k).filter(|&t| t != drop).map(move |t| if t == keep { row[keep] + row[drop] } else { row[t] }))
-                .collect();
+            let merged: Vec<f64> =
+                store.chunks(k).flat_map(|row| (0..k).filter(|&t| t != drop).map(move |t| if t == keep { row[keep] + row[drop] } else { row[t] })).collect();
             *store = merged;
         }
         self.stick = stick;
@@ -226,7 +224,17 @@ mod tests {
                 .map(|t| {
                     let column: Vec<f64> = (0..=d).map(|w| init.word_topic[w * 6 + t]).collect();
                     let doc = (0..d).find(|&i| column[i] > 0.0).expect("a document's word");
-                    let want: Vec<f64> = (0..=d).map(|w| if w == doc { 1.0 + doc as f64 } else if w == d { 1.0 } else { 0.0 }).collect();
+                    let want: Vec<f64> = (0..=d)
+                        .map(|w| {
+                            if w == doc {
+                                1.0 + doc as f64
+                            } else if w == d {
+                                1.0
+                            } else {
+                                0.0
+                            }
+                        })
+                        .collect();
                     assert_eq!(column, want, "seed {seed}, topic {t}");
                     doc
                 })

@@ -162,11 +162,7 @@ impl TopicModel for HdpModel {
     }
 
     fn predict(&self, docs: &[EncodedDoc], _options: &PredictOptions) -> Result<Vec<DocPrediction>, ModelError> {
-        Ok(self
-            .topic_proportions(docs)
-            .into_iter()
-            .map(|t| DocPrediction { topic_proportions: t, labels: vec![], predicted_labels: vec![] })
-            .collect())
+        Ok(self.topic_proportions(docs).into_iter().map(|t| DocPrediction { topic_proportions: t, labels: vec![], predicted_labels: vec![] }).collect())
     }
 
     fn diagnostics(&self) -> serde_json::Value {

@@ -264,10 +264,7 @@ fn lbfgs_options() -> LbfgsOptions {
 /// if that also fails, `init` itself. The returned objective is never below init's.
 pub fn optimise_stick(stats: &StickStats, alpha: f64, gamma: f64, init: &StickPosterior) -> StickFit {
     let k = init.num_topics();
-    let start = StickPosterior {
-        rho: init.rho.iter().map(|r| r.clamp(RHO_EPS, 1.0 - RHO_EPS)).collect(),
-        omega: init.omega.clone(),
-    };
+    let start = StickPosterior { rho: init.rho.iter().map(|r| r.clamp(RHO_EPS, 1.0 - RHO_EPS)).collect(), omega: init.omega.clone() };
     let init_value = stick_objective(&start.rho, &start.omega, stats, alpha, gamma);
     if k == 0 {
         return StickFit { posterior: start, converged: true, fell_back: false, objective: init_value };

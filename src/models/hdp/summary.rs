@@ -220,7 +220,8 @@ mod tests {
         s.entropy = vec![0.1, 0.2, 0.3];
         s.sum_log_pi = vec![-1.0, -2.0, -3.0, -4.0];
         s.local = 1.5;
-        s.pairs = PairStats { pairs: vec![(0, 2), (1, 2), (0, 1)], entropy: vec![0.7, 0.8, 0.9], sum_log_pi: vec![-0.5, -0.6, -0.4], local: vec![0.01, 0.02, 0.03] };
+        s.pairs =
+            PairStats { pairs: vec![(0, 2), (1, 2), (0, 1)], entropy: vec![0.7, 0.8, 0.9], sum_log_pi: vec![-0.5, -0.6, -0.4], local: vec![0.01, 0.02, 0.03] };
         s
     }
 

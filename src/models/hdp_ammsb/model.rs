@@ -52,7 +52,13 @@ impl CommunityFamily for HdpAmmsbFamily {
 
     fn fit(&self, graph: &Graph, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn CommunityModel>, FitError> {
         let p = AmmsbParams::from_json(params)?;
-        let stats = GraphStats { num_nodes: graph.num_nodes(), num_edges: graph.num_edges(), directed: graph.directed, self_loops_dropped: 0, duplicate_edges_dropped: 0 };
+        let stats = GraphStats {
+            num_nodes: graph.num_nodes(),
+            num_edges: graph.num_edges(),
+            directed: graph.directed,
+            self_loops_dropped: 0,
+            duplicate_edges_dropped: 0,
+        };
         p.check_against(&stats)?;
         Ok(Box::new(fit_ammsb(graph, &p, seed, ctx)?))
     }

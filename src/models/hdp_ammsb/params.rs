@@ -122,10 +122,7 @@ impl AmmsbParams {
         // batch runs for minutes between cancellation checks.
         let work = graph.num_observed_pairs().saturating_mul(self.communities as u64);
         if work > MAX_PASS_WORK {
-            return Err(ParamError::new(
-                "communities",
-                format!("node pairs × communities = {work} exceeds {MAX_PASS_WORK} per pass; use fewer communities"),
-            ));
+            return Err(ParamError::new("communities", format!("node pairs × communities = {work} exceeds {MAX_PASS_WORK} per pass; use fewer communities")));
         }
         Ok(())
     }

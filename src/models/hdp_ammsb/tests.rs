@@ -119,7 +119,11 @@ fn brute_force_summary(g: &Graph, layout: &PairLayout, w: &LocalWeights) -> (Sum
                         s.usage[i * k + l] += eta;
                         s.usage[j * k + m] += eta;
                         if l == m {
-                            if x == 1 { s.edge_mass[l] += eta } else { s.gap_mass[l] += eta }
+                            if x == 1 {
+                                s.edge_mass[l] += eta
+                            } else {
+                                s.gap_mass[l] += eta
+                            }
                         } else {
                             s.background_loglik += eta * w.log_background[x];
                         }

@@ -129,8 +129,7 @@ impl ActiveAffinities<'_> {
         for k in 0..a {
             for j in 0..a {
                 let delta = if k == j { 1.0 } else { 0.0 };
-                h[(k, j)] = theta[k] * (delta - theta[j]) * (g[k] - m)
-                    + theta[k] * theta[j] * (-q[(k, j)] + q_theta[k] - (g[j] - m) + q_theta[j] - tqt);
+                h[(k, j)] = theta[k] * (delta - theta[j]) * (g[k] - m) + theta[k] * theta[j] * (-q[(k, j)] + q_theta[k] - (g[j] - m) + q_theta[j] - tqt);
             }
             let s = sigmoid(xi[k]);
             if self.label_terms {
@@ -279,8 +278,15 @@ mod tests {
         let beta = [0.3, 0.05, 0.2, 0.01, 0.4, 0.1, 0.2, 0.2, 0.6];
         let mut rng = stream(11, Purpose::Estimate, 0, 0);
         for label_terms in [true, false] {
-            let target =
-                ActiveAffinities { length: 1.3, rate_totals: &[2.0, 1.5, 3.0], counts: &[2.0, 1.0, 4.0], beta: &beta, eta: &[-0.5, 0.2, 0.0], lambda2: 2.0, label_terms };
+            let target = ActiveAffinities {
+                length: 1.3,
+                rate_totals: &[2.0, 1.5, 3.0],
+                counts: &[2.0, 1.0, 4.0],
+                beta: &beta,
+                eta: &[-0.5, 0.2, 0.0],
+                lambda2: 2.0,
+                label_terms,
+            };
             for _ in 0..5 {
                 let xi: Vec<f64> = (0..3).map(|_| rng.random::<f64>() * 4.0 - 2.0).collect();
                 check_gradient_and_hessian(&target, |x| target.hessian(x), &xi);
@@ -295,8 +301,15 @@ mod tests {
         let beta = [0.3, 0.05, 0.2, 0.01, 0.4, 0.1, 0.2, 0.2, 0.6];
         let mut rng = stream(13, Purpose::Estimate, 0, 0);
         for label_terms in [true, false] {
-            let target =
-                ActiveAffinities { length: 1.3, rate_totals: &[2.0, 1.5, 3.0], counts: &[2.0, 1.0, 4.0], beta: &beta, eta: &[-0.5, 0.2, 0.0], lambda2: 2.0, label_terms };
+            let target = ActiveAffinities {
+                length: 1.3,
+                rate_totals: &[2.0, 1.5, 3.0],
+                counts: &[2.0, 1.0, 4.0],
+                beta: &beta,
+                eta: &[-0.5, 0.2, 0.0],
+                lambda2: 2.0,
+                label_terms,
+            };
             for _ in 0..5 {
                 let xi: Vec<f64> = (0..3).map(|_| rng.random::<f64>() * 4.0 - 2.0).collect();
                 let (mut full, mut only) = ([0.0; 3], [0.0; 3]);

@@ -84,7 +84,8 @@ pub fn calibrate(probabilities: &[f64], truth: &[Vec<usize>], num_labels: usize,
         return Thresholds::default_for(num_labels);
     }
     let is_true = |d: usize, k: usize| truth[d].contains(&k);
-    let pooled: Vec<(f64, bool)> = (0..truth.len()).flat_map(|d| (0..num_labels).map(move |k| (d, k))).map(|(d, k)| (probabilities[d * num_labels + k], is_true(d, k))).collect();
+    let pooled: Vec<(f64, bool)> =
+        (0..truth.len()).flat_map(|d| (0..num_labels).map(move |k| (d, k))).map(|(d, k)| (probabilities[d * num_labels + k], is_true(d, k))).collect();
     let (global, _) = best_f1_threshold(pooled);
     let per_label = (0..num_labels)
         .map(|k| {

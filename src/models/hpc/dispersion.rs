@@ -65,7 +65,7 @@ impl Dispersion {
             let k = a.exp();
             let g = c + n * k.ln() - n * digamma(k); // p'(κ)
             let h = n / k - n * trigamma(k); // p''(κ) < 0
-            // Newton in log κ: d/da = κ p', d²/da² = κ p' + κ² p''.
+                                             // Newton in log κ: d/da = κ p', d²/da² = κ p' + κ² p''.
             let (ga, ha) = (k * g, k * g + k * k * h);
             let step = if ha < 0.0 { -ga / ha } else { ga.signum() * 0.5 };
             a += step.clamp(-2.0, 2.0);

@@ -84,7 +84,14 @@ impl EstimandSums {
     /// set-up: a zeroed allocation would defer that to the first kept scan, which then
     /// took 0.6 s longer than the others on 2 threads.
     fn new(v: usize, k: usize) -> Self {
-        EstimandSums { frequency: touched_zeros(v * k), exclusivity: touched_zeros(v * k), exclusivity_all: touched_zeros(v * k), mu: touched_zeros(v * (k + 1)), shares: vec![0.0; k], kept: 0 }
+        EstimandSums {
+            frequency: touched_zeros(v * k),
+            exclusivity: touched_zeros(v * k),
+            exclusivity_all: touched_zeros(v * k),
+            mu: touched_zeros(v * (k + 1)),
+            shares: vec![0.0; k],
+            kept: 0,
+        }
     }
 
     /// Add one scan: β_fk, φ_fk against the siblings (an only child against its
@@ -353,7 +360,11 @@ fn calibrate_prediction(model: &mut HpcModel, validation: &Shaped) {
 /// drew it (the same roles, so the same documents); `None` without a test split.
 pub fn evaluate_test_split(model: &HpcModel, corpus: &Corpus, seed: u64) -> Result<Option<Evaluation>, FitError> {
     if corpus.num_terms() != model.num_terms {
-        return Err(FitError::Numerical(format!("the corpus has {} terms but the model {}: not the corpus it was fitted on", corpus.num_terms(), model.num_terms)));
+        return Err(FitError::Numerical(format!(
+            "the corpus has {} terms but the model {}: not the corpus it was fitted on",
+            corpus.num_terms(),
+            model.num_terms
+        )));
     }
     let roles = assign_roles(corpus, &model.params, model.supervised, seed);
     let test = shape(corpus, &model.params, model.supervised, &roles, Role::Test);

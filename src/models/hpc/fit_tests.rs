@@ -21,9 +21,21 @@ fn pearson(a: &[f64], b: &[f64]) -> f64 {
 
 /// Two levels (3 top labels with 3 children each, K = 12), 400 words, 1 500 documents.
 fn simulated() -> (SimulatedCorpus, Corpus) {
-    let config = SimulationConfig { documents: 1_500, words: 400, fanout: vec![3, 3], psi: -1.0, gamma2: 1.0, nu: 6.0, sigma2: 0.5, eta: -2.0, lambda2: 1.0, mean_length: 150.0 };
+    let config = SimulationConfig {
+        documents: 1_500,
+        words: 400,
+        fanout: vec![3, 3],
+        psi: -1.0,
+        gamma2: 1.0,
+        nu: 6.0,
+        sigma2: 0.5,
+        eta: -2.0,
+        lambda2: 1.0,
+        mean_length: 150.0,
+    };
     let sim = simulate(&config, 21);
-    let corpus = build_corpus(PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() }, &[], sim.to_raw_documents()).expect("corpus builds");
+    let corpus =
+        build_corpus(PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() }, &[], sim.to_raw_documents()).expect("corpus builds");
     (sim, corpus)
 }
 
@@ -137,7 +149,18 @@ fn older_models_decode_with_the_predictor_they_were_fitted_with() {
 /// correlations near 0.8), hence 200 burn-in scans.
 #[test]
 fn pcm_recovers_flat_topics_without_labels() {
-    let config = SimulationConfig { documents: 800, words: 300, fanout: vec![4], psi: -1.0, gamma2: 0.5, nu: 6.0, sigma2: 0.8, eta: -2.5, lambda2: 1.0, mean_length: 300.0 };
+    let config = SimulationConfig {
+        documents: 800,
+        words: 300,
+        fanout: vec![4],
+        psi: -1.0,
+        gamma2: 0.5,
+        nu: 6.0,
+        sigma2: 0.8,
+        eta: -2.5,
+        lambda2: 1.0,
+        mean_length: 300.0,
+    };
     let sim = simulate(&config, 4);
     let mut docs = sim.to_raw_documents();
     for d in docs.iter_mut() {
@@ -176,7 +199,8 @@ fn label_set_likelihoods_are_the_poisson_likelihood_of_the_set() {
     let n = k + 1;
     // A document of a few words with repeated counts.
     let words: Vec<(usize, f64)> = vec![(3, 2.0), (17, 1.0), (40, 4.0), (41, 1.0), (200, 3.0)];
-    let sets: Vec<LabelSet> = [vec![0u32], vec![4], vec![1, 7], vec![2, 5, 11]].into_iter().map(|labels| LabelSet { members: labels.clone(), labels, log_prior: 0.0 }).collect();
+    let sets: Vec<LabelSet> =
+        [vec![0u32], vec![4], vec![1, 7], vec![2, 5, 11]].into_iter().map(|labels| LabelSet { members: labels.clone(), labels, log_prior: 0.0 }).collect();
     let single = single_label_log_likelihoods(&model, &words);
     let got = label_set_log_likelihoods(&model, &words, &sets, &single);
     let length = words.iter().map(|w| w.1).sum::<f64>() / model.mean_length;

@@ -14,18 +14,17 @@
 //! dropped gradient term, a wrong sign in a conditional draw) shifts the moments by many
 //! standard errors at these chain lengths.
 
-use crate::inference::geweke::{mean_and_variance_of_mean, z_score};
 use super::data::HpcData;
 use super::dispersion::Dispersion;
 use super::rates::Curvature;
 use super::sampler::{Caches, HpcState, ScanSettings};
+use crate::inference::geweke::{mean_and_variance_of_mean, z_score};
 use crate::inference::{hmc_step, LogDensity, MassMatrix};
 use crate::rng::{stream, Purpose};
 use rand::RngExt;
 use rand_distr::{ChiSquared, Distribution, Normal, Poisson, StandardNormal};
 
 const Z_LIMIT: f64 = 4.5;
-
 
 fn assert_all_z(names: &[String], independent: &[Vec<f64>], chain: &[Vec<f64>]) {
     for (i, name) in names.iter().enumerate() {
@@ -294,7 +293,17 @@ fn affinity_block_keeps_the_joint_distribution() {
             independent[i].push(x);
         }
     }
-    let mut state = HpcState { mu: mu.clone(), tau2: vec![1.0; mu.len()], xi: draw_prior(&mut rng), psi: 0.0, gamma2: 1.0, eta: eta.clone(), lambda2, nu: 5.0, sigma2: 1.0 };
+    let mut state = HpcState {
+        mu: mu.clone(),
+        tau2: vec![1.0; mu.len()],
+        xi: draw_prior(&mut rng),
+        psi: 0.0,
+        gamma2: 1.0,
+        eta: eta.clone(),
+        lambda2,
+        nu: 5.0,
+        sigma2: 1.0,
+    };
     let mut chain = vec![Vec::new(); names.len()];
     for it in 0..20_000 {
         let (active, counts) = draw_data(&state.xi, &mut rng);

@@ -152,7 +152,13 @@ pub fn single_label_log_likelihoods(model: &HpcModel, words: &[(usize, f64)]) ->
 /// AppStream has 241). π_S = (documents whose set is S + ½) / (documents + 1).
 /// `ancestors`: whether a set's members are closed under ancestors. Ordered by their
 /// labels, so the same corpus gives the same list.
-pub fn candidate_sets<'a>(doc_labels: impl Iterator<Item = &'a [u32]>, num_labels: usize, parent: &[Option<usize>], ancestors: bool, max_multi: usize) -> Vec<LabelSet> {
+pub fn candidate_sets<'a>(
+    doc_labels: impl Iterator<Item = &'a [u32]>,
+    num_labels: usize,
+    parent: &[Option<usize>],
+    ancestors: bool,
+    max_multi: usize,
+) -> Vec<LabelSet> {
     let mut counts: std::collections::BTreeMap<Vec<u32>, f64> = std::collections::BTreeMap::new();
     let mut docs = 0.0;
     for labels in doc_labels {
@@ -308,7 +314,8 @@ pub fn label_probabilities(model: &HpcModel, how: &LabelPrediction, words: &[(us
             } else {
                 p
             }
-        }        Predictor::LabelSets => label_set_probabilities(model, words, how),
+        }
+        Predictor::LabelSets => label_set_probabilities(model, words, how),
     }
 }
 

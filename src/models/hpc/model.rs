@@ -6,14 +6,13 @@
 
 use super::calibration::{SetScores, Thresholds};
 use super::fit::fit_hpc;
-use super::params::HpcParams;
 use super::label_posterior::{deepest_first, known_words, label_probabilities, LabelPrediction, LabelSet};
+use super::params::HpcParams;
 use super::predict::predict_affinities;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
 use crate::models::{
-    Comparison, DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel,
-    TopicTable,
+    Comparison, DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable,
 };
 use ndarray::Array2;
 use rayon::prelude::*;
@@ -74,7 +73,11 @@ impl ModelFamily for HpcFamily {
 
     fn capabilities(&self) -> crate::models::capabilities::Capabilities {
         // HPC predicts and scores labels; PCM has latent topics only.
-        crate::models::capabilities::Capabilities { label_prediction: self.supervised, label_evaluation: self.supervised, ..crate::models::capabilities::Capabilities::TOPIC_MODEL }
+        crate::models::capabilities::Capabilities {
+            label_prediction: self.supervised,
+            label_evaluation: self.supervised,
+            ..crate::models::capabilities::Capabilities::TOPIC_MODEL
+        }
     }
 }
 

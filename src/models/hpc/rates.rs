@@ -94,7 +94,16 @@ impl<'a> RateConditional<'a> {
     /// ([`RateConditional::into_buffers`]), so the rate block allocates them once per
     /// worker instead of once per word; the result does not depend on what they held.
     #[allow(clippy::too_many_arguments)]
-    pub fn on_block_reusing(docs: &[(u32, f64)], active: &Rows<u32>, theta: &[f64], linear: &[f64], nodes: &[u32], local_of: &[u32], prior: TreePrior<'a>, buffers: ConditionalBuffers) -> Self {
+    pub fn on_block_reusing(
+        docs: &[(u32, f64)],
+        active: &Rows<u32>,
+        theta: &[f64],
+        linear: &[f64],
+        nodes: &[u32],
+        local_of: &[u32],
+        prior: TreePrior<'a>,
+        buffers: ConditionalBuffers,
+    ) -> Self {
         assert_eq!(prior.num_nodes(), nodes.len(), "the prior is not over the block");
         let ConditionalBuffers { linear: mut block_linear, mut point, mut beta, mut entries, mut ends } = buffers;
         entries.clear();
@@ -408,7 +417,15 @@ mod tests {
         let nodes = vec![0u32, 1, 3];
         let block = WordBlock::new(&parent, &[0, 1, 2, 3, 4, 5], &nodes);
         let fixed = [0.0, 0.0, -0.7, 0.0, 0.4, -1.5];
-        let cond = RateConditional::on_block(&docs, &active, &theta, &linear, &nodes, &block.local_of, block.prior(&parent, -1.0, 2.0, &tau2.iter().map(|t| 1.0 / t).collect::<Vec<f64>>(), &fixed));
+        let cond = RateConditional::on_block(
+            &docs,
+            &active,
+            &theta,
+            &linear,
+            &nodes,
+            &block.local_of,
+            block.prior(&parent, -1.0, 2.0, &tau2.iter().map(|t| 1.0 / t).collect::<Vec<f64>>(), &fixed),
+        );
         let full = RateConditional::new(&docs, &active, &theta, &linear, TreePrior::new(&parent, -1.0, 2.0, &tau2));
         let mut rng = stream(13, Purpose::Estimate, 0, 0);
         let mut previous: Option<(f64, f64)> = None;
@@ -447,14 +464,23 @@ mod tests {
         let (docs_a, nodes_a) = (vec![(2u32, 1.0), (3, 2.0)], vec![0u32, 1, 2, 4, 5]);
         let (docs_b, nodes_b) = (vec![(0u32, 2.0), (1, 1.0)], vec![0u32, 1, 3]);
         let block_a = WordBlock::new(&parent, &order, &nodes_a);
-        let cond_a = RateConditional::on_block(&docs_a, &active, &theta, &linear, &nodes_a, &block_a.local_of, block_a.prior(&parent, -1.0, 2.0, &inverse_tau2, &mu));
+        let cond_a =
+            RateConditional::on_block(&docs_a, &active, &theta, &linear, &nodes_a, &block_a.local_of, block_a.prior(&parent, -1.0, 2.0, &inverse_tau2, &mu));
         let mut g = vec![0.0; nodes_a.len()];
         cond_a.logp_grad(&[0.1, 0.2, 0.3, 0.4, 0.5], &mut g);
         let (conditional_buffers, prior_buffers) = cond_a.into_buffers();
         let block_buffers = block_a.into_buffers();
 
         let fresh_block = WordBlock::new(&parent, &order, &nodes_b);
-        let fresh = RateConditional::on_block(&docs_b, &active, &theta, &linear, &nodes_b, &fresh_block.local_of, fresh_block.prior(&parent, -1.0, 2.0, &inverse_tau2, &mu));
+        let fresh = RateConditional::on_block(
+            &docs_b,
+            &active,
+            &theta,
+            &linear,
+            &nodes_b,
+            &fresh_block.local_of,
+            fresh_block.prior(&parent, -1.0, 2.0, &inverse_tau2, &mu),
+        );
         let block = WordBlock::reusing(&parent, &order, &nodes_b, block_buffers);
         assert_eq!((&block.local_of, &block.parent, &block.untouched), (&fresh_block.local_of, &fresh_block.parent, &fresh_block.untouched));
         let prior = block.prior_reusing(&parent, -1.0, 2.0, &inverse_tau2, &mu, prior_buffers);

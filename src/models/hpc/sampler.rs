@@ -144,7 +144,6 @@ impl Caches {
             Curvature::TreeDiagonal => self.blocks.iter().map(|b| (2 * b.len()).saturating_sub(1)).sum(),
         }
     }
-
 }
 
 /// Counts from one scan (acceptances, repairs), summed over words or documents.
@@ -352,7 +351,16 @@ impl HpcState {
                         }
                     };
                     let prior = block.prior_reusing(&data.parent, psi, gamma2, inverse_tau2, mu, std::mem::take(&mut scratch.prior));
-                    let cond = RateConditional::on_block_reusing(data.word_docs.row(f), &data.active, &theta, &linear, block.nodes, &block.local_of, prior, std::mem::take(&mut scratch.conditional));
+                    let cond = RateConditional::on_block_reusing(
+                        data.word_docs.row(f),
+                        &data.active,
+                        &theta,
+                        &linear,
+                        block.nodes,
+                        &block.local_of,
+                        prior,
+                        std::mem::take(&mut scratch.conditional),
+                    );
                     let x = &mut scratch.block_mu;
                     block.gather_into(mu, x);
                     if s.refit_modes || cached.0.is_empty() {

@@ -85,15 +85,9 @@ fn build_tree(fanout: &[usize]) -> Vec<Option<usize>> {
 pub fn simulate(config: &SimulationConfig, seed: u64) -> SimulatedCorpus {
     let c = config;
     let sizes_ok = c.documents > 0 && c.words > 0 && c.fanout.iter().all(|&n| n > 0);
-    assert!(
-        sizes_ok && !c.fanout.is_empty(),
-        "need documents, words and a positive fanout"
-    );
+    assert!(sizes_ok && !c.fanout.is_empty(), "need documents, words and a positive fanout");
     let scales_ok = c.nu > 0.0 && c.sigma2 > 0.0 && c.mean_length > 0.0;
-    assert!(
-        scales_ok && c.gamma2 >= 0.0 && c.lambda2 >= 0.0,
-        "invalid hyperparameters"
-    );
+    assert!(scales_ok && c.gamma2 >= 0.0 && c.lambda2 >= 0.0, "invalid hyperparameters");
     let parent = build_tree(&c.fanout);
     let nodes = parent.len();
     let k = nodes - 1;
@@ -105,19 +99,14 @@ pub fn simulate(config: &SimulationConfig, seed: u64) -> SimulatedCorpus {
     let (mut mu, mut tau2) = (vec![0.0; c.words * nodes], vec![0.0; c.words * nodes]);
     for f in 0..c.words {
         let mut rng = stream(seed, Purpose::Synthetic, 0, f as u64);
-        let (m, t) = (
-            &mut mu[f * nodes..][..nodes],
-            &mut tau2[f * nodes..][..nodes],
-        );
+        let (m, t) = (&mut mu[f * nodes..][..nodes], &mut tau2[f * nodes..][..nodes]);
         m[0] = root.sample(&mut rng);
         for p in (0..nodes).filter(|&p| has_children[p]) {
             t[p] = c.nu * c.sigma2 / chi2.sample(&mut rng);
         }
         for node in 1..nodes {
             let p = parent[node].expect("labels have parents");
-            m[node] = Normal::new(m[p], t[p].sqrt())
-                .expect("finite τ")
-                .sample(&mut rng);
+            m[node] = Normal::new(m[p], t[p].sqrt()).expect("finite τ").sample(&mut rng);
         }
     }
 
@@ -132,15 +121,9 @@ pub fn simulate(config: &SimulationConfig, seed: u64) -> SimulatedCorpus {
         let mut rng = stream(seed, Purpose::Synthetic, 1, d as u64);
         let x = &mut xi[d * k..][..k];
         x.iter_mut().for_each(|v| *v = affinity.sample(&mut rng));
-        let coins: Vec<Bernoulli> = x
-            .iter()
-            .map(|&v| Bernoulli::new(1.0 / (1.0 + (-v).exp())).expect("p in [0, 1]"))
-            .collect();
+        let coins: Vec<Bernoulli> = x.iter().map(|&v| Bernoulli::new(1.0 / (1.0 + (-v).exp())).expect("p in [0, 1]")).collect();
         let labels = loop {
-            let on: Vec<usize> = (0..k)
-                .filter(|&j| coins[j].sample(&mut rng))
-                .map(|j| j + 1)
-                .collect();
+            let on: Vec<usize> = (0..k).filter(|&j| coins[j].sample(&mut rng)).map(|j| j + 1).collect();
             if !on.is_empty() {
                 break on;
             }
@@ -157,21 +140,14 @@ pub fn simulate(config: &SimulationConfig, seed: u64) -> SimulatedCorpus {
     for (d, rng) in rngs.iter_mut().enumerate() {
         let labels = &doc_labels[d];
         let x = &xi[d * k..][..k];
-        let top = labels
-            .iter()
-            .map(|&j| x[j - 1])
-            .fold(f64::NEG_INFINITY, f64::max);
+        let top = labels.iter().map(|&j| x[j - 1]).fold(f64::NEG_INFINITY, f64::max);
         let mut theta: Vec<f64> = labels.iter().map(|&j| (x[j - 1] - top).exp()).collect();
         let total: f64 = theta.iter().sum();
         theta.iter_mut().for_each(|t| *t *= lengths[d] / total);
         let mut row = Vec::new();
         for f in 0..c.words {
             let m = &mu[f * nodes..][..nodes];
-            let rate: f64 = labels
-                .iter()
-                .zip(&theta)
-                .map(|(&j, t)| t * m[j].exp())
-                .sum();
+            let rate: f64 = labels.iter().zip(&theta).map(|(&j, t)| t * m[j].exp()).sum();
             let n = match Poisson::new(rate) {
                 Ok(p) => p.sample(rng),
                 Err(_) if rate <= 0.0 => 0.0,
@@ -183,16 +159,7 @@ pub fn simulate(config: &SimulationConfig, seed: u64) -> SimulatedCorpus {
         }
         counts.push(row);
     }
-    SimulatedCorpus {
-        parent,
-        mu,
-        tau2,
-        xi,
-        doc_labels,
-        counts,
-        lengths,
-        raw_lengths,
-    }
+    SimulatedCorpus { parent, mu, tau2, xi, doc_labels, counts, lengths, raw_lengths }
 }
 
 impl SimulatedCorpus {
@@ -232,11 +199,7 @@ impl SimulatedCorpus {
             .enumerate()
             .map(|(d, (row, labels))| RawDocument {
                 id: Some(format!("d{d}")),
-                counts: Some(
-                    row.iter()
-                        .map(|&(f, n)| (format!("w{f}"), n as f64))
-                        .collect::<BTreeMap<_, _>>(),
-                ),
+                counts: Some(row.iter().map(|&(f, n)| (format!("w{f}"), n as f64)).collect::<BTreeMap<_, _>>()),
                 labels: Some(labels.iter().map(|&j| paths[j].clone()).collect()),
                 ..RawDocument::default()
             })
@@ -251,18 +214,7 @@ mod tests {
     use crate::corpus::preprocess::{PreprocessOptions, StopWords};
 
     fn config(documents: usize, words: usize) -> SimulationConfig {
-        SimulationConfig {
-            documents,
-            words,
-            fanout: vec![3, 4],
-            psi: -1.0,
-            gamma2: 1.5,
-            nu: 5.0,
-            sigma2: 0.5,
-            eta: -0.5,
-            lambda2: 1.0,
-            mean_length: 200.0,
-        }
+        SimulationConfig { documents, words, fanout: vec![3, 4], psi: -1.0, gamma2: 1.5, nu: 5.0, sigma2: 0.5, eta: -0.5, lambda2: 1.0, mean_length: 200.0 }
     }
 
     #[test]
@@ -281,21 +233,12 @@ mod tests {
         let s = simulate(&c, 3);
         let k = s.num_labels();
         assert_eq!(k, 15);
-        assert_eq!(
-            (s.mu.len(), s.tau2.len(), s.xi.len()),
-            (100 * 16, 100 * 16, 200 * 15)
-        );
+        assert_eq!((s.mu.len(), s.tau2.len(), s.xi.len()), (100 * 16, 100 * 16, 200 * 15));
         for (d, labels) in s.doc_labels.iter().enumerate() {
             assert!(!labels.is_empty(), "document {d} has no label");
-            assert!(
-                labels.windows(2).all(|w| w[0] < w[1])
-                    && labels.iter().all(|&j| (1..=k).contains(&j))
-            );
+            assert!(labels.windows(2).all(|w| w[0] < w[1]) && labels.iter().all(|&j| (1..=k).contains(&j)));
             let row = &s.counts[d];
-            assert!(
-                row.windows(2).all(|w| w[0].0 < w[1].0)
-                    && row.iter().all(|&(f, n)| f < 100 && n > 0)
-            );
+            assert!(row.windows(2).all(|w| w[0].0 < w[1].0) && row.iter().all(|&(f, n)| f < 100 && n > 0));
         }
         // τ² is drawn for the root and the 3 top-level labels only (the leaves have none).
         for f in 0..100 {
@@ -320,36 +263,22 @@ mod tests {
         let mean = roots.iter().sum::<f64>() / v;
         let var = roots.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (v - 1.0);
         let (se_mean, se_var) = ((c.gamma2 / v).sqrt(), c.gamma2 * (2.0 / (v - 1.0)).sqrt());
-        assert!(
-            (mean - c.psi).abs() < 5.0 * se_mean,
-            "mean {mean} (se {se_mean})"
-        );
-        assert!(
-            (var - c.gamma2).abs() < 5.0 * se_var,
-            "variance {var} (se {se_var})"
-        );
+        assert!((mean - c.psi).abs() < 5.0 * se_mean, "mean {mean} (se {se_mean})");
+        assert!((var - c.gamma2).abs() < 5.0 * se_var, "variance {var} (se {se_var})");
     }
 
     #[test]
     fn upload_rebuilds_the_same_tree_labels_and_tokens() {
-        let c = SimulationConfig {
-            fanout: vec![2, 3, 2],
-            ..config(400, 150)
-        };
+        let c = SimulationConfig { fanout: vec![2, 3, 2], ..config(400, 150) };
         let s = simulate(&c, 9);
-        let options = PreprocessOptions {
-            stopwords: StopWords::None,
-            ..PreprocessOptions::default()
-        };
+        let options = PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() };
         let corpus = build_corpus(options, &[], s.to_raw_documents()).expect("corpus builds");
         let tree = &corpus.labels;
         assert_eq!(tree.len(), s.num_labels());
         assert_eq!(tree.depth(), c.fanout.len());
         let name = |node: usize| s.label_path(node).rsplit('/').next().unwrap().to_owned();
         for node in 1..=s.num_labels() {
-            let id = tree
-                .id(&name(node))
-                .unwrap_or_else(|| panic!("label {} missing", name(node)));
+            let id = tree.id(&name(node)).unwrap_or_else(|| panic!("label {} missing", name(node)));
             let built = tree.parent(id).map(|p| tree.name(p).to_owned());
             let truth = s.parent[node].filter(|&p| p != 0).map(name);
             assert_eq!(built, truth, "parent of {}", name(node));
@@ -358,10 +287,7 @@ mod tests {
         assert_eq!(corpus.stats.num_tokens as u64, total);
         for (row, id) in corpus.doc_ids.iter().enumerate() {
             let d: usize = id[1..].parse().unwrap();
-            let mut got: Vec<String> = corpus.doc_labels[row]
-                .iter()
-                .map(|&j| tree.name(j).to_owned())
-                .collect();
+            let mut got: Vec<String> = corpus.doc_labels[row].iter().map(|&j| tree.name(j).to_owned()).collect();
             let mut want: Vec<String> = s.doc_labels[d].iter().map(|&j| name(j)).collect();
             got.sort();
             want.sort();

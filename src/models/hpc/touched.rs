@@ -134,7 +134,15 @@ impl<'a> WordBlock<'a> {
 
     /// [`WordBlock::prior`] in the buffers of a previous prior
     /// ([`TreePrior::into_buffers`]); the result does not depend on what they held.
-    pub fn prior_reusing(&self, tree_parent: &[Option<usize>], psi: f64, gamma2: f64, inverse_tau2: &[f64], mu: &[f64], buffers: PriorBuffers) -> TreePrior<'_> {
+    pub fn prior_reusing(
+        &self,
+        tree_parent: &[Option<usize>],
+        psi: f64,
+        gamma2: f64,
+        inverse_tau2: &[f64],
+        mu: &[f64],
+        buffers: PriorBuffers,
+    ) -> TreePrior<'_> {
         let PriorBuffers { mut edge_precision, mut boundary } = buffers;
         edge_precision.clear();
         edge_precision.extend(self.nodes.iter().map(|&node| tree_parent[node as usize].map_or(1.0 / gamma2, |p| inverse_tau2[p])));
@@ -181,7 +189,13 @@ mod tests {
     /// Root 0; 1, 2 under it; 3, 4 under 1; 5 under 2. Word 0 is in a document with
     /// label 3, word 1 in one with labels 2 and 5, word 2 in none.
     fn data() -> HpcData {
-        HpcData::new(vec![None, Some(0), Some(0), Some(1), Some(1), Some(2)], true, vec![vec![3], vec![5], vec![2]], vec![vec![(0, 1)], vec![(1, 2)], vec![(1, 1)]], 3)
+        HpcData::new(
+            vec![None, Some(0), Some(0), Some(1), Some(1), Some(2)],
+            true,
+            vec![vec![3], vec![5], vec![2]],
+            vec![vec![(0, 1)], vec![(1, 2)], vec![(1, 1)]],
+            3,
+        )
     }
 
     #[test]

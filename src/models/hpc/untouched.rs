@@ -47,7 +47,14 @@ pub struct UntouchedStats {
 /// Update every node of `nodes` in order, in place in `mu` (over all nodes). `beta`
 /// holds e^μ of each node of `nodes` on entry and after its update on return.
 /// `linear` is c over nodes.
-pub fn update_untouched<R: rand::Rng + ?Sized>(nodes: &[u32], prior: &UntouchedPrior, linear: &[f64], mu: &mut [f64], beta: &mut [f64], rng: &mut R) -> UntouchedStats {
+pub fn update_untouched<R: rand::Rng + ?Sized>(
+    nodes: &[u32],
+    prior: &UntouchedPrior,
+    linear: &[f64],
+    mu: &mut [f64],
+    beta: &mut [f64],
+    rng: &mut R,
+) -> UntouchedStats {
     let mut stats = UntouchedStats::default();
     // Leaves under the same parent share their proposal's precision and spread; the
     // nodes come parents first, so siblings are consecutive.
@@ -151,9 +158,8 @@ mod tests {
         let inverse_tau2: Vec<f64> = tau2.iter().map(|t| 1.0 / t).collect();
         let prior = UntouchedPrior { parent: &parent, children: &children, psi: 0.0, gamma2: 1.0, inverse_tau2: &inverse_tau2 };
         // Quadrature of (μ1, μ2) on [−8, 5]².
-        let log_density = |m1: f64, m2: f64| -> f64 {
-            -0.5 * (m1 - mu0).powi(2) / tau2[0] - 0.5 * (m2 - m1).powi(2) / tau2[1] - linear[1] * m1.exp() - linear[2] * m2.exp()
-        };
+        let log_density =
+            |m1: f64, m2: f64| -> f64 { -0.5 * (m1 - mu0).powi(2) / tau2[0] - 0.5 * (m2 - m1).powi(2) / tau2[1] - linear[1] * m1.exp() - linear[2] * m2.exp() };
         let (lo, hi, steps) = (-8.0, 5.0, 1300);
         let h = (hi - lo) / steps as f64;
         let mut moments = [0.0f64; 5]; // mass, E m1, E m1², E m2, E m2²

@@ -261,7 +261,6 @@ impl BlockOps for Avx512 {
             out
         }
     }
-
 }
 
 /// Hillis–Steele prefix sums of sixteen lanes held as two AVX2 registers (lanes 0–7
@@ -281,7 +280,8 @@ unsafe fn avx2_scan(mut lo: std::arch::x86_64::__m256, mut hi: std::arch::x86_64
         // come from the top of the low half and those of the low half are 0.
         macro_rules! shifted_add {
             ($s:literal, $mask:literal) => {{
-                let index = _mm256_setr_epi32((8 - $s) % 8, (9 - $s) % 8, (10 - $s) % 8, (11 - $s) % 8, (12 - $s) % 8, (13 - $s) % 8, (14 - $s) % 8, (15 - $s) % 8);
+                let index =
+                    _mm256_setr_epi32((8 - $s) % 8, (9 - $s) % 8, (10 - $s) % 8, (11 - $s) % 8, (12 - $s) % 8, (13 - $s) % 8, (14 - $s) % 8, (15 - $s) % 8);
                 let lo_rot = _mm256_permutevar8x32_ps(lo, index);
                 let hi_rot = _mm256_permutevar8x32_ps(hi, index);
                 let lo_in = _mm256_blend_ps::<$mask>(zero, lo_rot);
@@ -382,7 +382,6 @@ impl BlockOps for Avx2 {
             out
         }
     }
-
 }
 
 /// One draw's weights and their block sums (see the module docs).
@@ -497,7 +496,11 @@ mod tests {
                     x ^= x << 13;
                     x ^= x >> 17;
                     x ^= x << 5;
-                    if n % 4 == 3 && i >= 9 { 0.0 } else { (x as f32 / u32::MAX as f32) * 10f32.powi((x % 9) as i32 - 6) }
+                    if n % 4 == 3 && i >= 9 {
+                        0.0
+                    } else {
+                        (x as f32 / u32::MAX as f32) * 10f32.powi((x % 9) as i32 - 6)
+                    }
                 })
             })
             .collect()
@@ -566,7 +569,13 @@ mod tests {
         for x in sample_blocks() {
             // SAFETY: the portable operations need nothing.
             let scan = unsafe { Portable::scan(&x) };
-            let sequential: Vec<f64> = x.iter().scan(0.0f64, |s, &v| { *s += v as f64; Some(*s) }).collect();
+            let sequential: Vec<f64> = x
+                .iter()
+                .scan(0.0f64, |s, &v| {
+                    *s += v as f64;
+                    Some(*s)
+                })
+                .collect();
             for (s, e) in scan.iter().zip(&sequential) {
                 assert!((*s as f64 - e).abs() <= 1e-6 * e.abs(), "{scan:?} vs {sequential:?}");
             }

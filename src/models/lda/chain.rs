@@ -177,7 +177,15 @@ impl Chain for LdaChain<'_> {
             optimizations: usize,
         }
         let s = &self.state;
-        let saved = SavedRef { version: STATE_VERSION, z: &s.z, alpha: &s.alpha, beta: s.beta, sums: &self.sums, doc_topics_sum: self.doc_topics_sum, optimizations: self.optimizations };
+        let saved = SavedRef {
+            version: STATE_VERSION,
+            z: &s.z,
+            alpha: &s.alpha,
+            beta: s.beta,
+            sums: &self.sums,
+            doc_topics_sum: self.doc_topics_sum,
+            optimizations: self.optimizations,
+        };
         postcard::to_allocvec(&saved).expect("plain data encodes")
     }
 }

@@ -22,9 +22,9 @@
 //! processor's best is chosen at run time; the three give bit-identical draws (checked by
 //! a test).
 
+use super::block_search::{padded, weight, BlockOps, BlockSearch, Portable};
 #[cfg(target_arch = "x86_64")]
 use super::block_search::{Avx2, Avx512};
-use super::block_search::{padded, weight, BlockOps, BlockSearch, Portable};
 use super::sampler::SweepStats;
 use crate::rng::StreamRng;
 use rand::RngExt;
@@ -299,7 +299,8 @@ unsafe fn resample_with<O: BlockOps>(c: &mut CellCounts, zs: &mut [u32], words: 
                     unsafe {
                         let (d, r) = (*doc.get_unchecked(joined), *row.get_unchecked(joined));
                         let alpha = *c.alpha.get_unchecked(joined);
-                        let joined_delta = weight(d, r, *c.inv.get_unchecked(joined), alpha, beta) - weight(d - 1, r - 1, *c.inv_down.get_unchecked(joined), alpha, beta);
+                        let joined_delta =
+                            weight(d, r, *c.inv.get_unchecked(joined), alpha, beta) - weight(d - 1, r - 1, *c.inv_down.get_unchecked(joined), alpha, beta);
                         let (d, r) = (*doc.get_unchecked(own), *row.get_unchecked(own));
                         let alpha = *c.alpha.get_unchecked(own);
                         let own_delta = weight(d, r, *c.inv.get_unchecked(own), alpha, beta) - weight(d + 1, r + 1, *c.inv_up.get_unchecked(own), alpha, beta);

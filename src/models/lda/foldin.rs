@@ -16,13 +16,8 @@ pub fn fold_in(docs: &[EncodedDoc], phi: &[f64], num_topics: usize, alpha: &[f64
     docs.par_iter()
         .enumerate()
         .map(|(d, doc)| {
-            let words: Vec<usize> = doc
-                .terms
-                .iter()
-                .zip(&doc.counts)
-                .flat_map(|(&t, &n)| std::iter::repeat_n(t as usize, n as usize))
-                .filter(|&w| w < num_terms)
-                .collect();
+            let words: Vec<usize> =
+                doc.terms.iter().zip(&doc.counts).flat_map(|(&t, &n)| std::iter::repeat_n(t as usize, n as usize)).filter(|&w| w < num_terms).collect();
             fold_in_one(&words, phi, num_terms, num_topics, alpha, iterations, burn_in, seed, d as u64)
         })
         .collect()

@@ -107,13 +107,8 @@ pub fn chib_batch(
             if cancel.is_cancelled() {
                 return None;
             }
-            let words: Vec<u32> = doc
-                .terms
-                .iter()
-                .zip(&doc.counts)
-                .filter(|&(&t, _)| t < num_terms)
-                .flat_map(|(&t, &n)| std::iter::repeat_n(t, n as usize))
-                .collect();
+            let words: Vec<u32> =
+                doc.terms.iter().zip(&doc.counts).filter(|&(&t, _)| t < num_terms).flat_map(|(&t, &n)| std::iter::repeat_n(t, n as usize)).collect();
             let mut rng = stream(seed, Purpose::Heldout, 0, d as u64);
             Some(chib_log_likelihood(&words, phi, num_topics, alpha, settings, &mut rng))
         })

@@ -106,13 +106,8 @@ fn mean_and_se(xs: &[f64]) -> (f64, f64) {
 /// between topics; α from very small to large. With α = 0.02 the posterior has separated
 /// modes and the estimate is heavy-tailed (sd of p̂/p(w) ≈ 9 at S = 1), so that case runs
 /// three times as many replicates.
-const TINY_CASES: [(usize, f64, &[u32], u64, usize); 5] = [
-    (2, 0.05, &[0, 1, 2], 1, 1),
-    (2, 0.5, &[0, 3, 0, 2], 2, 1),
-    (3, 0.1, &[1, 2, 3, 1], 3, 1),
-    (3, 1.5, &[0, 1, 2, 3], 4, 1),
-    (3, 0.02, &[3, 3, 0], 5, 3),
-];
+const TINY_CASES: [(usize, f64, &[u32], u64, usize); 5] =
+    [(2, 0.05, &[0, 1, 2], 1, 1), (2, 0.5, &[0, 3, 0, 2], 2, 1), (3, 0.1, &[1, 2, 3, 1], 3, 1), (3, 1.5, &[0, 1, 2, 3], 4, 1), (3, 0.02, &[3, 3, 0], 5, 3)];
 
 fn tiny_phi(num_topics: usize, seed: u64) -> Vec<f64> {
     random_phi(num_topics, 4, 0.5, &mut stream(seed, Purpose::Synthetic, 0, 0))

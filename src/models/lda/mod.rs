@@ -35,15 +35,14 @@ use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats, DocTermMatrix};
 use crate::models::heldout::{score_corpus_documents, DocScorer, HeldoutDoc, HeldoutReport};
 use crate::models::splits;
-use crate::rng::StreamRng;
-use heldout::{chib_log_likelihood, ChibSettings};
 use crate::models::{
-    DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel,
-    TopicTable,
+    DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable,
 };
+use crate::rng::StreamRng;
+use chain::{LdaChain, PosteriorSums};
+use heldout::{chib_log_likelihood, ChibSettings};
 use ndarray::Array2;
 pub use params::LdaParams;
-use chain::{LdaChain, PosteriorSums};
 use sampler::GibbsState;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -238,12 +237,10 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
     let training = if test_documents == 0 {
         std::borrow::Cow::Borrowed(&corpus.counts)
     } else {
-        std::borrow::Cow::Owned(DocTermMatrix::from_rows(
-            (0..corpus.num_documents()).filter(|&d| !held_out[d]).map(|d| {
-                let (terms, counts) = corpus.counts.row(d);
-                terms.iter().copied().zip(counts.iter().copied()).collect()
-            }),
-        ))
+        std::borrow::Cow::Owned(DocTermMatrix::from_rows((0..corpus.num_documents()).filter(|&d| !held_out[d]).map(|d| {
+            let (terms, counts) = corpus.counts.row(d);
+            terms.iter().copied().zip(counts.iter().copied()).collect()
+        })))
     };
     let mut tokens = Tokens::from_counts(&training, v);
     tokens.set_blocks(p.sync_tokens);
@@ -343,7 +340,6 @@ impl LdaModel {
             v => Err(ModelError::Decode(format!("LDA encoding version {v} is not {ENCODING_VERSION}, 3 or 2"))),
         }
     }
-
 }
 
 impl TopicModel for LdaModel {
@@ -359,11 +355,7 @@ impl TopicModel for LdaModel {
         let k = self.params.topics;
         let phi = Array2::from_shape_vec((k, self.num_terms), self.word_rates.clone()).expect("shape stored with the model");
         let exclusivity = crate::summaries::topic_given_word(&phi, &self.topic_shares);
-        let topics = self
-            .topic_shares
-            .iter()
-            .map(|&s| TopicInfo { label: None, parent: None, children: vec![], proportion: s })
-            .collect();
+        let topics = self.topic_shares.iter().map(|&s| TopicInfo { label: None, parent: None, children: vec![], proportion: s }).collect();
         TopicTable { frequency: phi, exclusivity, topics }
     }
 
@@ -407,7 +399,17 @@ mod encoding_tests {
     fn version_2_models_still_decode() {
         let old = LdaModelV2 {
             version: 2,
-            params: params::LdaParamsV2 { topics: 2, alpha: 0.5, beta: 0.01, iterations: 10, burn_in: 5, thin: 1, sync_tokens: 100, loglik_every: 1, threads: 0 },
+            params: params::LdaParamsV2 {
+                topics: 2,
+                alpha: 0.5,
+                beta: 0.01,
+                iterations: 10,
+                burn_in: 5,
+                thin: 1,
+                sync_tokens: 100,
+                loglik_every: 1,
+                threads: 0,
+            },
             num_terms: 3,
             word_rates: vec![0.2, 0.3, 0.5, 0.6, 0.3, 0.1],
             document_proportions: vec![0.4, 0.6],

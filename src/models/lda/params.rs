@@ -141,9 +141,7 @@ impl LdaParams {
         let iterations = r.uint_in("iterations", 1, 1_000_000)?.unwrap_or(200) as usize;
         let burn_in = r.uint("burn_in")?.map(|b| b as usize);
         let burn_in = match burn_in {
-            Some(b) if b >= iterations => {
-                return Err(ParamError::new("burn_in", format!("must be less than iterations ({iterations}), got {b}")))
-            }
+            Some(b) if b >= iterations => return Err(ParamError::new("burn_in", format!("must be less than iterations ({iterations}), got {b}"))),
             Some(b) => b,
             None => iterations / 2,
         };

@@ -157,7 +157,8 @@ impl PartitionedSampler {
             let snapshot = state.n_k.clone();
             let mut z_parts = split_at_bounds(&mut state.z, part.doc_bounds.iter().map(|&d| tokens.doc_ptr[d]));
             let mut doc_parts = split_at_bounds(&mut self.doc_topics, part.doc_bounds.iter().map(|&d| d * padded(k)));
-            let mut word_parts: Vec<Option<&mut [u32]>> = split_at_bounds(&mut state.n_kw, part.word_bounds.iter().map(|&w| w * k)).into_iter().map(Some).collect();
+            let mut word_parts: Vec<Option<&mut [u32]>> =
+                split_at_bounds(&mut state.n_kw, part.word_bounds.iter().map(|&w| w * k)).into_iter().map(Some).collect();
             let mut cells: Vec<Cell> = Vec::with_capacity(p);
             for (i, (z, doc_rows)) in z_parts.drain(..).zip(doc_parts.drain(..)).enumerate() {
                 let j = (i + round) % p;

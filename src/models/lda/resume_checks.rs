@@ -29,7 +29,11 @@ fn small_corpus() -> Corpus {
 fn cases() -> Vec<(&'static str, serde_json::Value, u64)> {
     vec![
         ("dense", json!({"topics": 5, "iterations": 30, "burn_in": 10, "thin": 3, "loglik_every": 4}), PIN_DENSE),
-        ("dense_optimized", json!({"topics": 6, "iterations": 24, "burn_in": 6, "thin": 2, "optimize_interval": 5, "optimize_beta": true}), PIN_DENSE_OPTIMIZED),
+        (
+            "dense_optimized",
+            json!({"topics": 6, "iterations": 24, "burn_in": 6, "thin": 2, "optimize_interval": 5, "optimize_beta": true}),
+            PIN_DENSE_OPTIMIZED,
+        ),
         ("sparse", json!({"topics": 300, "iterations": 12, "burn_in": 4, "thin": 2, "sync_tokens": 500}), PIN_SPARSE),
         (
             "sparse_optimized",
@@ -128,7 +132,9 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
     let other = LdaParams::from_json(&json!({"topics": 5, "iterations": 31, "burn_in": 10, "thin": 3, "loglik_every": 4})).unwrap();
     let for_other = fit(&corpus, &other, 1, None).checkpoints[3].1.clone();
     let fewer_topics = LdaParams::from_json(&json!({"topics": 4, "iterations": 30, "burn_in": 10, "thin": 3, "loglik_every": 4})).unwrap();
-    let mut wrong_k = crate::models::chain::Checkpoint::decode_for(&fit(&corpus, &fewer_topics, 1, None).checkpoints[3].1, "lda", SEED, &chain::schedule(&fewer_topics)).unwrap();
+    let mut wrong_k =
+        crate::models::chain::Checkpoint::decode_for(&fit(&corpus, &fewer_topics, 1, None).checkpoints[3].1, "lda", SEED, &chain::schedule(&fewer_topics))
+            .unwrap();
     wrong_k.schedule = chain::schedule(&p);
     for bad in [good[..good.len() - 9].to_vec(), vec![1, 2, 3], bumped_state_version.encode(), for_other, wrong_k.encode()] {
         let run = fit(&corpus, &p, 1, Some(&bad));

@@ -158,15 +158,8 @@ impl GibbsState {
     /// `num_topics` per token) and their counts: how a checkpoint is continued.
     pub fn from_assignments(tokens: &Tokens, num_topics: usize, z: Vec<u32>, alpha: Vec<f64>, beta: f64) -> Self {
         debug_assert_eq!(z.len(), tokens.num_tokens());
-        let mut state = GibbsState {
-            num_topics,
-            num_terms: tokens.num_terms,
-            alpha,
-            beta,
-            z,
-            n_kw: vec![0; tokens.num_terms * num_topics],
-            n_k: vec![0; num_topics],
-        };
+        let mut state =
+            GibbsState { num_topics, num_terms: tokens.num_terms, alpha, beta, z, n_kw: vec![0; tokens.num_terms * num_topics], n_k: vec![0; num_topics] };
         state.recount(tokens);
         state
     }
@@ -182,10 +175,7 @@ impl GibbsState {
             }
         });
         let n_kw = &self.n_kw;
-        self.n_k = (0..k)
-            .into_par_iter()
-            .map(|t| n_kw.iter().skip(t).step_by(k).map(|&n| n as u64).sum())
-            .collect();
+        self.n_k = (0..k).into_par_iter().map(|t| n_kw.iter().skip(t).step_by(k).map(|&n| n as u64).sum()).collect();
     }
 
     /// One sweep of the sparse sampler over every token, block by block (see the module
@@ -201,7 +191,8 @@ impl GibbsState {
         let mut before: Vec<u32> = Vec::new();
         for block in &tokens.blocks {
             snapshot.refresh(n_kw, n_k, alpha, beta, num_terms);
-            let mut docs: Vec<(usize, &mut [u32])> = block.iter().map(|&d| (d as usize, slots[d as usize].take().expect("each document is in one block"))).collect();
+            let mut docs: Vec<(usize, &mut [u32])> =
+                block.iter().map(|&d| (d as usize, slots[d as usize].take().expect("each document is in one block"))).collect();
             before.clear();
             for (_, zs) in &docs {
                 before.extend_from_slice(zs);

@@ -3,9 +3,9 @@
 //! data drawn from LDA itself.
 
 use super::*;
+use crate::corpus::{build_corpus, PreprocessOptions, RawDocument, StopWords};
 use crate::models::lda::{fit_lda, LdaParams};
 use crate::models::FitContext;
-use crate::corpus::{build_corpus, PreprocessOptions, RawDocument, StopWords};
 use crate::rng::{stream, Purpose};
 use rand::RngExt;
 use rand_distr::{Distribution, Gamma};
@@ -141,9 +141,7 @@ fn sweep_keeps_counts_consistent() {
 /// putting 90 % of its mass on its own block of V/K words.
 pub(crate) fn lda_corpus(k: usize, v: usize, docs: usize, len: usize, alpha: f64, seed: u64) -> (Vec<Vec<f64>>, Vec<RawDocument>) {
     let block = v / k;
-    let phi: Vec<Vec<f64>> = (0..k)
-        .map(|t| (0..v).map(|w| if w / block == t { 0.9 / block as f64 } else { 0.1 / (v - block) as f64 }).collect())
-        .collect();
+    let phi: Vec<Vec<f64>> = (0..k).map(|t| (0..v).map(|w| if w / block == t { 0.9 / block as f64 } else { 0.1 / (v - block) as f64 }).collect()).collect();
     let gamma = Gamma::new(alpha, 1.0).expect("valid shape");
     let documents = (0..docs)
         .map(|d| {

@@ -76,7 +76,10 @@ pub fn all() -> Vec<(&'static str, Capabilities)> {
 
 /// The capabilities of the family named `name`, if it is registered.
 pub fn of(name: &str) -> Option<Capabilities> {
-    all().into_iter().find(|(n, _)| *n == name).map(|(_, c)| c)
+    match super::family(name) {
+        Some(f) => Some(f.capabilities()),
+        None => super::community::community_family(name).map(|f| f.capabilities()),
+    }
 }
 
 /// The names of the families that have `capability`, for messages: "hpc",

@@ -209,7 +209,7 @@ pub fn run<C: Chain>(chain: &mut C, family: &str, seed: u64, schedule: &Schedule
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::models::{CancelToken, Checkpointing};
+    use crate::models::{CancelToken, Checkpointing, SavedCheckpoints};
     use std::sync::Mutex;
     use std::time::Duration;
 
@@ -243,29 +243,15 @@ mod tests {
 
     const SCHEDULE: Schedule = Schedule { iterations: 12, burn_in: 3, thin: 2, loglik_every: 5 };
 
-    /// Checkpoints handed over: (iteration, bytes).
-    type Saved = Vec<(u64, Vec<u8>)>;
-
     /// Run with a checkpoint after every iteration (or from `resume`); returns the
     /// chain, its final position, the checkpoints and what became of `resume`.
-    fn run_toy(resume: Option<&[u8]>) -> (Toy, Position, Saved, Vec<Resume>) {
-        let saved = Mutex::new(Vec::new());
-        let resumed = Mutex::new(Vec::new());
-        let cancel = CancelToken::new();
-        let ctx = FitContext {
-            progress: &|_| {},
-            cancel: &cancel,
-            sample: &|_, _| {},
-            checkpoint: Checkpointing {
-                every: Some(Duration::ZERO),
-                save: &|it, b| saved.lock().unwrap().push((it, b)),
-                resume_from: resume,
-                resumed: &|r| resumed.lock().unwrap().push(r),
-            },
-        };
-        let (mut toy, position) = start(&ctx, "toy", 5, &SCHEDULE, restore, || Toy { x: 1, kept: vec![] });
-        let end = run(&mut toy, "toy", 5, &SCHEDULE, position, &ctx).unwrap();
-        (toy, end, saved.into_inner().unwrap(), resumed.into_inner().unwrap())
+    fn run_toy(resume: Option<&[u8]>) -> (Toy, Position, SavedCheckpoints, Vec<Resume>) {
+        let ((toy, end), saved, resumed) = FitContext::recording(resume, |ctx| {
+            let (mut toy, position) = start(ctx, "toy", 5, &SCHEDULE, restore, || Toy { x: 1, kept: vec![] });
+            let end = run(&mut toy, "toy", 5, &SCHEDULE, position, ctx).unwrap();
+            (toy, end)
+        });
+        (toy, end, saved, resumed)
     }
 
     #[test]

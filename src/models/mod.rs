@@ -245,12 +245,39 @@ impl Checkpointing<'static> {
     pub const OFF: Checkpointing<'static> = Checkpointing { every: None, save: &|_, _| {}, resume_from: None, resumed: &|_| {} };
 }
 
+/// Checkpoints a test's fit handed over: (iteration completed, bytes).
+#[cfg(test)]
+pub(crate) type SavedCheckpoints = Vec<(u64, Vec<u8>)>;
+
 impl FitContext<'_> {
     /// A context that ignores progress and samples and is never cancelled.
     pub fn silent<R>(f: impl FnOnce(&FitContext) -> R) -> R {
         let cancel = CancelToken::new();
         let ctx = FitContext { progress: &|_| {}, cancel: &cancel, sample: &|_, _| {}, checkpoint: Checkpointing::OFF };
         f(&ctx)
+    }
+
+    /// A context like [`FitContext::silent`] that asks for a checkpoint after every
+    /// iteration and hands `resume` (if any) to the fit; returns `f`'s result, the
+    /// checkpoints handed over as (iteration, bytes), and what became of `resume`.
+    #[cfg(test)]
+    pub(crate) fn recording<R>(resume: Option<&[u8]>, f: impl FnOnce(&FitContext) -> R) -> (R, SavedCheckpoints, Vec<chain::Resume>) {
+        let saved = std::sync::Mutex::new(Vec::new());
+        let resumed = std::sync::Mutex::new(Vec::new());
+        let cancel = CancelToken::new();
+        let ctx = FitContext {
+            progress: &|_| {},
+            cancel: &cancel,
+            sample: &|_, _| {},
+            checkpoint: Checkpointing {
+                every: Some(std::time::Duration::ZERO),
+                save: &|it, bytes| saved.lock().unwrap().push((it, bytes)),
+                resume_from: resume,
+                resumed: &|r| resumed.lock().unwrap().push(r),
+            },
+        };
+        let out = f(&ctx);
+        (out, saved.into_inner().unwrap(), resumed.into_inner().unwrap())
     }
 }
 

@@ -7,10 +7,7 @@ use super::*;
 use crate::corpus::build_corpus;
 use crate::models::chain::Resume;
 use crate::models::lda::sampler::checks::{lda_corpus, raw_options};
-use crate::models::{CancelToken, Checkpointing};
 use serde_json::json;
-use std::sync::Mutex;
-use std::time::Duration;
 
 /// CRC-64/XZ of a model's encoding.
 fn fingerprint(model: &LdaModel) -> u64 {
@@ -61,23 +58,9 @@ struct Run {
 
 /// Fit on `threads` threads, checkpointing after every sweep, from `resume` if given.
 fn fit(corpus: &Corpus, p: &LdaParams, threads: usize, resume: Option<&[u8]>) -> Run {
-    let checkpoints = Mutex::new(Vec::new());
-    let resumed = Mutex::new(Vec::new());
-    let cancel = CancelToken::new();
-    let ctx = FitContext {
-        progress: &|_| {},
-        cancel: &cancel,
-        sample: &|_, _| {},
-        checkpoint: Checkpointing {
-            every: Some(Duration::ZERO),
-            save: &|it, bytes| checkpoints.lock().unwrap().push((it, bytes)),
-            resume_from: resume,
-            resumed: &|r| resumed.lock().unwrap().push(r),
-        },
-    };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-    let model = pool.install(|| fit_lda(corpus, p, SEED, &ctx)).expect("fit runs");
-    Run { model, checkpoints: checkpoints.into_inner().unwrap(), resumed: resumed.into_inner().unwrap() }
+    let (model, checkpoints, resumed) = FitContext::recording(resume, |ctx| pool.install(|| fit_lda(corpus, p, SEED, ctx)).expect("fit runs"));
+    Run { model, checkpoints, resumed }
 }
 
 /// The same (corpus, params, seed) gives the model bytes it gave before the driver, and

@@ -125,4 +125,13 @@ async fn lda_scores_its_test_split_and_submitted_documents() {
         listed,
         [("lda", "corpus"), ("hpc", "corpus"), ("pcm", "corpus"), ("dcnt", "corpus"), ("scnt", "corpus"), ("hdp", "corpus"), ("hdp_ammsb", "graph")]
     );
+    // Each family carries its parameters' schema, as a form generator reads it: LDA's
+    // `topics` with its bounds and default; a family's schema accepts what it fills in.
+    let lda = &families["families"][0]["params_schema"];
+    assert_eq!((lda["type"].as_str(), lda["additionalProperties"].as_bool()), (Some("object"), Some(false)), "{lda}");
+    let topics = &lda["properties"]["topics"];
+    assert_eq!((topics["minimum"].as_u64(), topics["default"].as_u64(), topics["type"].as_str()), (Some(1), Some(20), Some("integer")), "{topics}");
+    let job_params = job["params"].as_object().unwrap();
+    let documented = lda["properties"].as_object().unwrap();
+    assert!(job_params.keys().all(|k| documented.contains_key(k)), "every effective param of the job is in the schema: {job_params:?}");
 }

@@ -130,8 +130,7 @@ async fn served_spec_equals_the_file() {
 #[test]
 fn model_enums_equal_the_registry() {
     let spec = spec_from_file();
-    let mut registry: BTreeSet<String> = topicd::models::family_names().into_iter().map(String::from).collect();
-    registry.extend(topicd::models::community::community_family_names().into_iter().map(String::from));
+    let registry: BTreeSet<String> = topicd::models::registry::names().into_iter().map(String::from).collect();
     let schemas = spec["components"]["schemas"].as_object().expect("components.schemas is an object");
     let mut found = 0;
     for (name, schema) in schemas {
@@ -145,15 +144,14 @@ fn model_enums_equal_the_registry() {
 }
 
 /// The OpenAPI schema of a family's `params`.
-fn params_schema(family: &str) -> &'static str {
-    match family {
-        "lda" => "LdaParams",
-        "hpc" | "pcm" => "HpcParams",
-        "dcnt" | "scnt" => "DcntParams",
-        "hdp" => "HdpParams",
-        "hdp_ammsb" => "AmmsbParams",
-        other => panic!("no params schema named for the family {other}: add it here and in openapi.yaml"),
-    }
+/// The params schema that claims `family` in its `x-families` list.
+fn params_schema(family: &str) -> String {
+    let spec = spec_from_file();
+    let schemas = spec["components"]["schemas"].as_object().expect("components.schemas is an object");
+    let claiming: Vec<&String> =
+        schemas.iter().filter(|(_, s)| s["x-families"].as_array().is_some_and(|f| f.iter().any(|n| n == family))).map(|(k, _)| k).collect();
+    assert_eq!(claiming.len(), 1, "{family}: exactly one params schema must list it in x-families, found {claiming:?}");
+    claiming[0].clone()
 }
 
 /// A few non-default values per family (each accepted by it).
@@ -175,19 +173,20 @@ fn given_params(family: &str) -> Value {
 #[test]
 fn effective_params_keep_given_values_fill_defaults_and_match_the_schema() {
     let spec = spec_from_file();
-    let mut keys_by_schema: std::collections::BTreeMap<&str, BTreeSet<String>> = Default::default();
+    let mut keys_by_schema: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
     type Effective = Box<dyn Fn(&Value) -> Value>;
     let mut families: Vec<(&str, Effective)> = Vec::new();
-    for f in topicd::models::FAMILIES {
-        families.push((f.name(), Box::new(move |p: &Value| f.effective_params(p).unwrap_or_else(|e| panic!("{}: {p}: {e:?}", f.name())))));
-    }
-    for f in topicd::models::community::COMMUNITY_FAMILIES {
+    for f in topicd::models::registry::REGISTRY {
         families.push((f.name(), Box::new(move |p: &Value| f.effective_params(p).unwrap_or_else(|e| panic!("{}: {p}: {e:?}", f.name())))));
     }
     for (name, effective) in &families {
         let schema = params_schema(name);
-        let documented: BTreeSet<String> =
-            spec["components"]["schemas"][schema]["properties"].as_object().unwrap_or_else(|| panic!("{schema} has properties")).keys().cloned().collect();
+        let documented: BTreeSet<String> = spec["components"]["schemas"][schema.as_str()]["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{schema} has properties"))
+            .keys()
+            .cloned()
+            .collect();
         for given in [serde_json::json!({}), given_params(name)] {
             let filled = effective(&given);
             let keys: BTreeSet<String> = filled.as_object().expect("an object").keys().cloned().collect();
@@ -197,11 +196,11 @@ fn effective_params_keep_given_values_fill_defaults_and_match_the_schema() {
                 assert_eq!(&filled[k], v, "{name}: the given {k} is kept");
             }
             assert_eq!(effective(&filled), filled, "{name}: effective params read back to themselves");
-            keys_by_schema.entry(schema).or_default().extend(keys);
+            keys_by_schema.entry(schema.clone()).or_default().extend(keys);
         }
     }
     for (schema, keys) in keys_by_schema {
-        let documented: BTreeSet<String> = spec["components"]["schemas"][schema]["properties"].as_object().unwrap().keys().cloned().collect();
+        let documented: BTreeSet<String> = spec["components"]["schemas"][schema.as_str()]["properties"].as_object().unwrap().keys().cloned().collect();
         let missing: Vec<&String> = documented.difference(&keys).collect();
         assert!(missing.is_empty(), "{schema} documents {missing:?}, which no family's effective params carry");
     }

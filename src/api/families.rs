@@ -1,13 +1,50 @@
 //! `GET /v1/families`: the model families this server fits, each with its input
-//! (corpus or graph) and the capabilities of its fitted models, read from the registry
-//! so that a client (or the console) never hard-codes which family offers what.
+//! (corpus or graph), the capabilities of its fitted models and the JSON Schema of its
+//! parameters, read from the registry and the compiled-in OpenAPI document so that a
+//! client (or the console's fit form) never hard-codes which family offers or takes what.
+//!
+//! A params schema in `openapi/openapi.yaml` says which families it describes with an
+//! `x-families` list; a test checks that every registered family has exactly one.
 
+use super::ops::openapi_value;
 use crate::models::capabilities;
 use axum::Json;
 use serde_json::{json, Value};
 
+/// The params schema whose `x-families` names `family` (without the extension key).
+pub fn params_schema(family: &str) -> Option<Value> {
+    let schemas = openapi_value()["components"]["schemas"].as_object()?;
+    let schema = schemas.values().find(|s| s["x-families"].as_array().is_some_and(|f| f.iter().any(|n| n == family)))?;
+    let mut schema = schema.clone();
+    schema.as_object_mut()?.remove("x-families");
+    Some(schema)
+}
+
 /// `GET /v1/families`.
 pub async fn list() -> Json<Value> {
-    let families: Vec<Value> = capabilities::all().into_iter().map(|(name, c)| json!({"name": name, "capabilities": c})).collect();
+    let families: Vec<Value> = capabilities::all()
+        .into_iter()
+        .map(|(name, c)| json!({"name": name, "capabilities": c, "params_schema": params_schema(name).unwrap_or_else(|| json!({"type": "object"}))}))
+        .collect();
     Json(json!({ "families": families }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::registry;
+
+    #[test]
+    fn every_family_has_exactly_one_params_schema() {
+        let schemas = openapi_value()["components"]["schemas"].as_object().unwrap();
+        for name in registry::names() {
+            let claiming: Vec<&String> =
+                schemas.iter().filter(|(_, s)| s["x-families"].as_array().is_some_and(|f| f.iter().any(|n| n == name))).map(|(k, _)| k).collect();
+            assert_eq!(claiming.len(), 1, "{name}: params schemas claiming it: {claiming:?}");
+            let schema = params_schema(name).unwrap();
+            assert_eq!(schema["type"], "object");
+            assert!(schema["properties"].as_object().is_some_and(|p| !p.is_empty()), "{name}");
+            assert!(schema.get("x-families").is_none());
+        }
+    }
 }

@@ -5,7 +5,6 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{parse_json, parse_query, read_body, require_json, Page};
 use super::AppState;
 use crate::graph::build_graph;
-use crate::models::community::community_family;
 use crate::store::{DeleteOutcome, GraphRow};
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
@@ -88,12 +87,10 @@ pub async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> Ap
 /// `GET /v1/models/{id}/communities`: each node's membership and each community's
 /// link probability and expected size.
 pub async fn communities(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
-    let row = state.store.get_model(&id).await?.ok_or_else(|| ApiError::not_found("model", &id))?;
-    let family = community_family(&row.family)
-        .ok_or_else(|| ApiError::invalid("model", format!("{} models describe topics of a corpus, not communities of a graph", row.family)))?;
-    let (_, _, data) = state.store.model_blobs(&id).await?.ok_or_else(|| ApiError::not_found("model", &id))?;
-    let c =
-        tokio::task::spawn_blocking(move || family.decode(&data).map(|m| m.communities())).await.map_err(ApiError::internal)?.map_err(ApiError::internal)?;
+    let loaded = state.models.get_communities(&state.store, &id).await?;
+    let model = loaded.clone();
+    let c = tokio::task::spawn_blocking(move || model.model.communities()).await.map_err(ApiError::internal)?;
+    let row = &loaded.row;
     Ok(Json(json!({
         "model_id": id,
         "graph_id": row.graph_id,

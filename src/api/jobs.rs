@@ -4,8 +4,8 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{parse_json, parse_query, read_body, require_json, Page};
 use super::AppState;
 use crate::corpus::CorpusStats;
-use crate::models;
-use crate::models::community::{community_family, community_family_names};
+use crate::models::capabilities::Input;
+use crate::models::registry::{self, Family, InputStats};
 use crate::store::jobs::NewJob;
 use crate::store::FitInput;
 use crate::store::{JobRow, JobStatus};
@@ -69,50 +69,56 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Bod
     };
     let seed = req.seed.unwrap_or_else(rand::random);
     let id = uuid::Uuid::new_v4().to_string();
-    let job = match (req.corpus_id, req.graph_id) {
-        (Some(corpus_id), None) => {
-            let family = models::family(&req.model).ok_or_else(|| unknown_model(&req.model, "corpus_id"))?;
-            let corpus = state.store.get_corpus(&corpus_id).await?.ok_or_else(|| ApiError::invalid("corpus_id", format!("no corpus with id {corpus_id:?}")))?;
-            let stats: CorpusStats = serde_json::from_value(corpus.summary["stats"].clone()).map_err(ApiError::internal)?;
-            family.check_params(&params, &stats)?;
-            // The job keeps its parameters with every default filled in.
-            let params = family.effective_params(&params)?;
-            state
-                .store
-                .insert_job(NewJob { id: &id, input: FitInput::Corpus(&corpus_id), model: family.name(), params: &params, seed })
-                .await?
-                .ok_or_else(|| ApiError::invalid("corpus_id", format!("corpus {corpus_id:?} was deleted")))?
-        }
-        (None, Some(graph_id)) => {
-            let family = community_family(&req.model).ok_or_else(|| unknown_model(&req.model, "graph_id"))?;
-            let graph = state.store.get_graph(&graph_id).await?.ok_or_else(|| ApiError::invalid("graph_id", format!("no graph with id {graph_id:?}")))?;
-            family.check_params(&params, &graph.stats)?;
-            let params = family.effective_params(&params)?;
-            state
-                .store
-                .insert_job(NewJob { id: &id, input: FitInput::Graph(&graph_id), model: family.name(), params: &params, seed })
-                .await?
-                .ok_or_else(|| ApiError::invalid("graph_id", format!("graph {graph_id:?} was deleted")))?
-        }
-        (Some(_), Some(_)) => return Err(ApiError::invalid("graph_id", "give corpus_id (topic models) or graph_id (graph models), not both")),
-        (None, None) => return Err(ApiError::invalid("corpus_id", "required (or graph_id for graph models)")),
+    if req.corpus_id.is_some() && req.graph_id.is_some() {
+        return Err(ApiError::invalid("graph_id", "give corpus_id (topic models) or graph_id (graph models), not both"));
+    }
+    let family = registry::lookup(&req.model).ok_or_else(|| unknown_model(&req.model))?;
+    let (input_id, other_given) = match family.input() {
+        Input::Corpus => (req.corpus_id, req.graph_id.is_some()),
+        Input::Graph => (req.graph_id, req.corpus_id.is_some()),
     };
+    let input_id = input_id.ok_or_else(|| missing_input(family, other_given))?;
+    let field = family.input_field();
+    let input = match family.input() {
+        Input::Corpus => {
+            let corpus = state.store.get_corpus(&input_id).await?.ok_or_else(|| ApiError::invalid(field, format!("no corpus with id {input_id:?}")))?;
+            let stats: CorpusStats = serde_json::from_value(corpus.summary["stats"].clone()).map_err(ApiError::internal)?;
+            family.check_params(&params, InputStats::Corpus(&stats))?;
+            FitInput::Corpus(&input_id)
+        }
+        Input::Graph => {
+            let graph = state.store.get_graph(&input_id).await?.ok_or_else(|| ApiError::invalid(field, format!("no graph with id {input_id:?}")))?;
+            family.check_params(&params, InputStats::Graph(&graph.stats))?;
+            FitInput::Graph(&input_id)
+        }
+    };
+    // The job keeps its parameters with every default filled in.
+    let params = family.effective_params(&params)?;
+    let job = state
+        .store
+        .insert_job(NewJob { id: &id, input, model: family.name(), params: &params, seed })
+        .await?
+        .ok_or_else(|| ApiError::invalid(field, format!("{} {input_id:?} was deleted", family.input_noun())))?;
     state.runner.wake();
     let location = format!("/v1/jobs/{id}");
     Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(job_json(&job))).into_response())
 }
 
-/// A 422 for a model name that is not a family of the kind the input needs.
-fn unknown_model(name: &str, input_field: &str) -> ApiError {
-    let (topic, graph) = (models::family_names(), community_family_names());
-    if input_field == "corpus_id" && graph.contains(&name) {
-        return ApiError::invalid("model", format!("{name} fits a graph: give graph_id instead of corpus_id"));
+/// A 422 for a model name that is not registered, listing the families by input.
+fn unknown_model(name: &str) -> ApiError {
+    let (corpus, graph) = (registry::names_fitting(Input::Corpus), registry::names_fitting(Input::Graph));
+    ApiError::invalid("model", format!("unknown model {name:?}; with corpus_id: {}; with graph_id: {}", corpus.join(", "), graph.join(", ")))
+}
+
+/// A 422 for a request without the input its family fits: the model is wrong for the
+/// other kind of input when that was given, else the input field is missing.
+fn missing_input(family: Family, other_given: bool) -> ApiError {
+    let (name, field, noun) = (family.name(), family.input_field(), family.input_noun());
+    if other_given {
+        let other = if field == "corpus_id" { "graph_id" } else { "corpus_id" };
+        return ApiError::invalid("model", format!("{name} fits a {noun}: give {field} instead of {other}"));
     }
-    if input_field == "graph_id" && topic.contains(&name) {
-        return ApiError::invalid("model", format!("{name} fits a corpus: give corpus_id instead of graph_id"));
-    }
-    let known = if input_field == "corpus_id" { topic } else { graph };
-    ApiError::invalid("model", format!("unknown model {name:?}; with {input_field}: {}", known.join(", ")))
+    ApiError::invalid(field, format!("required: {name} fits a {noun}, so give {field}"))
 }
 
 /// `GET /v1/jobs?status=&offset=&limit=`.

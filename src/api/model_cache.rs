@@ -6,14 +6,17 @@
 
 use crate::corpus::tokenize::TextPipeline;
 use crate::corpus::Lexicon;
-use crate::models::{self, TopicModel};
+use crate::models::community::CommunityModel;
+use crate::models::registry::{self, Fitted};
+use crate::models::TopicModel;
 use crate::store::{ModelRow, Store};
+use crate::summaries::topic_map::TopicMap;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::error::{ApiError, ApiResult};
 
-/// A model ready to answer questions.
+/// A topic model ready to answer questions.
 pub struct LoadedModel {
     pub row: ModelRow,
     pub model: Box<dyn TopicModel>,
@@ -21,10 +24,23 @@ pub struct LoadedModel {
     pub pipeline: TextPipeline,
 }
 
-/// The use counter, and by id each cached model with the count at its last use.
-type Entries = (u64, HashMap<String, (u64, Arc<LoadedModel>)>);
+/// A graph model ready to report its communities.
+pub struct LoadedCommunities {
+    pub row: ModelRow,
+    pub model: Box<dyn CommunityModel>,
+}
 
-/// Least-recently-used cache of decoded models.
+/// A cached model of either kind.
+#[derive(Clone)]
+enum Entry {
+    Topics(Arc<LoadedModel>),
+    Communities(Arc<LoadedCommunities>),
+}
+
+/// The use counter, and by id each cached model with the count at its last use.
+type Entries = (u64, HashMap<String, (u64, Entry)>);
+
+/// Least-recently-used cache of decoded models, topic and graph alike.
 pub struct ModelCache {
     capacity: usize,
     entries: Mutex<Entries>,
@@ -35,8 +51,28 @@ impl ModelCache {
         ModelCache { capacity: capacity.max(1), entries: Mutex::new((0, HashMap::new())) }
     }
 
-    /// The decoded model, from the cache or the store.
+    /// The decoded topic model, from the cache or the store; a 422 naming `model` for a
+    /// graph model.
     pub async fn get(&self, store: &Store, id: &str) -> ApiResult<Arc<LoadedModel>> {
+        match self.entry(store, id).await? {
+            Entry::Topics(m) => Ok(m),
+            Entry::Communities(m) => Err(ApiError::invalid(
+                "model",
+                format!("{} models describe communities of a graph (see /v1/models/{id}/communities); they have no topics", m.row.family),
+            )),
+        }
+    }
+
+    /// The decoded graph model, from the cache or the store; a 422 naming `model` for a
+    /// topic model.
+    pub async fn get_communities(&self, store: &Store, id: &str) -> ApiResult<Arc<LoadedCommunities>> {
+        match self.entry(store, id).await? {
+            Entry::Communities(m) => Ok(m),
+            Entry::Topics(m) => Err(ApiError::invalid("model", format!("{} models describe topics of a corpus, not communities of a graph", m.row.family))),
+        }
+    }
+
+    async fn entry(&self, store: &Store, id: &str) -> ApiResult<Entry> {
         {
             let mut guard = self.entries.lock().expect("cache lock");
             guard.0 += 1;
@@ -47,24 +83,21 @@ impl ModelCache {
             }
         }
         let row = store.get_model(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
-        if models::community::community_family(&row.family).is_some() {
-            return Err(ApiError::invalid(
-                "model",
-                format!("{} models describe communities of a graph (see /v1/models/{id}/communities); they have no topics", row.family),
-            ));
-        }
         let (family, lexicon, data) = store.model_blobs(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
-        let loaded = tokio::task::spawn_blocking(move || -> ApiResult<LoadedModel> {
-            let fam = models::family(&family).ok_or_else(|| ApiError::internal(format!("stored model has unknown family {family}")))?;
-            let model = fam.decode(&data).map_err(ApiError::internal)?;
-            let lexicon = lexicon.ok_or_else(|| ApiError::internal("stored topic model has no lexicon"))?;
-            let lexicon: Lexicon = postcard::from_bytes(&lexicon).map_err(ApiError::internal)?;
-            let pipeline = lexicon.pipeline();
-            Ok(LoadedModel { row, model, lexicon, pipeline })
+        let entry = tokio::task::spawn_blocking(move || -> ApiResult<Entry> {
+            let fam = registry::lookup(&family).ok_or_else(|| ApiError::internal(format!("stored model has unknown family {family}")))?;
+            Ok(match fam.decode(&data).map_err(ApiError::internal)? {
+                Fitted::Topics(model) => {
+                    let lexicon = lexicon.ok_or_else(|| ApiError::internal("stored topic model has no lexicon"))?;
+                    let lexicon: Lexicon = postcard::from_bytes(&lexicon).map_err(ApiError::internal)?;
+                    let pipeline = lexicon.pipeline();
+                    Entry::Topics(Arc::new(LoadedModel { row, model, lexicon, pipeline }))
+                }
+                Fitted::Communities(model) => Entry::Communities(Arc::new(LoadedCommunities { row, model })),
+            })
         })
         .await
         .map_err(ApiError::internal)??;
-        let loaded = Arc::new(loaded);
         let mut guard = self.entries.lock().expect("cache lock");
         guard.0 += 1;
         let tick = guard.0;
@@ -73,8 +106,8 @@ impl ModelCache {
                 guard.1.remove(&oldest);
             }
         }
-        guard.1.insert(id.to_string(), (tick, loaded.clone()));
-        Ok(loaded)
+        guard.1.insert(id.to_string(), (tick, entry.clone()));
+        Ok(entry)
     }
 
     pub fn forget(&self, id: &str) {

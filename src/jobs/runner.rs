@@ -5,9 +5,9 @@ use super::progress::ProgressTracker;
 use crate::corpus::Corpus;
 use crate::graph::Graph;
 use crate::models::chain::Resume;
-use crate::models::community::community_family;
 use crate::models::heldout::{score_documents, HeldoutDoc};
 use crate::models::params::{requested_checkpoint_every, requested_threads};
+use crate::models::registry::{self, FitSource, Fitted};
 use crate::models::{self, CancelToken, Checkpointing, FitContext, FitError, Progress};
 use crate::store::jobs::kind;
 use crate::store::models::NewModel;
@@ -72,6 +72,18 @@ struct FittedBlobs {
     /// Topic models keep their corpus' lexicon; relational models have none.
     lexicon: Option<Vec<u8>>,
     data: Vec<u8>,
+}
+
+impl FittedBlobs {
+    fn of(model: &Fitted, lexicon: Option<Vec<u8>>) -> Self {
+        FittedBlobs { num_topics: model.num_components(), diagnostics: model.diagnostics(), lexicon, data: model.encode() }
+    }
+}
+
+/// A fit job's input as stored, before decoding.
+enum JobInput {
+    Corpus(Vec<u8>),
+    Graph(Vec<u8>),
 }
 
 /// What a finished job hands back: a model to store, or an evaluation's result.
@@ -226,47 +238,40 @@ impl Runner {
         self.wake.notify_one();
     }
 
-    /// Fit a model: decode the corpus (or graph), run the family's fit, encode the result.
+    /// Fit a model: read the job's input (a corpus or a graph, as its family declares),
+    /// run the family's fit, encode the result.
     async fn execute_fit(&self, job: &JobRow, token: &CancelToken) -> Result<FittedBlobs, FitError> {
-        if let Some(graph_id) = job.graph_id.clone() {
-            return self.execute_graph_fit(job, &graph_id, token).await;
-        }
-        let family = models::family(&job.model).ok_or_else(|| FitError::Numerical(format!("unknown model {:?}", job.model)))?;
-        let corpus_id = job.corpus_id.clone().unwrap_or_default();
-        let blob = self.corpus_blob(&corpus_id).await?;
+        let family = registry::lookup(&job.model).ok_or_else(|| FitError::Numerical(format!("unknown model {:?}", job.model)))?;
+        let input = match (&job.corpus_id, &job.graph_id) {
+            (Some(corpus_id), None) => JobInput::Corpus(self.corpus_blob(corpus_id).await?),
+            (None, Some(graph_id)) => JobInput::Graph(self.graph_blob(graph_id).await?),
+            _ => return Err(FitError::Numerical("a fit job needs exactly one of a corpus and a graph".into())),
+        };
         let (params, seed) = (job.params.clone(), job.seed);
         let plan = self.checkpoint_plan(job).await;
-        self.run_blocking(job, token, plan, move |ctx| {
-            let corpus = decode_corpus(&blob)?;
-            drop(blob);
-            let model = family.fit(&corpus, &params, seed, ctx)?;
-            Ok(FittedBlobs {
-                num_topics: model.num_topics(),
-                diagnostics: model.diagnostics(),
-                lexicon: Some(postcard::to_allocvec(&corpus.lexicon).expect("plain data encodes")),
-                data: model.encode(),
-            })
+        self.run_blocking(job, token, plan, move |ctx| match input {
+            JobInput::Corpus(blob) => {
+                let corpus = decode_corpus(&blob)?;
+                drop(blob);
+                let model = family.fit(FitSource::Corpus(&corpus), &params, seed, ctx)?;
+                Ok(FittedBlobs::of(&model, Some(postcard::to_allocvec(&corpus.lexicon).expect("plain data encodes"))))
+            }
+            JobInput::Graph(blob) => {
+                let graph = Graph::decode(&blob).map_err(|e| FitError::Numerical(format!("stored graph is corrupt: {e}")))?;
+                drop(blob);
+                let model = family.fit(FitSource::Graph(&graph), &params, seed, ctx)?;
+                Ok(FittedBlobs::of(&model, None))
+            }
         })
         .await
     }
 
-    /// Fit a relational model on a stored graph.
-    async fn execute_graph_fit(&self, job: &JobRow, graph_id: &str, token: &CancelToken) -> Result<FittedBlobs, FitError> {
-        let family = community_family(&job.model).ok_or_else(|| FitError::Numerical(format!("unknown graph model {:?}", job.model)))?;
-        let blob = self
-            .store
+    async fn graph_blob(&self, graph_id: &str) -> Result<Vec<u8>, FitError> {
+        self.store
             .graph_data(graph_id)
             .await
             .map_err(|e| FitError::Numerical(format!("could not read graph: {e}")))?
-            .ok_or_else(|| FitError::Numerical(format!("graph {graph_id} no longer exists")))?;
-        let (params, seed) = (job.params.clone(), job.seed);
-        self.run_blocking(job, token, CheckpointPlan::default(), move |ctx| {
-            let graph = Graph::decode(&blob).map_err(|e| FitError::Numerical(format!("stored graph is corrupt: {e}")))?;
-            drop(blob);
-            let model = family.fit(&graph, &params, seed, ctx)?;
-            Ok(FittedBlobs { num_topics: model.num_communities(), diagnostics: model.diagnostics(), lexicon: None, data: model.encode() })
-        })
-        .await
+            .ok_or_else(|| FitError::Numerical(format!("graph {graph_id} no longer exists")))
     }
 
     /// Evaluate a stored model: held-out likelihood of submitted documents, or the

@@ -66,20 +66,14 @@ impl Capabilities {
     };
 }
 
-/// Every registered family's wire name with its capabilities: topic families first, in
-/// registry order, then community families.
+/// Every registered family's wire name with its capabilities, in registry order.
 pub fn all() -> Vec<(&'static str, Capabilities)> {
-    let topics = super::FAMILIES.iter().map(|f| (f.name(), f.capabilities()));
-    let graphs = super::community::COMMUNITY_FAMILIES.iter().map(|f| (f.name(), f.capabilities()));
-    topics.chain(graphs).collect()
+    super::registry::REGISTRY.iter().map(|f| (f.name(), f.capabilities())).collect()
 }
 
 /// The capabilities of the family named `name`, if it is registered.
 pub fn of(name: &str) -> Option<Capabilities> {
-    match super::family(name) {
-        Some(f) => Some(f.capabilities()),
-        None => super::community::community_family(name).map(|f| f.capabilities()),
-    }
+    super::registry::lookup(name).map(|f| f.capabilities())
 }
 
 /// The names of the families that have `capability`, for messages: "hpc",
@@ -107,7 +101,7 @@ mod tests {
         for n in super::super::family_names() {
             assert_eq!(of(n).unwrap().input, Input::Corpus, "{n}");
         }
-        for n in super::super::community::community_family_names() {
+        for n in super::super::registry::names_fitting(Input::Graph) {
             assert_eq!(of(n).unwrap().input, Input::Graph, "{n}");
         }
         assert!(of("svm").is_none());

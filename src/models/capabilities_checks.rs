@@ -5,7 +5,7 @@
 
 use super::capabilities::{self, Capabilities, Input};
 use super::hpc::simulate::{simulate, SimulationConfig};
-use super::{FitContext, PredictOptions, FAMILIES};
+use super::{topic_families, FitContext, PredictOptions};
 use crate::corpus::builder::build_corpus;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::preprocess::{PreprocessOptions, StopWords};
@@ -40,7 +40,7 @@ fn declared_capabilities_match_what_fitted_models_answer() {
     let corpus = build_corpus(PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() }, &[], simulate(&config, 3).to_raw_documents())
         .expect("corpus builds");
     let doc = EncodedDoc { terms: vec![0, 3, 7], counts: vec![2, 1, 1], oov_tokens: 0 };
-    for family in FAMILIES {
+    for family in topic_families() {
         let declared: Capabilities = family.capabilities();
         assert_eq!(capabilities::of(family.name()), Some(declared));
         assert_eq!(declared.input, Input::Corpus, "{}", family.name());

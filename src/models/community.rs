@@ -5,22 +5,18 @@
 //! spine with topic models: jobs, progress, cancellation, parameter errors that name
 //! the field, and a versioned encoding the store keeps. A [`CommunityFamily`] checks
 //! parameters, fits and decodes; a fitted [`CommunityModel`] reports its communities.
-//! Adding one means a folder under `models/` and a line in [`COMMUNITY_FAMILIES`].
+//! Adding one means a folder under `models/` and a line in [`super::registry::REGISTRY`].
 
 use super::{FitContext, FitError, ModelError, ParamError};
 use crate::graph::{Graph, GraphStats};
 
-/// Every relational model the service knows, by name.
-pub static COMMUNITY_FAMILIES: &[&dyn CommunityFamily] = &[&super::hdp_ammsb::HDP_AMMSB];
-
-/// Look a relational model family up by its wire name (`"hdp_ammsb"`).
+/// The relational family with wire name `name` (`"hdp_ammsb"`); `None` for topic
+/// models and unknown names.
 pub fn community_family(name: &str) -> Option<&'static dyn CommunityFamily> {
-    COMMUNITY_FAMILIES.iter().copied().find(|f| f.name() == name)
-}
-
-/// Names of every registered relational family.
-pub fn community_family_names() -> Vec<&'static str> {
-    COMMUNITY_FAMILIES.iter().map(|f| f.name()).collect()
+    match super::registry::lookup(name)? {
+        super::registry::Family::Communities(f) => Some(f),
+        super::registry::Family::Topics(_) => None,
+    }
 }
 
 /// A kind of relational model: parameter checking, fitting and decoding.

@@ -3,8 +3,9 @@
 //! Why it exists: the job runner, the store and the HTTP API treat every model the same
 //! way. A [`ModelFamily`] checks parameters, fits a model from a corpus and decodes a
 //! stored one; a fitted [`TopicModel`] answers the questions clients ask (topic tables,
-//! predictions) and encodes itself. Adding a model means one folder under `models/`
-//! and one line in [`FAMILIES`].
+//! predictions) and encodes itself. Graph models have their own pair
+//! ([`community`]); [`registry`] lists both kinds once. Adding a model means one folder
+//! under `models/` and one line in [`registry::REGISTRY`].
 //!
 //! Invariants: models are synchronous, run inside whatever rayon pool the caller
 //! installed, never touch HTTP, SQL or tokio, and are fully determined by
@@ -23,6 +24,7 @@ pub mod heldout;
 pub mod hpc;
 pub mod lda;
 pub mod params;
+pub mod registry;
 pub mod splits;
 
 use crate::corpus::lexicon::EncodedDoc;
@@ -32,17 +34,26 @@ pub use params::ParamError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// Every model the service knows, by name. Register a new model here.
-pub static FAMILIES: &[&dyn ModelFamily] = &[&lda::LdaFamily, &hpc::model::HPC, &hpc::model::PCM, &dcnt::DCNT, &dcnt::SCNT, &hdp::HdpFamily];
-
-/// Look a model family up by its wire name (`"lda"`, ...).
+/// The topic-model family with wire name `name` (`"lda"`, ...); `None` for graph
+/// models and unknown names (see [`registry::lookup`] for every family).
 pub fn family(name: &str) -> Option<&'static dyn ModelFamily> {
-    FAMILIES.iter().copied().find(|f| f.name() == name)
+    match registry::lookup(name)? {
+        registry::Family::Topics(f) => Some(f),
+        registry::Family::Communities(_) => None,
+    }
 }
 
-/// Names of every registered family (for error messages and the OpenAPI enum).
+/// Every registered topic-model family, in registry order.
+pub fn topic_families() -> impl Iterator<Item = &'static dyn ModelFamily> {
+    registry::REGISTRY.iter().filter_map(|f| match f {
+        registry::Family::Topics(t) => Some(*t),
+        registry::Family::Communities(_) => None,
+    })
+}
+
+/// Names of the families that fit a corpus (for the CLI, which fits corpora).
 pub fn family_names() -> Vec<&'static str> {
-    FAMILIES.iter().map(|f| f.name()).collect()
+    registry::names_fitting(capabilities::Input::Corpus)
 }
 
 /// A kind of model: parameter checking, fitting and decoding.

@@ -3,9 +3,10 @@
 //! Why it exists: HPC's block Gibbs sampler draws each word's log rates μ_f and each
 //! document's affinities ξ_d by scheduled conditional HMC. This folder holds the
 //! conditionals as [`crate::inference::LogDensity`] values with analytic gradients and
-//! Hessians (paper 003, Appendix A.2), checked against finite differences. The model
-//! family itself (fit loop, hyperparameter draws, FREX estimands, prediction) is not
-//! registered in [`crate::models::FAMILIES`] yet.
+//! Hessians (paper 003, Appendix A.2), checked against finite differences, and the
+//! families built on them (`hpc` and its unsupervised form `pcm`, in
+//! [`crate::models::registry::REGISTRY`]): fit, hyperparameter draws, FREX estimands,
+//! label prediction.
 
 pub mod affinity;
 pub mod calibration;

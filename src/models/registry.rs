@@ -1,0 +1,196 @@
+//! The one registry of model families, topic and graph alike.
+//!
+//! Why it exists: topic models fit a corpus and graph models fit a graph, so their
+//! traits differ ([`ModelFamily`], [`CommunityFamily`]), but the job API, the runner, the
+//! model cache and every message ask the same questions of a family by name: does it
+//! exist, what does it fit, what does it offer, what are its effective parameters, fit
+//! it, decode what it stored. [`REGISTRY`] lists every family once; [`Family`] answers
+//! those questions whatever its kind, and [`Fitted`] is a fitted model of either kind.
+//! Callers branch on the input a family declares, never on a family's name.
+//! Adding a family means one folder under `models/` and one line in [`REGISTRY`].
+
+use super::capabilities::{Capabilities, Input};
+use super::community::{CommunityFamily, CommunityModel};
+use super::{FitContext, FitError, ModelError, ModelFamily, ParamError, TopicModel};
+use crate::corpus::{Corpus, CorpusStats};
+use crate::graph::{Graph, GraphStats};
+
+/// A registered family: a topic model on a corpus or a community model on a graph.
+#[derive(Clone, Copy)]
+pub enum Family {
+    Topics(&'static dyn ModelFamily),
+    Communities(&'static dyn CommunityFamily),
+}
+
+/// Every model the service knows, in the order the API lists them. Register a new
+/// family here.
+pub static REGISTRY: &[Family] = &[
+    Family::Topics(&super::lda::LdaFamily),
+    Family::Topics(&super::hpc::model::HPC),
+    Family::Topics(&super::hpc::model::PCM),
+    Family::Topics(&super::dcnt::DCNT),
+    Family::Topics(&super::dcnt::SCNT),
+    Family::Topics(&super::hdp::HdpFamily),
+    Family::Communities(&super::hdp_ammsb::HDP_AMMSB),
+];
+
+/// The family with wire name `name` (`"lda"`, `"hdp_ammsb"`, ...).
+pub fn lookup(name: &str) -> Option<Family> {
+    REGISTRY.iter().copied().find(|f| f.name() == name)
+}
+
+/// Wire names of every registered family, in registry order.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|f| f.name()).collect()
+}
+
+/// Wire names of the families that fit `input`, in registry order.
+pub fn names_fitting(input: Input) -> Vec<&'static str> {
+    REGISTRY.iter().filter(|f| f.input() == input).map(|f| f.name()).collect()
+}
+
+/// What a fit reads: a decoded corpus or graph.
+pub enum FitSource<'a> {
+    Corpus(&'a Corpus),
+    Graph(&'a Graph),
+}
+
+/// The statistics a family's parameter checks read (bounds that depend on the input).
+pub enum InputStats<'a> {
+    Corpus(&'a CorpusStats),
+    Graph(&'a GraphStats),
+}
+
+impl Family {
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Topics(f) => f.name(),
+            Family::Communities(f) => f.name(),
+        }
+    }
+
+    pub fn capabilities(self) -> Capabilities {
+        match self {
+            Family::Topics(f) => f.capabilities(),
+            Family::Communities(f) => f.capabilities(),
+        }
+    }
+
+    /// What the family fits (from its declared capabilities).
+    pub fn input(self) -> Input {
+        self.capabilities().input
+    }
+
+    /// Check `params` against the family's rules and the input's statistics.
+    pub fn check_params(self, params: &serde_json::Value, stats: InputStats<'_>) -> Result<(), ParamError> {
+        match (self, stats) {
+            (Family::Topics(f), InputStats::Corpus(s)) => f.check_params(params, s),
+            (Family::Communities(f), InputStats::Graph(s)) => f.check_params(params, s),
+            (f, _) => Err(ParamError::new(self.input_field(), format!("{} fits a {}", f.name(), f.input_noun()))),
+        }
+    }
+
+    /// `params` with every default filled in (what a job stores).
+    pub fn effective_params(self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
+        match self {
+            Family::Topics(f) => f.effective_params(params),
+            Family::Communities(f) => f.effective_params(params),
+        }
+    }
+
+    /// Fit on `input`, which must be what the family fits.
+    pub fn fit(self, input: FitSource<'_>, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Fitted, FitError> {
+        match (self, input) {
+            (Family::Topics(f), FitSource::Corpus(c)) => f.fit(c, params, seed, ctx).map(Fitted::Topics),
+            (Family::Communities(f), FitSource::Graph(g)) => f.fit(g, params, seed, ctx).map(Fitted::Communities),
+            (f, _) => Err(FitError::Numerical(format!("{} fits a {}", f.name(), f.input_noun()))),
+        }
+    }
+
+    /// Decode a model this family stored.
+    pub fn decode(self, bytes: &[u8]) -> Result<Fitted, ModelError> {
+        match self {
+            Family::Topics(f) => f.decode(bytes).map(Fitted::Topics),
+            Family::Communities(f) => f.decode(bytes).map(Fitted::Communities),
+        }
+    }
+
+    /// The job request's field that names this family's input.
+    pub fn input_field(self) -> &'static str {
+        match self.input() {
+            Input::Corpus => "corpus_id",
+            Input::Graph => "graph_id",
+        }
+    }
+
+    /// "corpus" or "graph", for messages.
+    pub fn input_noun(self) -> &'static str {
+        match self.input() {
+            Input::Corpus => "corpus",
+            Input::Graph => "graph",
+        }
+    }
+}
+
+/// A fitted model of either kind.
+pub enum Fitted {
+    Topics(Box<dyn TopicModel>),
+    Communities(Box<dyn CommunityModel>),
+}
+
+impl Fitted {
+    /// Topics or communities reported.
+    pub fn num_components(&self) -> usize {
+        match self {
+            Fitted::Topics(m) => m.num_topics(),
+            Fitted::Communities(m) => m.num_communities(),
+        }
+    }
+
+    pub fn diagnostics(&self) -> serde_json::Value {
+        match self {
+            Fitted::Topics(m) => m.diagnostics(),
+            Fitted::Communities(m) => m.diagnostics(),
+        }
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        match self {
+            Fitted::Topics(m) => m.encode(),
+            Fitted::Communities(m) => m.encode(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_every_family_fits_what_it_declares() {
+        let mut all = names();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), REGISTRY.len());
+        for f in REGISTRY {
+            let expected = match f {
+                Family::Topics(_) => Input::Corpus,
+                Family::Communities(_) => Input::Graph,
+            };
+            assert_eq!(f.input(), expected, "{}", f.name());
+            assert_eq!(lookup(f.name()).map(Family::name), Some(f.name()));
+        }
+        assert!(lookup("svm").is_none());
+        assert_eq!(names_fitting(Input::Graph), vec!["hdp_ammsb"]);
+    }
+
+    #[test]
+    fn a_family_refuses_the_other_kind_of_input() {
+        let lda = lookup("lda").unwrap();
+        let (graph, stats) = crate::graph::build_graph(vec!["a".into(), "b".into()], &[("a".into(), "b".into())], false).unwrap();
+        let err = FitContext::silent(|ctx| lda.fit(FitSource::Graph(&graph), &serde_json::json!({}), 1, ctx)).err().unwrap();
+        assert_eq!(err.to_string(), "lda fits a corpus");
+        let err = lookup("lda").unwrap().check_params(&serde_json::json!({}), InputStats::Graph(&stats)).unwrap_err();
+        assert_eq!(err.field, "corpus_id");
+    }
+}

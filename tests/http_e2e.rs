@@ -51,6 +51,24 @@ async fn upload_fit_read_predict_and_survive_a_restart() {
     let shares: f64 = list.iter().map(|t| t["proportion"].as_f64().unwrap()).sum();
     assert!((shares - 1.0).abs() < 1e-9);
 
+    // The intertopic map places every topic, in the model's numbering and with the
+    // listing's shares, centred at the origin (classical scaling centres it), and is the
+    // same on a second call (computed once, then kept with the loaded model).
+    let (st, map) = s.get(&format!("/v1/models/{mid}/topic-map")).await;
+    assert_eq!(st, 200, "{map}");
+    let placed = map["topics"].as_array().unwrap();
+    assert_eq!(placed.len(), 8);
+    for (k, t) in placed.iter().enumerate() {
+        assert_eq!(t["id"], k);
+        assert_eq!(t["proportion"], list[k]["proportion"]);
+    }
+    for axis in ["x", "y"] {
+        assert!(placed.iter().map(|t| t[axis].as_f64().unwrap()).sum::<f64>().abs() < 1e-9, "{map}");
+    }
+    let explained: Vec<f64> = map["explained"].as_array().unwrap().iter().map(|e| e.as_f64().unwrap()).collect();
+    assert!(explained[0] >= explained[1] && explained[0] + explained[1] <= 1.0 + 1e-12, "{explained:?}");
+    assert_eq!(s.get(&format!("/v1/models/{mid}/topic-map")).await.1, map);
+
     // One topic's FREX ranking agrees with the full listing.
     let (st, one) = s.get(&format!("/v1/models/{mid}/topics/3/frex?n=10")).await;
     assert_eq!(st, 200);

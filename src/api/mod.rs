@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod model_cache;
 pub mod models;
 pub mod ops;
+pub mod topic_map;
 
 use crate::config::ServeConfig;
 use crate::jobs::{Runner, RunnerConfig};
@@ -67,6 +68,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/models/{id}/topics"),
     ("get", "/v1/models/{id}/topics/{topic}/frex"),
     ("get", "/v1/models/{id}/coherence"),
+    ("get", "/v1/models/{id}/topic-map"),
     ("post", "/v1/models/{id}/predict"),
     ("get", "/v1/models/{id}/evaluation"),
     ("post", "/v1/models/{id}/evaluation"),
@@ -103,6 +105,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/models/{id}/topics", get(models::topics))
         .route("/v1/models/{id}/topics/{topic}/frex", get(models::topic_frex))
         .route("/v1/models/{id}/coherence", get(coherence::coherence))
+        .route("/v1/models/{id}/topic-map", get(topic_map::get))
         .route("/v1/models/{id}/predict", post(models::predict))
         .route("/v1/graphs", post(graphs::create).get(graphs::list))
         .route("/v1/graphs/{id}", get(graphs::get_one).delete(graphs::delete))

@@ -22,6 +22,8 @@ pub struct LoadedModel {
     pub model: Box<dyn TopicModel>,
     pub lexicon: Lexicon,
     pub pipeline: TextPipeline,
+    /// The intertopic map, computed at its first request and kept while the model is.
+    pub topic_map: OnceLock<Arc<TopicMap>>,
 }
 
 /// A graph model ready to report its communities.
@@ -91,7 +93,7 @@ impl ModelCache {
                     let lexicon = lexicon.ok_or_else(|| ApiError::internal("stored topic model has no lexicon"))?;
                     let lexicon: Lexicon = postcard::from_bytes(&lexicon).map_err(ApiError::internal)?;
                     let pipeline = lexicon.pipeline();
-                    Entry::Topics(Arc::new(LoadedModel { row, model, lexicon, pipeline }))
+                    Entry::Topics(Arc::new(LoadedModel { row, model, lexicon, pipeline, topic_map: OnceLock::new() }))
                 }
                 Fitted::Communities(model) => Entry::Communities(Arc::new(LoadedCommunities { row, model })),
             })

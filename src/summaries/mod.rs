@@ -1,5 +1,6 @@
 //! Summaries of fitted topics: frequency, exclusivity and FREX rankings, and the
-//! coherence of their top words (gensim's measures, on the training corpus).
+//! coherence of their top words (gensim's measures, on the training corpus), and the
+//! intertopic map (LDAvis' Jensen–Shannon divergences in principal coordinates).
 //!
 //! Why it exists: every model's topics are read the same way, from a
 //! [`crate::models::TopicTable`] of posterior-mean frequencies and exclusivities; the
@@ -10,6 +11,7 @@ pub mod coherence;
 pub mod cooccurrence;
 pub mod exclusivity;
 pub mod frex;
+pub mod topic_map;
 
 pub use coherence::{model_coherence, topic_coherence, Measure};
 pub use cooccurrence::Occurrences;

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{appstream_docs, TestServer};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -107,11 +107,37 @@ async fn upload_fit_read_predict_and_survive_a_restart() {
     assert_eq!(model["thinned_samples"], 3, "{model}");
     assert_eq!(model["model"], "lda");
 
-    // Restart on the same database: the same topics, byte for byte.
+    // Rename a topic: every topic endpoint, the CSV and the map return the name; the
+    // numbering and the words do not change; bad names and topics change nothing.
+    let (st, renamed) = s.patch(&format!("/v1/models/{mid}/topics/3"), &json!({"name": "  Topic three  "})).await;
+    assert_eq!(st, 200, "{renamed}");
+    assert_eq!((renamed["topic"]["id"].as_u64(), renamed["topic"]["name"].as_str()), (Some(3), Some("Topic three")), "{renamed}");
+    for (body, field) in
+        [(json!({"name": ""}), "name"), (json!({"name": "a\tb"}), "name"), (json!({"name": "x".repeat(201)}), "name"), (json!({"title": "x"}), "title")]
+    {
+        let (st, e) = s.patch(&format!("/v1/models/{mid}/topics/3"), &body).await;
+        assert_eq!((st, e["field"].as_str()), (422, Some(field)), "{body}: {e}");
+    }
+    assert_eq!(s.patch(&format!("/v1/models/{mid}/topics/8"), &json!({"name": "x"})).await.0, 404);
+    assert_eq!(s.patch("/v1/models/no-such-model/topics/0", &json!({"name": "x"})).await.0, 404);
+    let (_, named) = s.get(&format!("/v1/models/{mid}/topics?n=10&rank=frex&weight=0.5")).await;
+    let names: Vec<Value> = named["topics"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
+    assert_eq!(names, (0..8).map(|k| if k == 3 { json!("Topic three") } else { Value::Null }).collect::<Vec<_>>());
+    assert_eq!(named["topics"][3]["words"], topics["topics"][3]["words"]);
+    assert_eq!(s.get(&format!("/v1/models/{mid}/topics/3/frex?n=3")).await.1["topic"]["name"], "Topic three");
+    assert_eq!(s.get(&format!("/v1/models/{mid}/topic-map")).await.1["topics"][3]["name"], "Topic three");
+    let (_, _, csv) = s.get_text(&format!("/v1/models/{mid}/topics?n=2&format=csv")).await;
+    assert!(csv.starts_with("topic,label,name,rank,word,"), "{csv}");
+    assert!(csv.lines().filter(|l| l.starts_with("3,,Topic three,")).count() == 2, "{csv}");
+
+    // Restart on the same database: the same topics, byte for byte, names kept.
     s.restart().await;
     let (st, again) = s.get(&format!("/v1/models/{mid}/topics?n=10&rank=frex&weight=0.5")).await;
     assert_eq!(st, 200);
-    assert_eq!(again, topics);
+    assert_eq!(again, named);
+    let (st, cleared) = s.patch(&format!("/v1/models/{mid}/topics/3"), &json!({"name": null})).await;
+    assert_eq!((st, &cleared["topic"]["name"]), (200, &Value::Null));
+    assert_eq!(s.get(&format!("/v1/models/{mid}/topics?n=10&rank=frex&weight=0.5")).await.1, topics);
     let (st, c) = s.get(&format!("/v1/corpora/{cid}")).await;
     assert_eq!(st, 200);
     assert_eq!(c["num_terms"], corpus["num_terms"]);

@@ -17,13 +17,14 @@ pub mod model_cache;
 pub mod models;
 pub mod ops;
 pub mod topic_map;
+pub mod topic_names;
 
 use crate::config::ServeConfig;
 use crate::jobs::{Runner, RunnerConfig};
 use crate::store::Store;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, Method};
-use axum::routing::{get, post};
+use axum::routing::{get, patch, post};
 use axum::Router;
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,6 +67,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/models/{id}"),
     ("delete", "/v1/models/{id}"),
     ("get", "/v1/models/{id}/topics"),
+    ("patch", "/v1/models/{id}/topics/{topic}"),
     ("get", "/v1/models/{id}/topics/{topic}/frex"),
     ("get", "/v1/models/{id}/coherence"),
     ("get", "/v1/models/{id}/topic-map"),
@@ -103,6 +105,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/models/{id}/heldout-likelihood", post(evaluations::heldout))
         .route("/v1/models/{id}/correlations", get(evaluations::correlations))
         .route("/v1/models/{id}/topics", get(models::topics))
+        .route("/v1/models/{id}/topics/{topic}", patch(topic_names::rename))
         .route("/v1/models/{id}/topics/{topic}/frex", get(models::topic_frex))
         .route("/v1/models/{id}/coherence", get(coherence::coherence))
         .route("/v1/models/{id}/topic-map", get(topic_map::get))

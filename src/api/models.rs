@@ -171,15 +171,29 @@ pub(super) fn rank_name(r: Rank) -> &'static str {
     }
 }
 
-fn topic_header(table: &TopicTable, k: usize) -> Value {
+/// A topic's id, label, name (given by a rename, else null), tree links and share.
+pub(super) fn topic_header(table: &TopicTable, k: usize, names: &TopicNames) -> Value {
     let t = &table.topics[k];
     json!({
         "id": k,
         "label": t.label,
+        "name": names.get(&k),
         "parent": t.parent,
         "children": t.children,
         "proportion": t.proportion,
     })
+}
+
+/// Names given to a model's topics, by topic id.
+pub(super) type TopicNames = std::collections::HashMap<usize, String>;
+
+/// The topic a path segment names: its id in the model's numbering, or its label.
+pub(super) fn resolve_topic(table: &TopicTable, topic: &str) -> ApiResult<usize> {
+    match topic.parse::<usize>() {
+        Ok(k) if k < table.topics.len() => Ok(k),
+        Ok(k) => Err(ApiError::not_found("topic", &k.to_string())),
+        Err(_) => table.topics.iter().position(|t| t.label.as_deref() == Some(topic)).ok_or_else(|| ApiError::not_found("topic", topic)),
+    }
 }
 
 fn words_json(m: &LoadedModel, words: &[WordScore]) -> Vec<Value> {
@@ -194,20 +208,21 @@ fn csv_escape(s: &str) -> String {
     }
 }
 
-/// One topic of a CSV table: index, label, ranked words.
-type CsvTopic = (usize, Option<String>, Vec<(String, WordScore)>);
+/// One topic of a CSV table: index, label, name, ranked words.
+type CsvTopic = (usize, Option<String>, Option<String>, Vec<(String, WordScore)>);
 
 /// The topic table as CSV; with coherence (one value per row of `rows`), a last
 /// `coherence` column repeats each topic's value on its rows (empty when not finite).
 fn csv_response(rows: Vec<CsvTopic>, coherence: Option<&[f64]>) -> Response {
-    let mut out = String::from("topic,label,rank,word,frequency,exclusivity,frex");
+    let mut out = String::from("topic,label,name,rank,word,frequency,exclusivity,frex");
     out.push_str(if coherence.is_some() { ",coherence\n" } else { "\n" });
-    for (r, (k, label, words)) in rows.into_iter().enumerate() {
+    for (r, (k, label, name, words)) in rows.into_iter().enumerate() {
         let extra = coherence.map_or(String::new(), |c| format!(",{}", if c[r].is_finite() { c[r].to_string() } else { String::new() }));
         for (i, (word, s)) in words.iter().enumerate() {
             out.push_str(&format!(
-                "{k},{},{},{},{},{},{}{extra}\n",
+                "{k},{},{},{},{},{},{},{}{extra}\n",
                 csv_escape(label.as_deref().unwrap_or("")),
+                csv_escape(name.as_deref().unwrap_or("")),
                 i + 1,
                 csv_escape(word),
                 s.frequency,
@@ -223,6 +238,7 @@ fn csv_response(rows: Vec<CsvTopic>, coherence: Option<&[f64]>) -> Response {
 pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQuery(q): RawQuery) -> ApiResult<Response> {
     let opts = parse_query::<TopicsQuery>(q.as_deref())?.check(Rank::Frequency)?;
     let m = state.models.get(&state.store, &id).await?;
+    let names = state.store.topic_names(&id).await?;
     let (m2, pool) = (m.clone(), state.predict_pool.clone());
     let (rank, weight, n, comparison) = (opts.rank, opts.weight, opts.n, opts.comparison);
     let top_n = opts.coherence.map(|c| c.top_n);
@@ -246,7 +262,9 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
         let rows = ranked
             .into_iter()
             .enumerate()
-            .map(|(k, ws)| (k, table.topics[k].label.clone(), ws.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect()))
+            .map(|(k, ws)| {
+                (k, table.topics[k].label.clone(), names.get(&k).cloned(), ws.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect())
+            })
             .collect();
         return Ok(csv_response(rows, coherence.as_ref().map(|(_, c)| c.per_topic.as_slice())));
     }
@@ -254,7 +272,7 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
         .iter()
         .enumerate()
         .map(|(k, ws)| {
-            let mut t = topic_header(&table, k);
+            let mut t = topic_header(&table, k, &names);
             t["words"] = json!(words_json(&m, ws));
             if let Some((_, c)) = &coherence {
                 t["coherence"] = number(c.per_topic[k]);
@@ -282,11 +300,8 @@ pub async fn topic_frex(State(state): State<AppState>, Path((id, topic)): Path<(
     let m2 = m.clone();
     let comparison = opts.comparison;
     let table = tokio::task::spawn_blocking(move || m2.model.topic_table(&TableOptions { comparison })).await.map_err(ApiError::internal)?;
-    let k = match topic.parse::<usize>() {
-        Ok(k) if k < table.topics.len() => k,
-        Ok(k) => return Err(ApiError::not_found("topic", &k.to_string())),
-        Err(_) => table.topics.iter().position(|t| t.label.as_deref() == Some(topic.as_str())).ok_or_else(|| ApiError::not_found("topic", &topic))?,
-    };
+    let k = resolve_topic(&table, &topic)?;
+    let names = state.store.topic_names(&id).await?;
     let words = rank_topic(&table, k, opts.rank, opts.weight, Some(opts.n));
     let coherence = match opts.coherence {
         Some(c) => {
@@ -296,10 +311,11 @@ pub async fn topic_frex(State(state): State<AppState>, Path((id, topic)): Path<(
         None => None,
     };
     if opts.csv {
-        let rows = vec![(k, table.topics[k].label.clone(), words.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect())];
+        let rows =
+            vec![(k, table.topics[k].label.clone(), names.get(&k).cloned(), words.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect())];
         return Ok(csv_response(rows, coherence.as_ref().map(|(_, c)| c.per_topic.as_slice())));
     }
-    let mut topic = topic_header(&table, k);
+    let mut topic = topic_header(&table, k, &names);
     if let Some((_, c)) = &coherence {
         topic["coherence"] = number(c.per_topic[0]);
     }

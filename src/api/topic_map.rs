@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 /// `GET /v1/models/{id}/topic-map`.
 pub async fn get(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     let m = state.models.get(&state.store, &id).await?;
+    let names = state.store.topic_names(&id).await?;
     let (m2, pool) = (m.clone(), state.predict_pool.clone());
     let (topics, map) = tokio::task::spawn_blocking(move || {
         let table = m2.model.topic_table(&TableOptions::default());
@@ -25,7 +26,7 @@ pub async fn get(State(state): State<AppState>, Path(id): Path<String>) -> ApiRe
             .iter()
             .zip(&map.coordinates)
             .enumerate()
-            .map(|(k, (t, c))| json!({"id": k, "label": t.label, "proportion": t.proportion, "x": c[0], "y": c[1]}))
+            .map(|(k, (t, c))| json!({"id": k, "label": t.label, "name": names.get(&k), "proportion": t.proportion, "x": c[0], "y": c[1]}))
             .collect::<Vec<Value>>();
         (topics, map)
     })

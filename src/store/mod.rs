@@ -11,6 +11,7 @@ pub mod corpora;
 pub mod graphs;
 pub mod jobs;
 pub mod models;
+pub mod topic_names;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;

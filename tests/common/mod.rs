@@ -71,6 +71,11 @@ impl TestServer {
         decode(r).await
     }
 
+    pub async fn patch(&self, path: &str, body: &Value) -> (u16, Value) {
+        let r = self.client.patch(format!("{}{path}", self.base)).json(body).send().await.expect("request");
+        decode(r).await
+    }
+
     pub async fn delete(&self, path: &str) -> u16 {
         self.client.delete(format!("{}{path}", self.base)).send().await.expect("request").status().as_u16()
     }

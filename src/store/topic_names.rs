@@ -1,0 +1,48 @@
+//! Topic names given by people: read with every topic listing, set or cleared by a
+//! rename.
+//!
+//! Why it exists: a topic model's own numbering is what the API and the console use
+//! (stable, never reordered), but people read names. Names live in their own table,
+//! beside the immutable model blob, so renaming is a one-row write and deleting the
+//! model deletes its names (foreign key, `ON DELETE CASCADE`).
+
+use super::{now, Store, StoreResult};
+use sqlx::Row;
+use std::collections::HashMap;
+
+impl Store {
+    /// Every named topic of `model_id`: topic id → name.
+    pub async fn topic_names(&self, model_id: &str) -> StoreResult<HashMap<usize, String>> {
+        let rows = sqlx::query("SELECT topic, name FROM topic_names WHERE model_id = ?").bind(model_id).fetch_all(&self.pool).await?;
+        rows.iter().map(|r| Ok((r.try_get::<i64, _>(0)? as usize, r.try_get(1)?))).collect()
+    }
+
+    /// Name topic `topic` of `model_id`, or clear its name (`None`). Returns false when
+    /// the model does not exist (nothing is written).
+    pub async fn set_topic_name(&self, model_id: &str, topic: usize, name: Option<&str>) -> StoreResult<bool> {
+        let mut tx = self.begin_write().await?;
+        let exists = sqlx::query("SELECT 1 FROM models WHERE id = ?").bind(model_id).fetch_optional(&mut *tx).await?.is_some();
+        if !exists {
+            return Ok(false);
+        }
+        match name {
+            Some(name) => {
+                sqlx::query(
+                    "INSERT INTO topic_names (model_id, topic, name, updated_at) VALUES (?, ?, ?, ?) \
+                     ON CONFLICT (model_id, topic) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at",
+                )
+                .bind(model_id)
+                .bind(topic as i64)
+                .bind(name)
+                .bind(now())
+                .execute(&mut *tx)
+                .await?;
+            }
+            None => {
+                sqlx::query("DELETE FROM topic_names WHERE model_id = ? AND topic = ?").bind(model_id).bind(topic as i64).execute(&mut *tx).await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+}

@@ -38,6 +38,8 @@ mod correlation_trace;
 mod geweke_tests;
 #[cfg(test)]
 mod heldout_tests;
+#[cfg(test)]
+mod resume_checks;
 
 pub use model::{DcntFamily, DcntModel, DCNT, SCNT};
 pub use params::DcntParams;

@@ -56,8 +56,9 @@ impl Schedule {
 pub trait Chain {
     /// One transition at `iteration` (1-based; every random stream is keyed by
     /// (`seed`, `iteration`, index)), including whatever the family does after it (LDA's
-    /// hyperparameter re-estimation). Returns this iteration's progress diagnostics.
-    fn step(&mut self, seed: u64, iteration: usize) -> Map<String, Value>;
+    /// hyperparameter re-estimation). Returns this iteration's progress diagnostics, or
+    /// the error that ends the fit (e.g. DCNT's non-finite global parameters).
+    fn step(&mut self, seed: u64, iteration: usize) -> Result<Map<String, Value>, FitError>;
     /// The log joint per token of the current state.
     fn log_joint_per_token(&self) -> f64;
     /// Add the current state to the posterior means (a kept iteration); returns the
@@ -178,7 +179,7 @@ pub fn run<C: Chain>(chain: &mut C, family: &str, seed: u64, schedule: &Schedule
             }
             return Err(FitError::Cancelled);
         }
-        let mut diagnostics = chain.step(seed, it);
+        let mut diagnostics = chain.step(seed, it)?;
         let ll = schedule.computes_loglik(it).then(|| chain.log_joint_per_token());
         if let Some(x) = ll {
             if !x.is_finite() {
@@ -220,9 +221,9 @@ mod tests {
     }
 
     impl Chain for Toy {
-        fn step(&mut self, seed: u64, iteration: usize) -> Map<String, Value> {
+        fn step(&mut self, seed: u64, iteration: usize) -> Result<Map<String, Value>, FitError> {
             self.x = crate::rng::mix64(self.x ^ seed ^ iteration as u64);
-            Map::new()
+            Ok(Map::new())
         }
         fn log_joint_per_token(&self) -> f64 {
             -((self.x % 1000) as f64)

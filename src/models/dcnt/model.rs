@@ -32,7 +32,7 @@ pub struct DcntFamily {
 pub static DCNT: DcntFamily = DcntFamily { diagonal: false };
 pub static SCNT: DcntFamily = DcntFamily { diagonal: true };
 
-fn family_name(diagonal: bool) -> &'static str {
+pub(super) fn family_name(diagonal: bool) -> &'static str {
     if diagonal {
         "scnt"
     } else {

@@ -125,11 +125,6 @@ impl DcntParams {
             threads,
         })
     }
-
-    /// Whether scan `iteration` (1-based) contributes to the posterior means.
-    pub fn is_kept(&self, iteration: usize) -> bool {
-        iteration > self.burn_in && (iteration - self.burn_in).is_multiple_of(self.thin)
-    }
 }
 
 #[cfg(test)]
@@ -143,7 +138,8 @@ mod tests {
         assert_eq!((p.topics, p.iterations, p.burn_in, p.thin, p.topic_swaps), (20, 1_000, 500, 10, 1));
         assert_eq!(p.priors, Priors::default());
         assert_eq!(p.priors.gamma_mu, 1e6);
-        assert!(p.is_kept(510) && !p.is_kept(500) && !p.is_kept(505));
+        let schedule = super::super::chain::schedule(&p);
+        assert!(schedule.is_kept(510) && !schedule.is_kept(500) && !schedule.is_kept(505));
         let p = DcntParams::from_json(&json!({"a_v": 3, "b_v": 2, "iterations": 10, "threads": 2})).unwrap();
         assert_eq!((p.priors.a_v, p.priors.b_v, p.burn_in, p.thin), (3.0, 2.0, 5, 5));
     }

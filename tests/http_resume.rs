@@ -2,7 +2,10 @@
 //! checkpoint) and started again on the same database finishes the job from its
 //! checkpoint, and the stored model is byte for byte the model of an uninterrupted fit
 //! with the same corpus, params and seed. Killed twice under `--max-attempts 1`: attempts
-//! that wrote a checkpoint made progress and do not use up the job's attempts.
+//! that wrote a checkpoint made progress and do not use up the job's attempts. The same
+//! for a DCNT fit killed inside its chain and then while it scores its held-out
+//! documents, and for a held-out evaluation job killed mid-way, whose result equals an
+//! uninterrupted job's.
 
 mod common;
 
@@ -83,6 +86,139 @@ async fn a_fit_killed_with_sigkill_resumes_to_the_uninterrupted_model() {
     .await
     .unwrap();
     assert!(stored == uninterrupted, "the resumed model differs from the uninterrupted fit");
+}
+
+/// A DCNT fit killed with SIGKILL inside its chain, then again while it scores its
+/// held-out documents (after a checkpoint with some of them scored), finishes from its
+/// checkpoints on 2 threads with exactly the model of an uninterrupted fit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dcnt_fit_killed_in_its_chain_and_in_its_scoring_resumes_to_the_uninterrupted_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("topicd.db");
+    // About 2 s of scans and 2 s of Chib scoring (69 held-out documents) on one thread.
+    let params = json!({
+        "topics": 10, "iterations": 200, "burn_in": 100, "thin": 10, "test_fraction": 0.1,
+        "heldout_burn_in": 100, "heldout_chain_length": 2000, "heldout_acceptance_samples": 200, "checkpoint_every_s": 0.2
+    });
+    let (seed, iterations) = (5, 200);
+
+    let a = ServerProcess::start(&db, &["--threads", "1"]);
+    let spec = json!({"kind": "bars", "variant": "correlated", "documents": 600, "tokens": 60, "seed": 3});
+    let (st, corpus) = a.post("/v1/corpora", &json!({"name": "bars", "synthetic": spec})).await;
+    assert_eq!(st, 201, "{corpus}");
+    let corpus_id = corpus["id"].as_str().unwrap().to_string();
+    let (st, job) = a.post("/v1/jobs", &json!({"corpus_id": corpus_id, "model": "dcnt", "params": params, "seed": seed})).await;
+    assert_eq!(st, 202, "{job}");
+    let id = job["id"].as_str().unwrap().to_string();
+
+    // First crash: inside the chain, after a checkpoint.
+    let j = a.wait_for(&id, MINUTE, "checkpointed", |j| checkpoint_iteration(j).is_some() || finished(j)).await;
+    assert_eq!(j["status"], "running", "{j}");
+    let first = checkpoint_iteration(&j).unwrap();
+    assert!(first < iterations, "the first checkpoint is inside the chain: {j}");
+    a.kill();
+
+    // Second crash: while the held-out documents are scored, after a checkpoint later
+    // than the one at the chain's end (so some documents were scored).
+    let b = ServerProcess::start(&db, &["--threads", "1"]);
+    let at_end = std::sync::Mutex::new(None::<String>);
+    let j = b
+        .wait_for(&id, MINUTE, "scoring and checkpointed", |j| {
+            if finished(j) || checkpoint_iteration(j) != Some(iterations) {
+                return finished(j);
+            }
+            let at = j["progress"]["checkpoint"]["at"].as_str().unwrap().to_string();
+            let mut first_at_end = at_end.lock().unwrap();
+            *first_at_end.get_or_insert_with(|| at.clone()) != at
+        })
+        .await;
+    assert_eq!(j["status"], "running", "the scoring must outlast two checkpoints: {j}");
+    assert!(j["progress"]["resumed_from"].as_u64().unwrap() >= first, "{j}");
+    b.kill();
+
+    let c = ServerProcess::start(&db, &["--threads", "2"]);
+    let j = c.wait_for(&id, MINUTE, "finished", finished).await;
+    assert_eq!(j["status"], "succeeded", "{j}\n{:?}", c.log.lock().unwrap());
+    assert_eq!(j["attempts"], 3, "{j}");
+    assert_eq!(j["progress"]["resumed_from"], iterations, "the last attempt only scored: {j}");
+    let (_, trace) = c.get(&format!("/v1/jobs/{id}/trace")).await;
+    let its: Vec<u64> = trace["points"].as_array().unwrap().iter().map(|p| p["iteration"].as_u64().unwrap()).collect();
+    assert_eq!(its, (1..=iterations).filter(|&it| it == 1 || it % 10 == 0).collect::<Vec<_>>());
+    let model_id = j["model_id"].as_str().unwrap().to_string();
+
+    let store = Store::open(&db).await.unwrap();
+    assert_eq!(store.checkpoint_iteration(&id).await.unwrap(), None, "success drops the checkpoint");
+    assert_eq!(store.sample_iterations(&id).await.unwrap(), (110..=200).step_by(10).collect::<Vec<i64>>(), "every kept scan's sample once");
+    let (_, _, stored) = store.model_blobs(&model_id).await.unwrap().unwrap();
+    let blob = store.corpus_data(&corpus_id).await.unwrap().unwrap();
+    let uninterrupted = tokio::task::spawn_blocking(move || {
+        let corpus = Corpus::decode_without_order(&blob).unwrap();
+        FitContext::silent(|ctx| models::family("dcnt").unwrap().fit(&corpus, &params, seed, ctx).unwrap().encode())
+    })
+    .await
+    .unwrap();
+    assert!(stored == uninterrupted, "the resumed model differs from the uninterrupted fit");
+}
+
+/// A held-out likelihood job killed with SIGKILL after a checkpoint of its scored
+/// documents resumes from them on restart (skipping them) and its result equals that of
+/// the same job run uninterrupted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_evaluation_job_killed_with_sigkill_resumes_to_the_uninterrupted_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("topicd.db");
+    let flags = ["--threads", "1", "--checkpoint-every-s", "0.2"];
+    let a = ServerProcess::start(&db, &flags);
+    let spec = json!({"kind": "bars", "variant": "correlated", "documents": 300, "tokens": 60, "seed": 3});
+    let (st, corpus) = a.post("/v1/corpora", &json!({"name": "bars", "synthetic": spec})).await;
+    assert_eq!(st, 201, "{corpus}");
+    let fit = json!({"corpus_id": corpus["id"], "model": "scnt", "params": {"topics": 10, "iterations": 30}, "seed": 2});
+    let (st, job) = a.post("/v1/jobs", &fit).await;
+    assert_eq!(st, 202, "{job}");
+    let done = a.wait_for(job["id"].as_str().unwrap(), MINUTE, "fitted", finished).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let model_id = done["model_id"].as_str().unwrap().to_string();
+
+    // 60 documents, each a row and a column of pixels: about 2 s on one thread.
+    let documents: Vec<Value> = (0..60)
+        .map(|i| {
+            let (row, col) = (i % 5, (i / 5) % 5);
+            let mut counts = std::collections::BTreeMap::<String, u64>::new();
+            for k in 0..5 {
+                *counts.entry(format!("p{row}{k}")).or_default() += 3;
+                *counts.entry(format!("p{k}{col}")).or_default() += 3;
+            }
+            json!({"id": format!("d{i}"), "counts": counts})
+        })
+        .collect();
+    let body = json!({"documents": documents, "params": {"burn_in": 200, "chain_length": 4000, "acceptance_samples": 200}, "seed": 4});
+    let path = format!("/v1/models/{model_id}/heldout-likelihood");
+    let (st, job) = a.post(&path, &body).await;
+    assert_eq!(st, 202, "{job}");
+    let id = job["id"].as_str().unwrap().to_string();
+    let j = a.wait_for(&id, MINUTE, "checkpointed", |j| checkpoint_iteration(j).is_some() || finished(j)).await;
+    assert_eq!(j["status"], "running", "the job must outlast its first checkpoint: {j}");
+    let scored = checkpoint_iteration(&j).unwrap();
+    assert!((1..60).contains(&scored), "{j}");
+    a.kill();
+
+    let b = ServerProcess::start(&db, &["--threads", "2", "--checkpoint-every-s", "0.2"]);
+    let j = b.wait_for(&id, MINUTE, "finished", finished).await;
+    assert_eq!(j["status"], "succeeded", "{j}\n{:?}", b.log.lock().unwrap());
+    assert_eq!(j["attempts"], 2, "{j}");
+    assert!(j["progress"]["resumed_from"].as_u64().unwrap() >= scored, "{j}");
+    assert_eq!((j["progress"]["iteration"].as_u64(), j["progress"]["total"].as_u64()), (Some(60), Some(60)), "{j}");
+    let store = Store::open(&db).await.unwrap();
+    assert_eq!(store.checkpoint_iteration(&id).await.unwrap(), None, "success drops the checkpoint");
+
+    // The same job, uninterrupted.
+    let (st, again) = b.post(&path, &body).await;
+    assert_eq!(st, 202, "{again}");
+    let uninterrupted = b.wait_for(again["id"].as_str().unwrap(), MINUTE, "finished", finished).await;
+    assert_eq!(uninterrupted["status"], "succeeded", "{uninterrupted}");
+    assert!(uninterrupted["progress"].get("resumed_from").is_none(), "{uninterrupted}");
+    assert_eq!(j["result"], uninterrupted["result"], "the resumed job's result differs from the uninterrupted one's");
+    assert_eq!(j["result"]["documents"].as_array().unwrap().len(), 60);
 }
 
 /// A job found `running` at start with an unusable checkpoint (a flipped byte that fails

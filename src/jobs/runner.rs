@@ -294,7 +294,9 @@ impl Runner {
                     .await
                     .map_err(|e| FitError::Numerical(format!("could not read the job's documents: {e}")))?
                     .ok_or_else(|| FitError::Numerical("the job's documents are missing".into()))?;
-                self.run_blocking(job, token, CheckpointPlan::default(), move |ctx| {
+                // Checkpoints: the documents scored so far (iteration = their number).
+                let plan = self.checkpoint_plan(job).await;
+                self.run_blocking(job, token, plan, move |ctx| {
                     let model = family.decode(&data).map_err(|e| FitError::Numerical(e.to_string()))?;
                     let docs: Vec<HeldoutDoc> = postcard::from_bytes(&input).map_err(|e| FitError::Numerical(format!("stored documents are corrupt: {e}")))?;
                     let scorer = model

@@ -6,7 +6,7 @@
 //! Written once here, a family supplies only its kernels through [`Chain`] (one
 //! transition given (seed, iteration), its log joint, what a kept iteration adds to the
 //! posterior means, and the encoding of its resumable state), in the spirit of nuts-rs'
-//! and bnpy's small generic cores. LDA runs on it; HPC, DCNT/SCNT and the VI families
+//! and bnpy's small generic cores. LDA and DCNT/SCNT run on it; HPC and the VI families
 //! still have their own loops (see ARCHITECTURE.md).
 //!
 //! Checkpoints: every `FitContext::checkpoint.every` the driver encodes a [`Checkpoint`]
@@ -18,6 +18,8 @@
 //! iteration, index) and the driver draws nothing itself, so a resumed chain makes
 //! exactly the calls, in exactly the order, the uninterrupted one made after that
 //! iteration: the model is identical.
+//! A family with work after its chain (DCNT's held-out scoring) checkpoints that work
+//! at the chain's end through [`hand_over`]; resuming there leaves no iteration to run.
 //! A checkpoint that does not decode, or belongs to another schedule or seed, is
 //! rejected (reported through `FitContext::checkpoint.resumed`) and the chain starts
 //! from iteration 0; nothing here panics on bad bytes.
@@ -56,8 +58,9 @@ impl Schedule {
 pub trait Chain {
     /// One transition at `iteration` (1-based; every random stream is keyed by
     /// (`seed`, `iteration`, index)), including whatever the family does after it (LDA's
-    /// hyperparameter re-estimation). Returns this iteration's progress diagnostics.
-    fn step(&mut self, seed: u64, iteration: usize) -> Map<String, Value>;
+    /// hyperparameter re-estimation). Returns this iteration's progress diagnostics, or
+    /// the error that ends the fit (e.g. DCNT's non-finite global parameters).
+    fn step(&mut self, seed: u64, iteration: usize) -> Result<Map<String, Value>, FitError>;
     /// The log joint per token of the current state.
     fn log_joint_per_token(&self) -> f64;
     /// Add the current state to the posterior means (a kept iteration); returns the
@@ -106,7 +109,7 @@ impl Checkpoint {
     }
 
     /// Decode and check that the checkpoint belongs to this chain (family, seed,
-    /// schedule) and stops inside it.
+    /// schedule) and stops inside it or at its end (a family's work after the chain).
     pub fn decode_for(bytes: &[u8], family: &str, seed: u64, schedule: &Schedule) -> Result<Checkpoint, String> {
         let c: Checkpoint = postcard::from_bytes(bytes).map_err(|e| format!("does not decode: {e}"))?;
         if c.version != CHECKPOINT_VERSION {
@@ -116,7 +119,7 @@ impl Checkpoint {
             return Err(format!("belongs to another chain ({} seed {} {:?})", c.family, c.seed, c.schedule));
         }
         let p = c.position;
-        if p.iteration == 0 || p.iteration >= schedule.iterations || p.kept > p.iteration {
+        if p.iteration == 0 || p.iteration > schedule.iterations || p.kept > p.iteration {
             return Err(format!("position {p:?} is outside the chain's {} iterations", schedule.iterations));
         }
         Ok(c)
@@ -159,13 +162,18 @@ pub fn start<C>(
     }
 }
 
+/// Hand `ctx` a checkpoint of the chain at `position` with the family's `state`: what
+/// [`run`] does every `every`, and what a family's work after its chain (e.g. scoring
+/// held-out documents; `position` at the schedule's end) checkpoints itself with.
+pub fn hand_over(ctx: &FitContext, family: &str, seed: u64, schedule: &Schedule, position: Position, state: Vec<u8>) {
+    let checkpoint = Checkpoint { version: CHECKPOINT_VERSION, family: family.to_string(), seed, schedule: *schedule, position, state };
+    (ctx.checkpoint.save)(position.iteration as u64, checkpoint.encode());
+}
+
 /// Run `chain` from `position` to the end of `schedule`: the loop every MCMC fit
 /// shares. Returns the final position (the last log-likelihood and the kept count).
 pub fn run<C: Chain>(chain: &mut C, family: &str, seed: u64, schedule: &Schedule, mut position: Position, ctx: &FitContext) -> Result<Position, FitError> {
-    let save = |chain: &C, position: Position| {
-        let checkpoint = Checkpoint { version: CHECKPOINT_VERSION, family: family.to_string(), seed, schedule: *schedule, position, state: chain.save() };
-        (ctx.checkpoint.save)(position.iteration as u64, checkpoint.encode());
-    };
+    let save = |chain: &C, position: Position| hand_over(ctx, family, seed, schedule, position, chain.save());
     let mut last_checkpoint = Instant::now();
     // The iteration of the last checkpoint handed over (or resumed from).
     let mut saved = position.iteration;
@@ -178,7 +186,7 @@ pub fn run<C: Chain>(chain: &mut C, family: &str, seed: u64, schedule: &Schedule
             }
             return Err(FitError::Cancelled);
         }
-        let mut diagnostics = chain.step(seed, it);
+        let mut diagnostics = chain.step(seed, it)?;
         let ll = schedule.computes_loglik(it).then(|| chain.log_joint_per_token());
         if let Some(x) = ll {
             if !x.is_finite() {
@@ -220,9 +228,9 @@ mod tests {
     }
 
     impl Chain for Toy {
-        fn step(&mut self, seed: u64, iteration: usize) -> Map<String, Value> {
+        fn step(&mut self, seed: u64, iteration: usize) -> Result<Map<String, Value>, FitError> {
             self.x = crate::rng::mix64(self.x ^ seed ^ iteration as u64);
-            Map::new()
+            Ok(Map::new())
         }
         fn log_joint_per_token(&self) -> f64 {
             -((self.x % 1000) as f64)
@@ -299,6 +307,20 @@ mod tests {
         assert_eq!((resumed.x, resumed.kept), (full.x, full.kept));
     }
 
+    /// A checkpoint at the chain's end (a family's work after its chain) is accepted,
+    /// and the driver has no iteration left to run.
+    #[test]
+    fn a_checkpoint_at_the_end_leaves_nothing_to_run() {
+        let (full, end, _, _) = run_toy(None);
+        let ((), saved, _) = FitContext::recording(None, |ctx| hand_over(ctx, "toy", 5, &SCHEDULE, end, full.save()));
+        assert_eq!(saved.iter().map(|s| s.0).collect::<Vec<_>>(), vec![12]);
+        let (toy, resumed_end, more, outcome) = run_toy(Some(&saved[0].1));
+        assert_eq!(outcome, vec![Resume::From(12)]);
+        assert_eq!((toy.x, toy.kept), (full.x, full.kept));
+        assert_eq!((resumed_end.iteration, resumed_end.kept, resumed_end.last_loglik.to_bits()), (12, end.kept, end.last_loglik.to_bits()));
+        assert!(more.is_empty(), "no iteration ran, so no checkpoint");
+    }
+
     #[test]
     fn bad_checkpoints_are_rejected_and_the_chain_starts_over() {
         let (full, _, saved, _) = run_toy(None);
@@ -306,7 +328,7 @@ mod tests {
         let mut other_seed = good.clone();
         other_seed.seed = 6;
         let mut past_the_end = good.clone();
-        past_the_end.position.iteration = 12;
+        past_the_end.position.iteration = 13;
         let mut bad_state = good.clone();
         bad_state.state.truncate(1);
         for bytes in [vec![], vec![0xff; 7], saved[4].1[..saved[4].1.len() / 2].to_vec(), other_seed.encode(), past_the_end.encode(), bad_state.encode()] {

@@ -3,15 +3,27 @@
 //! Why it exists: every model that can say how probable a new document is (LDA and
 //! DCNT/SCNT by Chib-style estimators) shares the same outer loop: documents scored in
 //! parallel, each with its own random stream keyed by its position, progress reported
-//! and cancellation honoured between chunks, then per-document log p(w_d), the total
-//! and the perplexity. A model supplies a [`DocScorer`]; [`score_documents`] does the
-//! rest, so results never depend on the thread count or the chunking.
+//! as each finishes and cancellation honoured before each starts, then per-document
+//! log p(w_d), the total and the perplexity. A model supplies a [`DocScorer`];
+//! [`score_documents`] does the rest, so results never depend on the thread count or
+//! the order documents finish in.
+//!
+//! Checkpoints: a document's estimate depends only on (seed, its index), so a scoring
+//! run's checkpoint is just the finished documents' estimates ([`ScoredSoFar`]). It is
+//! handed over as documents finish (at most every `every`, and once more when the run is
+//! cancelled); a run resumed from one skips those documents and ends with the report of
+//! the uninterrupted run. Evaluation jobs take theirs from the [`FitContext`]
+//! ([`score_documents`]); a fit that scores its held-out documents after its chain wraps
+//! them in its own checkpoint ([`score_resuming`]).
 
-use super::{FitContext, FitError, Progress};
+use super::chain::Resume;
+use super::{CancelToken, FitContext, FitError, Progress};
 use crate::corpus::lexicon::EncodedDoc;
 use crate::rng::{stream, Purpose, StreamRng};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// A document to score: its words (encoded with the model's lexicon) and, for models
 /// driven by metadata, its features in the model's feature order.
@@ -79,9 +91,21 @@ impl HeldoutDoc {
     }
 }
 
-/// Score corpus documents a fit held out (`documents` are corpus indices; `features`
-/// gives each one's metadata row). The fit's progress stands while they are scored;
-/// cancellation still applies.
+/// Corpus documents as documents to score (`documents` are corpus indices; `features`
+/// gives each one's metadata row).
+pub fn corpus_documents(corpus: &crate::corpus::Corpus, documents: &[usize], features: impl Fn(usize) -> Vec<f64>) -> Vec<HeldoutDoc> {
+    documents
+        .iter()
+        .map(|&d| {
+            let (terms, counts) = corpus.counts.row(d);
+            let doc = EncodedDoc { terms: terms.to_vec(), counts: counts.to_vec(), oov_tokens: 0 };
+            HeldoutDoc { id: corpus.doc_ids[d].clone(), doc, features: features(d) }
+        })
+        .collect()
+}
+
+/// Score corpus documents a fit held out (see [`corpus_documents`]). The fit's progress
+/// stands while they are scored; cancellation still applies; no checkpoints.
 pub fn score_corpus_documents(
     scorer: &dyn DocScorer,
     corpus: &crate::corpus::Corpus,
@@ -90,51 +114,175 @@ pub fn score_corpus_documents(
     seed: u64,
     ctx: &FitContext,
 ) -> Result<HeldoutReport, FitError> {
-    let docs: Vec<HeldoutDoc> = documents
-        .iter()
-        .map(|&d| {
-            let (terms, counts) = corpus.counts.row(d);
-            let doc = EncodedDoc { terms: terms.to_vec(), counts: counts.to_vec(), oov_tokens: 0 };
-            HeldoutDoc { id: corpus.doc_ids[d].clone(), doc, features: features(d) }
-        })
-        .collect();
+    let docs = corpus_documents(corpus, documents, features);
     let quiet = FitContext { progress: &|_| {}, cancel: ctx.cancel, sample: &|_, _| {}, checkpoint: crate::models::Checkpointing::OFF };
     score_documents(scorer, &docs, seed, &quiet)
 }
 
-/// Documents per progress report and cancellation check (small: one document can take
-/// seconds, and a cancel should land within a few of them).
-const CHUNK: usize = 4;
+/// Format version of [`ScoredSoFar`]'s encoding.
+const SCORED_VERSION: u32 = 1;
 
-/// Score every document in parallel (inside the caller's rayon pool). Document `i`
-/// draws from `stream(seed, Heldout, 0, i)` whatever the chunking or thread count.
+/// The documents a scoring run has finished: its checkpoint. It names the run it belongs
+/// to (seed, number of documents, estimator and settings) so that it is never read by
+/// another.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoredSoFar {
+    version: u32,
+    seed: u64,
+    documents: u64,
+    estimator: String,
+    settings: String,
+    /// (document index, log p(w_d)) of the finished documents, by index.
+    done: Vec<(u64, f64)>,
+}
+
+impl ScoredSoFar {
+    /// A run of `documents` documents that has finished none.
+    pub fn none(scorer: &dyn DocScorer, documents: usize, seed: u64) -> Self {
+        ScoredSoFar {
+            version: SCORED_VERSION,
+            seed,
+            documents: documents as u64,
+            estimator: scorer.estimator().to_string(),
+            settings: scorer.settings().to_string(),
+            done: Vec::new(),
+        }
+    }
+
+    /// Documents finished.
+    pub fn finished(&self) -> usize {
+        self.done.len()
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        postcard::to_allocvec(self).expect("plain data encodes")
+    }
+
+    /// Decode and check that the bytes belong to this run (the scorer's estimator and
+    /// settings, `documents` documents, `seed`) and list distinct documents in order
+    /// with finite estimates; bad bytes are an error, never a panic.
+    pub fn decode_for(bytes: &[u8], scorer: &dyn DocScorer, documents: usize, seed: u64) -> Result<Self, String> {
+        let s: ScoredSoFar = postcard::from_bytes(bytes).map_err(|e| format!("scored documents do not decode: {e}"))?;
+        s.check_for(scorer, documents, seed)
+    }
+
+    /// [`Self::decode_for`]'s checks, of a value decoded as part of something else.
+    pub fn check_for(self, scorer: &dyn DocScorer, documents: usize, seed: u64) -> Result<Self, String> {
+        let s = self; // (short: the checks below read as a table)
+        let expected = ScoredSoFar::none(scorer, documents, seed);
+        if s.version != SCORED_VERSION {
+            return Err(format!("scored documents' format version {} is not {SCORED_VERSION}", s.version));
+        }
+        if (s.seed, s.documents, &s.estimator, &s.settings) != (expected.seed, expected.documents, &expected.estimator, &expected.settings) {
+            return Err(format!("scored documents belong to another run ({} documents, seed {}, {} {})", s.documents, s.seed, s.estimator, s.settings));
+        }
+        let in_order = s.done.windows(2).all(|w| w[0].0 < w[1].0);
+        if !in_order || s.done.iter().any(|&(i, ll)| i >= s.documents || !ll.is_finite()) {
+            return Err("scored documents are out of order, out of range or not finite".into());
+        }
+        Ok(s)
+    }
+}
+
+/// What a scoring run reports to and checkpoints through.
+pub struct ScoringHooks<'a> {
+    pub cancel: &'a CancelToken,
+    /// Documents finished out of all (as iterations of a [`Progress`]).
+    pub progress: &'a (dyn Fn(Progress) + Sync),
+    /// Hand over a checkpoint when this long has passed since the last one (or the
+    /// start); `None`: never.
+    pub every: Option<Duration>,
+    /// Receives the documents finished so far.
+    pub save: &'a (dyn Fn(&ScoredSoFar) + Sync),
+}
+
+/// Score every document in parallel (inside the caller's rayon pool), resuming from the
+/// documents `ctx`'s checkpoint finished, and checkpointing through `ctx` (evaluation
+/// jobs: the checkpoint's iteration is the number of finished documents). A checkpoint
+/// that does not belong to this run is rejected (reported through `ctx`) and every
+/// document is scored. Document `i` draws from `stream(seed, Heldout, 0, i)`.
 pub fn score_documents(scorer: &dyn DocScorer, docs: &[HeldoutDoc], seed: u64, ctx: &FitContext) -> Result<HeldoutReport, FitError> {
+    let from = match ctx.checkpoint.resume_from {
+        None => ScoredSoFar::none(scorer, docs.len(), seed),
+        Some(bytes) => match ScoredSoFar::decode_for(bytes, scorer, docs.len(), seed) {
+            Ok(scored) => {
+                (ctx.checkpoint.resumed)(Resume::From(scored.finished() as u64));
+                scored
+            }
+            Err(reason) => {
+                (ctx.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from the first document: {reason}")));
+                ScoredSoFar::none(scorer, docs.len(), seed)
+            }
+        },
+    };
+    let save = |scored: &ScoredSoFar| (ctx.checkpoint.save)(scored.finished() as u64, scored.encode());
+    let hooks = ScoringHooks { cancel: ctx.cancel, progress: ctx.progress, every: ctx.checkpoint.every, save: &save };
+    score_resuming(scorer, docs, seed, from, &hooks)
+}
+
+/// The documents finished so far, between checkpoints.
+struct Tally {
+    estimates: Vec<Option<f64>>,
+    finished: usize,
+    /// Finished documents in the last checkpoint handed over (or resumed from).
+    saved: usize,
+    last_save: Instant,
+}
+
+impl Tally {
+    fn checkpoint(&mut self, template: &ScoredSoFar, hooks: &ScoringHooks) {
+        let done = self.estimates.iter().enumerate().filter_map(|(i, ll)| ll.map(|ll| (i as u64, ll))).collect();
+        (hooks.save)(&ScoredSoFar { done, ..template.clone() });
+        self.saved = self.finished;
+        self.last_save = Instant::now();
+    }
+}
+
+/// Score the documents `from` has not finished, in parallel, each as it finishes
+/// reported to `hooks.progress` and, once `hooks.every` has passed, handed over in a
+/// checkpoint with every finished document; a cancelled run hands over one more. The
+/// report equals the uninterrupted run's. (When several documents' estimates are not
+/// finite, which one the error names may depend on the thread count.)
+pub fn score_resuming(scorer: &dyn DocScorer, docs: &[HeldoutDoc], seed: u64, from: ScoredSoFar, hooks: &ScoringHooks) -> Result<HeldoutReport, FitError> {
     let total = docs.len() as u64;
-    let mut estimates = Vec::with_capacity(docs.len());
-    for (c, chunk) in docs.chunks(CHUNK).enumerate() {
-        if ctx.cancel.is_cancelled() {
+    let mut estimates = vec![None; docs.len()];
+    for &(i, ll) in &from.done {
+        estimates[i as usize] = Some(ll);
+    }
+    let todo: Vec<usize> = (0..docs.len()).filter(|&i| estimates[i].is_none()).collect();
+    let finished = from.done.len();
+    let tally = Mutex::new(Tally { estimates, finished, saved: finished, last_save: Instant::now() });
+    let scored = todo.par_iter().try_for_each(|&i| {
+        if hooks.cancel.is_cancelled() {
             return Err(FitError::Cancelled);
         }
-        let first = c * CHUNK;
-        let scored: Vec<f64> = chunk
-            .par_iter()
-            .enumerate()
-            .map(|(j, d)| {
-                if d.doc.is_empty() {
-                    return 0.0;
-                }
-                let mut rng = stream(seed, Purpose::Heldout, 0, (first + j) as u64);
-                scorer.log_likelihood(d, &mut rng)
-            })
-            .collect();
-        for (d, ll) in chunk.iter().zip(scored) {
-            if !ll.is_finite() {
-                return Err(FitError::Numerical(format!("document {:?}: the estimate is {ll}", d.id)));
-            }
-            estimates.push(DocEstimate { id: d.id.clone(), log_likelihood: ll, tokens: d.doc.num_tokens() });
+        let d = &docs[i];
+        let ll = if d.doc.is_empty() { 0.0 } else { scorer.log_likelihood(d, &mut stream(seed, Purpose::Heldout, 0, i as u64)) };
+        if !ll.is_finite() {
+            return Err(FitError::Numerical(format!("document {:?}: the estimate is {ll}", d.id)));
         }
-        (ctx.progress)(Progress { iteration: estimates.len() as u64, total, ..Default::default() });
+        let mut t = tally.lock().expect("scoring tally");
+        t.estimates[i] = Some(ll);
+        t.finished += 1;
+        (hooks.progress)(Progress { iteration: t.finished as u64, total, ..Default::default() });
+        if hooks.every.is_some_and(|every| t.finished < docs.len() && t.last_save.elapsed() >= every) {
+            t.checkpoint(&from, hooks);
+        }
+        Ok(())
+    });
+    let mut t = tally.into_inner().expect("scoring tally");
+    if let Err(e) = scored {
+        if matches!(e, FitError::Cancelled) && hooks.every.is_some() && t.finished > t.saved {
+            // Hand over where the run is, so a graceful stop resumes here.
+            t.checkpoint(&from, hooks);
+        }
+        return Err(e);
     }
+    let estimates: Vec<DocEstimate> = docs
+        .iter()
+        .zip(t.estimates)
+        .map(|(d, ll)| DocEstimate { id: d.id.clone(), log_likelihood: ll.expect("every document was scored"), tokens: d.doc.num_tokens() })
+        .collect();
     let total_ll: f64 = estimates.iter().map(|e| e.log_likelihood).sum();
     let tokens: u64 = estimates.iter().map(|e| e.tokens).sum();
     Ok(HeldoutReport {
@@ -204,11 +352,122 @@ mod tests {
     }
 
     #[test]
-    fn cancellation_stops_between_chunks() {
+    fn cancellation_stops_before_the_next_document() {
         let d = docs(100);
         let cancel = crate::models::CancelToken::new();
         cancel.cancel();
         let ctx = FitContext { progress: &|_| {}, cancel: &cancel, sample: &|_, _| {}, checkpoint: crate::models::Checkpointing::OFF };
         assert!(matches!(score_documents(&Noisy, &d, 1, &ctx), Err(FitError::Cancelled)));
+    }
+
+    /// [`Noisy`], counting the documents it scores.
+    #[derive(Default)]
+    struct Counted(std::sync::atomic::AtomicUsize);
+    impl DocScorer for Counted {
+        fn estimator(&self) -> &'static str {
+            Noisy.estimator()
+        }
+        fn settings(&self) -> serde_json::Value {
+            Noisy.settings()
+        }
+        fn log_likelihood(&self, doc: &HeldoutDoc, rng: &mut StreamRng) -> f64 {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Noisy.log_likelihood(doc, rng)
+        }
+    }
+
+    /// Score `d` (seed 9) on `threads` threads, checkpointing after every document, from
+    /// `resume` if given: the report, the checkpoints, what became of `resume`, and how
+    /// many documents the scorer was asked about.
+    fn scored(d: &[HeldoutDoc], threads: usize, resume: Option<&[u8]>) -> (HeldoutReport, crate::models::SavedCheckpoints, Vec<Resume>, usize) {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let scorer = Counted::default();
+        let (report, saved, resumed) = FitContext::recording(resume, |ctx| pool.install(|| score_documents(&scorer, d, 9, ctx).unwrap()));
+        (report, saved, resumed, scorer.0.into_inner())
+    }
+
+    /// Resumed (on 2 threads) from the checkpoint after every finished document, a run
+    /// scores only the documents left and gives the uninterrupted report.
+    #[test]
+    fn a_resumed_run_skips_finished_documents_and_gives_the_same_report() {
+        let d = docs(30);
+        let non_empty = |from: usize| d.iter().skip(from).filter(|x| !x.doc.is_empty()).count();
+        let (full, saved, resumed, calls) = scored(&d, 1, None);
+        assert!(resumed.is_empty());
+        assert_eq!(calls, non_empty(0));
+        assert_eq!(saved.iter().map(|s| s.0).collect::<Vec<_>>(), (1..30).collect::<Vec<_>>(), "one per document but the last");
+        for (finished, bytes) in &saved {
+            let (report, more, outcome, calls) = scored(&d, 2, Some(bytes));
+            assert_eq!(outcome, vec![Resume::From(*finished)]);
+            assert_eq!(report, full, "resumed after {finished} documents");
+            // On one thread documents finish in order: the checkpoint holds the first ones.
+            assert_eq!(calls, non_empty(*finished as usize), "resumed after {finished} documents");
+            assert_eq!(more.first().map(|m| m.0), Some(finished + 1).filter(|&m| m < 30));
+        }
+    }
+
+    /// A run cancelled mid-way (a graceful shutdown) hands over the documents it finished,
+    /// although its interval never came; resuming from them gives the same report.
+    #[test]
+    fn a_cancelled_run_hands_over_what_it_finished() {
+        let d = docs(40);
+        let (full, _, _, _) = scored(&d, 1, None);
+        let saved = Mutex::new(Vec::new());
+        let cancel = crate::models::CancelToken::new();
+        let ctx = FitContext {
+            progress: &|p| {
+                if p.iteration == 10 {
+                    cancel.cancel();
+                }
+            },
+            cancel: &cancel,
+            sample: &|_, _| {},
+            checkpoint: crate::models::Checkpointing {
+                every: Some(Duration::from_secs(3600)),
+                save: &|n, b| saved.lock().unwrap().push((n, b)),
+                resume_from: None,
+                resumed: &|_| {},
+            },
+        };
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        assert!(matches!(pool.install(|| score_documents(&Noisy, &d, 9, &ctx)), Err(FitError::Cancelled)));
+        let saved = saved.into_inner().unwrap();
+        assert_eq!(saved.iter().map(|s| s.0).collect::<Vec<_>>(), vec![10]);
+        let (report, _, outcome, _) = scored(&d, 2, Some(&saved[0].1));
+        assert_eq!(outcome, vec![Resume::From(10)]);
+        assert_eq!(report, full);
+    }
+
+    /// A checkpoint of another run (seed, documents, settings), out of order, out of range,
+    /// not finite or not decoding is rejected, and every document is scored.
+    #[test]
+    fn a_checkpoint_of_another_run_is_rejected() {
+        let d = docs(12);
+        let (full, saved, _, _) = scored(&d, 1, None);
+        let good = ScoredSoFar::decode_for(&saved[5].1, &Noisy, 12, 9).unwrap();
+        let variants: [fn(&mut ScoredSoFar); 7] = [
+            |s| s.seed = 8,
+            |s| s.documents = 13,
+            |s| s.settings = "{\"chain_length\":2}".into(),
+            |s| s.version = 2,
+            |s| s.done.swap(0, 1),
+            |s| s.done[0].0 = 12,
+            |s| s.done[1].1 = f64::NAN,
+        ];
+        let mut bad: Vec<Vec<u8>> = variants
+            .iter()
+            .map(|change| {
+                let mut s = good.clone();
+                change(&mut s);
+                s.encode()
+            })
+            .collect();
+        bad.push(saved[5].1[..saved[5].1.len() - 4].to_vec());
+        for bytes in bad {
+            let (report, _, outcome, calls) = scored(&d, 1, Some(&bytes));
+            assert!(matches!(&outcome[..], [Resume::Rejected(r)] if r.contains("starting from the first document")), "{outcome:?}");
+            assert_eq!(report, full);
+            assert_eq!(calls, d.iter().filter(|x| !x.doc.is_empty()).count());
+        }
     }
 }

@@ -1,7 +1,8 @@
-//! Stored checkpoints of running fits: one per job, replaced as the fit goes.
+//! Stored checkpoints of running fits and evaluation jobs: one per job, replaced as the
+//! job goes.
 //!
-//! Why it exists: a fit killed mid-way (kill -9, power loss) must continue where it
-//! was, not start again. The runner hands each checkpoint the model layer encoded to
+//! Why it exists: a fit (or a long held-out evaluation) killed mid-way (kill -9, power
+//! loss) must continue where it was, not start again. The runner hands each checkpoint the model layer encoded to
 //! [`Store::save_checkpoint`], which replaces the job's previous one in a single
 //! statement (atomic: after a crash the row is the old checkpoint or the new one, never
 //! a mix). The blob's checksum is CRC-64/XZ from the `crc` crate: a fixed polynomial and

@@ -197,8 +197,8 @@ impl Store {
         row.map(|r| Ok(r.try_get(0)?)).transpose()
     }
 
-    /// Mark an evaluation job succeeded with its result, and drop its stored input, in
-    /// one transaction.
+    /// Mark an evaluation job succeeded with its result, and drop its stored input and
+    /// checkpoint, in one transaction.
     pub async fn complete_job_with_result(&self, id: &str, result: &serde_json::Value) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
         sqlx::query("UPDATE jobs SET status = 'succeeded', finished_at = ?, result = ?, error = NULL WHERE id = ? AND status = 'running'")
@@ -208,6 +208,7 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         sqlx::query("DELETE FROM job_inputs WHERE job_id = ?").bind(id).execute(&mut *tx).await?;
+        super::checkpoints::delete_in(&mut tx, id).await?;
         tx.commit().await?;
         Ok(())
     }

@@ -1,31 +1,41 @@
-//! Fitting DCNT or SCNT: the held-out split, the scan loop, progress, thinned samples
-//! and posterior means.
+//! Fitting DCNT or SCNT: the held-out split, the chain on the shared driver, posterior
+//! means, and the held-out documents' scores after the chain.
 //!
 //! Why it exists: it turns a [`Corpus`] into a [`DcntModel`]. The sampler knows
-//! nothing of corpora, splits or progress; this module does, and nothing else.
+//! nothing of corpora, splits or progress, the chain ([`super::chain`]) nothing of the
+//! model it ends in; this module does, and nothing else.
 //!
 //! Split: documents tagged `split = "test"` are held out; without tags, each document
 //! is held out with probability `test_fraction` by its own stream `(seed, Split, 0, d)`.
 //! Metadata: φ_d is the corpus' feature row, or the constant 1 (F = 1) without features.
 //!
-//! Progress per scan: `loglik_per_token` = [log p(w | z) (Ω collapsed) + log p(z | v)]
-//! / N on scans 1, every `loglik_every`-th and the last; diagnostics `active_topics`
-//! (topics holding more than 1 % of the tokens now), `mh_acceptance` (share of
-//! accepted v entries this scan), `swap_acceptance` (share of accepted
-//! within-document topic swaps this scan), `lambda_v`, `lambda_a`, `kept_scans`.
+//! Progress per scan (through the chain driver): `loglik_per_token` = [log p(w | z) (Ω
+//! collapsed) + log p(z | v)] / N on scans 1, every `loglik_every`-th and the last;
+//! diagnostics `active_topics` (topics holding more than 1 % of the tokens now),
+//! `mh_acceptance` (share of accepted v entries this scan), `swap_acceptance` (share of
+//! accepted within-document topic swaps this scan), `lambda_v`, `lambda_a`,
+//! `kept_scans` (and the driver's `kept_sweeps`, the same count).
+//!
+//! Checkpoints: the driver checkpoints the chain every `checkpoint_every_s`. Held-out
+//! documents are scored after the chain by the Chib-style estimator, which can take as
+//! long as the chain; with checkpoints on, the finished chain is checkpointed at once
+//! (at the chain's end, as an [`AfterChain`]: the model without its held-out report),
+//! and again as documents finish, with their estimates. A fit resumed from such a
+//! checkpoint goes straight to the documents not yet scored. Either way the model is
+//! the uninterrupted fit's, byte for byte.
 
+use super::chain::{self, DcntChain, PosteriorSums};
 use super::heldout::ChibSettings;
-use super::model::{DcntModel, Loadings, ENCODING_VERSION};
+use super::model::{family_name, DcntModel, Loadings, ENCODING_VERSION};
 use super::params::DcntParams;
-use super::sampler::{DcntState, Documents, SYNC_TOKENS};
+use super::sampler::{DcntState, Documents};
 use super::scoring::DcntChib;
-use super::stick::stick_weights;
 use crate::corpus::Corpus;
-use crate::models::heldout::score_corpus_documents;
+use crate::models::chain::{hand_over, Position, Schedule};
+use crate::models::heldout::{corpus_documents, score_resuming, HeldoutReport, ScoredSoFar, ScoringHooks};
 use crate::models::splits;
-use crate::models::{FitContext, FitError, Progress};
+use crate::models::{FitContext, FitError, Progress, TopicModel};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 /// Share of tokens above which a topic counts as active.
 pub const ACTIVE_SHARE: f64 = 0.01;
@@ -61,7 +71,7 @@ pub struct DcntSample {
 }
 
 impl DcntSample {
-    fn from_state(state: &DcntState) -> Self {
+    pub(super) fn from_state(state: &DcntState) -> Self {
         let k = state.num_topics;
         let mut word_ptr = vec![0u32];
         let (mut topics, mut counts) = (Vec::new(), Vec::new());
@@ -77,152 +87,214 @@ impl DcntSample {
     }
 }
 
-/// Running sums over kept scans.
-struct PosteriorSums {
-    omega: Vec<f64>,
-    shares: Vec<f64>,
-    proportions: Vec<f64>,
-    a: Vec<f64>,
-    eta: Vec<f64>,
-    lambda_v: f64,
-    acceptance: f64,
-    kept: usize,
-}
-
-impl PosteriorSums {
-    fn new(k: usize, f: usize, v: usize, docs: usize) -> Self {
-        PosteriorSums {
-            omega: vec![0.0; k * v],
-            shares: vec![0.0; k],
-            proportions: vec![0.0; docs * k],
-            a: vec![0.0; k * k],
-            eta: vec![0.0; f * k],
-            lambda_v: 0.0,
-            acceptance: 0.0,
-            kept: 0,
-        }
-    }
-
-    fn add(&mut self, state: &DcntState, docs: &Documents, acceptance: f64) {
-        let k = state.num_topics;
-        self.kept += 1;
-        for (s, x) in self.omega.iter_mut().zip(state.topic_word(docs.num_terms)) {
-            *s += x;
-        }
-        let n = docs.num_tokens().max(1) as f64;
-        for (s, &c) in self.shares.iter_mut().zip(&state.topic_totals) {
-            *s += c as f64 / n;
-        }
-        for d in 0..docs.num_docs() {
-            for (s, p) in self.proportions[d * k..(d + 1) * k].iter_mut().zip(stick_weights(&state.v[d * k..(d + 1) * k])) {
-                *s += p;
-            }
-        }
-        let g = &state.globals;
-        self.a.iter_mut().zip(&g.a).for_each(|(s, x)| *s += x);
-        self.eta.iter_mut().zip(&g.eta).for_each(|(s, x)| *s += x);
-        self.lambda_v += g.lambda_v;
-        self.acceptance += acceptance;
-    }
-}
-
-fn active_topics(shares: impl IntoIterator<Item = f64>) -> usize {
+/// Topics whose share is above [`ACTIVE_SHARE`].
+pub(super) fn active_topics(shares: impl IntoIterator<Item = f64>) -> usize {
     shares.into_iter().filter(|&s| s > ACTIVE_SHARE).count()
 }
 
-/// Run the sampler on the training documents and accumulate posterior means.
+/// What a fit fixes before its chain runs: the split, every document's metadata and the
+/// training documents in the sampler's layout.
+struct TrainingSet {
+    train: Vec<usize>,
+    heldout: Vec<usize>,
+    feature_names: Vec<String>,
+    num_features: usize,
+    /// φ_d of every corpus document, D × F.
+    features: Vec<f64>,
+    mean_features: Vec<f64>,
+    docs: Documents,
+}
+
+impl TrainingSet {
+    fn new(corpus: &Corpus, p: &DcntParams, seed: u64) -> Result<Self, FitError> {
+        let (train, heldout) = split_documents(corpus, p.test_fraction, seed);
+        let (feature_names, f, features) = corpus_features(corpus);
+        let rows = train
+            .iter()
+            .map(|&d| {
+                let (terms, counts) = corpus.counts.row(d);
+                (terms.to_vec(), counts.to_vec())
+            })
+            .collect();
+        let train_features: Vec<f64> = train.iter().flat_map(|&d| features[d * f..(d + 1) * f].iter().copied()).collect();
+        let docs = Documents::new(rows, train_features, f, corpus.num_terms());
+        if docs.num_tokens() == 0 {
+            return Err(FitError::Numerical("no training tokens (every document held out or empty)".into()));
+        }
+        let mut mean_features = vec![0.0; f];
+        for d in 0..docs.num_docs() {
+            mean_features.iter_mut().zip(docs.phi(d)).for_each(|(m, x)| *m += x / docs.num_docs() as f64);
+        }
+        Ok(TrainingSet { train, heldout, feature_names, num_features: f, features, mean_features, docs })
+    }
+
+    /// The model a finished chain ends in (posterior means over its kept scans), without
+    /// its held-out report.
+    fn model(&self, p: &DcntParams, diagonal: bool, chain: DcntChain, end: &Position) -> DcntModel {
+        let DcntChain { state, mut sums, last, .. } = chain;
+        if sums.kept == 0 {
+            // No scan fell on the thinning grid: use the final state.
+            sums.add(&state, &self.docs, f64::NAN);
+        }
+        let scale = 1.0 / sums.kept as f64;
+        let topic_shares: Vec<f64> = sums.shares.iter().map(|x| x * scale).collect();
+        let PosteriorSums { omega, proportions, a, eta, lambda_v, acceptance, kept, .. } = sums;
+        DcntModel {
+            version: ENCODING_VERSION,
+            diagonal,
+            params: p.clone(),
+            num_terms: self.docs.num_terms,
+            topic_word: omega.iter().map(|x| x * scale).collect(),
+            active_topics: active_topics(topic_shares.iter().copied()),
+            topic_shares,
+            document_proportions: proportions.iter().map(|x| x * scale).collect(),
+            train_documents: self.train.clone(),
+            heldout_documents: self.heldout.clone(),
+            feature_names: self.feature_names.clone(),
+            num_features: self.num_features,
+            features: self.features.clone(),
+            mean_features: self.mean_features.clone(),
+            mean: Loadings { a: a.iter().map(|x| x * scale).collect(), eta: eta.iter().map(|x| x * scale).collect(), lambda_v: lambda_v * scale },
+            last,
+            kept_scans: kept,
+            tokens: self.docs.num_tokens() as u64,
+            final_loglik_per_token: end.last_loglik,
+            mh_acceptance: acceptance * scale,
+            heldout: None,
+        }
+    }
+
+    /// Whether `m` is the model this fit's chain ended in at `end` as far as the fit
+    /// fixes it (parameters, split, metadata, sizes): `None`, or what differs.
+    fn mismatch(&self, p: &DcntParams, diagonal: bool, m: &DcntModel, end: &Position) -> Option<&'static str> {
+        let (k, v, f) = (p.topics, self.docs.num_terms, self.num_features);
+        let checks = [
+            (m.diagonal == diagonal && m.params == *p && m.num_terms == v, "parameters"),
+            (m.train_documents == self.train && m.heldout_documents == self.heldout, "split"),
+            (m.feature_names == self.feature_names && m.num_features == f && m.features == self.features && m.mean_features == self.mean_features, "features"),
+            (m.tokens == self.docs.num_tokens() as u64 && m.heldout.is_none(), "tokens"),
+            (m.kept_scans == end.kept.max(1) && m.final_loglik_per_token.to_bits() == end.last_loglik.to_bits(), "position"),
+            (m.topic_word.len() == k * v && m.topic_shares.len() == k && m.document_proportions.len() == self.train.len() * k, "posterior means"),
+            (m.mean.a.len() == k * k && m.last.a.len() == k * k && m.mean.eta.len() == f * k && m.last.eta.len() == f * k, "loadings"),
+        ];
+        checks.iter().find(|(ok, _)| !ok).map(|(_, what)| *what)
+    }
+}
+
+/// The held-out estimator a fit scores its test documents with.
+fn chib(model: &DcntModel) -> DcntChib {
+    let p = &model.params;
+    DcntChib::new(model, ChibSettings { burn_in: p.heldout_burn_in, chain_length: p.heldout_chain_length, acceptance_samples: p.heldout_acceptance_samples })
+}
+
+/// Format version of [`AfterChain`].
+const AFTER_CHAIN_VERSION: u32 = 1;
+
+/// What a checkpoint at the chain's end carries while the held-out documents are
+/// scored: the fitted model without its held-out report (its own encoding) and the
+/// documents scored so far.
+#[derive(Serialize, Deserialize)]
+struct AfterChain {
+    version: u32,
+    model: Vec<u8>,
+    scored: ScoredSoFar,
+}
+
+/// [`AfterChain`] borrowed, for encoding.
+#[derive(Serialize)]
+struct AfterChainRef<'s> {
+    version: u32,
+    model: &'s [u8],
+    scored: &'s ScoredSoFar,
+}
+
+/// Where a fit starts: a chain (fresh, or resumed inside it), or the end of its chain
+/// with the held-out documents partly scored.
+enum Start<'a> {
+    Chain(Box<DcntChain<'a>>),
+    Scoring(Box<DcntModel>, ScoredSoFar),
+}
+
+impl<'a> Start<'a> {
+    /// From a checkpoint's family state: inside the chain, DCNT's chain state; at its
+    /// end, an [`AfterChain`] checked against this fit.
+    fn restore(training: &'a TrainingSet, p: &DcntParams, diagonal: bool, seed: u64, bytes: &[u8], position: &Position) -> Result<Self, String> {
+        if position.iteration < p.iterations {
+            return DcntChain::restore(p, diagonal, &training.docs, bytes, position).map(|c| Start::Chain(Box::new(c)));
+        }
+        let s: AfterChain = postcard::from_bytes(bytes).map_err(|e| format!("the state after the chain does not decode: {e}"))?;
+        if s.version != AFTER_CHAIN_VERSION {
+            return Err(format!("format version {} of the state after the chain is not {AFTER_CHAIN_VERSION}", s.version));
+        }
+        let model = DcntModel::decode(&s.model).map_err(|e| e.to_string())?;
+        if let Some(what) = training.mismatch(p, diagonal, &model, position) {
+            return Err(format!("the fitted model in the checkpoint does not belong to this fit ({what})"));
+        }
+        let scored = s.scored.check_for(&chib(&model), model.heldout_documents.len(), seed)?;
+        Ok(Start::Scoring(Box::new(model), scored))
+    }
+}
+
+/// Run the sampler on the training documents through the chain driver (resuming from
+/// `ctx`'s checkpoint when it has a usable one), take posterior means, and score the
+/// held-out documents.
 pub fn fit_dcnt(corpus: &Corpus, p: &DcntParams, diagonal: bool, seed: u64, ctx: &FitContext) -> Result<DcntModel, FitError> {
-    let k = p.topics;
-    let num_terms = corpus.num_terms();
-    let (train, heldout) = split_documents(corpus, p.test_fraction, seed);
-    let (feature_names, f, features) = corpus_features(corpus);
-    let rows = train
-        .iter()
-        .map(|&d| {
-            let (terms, counts) = corpus.counts.row(d);
-            (terms.to_vec(), counts.to_vec())
-        })
-        .collect();
-    let train_features: Vec<f64> = train.iter().flat_map(|&d| features[d * f..(d + 1) * f].iter().copied()).collect();
-    let docs = Documents::new(rows, train_features, f, num_terms);
-    if docs.num_tokens() == 0 {
-        return Err(FitError::Numerical("no training tokens (every document held out or empty)".into()));
-    }
-    let mut mean_features = vec![0.0; f];
-    for d in 0..docs.num_docs() {
-        mean_features.iter_mut().zip(docs.phi(d)).for_each(|(m, x)| *m += x / docs.num_docs() as f64);
-    }
-    let blocks = docs.blocks(SYNC_TOKENS);
-    let n = docs.num_tokens() as f64;
-    let mut state = DcntState::init(&docs, k, diagonal, p.priors, p.topic_swaps, seed);
-    let mut sums = PosteriorSums::new(k, f, num_terms, docs.num_docs());
-    let mut last = Loadings { a: state.globals.a.clone(), eta: state.globals.eta.clone(), lambda_v: state.globals.lambda_v };
-    let mut last_ll = f64::NAN;
-    for it in 1..=p.iterations {
-        if ctx.cancel.is_cancelled() {
-            return Err(FitError::Cancelled);
+    let family = family_name(diagonal);
+    let training = TrainingSet::new(corpus, p, seed)?;
+    let schedule = chain::schedule(p);
+    let (start, position) = crate::models::chain::start(
+        ctx,
+        family,
+        seed,
+        &schedule,
+        |bytes, position| Start::restore(&training, p, diagonal, seed, bytes, position),
+        || Start::Chain(Box::new(DcntChain::new(p, diagonal, &training.docs, seed))),
+    );
+    let (mut model, end, scored) = match start {
+        Start::Chain(mut dcnt) => {
+            let end = crate::models::chain::run(dcnt.as_mut(), family, seed, &schedule, position, ctx)?;
+            (training.model(p, diagonal, *dcnt, &end), end, None)
         }
-        let stats = state.scan(&docs, &blocks, seed, it as u64);
-        let g = &state.globals;
-        if !(g.lambda_v.is_finite() && g.lambda_a.is_finite() && g.a.iter().all(|x| x.is_finite())) {
-            return Err(FitError::Numerical(format!("non-finite global parameters at scan {it}")));
+        Start::Scoring(model, scored) => {
+            // The chain ended before the checkpoint: its progress is complete.
+            let it = position.iteration as u64;
+            (ctx.progress)(Progress { iteration: it, total: it, ..Progress::default() });
+            (*model, position, Some(scored))
         }
-        let ll = (it % p.loglik_every == 0 || it == p.iterations || it == 1).then(|| state.log_joint(&docs) / n);
-        if let Some(x) = ll {
-            if !x.is_finite() {
-                return Err(FitError::Numerical(format!("log joint is {x} at scan {it}")));
-            }
-            last_ll = x;
-        }
-        if p.is_kept(it) {
-            sums.add(&state, &docs, stats.acceptance());
-            last = Loadings { a: state.globals.a.clone(), eta: state.globals.eta.clone(), lambda_v: state.globals.lambda_v };
-            let sample = DcntSample::from_state(&state);
-            (ctx.sample)(it as u64, postcard::to_allocvec(&sample).expect("plain data encodes"));
-        }
-        let mut diagnostics = serde_json::Map::new();
-        diagnostics.insert("active_topics".into(), json!(active_topics(state.topic_totals.iter().map(|&c| c as f64 / n))));
-        diagnostics.insert("mh_acceptance".into(), json!(stats.acceptance()));
-        diagnostics.insert("swap_acceptance".into(), json!(stats.swap_acceptance()));
-        diagnostics.insert("lambda_v".into(), json!(state.globals.lambda_v));
-        diagnostics.insert("lambda_a".into(), json!(state.globals.lambda_a));
-        diagnostics.insert("kept_scans".into(), json!(sums.kept));
-        (ctx.progress)(Progress { iteration: it as u64, total: p.iterations as u64, loglik_per_token: ll, diagnostics });
-    }
-    if sums.kept == 0 {
-        // No scan fell on the thinning grid: use the final state.
-        sums.add(&state, &docs, f64::NAN);
-    }
-    let scale = 1.0 / sums.kept as f64;
-    let topic_shares: Vec<f64> = sums.shares.iter().map(|x| x * scale).collect();
-    let mut model = DcntModel {
-        version: ENCODING_VERSION,
-        diagonal,
-        params: p.clone(),
-        num_terms,
-        topic_word: sums.omega.iter().map(|x| x * scale).collect(),
-        active_topics: active_topics(topic_shares.iter().copied()),
-        topic_shares,
-        document_proportions: sums.proportions.iter().map(|x| x * scale).collect(),
-        train_documents: train,
-        heldout_documents: heldout,
-        feature_names,
-        num_features: f,
-        features,
-        mean_features,
-        mean: Loadings { a: sums.a.iter().map(|x| x * scale).collect(), eta: sums.eta.iter().map(|x| x * scale).collect(), lambda_v: sums.lambda_v * scale },
-        last,
-        kept_scans: sums.kept,
-        tokens: docs.num_tokens() as u64,
-        final_loglik_per_token: last_ll,
-        mh_acceptance: sums.acceptance * scale,
-        heldout: None,
     };
     if !model.heldout_documents.is_empty() {
-        let settings = ChibSettings { burn_in: p.heldout_burn_in, chain_length: p.heldout_chain_length, acceptance_samples: p.heldout_acceptance_samples };
-        let scorer = DcntChib::new(&model, settings);
-        let report = score_corpus_documents(&scorer, corpus, &model.heldout_documents, |d| model.document_features(d).to_vec(), seed, ctx)?;
-        model.heldout = Some(report);
+        let at_end = EndOfChain { family, seed, schedule: &schedule, position: end };
+        model.heldout = Some(score_heldout(corpus, &model, scored, &at_end, ctx)?);
     }
     Ok(model)
+}
+
+/// A fit's chain, finished: where checkpoints of its scoring phase sit.
+struct EndOfChain<'s> {
+    family: &'s str,
+    seed: u64,
+    schedule: &'s Schedule,
+    position: Position,
+}
+
+/// Score the model's held-out documents by the Chib-style estimator, from the documents
+/// `scored` already (a resumed fit). With checkpoints on, the finished chain is handed
+/// over first (unless the fit resumed after it), then the documents as they finish.
+fn score_heldout(corpus: &Corpus, model: &DcntModel, scored: Option<ScoredSoFar>, at: &EndOfChain, ctx: &FitContext) -> Result<HeldoutReport, FitError> {
+    let scorer = chib(model);
+    let docs = corpus_documents(corpus, &model.heldout_documents, |d| model.document_features(d).to_vec());
+    let resumed = scored.is_some();
+    let from = scored.unwrap_or_else(|| ScoredSoFar::none(&scorer, docs.len(), at.seed));
+    let model_bytes = ctx.checkpoint.every.map(|_| model.encode());
+    let save = |scored: &ScoredSoFar| {
+        if let Some(model) = &model_bytes {
+            let state = postcard::to_allocvec(&AfterChainRef { version: AFTER_CHAIN_VERSION, model, scored }).expect("plain data encodes");
+            hand_over(ctx, at.family, at.seed, at.schedule, at.position, state);
+        }
+    };
+    if !resumed {
+        save(&from);
+    }
+    let hooks = ScoringHooks { cancel: ctx.cancel, progress: &|_| {}, every: ctx.checkpoint.every, save: &save };
+    score_resuming(&scorer, &docs, at.seed, from, &hooks)
 }

@@ -11,9 +11,10 @@
 use super::params::Priors;
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 use rand_distr::{Distribution, Gamma, Normal, StandardNormal};
+use serde::{Deserialize, Serialize};
 
-/// Everything shared by all documents.
-#[derive(Debug, Clone, PartialEq)]
+/// Everything shared by all documents (serialisable: a checkpoint carries it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Globals {
     /// K̄.
     pub num_topics: usize,

@@ -9,7 +9,9 @@
 //! - [`sampler`]: the state and one Gibbs scan (z, v, u per document; topic swaps;
 //!   then globals);
 //! - [`swap`]: the within-document topic swap, an exact Metropolis–Hastings move;
-//! - [`fit`]: split, scan loop, progress, samples, posterior means;
+//! - [`chain`]: what the family supplies to the shared chain driver (one scan, the log
+//!   joint, the posterior sums, the checkpointed state);
+//! - [`fit`]: split, the chain on the driver, posterior means, held-out scores after it;
 //! - [`predict`]: fold-in topic proportions of new documents;
 //! - [`model`]: the `dcnt`/`scnt` families and the stored [`model::DcntModel`];
 //! - [`heldout`]: the Chib-style held-out likelihood p(w_d | ζ) (paper 000, A.4);
@@ -17,6 +19,7 @@
 //! - [`scoring`]: both, as a fitted model offers them to evaluation jobs.
 
 pub mod activations;
+pub mod chain;
 pub mod covariance;
 pub mod fit;
 pub mod globals;
@@ -38,6 +41,8 @@ mod correlation_trace;
 mod geweke_tests;
 #[cfg(test)]
 mod heldout_tests;
+#[cfg(test)]
+mod resume_checks;
 
 pub use model::{DcntFamily, DcntModel, DCNT, SCNT};
 pub use params::DcntParams;

@@ -32,7 +32,7 @@ pub struct DcntFamily {
 pub static DCNT: DcntFamily = DcntFamily { diagonal: false };
 pub static SCNT: DcntFamily = DcntFamily { diagonal: true };
 
-fn family_name(diagonal: bool) -> &'static str {
+pub(super) fn family_name(diagonal: bool) -> &'static str {
     if diagonal {
         "scnt"
     } else {
@@ -46,7 +46,13 @@ impl ModelFamily for DcntFamily {
     }
 
     fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
-        Ok(DcntParams::from_json(params)?.to_json())
+        // `checkpoint_every_s` is the runner's (its default is the server's flag, not the
+        // model's): kept only when given.
+        let mut effective = DcntParams::from_json(params)?.to_json();
+        if crate::models::params::requested_checkpoint_every(params).is_some() {
+            effective["checkpoint_every_s"] = params["checkpoint_every_s"].clone();
+        }
+        Ok(effective)
     }
 
     fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError> {

@@ -109,6 +109,10 @@ impl DcntParams {
         let heldout_burn_in = r.uint_in("heldout_burn_in", 0, 1_000_000)?.map_or(chib.burn_in, |x| x as usize);
         let heldout_chain_length = r.uint_in("heldout_chain_length", 1, 1_000_000)?.map_or(chib.chain_length, |x| x as usize);
         let heldout_acceptance_samples = r.uint_in("heldout_acceptance_samples", 1, 10_000_000)?.map_or(chib.acceptance_samples, |x| x as usize);
+        // Checked here (within LDA's limit), read by the job runner
+        // (`params::requested_checkpoint_every`): how often a fit is checkpointed is not
+        // part of the model, so it is not kept.
+        r.non_negative("checkpoint_every_s", crate::models::lda::params::MAX_CHECKPOINT_EVERY_S)?;
         r.finish()?;
         Ok(DcntParams {
             topics,
@@ -125,11 +129,6 @@ impl DcntParams {
             threads,
         })
     }
-
-    /// Whether scan `iteration` (1-based) contributes to the posterior means.
-    pub fn is_kept(&self, iteration: usize) -> bool {
-        iteration > self.burn_in && (iteration - self.burn_in).is_multiple_of(self.thin)
-    }
 }
 
 #[cfg(test)]
@@ -143,9 +142,12 @@ mod tests {
         assert_eq!((p.topics, p.iterations, p.burn_in, p.thin, p.topic_swaps), (20, 1_000, 500, 10, 1));
         assert_eq!(p.priors, Priors::default());
         assert_eq!(p.priors.gamma_mu, 1e6);
-        assert!(p.is_kept(510) && !p.is_kept(500) && !p.is_kept(505));
+        let schedule = super::super::chain::schedule(&p);
+        assert!(schedule.is_kept(510) && !schedule.is_kept(500) && !schedule.is_kept(505));
         let p = DcntParams::from_json(&json!({"a_v": 3, "b_v": 2, "iterations": 10, "threads": 2})).unwrap();
         assert_eq!((p.priors.a_v, p.priors.b_v, p.burn_in, p.thin), (3.0, 2.0, 5, 5));
+        // The checkpoint interval is accepted but is not part of the model's parameters.
+        assert_eq!(DcntParams::from_json(&json!({"a_v": 3, "b_v": 2, "iterations": 10, "threads": 2, "checkpoint_every_s": 0.5})).unwrap(), p);
     }
 
     #[test]
@@ -165,6 +167,7 @@ mod tests {
             (json!({"loglik_every": 0}), "loglik_every"),
             (json!({"test_fraction": 0.95}), "test_fraction"),
             (json!({"alpha": 1}), "alpha"),
+            (json!({"checkpoint_every_s": -1}), "checkpoint_every_s"),
         ] {
             assert_eq!(DcntParams::from_json(&body).unwrap_err().field, field, "{body}");
         }

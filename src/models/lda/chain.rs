@@ -16,6 +16,7 @@ use super::sampler::{self, GibbsState, Snapshot};
 use super::tokens::Tokens;
 use super::{LdaParams, TopicWordSample};
 use crate::models::chain::{Chain, Position, Schedule};
+use crate::models::FitError;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -133,7 +134,7 @@ impl<'a> LdaChain<'a> {
 }
 
 impl Chain for LdaChain<'_> {
-    fn step(&mut self, seed: u64, iteration: usize) -> Map<String, Value> {
+    fn step(&mut self, seed: u64, iteration: usize) -> Result<Map<String, Value>, FitError> {
         let (state, tokens) = (&mut self.state, self.tokens);
         let stats = match &mut self.sweeps {
             Sweeps::Partitioned(sampler) => sampler.sweep(state, tokens, seed, iteration as u64),
@@ -152,7 +153,7 @@ impl Chain for LdaChain<'_> {
             diagnostics.insert("alpha_steps".into(), json!(report.alpha_steps));
             diagnostics.insert("beta".into(), json!(state.beta));
         }
-        diagnostics
+        Ok(diagnostics)
     }
 
     fn log_joint_per_token(&self) -> f64 {

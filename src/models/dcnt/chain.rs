@@ -1,0 +1,230 @@
+//! DCNT's and SCNT's kernels for the chain driver ([`crate::models::chain`]), and their
+//! resumable state.
+//!
+//! Why it exists: `fit_dcnt` no longer owns a loop. This module is what the family
+//! supplies to the driver: one Gibbs scan followed by the finiteness check of the global
+//! parameters, the log joint, the posterior sums a kept scan adds to (with the last kept
+//! A, η, λ_v and the thinned sample), and the encoding of everything the next scan
+//! reads, so that a resumed chain continues bit for bit: the assignments z (n_dk, M_kw
+//! and M_k are rebuilt from them exactly), every document's u_d and v_d, the global
+//! parameters (A, η, μ, λ_f, λ_A, λ_v), the posterior sums and the last kept loadings.
+//! Nothing else carries over from scan to scan: the v_d proposals are independence
+//! draws from the prior (no adaptive scale), the u_d conditional and the topic swap's
+//! A⁻¹ are factored afresh every scan, and the synchronisation blocks depend on the
+//! corpus only.
+
+use super::fit::{active_topics, DcntSample};
+use super::model::Loadings;
+use super::params::DcntParams;
+use super::sampler::{DcntState, Documents, SYNC_TOKENS};
+use super::stick::stick_weights;
+use crate::models::chain::{Chain, Position, Schedule};
+use crate::models::FitError;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use std::ops::Range;
+
+/// The chain driver's view of DCNT's parameters.
+pub fn schedule(p: &DcntParams) -> Schedule {
+    Schedule { iterations: p.iterations, burn_in: p.burn_in, thin: p.thin, loglik_every: p.loglik_every }
+}
+
+/// Running sums over kept scans.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct PosteriorSums {
+    /// Ω, K̄ × V topic-major.
+    pub omega: Vec<f64>,
+    pub shares: Vec<f64>,
+    /// π(v_d), D × K̄.
+    pub proportions: Vec<f64>,
+    pub a: Vec<f64>,
+    pub eta: Vec<f64>,
+    pub lambda_v: f64,
+    pub acceptance: f64,
+    pub kept: usize,
+}
+
+impl PosteriorSums {
+    fn new(k: usize, f: usize, v: usize, docs: usize) -> Self {
+        PosteriorSums {
+            omega: vec![0.0; k * v],
+            shares: vec![0.0; k],
+            proportions: vec![0.0; docs * k],
+            a: vec![0.0; k * k],
+            eta: vec![0.0; f * k],
+            lambda_v: 0.0,
+            acceptance: 0.0,
+            kept: 0,
+        }
+    }
+
+    /// Add the current state; `acceptance` is its scan's share of accepted v entries.
+    pub fn add(&mut self, state: &DcntState, docs: &Documents, acceptance: f64) {
+        let k = state.num_topics;
+        self.kept += 1;
+        for (s, x) in self.omega.iter_mut().zip(state.topic_word(docs.num_terms)) {
+            *s += x;
+        }
+        let n = docs.num_tokens().max(1) as f64;
+        for (s, &c) in self.shares.iter_mut().zip(&state.topic_totals) {
+            *s += c as f64 / n;
+        }
+        for d in 0..docs.num_docs() {
+            for (s, p) in self.proportions[d * k..(d + 1) * k].iter_mut().zip(stick_weights(&state.v[d * k..(d + 1) * k])) {
+                *s += p;
+            }
+        }
+        let g = &state.globals;
+        self.a.iter_mut().zip(&g.a).for_each(|(s, x)| *s += x);
+        self.eta.iter_mut().zip(&g.eta).for_each(|(s, x)| *s += x);
+        self.lambda_v += g.lambda_v;
+        self.acceptance += acceptance;
+    }
+
+    /// Whether every length fits K̄ topics, F features, V terms and D documents.
+    fn fits(&self, k: usize, f: usize, v: usize, docs: usize) -> bool {
+        let lengths = [(self.omega.len(), k * v), (self.shares.len(), k), (self.proportions.len(), docs * k), (self.a.len(), k * k), (self.eta.len(), f * k)];
+        lengths.iter().all(|(got, want)| got == want)
+    }
+}
+
+/// A, η and λ_v as they are now.
+fn loadings(state: &DcntState) -> Loadings {
+    let g = &state.globals;
+    Loadings { a: g.a.clone(), eta: g.eta.clone(), lambda_v: g.lambda_v }
+}
+
+/// A running DCNT or SCNT chain.
+pub(super) struct DcntChain<'a> {
+    docs: &'a Documents,
+    blocks: Vec<Range<usize>>,
+    schedule: Schedule,
+    pub state: DcntState,
+    pub sums: PosteriorSums,
+    /// The last kept A, η and λ_v (the initial ones until a scan is kept).
+    pub last: Loadings,
+    /// The latest scan's share of accepted v entries.
+    acceptance: f64,
+}
+
+/// Format version of [`SavedDcnt`].
+const STATE_VERSION: u32 = 1;
+
+/// What a DCNT checkpoint inside the chain carries (besides the driver's position).
+#[derive(Serialize, Deserialize)]
+struct SavedDcnt {
+    version: u32,
+    z: Vec<u16>,
+    u: Vec<f64>,
+    v: Vec<f64>,
+    globals: super::globals::Globals,
+    sums: PosteriorSums,
+    last: Loadings,
+}
+
+/// [`SavedDcnt`] borrowed from a running chain, for encoding.
+#[derive(Serialize)]
+struct SavedDcntRef<'s> {
+    version: u32,
+    z: &'s [u16],
+    u: &'s [f64],
+    v: &'s [f64],
+    globals: &'s super::globals::Globals,
+    sums: &'s PosteriorSums,
+    last: &'s Loadings,
+}
+
+fn all_finite(xs: &[f64]) -> bool {
+    xs.iter().all(|x| x.is_finite())
+}
+
+impl<'a> DcntChain<'a> {
+    /// A chain from the initialisation of [`DcntState::init`].
+    pub fn new(p: &DcntParams, diagonal: bool, docs: &'a Documents, seed: u64) -> Self {
+        let state = DcntState::init(docs, p.topics, diagonal, p.priors, p.topic_swaps, seed);
+        let sums = PosteriorSums::new(p.topics, docs.num_features, docs.num_terms, docs.num_docs());
+        let last = loadings(&state);
+        Self::assemble(p, docs, state, sums, last)
+    }
+
+    fn assemble(p: &DcntParams, docs: &'a Documents, state: DcntState, sums: PosteriorSums, last: Loadings) -> Self {
+        DcntChain { docs, blocks: docs.blocks(SYNC_TOKENS), schedule: schedule(p), state, sums, last, acceptance: f64::NAN }
+    }
+
+    /// A chain continued from [`Chain::save`]'s bytes; every length, topic id and
+    /// parameter is checked against the documents and `p`, so bad bytes are an error,
+    /// not a panic.
+    pub fn restore(p: &DcntParams, diagonal: bool, docs: &'a Documents, bytes: &[u8], position: &Position) -> Result<Self, String> {
+        let s: SavedDcnt = postcard::from_bytes(bytes).map_err(|e| format!("DCNT state does not decode: {e}"))?;
+        let (k, f, d) = (p.topics, docs.num_features, docs.num_docs());
+        let g = &s.globals;
+        let positive = |x: f64| x.is_finite() && x > 0.0;
+        let checks = [
+            (s.version == STATE_VERSION, "state version"),
+            (s.z.len() == docs.num_tokens() && s.z.iter().all(|&t| (t as usize) < k), "topic assignments"),
+            (s.u.len() == d * k && s.v.len() == d * k && all_finite(&s.u) && all_finite(&s.v), "activations"),
+            (g.num_topics == k && g.num_features == f, "global parameters' sizes"),
+            (g.a.len() == k * k && all_finite(&g.a) && (!diagonal || g.a.iter().enumerate().all(|(i, &x)| i / k == i % k || x == 0.0)), "A"),
+            (g.eta.len() == f * k && all_finite(&g.eta) && g.mu.len() == f && all_finite(&g.mu), "η and μ"),
+            (g.lambda_f.len() == f && g.lambda_f.iter().all(|&x| positive(x)) && positive(g.lambda_a) && positive(g.lambda_v), "precisions"),
+            (s.sums.fits(k, f, docs.num_terms, d) && s.sums.kept == position.kept, "posterior sums"),
+            (s.last.a.len() == k * k && s.last.eta.len() == f * k, "last kept loadings"),
+        ];
+        if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
+            return Err(format!("DCNT state does not fit these documents and parameters ({what})"));
+        }
+        let mut state = DcntState {
+            num_topics: k,
+            diagonal,
+            priors: p.priors,
+            z: s.z,
+            doc_topic: vec![0; d * k],
+            word_topic: vec![0; docs.num_terms * k],
+            topic_totals: vec![0; k],
+            u: s.u,
+            v: s.v,
+            globals: s.globals,
+            topic_swaps: p.topic_swaps,
+        };
+        state.recount(docs);
+        Ok(Self::assemble(p, docs, state, s.sums, s.last))
+    }
+}
+
+impl Chain for DcntChain<'_> {
+    fn step(&mut self, seed: u64, iteration: usize) -> Result<Map<String, Value>, FitError> {
+        let stats = self.state.scan(self.docs, &self.blocks, seed, iteration as u64);
+        let g = &self.state.globals;
+        if !(g.lambda_v.is_finite() && g.lambda_a.is_finite() && all_finite(&g.a)) {
+            return Err(FitError::Numerical(format!("non-finite global parameters at scan {iteration}")));
+        }
+        self.acceptance = stats.acceptance();
+        let n = self.docs.num_tokens().max(1) as f64;
+        let kept = self.sums.kept + self.schedule.is_kept(iteration) as usize;
+        let mut diagnostics = Map::new();
+        diagnostics.insert("active_topics".into(), json!(active_topics(self.state.topic_totals.iter().map(|&c| c as f64 / n))));
+        diagnostics.insert("mh_acceptance".into(), json!(stats.acceptance()));
+        diagnostics.insert("swap_acceptance".into(), json!(stats.swap_acceptance()));
+        diagnostics.insert("lambda_v".into(), json!(g.lambda_v));
+        diagnostics.insert("lambda_a".into(), json!(g.lambda_a));
+        diagnostics.insert("kept_scans".into(), json!(kept));
+        Ok(diagnostics)
+    }
+
+    fn log_joint_per_token(&self) -> f64 {
+        self.state.log_joint(self.docs) / self.docs.num_tokens().max(1) as f64
+    }
+
+    fn keep(&mut self) -> Option<Vec<u8>> {
+        self.sums.add(&self.state, self.docs, self.acceptance);
+        self.last = loadings(&self.state);
+        let sample = DcntSample::from_state(&self.state);
+        Some(postcard::to_allocvec(&sample).expect("plain data encodes"))
+    }
+
+    fn save(&self) -> Vec<u8> {
+        let s = &self.state;
+        let saved = SavedDcntRef { version: STATE_VERSION, z: &s.z, u: &s.u, v: &s.v, globals: &s.globals, sums: &self.sums, last: &self.last };
+        postcard::to_allocvec(&saved).expect("plain data encodes")
+    }
+}

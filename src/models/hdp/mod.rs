@@ -29,6 +29,8 @@ pub mod summary;
 
 #[cfg(test)]
 mod fit_tests;
+#[cfg(test)]
+mod resume_checks;
 
 use crate::corpus::{Corpus, CorpusStats, DocTermMatrix};
 use crate::models::{completion, splits, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TopicModel};

@@ -28,6 +28,8 @@ pub mod state;
 pub mod summary;
 
 #[cfg(test)]
+mod resume_checks;
+#[cfg(test)]
 mod tests;
 
 pub use model::{AmmsbModel, HdpAmmsbFamily, HDP_AMMSB};

@@ -21,7 +21,7 @@ use serde_json::json;
 
 /// A planted-partition graph: `blocks` blocks of `size` nodes, links with probability
 /// `p_in` inside a block and `p_out` across; one stream per sender node.
-fn planted(blocks: usize, size: usize, p_in: f64, p_out: f64, directed: bool, seed: u64) -> (Graph, Vec<usize>) {
+pub(super) fn planted(blocks: usize, size: usize, p_in: f64, p_out: f64, directed: bool, seed: u64) -> (Graph, Vec<usize>) {
     let n = blocks * size;
     let truth: Vec<usize> = (0..n).map(|i| i / size).collect();
     let names: Vec<String> = (0..n).map(|i| format!("v{i}")).collect();

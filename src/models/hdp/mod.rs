@@ -9,7 +9,8 @@
 //! - [`memo`]: the memoized state (visit a batch: local step, total − old + new, global step);
 //! - [`merge`]: merge moves and the size reordering, accepted only when the objective rises;
 //! - [`delete`]: the delete move (a pass-long proposal without one topic), likewise;
-//! - [`fit`]: the pass loop with progress and cancellation;
+//! - [`fit`]: the passes (their loop, progress, cancellation and checkpoints are
+//!   [`crate::models::passes`]');
 //! - [`model`]: the stored model (topic table, prediction, encoding);
 //!
 //! The objective is the ELBO with bnpy's surrogate lower bound for the Dirichlet

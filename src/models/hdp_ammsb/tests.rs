@@ -337,13 +337,13 @@ fn memoized_passes_repair_a_corrupted_start_without_lowering_the_objective() {
     let seeds: Vec<Option<usize>> = truth.iter().map(|&t| Some(if r.random::<f64>() < 0.12 { (t + r.random_range(1..4)) % 4 } else { t })).collect();
     let start_labels: Vec<usize> = seeds.iter().map(|s| s.unwrap()).collect();
     let start_nmi = nmi(&truth, &start_labels);
-    let m = FitContext::silent(|ctx| fit_from_state(&g, &p, initial_state_from(&g, &p, 21, &seeds), ctx)).unwrap();
+    let m = FitContext::silent(|ctx| fit_from_state(&g, &p, initial_state_from(&g, &p, 21, &seeds), 21, ctx)).unwrap();
     eprintln!("start NMI {start_nmi:.4}, objective after passes 1, 10, 60: {:?}", [m.objective_trace[0], m.objective_trace[9], m.objective_trace[59]]);
     assert!(start_nmi < 0.7, "the start must be visibly wrong: {start_nmi}");
     assert_monotone(&m.objective_trace);
     check_recovery(&m, &g, &truth, 4, 0.9, None);
     let planted_seeds: Vec<Option<usize>> = truth.iter().map(|&t| Some(t)).collect();
-    let best = FitContext::silent(|ctx| fit_from_state(&g, &p, initial_state_from(&g, &p, 21, &planted_seeds), ctx)).unwrap();
+    let best = FitContext::silent(|ctx| fit_from_state(&g, &p, initial_state_from(&g, &p, 21, &planted_seeds), 21, ctx)).unwrap();
     eprintln!("from the planted start: objective {}", best.final_objective());
     assert!(best.final_objective() > m.final_objective());
 }

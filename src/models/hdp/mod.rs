@@ -50,8 +50,9 @@ impl ModelFamily for HdpFamily {
     }
 
     fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
-        // The struct's fields are the wire names.
-        Ok(serde_json::to_value(HdpParams::from_json(params)?).expect("plain data serialises"))
+        // The struct's fields are the wire names; `checkpoint_every_s` is the runner's.
+        let effective = serde_json::to_value(HdpParams::from_json(params)?).expect("plain data serialises");
+        Ok(crate::models::params::with_requested_checkpoint_every(params, effective))
     }
 
     fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError> {

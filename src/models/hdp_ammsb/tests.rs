@@ -436,6 +436,7 @@ fn bad_params_name_their_field() {
         (json!({"passes": 0}), "passes"),
         (json!({"tolerance": -1}), "tolerance"),
         (json!({"threads": 5000}), "threads"),
+        (json!({"checkpoint_every_s": "soon"}), "checkpoint_every_s"),
         (json!({"topics": 5}), "topics"),
     ] {
         assert_eq!(AmmsbParams::from_json(&body).unwrap_err().field, field, "{body}");
@@ -452,6 +453,11 @@ fn bad_params_name_their_field() {
     assert_eq!(family.check_params(&json!({"batches": 1, "communities": 101}), &big).unwrap_err().field, "communities");
     let d = AmmsbParams::from_json(&json!({})).unwrap();
     assert_eq!(d, AmmsbParams::default());
+    // The checkpoint interval is accepted, not kept in the model's parameters, and shown
+    // in the effective params only when the job gave it.
+    assert_eq!(AmmsbParams::from_json(&json!({"checkpoint_every_s": 2.5})).unwrap(), d);
+    assert_eq!(family.effective_params(&json!({"checkpoint_every_s": 2.5})).unwrap()["checkpoint_every_s"], 2.5);
+    assert!(family.effective_params(&json!({})).unwrap().get("checkpoint_every_s").is_none());
     assert_eq!((d.alpha, d.gamma, d.epsilon, d.num_batches(10), d.num_batches(2)), (0.5, 10.0, None, 4, 2));
     assert!((d.epsilon_for(100, 1000) - 0.01).abs() < 1e-15);
     assert_eq!(d.epsilon_for(0, 1000), 1e-6);

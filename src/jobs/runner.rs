@@ -260,7 +260,8 @@ impl Runner {
             .map_err(|e| FitError::Numerical(format!("could not read graph: {e}")))?
             .ok_or_else(|| FitError::Numerical(format!("graph {graph_id} no longer exists")))?;
         let (params, seed) = (job.params.clone(), job.seed);
-        self.run_blocking(job, token, CheckpointPlan::default(), move |ctx| {
+        let plan = self.checkpoint_plan(job).await;
+        self.run_blocking(job, token, plan, move |ctx| {
             let graph = Graph::decode(&blob).map_err(|e| FitError::Numerical(format!("stored graph is corrupt: {e}")))?;
             drop(blob);
             let model = family.fit(&graph, &params, seed, ctx)?;

@@ -4,8 +4,8 @@
 //! with the same corpus, params and seed. Killed twice under `--max-attempts 1`: attempts
 //! that wrote a checkpoint made progress and do not use up the job's attempts. The same
 //! for a DCNT fit killed inside its chain and then while it scores its held-out
-//! documents, and for a held-out evaluation job killed mid-way, whose result equals an
-//! uninterrupted job's.
+//! documents, for a held-out evaluation job killed mid-way, whose result equals an
+//! uninterrupted job's, and for a graph fit on the pass driver (HDP-aMMSB).
 
 mod common;
 
@@ -284,4 +284,78 @@ async fn a_graceful_stop_resumes_where_the_fit_stopped() {
     let j = s.wait(&id, MINUTE).await;
     assert_eq!(j["status"], "succeeded", "{j}");
     assert!(j["progress"]["resumed_from"].as_u64().unwrap() >= seen, "{j}");
+}
+
+/// A planted-partition graph as the upload body: `blocks` blocks of `size` nodes, a link
+/// inside a block with probability `p_in` and across with `p_out` (a fixed xorshift
+/// stream, so every run uploads the same graph).
+fn planted_graph(blocks: usize, size: usize, p_in: f64, p_out: f64) -> Value {
+    let n = blocks * size;
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut uniform = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let nodes: Vec<String> = (0..n).map(|i| format!("n{i}")).collect();
+    let mut edges = Vec::new();
+    for i in 0..n {
+        for j in i + 1..n {
+            if uniform() < if i / size == j / size { p_in } else { p_out } {
+                edges.push(json!([nodes[i], nodes[j]]));
+            }
+        }
+    }
+    json!({"name": "planted", "nodes": nodes, "edges": edges})
+}
+
+/// The pass driver's checkpoints over real HTTP: an HDP-aMMSB fit (a graph job, which
+/// had no checkpoints before) killed with SIGKILL after a checkpoint resumes on the next
+/// start, on another thread count, to the bytes of an uninterrupted fit, with every
+/// pass in its trace once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graph_fit_killed_with_sigkill_resumes_to_the_uninterrupted_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("topicd.db");
+    let passes = 400;
+    let params = json!({"communities": 12, "passes": passes, "tolerance": 0, "checkpoint_every_s": 0.2});
+    let seed = 5;
+
+    let a = ServerProcess::start(&db, &["--threads", "1"]);
+    let (st, graph) = a.post("/v1/graphs", &planted_graph(4, 60, 0.15, 0.01)).await;
+    assert_eq!(st, 201, "{graph}");
+    let graph_id = graph["id"].as_str().unwrap().to_string();
+    let (st, job) = a.post("/v1/jobs", &json!({"graph_id": graph_id, "model": "hdp_ammsb", "params": params, "seed": seed})).await;
+    assert_eq!(st, 202, "{job}");
+    let id = job["id"].as_str().unwrap().to_string();
+    let j = a.wait_for(&id, MINUTE, "checkpointed", |j| checkpoint_iteration(j).is_some() || finished(j)).await;
+    assert_eq!(j["status"], "running", "the fit must outlast its first checkpoint: {j}");
+    let first = checkpoint_iteration(&j).unwrap();
+    a.kill();
+
+    let b = ServerProcess::start(&db, &["--threads", "2"]);
+    let j = b.wait_for(&id, 2 * MINUTE, "finished", finished).await;
+    assert_eq!(j["status"], "succeeded", "{j}\n{:?}", b.log.lock().unwrap());
+    assert_eq!(j["attempts"], 2, "{j}");
+    assert!(j["progress"]["resumed_from"].as_u64().unwrap() >= first, "{j}");
+    let (_, trace) = b.get(&format!("/v1/jobs/{id}/trace")).await;
+    let its: Vec<u64> = trace["points"].as_array().unwrap().iter().map(|p| p["iteration"].as_u64().unwrap()).collect();
+    assert_eq!(its, (1..=passes).collect::<Vec<u64>>(), "every pass in the trace once");
+    let model_id = j["model_id"].as_str().unwrap().to_string();
+    let (st, communities) = b.get(&format!("/v1/models/{model_id}/communities")).await;
+    assert_eq!(st, 200, "{communities}");
+
+    let store = Store::open(&db).await.unwrap();
+    assert_eq!(store.checkpoint_iteration(&id).await.unwrap(), None, "success drops the checkpoint");
+    let (_, _, stored) = store.model_blobs(&model_id).await.unwrap().unwrap();
+    let blob = store.graph_data(&graph_id).await.unwrap().unwrap();
+    let uninterrupted = tokio::task::spawn_blocking(move || {
+        let graph = topicd::graph::Graph::decode(&blob).unwrap();
+        let family = models::community::community_family("hdp_ammsb").unwrap();
+        FitContext::silent(|ctx| family.fit(&graph, &params, seed, ctx).unwrap().encode())
+    })
+    .await
+    .unwrap();
+    assert!(stored == uninterrupted, "the resumed model differs from the uninterrupted fit");
 }

@@ -161,8 +161,8 @@ fn given_params(family: &str) -> Value {
         "hpc" => serde_json::json!({"iterations": 40, "predictor": "single_label", "rate_curvature": "tree_diagonal", "max_label_sets": 10}),
         "pcm" => serde_json::json!({"topics": 6, "iterations": 40, "strip_ancestors": false}),
         "dcnt" | "scnt" => serde_json::json!({"topics": 9, "iterations": 50, "gamma_mu": 2.5, "checkpoint_every_s": 30}),
-        "hdp" => serde_json::json!({"topics": 12, "passes": 7, "alpha": 0.3}),
-        "hdp_ammsb" => serde_json::json!({"communities": 8, "epsilon": 0.001, "passes": 9}),
+        "hdp" => serde_json::json!({"topics": 12, "passes": 7, "alpha": 0.3, "checkpoint_every_s": 30}),
+        "hdp_ammsb" => serde_json::json!({"communities": 8, "epsilon": 0.001, "passes": 9, "checkpoint_every_s": 0}),
         other => panic!("no example params for the family {other}: add them here"),
     }
 }

@@ -9,10 +9,10 @@
 //! Lifecycle: queued → running → succeeded | failed | cancelled. On start-up a job
 //! found `running` is re-queued (or failed after `--max-attempts` attempts in a row that
 //! wrote no checkpoint); on graceful shutdown running fits are cancelled and re-queued,
-//! so no job stays `running` forever. Fits on the chain driver hand the runner a
-//! checkpoint every `checkpoint_every_s`, held-out evaluation jobs one of the documents
-//! scored so far; the runner stores it (replacing the previous one) and a re-queued job
-//! resumes from it, ending with the same model or result.
+//! so no job stays `running` forever. Fits on the chain and pass drivers hand the runner
+//! a checkpoint every `checkpoint_every_s`, held-out evaluation jobs one of the
+//! documents scored so far; the runner stores it (replacing the previous one) and a
+//! re-queued job resumes from it, ending with the same model or result.
 
 mod progress;
 mod runner;

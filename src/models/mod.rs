@@ -24,6 +24,7 @@ pub mod heldout;
 pub mod hpc;
 pub mod lda;
 pub mod params;
+pub mod passes;
 pub mod registry;
 pub mod splits;
 
@@ -232,7 +233,7 @@ pub struct FitContext<'a> {
     pub cancel: &'a CancelToken,
     /// Receives each thinned posterior sample (iteration, model-specific encoding).
     pub sample: &'a (dyn Fn(u64, Vec<u8>) + Sync),
-    /// Where checkpoints go and the one to resume from (fits on [`chain`] only).
+    /// Where checkpoints go and the one to resume from (fits on [`chain`] and [`passes`] only).
     pub checkpoint: Checkpointing<'a>,
 }
 

@@ -15,7 +15,7 @@ use serde_json::json;
 
 const PLANTED: usize = 6;
 const BLOCK: usize = 10;
-const V: usize = PLANTED * BLOCK;
+pub(super) const V: usize = PLANTED * BLOCK;
 
 /// Planted topic t: uniform on its own block of 10 words (well separated: the topics'
 /// supports are disjoint, so every topic is identifiable from the documents).
@@ -29,7 +29,7 @@ const PLANTED_ALPHA: f64 = 0.5;
 
 /// `docs` documents of `len` tokens drawn from the HDP's generative process with the
 /// planted topics, using the seed's streams.
-fn planted_corpus(docs: usize, len: usize, seed: u64) -> DocTermMatrix {
+pub(super) fn planted_corpus(docs: usize, len: usize, seed: u64) -> DocTermMatrix {
     let topics = planted_topics();
     let gamma = Gamma::new(PLANTED_ALPHA / PLANTED as f64, 1.0).unwrap();
     DocTermMatrix::from_rows((0..docs).map(|d| {
@@ -98,7 +98,7 @@ fn objective_never_decreases_on_synthetic_data_with_batches_and_merges() {
     eprintln!("synthetic: {} steps, worst relative drop {worst:e}, K {}", out.step_objectives.len(), out.num_topics);
 }
 
-fn appstream_corpus() -> Corpus {
+pub(super) fn appstream_corpus() -> Corpus {
     let text = include_str!("../../../tests/data/appstream_300.jsonl");
     let options = PreprocessOptions { min_df: 3, ..Default::default() };
     let mut builder = CorpusBuilder::new(options, &[]).unwrap();

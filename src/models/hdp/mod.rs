@@ -9,7 +9,8 @@
 //! - [`memo`]: the memoized state (visit a batch: local step, total − old + new, global step);
 //! - [`merge`]: merge moves and the size reordering, accepted only when the objective rises;
 //! - [`delete`]: the delete move (a pass-long proposal without one topic), likewise;
-//! - [`fit`]: the pass loop with progress and cancellation;
+//! - [`fit`]: the passes (their loop, progress, cancellation and checkpoints are
+//!   [`crate::models::passes`]');
 //! - [`model`]: the stored model (topic table, prediction, encoding);
 //!
 //! The objective is the ELBO with bnpy's surrogate lower bound for the Dirichlet
@@ -29,6 +30,8 @@ pub mod summary;
 
 #[cfg(test)]
 mod fit_tests;
+#[cfg(test)]
+mod resume_checks;
 
 use crate::corpus::{Corpus, CorpusStats, DocTermMatrix};
 use crate::models::{completion, splits, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TopicModel};
@@ -47,8 +50,9 @@ impl ModelFamily for HdpFamily {
     }
 
     fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
-        // The struct's fields are the wire names.
-        Ok(serde_json::to_value(HdpParams::from_json(params)?).expect("plain data serialises"))
+        // The struct's fields are the wire names; `checkpoint_every_s` is the runner's.
+        let effective = serde_json::to_value(HdpParams::from_json(params)?).expect("plain data serialises");
+        Ok(crate::models::params::with_requested_checkpoint_every(params, effective))
     }
 
     fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError> {

@@ -8,7 +8,7 @@
 //! documents (every 5th of them, 3 seeds) document completion gave −7.36 nats per token
 //! without merges and −7.50 with them (K 50 → 9–12); deletes alone left it at −7.36.
 
-use crate::models::params::{ParamError, ParamReader};
+use crate::models::params::{check_checkpoint_every, ParamError, ParamReader};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -68,6 +68,7 @@ impl HdpParams {
         let convergence_tolerance = r.fraction("convergence_tolerance", 1.0)?.unwrap_or(1e-7);
         let test_fraction = r.fraction("test_fraction", 1.0)?.unwrap_or(0.0);
         let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
+        check_checkpoint_every(&mut r)?;
         r.finish()?;
         Ok(HdpParams {
             topics,
@@ -118,6 +119,8 @@ mod tests {
         assert!(!p.merges_after(2));
         let p = HdpParams::from_json(&json!({"delete_every": 3})).unwrap();
         assert!(!p.deletes_in(2) && p.deletes_in(3) && !p.deletes_in(4) && p.deletes_in(6));
+        // The checkpoint interval is accepted but is not part of the model's parameters.
+        assert_eq!(HdpParams::from_json(&json!({"delete_every": 3, "checkpoint_every_s": 0.5})).unwrap(), p);
     }
 
     #[test]
@@ -135,6 +138,7 @@ mod tests {
             (json!({"delete_every": -1}), "delete_every"),
             (json!({"convergence_tolerance": 1.5}), "convergence_tolerance"),
             (json!({"test_fraction": 1.0}), "test_fraction"),
+            (json!({"checkpoint_every_s": -1}), "checkpoint_every_s"),
             (json!({"topicz": 3}), "topicz"),
         ] {
             assert_eq!(HdpParams::from_json(&body).unwrap_err().field, field, "{body}");

@@ -14,12 +14,13 @@
 //!   topic (see [`PairStats`]), so a merge's objective is exact.
 
 use super::stick::StickStats;
+use serde::{Deserialize, Serialize};
 
 /// For each tracked pair (j, k), the statistics the merged topic would have if every
 /// document's responsibilities and θ of j and k were added: its entropy
 /// −Σ count (r_j + r_k) log(r_j + r_k), its Σ_d E[log π_d,jk] (θ_j + θ_k, the total Σθ
 /// unchanged), and the change of the local scalar.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PairStats {
     /// (j, k) with j < k, in current topic indices.
     pub pairs: Vec<(usize, usize)>,
@@ -69,7 +70,7 @@ impl PairStats {
 
 /// Statistics of a set of documents. Rows of `word_topic` are the words in `words`
 /// (a batch's own vocabulary, or every word for the whole-data summary), K entries each.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub num_topics: usize,
     pub num_docs: f64,

@@ -14,7 +14,7 @@
 //! - [`local`]: the O(N² K) local step (eqs. 49–51);
 //! - [`objective`]: the exact whole-data objective;
 //! - [`init`]: the starting point, seeded by label propagation;
-//! - [`fit`]: the memoized pass loop;
+//! - [`fit`]: the memoized passes (run by [`crate::models::passes`]);
 //! - [`model`]: the `hdp_ammsb` family and the stored model.
 
 pub mod fit;
@@ -27,6 +27,8 @@ pub mod params;
 pub mod state;
 pub mod summary;
 
+#[cfg(test)]
+mod resume_checks;
 #[cfg(test)]
 mod tests;
 

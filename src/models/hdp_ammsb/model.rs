@@ -42,8 +42,9 @@ impl CommunityFamily for HdpAmmsbFamily {
 
     fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
         // The struct's fields are the wire names; `epsilon` and `batches` stay null when
-        // they default to values the graph decides.
-        Ok(serde_json::to_value(AmmsbParams::from_json(params)?).expect("plain data serialises"))
+        // they default to values the graph decides. `checkpoint_every_s` is the runner's.
+        let effective = serde_json::to_value(AmmsbParams::from_json(params)?).expect("plain data serialises");
+        Ok(crate::models::params::with_requested_checkpoint_every(params, effective))
     }
 
     fn check_params(&self, params: &serde_json::Value, graph: &GraphStats) -> Result<(), ParamError> {

@@ -17,7 +17,7 @@
 //! the graph does not need.
 
 use crate::graph::GraphStats;
-use crate::models::params::{ParamError, ParamReader};
+use crate::models::params::{check_checkpoint_every, ParamError, ParamReader};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -87,6 +87,7 @@ impl AmmsbParams {
         let passes = r.uint_in("passes", 1, 100_000)?.map_or(d.passes, |p| p as usize);
         let tolerance = r.fraction("tolerance", 1.0)?.unwrap_or(d.tolerance);
         let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
+        check_checkpoint_every(&mut r)?;
         r.finish()?;
         Ok(AmmsbParams { communities, alpha, gamma, epsilon, tau1, tau0, batches, passes, tolerance, threads })
     }

@@ -62,7 +62,7 @@ impl Summary {
 }
 
 /// The memo: each batch's last summary and their running total.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Memo {
     batches: Vec<Option<Summary>>,
     total: Summary,
@@ -91,5 +91,17 @@ impl Memo {
     /// Have all batches been visited?
     pub fn complete(&self) -> bool {
         self.batches.iter().all(Option::is_some)
+    }
+
+    /// Whether this memo (decoded from a checkpoint) has `num_batches` batches and every
+    /// summary in it is shaped for `num_nodes` nodes and `num_communities` communities.
+    pub fn fits(&self, num_batches: usize, num_nodes: usize, num_communities: usize) -> bool {
+        let shaped = |s: &Summary| {
+            s.num_communities == num_communities
+                && s.usage.len() == num_nodes * num_communities
+                && s.edge_mass.len() == num_communities
+                && s.gap_mass.len() == num_communities
+        };
+        self.batches.len() == num_batches && shaped(&self.total) && self.batches.iter().flatten().all(shaped)
     }
 }

@@ -21,7 +21,7 @@ use serde_json::json;
 
 /// A planted-partition graph: `blocks` blocks of `size` nodes, links with probability
 /// `p_in` inside a block and `p_out` across; one stream per sender node.
-fn planted(blocks: usize, size: usize, p_in: f64, p_out: f64, directed: bool, seed: u64) -> (Graph, Vec<usize>) {
+pub(super) fn planted(blocks: usize, size: usize, p_in: f64, p_out: f64, directed: bool, seed: u64) -> (Graph, Vec<usize>) {
     let n = blocks * size;
     let truth: Vec<usize> = (0..n).map(|i| i / size).collect();
     let names: Vec<String> = (0..n).map(|i| format!("v{i}")).collect();
@@ -337,13 +337,13 @@ fn memoized_passes_repair_a_corrupted_start_without_lowering_the_objective() {
     let seeds: Vec<Option<usize>> = truth.iter().map(|&t| Some(if r.random::<f64>() < 0.12 { (t + r.random_range(1..4)) % 4 } else { t })).collect();
     let start_labels: Vec<usize> = seeds.iter().map(|s| s.unwrap()).collect();
     let start_nmi = nmi(&truth, &start_labels);
-    let m = FitContext::silent(|ctx| fit_from_state(&g, &p, initial_state_from(&g, &p, 21, &seeds), ctx)).unwrap();
+    let m = FitContext::silent(|ctx| fit_from_state(&g, &p, initial_state_from(&g, &p, 21, &seeds), 21, ctx)).unwrap();
     eprintln!("start NMI {start_nmi:.4}, objective after passes 1, 10, 60: {:?}", [m.objective_trace[0], m.objective_trace[9], m.objective_trace[59]]);
     assert!(start_nmi < 0.7, "the start must be visibly wrong: {start_nmi}");
     assert_monotone(&m.objective_trace);
     check_recovery(&m, &g, &truth, 4, 0.9, None);
     let planted_seeds: Vec<Option<usize>> = truth.iter().map(|&t| Some(t)).collect();
-    let best = FitContext::silent(|ctx| fit_from_state(&g, &p, initial_state_from(&g, &p, 21, &planted_seeds), ctx)).unwrap();
+    let best = FitContext::silent(|ctx| fit_from_state(&g, &p, initial_state_from(&g, &p, 21, &planted_seeds), 21, ctx)).unwrap();
     eprintln!("from the planted start: objective {}", best.final_objective());
     assert!(best.final_objective() > m.final_objective());
 }
@@ -436,6 +436,7 @@ fn bad_params_name_their_field() {
         (json!({"passes": 0}), "passes"),
         (json!({"tolerance": -1}), "tolerance"),
         (json!({"threads": 5000}), "threads"),
+        (json!({"checkpoint_every_s": "soon"}), "checkpoint_every_s"),
         (json!({"topics": 5}), "topics"),
     ] {
         assert_eq!(AmmsbParams::from_json(&body).unwrap_err().field, field, "{body}");
@@ -452,6 +453,11 @@ fn bad_params_name_their_field() {
     assert_eq!(family.check_params(&json!({"batches": 1, "communities": 101}), &big).unwrap_err().field, "communities");
     let d = AmmsbParams::from_json(&json!({})).unwrap();
     assert_eq!(d, AmmsbParams::default());
+    // The checkpoint interval is accepted, not kept in the model's parameters, and shown
+    // in the effective params only when the job gave it.
+    assert_eq!(AmmsbParams::from_json(&json!({"checkpoint_every_s": 2.5})).unwrap(), d);
+    assert_eq!(family.effective_params(&json!({"checkpoint_every_s": 2.5})).unwrap()["checkpoint_every_s"], 2.5);
+    assert!(family.effective_params(&json!({})).unwrap().get("checkpoint_every_s").is_none());
     assert_eq!((d.alpha, d.gamma, d.epsilon, d.num_batches(10), d.num_batches(2)), (0.5, 10.0, None, 4, 2));
     assert!((d.epsilon_for(100, 1000) - 0.01).abs() < 1e-15);
     assert_eq!(d.epsilon_for(0, 1000), 1e-6);

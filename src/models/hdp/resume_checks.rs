@@ -1,0 +1,178 @@
+//! Checks of the HDP fit on the pass driver: fits are pinned to the model bytes the pass
+//! loop before the driver produced (merges and deletes accepted, an early convergence,
+//! a held-out split scored by document completion), and a fit interrupted at a
+//! checkpoint and resumed on another thread count ends with exactly the bytes of the
+//! uninterrupted fit, converging at the same pass.
+
+use super::fit::fit_memoized;
+use super::fit_tests::{appstream_corpus, planted_corpus, V};
+use super::*;
+use crate::models::chain::Resume;
+use crate::models::passes::PassCheckpoint;
+use serde_json::json;
+
+/// The model's encoding with the pass timings zeroed (wall-clock seconds are the one
+/// thing two runs of the same fit may differ in).
+fn bytes(model: &HdpModel) -> Vec<u8> {
+    let mut m = model.clone();
+    m.passes.iter_mut().for_each(|p| p.seconds = 0.0);
+    m.encode()
+}
+
+/// CRC-64/XZ of [`bytes`].
+fn fingerprint(model: &HdpModel) -> u64 {
+    crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&bytes(model))
+}
+
+const SEED: u64 = 7;
+
+/// What a case fits.
+enum Input {
+    /// The planted corpus (150 documents of 50 tokens over 60 words) through `fit_memoized`.
+    Planted(DocTermMatrix),
+    /// Appstream through the family's path (`fit_hdp`: held-out split, completion).
+    Corpus(Box<Corpus>),
+}
+
+impl Input {
+    fn fit(&self, p: &HdpParams, ctx: &FitContext) -> HdpModel {
+        match self {
+            Input::Planted(m) => {
+                let out = fit_memoized(m, V, p, SEED, ctx).expect("fit runs");
+                HdpModel::from_fit(out, p.clone(), V, m.total_tokens())
+            }
+            Input::Corpus(c) => fit_hdp(c, p, SEED, ctx).expect("fit runs"),
+        }
+    }
+}
+
+/// The configurations the checks fit, with the fingerprint of the model the loop before
+/// the pass driver produced for each (computed with that code, on x86-64).
+fn cases() -> Vec<(&'static str, Input, HdpParams, u64)> {
+    let planted = || Input::Planted(planted_corpus(150, 50, 31));
+    let params = |v: serde_json::Value| HdpParams::from_json(&v).unwrap();
+    vec![
+        (
+            "moves",
+            planted(),
+            params(json!({"topics": 10, "batches": 3, "passes": 10, "merge_every": 2, "delete_every": 2, "convergence_tolerance": 0})),
+            PIN_MOVES,
+        ),
+        ("converges", planted(), params(json!({"topics": 8, "batches": 2, "passes": 60})), PIN_CONVERGES),
+        ("heldout", Input::Corpus(Box::new(appstream_corpus())), params(json!({"topics": 8, "batches": 2, "passes": 4, "test_fraction": 0.2})), PIN_HELDOUT),
+    ]
+}
+
+const PIN_MOVES: u64 = 0x08edd1f64886209e;
+const PIN_CONVERGES: u64 = 0x60dcdf2844e97b91;
+const PIN_HELDOUT: u64 = 0xf4b6ec871ab74964;
+
+/// What one run did: the model, its checkpoints, what became of the one it was handed.
+struct Run {
+    model: HdpModel,
+    checkpoints: Vec<(u64, Vec<u8>)>,
+    resumed: Vec<Resume>,
+}
+
+/// Fit on `threads` threads, checkpointing after every pass, from `resume` if given.
+fn fit(input: &Input, p: &HdpParams, threads: usize, resume: Option<&[u8]>) -> Run {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let (model, checkpoints, resumed) = FitContext::recording(resume, |ctx| pool.install(|| input.fit(p, ctx)));
+    Run { model, checkpoints, resumed }
+}
+
+/// The same (corpus, params, seed) gives the model bytes it gave before the driver,
+/// checkpointing after every pass changes nothing, and the cases do what they are for.
+#[test]
+fn fits_are_pinned_to_the_bytes_before_the_pass_driver() {
+    let mut differ = Vec::new();
+    for (name, input, p, pin) in cases() {
+        let silent = FitContext::silent(|ctx| input.fit(&p, ctx));
+        let merges = silent.passes.iter().map(|r| r.merges_accepted).sum::<usize>();
+        let deletes = silent.passes.iter().filter(|r| r.deleted).count();
+        eprintln!("{name}: {:#018x} passes {} K {} merges {merges} deletes {deletes}", fingerprint(&silent), silent.passes.len(), silent.num_topics);
+        match name {
+            "moves" => assert!(merges > 0 && deletes > 0, "{name}: the case must accept merges and deletes"),
+            "converges" => assert!(silent.passes.len() < p.passes, "{name}: the case must converge early"),
+            _ => assert!(silent.test_documents > 0 && silent.heldout.is_some(), "{name}: the case must score a test split"),
+        }
+        if fingerprint(&silent) != pin {
+            differ.push(format!("{name}: {:#018x}", fingerprint(&silent)));
+        }
+        let checkpointed = fit(&input, &p, 1, None);
+        assert_eq!(bytes(&checkpointed.model), bytes(&silent), "{name}: checkpoints change nothing");
+    }
+    assert!(differ.is_empty(), "fingerprints differ: {differ:?}");
+}
+
+/// The passes to interrupt a fit after: the first, those where a merge or a delete was
+/// accepted, the middle one and the last but one (a checkpoint exists after every pass
+/// but the last).
+fn interruptions(model: &HdpModel) -> Vec<usize> {
+    let n = model.passes.len();
+    let moved = model.passes.iter().filter(|r| r.merges_accepted > 0 || r.deleted).map(|r| r.pass);
+    let mut at: Vec<usize> = [1, n / 2, n - 1].into_iter().chain(moved).filter(|&pass| pass >= 1 && pass < n).collect();
+    at.sort_unstable();
+    at.dedup();
+    at
+}
+
+/// Interrupted after several passes and resumed on 2 threads (the original ran on 1):
+/// the same bytes, and a fit that converged does so at the same pass.
+#[test]
+fn a_resumed_fit_equals_the_uninterrupted_one() {
+    for (name, input, p, _) in cases() {
+        let full = fit(&input, &p, 1, None);
+        assert!(full.resumed.is_empty());
+        let n = full.model.passes.len();
+        assert_eq!(full.checkpoints.iter().map(|c| c.0 as usize).collect::<Vec<_>>(), (1..n).collect::<Vec<_>>(), "{name}: one per pass but the last");
+        for pass in interruptions(&full.model) {
+            let resumed = fit(&input, &p, 2, Some(&full.checkpoints[pass - 1].1));
+            assert_eq!(resumed.resumed, vec![Resume::From(pass as u64)], "{name} after {pass}");
+            assert_eq!(resumed.model.passes.len(), n, "{name}: resumed after pass {pass}, ended at another pass");
+            assert!(bytes(&resumed.model) == bytes(&full.model), "{name}: resumed after pass {pass}, the model differs");
+            // Its own checkpoints continue the first run's.
+            assert_eq!(resumed.checkpoints.first().map(|c| c.0 as usize), Some(pass + 1).filter(|&next| next < n), "{name} after {pass}");
+        }
+    }
+}
+
+/// A checkpoint that does not decode, is cut short, belongs to other parameters or
+/// another seed, or carries a state that does not fit the corpus is rejected and the fit
+/// starts over (and so still ends with the same model).
+#[test]
+fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
+    let (_, input, p, _) = cases().remove(0);
+    let full = fit(&input, &p, 1, None);
+    let good = &full.checkpoints[4].1;
+    let decoded = |b: &[u8], p: &HdpParams| {
+        let Input::Planted(m) = &input else { unreachable!() };
+        PassCheckpoint::decode_for(b, &super::fit::HdpPasses::new(m, V, p, SEED), SEED).unwrap()
+    };
+    let edit = |f: &dyn Fn(&mut PassCheckpoint)| {
+        let mut c = decoded(good, &p);
+        f(&mut c);
+        c.encode()
+    };
+    let other = HdpParams { batches: 2, ..p.clone() };
+    let for_other = fit(&input, &other, 1, None).checkpoints[4].1.clone();
+    // A state of the two-batch fit under this fit's envelope: only the state's own
+    // checks can refuse it.
+    let mut relabelled = decoded(&for_other, &other);
+    relabelled.params = decoded(good, &p).params;
+    let bad = [
+        good[..good.len() - 9].to_vec(),
+        vec![1, 2, 3],
+        for_other,
+        relabelled.encode(),
+        edit(&|c| c.seed = SEED + 1),
+        edit(&|c| c.state[0] = 9),
+        edit(&|c| c.position.pass = 3),
+        edit(&|c| c.position.objective = c.position.objective.map(|x| x + 1.0)),
+    ];
+    for (i, b) in bad.iter().enumerate() {
+        let run = fit(&input, &p, 1, Some(b));
+        assert!(matches!(&run.resumed[..], [Resume::Rejected(r)] if r.contains("starting from iteration 0")), "case {i}: {:?}", run.resumed);
+        assert!(bytes(&run.model) == bytes(&full.model), "case {i}: a fit that started over ends as a fresh one");
+    }
+}

@@ -23,6 +23,8 @@ pub mod params;
 pub mod predict;
 pub mod rate_scratch;
 pub mod rates;
+#[cfg(test)]
+mod resume_checks;
 pub mod sampler;
 pub mod simulate;
 pub mod touched;

@@ -4,11 +4,11 @@
 //! Why it exists: it turns a [`Corpus`] into an [`HpcModel`]. The sampler knows nothing
 //! of corpora, splits or progress; this module does, and nothing else.
 //!
-//! Splits: if the corpus has `split` tags, documents tagged `test` form the test split
-//! and `validation` (or `valid`, `dev`) the validation split; everything else trains.
-//! Without tags, each labelled document is assigned by its own random stream from the
-//! seed (`validation_fraction`, `test_fraction`). Documents without labels cannot
-//! train a supervised model and are left out (and counted).
+//! Splits: the rule every family shares ([`splits::assign`]): documents tagged `test`
+//! form the test split and `validation` (or `valid`, `dev`) the validation split, or
+//! without tags each document is assigned by its own random stream from the seed
+//! (`validation_fraction`, `test_fraction`). Documents without labels cannot train a
+//! supervised model and are left out (and counted).
 
 use super::calibration::{best_f1_threshold, calibrate, score, Thresholds};
 use super::data::{strip_redundant_ancestors, HpcData};
@@ -18,8 +18,7 @@ use super::params::HpcParams;
 use super::sampler::{document_weights, linear_term, Caches, HpcState, ScanSettings, ScanStats};
 use crate::corpus::Corpus;
 use crate::models::{FitContext, FitError, Progress};
-use crate::rng::{stream, Purpose};
-use rand::RngExt;
+use crate::models::splits::{self, Split};
 use rayon::prelude::*;
 use serde_json::json;
 
@@ -33,29 +32,19 @@ pub enum Role {
     Unlabelled,
 }
 
-/// Assign every document of the corpus a role.
+/// Assign every document of the corpus a role: the corpus' split ([`splits::assign`],
+/// the rule every family shares) unless the fit is supervised and the document has no
+/// label.
 pub fn assign_roles(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64) -> Vec<Role> {
-    let tags = corpus.splits.as_ref().filter(|s| s.iter().any(Option::is_some));
-    (0..corpus.doc_ids.len())
-        .map(|d| {
-            if supervised && corpus.doc_labels[d].is_empty() {
-                return Role::Unlabelled;
-            }
-            if let Some(tags) = tags {
-                return match tags[d].as_deref().map(str::to_ascii_lowercase).as_deref() {
-                    Some("test") => Role::Test,
-                    Some("validation" | "valid" | "dev") => Role::Validation,
-                    _ => Role::Train,
-                };
-            }
-            let u: f64 = stream(seed, Purpose::Split, 0, d as u64).random();
-            if u < p.test_fraction {
-                Role::Test
-            } else if u < p.test_fraction + p.validation_fraction {
-                Role::Validation
-            } else {
-                Role::Train
-            }
+    let split = splits::assign(corpus, p.test_fraction, p.validation_fraction, seed);
+    split
+        .into_iter()
+        .enumerate()
+        .map(|(d, split)| match split {
+            _ if supervised && corpus.doc_labels[d].is_empty() => Role::Unlabelled,
+            Split::Train => Role::Train,
+            Split::Validation => Role::Validation,
+            Split::Test => Role::Test,
         })
         .collect()
 }

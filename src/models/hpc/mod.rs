@@ -3,12 +3,14 @@
 //! Why it exists: HPC's block Gibbs sampler draws each word's log rates μ_f and each
 //! document's affinities ξ_d by scheduled conditional HMC. This folder holds the
 //! conditionals as [`crate::inference::LogDensity`] values with analytic gradients and
-//! Hessians (paper 003, Appendix A.2), checked against finite differences. The model
-//! family itself (fit loop, hyperparameter draws, FREX estimands, prediction) is not
-//! registered in [`crate::models::FAMILIES`] yet.
+//! Hessians (paper 003, Appendix A.2), checked against finite differences; [`chain`]
+//! hands one scan of them to the shared chain driver (which owns the loop,
+//! checkpoints and resume), [`fit`] turns the chain into a model, and [`model`] is the
+//! `hpc` and `pcm` families.
 
 pub mod affinity;
 pub mod calibration;
+pub mod chain;
 pub mod data;
 pub mod dispersion;
 pub mod fit;

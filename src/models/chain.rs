@@ -6,8 +6,8 @@
 //! Written once here, a family supplies only its kernels through [`Chain`] (one
 //! transition given (seed, iteration), its log joint, what a kept iteration adds to the
 //! posterior means, and the encoding of its resumable state), in the spirit of nuts-rs'
-//! and bnpy's small generic cores. LDA runs on it; HPC, DCNT/SCNT and the VI families
-//! still have their own loops (see ARCHITECTURE.md).
+//! and bnpy's small generic cores. LDA, HPC and PCM run on it; DCNT/SCNT and the VI
+//! families still have their own loops (see ARCHITECTURE.md).
 //!
 //! Checkpoints: every `FitContext::checkpoint.every` the driver encodes a [`Checkpoint`]
 //! (its own position: iteration, kept count, last log-likelihood; the schedule and seed

@@ -159,7 +159,7 @@ fn given_params(family: &str) -> Value {
     match family {
         "lda" => serde_json::json!({"topics": 7, "iterations": 30, "optimize_interval": 5, "beta": 0.05, "checkpoint_every_s": 30}),
         "hpc" => serde_json::json!({"iterations": 40, "predictor": "single_label", "rate_curvature": "tree_diagonal", "max_label_sets": 10}),
-        "pcm" => serde_json::json!({"topics": 6, "iterations": 40, "strip_ancestors": false}),
+        "pcm" => serde_json::json!({"topics": 6, "iterations": 40, "strip_ancestors": false, "checkpoint_every_s": 15}),
         "dcnt" | "scnt" => serde_json::json!({"topics": 9, "iterations": 50, "gamma_mu": 2.5, "checkpoint_every_s": 30}),
         "hdp" => serde_json::json!({"topics": 12, "passes": 7, "alpha": 0.3, "checkpoint_every_s": 30}),
         "hdp_ammsb" => serde_json::json!({"communities": 8, "epsilon": 0.001, "passes": 9, "checkpoint_every_s": 0}),

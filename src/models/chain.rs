@@ -6,8 +6,8 @@
 //! Written once here, a family supplies only its kernels through [`Chain`] (one
 //! transition given (seed, iteration), its log joint, what a kept iteration adds to the
 //! posterior means, and the encoding of its resumable state), in the spirit of nuts-rs'
-//! and bnpy's small generic cores. LDA and DCNT/SCNT run on it; HPC and the VI families
-//! still have their own loops (see ARCHITECTURE.md).
+//! and bnpy's small generic cores. LDA, HPC/PCM and DCNT/SCNT run on it; the VI
+//! families run on the pass driver ([`super::passes`]).
 //!
 //! Checkpoints: every `FitContext::checkpoint.every` the driver encodes a [`Checkpoint`]
 //! (its own position: iteration, kept count, last log-likelihood; the schedule and seed

@@ -119,6 +119,9 @@ impl ParamReader {
     }
 }
 
+/// Largest `checkpoint_every_s` accepted (a week).
+pub const MAX_CHECKPOINT_EVERY_S: f64 = 604_800.0;
+
 /// The checkpoint interval in seconds a job asks for (`params.checkpoint_every_s`, 0 =
 /// off), read by the runner; the families that checkpoint check it with their params.
 pub fn requested_checkpoint_every(params: &Value) -> Option<f64> {

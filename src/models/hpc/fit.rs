@@ -1,27 +1,27 @@
-//! Fitting HPC or PCM: splits, the scan loop, posterior means of the estimands,
+//! Fitting HPC or PCM: splits, the chain (on the shared driver, [`crate::models::chain`],
+//! with HPC's kernels from [`super::chain`]), posterior means of the estimands,
 //! threshold calibration and the test-split evaluation.
 //!
 //! Why it exists: it turns a [`Corpus`] into an [`HpcModel`]. The sampler knows nothing
 //! of corpora, splits or progress; this module does, and nothing else.
 //!
-//! Splits: if the corpus has `split` tags, documents tagged `test` form the test split
-//! and `validation` (or `valid`, `dev`) the validation split; everything else trains.
-//! Without tags, each labelled document is assigned by its own random stream from the
-//! seed (`validation_fraction`, `test_fraction`). Documents without labels cannot
-//! train a supervised model and are left out (and counted).
+//! Splits: the rule every family shares ([`splits::assign`]): documents tagged `test`
+//! form the test split and `validation` (or `valid`, `dev`) the validation split, or
+//! without tags each document is assigned by its own random stream from the seed
+//! (`validation_fraction`, `test_fraction`). Documents without labels cannot train a
+//! supervised model and are left out (and counted).
 
 use super::calibration::{best_f1_threshold, calibrate, score, Thresholds};
+use super::chain::HpcChain;
 use super::data::{strip_redundant_ancestors, HpcData};
 use super::label_posterior::{ancestors_are_uploaded, candidate_sets, label_probabilities, Closure, LabelPrediction, Predictor, TEMPERATURES};
-use super::model::{Evaluation, FitSummary, HpcModel, ENCODING_VERSION};
+use super::model::{family_name, Evaluation, FitSummary, HpcModel, ENCODING_VERSION};
 use super::params::HpcParams;
-use super::sampler::{document_weights, linear_term, Caches, HpcState, ScanSettings, ScanStats};
 use crate::corpus::Corpus;
-use crate::models::{FitContext, FitError, Progress};
-use crate::rng::{stream, Purpose};
-use rand::RngExt;
+use crate::models::chain;
+use crate::models::splits::{self, Split};
+use crate::models::{FitContext, FitError};
 use rayon::prelude::*;
-use serde_json::json;
 
 /// Which part of the corpus a document belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,112 +33,21 @@ pub enum Role {
     Unlabelled,
 }
 
-/// Assign every document of the corpus a role.
+/// Assign every document of the corpus a role: the corpus' split ([`splits::assign`],
+/// the rule every family shares) unless the fit is supervised and the document has no
+/// label.
 pub fn assign_roles(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64) -> Vec<Role> {
-    let tags = corpus.splits.as_ref().filter(|s| s.iter().any(Option::is_some));
-    (0..corpus.doc_ids.len())
-        .map(|d| {
-            if supervised && corpus.doc_labels[d].is_empty() {
-                return Role::Unlabelled;
-            }
-            if let Some(tags) = tags {
-                return match tags[d].as_deref().map(str::to_ascii_lowercase).as_deref() {
-                    Some("test") => Role::Test,
-                    Some("validation" | "valid" | "dev") => Role::Validation,
-                    _ => Role::Train,
-                };
-            }
-            let u: f64 = stream(seed, Purpose::Split, 0, d as u64).random();
-            if u < p.test_fraction {
-                Role::Test
-            } else if u < p.test_fraction + p.validation_fraction {
-                Role::Validation
-            } else {
-                Role::Train
-            }
+    let split = splits::assign(corpus, p.test_fraction, p.validation_fraction, seed);
+    split
+        .into_iter()
+        .enumerate()
+        .map(|(d, split)| match split {
+            _ if supervised && corpus.doc_labels[d].is_empty() => Role::Unlabelled,
+            Split::Train => Role::Train,
+            Split::Validation => Role::Validation,
+            Split::Test => Role::Test,
         })
         .collect()
-}
-
-/// `len` zeros written in parallel into fresh memory (not a lazily zeroed allocation,
-/// whose pages would fault in at first use).
-fn touched_zeros(len: usize) -> Vec<f64> {
-    let mut out = Vec::with_capacity(len);
-    out.par_extend(rayon::iter::repeat_n(0.0, len));
-    out
-}
-
-/// Running sums of the estimands over kept scans, word-major `V × K`.
-struct EstimandSums {
-    frequency: Vec<f64>,
-    exclusivity: Vec<f64>,
-    exclusivity_all: Vec<f64>,
-    mu: Vec<f64>,
-    shares: Vec<f64>,
-    kept: usize,
-}
-
-impl EstimandSums {
-    /// The sums at zero. The V × K buffers (about 290 MB on a 15 000-word, 600-label
-    /// corpus) are written here, in parallel, so their pages are faulted in once at
-    /// set-up: a zeroed allocation would defer that to the first kept scan, which then
-    /// took 0.6 s longer than the others on 2 threads.
-    fn new(v: usize, k: usize) -> Self {
-        EstimandSums {
-            frequency: touched_zeros(v * k),
-            exclusivity: touched_zeros(v * k),
-            exclusivity_all: touched_zeros(v * k),
-            mu: touched_zeros(v * (k + 1)),
-            shares: vec![0.0; k],
-            kept: 0,
-        }
-    }
-
-    /// Add one scan: β_fk, φ_fk against the siblings (an only child against its
-    /// parent) and against every topic, μ, and each topic's share of expected tokens.
-    /// `beta` and `rate_totals` are exp(μ) and its column sums ([`Caches::rates`]).
-    fn add(&mut self, data: &HpcData, state: &HpcState, beta: &[f64], rate_totals: &[f64]) {
-        let (n, k) = (data.num_nodes(), data.num_topics());
-        self.kept += 1;
-        self.frequency
-            .par_chunks_mut(k)
-            .zip(self.exclusivity.par_chunks_mut(k))
-            .zip(self.exclusivity_all.par_chunks_mut(k))
-            .zip(self.mu.par_chunks_mut(n))
-            .enumerate()
-            .for_each_init(
-                || vec![0.0; n],
-                |child_sum, (f, (((freq, excl), excl_all), mu_sum))| {
-                    let mu = &state.mu[f * n..(f + 1) * n];
-                    let beta = &beta[f * n..(f + 1) * n];
-                    child_sum.iter_mut().for_each(|c| *c = 0.0);
-                    for node in 1..n {
-                        child_sum[data.parent[node].expect("labels have parents")] += beta[node];
-                    }
-                    let all: f64 = beta[1..].iter().sum();
-                    for node in 1..n {
-                        let p = data.parent[node].expect("labels have parents");
-                        let mut comparison = child_sum[p];
-                        if data.children[p].len() == 1 {
-                            comparison += beta[p];
-                        }
-                        freq[node - 1] += beta[node];
-                        excl[node - 1] += beta[node] / comparison;
-                        excl_all[node - 1] += beta[node] / all;
-                    }
-                    mu_sum.iter_mut().zip(mu).for_each(|(s, m)| *s += m);
-                },
-            );
-        // Expected tokens per topic: the linear term Σ_d l_d θ_dk times each topic's
-        // total rate.
-        let mut expected = linear_term(data, &document_weights(data, &state.xi));
-        expected.iter_mut().zip(rate_totals).for_each(|(e, t)| *e *= t);
-        let total: f64 = expected.iter().sum::<f64>().max(f64::MIN_POSITIVE);
-        // Topic k is node k + 1: the root has no share.
-        for (share, e) in self.shares.iter_mut().zip(&expected[1..]) {
-            *share += e / total;
-        }
-    }
 }
 
 /// The corpus shaped for the sampler: node tree, active nodes and counts of the
@@ -194,47 +103,14 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
         return Err(FitError::Numerical(format!("only {} training documents: HPC needs at least two", data.num_docs())));
     }
     let (v, k) = (data.num_terms(), data.num_topics());
-    let mut state = HpcState::initial(data, seed);
-    let curvature = p.curvature(k);
-    let mut caches = Caches::new(data, curvature);
-    let mut sums = EstimandSums::new(v, k);
-    let mut totals = ScanStats::default();
-    let mut last = (f64::NAN, f64::NAN);
-    for it in 1..=p.iterations {
-        if ctx.cancel.is_cancelled() {
-            return Err(FitError::Cancelled);
-        }
-        let settings = ScanSettings { seed, iteration: it as u64, refit_modes: p.refits_modes(it), leapfrog_steps: p.leapfrog_steps, step_size: p.step_size };
-        let stats = state.scan(data, &mut caches, settings);
-        let (words, labels) = match stats.log_likelihood {
-            Some(ll) => ll,
-            None => state.log_likelihood(data, &mut caches),
-        };
-        if !words.is_finite() {
-            return Err(FitError::Numerical(format!("log-likelihood is {words} at scan {it}")));
-        }
-        last = (words, labels);
-        if p.is_kept(it) {
-            let (beta, rate_totals) = caches.rates(&state.mu, data.num_nodes());
-            sums.add(data, &state, beta, rate_totals);
-        }
-        let rate = |a: usize, n: usize| if n > 0 { a as f64 / n as f64 } else { 1.0 };
-        let mut diagnostics = serde_json::Map::new();
-        diagnostics.insert("rate_acceptance".into(), json!(rate(stats.rate_accepted, stats.rate_draws)));
-        diagnostics.insert("untouched_acceptance".into(), json!(rate(stats.untouched_accepted, stats.untouched_proposals)));
-        diagnostics.insert("affinity_acceptance".into(), json!(rate(stats.affinity_accepted, stats.affinity_draws)));
-        diagnostics.insert("dispersion_accepted".into(), json!(stats.dispersion_accepted));
-        diagnostics.insert("mode_hessian_repairs".into(), json!(stats.mode_repairs));
-        diagnostics.insert("mass_matrix_repairs".into(), json!(stats.mass_repairs));
-        diagnostics.insert("mode_refit".into(), json!(settings.refit_modes));
-        diagnostics.insert("log_likelihood_words".into(), json!(words));
-        diagnostics.insert("log_likelihood_labels".into(), json!(labels));
-        diagnostics.insert("log_posterior".into(), json!(words + labels + state.log_prior(data)));
-        diagnostics.insert("kept_scans".into(), json!(sums.kept));
-        (ctx.progress)(Progress { iteration: it as u64, total: p.iterations as u64, loglik_per_token: Some(words / data.num_tokens), diagnostics });
-        totals = totals.merge(stats);
-    }
+    let family = family_name(supervised);
+    let schedule = p.schedule();
+    let (mut hpc, position) =
+        chain::start(ctx, family, seed, &schedule, |bytes, position| HpcChain::restore(data, p, bytes, position), || HpcChain::new(data, p, seed));
+    chain::run(&mut hpc, family, seed, &schedule, position, ctx)?;
+    let HpcChain { state, mut caches, mut sums, totals, last, .. } = hpc;
     if sums.kept == 0 {
+        // No scan fell on the thinning grid: use the final state.
         let (beta, rate_totals) = caches.rates(&state.mu, data.num_nodes());
         sums.add(data, &state, beta, rate_totals);
     }
@@ -285,7 +161,7 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
             mass_matrix_repairs: totals.mass_repairs,
             inactive_fallbacks: totals.inactive_fallbacks,
             factor_nonzeros: caches.factor_nonzeros(),
-            rate_curvature: curvature,
+            rate_curvature: p.curvature(k),
             nu: state.nu,
             sigma2: state.sigma2,
             psi: state.psi,

@@ -3,13 +3,14 @@
 //! Why it exists: HPC's block Gibbs sampler draws each word's log rates μ_f and each
 //! document's affinities ξ_d by scheduled conditional HMC. This folder holds the
 //! conditionals as [`crate::inference::LogDensity`] values with analytic gradients and
-//! Hessians (paper 003, Appendix A.2), checked against finite differences, and the
-//! families built on them (`hpc` and its unsupervised form `pcm`, in
-//! [`crate::models::registry::REGISTRY`]): fit, hyperparameter draws, FREX estimands,
-//! label prediction.
+//! Hessians (paper 003, Appendix A.2), checked against finite differences; [`chain`]
+//! hands one scan of them to the shared chain driver (which owns the loop,
+//! checkpoints and resume), [`fit`] turns the chain into a model, and [`model`] is the
+//! `hpc` and `pcm` families (in [`crate::models::registry::REGISTRY`]).
 
 pub mod affinity;
 pub mod calibration;
+pub mod chain;
 pub mod data;
 pub mod dispersion;
 pub mod fit;
@@ -24,6 +25,8 @@ pub mod params;
 pub mod predict;
 pub mod rate_scratch;
 pub mod rates;
+#[cfg(test)]
+mod resume_checks;
 pub mod sampler;
 pub mod simulate;
 pub mod touched;

@@ -37,7 +37,7 @@ pub static HPC: HpcFamily = HpcFamily { supervised: true };
 pub static PCM: HpcFamily = HpcFamily { supervised: false };
 
 /// The wire name of the supervised (`hpc`) or unsupervised (`pcm`) family.
-fn family_name(supervised: bool) -> &'static str {
+pub(super) fn family_name(supervised: bool) -> &'static str {
     if supervised {
         "hpc"
     } else {
@@ -51,7 +51,13 @@ impl ModelFamily for HpcFamily {
     }
 
     fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
-        Ok(HpcParams::from_json(params, self.supervised)?.to_json(self.supervised))
+        // `checkpoint_every_s` is the runner's (its default is the server's flag, not the
+        // model's): kept only when given.
+        let mut effective = HpcParams::from_json(params, self.supervised)?.to_json(self.supervised);
+        if crate::models::params::requested_checkpoint_every(params).is_some() {
+            effective["checkpoint_every_s"] = params["checkpoint_every_s"].clone();
+        }
+        Ok(effective)
     }
 
     fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError> {

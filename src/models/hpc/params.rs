@@ -2,7 +2,8 @@
 
 use super::label_posterior::{Closure, Predictor};
 use super::rates::Curvature;
-use crate::models::params::{ParamError, ParamReader};
+use crate::models::chain::Schedule;
+use crate::models::params::{ParamError, ParamReader, MAX_CHECKPOINT_EVERY_S};
 
 /// `rate_curvature = auto` uses the full Hessian up to this many topics: beyond it the
 /// co-occurrence core of frequent words makes the sparse factor's fill, and its cost,
@@ -96,6 +97,9 @@ impl HpcParams {
         }
         let min_label_validation = r.uint_in("min_label_validation", 1, 1_000_000)?.unwrap_or(5) as usize;
         let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
+        // Checked here, read by the job runner (`params::requested_checkpoint_every`): how
+        // often a fit is checkpointed is not part of the model, so it is not kept.
+        r.non_negative("checkpoint_every_s", MAX_CHECKPOINT_EVERY_S)?;
         let (predictor, label_closure, max_label_sets) = if supervised {
             let predictor = match r.string("predictor")?.as_deref() {
                 None | Some("label_sets") => Predictor::LabelSets,
@@ -151,9 +155,11 @@ impl HpcParams {
         v
     }
 
-    /// Whether scan `iteration` (1-based) contributes to the posterior means.
-    pub fn is_kept(&self, iteration: usize) -> bool {
-        iteration > self.burn_in && (iteration - self.burn_in).is_multiple_of(self.thin)
+    /// The chain driver's view of the scans: which are kept is [`Schedule::is_kept`].
+    /// HPC computes its log-likelihood inside every scan (the affinity block has the
+    /// rates at hand), so the driver reports it after every scan.
+    pub fn schedule(&self) -> Schedule {
+        Schedule { iterations: self.iterations, burn_in: self.burn_in, thin: self.thin, loglik_every: 1 }
     }
 
     /// The curvature for a model with `topics` topics.
@@ -178,7 +184,12 @@ mod tests {
         assert_eq!(p.burn_in, 50);
         assert!(p.refits_modes(1) && p.refits_modes(21) && p.refits_modes(41));
         assert!(!p.refits_modes(2) && !p.refits_modes(61));
-        assert!(p.is_kept(51) && !p.is_kept(50));
+        assert!(p.schedule().is_kept(51) && !p.schedule().is_kept(50));
+        let thinned = HpcParams::from_json(&json!({"iterations": 20, "burn_in": 5, "thin": 4}), true).unwrap().schedule();
+        assert_eq!((1..=20).filter(|&it| thinned.is_kept(it)).collect::<Vec<_>>(), vec![9, 13, 17]);
+        assert!((1..=20).all(|it| thinned.computes_loglik(it)), "the trace has every scan");
+        // The checkpoint interval is accepted but is not part of the model's parameters.
+        assert_eq!(HpcParams::from_json(&json!({"iterations": 100, "checkpoint_every_s": 0.5}), true).unwrap(), p);
         assert_eq!(p.validation_fraction, 0.15);
         let pcm = HpcParams::from_json(&json!({"topics": 8}), false).unwrap();
         assert_eq!((pcm.topics, pcm.validation_fraction), (8, 0.0));
@@ -201,6 +212,8 @@ mod tests {
             (json!({"predictor": "mode"}), false, "predictor"),
             (json!({"max_label_sets": -1}), true, "max_label_sets"),
             (json!({"max_label_sets": 10}), false, "max_label_sets"),
+            (json!({"checkpoint_every_s": -1}), true, "checkpoint_every_s"),
+            (json!({"checkpoint_every_s": "soon"}), false, "checkpoint_every_s"),
         ] {
             assert_eq!(HpcParams::from_json(&body, supervised).unwrap_err().field, field, "{body}");
         }

@@ -29,6 +29,7 @@ use crate::inference::{fast_exp, hmc_step, minimum_degree_order, MassMatrix, Spa
 use crate::rng::{stream, Purpose};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 /// Settings of one scan.
 #[derive(Debug, Clone, Copy)]
@@ -136,6 +137,61 @@ impl Caches {
         (&self.beta, &self.rate_totals)
     }
 
+    /// Caches for a chain continued from a checkpoint at state `mu`, with the likelihood
+    /// Hessians a running chain's caches held ([`Caches::likelihood_hessians`];
+    /// documents' as column-major values). The word blocks and patterns are rebuilt from
+    /// the data; β is e^μ of the state, which is exactly what the last rate block left
+    /// (it writes e^μ of every value it sets, [`fast_exp`] as here, and nothing else
+    /// changes μ), so it is recomputed rather than stored. Every Hessian must have its
+    /// word's (document's) shape: a resumed chain has run at least one scan, and scan 1
+    /// refits every mode.
+    pub fn resumed(
+        data: &HpcData,
+        curvature: Curvature,
+        mu: &[f64],
+        rate_hessians: Vec<(Vec<f64>, Vec<f64>)>,
+        affinity_hessians: Vec<Vec<f64>>,
+    ) -> Result<Self, String> {
+        let mut caches = Caches::new(data, curvature);
+        if rate_hessians.len() != data.num_terms() || affinity_hessians.len() != data.num_docs() || mu.len() != data.num_terms() * data.num_nodes() {
+            return Err("the cached Hessians or μ do not have the data's words and documents".into());
+        }
+        if let Some(f) = (0..data.num_terms()).find(|&f| (rate_hessians[f].0.len(), rate_hessians[f].1.len()) != caches.rate_hessian_shape(data, f)) {
+            return Err(format!("word {f}'s cached Hessian does not have its block's shape"));
+        }
+        let affinity: Vec<DMatrix<f64>> = affinity_hessians
+            .into_iter()
+            .enumerate()
+            .map(|(d, values)| {
+                let a = data.active.row(d).len();
+                (values.len() == a * a).then(|| DMatrix::from_vec(a, a, values)).ok_or_else(|| format!("document {d}'s cached Hessian is not {a} × {a}"))
+            })
+            .collect::<Result<_, _>>()?;
+        caches.rate_hessians = rate_hessians;
+        caches.affinity_hessians = affinity;
+        caches.rates(mu, data.num_nodes());
+        caches.beta_is_current = true;
+        Ok(caches)
+    }
+
+    /// The (diagonal, off-diagonal) lengths of word `f`'s cached likelihood Hessian once
+    /// a mode was fitted: its block's pattern (nothing for a word without a block).
+    fn rate_hessian_shape(&self, data: &HpcData, f: usize) -> (usize, usize) {
+        let nodes = &self.blocks[f];
+        match self.curvature {
+            Curvature::Full => (self.patterns[f].dim(), self.patterns[f].nnz()),
+            // The tree's edges inside the block: every block node but the root has its
+            // parent in the block (blocks are closed under ancestors).
+            Curvature::TreeDiagonal => (nodes.len(), nodes.iter().filter(|&&node| data.parent[node as usize].is_some()).count()),
+        }
+    }
+
+    /// The likelihood Hessians cached at the last mode refit, by word and by document:
+    /// what a checkpoint must carry of the caches (see [`Caches::resumed`]).
+    pub fn likelihood_hessians(&self) -> (&[(Vec<f64>, Vec<f64>)], &[DMatrix<f64>]) {
+        (&self.rate_hessians, &self.affinity_hessians)
+    }
+
     /// Stored non-zeros of all word factors (a measure of the rate block's cost).
     pub fn factor_nonzeros(&self) -> usize {
         match self.curvature {
@@ -147,7 +203,7 @@ impl Caches {
 }
 
 /// Counts from one scan (acceptances, repairs), summed over words or documents.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ScanStats {
     pub rate_accepted: usize,
     pub rate_draws: usize,
@@ -302,7 +358,13 @@ impl HpcState {
                 }
             }
         }
-        HpcState { mu, tau2: vec![0.5; v * n], xi, psi, gamma2, eta, lambda2: 1.0, nu: 5.0, sigma2: 0.5 }
+        HpcState { mu, tau2: Self::initial_tau2(v, n), xi, psi, gamma2, eta, lambda2: 1.0, nu: 5.0, sigma2: 0.5 }
+    }
+
+    /// The starting τ² of `v` words over `n` nodes. Only parent nodes' entries are
+    /// ever drawn; the others keep this value for the whole chain.
+    pub fn initial_tau2(v: usize, n: usize) -> Vec<f64> {
+        vec![0.5; v * n]
     }
 
     /// One full Gibbs scan. Returns its statistics.

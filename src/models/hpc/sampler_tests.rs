@@ -97,3 +97,45 @@ fn the_scan_reports_the_log_likelihood_of_its_final_state() {
         assert!((labels - want_labels).abs() < 1e-10 * want_labels.abs(), "scan {it}: labels {labels} vs {want_labels}");
     }
 }
+
+/// What a checkpoint leaves out of the caches can be rebuilt exactly: after every scan
+/// β is e^μ of the state (bit for bit) and B its column sums, and caches resumed from
+/// the state and the cached likelihood Hessians continue the chain exactly as the
+/// running caches do, with either curvature. Hessians of the wrong shape are refused.
+#[test]
+fn resumed_caches_continue_the_chain_exactly() {
+    for curvature in [Curvature::Full, Curvature::TreeDiagonal] {
+        let (data, mut state) = tiny();
+        state.xi.iter_mut().for_each(|x| *x = x.clamp(-4.0, 4.0));
+        let mut caches = Caches::new(&data, curvature);
+        let settings = |it: u64| ScanSettings { seed: 9, iteration: it, refit_modes: it == 1 || it == 4, leapfrog_steps: 4, step_size: 0.3 };
+        let mut resumed = None;
+        for it in 1..=6 {
+            state.scan(&data, &mut caches, settings(it));
+            let exp_mu: Vec<u64> = state.mu.iter().map(|&m| fast_exp(m).to_bits()).collect();
+            assert_eq!(caches.beta.iter().map(|b| b.to_bits()).collect::<Vec<_>>(), exp_mu, "{curvature:?} scan {it}: β is e^μ");
+            assert_eq!(caches.rate_totals, column_sums(&caches.beta, data.num_nodes()));
+            if it == 2 {
+                let (rates, documents) = caches.likelihood_hessians();
+                let documents = documents.iter().map(|m| m.as_slice().to_vec()).collect();
+                resumed = Some((state.clone(), Caches::resumed(&data, curvature, &state.mu, rates.to_vec(), documents).expect("shapes fit")));
+            }
+        }
+        let (mut other, mut other_caches) = resumed.unwrap();
+        for it in 3..=6 {
+            other.scan(&data, &mut other_caches, settings(it));
+        }
+        assert_eq!((other.mu, other.tau2, other.xi, other.eta), (state.mu.clone(), state.tau2.clone(), state.xi.clone(), state.eta.clone()), "{curvature:?}");
+        assert_eq!((other.psi, other.gamma2, other.lambda2, other.nu, other.sigma2), (state.psi, state.gamma2, state.lambda2, state.nu, state.sigma2));
+
+        let (rates, documents) = caches.likelihood_hessians();
+        let documents: Vec<Vec<f64>> = documents.iter().map(|m| m.as_slice().to_vec()).collect();
+        let mut short_word = rates.to_vec();
+        short_word[1].0.pop();
+        let mut short_document = documents.clone();
+        short_document[2].pop();
+        for (rates, documents) in [(short_word, documents.clone()), (rates.to_vec(), short_document), (rates[..2].to_vec(), documents)] {
+            assert!(Caches::resumed(&data, curvature, &state.mu, rates, documents).is_err(), "{curvature:?}");
+        }
+    }
+}

@@ -81,8 +81,7 @@ impl From<LdaParamsV3> for LdaParams {
     }
 }
 
-/// Largest `checkpoint_every_s` accepted (a week).
-pub const MAX_CHECKPOINT_EVERY_S: f64 = 604_800.0;
+pub use crate::models::params::MAX_CHECKPOINT_EVERY_S;
 
 /// Largest K accepted (topic ids are stored as `u16` in thinned samples).
 pub const MAX_TOPICS: u64 = 10_000;

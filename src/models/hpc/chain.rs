@@ -1,0 +1,319 @@
+//! HPC's and PCM's kernels for the chain driver ([`crate::models::chain`]), and their
+//! resumable state.
+//!
+//! Why it exists: `fit_hpc` no longer owns a loop. This module is what HPC supplies to
+//! the driver: one Gibbs scan ([`HpcState::scan`] with the Hessian schedule's settings
+//! for that scan), its log-likelihood (computed inside every scan, as the trace always
+//! showed it), the estimand sums a kept scan adds to, and the encoding of everything a
+//! checkpoint must carry to continue bit for bit:
+//!
+//! - the state: μ, τ² at the parent nodes (the only entries a scan reads or writes;
+//!   the rest stay at their initial value), ξ and the hyperparameters;
+//! - from the sampler's caches, the likelihood Hessians cached at the last mode refit
+//!   (per word and per document): Algorithm 1 reuses them until the next refit, and they
+//!   cannot be recomputed from the state. The rest of the caches is rebuilt: the word
+//!   blocks and sparsity patterns from the data, and β = e^μ with its column sums from
+//!   μ (the rate block leaves β exactly e^μ of the state, [`Caches::resumed`]);
+//! - the estimand sums once a scan has been kept (before that they are zero);
+//! - the running acceptance and repair counts, and the last (words, labels)
+//!   log-likelihood.
+
+use super::data::HpcData;
+use super::params::HpcParams;
+use super::sampler::{document_weights, linear_term, Caches, HpcState, ScanSettings, ScanStats};
+use crate::models::chain::{Chain, Position, Schedule};
+use crate::models::FitError;
+use nalgebra::DMatrix;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+/// `len` zeros written in parallel into fresh memory (not a lazily zeroed allocation,
+/// whose pages would fault in at first use).
+fn touched_zeros(len: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(len);
+    out.par_extend(rayon::iter::repeat_n(0.0, len));
+    out
+}
+
+/// Running sums of the estimands over kept scans, word-major `V × K`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct EstimandSums {
+    pub frequency: Vec<f64>,
+    pub exclusivity: Vec<f64>,
+    pub exclusivity_all: Vec<f64>,
+    /// `V × (K + 1)`: every node's log rate, the root's included.
+    pub mu: Vec<f64>,
+    pub shares: Vec<f64>,
+    pub kept: usize,
+}
+
+impl EstimandSums {
+    /// The sums at zero. The V × K buffers (about 290 MB on a 15 000-word, 600-label
+    /// corpus) are written here, in parallel, so their pages are faulted in once at
+    /// set-up: a zeroed allocation would defer that to the first kept scan, which then
+    /// took 0.6 s longer than the others on 2 threads.
+    pub fn new(v: usize, k: usize) -> Self {
+        EstimandSums {
+            frequency: touched_zeros(v * k),
+            exclusivity: touched_zeros(v * k),
+            exclusivity_all: touched_zeros(v * k),
+            mu: touched_zeros(v * (k + 1)),
+            shares: vec![0.0; k],
+            kept: 0,
+        }
+    }
+
+    /// Whether the buffers have the shapes of `v` words and `k` topics.
+    fn has_shape(&self, v: usize, k: usize) -> bool {
+        [&self.frequency, &self.exclusivity, &self.exclusivity_all].iter().all(|s| s.len() == v * k) && self.mu.len() == v * (k + 1) && self.shares.len() == k
+    }
+
+    /// Add one scan: β_fk, φ_fk against the siblings (an only child against its
+    /// parent) and against every topic, μ, and each topic's share of expected tokens.
+    /// `beta` and `rate_totals` are exp(μ) and its column sums ([`Caches::rates`]).
+    pub fn add(&mut self, data: &HpcData, state: &HpcState, beta: &[f64], rate_totals: &[f64]) {
+        let (n, k) = (data.num_nodes(), data.num_topics());
+        self.kept += 1;
+        self.frequency
+            .par_chunks_mut(k)
+            .zip(self.exclusivity.par_chunks_mut(k))
+            .zip(self.exclusivity_all.par_chunks_mut(k))
+            .zip(self.mu.par_chunks_mut(n))
+            .enumerate()
+            .for_each_init(
+                || vec![0.0; n],
+                |child_sum, (f, (((freq, excl), excl_all), mu_sum))| {
+                    let mu = &state.mu[f * n..(f + 1) * n];
+                    let beta = &beta[f * n..(f + 1) * n];
+                    child_sum.iter_mut().for_each(|c| *c = 0.0);
+                    for node in 1..n {
+                        child_sum[data.parent[node].expect("labels have parents")] += beta[node];
+                    }
+                    let all: f64 = beta[1..].iter().sum();
+                    for node in 1..n {
+                        let p = data.parent[node].expect("labels have parents");
+                        let mut comparison = child_sum[p];
+                        if data.children[p].len() == 1 {
+                            comparison += beta[p];
+                        }
+                        freq[node - 1] += beta[node];
+                        excl[node - 1] += beta[node] / comparison;
+                        excl_all[node - 1] += beta[node] / all;
+                    }
+                    mu_sum.iter_mut().zip(mu).for_each(|(s, m)| *s += m);
+                },
+            );
+        // Expected tokens per topic: the linear term Σ_d l_d θ_dk times each topic's
+        // total rate.
+        let mut expected = linear_term(data, &document_weights(data, &state.xi));
+        expected.iter_mut().zip(rate_totals).for_each(|(e, t)| *e *= t);
+        let total: f64 = expected.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+        // Topic k is node k + 1: the root has no share.
+        for (share, e) in self.shares.iter_mut().zip(&expected[1..]) {
+            *share += e / total;
+        }
+    }
+}
+
+/// A running HPC or PCM chain over the training split.
+pub(super) struct HpcChain<'a> {
+    data: &'a HpcData,
+    params: &'a HpcParams,
+    schedule: Schedule,
+    pub state: HpcState,
+    pub caches: Caches,
+    pub sums: EstimandSums,
+    /// The scans' acceptance and repair counts summed so far.
+    pub totals: ScanStats,
+    /// (words, labels) log-likelihood after the last scan (NaN before the first).
+    pub last: (f64, f64),
+}
+
+/// Format version of [`SavedHpc`].
+const STATE_VERSION: u32 = 1;
+
+/// What an HPC checkpoint carries (besides the driver's position).
+#[derive(Serialize, Deserialize)]
+struct SavedHpc {
+    version: u32,
+    /// [`chain_key`] of the parameters the chain ran with.
+    params: Vec<u8>,
+    /// The training split's token count (a cheap check that the data are the same).
+    num_tokens: f64,
+    mu: Vec<f64>,
+    /// τ² at the parent nodes, word-major `V × parent_nodes`.
+    tau2_parents: Vec<f64>,
+    xi: Vec<f64>,
+    psi: f64,
+    gamma2: f64,
+    eta: Vec<f64>,
+    lambda2: f64,
+    nu: f64,
+    sigma2: f64,
+    /// Each word's cached likelihood Hessian (diagonal, off-diagonal by pattern slot).
+    rate_hessians: Vec<(Vec<f64>, Vec<f64>)>,
+    /// Each document's cached active-block Hessian, column-major.
+    affinity_hessians: Vec<Vec<f64>>,
+    /// `None` until a scan is kept.
+    sums: Option<EstimandSums>,
+    totals: ScanStats,
+    last: (f64, f64),
+}
+
+/// The parameters that shape the chain, as bytes: all but `threads` (which never
+/// changes a number) and the prediction settings, which act after the chain.
+fn chain_key(p: &HpcParams) -> Vec<u8> {
+    postcard::to_allocvec(&HpcParams { threads: 0, ..p.clone() }).expect("plain data encodes")
+}
+
+impl<'a> HpcChain<'a> {
+    /// A chain from HPC's starting point ([`HpcState::initial`]).
+    pub fn new(data: &'a HpcData, params: &'a HpcParams, seed: u64) -> Self {
+        let state = HpcState::initial(data, seed);
+        let caches = Caches::new(data, params.curvature(data.num_topics()));
+        let sums = EstimandSums::new(data.num_terms(), data.num_topics());
+        HpcChain { data, params, schedule: params.schedule(), state, caches, sums, totals: ScanStats::default(), last: (f64::NAN, f64::NAN) }
+    }
+
+    /// A chain continued from [`Chain::save`]'s bytes; every length and value range is
+    /// checked against the data and parameters, so bad bytes are an error, not a panic.
+    pub fn restore(data: &'a HpcData, params: &'a HpcParams, bytes: &[u8], position: &Position) -> Result<Self, String> {
+        let s: SavedHpc = postcard::from_bytes(bytes).map_err(|e| format!("HPC state does not decode: {e}"))?;
+        let (v, n, k, d) = (data.num_terms(), data.num_nodes(), data.num_topics(), data.num_docs());
+        let finite = |xs: &[f64]| xs.iter().all(|x| x.is_finite());
+        let positive = |xs: &[f64]| xs.iter().all(|x| x.is_finite() && *x > 0.0);
+        let checks = [
+            (s.version == STATE_VERSION, "state version"),
+            (s.params == chain_key(params), "parameters"),
+            (s.num_tokens.to_bits() == data.num_tokens.to_bits(), "training tokens"),
+            (s.mu.len() == v * n && finite(&s.mu), "μ"),
+            (s.tau2_parents.len() == v * data.parent_nodes.len() && positive(&s.tau2_parents), "τ²"),
+            (s.xi.len() == d * k && finite(&s.xi), "ξ"),
+            (s.eta.len() == k && finite(&s.eta) && s.psi.is_finite() && positive(&[s.gamma2, s.lambda2, s.nu, s.sigma2]), "hyperparameters"),
+            (s.sums.as_ref().map_or(position.kept == 0, |sums| sums.has_shape(v, k) && sums.kept == position.kept), "estimand sums"),
+            (s.last.0.is_finite() && (s.last.0 / data.num_tokens).to_bits() == position.last_loglik.to_bits(), "log-likelihood"),
+        ];
+        if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
+            return Err(format!("HPC state does not fit this corpus and these parameters ({what})"));
+        }
+        let mut tau2 = HpcState::initial_tau2(v, n);
+        for (row, saved) in tau2.chunks_mut(n).zip(s.tau2_parents.chunks(data.parent_nodes.len().max(1))) {
+            for (&p, &t) in data.parent_nodes.iter().zip(saved) {
+                row[p] = t;
+            }
+        }
+        let state = HpcState { mu: s.mu, tau2, xi: s.xi, psi: s.psi, gamma2: s.gamma2, eta: s.eta, lambda2: s.lambda2, nu: s.nu, sigma2: s.sigma2 };
+        let caches = Caches::resumed(data, params.curvature(k), &state.mu, s.rate_hessians, s.affinity_hessians)?;
+        let sums = s.sums.unwrap_or_else(|| EstimandSums::new(v, k));
+        Ok(HpcChain { data, params, schedule: params.schedule(), state, caches, sums, totals: s.totals, last: s.last })
+    }
+}
+
+/// A scan's progress diagnostics: acceptance rates, repairs, whether it refit the modes,
+/// its log-likelihood parts and the log posterior.
+fn scan_diagnostics(stats: &ScanStats, refit_modes: bool, (words, labels): (f64, f64), log_prior: f64, kept_scans: usize) -> Map<String, Value> {
+    let rate = |a: usize, n: usize| if n > 0 { a as f64 / n as f64 } else { 1.0 };
+    let mut diagnostics = Map::new();
+    diagnostics.insert("rate_acceptance".into(), json!(rate(stats.rate_accepted, stats.rate_draws)));
+    diagnostics.insert("untouched_acceptance".into(), json!(rate(stats.untouched_accepted, stats.untouched_proposals)));
+    diagnostics.insert("affinity_acceptance".into(), json!(rate(stats.affinity_accepted, stats.affinity_draws)));
+    diagnostics.insert("dispersion_accepted".into(), json!(stats.dispersion_accepted));
+    diagnostics.insert("mode_hessian_repairs".into(), json!(stats.mode_repairs));
+    diagnostics.insert("mass_matrix_repairs".into(), json!(stats.mass_repairs));
+    diagnostics.insert("mode_refit".into(), json!(refit_modes));
+    diagnostics.insert("log_likelihood_words".into(), json!(words));
+    diagnostics.insert("log_likelihood_labels".into(), json!(labels));
+    diagnostics.insert("log_posterior".into(), json!(words + labels + log_prior));
+    // The name HPC's progress used before the driver added `kept_sweeps` (same value).
+    diagnostics.insert("kept_scans".into(), json!(kept_scans));
+    diagnostics
+}
+
+impl Chain for HpcChain<'_> {
+    fn step(&mut self, seed: u64, iteration: usize) -> Result<Map<String, Value>, FitError> {
+        let p = self.params;
+        let settings = ScanSettings {
+            seed,
+            iteration: iteration as u64,
+            refit_modes: p.refits_modes(iteration),
+            leapfrog_steps: p.leapfrog_steps,
+            step_size: p.step_size,
+        };
+        let stats = self.state.scan(self.data, &mut self.caches, settings);
+        self.last = match stats.log_likelihood {
+            Some(ll) => ll,
+            None => self.state.log_likelihood(self.data, &mut self.caches),
+        };
+        let kept_scans = self.sums.kept + self.schedule.is_kept(iteration) as usize;
+        let diagnostics = scan_diagnostics(&stats, settings.refit_modes, self.last, self.state.log_prior(self.data), kept_scans);
+        self.totals = std::mem::take(&mut self.totals).merge(stats);
+        Ok(diagnostics)
+    }
+
+    /// The words' log-likelihood per training token, as the scan computed it.
+    fn log_joint_per_token(&self) -> f64 {
+        self.last.0 / self.data.num_tokens
+    }
+
+    fn keep(&mut self) -> Option<Vec<u8>> {
+        let (beta, rate_totals) = self.caches.rates(&self.state.mu, self.data.num_nodes());
+        self.sums.add(self.data, &self.state, beta, rate_totals);
+        None
+    }
+
+    fn save(&self) -> Vec<u8> {
+        /// [`SavedHpc`] borrowing the chain's buffers (the same encoding).
+        #[derive(Serialize)]
+        struct SavedRef<'s> {
+            version: u32,
+            params: Vec<u8>,
+            num_tokens: f64,
+            mu: &'s [f64],
+            tau2_parents: Vec<f64>,
+            xi: &'s [f64],
+            psi: f64,
+            gamma2: f64,
+            eta: &'s [f64],
+            lambda2: f64,
+            nu: f64,
+            sigma2: f64,
+            rate_hessians: &'s [(Vec<f64>, Vec<f64>)],
+            affinity_hessians: ColumnMajor<'s>,
+            sums: Option<&'s EstimandSums>,
+            totals: &'s ScanStats,
+            last: (f64, f64),
+        }
+        let (s, data) = (&self.state, self.data);
+        let (rate_hessians, affinity_hessians) = self.caches.likelihood_hessians();
+        let saved = SavedRef {
+            version: STATE_VERSION,
+            params: chain_key(self.params),
+            num_tokens: data.num_tokens,
+            mu: &s.mu,
+            tau2_parents: s.tau2.chunks(data.num_nodes()).flat_map(|row| data.parent_nodes.iter().map(move |&p| row[p])).collect(),
+            xi: &s.xi,
+            psi: s.psi,
+            gamma2: s.gamma2,
+            eta: &s.eta,
+            lambda2: s.lambda2,
+            nu: s.nu,
+            sigma2: s.sigma2,
+            rate_hessians,
+            affinity_hessians: ColumnMajor(affinity_hessians),
+            sums: (self.sums.kept > 0).then_some(&self.sums),
+            totals: &self.totals,
+            last: self.last,
+        };
+        postcard::to_allocvec(&saved).expect("plain data encodes")
+    }
+}
+
+/// Matrices encoded as a sequence of their column-major values (as `Vec<Vec<f64>>`).
+struct ColumnMajor<'a>(&'a [DMatrix<f64>]);
+
+impl Serialize for ColumnMajor<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|m| m.as_slice()))
+    }
+}

@@ -1,0 +1,297 @@
+//! Checks of HPC and PCM on the chain driver: fits are pinned to the model bytes the
+//! scan loop before the driver produced, and a fit interrupted at any checkpoint (in
+//! burn-in, on and between kept scans, just after a mode refit, ...) and resumed on
+//! another thread count ends with exactly the bytes, and the progress trace, of the
+//! uninterrupted fit; checkpoints that do not fit the chain are rejected.
+
+use super::fit::fit_hpc;
+use super::model::HpcModel;
+use super::params::HpcParams;
+use super::simulate::{simulate, SimulationConfig};
+use crate::corpus::builder::build_corpus;
+use crate::corpus::preprocess::{PreprocessOptions, StopWords};
+use crate::corpus::Corpus;
+use crate::models::chain::{Checkpoint, Resume};
+use crate::models::{CancelToken, Checkpointing, FitContext, Progress, TopicModel};
+use serde_json::json;
+use std::sync::Mutex;
+
+/// CRC-64/XZ of a model's encoding.
+fn fingerprint(model: &HpcModel) -> u64 {
+    crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&model.encode())
+}
+
+/// 360 documents of about 80 tokens over 200 words, drawn from HPC with two levels of
+/// labels (3 top labels with 3 children each, K = 12); every seventh document is tagged
+/// for a split when `tagged` (test, validation, dev or train in turn), and PCM's copy
+/// has no labels.
+fn small_corpus(supervised: bool, tagged: bool) -> Corpus {
+    let config = SimulationConfig {
+        documents: 360,
+        words: 200,
+        fanout: vec![3, 3],
+        psi: -1.0,
+        gamma2: 1.0,
+        nu: 6.0,
+        sigma2: 0.5,
+        eta: -2.0,
+        lambda2: 1.0,
+        mean_length: 80.0,
+    };
+    let mut docs = simulate(&config, 17).to_raw_documents();
+    for (d, doc) in docs.iter_mut().enumerate() {
+        if !supervised {
+            doc.labels = None;
+        }
+        if tagged {
+            doc.split = ["test", "validation", "train", "dev", "Test", "", "train"].get(d % 7).filter(|t| !t.is_empty()).map(|t| t.to_string());
+        }
+    }
+    build_corpus(PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() }, &[], docs).expect("corpus builds")
+}
+
+/// A configuration the checks fit: its name, whether it is HPC (else PCM), whether the
+/// corpus carries split tags, the params, how many documents land in each split, and
+/// the fingerprint of the model the scan loop before the chain driver produced
+/// (computed with that code, seed [`SEED`], x86-64).
+struct Case {
+    name: &'static str,
+    supervised: bool,
+    tagged: bool,
+    params: serde_json::Value,
+    /// Training, validation and test documents.
+    split: (usize, usize, usize),
+    pin: u64,
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "hpc_splits",
+            supervised: true,
+            tagged: false,
+            params: json!({"iterations": 12, "burn_in": 5, "hessian_every": 3, "validation_fraction": 0.2, "test_fraction": 0.2}),
+            split: (219, 75, 66),
+            pin: PIN_HPC_SPLITS,
+        },
+        Case {
+            name: "hpc_thinned_full",
+            supervised: true,
+            tagged: false,
+            params: json!({"iterations": 14, "burn_in": 4, "thin": 3, "hessian_every": 2, "rate_curvature": "full", "predictor": "single_label"}),
+            split: (312, 48, 0),
+            pin: PIN_HPC_THINNED_FULL,
+        },
+        Case {
+            name: "hpc_tagged",
+            supervised: true,
+            tagged: true,
+            params: json!({"iterations": 9, "burn_in": 3, "thin": 2, "hessian_every": 4, "rate_curvature": "tree_diagonal"}),
+            split: (154, 103, 103),
+            pin: PIN_HPC_TAGGED,
+        },
+        Case {
+            name: "pcm",
+            supervised: false,
+            tagged: false,
+            params: json!({"topics": 4, "iterations": 12, "burn_in": 6, "thin": 2, "hessian_every": 4}),
+            split: (360, 0, 0),
+            pin: PIN_PCM,
+        },
+        Case {
+            name: "pcm_test_split",
+            supervised: false,
+            tagged: false,
+            params: json!({"topics": 3, "iterations": 8, "burn_in": 2, "thin": 3, "hessian_every": 1, "test_fraction": 0.25, "rate_curvature": "tree_diagonal"}),
+            split: (279, 0, 81),
+            pin: PIN_PCM_TEST_SPLIT,
+        },
+    ]
+}
+
+const PIN_HPC_SPLITS: u64 = 0x8ea418d025792a05;
+const PIN_HPC_THINNED_FULL: u64 = 0x51b46110a5531e9c;
+const PIN_HPC_TAGGED: u64 = 0xba88aae6b7e2dc0f;
+const PIN_PCM: u64 = 0x95cdd2addbefb132;
+const PIN_PCM_TEST_SPLIT: u64 = 0x36de4fb956d62886;
+
+const SEED: u64 = 7;
+
+fn params_of(case: &Case) -> HpcParams {
+    HpcParams::from_json(&case.params, case.supervised).expect("params are valid")
+}
+
+/// What one run did: the model, its progress reports, its checkpoints and what became
+/// of the one it was handed.
+struct Run {
+    model: HpcModel,
+    progress: Vec<Progress>,
+    checkpoints: Vec<(u64, Vec<u8>)>,
+    resumed: Vec<Resume>,
+}
+
+/// Fit `case` on `threads` threads, checkpointing after every scan, from `resume` if
+/// given.
+fn fit(corpus: &Corpus, case: &Case, threads: usize, resume: Option<&[u8]>) -> Run {
+    let p = params_of(case);
+    let (progress, checkpoints, resumed) = (Mutex::new(Vec::new()), Mutex::new(Vec::new()), Mutex::new(Vec::new()));
+    let cancel = CancelToken::new();
+    let ctx = FitContext {
+        progress: &|p| progress.lock().unwrap().push(p),
+        cancel: &cancel,
+        sample: &|_, _| panic!("HPC stores no thinned samples"),
+        checkpoint: Checkpointing {
+            every: Some(std::time::Duration::ZERO),
+            save: &|it, bytes| checkpoints.lock().unwrap().push((it, bytes)),
+            resume_from: resume,
+            resumed: &|r| resumed.lock().unwrap().push(r),
+        },
+    };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let model = pool.install(|| fit_hpc(corpus, &p, case.supervised, SEED, &ctx)).expect("fit runs");
+    Run { model, progress: progress.into_inner().unwrap(), checkpoints: checkpoints.into_inner().unwrap(), resumed: resumed.into_inner().unwrap() }
+}
+
+/// The same (corpus, params, seed) gives the model bytes it gave before the driver,
+/// and checkpointing after every scan changes nothing.
+#[test]
+fn fits_are_pinned_to_the_bytes_before_the_chain_driver() {
+    let mut wrong = Vec::new();
+    for case in cases() {
+        let corpus = small_corpus(case.supervised, case.tagged);
+        let p = params_of(&case);
+        let silent = FitContext::silent(|ctx| fit_hpc(&corpus, &p, case.supervised, SEED, ctx).expect("fit runs"));
+        let s = &silent.summary;
+        assert_eq!((s.training_documents, s.validation_documents, s.test_documents), case.split, "{}: the documents' roles", case.name);
+        if fingerprint(&silent) != case.pin {
+            wrong.push(format!("{}: {:#018x}", case.name, fingerprint(&silent)));
+        }
+        let checkpointed = fit(&corpus, &case, 1, None);
+        assert_eq!(checkpointed.model.encode(), silent.encode(), "{}: checkpoints change nothing", case.name);
+    }
+    assert!(wrong.is_empty(), "fingerprints changed: {wrong:?}");
+}
+
+/// The scans after which the checks interrupt `p`'s fit: the first, the last of burn-in,
+/// the first after it, a kept scan and the one after it (between kept scans when
+/// thinning), just after the last mode refit, mid-way and the last but one.
+fn interruptions(p: &HpcParams) -> Vec<usize> {
+    let last_refit = (1..=p.iterations).filter(|&it| p.refits_modes(it)).max().expect("scan 1 refits");
+    let first_kept = p.burn_in + p.thin;
+    let mut at = vec![1, p.burn_in, p.burn_in + 1, first_kept, first_kept + 1, last_refit, (p.iterations + p.burn_in) / 2, p.iterations - 1];
+    at.retain(|&it| it >= 1 && it < p.iterations);
+    at.sort_unstable();
+    at.dedup();
+    at
+}
+
+/// Interrupt every case of one family after several scans and resume on 2 threads (the
+/// original ran on 1): the same model bytes, and the same progress from there on.
+fn check_resumed_fits(supervised: bool) {
+    for case in cases().into_iter().filter(|c| c.supervised == supervised) {
+        let corpus = small_corpus(case.supervised, case.tagged);
+        let p = params_of(&case);
+        let full = fit(&corpus, &case, 1, None);
+        assert!(full.resumed.is_empty());
+        assert_eq!(full.checkpoints.len(), p.iterations - 1, "{}: one per scan but the last", case.name);
+        assert!(full.progress.iter().all(|r| r.loglik_per_token.is_some()), "{}: every scan reports its log-likelihood", case.name);
+        let bytes = full.model.encode();
+        for it in interruptions(&p) {
+            let (saved_at, checkpoint) = &full.checkpoints[it - 1];
+            assert_eq!(*saved_at as usize, it);
+            let resumed = fit(&corpus, &case, 2, Some(checkpoint));
+            assert_eq!(resumed.resumed, vec![Resume::From(it as u64)], "{} after {it}", case.name);
+            assert_eq!(resumed.model.encode(), bytes, "{}: resumed after scan {it}", case.name);
+            // Its progress and checkpoints continue the first run's.
+            let rest = &full.progress[it..];
+            assert_eq!(resumed.progress.len(), rest.len());
+            for (a, b) in resumed.progress.iter().zip(rest) {
+                assert_eq!(
+                    (a.iteration, a.loglik_per_token.map(f64::to_bits), &a.diagnostics),
+                    (b.iteration, b.loglik_per_token.map(f64::to_bits), &b.diagnostics)
+                );
+            }
+            assert_eq!(resumed.checkpoints.first().map(|c| c.0), Some(it as u64 + 1).filter(|&n| (n as usize) < p.iterations));
+        }
+    }
+}
+
+#[test]
+fn a_resumed_hpc_fit_equals_the_uninterrupted_one() {
+    check_resumed_fits(true);
+}
+
+#[test]
+fn a_resumed_pcm_fit_equals_the_uninterrupted_one() {
+    check_resumed_fits(false);
+}
+
+/// The progress names both counts of kept scans and says which scans refit the modes
+/// (the CLI's timing of steady and refit scans reads `mode_refit`).
+#[test]
+fn progress_reports_kept_scans_and_mode_refits() {
+    let case = &cases()[1];
+    let p = params_of(case);
+    let run = fit(&small_corpus(case.supervised, case.tagged), case, 1, None);
+    let schedule = p.schedule();
+    for r in &run.progress {
+        let it = r.iteration as usize;
+        let kept = (1..=it).filter(|&i| schedule.is_kept(i)).count();
+        assert_eq!((&r.diagnostics["kept_scans"], &r.diagnostics["kept_sweeps"]), (&json!(kept), &json!(kept)), "scan {it}");
+        assert_eq!(r.diagnostics["mode_refit"], json!(p.refits_modes(it)), "scan {it}");
+        for key in ["rate_acceptance", "untouched_acceptance", "affinity_acceptance", "log_likelihood_words", "log_likelihood_labels", "log_posterior"] {
+            assert!(r.diagnostics[key].as_f64().is_some_and(f64::is_finite), "scan {it}: {key}");
+        }
+        let words = r.diagnostics["log_likelihood_words"].as_f64().unwrap();
+        assert_eq!(r.loglik_per_token, Some(words / run.model.summary.tokens), "scan {it}: the trace is the words' log-likelihood per token");
+    }
+    assert_eq!(run.model.summary.kept_scans, (1..=p.iterations).filter(|&i| schedule.is_kept(i)).count());
+}
+
+/// A checkpoint that is cut short, has a byte flipped in its state's header, or
+/// belongs to other parameters, another family or another corpus is rejected and the
+/// fit starts over (and so still ends with the same model).
+#[test]
+fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
+    let case = &cases()[0];
+    let corpus = small_corpus(case.supervised, case.tagged);
+    let p = params_of(case);
+    let full = fit(&corpus, case, 1, None);
+    let good = &full.checkpoints[6].1;
+    let decoded = Checkpoint::decode_for(good, "hpc", SEED, &p.schedule()).expect("a good checkpoint decodes");
+    let with_state = |state: Vec<u8>| Checkpoint { state, ..decoded.clone() }.encode();
+    let mut bumped_version = decoded.state.clone();
+    bumped_version[0] = 9;
+    // The byte after the version and the parameters' bytes starts the token count.
+    let mut other_tokens = decoded.state.clone();
+    let params_len = postcard::to_allocvec(&HpcParams { threads: 0, ..p.clone() }).unwrap().len();
+    assert!(params_len < 128, "a one-byte length");
+    let tokens_at = 1 + 1 + params_len;
+    other_tokens[tokens_at] ^= 0x10;
+    // Other parameters with the same schedule: a different Hessian schedule.
+    let other_case =
+        Case { params: json!({"iterations": 12, "burn_in": 5, "hessian_every": 4, "validation_fraction": 0.2, "test_fraction": 0.2}), ..cases().remove(0) };
+    let for_other_params = fit(&corpus, &other_case, 1, None).checkpoints[6].1.clone();
+    // PCM's checkpoint, and HPC's on another corpus, relabelled as this chain's.
+    let pcm = &cases()[3];
+    let pcm_run = fit(&small_corpus(false, false), pcm, 1, None);
+    let mut as_hpc = Checkpoint::decode_for(&pcm_run.checkpoints[2].1, "pcm", SEED, &params_of(pcm).schedule()).unwrap();
+    (as_hpc.family, as_hpc.schedule) = ("hpc".into(), p.schedule());
+    let tagged = fit(&small_corpus(true, true), &Case { tagged: true, ..cases().remove(0) }, 1, None);
+    let other_corpus = tagged.checkpoints[6].1.clone();
+    let truncated_state = with_state(decoded.state[..decoded.state.len() - 3].to_vec());
+    for (what, bad) in [
+        ("truncated", good[..good.len() - 9].to_vec()),
+        ("garbage", vec![1, 2, 3]),
+        ("state version", with_state(bumped_version)),
+        ("token count", with_state(other_tokens)),
+        ("truncated state", truncated_state),
+        ("other params", for_other_params),
+        ("pcm", as_hpc.encode()),
+        ("other corpus", other_corpus),
+    ] {
+        let run = fit(&corpus, case, 1, Some(&bad));
+        assert!(matches!(&run.resumed[..], [Resume::Rejected(_)]), "{what}: {:?}", run.resumed);
+        assert_eq!(run.model.encode(), full.model.encode(), "{what}");
+    }
+}

@@ -32,8 +32,9 @@ pub struct ServeConfig {
     /// marked failed; an attempt that wrote a checkpoint made progress and does not count.
     #[arg(long, env = "TOPICD_MAX_ATTEMPTS", default_value_t = 3)]
     pub max_attempts: i64,
-    /// Seconds between checkpoints of a running fit (families on the chain driver: LDA,
-    /// HPC and PCM; a job's `params.checkpoint_every_s` overrides it); 0 turns checkpoints off.
+    /// Seconds between checkpoints of a running fit (every family: the chain driver's and
+    /// the pass driver's; a job's `params.checkpoint_every_s` overrides it); 0 turns
+    /// checkpoints off.
     #[arg(long, env = "TOPICD_CHECKPOINT_EVERY_S", default_value_t = 60.0, value_parser = parse_checkpoint_every)]
     pub checkpoint_every_s: f64,
     /// Seconds to wait for running fits to stop on shutdown.

@@ -176,3 +176,42 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
         assert!(bytes(&run.model) == bytes(&full.model), "case {i}: a fit that started over ends as a fresh one");
     }
 }
+
+/// What a checkpoint costs the fit thread on linuxdoc at the timing benchmark's settings
+/// (K = 50, gensim's priors, one batch): encoding it after a pass, and decoding and
+/// restoring it, against the pass itself; release build, after
+/// `python3 bench/prepare_linuxdoc.py`:
+/// `cargo test --release --lib models::hdp::resume_checks::checkpoint_cost -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn checkpoint_cost_on_linuxdoc() {
+    use crate::corpus::{CorpusBuilder, PreprocessOptions, RawDocument, StopWords};
+    use crate::models::passes::{Passes, Position};
+    use std::time::Instant;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/out/linuxdoc_bow.jsonl");
+    let text = std::fs::read_to_string(path).expect("bench/out/linuxdoc_bow.jsonl (python3 bench/prepare_linuxdoc.py)");
+    let mut builder = CorpusBuilder::new(PreprocessOptions { stopwords: StopWords::None, min_df: 1, ..Default::default() }, &[]).unwrap();
+    for (i, line) in text.lines().enumerate() {
+        builder.add_document(serde_json::from_str::<RawDocument>(line).unwrap(), i, Some(i + 1)).unwrap();
+    }
+    let corpus = builder.finish().unwrap();
+    let p = HdpParams::from_json(&json!({"topics": 50, "alpha": 1, "gamma": 1, "lambda": 0.01, "passes": 50})).unwrap();
+    let mut fit = super::fit::HdpPasses::new(&corpus.counts, corpus.num_terms(), &p, 1);
+    let t = Instant::now();
+    let report = fit.pass(1, &|| false).expect("not stopped");
+    let pass_seconds = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let state = fit.save();
+    let save_seconds = t.elapsed().as_secs_f64();
+    let position = Position { pass: 1, objective: Some(report.objective) };
+    let mut fresh = super::fit::HdpPasses::new(&corpus.counts, corpus.num_terms(), &p, 1);
+    let t = Instant::now();
+    fresh.restore(&state, &position).expect("restores");
+    let restore_seconds = t.elapsed().as_secs_f64();
+    assert!(fresh.save() == state, "a restored fit saves the same bytes");
+    eprintln!(
+        "{}",
+        json!({"documents": corpus.num_documents(), "terms": corpus.num_terms(), "state_bytes": state.len(),
+               "pass_seconds": pass_seconds, "save_seconds": save_seconds, "restore_seconds": restore_seconds})
+    );
+}

@@ -31,6 +31,10 @@ use nalgebra::DMatrix;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+/// −(likelihood Hessian) of one word's block at the last mode refit, as its two sparse parts (see
+/// [`Caches::likelihood_hessians`]).
+pub type RateHessian = (Vec<f64>, Vec<f64>);
+
 /// Settings of one scan.
 #[derive(Debug, Clone, Copy)]
 pub struct ScanSettings {
@@ -188,7 +192,7 @@ impl Caches {
 
     /// The likelihood Hessians cached at the last mode refit, by word and by document:
     /// what a checkpoint must carry of the caches (see [`Caches::resumed`]).
-    pub fn likelihood_hessians(&self) -> (&[(Vec<f64>, Vec<f64>)], &[DMatrix<f64>]) {
+    pub fn likelihood_hessians(&self) -> (&[RateHessian], &[DMatrix<f64>]) {
         (&self.rate_hessians, &self.affinity_hessians)
     }
 

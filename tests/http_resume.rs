@@ -242,7 +242,7 @@ async fn a_job_with_an_unusable_checkpoint_starts_over() {
         let job = topicd::store::jobs::NewJob { id, input: topicd::store::FitInput::Corpus(&corpus_id), model: "lda", params: &params, seed: 5 };
         store.insert_job(job).await.unwrap().unwrap();
         let claimed = store.claim_next_job().await.unwrap().unwrap();
-        store.save_checkpoint(&claimed.id, claimed.attempts, 12, &bytes).await.unwrap();
+        store.save_checkpoint(&claimed.id, claimed.attempts, 12, bytes).await.unwrap();
     }
     sqlx::query("UPDATE checkpoints SET data = CAST('a checkpoint whose byte flipS' AS BLOB) WHERE job_id = 'flipped'").execute(store.pool()).await.unwrap();
 

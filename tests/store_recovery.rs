@@ -68,7 +68,7 @@ async fn attempts_that_checkpoint_are_not_counted_against_max_attempts() {
     for attempt in 1..=5 {
         let claimed = store.claim_next_job().await.unwrap().expect("queued job is claimed");
         assert_eq!(claimed.attempts, attempt);
-        store.save_checkpoint("j", claimed.attempts, 10 * attempt, &[attempt as u8; 4]).await.unwrap();
+        store.save_checkpoint("j", claimed.attempts, 10 * attempt, vec![attempt as u8; 4]).await.unwrap();
         assert_eq!(store.recover_interrupted_jobs(1).await.unwrap(), (1, 0), "attempt {attempt} checkpointed: re-queued");
     }
     // Two attempts without a checkpoint under --max-attempts 2: the second fails it.
@@ -88,9 +88,9 @@ async fn a_checkpoint_with_a_flipped_byte_is_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let store = store_with_job(&dir).await;
     store.claim_next_job().await.unwrap().unwrap();
-    store.save_checkpoint("j", 1, 3, b"first state").await.unwrap();
+    store.save_checkpoint("j", 1, 3, b"first state".to_vec()).await.unwrap();
     let data: Vec<u8> = (0..=255).collect();
-    store.save_checkpoint("j", 1, 7, &data).await.unwrap();
+    store.save_checkpoint("j", 1, 7, data.clone()).await.unwrap();
     match store.load_checkpoint("j").await.unwrap().unwrap() {
         LoadedCheckpoint::Valid { iteration, data: back, .. } => assert_eq!((iteration, back), (7, data.clone())),
         other => panic!("{other:?}"),
@@ -101,6 +101,45 @@ async fn a_checkpoint_with_a_flipped_byte_is_rejected() {
     assert!(matches!(store.load_checkpoint("j").await.unwrap(), Some(LoadedCheckpoint::Corrupt { iteration: 7, .. })));
     store.discard_checkpoint("j").await.unwrap();
     assert_eq!(store.load_checkpoint("j").await.unwrap(), None);
+}
+
+/// A checkpoint bigger than one stored part is split and joined back byte for byte; a
+/// later, smaller one leaves no part of the old behind; a flipped byte or a missing part
+/// in the middle is reported as corrupt; discarding it removes every part.
+#[tokio::test]
+async fn a_checkpoint_in_parts_reads_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with_job(&dir).await;
+    store.claim_next_job().await.unwrap().unwrap();
+    let parts = |store: &Store| {
+        let pool = store.pool().clone();
+        async move { sqlx::query_scalar::<_, i64>("SELECT count(*) FROM checkpoint_parts").fetch_one(&pool).await.unwrap() }
+    };
+    let data: Vec<u8> = (0..23).collect();
+    store.save_checkpoint_in_parts("j", 1, 4, data.clone(), 5).await.unwrap();
+    assert_eq!(parts(&store).await, 4, "23 bytes in parts of 5: the first in the checkpoint row, four more");
+    match store.load_checkpoint("j").await.unwrap().unwrap() {
+        LoadedCheckpoint::Valid { iteration, data: back, .. } => assert_eq!((iteration, back), (4, data.clone())),
+        other => panic!("{other:?}"),
+    }
+    // A part with a flipped byte fails the checksum over the whole.
+    sqlx::query("UPDATE checkpoint_parts SET data = X'0f0d0e0f10' WHERE job_id = 'j' AND part = 2").execute(store.pool()).await.unwrap();
+    assert!(matches!(store.load_checkpoint("j").await.unwrap(), Some(LoadedCheckpoint::Corrupt { iteration: 4, .. })));
+    // A missing part is named.
+    store.save_checkpoint_in_parts("j", 1, 5, data.clone(), 5).await.unwrap();
+    sqlx::query("DELETE FROM checkpoint_parts WHERE job_id = 'j' AND part = 2").execute(store.pool()).await.unwrap();
+    match store.load_checkpoint("j").await.unwrap().unwrap() {
+        LoadedCheckpoint::Corrupt { iteration: 5, reason } => assert!(reason.contains("parts [1, 3, 4]"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    // A smaller checkpoint replaces every part of the bigger one.
+    store.save_checkpoint_in_parts("j", 1, 6, data[..5].to_vec(), 5).await.unwrap();
+    assert_eq!(parts(&store).await, 0);
+    assert!(matches!(store.load_checkpoint("j").await.unwrap(), Some(LoadedCheckpoint::Valid { iteration: 6, .. })));
+    store.save_checkpoint_in_parts("j", 1, 7, data.clone(), 10).await.unwrap();
+    assert_eq!(parts(&store).await, 2);
+    store.discard_checkpoint("j").await.unwrap();
+    assert_eq!((store.load_checkpoint("j").await.unwrap(), parts(&store).await), (None, 0));
 }
 
 /// A re-claimed job keeps its trace and samples up to its checkpoint; finishing the job
@@ -115,7 +154,7 @@ async fn a_resumed_job_keeps_its_trace_up_to_the_checkpoint() {
     for it in [10, 20, 30] {
         store.insert_sample("j", it, &[1]).await.unwrap();
     }
-    store.save_checkpoint("j", 1, 20, b"state").await.unwrap();
+    store.save_checkpoint("j", 1, 20, b"state".to_vec()).await.unwrap();
     store.recover_interrupted_jobs(3).await.unwrap();
     store.claim_next_job().await.unwrap().unwrap();
     let its: Vec<i64> = store.job_trace("j").await.unwrap().iter().map(|p| p.iteration).collect();

@@ -428,9 +428,10 @@ impl Runner {
                 FitEvent::Checkpoint(it, bytes) => {
                     // The trace up to this iteration first, so a resume finds all of it.
                     self.write_progress(&job.id, &mut tracker).await;
-                    match self.store.save_checkpoint(&job.id, job.attempts, it as i64, &bytes).await {
+                    let (len, started) = (bytes.len(), Instant::now());
+                    match self.store.save_checkpoint(&job.id, job.attempts, it as i64, bytes).await {
                         Ok(()) => {
-                            tracing::debug!(iteration = it, bytes = bytes.len(), "checkpoint stored");
+                            tracing::info!(iteration = it, bytes = len, store_s = started.elapsed().as_secs_f64(), "checkpoint stored");
                             tracker.checkpointed(it, crate::store::now());
                             self.write_progress(&job.id, &mut tracker).await;
                             last_write = Instant::now();

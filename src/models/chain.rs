@@ -88,11 +88,16 @@ impl Position {
 }
 
 /// Format version of [`Checkpoint`]'s encoding.
-const CHECKPOINT_VERSION: u32 = 1;
+const CHECKPOINT_VERSION: u32 = 2;
 
 /// A resumable chain: the driver's position, the schedule and seed it belongs to, and
 /// the family's state (opaque here).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Encoded as the state's bytes as they are, then the rest (postcard), then the rest's
+/// length (`u32`, little-endian): the family's state, hundreds of megabytes for HPC on a
+/// large corpus, is neither serialised byte by byte nor copied into a second buffer
+/// ([`Checkpoint::wrap`] appends to the family's own).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Checkpoint {
     pub version: u32,
     /// The family's name, so a checkpoint is never read by another family.
@@ -103,26 +108,54 @@ pub struct Checkpoint {
     pub state: Vec<u8>,
 }
 
+/// Everything of a [`Checkpoint`] but its state: the trailer after the state's bytes.
+#[derive(Serialize, Deserialize)]
+struct Trailer {
+    version: u32,
+    family: String,
+    seed: u64,
+    schedule: Schedule,
+    position: Position,
+}
+
 impl Checkpoint {
     pub fn encode(&self) -> Vec<u8> {
-        postcard::to_allocvec(self).expect("plain data encodes")
+        let Checkpoint { version, family, seed, schedule, position, state } = self.clone();
+        Self::append_trailer(state, &Trailer { version, family, seed, schedule, position })
+    }
+
+    /// The encoding of a current-version checkpoint of `family`'s `state`, appended to
+    /// the state's own buffer.
+    pub fn wrap(state: Vec<u8>, family: &str, seed: u64, schedule: &Schedule, position: Position) -> Vec<u8> {
+        Self::append_trailer(state, &Trailer { version: CHECKPOINT_VERSION, family: family.to_string(), seed, schedule: *schedule, position })
+    }
+
+    fn append_trailer(mut bytes: Vec<u8>, trailer: &Trailer) -> Vec<u8> {
+        let start = bytes.len();
+        bytes = postcard::to_extend(trailer, bytes).expect("plain data encodes");
+        let len = u32::try_from(bytes.len() - start).expect("a trailer of a few dozen bytes");
+        bytes.extend_from_slice(&len.to_le_bytes());
+        bytes
     }
 
     /// Decode and check that the checkpoint belongs to this chain (family, seed,
     /// schedule) and stops inside it or at its end (a family's work after the chain).
     pub fn decode_for(bytes: &[u8], family: &str, seed: u64, schedule: &Schedule) -> Result<Checkpoint, String> {
-        let c: Checkpoint = postcard::from_bytes(bytes).map_err(|e| format!("does not decode: {e}"))?;
-        if c.version != CHECKPOINT_VERSION {
-            return Err(format!("format version {} is not {CHECKPOINT_VERSION}", c.version));
+        let (rest, len) = bytes.split_last_chunk::<4>().ok_or("does not decode: shorter than its trailer's length")?;
+        let state_len = rest.len().checked_sub(u32::from_le_bytes(*len) as usize).ok_or("does not decode: its trailer is longer than the checkpoint")?;
+        let (state, trailer) = rest.split_at(state_len);
+        let t: Trailer = postcard::from_bytes(trailer).map_err(|e| format!("does not decode: {e}"))?;
+        if t.version != CHECKPOINT_VERSION {
+            return Err(format!("format version {} is not {CHECKPOINT_VERSION}", t.version));
         }
-        if c.family != family || c.seed != seed || c.schedule != *schedule {
-            return Err(format!("belongs to another chain ({} seed {} {:?})", c.family, c.seed, c.schedule));
+        if t.family != family || t.seed != seed || t.schedule != *schedule {
+            return Err(format!("belongs to another chain ({} seed {} {:?})", t.family, t.seed, t.schedule));
         }
-        let p = c.position;
+        let p = t.position;
         if p.iteration == 0 || p.iteration > schedule.iterations || p.kept > p.iteration {
             return Err(format!("position {p:?} is outside the chain's {} iterations", schedule.iterations));
         }
-        Ok(c)
+        Ok(Checkpoint { version: t.version, family: t.family, seed: t.seed, schedule: t.schedule, position: p, state: state.to_vec() })
     }
 }
 
@@ -166,14 +199,18 @@ pub fn start<C>(
 /// [`run`] does every `every`, and what a family's work after its chain (e.g. scoring
 /// held-out documents; `position` at the schedule's end) checkpoints itself with.
 pub fn hand_over(ctx: &FitContext, family: &str, seed: u64, schedule: &Schedule, position: Position, state: Vec<u8>) {
-    let checkpoint = Checkpoint { version: CHECKPOINT_VERSION, family: family.to_string(), seed, schedule: *schedule, position, state };
-    (ctx.checkpoint.save)(position.iteration as u64, checkpoint.encode());
+    (ctx.checkpoint.save)(position.iteration as u64, Checkpoint::wrap(state, family, seed, schedule, position));
 }
 
 /// Run `chain` from `position` to the end of `schedule`: the loop every MCMC fit
 /// shares. Returns the final position (the last log-likelihood and the kept count).
 pub fn run<C: Chain>(chain: &mut C, family: &str, seed: u64, schedule: &Schedule, mut position: Position, ctx: &FitContext) -> Result<Position, FitError> {
-    let save = |chain: &C, position: Position| hand_over(ctx, family, seed, schedule, position, chain.save());
+    let save = |chain: &C, position: Position| {
+        let started = Instant::now();
+        let state = chain.save();
+        tracing::info!(family, iteration = position.iteration, bytes = state.len(), encode_s = started.elapsed().as_secs_f64(), "checkpoint encoded");
+        hand_over(ctx, family, seed, schedule, position, state)
+    };
     let mut last_checkpoint = Instant::now();
     // The iteration of the last checkpoint handed over (or resumed from).
     let mut saved = position.iteration;

@@ -27,6 +27,7 @@ pub mod params;
 pub mod passes;
 pub mod registry;
 pub mod splits;
+pub mod state_bytes;
 
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};

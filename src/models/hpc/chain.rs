@@ -22,8 +22,8 @@ use super::data::HpcData;
 use super::params::HpcParams;
 use super::sampler::{document_weights, linear_term, Caches, HpcState, ScanSettings, ScanStats};
 use crate::models::chain::{Chain, Position, Schedule};
+use crate::models::state_bytes::{StateReader, StateWriter};
 use crate::models::FitError;
-use nalgebra::DMatrix;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -130,35 +130,32 @@ pub(super) struct HpcChain<'a> {
     pub last: (f64, f64),
 }
 
-/// Format version of [`SavedHpc`].
-const STATE_VERSION: u32 = 1;
+/// Format version of an HPC checkpoint's state.
+const STATE_VERSION: u32 = 2;
 
-/// What an HPC checkpoint carries (besides the driver's position).
+/// The small part of an HPC checkpoint's state; the big buffers follow it as raw
+/// sections ([`crate::models::state_bytes`]), in this order: μ, τ² at the parent nodes
+/// (word-major `V × parent_nodes`), ξ, each word's cached likelihood Hessian (its
+/// diagonals, then its off-diagonals by pattern slot), each document's cached
+/// active-block Hessian (column-major), and once a scan has been kept the estimand sums
+/// (frequency, exclusivity, exclusivity against all, μ, shares).
 #[derive(Serialize, Deserialize)]
-struct SavedHpc {
+struct HpcHeader {
     version: u32,
     /// [`chain_key`] of the parameters the chain ran with.
     params: Vec<u8>,
     /// The training split's token count (a cheap check that the data are the same).
     num_tokens: f64,
-    mu: Vec<f64>,
-    /// τ² at the parent nodes, word-major `V × parent_nodes`.
-    tau2_parents: Vec<f64>,
-    xi: Vec<f64>,
     psi: f64,
     gamma2: f64,
     eta: Vec<f64>,
     lambda2: f64,
     nu: f64,
     sigma2: f64,
-    /// Each word's cached likelihood Hessian (diagonal, off-diagonal by pattern slot).
-    rate_hessians: Vec<(Vec<f64>, Vec<f64>)>,
-    /// Each document's cached active-block Hessian, column-major.
-    affinity_hessians: Vec<Vec<f64>>,
-    /// `None` until a scan is kept.
-    sums: Option<EstimandSums>,
     totals: ScanStats,
     last: (f64, f64),
+    /// Kept scans in the estimand sums (0: the sums are not stored).
+    kept: usize,
 }
 
 /// The parameters that shape the chain, as bytes: all but `threads` (which never
@@ -179,33 +176,52 @@ impl<'a> HpcChain<'a> {
     /// A chain continued from [`Chain::save`]'s bytes; every length and value range is
     /// checked against the data and parameters, so bad bytes are an error, not a panic.
     pub fn restore(data: &'a HpcData, params: &'a HpcParams, bytes: &[u8], position: &Position) -> Result<Self, String> {
-        let s: SavedHpc = postcard::from_bytes(bytes).map_err(|e| format!("HPC state does not decode: {e}"))?;
+        let read = || -> Result<_, String> {
+            let mut r = StateReader::new(bytes);
+            let header: HpcHeader = r.header()?;
+            if header.version != STATE_VERSION {
+                return Err(format!("state version {} is not {STATE_VERSION}", header.version));
+            }
+            let (mu, tau2_parents, xi) = (r.f64s()?, r.f64s()?, r.f64s()?);
+            let (rate_diagonals, rate_off_diagonals, affinity_hessians) = (r.ragged()?, r.ragged()?, r.ragged()?);
+            let sums = if header.kept > 0 {
+                let (frequency, exclusivity, exclusivity_all, mu, shares) = (r.f64s()?, r.f64s()?, r.f64s()?, r.f64s()?, r.f64s()?);
+                Some(EstimandSums { frequency, exclusivity, exclusivity_all, mu, shares, kept: header.kept })
+            } else {
+                None
+            };
+            r.finish()?;
+            Ok((header, mu, tau2_parents, xi, rate_diagonals, rate_off_diagonals, affinity_hessians, sums))
+        };
+        let (s, mu, tau2_parents, xi, rate_diagonals, rate_off_diagonals, affinity_hessians, sums) =
+            read().map_err(|e| format!("HPC state does not decode: {e}"))?;
         let (v, n, k, d) = (data.num_terms(), data.num_nodes(), data.num_topics(), data.num_docs());
         let finite = |xs: &[f64]| xs.iter().all(|x| x.is_finite());
         let positive = |xs: &[f64]| xs.iter().all(|x| x.is_finite() && *x > 0.0);
         let checks = [
-            (s.version == STATE_VERSION, "state version"),
             (s.params == chain_key(params), "parameters"),
             (s.num_tokens.to_bits() == data.num_tokens.to_bits(), "training tokens"),
-            (s.mu.len() == v * n && finite(&s.mu), "μ"),
-            (s.tau2_parents.len() == v * data.parent_nodes.len() && positive(&s.tau2_parents), "τ²"),
-            (s.xi.len() == d * k && finite(&s.xi), "ξ"),
+            (mu.len() == v * n && finite(&mu), "μ"),
+            (tau2_parents.len() == v * data.parent_nodes.len() && positive(&tau2_parents), "τ²"),
+            (xi.len() == d * k && finite(&xi), "ξ"),
             (s.eta.len() == k && finite(&s.eta) && s.psi.is_finite() && positive(&[s.gamma2, s.lambda2, s.nu, s.sigma2]), "hyperparameters"),
-            (s.sums.as_ref().map_or(position.kept == 0, |sums| sums.has_shape(v, k) && sums.kept == position.kept), "estimand sums"),
+            (rate_diagonals.len() == v && rate_off_diagonals.len() == v, "rate Hessians"),
+            (sums.as_ref().map_or(position.kept == 0, |sums| sums.has_shape(v, k) && sums.kept == position.kept), "estimand sums"),
             (s.last.0.is_finite() && (s.last.0 / data.num_tokens).to_bits() == position.last_loglik.to_bits(), "log-likelihood"),
         ];
         if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
             return Err(format!("HPC state does not fit this corpus and these parameters ({what})"));
         }
         let mut tau2 = HpcState::initial_tau2(v, n);
-        for (row, saved) in tau2.chunks_mut(n).zip(s.tau2_parents.chunks(data.parent_nodes.len().max(1))) {
+        for (row, saved) in tau2.chunks_mut(n).zip(tau2_parents.chunks(data.parent_nodes.len().max(1))) {
             for (&p, &t) in data.parent_nodes.iter().zip(saved) {
                 row[p] = t;
             }
         }
-        let state = HpcState { mu: s.mu, tau2, xi: s.xi, psi: s.psi, gamma2: s.gamma2, eta: s.eta, lambda2: s.lambda2, nu: s.nu, sigma2: s.sigma2 };
-        let caches = Caches::resumed(data, params.curvature(k), &state.mu, s.rate_hessians, s.affinity_hessians)?;
-        let sums = s.sums.unwrap_or_else(|| EstimandSums::new(v, k));
+        let state = HpcState { mu, tau2, xi, psi: s.psi, gamma2: s.gamma2, eta: s.eta, lambda2: s.lambda2, nu: s.nu, sigma2: s.sigma2 };
+        let rate_hessians = rate_diagonals.into_iter().zip(rate_off_diagonals).collect();
+        let caches = Caches::resumed(data, params.curvature(k), &state.mu, rate_hessians, affinity_hessians)?;
+        let sums = sums.unwrap_or_else(|| EstimandSums::new(v, k));
         Ok(HpcChain { data, params, schedule: params.schedule(), state, caches, sums, totals: s.totals, last: s.last })
     }
 }
@@ -263,57 +279,50 @@ impl Chain for HpcChain<'_> {
     }
 
     fn save(&self) -> Vec<u8> {
-        /// [`SavedHpc`] borrowing the chain's buffers (the same encoding).
-        #[derive(Serialize)]
-        struct SavedRef<'s> {
-            version: u32,
-            params: Vec<u8>,
-            num_tokens: f64,
-            mu: &'s [f64],
-            tau2_parents: Vec<f64>,
-            xi: &'s [f64],
-            psi: f64,
-            gamma2: f64,
-            eta: &'s [f64],
-            lambda2: f64,
-            nu: f64,
-            sigma2: f64,
-            rate_hessians: &'s [(Vec<f64>, Vec<f64>)],
-            affinity_hessians: ColumnMajor<'s>,
-            sums: Option<&'s EstimandSums>,
-            totals: &'s ScanStats,
-            last: (f64, f64),
-        }
         let (s, data) = (&self.state, self.data);
         let (rate_hessians, affinity_hessians) = self.caches.likelihood_hessians();
-        let saved = SavedRef {
+        let tau2_parents: Vec<f64> = s.tau2.chunks(data.num_nodes()).flat_map(|row| data.parent_nodes.iter().map(move |&p| row[p])).collect();
+        let rate_diagonals: Vec<&[f64]> = rate_hessians.iter().map(|(d, _)| &d[..]).collect();
+        let rate_off_diagonals: Vec<&[f64]> = rate_hessians.iter().map(|(_, o)| &o[..]).collect();
+        let affinity: Vec<&[f64]> = affinity_hessians.iter().map(|m| m.as_slice()).collect();
+        let sums = (self.sums.kept > 0).then_some(&self.sums);
+        // Reserve the whole state (and the driver's trailer) once: the sections are
+        // most of it.
+        let ragged = |rows: &[&[f64]]| StateWriter::ragged_len(rows.len(), rows.iter().map(|r| r.len()).sum());
+        let sum_sections =
+            sums.map_or(0, |m| [&m.frequency, &m.exclusivity, &m.exclusivity_all, &m.mu, &m.shares].iter().map(|x| StateWriter::section_len(x.len())).sum());
+        let capacity = 1024
+            + [&s.mu, &tau2_parents, &s.xi].iter().map(|x| StateWriter::section_len(x.len())).sum::<usize>()
+            + ragged(&rate_diagonals)
+            + ragged(&rate_off_diagonals)
+            + ragged(&affinity)
+            + sum_sections;
+        let mut w = StateWriter::with_capacity(capacity);
+        w.header(&HpcHeader {
             version: STATE_VERSION,
             params: chain_key(self.params),
             num_tokens: data.num_tokens,
-            mu: &s.mu,
-            tau2_parents: s.tau2.chunks(data.num_nodes()).flat_map(|row| data.parent_nodes.iter().map(move |&p| row[p])).collect(),
-            xi: &s.xi,
             psi: s.psi,
             gamma2: s.gamma2,
-            eta: &s.eta,
+            eta: s.eta.clone(),
             lambda2: s.lambda2,
             nu: s.nu,
             sigma2: s.sigma2,
-            rate_hessians,
-            affinity_hessians: ColumnMajor(affinity_hessians),
-            sums: (self.sums.kept > 0).then_some(&self.sums),
-            totals: &self.totals,
+            totals: self.totals.clone(),
             last: self.last,
-        };
-        postcard::to_allocvec(&saved).expect("plain data encodes")
-    }
-}
-
-/// Matrices encoded as a sequence of their column-major values (as `Vec<Vec<f64>>`).
-struct ColumnMajor<'a>(&'a [DMatrix<f64>]);
-
-impl Serialize for ColumnMajor<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(|m| m.as_slice()))
+            kept: self.sums.kept,
+        });
+        w.f64s(&s.mu);
+        w.f64s(&tau2_parents);
+        w.f64s(&s.xi);
+        w.ragged(&rate_diagonals);
+        w.ragged(&rate_off_diagonals);
+        w.ragged(&affinity);
+        if let Some(m) = sums {
+            for section in [&m.frequency, &m.exclusivity, &m.exclusivity_all, &m.mu, &m.shares] {
+                w.f64s(section);
+            }
+        }
+        w.finish()
     }
 }

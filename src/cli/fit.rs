@@ -2,7 +2,7 @@
 
 use crate::corpus::preprocess::DuplicateIds;
 use crate::corpus::{CorpusBuilder, PreprocessOptions, RawDocument, StopWords};
-use crate::models::{self, CancelToken, Checkpointing, FitContext, Progress};
+use crate::models::{self, CancelToken, Checkpointing, FitContext, Progress, StepKind};
 use clap::Args;
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, BufReader};
@@ -125,7 +125,7 @@ pub fn run(args: FitArgs) -> Result<(), String> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads.max(1)).build().map_err(|e| e.to_string())?;
     let reports: Mutex<Vec<Report>> = Mutex::new(Vec::new());
     let on_progress = |p: Progress| {
-        let refit = p.diagnostics.get("mode_refit").and_then(Value::as_bool);
+        let refit = p.kind.map(|k| k == StepKind::Refit);
         reports.lock().expect("progress lock").push((p.iteration, Instant::now(), p.loglik_per_token, refit))
     };
     let cancel = CancelToken::new();
@@ -141,7 +141,8 @@ pub fn run(args: FitArgs) -> Result<(), String> {
         _ => fit_seconds / iterations.max(1) as f64,
     };
     let loglik = reports.iter().rev().find_map(|r| r.2);
-    // Scheduled samplers (HPC): mean seconds of scans that refit modes and of the rest.
+    // Schedules that mix kinds of step (HPC): mean seconds of scans that refit modes and
+    // of the rest.
     let mut by_kind = [(0.0, 0usize); 2];
     let mut previous = t_fit;
     for r in &reports {

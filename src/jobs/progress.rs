@@ -104,8 +104,8 @@ mod tests {
     #[test]
     fn snapshot_reports_eta_and_keeps_the_last_loglik() {
         let mut t = ProgressTracker::new(2);
-        t.record(Progress { iteration: 1, total: 4, loglik_per_token: Some(-7.5), diagnostics: Default::default() });
-        t.record(Progress { iteration: 2, total: 4, loglik_per_token: None, diagnostics: Default::default() });
+        t.record(Progress { iteration: 1, total: 4, loglik_per_token: Some(-7.5), ..Default::default() });
+        t.record(Progress { iteration: 2, total: 4, loglik_per_token: None, ..Default::default() });
         let s = t.snapshot();
         assert_eq!(s["iteration"], 2);
         assert_eq!(s["loglik_per_token"], -7.5);
@@ -119,7 +119,7 @@ mod tests {
     fn a_resumed_attempt_shows_where_it_resumed_and_its_last_checkpoint() {
         let mut t = ProgressTracker::new(1);
         t.resumed_from(50);
-        t.record(Progress { iteration: 60, total: 100, loglik_per_token: None, diagnostics: Default::default() });
+        t.record(Progress { iteration: 60, total: 100, loglik_per_token: None, ..Default::default() });
         t.checkpointed(60, "2026-01-01T00:00:00.000Z".into());
         let s = t.snapshot();
         assert_eq!(s["resumed_from"], 50);

@@ -24,7 +24,7 @@
 //! rejected (reported through `FitContext::checkpoint.resumed`) and the chain starts
 //! from iteration 0; nothing here panics on bad bytes.
 
-use super::{FitContext, FitError, Progress};
+use super::{FitContext, FitError, Progress, StepKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::time::Instant;
@@ -63,6 +63,10 @@ pub trait Chain {
     fn step(&mut self, seed: u64, iteration: usize) -> Result<Map<String, Value>, FitError>;
     /// The log joint per token of the current state.
     fn log_joint_per_token(&self) -> f64;
+    /// The kind of step `iteration` is, for a family whose schedule mixes kinds.
+    fn step_kind(&self, _iteration: usize) -> Option<StepKind> {
+        None
+    }
     /// Add the current state to the posterior means (a kept iteration); returns the
     /// encoded thinned sample to store, if the family keeps one.
     fn keep(&mut self) -> Option<Vec<u8>>;
@@ -239,7 +243,7 @@ pub fn run<C: Chain>(chain: &mut C, family: &str, seed: u64, schedule: &Schedule
         }
         position.iteration = it;
         diagnostics.insert("kept_sweeps".into(), json!(position.kept));
-        (ctx.progress)(Progress { iteration: it as u64, total: schedule.iterations as u64, loglik_per_token: ll, diagnostics });
+        (ctx.progress)(Progress { iteration: it as u64, total: schedule.iterations as u64, loglik_per_token: ll, diagnostics, kind: chain.step_kind(it) });
         if let Some(every) = ctx.checkpoint.every {
             if it < schedule.iterations && last_checkpoint.elapsed() >= every {
                 save(chain, position);

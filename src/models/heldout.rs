@@ -104,21 +104,6 @@ pub fn corpus_documents(corpus: &crate::corpus::Corpus, documents: &[usize], fea
         .collect()
 }
 
-/// Score corpus documents a fit held out (see [`corpus_documents`]). The fit's progress
-/// stands while they are scored; cancellation still applies; no checkpoints.
-pub fn score_corpus_documents(
-    scorer: &dyn DocScorer,
-    corpus: &crate::corpus::Corpus,
-    documents: &[usize],
-    features: impl Fn(usize) -> Vec<f64>,
-    seed: u64,
-    ctx: &FitContext,
-) -> Result<HeldoutReport, FitError> {
-    let docs = corpus_documents(corpus, documents, features);
-    let quiet = FitContext { progress: &|_| {}, cancel: ctx.cancel, sample: &|_, _| {}, checkpoint: crate::models::Checkpointing::OFF };
-    score_documents(scorer, &docs, seed, &quiet)
-}
-
 /// Format version of [`ScoredSoFar`]'s encoding.
 const SCORED_VERSION: u32 = 1;
 

@@ -11,6 +11,7 @@
 //! installed, never touch HTTP, SQL or tokio, and are fully determined by
 //! `(corpus, params, seed)`.
 
+pub mod after_chain;
 pub mod capabilities;
 #[cfg(test)]
 mod capabilities_checks;
@@ -210,6 +211,19 @@ pub struct Progress {
     pub loglik_per_token: Option<f64>,
     /// Model-specific numbers (acceptance rates, active topics, ...).
     pub diagnostics: serde_json::Map<String, serde_json::Value>,
+    /// The kind of step this was, for a family whose schedule mixes kinds of different
+    /// cost (`None` for the others): what a client times steps by.
+    pub kind: Option<StepKind>,
+}
+
+/// Kinds of step in a schedule that mixes them ([`chain::Chain::step_kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepKind {
+    /// A step that reuses what the last costly one computed.
+    Steady,
+    /// A step that recomputes it (HPC's scans that refit the conditional modes and
+    /// their Hessians).
+    Refit,
 }
 
 /// Cooperative cancellation, shared between the runner and a fit.

@@ -212,6 +212,7 @@ pub fn run<P: Passes>(fit: &mut P, seed: u64, ctx: &FitContext) -> Result<Finish
             total: max_passes as u64,
             loglik_per_token: report.loglik_per_token,
             diagnostics: report.diagnostics,
+            kind: None,
         });
         if settled {
             return Ok(Finish { passes: pass, converged: true });

@@ -19,7 +19,7 @@
 //! Checkpoints: the driver checkpoints the chain every `checkpoint_every_s`. Held-out
 //! documents are scored after the chain by the Chib-style estimator, which can take as
 //! long as the chain; with checkpoints on, the finished chain is checkpointed at once
-//! (at the chain's end, as an [`AfterChain`]: the model without its held-out report),
+//! (at the chain's end, with the model without its held-out report: [`after_chain`]),
 //! and again as documents finish, with their estimates. A fit resumed from such a
 //! checkpoint goes straight to the documents not yet scored. Either way the model is
 //! the uninterrupted fit's, byte for byte.
@@ -31,8 +31,9 @@ use super::params::DcntParams;
 use super::sampler::{DcntState, Documents};
 use super::scoring::DcntChib;
 use crate::corpus::Corpus;
-use crate::models::chain::{hand_over, Position, Schedule};
-use crate::models::heldout::{corpus_documents, score_resuming, HeldoutReport, ScoredSoFar, ScoringHooks};
+use crate::models::after_chain::{self, EndOfChain};
+use crate::models::chain::Position;
+use crate::models::heldout::{corpus_documents, HeldoutReport, ScoredSoFar};
 use crate::models::splits;
 use crate::models::{FitContext, FitError, Progress, TopicModel};
 use serde::{Deserialize, Serialize};
@@ -187,27 +188,6 @@ fn chib(model: &DcntModel) -> DcntChib {
     DcntChib::new(model, ChibSettings { burn_in: p.heldout_burn_in, chain_length: p.heldout_chain_length, acceptance_samples: p.heldout_acceptance_samples })
 }
 
-/// Format version of [`AfterChain`].
-const AFTER_CHAIN_VERSION: u32 = 1;
-
-/// What a checkpoint at the chain's end carries while the held-out documents are
-/// scored: the fitted model without its held-out report (its own encoding) and the
-/// documents scored so far.
-#[derive(Serialize, Deserialize)]
-struct AfterChain {
-    version: u32,
-    model: Vec<u8>,
-    scored: ScoredSoFar,
-}
-
-/// [`AfterChain`] borrowed, for encoding.
-#[derive(Serialize)]
-struct AfterChainRef<'s> {
-    version: u32,
-    model: &'s [u8],
-    scored: &'s ScoredSoFar,
-}
-
 /// Where a fit starts: a chain (fresh, or resumed inside it), or the end of its chain
 /// with the held-out documents partly scored.
 enum Start<'a> {
@@ -217,20 +197,17 @@ enum Start<'a> {
 
 impl<'a> Start<'a> {
     /// From a checkpoint's family state: inside the chain, DCNT's chain state; at its
-    /// end, an [`AfterChain`] checked against this fit.
+    /// end, the fitted model and scored documents ([`after_chain`]) checked against this fit.
     fn restore(training: &'a TrainingSet, p: &DcntParams, diagonal: bool, seed: u64, bytes: &[u8], position: &Position) -> Result<Self, String> {
         if position.iteration < p.iterations {
             return DcntChain::restore(p, diagonal, &training.docs, bytes, position).map(|c| Start::Chain(Box::new(c)));
         }
-        let s: AfterChain = postcard::from_bytes(bytes).map_err(|e| format!("the state after the chain does not decode: {e}"))?;
-        if s.version != AFTER_CHAIN_VERSION {
-            return Err(format!("format version {} of the state after the chain is not {AFTER_CHAIN_VERSION}", s.version));
-        }
-        let model = DcntModel::decode(&s.model).map_err(|e| e.to_string())?;
+        let (model, scored) = after_chain::decode(bytes)?;
+        let model = DcntModel::decode(&model).map_err(|e| e.to_string())?;
         if let Some(what) = training.mismatch(p, diagonal, &model, position) {
             return Err(format!("the fitted model in the checkpoint does not belong to this fit ({what})"));
         }
-        let scored = s.scored.check_for(&chib(&model), model.heldout_documents.len(), seed)?;
+        let scored = scored.check_for(&chib(&model), model.heldout_documents.len(), seed)?;
         Ok(Start::Scoring(Box::new(model), scored))
     }
 }
@@ -269,32 +246,10 @@ pub fn fit_dcnt(corpus: &Corpus, p: &DcntParams, diagonal: bool, seed: u64, ctx:
     Ok(model)
 }
 
-/// A fit's chain, finished: where checkpoints of its scoring phase sit.
-struct EndOfChain<'s> {
-    family: &'s str,
-    seed: u64,
-    schedule: &'s Schedule,
-    position: Position,
-}
-
 /// Score the model's held-out documents by the Chib-style estimator, from the documents
-/// `scored` already (a resumed fit). With checkpoints on, the finished chain is handed
-/// over first (unless the fit resumed after it), then the documents as they finish.
+/// `scored` already (a resumed fit), checkpointing as [`after_chain`] does.
 fn score_heldout(corpus: &Corpus, model: &DcntModel, scored: Option<ScoredSoFar>, at: &EndOfChain, ctx: &FitContext) -> Result<HeldoutReport, FitError> {
     let scorer = chib(model);
     let docs = corpus_documents(corpus, &model.heldout_documents, |d| model.document_features(d).to_vec());
-    let resumed = scored.is_some();
-    let from = scored.unwrap_or_else(|| ScoredSoFar::none(&scorer, docs.len(), at.seed));
-    let model_bytes = ctx.checkpoint.every.map(|_| model.encode());
-    let save = |scored: &ScoredSoFar| {
-        if let Some(model) = &model_bytes {
-            let state = postcard::to_allocvec(&AfterChainRef { version: AFTER_CHAIN_VERSION, model, scored }).expect("plain data encodes");
-            hand_over(ctx, at.family, at.seed, at.schedule, at.position, state);
-        }
-    };
-    if !resumed {
-        save(&from);
-    }
-    let hooks = ScoringHooks { cancel: ctx.cancel, progress: &|_| {}, every: ctx.checkpoint.every, save: &save };
-    score_resuming(&scorer, &docs, at.seed, from, &hooks)
+    after_chain::score_heldout(&scorer, &docs, || model.encode(), scored, at, ctx)
 }

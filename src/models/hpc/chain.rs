@@ -23,7 +23,7 @@ use super::params::HpcParams;
 use super::sampler::{document_weights, linear_term, Caches, HpcState, ScanSettings, ScanStats};
 use crate::models::chain::{Chain, Position, Schedule};
 use crate::models::state_bytes::{StateReader, StateWriter};
-use crate::models::FitError;
+use crate::models::{FitError, StepKind};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -265,6 +265,10 @@ impl Chain for HpcChain<'_> {
         let diagnostics = scan_diagnostics(&stats, settings.refit_modes, self.last, self.state.log_prior(self.data), kept_scans);
         self.totals = std::mem::take(&mut self.totals).merge(stats);
         Ok(diagnostics)
+    }
+
+    fn step_kind(&self, iteration: usize) -> Option<StepKind> {
+        Some(if self.params.refits_modes(iteration) { StepKind::Refit } else { StepKind::Steady })
     }
 
     /// The words' log-likelihood per training token, as the scan computed it.

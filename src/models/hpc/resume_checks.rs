@@ -12,7 +12,7 @@ use crate::corpus::builder::build_corpus;
 use crate::corpus::preprocess::{PreprocessOptions, StopWords};
 use crate::corpus::Corpus;
 use crate::models::chain::{Checkpoint, Resume};
-use crate::models::{CancelToken, Checkpointing, FitContext, Progress, TopicModel};
+use crate::models::{CancelToken, Checkpointing, FitContext, Progress, StepKind, TopicModel};
 use serde_json::json;
 use std::sync::Mutex;
 
@@ -226,8 +226,8 @@ fn a_resumed_pcm_fit_equals_the_uninterrupted_one() {
     check_resumed_fits(false);
 }
 
-/// The progress names both counts of kept scans and says which scans refit the modes
-/// (the CLI's timing of steady and refit scans reads `mode_refit`).
+/// The progress names both counts of kept scans and says which scans refit the modes,
+/// in the diagnostics and as the typed step kind (which the CLI times scans by).
 #[test]
 fn progress_reports_kept_scans_and_mode_refits() {
     let case = &cases()[1];
@@ -239,6 +239,7 @@ fn progress_reports_kept_scans_and_mode_refits() {
         let kept = (1..=it).filter(|&i| schedule.is_kept(i)).count();
         assert_eq!((&r.diagnostics["kept_scans"], &r.diagnostics["kept_sweeps"]), (&json!(kept), &json!(kept)), "scan {it}");
         assert_eq!(r.diagnostics["mode_refit"], json!(p.refits_modes(it)), "scan {it}");
+        assert_eq!(r.kind, Some(if p.refits_modes(it) { StepKind::Refit } else { StepKind::Steady }), "scan {it}");
         for key in ["rate_acceptance", "untouched_acceptance", "affinity_acceptance", "log_likelihood_words", "log_likelihood_labels", "log_posterior"] {
             assert!(r.diagnostics[key].as_f64().is_some_and(f64::is_finite), "scan {it}: {key}");
         }

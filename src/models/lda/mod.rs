@@ -33,7 +33,9 @@ pub mod tokens;
 
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats, DocTermMatrix};
-use crate::models::heldout::{score_corpus_documents, DocScorer, HeldoutDoc, HeldoutReport};
+use crate::models::after_chain::{self, EndOfChain};
+use crate::models::chain::Position;
+use crate::models::heldout::{corpus_documents, DocScorer, HeldoutDoc, HeldoutReport, ScoredSoFar};
 use crate::models::splits;
 use crate::models::{
     DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable,
@@ -228,7 +230,6 @@ impl TopicWordSample {
 /// kept sweeps and the held-out documents, if any, are scored.
 pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> Result<LdaModel, FitError> {
     let v = corpus.num_terms();
-    let k = p.topics;
     let held_out = splits::test_mask(corpus, p.test_fraction, seed);
     let test_documents = held_out.iter().filter(|&&t| t).count();
     if test_documents == corpus.num_documents() {
@@ -245,19 +246,81 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
     let mut tokens = Tokens::from_counts(&training, v);
     tokens.set_blocks(p.sync_tokens);
     let schedule = chain::schedule(p);
-    let (mut lda, position) = crate::models::chain::start(
+    let (start, position) = crate::models::chain::start(
         ctx,
         "lda",
         seed,
         &schedule,
-        |bytes, position| LdaChain::restore(p, &tokens, bytes, position),
-        || LdaChain::new(p, &tokens, seed),
+        |bytes, position| Start::restore(p, &tokens, v, test_documents, seed, bytes, position),
+        || Start::Chain(Box::new(LdaChain::new(p, &tokens, seed))),
     );
-    let end = crate::models::chain::run(&mut lda, "lda", seed, &schedule, position, ctx)?;
+    let (mut model, end, scored) = match start {
+        Start::Chain(mut lda) => {
+            let end = crate::models::chain::run(lda.as_mut(), "lda", seed, &schedule, position, ctx)?;
+            (model_of(p, *lda, &tokens, v, test_documents, &end), end, None)
+        }
+        Start::Scoring(model, scored) => {
+            // The chain ended before the checkpoint: its progress is complete.
+            let it = position.iteration as u64;
+            (ctx.progress)(crate::models::Progress { iteration: it, total: it, ..Default::default() });
+            (*model, position, Some(scored))
+        }
+    };
+    if test_documents > 0 {
+        let scorer = LdaChib { model: &model, settings: chib_settings(p) };
+        let held: Vec<usize> = (0..corpus.num_documents()).filter(|&d| held_out[d]).collect();
+        let docs = corpus_documents(corpus, &held, |_| Vec::new());
+        let at = EndOfChain { family: "lda", seed, schedule: &schedule, position: end };
+        let report = after_chain::score_heldout(&scorer, &docs, || model.encode(), scored, &at, ctx)?;
+        model.heldout = Some(report);
+    }
+    Ok(model)
+}
+
+/// The held-out estimator's settings a fit scores its test documents with.
+fn chib_settings(p: &LdaParams) -> ChibSettings {
+    ChibSettings { burn_in: p.heldout_burn_in, chain_length: p.heldout_chain_length }
+}
+
+/// Where a fit starts: a chain (fresh, or resumed inside it), or the end of its chain
+/// with the held-out documents partly scored ([`after_chain`]).
+enum Start<'a> {
+    Chain(Box<LdaChain<'a>>),
+    Scoring(Box<LdaModel>, ScoredSoFar),
+}
+
+impl<'a> Start<'a> {
+    /// From a checkpoint's family state: inside the chain, LDA's chain state; at its
+    /// end, the fitted model and the documents scored, checked against this fit.
+    fn restore(p: &'a LdaParams, tokens: &'a Tokens, v: usize, test_documents: usize, seed: u64, bytes: &[u8], position: &Position) -> Result<Self, String> {
+        if position.iteration < p.iterations {
+            return LdaChain::restore(p, tokens, bytes, position).map(|c| Start::Chain(Box::new(c)));
+        }
+        let (model, scored) = after_chain::decode(bytes)?;
+        let m = LdaModel::decode(&model).map_err(|e| e.to_string())?;
+        let k = p.topics;
+        let checks = [
+            (m.version == ENCODING_VERSION && m.params == *p && m.num_terms == v, "parameters"),
+            (m.tokens == tokens.num_tokens() as u64 && m.test_documents == test_documents && m.heldout.is_none(), "split"),
+            (m.kept_sweeps == position.kept.max(1) && m.final_loglik_per_token.to_bits() == position.last_loglik.to_bits(), "position"),
+            (m.word_rates.len() == k * v && m.topic_shares.len() == k && m.alpha.len() == k, "posterior means"),
+        ];
+        if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
+            return Err(format!("the fitted model in the checkpoint does not belong to this fit ({what})"));
+        }
+        let scored = scored.check_for(&LdaChib { model: &m, settings: chib_settings(p) }, test_documents, seed)?;
+        Ok(Start::Scoring(Box::new(m), scored))
+    }
+}
+
+/// The model a finished chain ends in (posterior means over its kept sweeps), without
+/// its held-out report.
+fn model_of(p: &LdaParams, lda: LdaChain, tokens: &Tokens, v: usize, test_documents: usize, end: &Position) -> LdaModel {
+    let k = p.topics;
     let LdaChain { state, mut sums, doc_topics_sum, optimizations, .. } = lda;
     if sums.kept == 0 {
         // No sweep fell on the thinning grid: use the final state.
-        sums.add(&state, &tokens);
+        sums.add(&state, tokens);
     }
     let PosteriorSums { phi: phi_sum, theta: theta_sum, shares: share_sum, kept } = sums;
     let scale = 1.0 / kept as f64;
@@ -268,7 +331,7 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
             word_rates[t * v + w] = phi_sum[w * k + t] * scale;
         }
     }
-    let mut model = LdaModel {
+    LdaModel {
         version: ENCODING_VERSION,
         params: p.clone(),
         num_terms: v,
@@ -284,14 +347,7 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
         alpha: state.alpha.clone(),
         beta: state.beta,
         optimizations,
-    };
-    if test_documents > 0 {
-        let settings = ChibSettings { burn_in: p.heldout_burn_in, chain_length: p.heldout_chain_length };
-        let scorer = LdaChib { model: &model, settings };
-        let held: Vec<usize> = (0..corpus.num_documents()).filter(|&d| held_out[d]).collect();
-        model.heldout = Some(score_corpus_documents(&scorer, corpus, &held, |_| Vec::new(), seed, ctx)?);
     }
-    Ok(model)
 }
 
 /// LDA's held-out likelihood: the Chib-style estimator of Murray & Salakhutdinov (2009)

@@ -86,7 +86,9 @@ fn a_resumed_fit_equals_the_uninterrupted_one() {
         let p = LdaParams::from_json(&params).unwrap();
         let full = fit(&corpus, &p, 1, None);
         assert!(full.resumed.is_empty());
-        assert_eq!(full.checkpoints.len(), p.iterations - 1, "{name}: one per sweep but the last");
+        // One per sweep but the last (and with held-out documents, the scoring phase's).
+        let heldout = full.model.test_documents;
+        assert_eq!(full.checkpoints.len(), p.iterations - 1 + heldout, "{name}");
         let bytes = full.model.encode();
         let at = [1, p.burn_in, p.burn_in + 1, p.burn_in + p.thin, (p.iterations + p.burn_in) / 2, p.iterations - 1];
         for it in at.into_iter().filter(|&it| it >= 1 && it < p.iterations) {
@@ -96,9 +98,39 @@ fn a_resumed_fit_equals_the_uninterrupted_one() {
             assert_eq!(resumed.resumed, vec![Resume::From(it as u64)], "{name} after {it}");
             assert_eq!(resumed.model.encode(), bytes, "{name}: resumed after sweep {it}");
             // Its own checkpoints continue the first run's.
-            assert_eq!(resumed.checkpoints.first().map(|c| c.0), Some(it as u64 + 1).filter(|&n| (n as usize) < p.iterations));
+            let next = Some(it + 1).filter(|&n| n < p.iterations || heldout > 0).map(|n| n as u64);
+            assert_eq!(resumed.checkpoints.first().map(|c| c.0), next, "{name} after {it}");
         }
     }
+}
+
+/// With held-out documents, the finished chain is checkpointed at its end and again per
+/// scored document; resumed from any of those (on 2 threads), no sweep runs again, only
+/// the documents left are scored, and the model is the same bytes. A checkpoint at the
+/// end whose model belongs to other parameters is rejected.
+#[test]
+fn a_fit_resumed_while_scoring_equals_the_uninterrupted_one() {
+    let corpus = small_corpus();
+    let (name, params, _) = cases().into_iter().find(|c| c.0 == "heldout").unwrap();
+    let p = LdaParams::from_json(&params).unwrap();
+    let full = fit(&corpus, &p, 1, None);
+    let heldout = full.model.test_documents;
+    assert!(heldout >= 2, "{name}: {heldout} held-out documents");
+    assert_eq!(full.checkpoints.len(), p.iterations - 1 + heldout, "one per sweep but the last, one at the end, one per scored document but the last");
+    assert!(full.checkpoints[p.iterations - 1..].iter().all(|c| c.0 as usize == p.iterations));
+    let bytes = full.model.encode();
+    for (scored, (_, checkpoint)) in full.checkpoints[p.iterations - 1..].iter().enumerate() {
+        let resumed = fit(&corpus, &p, 2, Some(checkpoint));
+        assert_eq!(resumed.resumed, vec![Resume::From(p.iterations as u64)], "{scored} scored");
+        assert_eq!(resumed.model.encode(), bytes, "resumed with {scored} documents scored");
+        assert_eq!(resumed.checkpoints.len(), heldout - 1 - scored, "only the documents left are scored");
+    }
+    // The same checkpoint handed to a fit with a longer Chib chain: its scored
+    // documents belong to another estimator setting.
+    let longer = LdaParams { heldout_chain_length: p.heldout_chain_length + 1, ..p.clone() };
+    let run = fit(&corpus, &longer, 1, Some(&full.checkpoints[p.iterations].1));
+    assert!(matches!(&run.resumed[..], [Resume::Rejected(_)]), "{:?}", run.resumed);
+    assert_eq!(run.model.encode(), fit(&corpus, &longer, 1, None).model.encode());
 }
 
 /// A checkpoint that does not decode, is cut short or belongs to other parameters is

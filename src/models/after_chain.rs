@@ -1,0 +1,82 @@
+//! Checkpoints of the work a fit does after its chain: scoring its held-out documents.
+//!
+//! Why it exists: LDA and DCNT/SCNT score the documents they held out by a Chib-style
+//! estimator once their chain ends, which can take as long as the chain. So that a kill
+//! during it costs no more than one checkpoint interval, the finished chain is handed
+//! over at once as a checkpoint at the chain's end carrying the fitted model (without
+//! its held-out report) and the documents scored so far ([`AfterChain`]), and again as
+//! documents finish. A fit resumed from one goes straight to the documents not yet
+//! scored. The family decodes its model from the bytes and checks it belongs to the fit.
+
+use super::chain::{hand_over, Position, Schedule};
+use super::heldout::{score_resuming, DocScorer, HeldoutDoc, HeldoutReport, ScoredSoFar, ScoringHooks};
+use super::{FitContext, FitError};
+use serde::{Deserialize, Serialize};
+
+/// A fit's chain, finished: where checkpoints of its scoring phase sit.
+pub struct EndOfChain<'s> {
+    pub family: &'s str,
+    pub seed: u64,
+    pub schedule: &'s Schedule,
+    pub position: Position,
+}
+
+/// Format version of [`AfterChain`].
+const AFTER_CHAIN_VERSION: u32 = 1;
+
+/// What a checkpoint at the chain's end carries while the held-out documents are
+/// scored: the fitted model without its held-out report (the family's own encoding) and
+/// the documents scored so far.
+#[derive(Serialize, Deserialize)]
+struct AfterChain {
+    version: u32,
+    model: Vec<u8>,
+    scored: ScoredSoFar,
+}
+
+/// [`AfterChain`] borrowed, for encoding.
+#[derive(Serialize)]
+struct AfterChainRef<'s> {
+    version: u32,
+    model: &'s [u8],
+    scored: &'s ScoredSoFar,
+}
+
+/// The fitted model's bytes and the documents scored so far, from the state of a
+/// checkpoint at the chain's end (the caller decodes the model and checks both against
+/// its fit).
+pub fn decode(bytes: &[u8]) -> Result<(Vec<u8>, ScoredSoFar), String> {
+    let s: AfterChain = postcard::from_bytes(bytes).map_err(|e| format!("the state after the chain does not decode: {e}"))?;
+    if s.version != AFTER_CHAIN_VERSION {
+        return Err(format!("format version {} of the state after the chain is not {AFTER_CHAIN_VERSION}", s.version));
+    }
+    Ok((s.model, s.scored))
+}
+
+/// Score `docs` with `scorer`, from the documents `scored` already (a resumed fit). With
+/// checkpoints on, the finished chain is handed over first (unless the fit resumed
+/// after it), with `model()`'s bytes, then again as documents finish. The fit's
+/// progress stands while documents are scored.
+pub fn score_heldout(
+    scorer: &dyn DocScorer,
+    docs: &[HeldoutDoc],
+    model: impl FnOnce() -> Vec<u8>,
+    scored: Option<ScoredSoFar>,
+    at: &EndOfChain,
+    ctx: &FitContext,
+) -> Result<HeldoutReport, FitError> {
+    let resumed = scored.is_some();
+    let from = scored.unwrap_or_else(|| ScoredSoFar::none(scorer, docs.len(), at.seed));
+    let model_bytes = ctx.checkpoint.every.map(|_| model());
+    let save = |scored: &ScoredSoFar| {
+        if let Some(model) = &model_bytes {
+            let state = postcard::to_allocvec(&AfterChainRef { version: AFTER_CHAIN_VERSION, model, scored }).expect("plain data encodes");
+            hand_over(ctx, at.family, at.seed, at.schedule, at.position, state);
+        }
+    };
+    if !resumed {
+        save(&from);
+    }
+    let hooks = ScoringHooks { cancel: ctx.cancel, progress: &|_| {}, every: ctx.checkpoint.every, save: &save };
+    score_resuming(scorer, docs, at.seed, from, &hooks)
+}

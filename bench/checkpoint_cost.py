@@ -59,7 +59,7 @@ class Server:
 
     def start(self):
         self.started = time.time()
-        env = dict(os.environ, TOPICD_LOG_JSON="true", RUST_LOG="info")
+        env = dict(os.environ, TOPICD_LOG_JSON="true", TOPICD_LOG="info")
         self.proc = subprocess.Popen(
             [self.args.bin, "serve", "--addr", f"127.0.0.1:{self.args.port}", "--db", self.db, "--threads", str(self.args.threads)],
             stdout=open(self.log, "a"), stderr=subprocess.STDOUT, env=env)

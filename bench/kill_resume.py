@@ -36,10 +36,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The fits each family gets: sized to take tens of seconds on one thread, so kills land
 # in burn-in, in the kept part and around checkpoints.
 FITS = {
-    "lda": ("bars", {"topics": 10, "iterations": 400, "burn_in": 100, "thin": 10}),
-    "hpc": ("appstream", {"iterations": 60, "burn_in": 20, "thin": 2}),
+    "lda": ("bars", {"topics": 10, "iterations": 4000, "burn_in": 1000, "thin": 10}),
+    "hpc": ("appstream", {"iterations": 200, "burn_in": 60, "thin": 2}),
     "pcm": ("appstream", {"topics": 20, "iterations": 60, "burn_in": 20, "thin": 2}),
-    "dcnt": ("bars", {"topics": 12, "iterations": 200, "burn_in": 50, "thin": 5}),
+    "dcnt": ("bars", {"topics": 12, "iterations": 1500, "burn_in": 300, "thin": 5}),
     "scnt": ("bars", {"topics": 12, "iterations": 200, "burn_in": 50, "thin": 5}),
     "hdp": ("bars", {"topics": 20, "passes": 40}),
 }
@@ -164,10 +164,21 @@ def main():
     kills_mid_fit = 0
     t_start = time.time()
     for k in range(args.kills):
+        # Kill only while a fit runs: wait for one to be running (a restarted server
+        # re-queues and resumes it), then a random gap, so every kill lands mid-fit
+        # unless the fits end first.
+        while True:
+            states = job_states(server, jobs)
+            if any(s["status"] == "running" for s in states.values()) or all(s["status"] in ("succeeded", "failed", "cancelled") for s in states.values()):
+                break
+            time.sleep(0.05)
         time.sleep(rng.uniform(0.2, 2 * args.mean_gap - 0.2))
         states = job_states(server, jobs)
         running = sum(s["status"] == "running" for s in states.values())
-        kills_mid_fit += running > 0
+        if running == 0:
+            print(f"the fits ended after {k} kills", flush=True)
+            break
+        kills_mid_fit += 1
         server.kill()
         print(f"kill {k + 1:2d} at {time.time() - t_start:6.1f} s: {running} fit(s) running", flush=True)
         server = Server(binary, db, args.threads)

@@ -107,6 +107,35 @@ async fn upload_fit_read_predict_and_survive_a_restart() {
     assert_eq!(model["thinned_samples"], 3, "{model}");
     assert_eq!(model["model"], "lda");
 
+    // Representative documents: the training documents with the highest share of the
+    // topic (LDA keeps its posterior-mean proportions: source "fit"), highest first, each
+    // with its proportions (summing to 1, the share among them) and first words.
+    let (st, reps) = s.get(&format!("/v1/models/{mid}/topics/2/documents?n=5")).await;
+    assert_eq!(st, 200, "{reps}");
+    assert_eq!((reps["source"].as_str(), reps["documents_ranked"].as_u64(), reps["topic"]["id"].as_u64()), (Some("fit"), Some(300), Some(2)), "{reps}");
+    let ranked = reps["documents"].as_array().unwrap();
+    assert_eq!(ranked.len(), 5);
+    let shares: Vec<f64> = ranked.iter().map(|d| d["share"].as_f64().unwrap()).collect();
+    assert!(shares.windows(2).all(|w| w[0] >= w[1]), "{shares:?}");
+    for d in ranked {
+        let props: Vec<f64> = d["topic_proportions"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        assert_eq!((props.len(), props[2]), (8, d["share"].as_f64().unwrap()));
+        assert!((props.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        assert!(d["first_words"].as_str().is_some_and(|w| !w.is_empty()) && d["id"].is_string(), "{d}");
+    }
+    // The 100 best of topic 2 start with the same five, and no document further down
+    // has a higher share than the fifth.
+    let (_, more) = s.get(&format!("/v1/models/{mid}/topics/2/documents?n=100")).await;
+    let more = more["documents"].as_array().unwrap();
+    assert_eq!(more.len(), 100);
+    assert_eq!(more[..5], ranked[..]);
+    assert!(more[5..].iter().all(|d| d["share"].as_f64().unwrap() <= shares[4]));
+    for (query, field) in [("n=0", "query.n"), ("n=101", "query.n"), ("n=x", "query.n"), ("top=3", "query.top")] {
+        let (st, e) = s.get(&format!("/v1/models/{mid}/topics/2/documents?{query}")).await;
+        assert_eq!((st, e["field"].as_str()), (422, Some(field)), "{query}: {e}");
+    }
+    assert_eq!(s.get(&format!("/v1/models/{mid}/topics/8/documents")).await.0, 404);
+
     // Rename a topic: every topic endpoint, the CSV and the map return the name; the
     // numbering and the words do not change; bad names and topics change nothing.
     let (st, renamed) = s.patch(&format!("/v1/models/{mid}/topics/3"), &json!({"name": "  Topic three  "})).await;

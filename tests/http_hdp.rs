@@ -41,6 +41,19 @@ async fn hdp_fits_and_serves_topics_and_predictions() {
     let theta: Vec<f64> = p["predictions"][0]["topic_proportions"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
     assert_eq!(theta.len(), topics.len());
     assert!((theta.iter().sum::<f64>() - 1.0).abs() < 1e-6, "{theta:?}");
+    // Representative documents: HDP keeps no per-document proportions, so every corpus
+    // document is folded in through the model's prediction; the top document's
+    // proportions are what predicting its own text gives.
+    let (st, reps) = s.get(&format!("/v1/models/{model_id}/topics/0/documents?n=3")).await;
+    assert_eq!(st, 200, "{reps}");
+    assert_eq!((reps["source"].as_str(), reps["documents_ranked"].as_u64()), (Some("fold_in"), Some(150)), "{reps}");
+    let top = &reps["documents"][0];
+    let text = appstream_docs(150).into_iter().find(|d| d["id"] == top["id"]).expect("a corpus document")["text"].clone();
+    let (_, p) = s.post(&format!("/v1/models/{model_id}/predict"), &json!({"documents": [{"id": "top", "text": text}]})).await;
+    let predicted: Vec<f64> = p["predictions"][0]["topic_proportions"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let folded: Vec<f64> = top["topic_proportions"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert_eq!(predicted.len(), folded.len());
+    assert!(predicted.iter().zip(&folded).all(|(a, b)| (a - b).abs() < 1e-9), "{predicted:?} vs {folded:?}");
     let (st, e) = s.get(&format!("/v1/models/{model_id}/communities")).await;
     assert_problem(st, &e, 422, Some("model"));
     s.stop().await;

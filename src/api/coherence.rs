@@ -111,14 +111,11 @@ impl CoherenceResult {
     }
 }
 
-/// The decoded training corpus of a topic model, or why there is none.
-async fn training_corpus(state: &AppState, m: &LoadedModel) -> ApiResult<(String, Arc<Corpus>)> {
+/// The decoded training corpus of a topic model, or why there is none (`needs`: what
+/// the caller reads in it, for the message when it has been deleted).
+pub(super) async fn training_corpus(state: &AppState, m: &LoadedModel, needs: &str) -> ApiResult<(String, Arc<Corpus>)> {
     let id = m.row.corpus_id.clone().ok_or_else(|| ApiError::invalid("model", "the model has no training corpus"))?;
-    let blob = state
-        .store
-        .corpus_data(&id)
-        .await?
-        .ok_or_else(|| ApiError::conflict(format!("the model's training corpus {id} has been deleted; coherence counts its documents")))?;
+    let blob = state.store.corpus_data(&id).await?.ok_or_else(|| ApiError::conflict(format!("the model's training corpus {id} has been deleted; {needs}")))?;
     let corpus = tokio::task::spawn_blocking(move || Corpus::decode(&blob)).await.map_err(ApiError::internal)?.map_err(ApiError::internal)?;
     Ok((id, Arc::new(corpus)))
 }
@@ -141,7 +138,7 @@ fn resolve_window(opts: &CoherenceOptions, corpus: &Corpus) -> ApiResult<Option<
 
 /// Coherence of the given top words (term ids per topic) on the model's training corpus.
 pub async fn coherence_of(state: &AppState, m: &LoadedModel, opts: CoherenceOptions, top_words: Vec<Vec<u32>>) -> ApiResult<(String, CoherenceResult)> {
-    let (corpus_id, corpus) = training_corpus(state, m).await?;
+    let (corpus_id, corpus) = training_corpus(state, m, "coherence counts its documents").await?;
     let window = resolve_window(&opts, &corpus)?;
     let pool = state.predict_pool.clone();
     let (num_virtual_documents, per_topic, mean) = tokio::task::spawn_blocking(move || {

@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod model_cache;
 pub mod models;
 pub mod ops;
+pub mod topic_documents;
 pub mod topic_map;
 pub mod topic_names;
 
@@ -69,6 +70,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/models/{id}/topics"),
     ("patch", "/v1/models/{id}/topics/{topic}"),
     ("get", "/v1/models/{id}/topics/{topic}/frex"),
+    ("get", "/v1/models/{id}/topics/{topic}/documents"),
     ("get", "/v1/models/{id}/coherence"),
     ("get", "/v1/models/{id}/topic-map"),
     ("post", "/v1/models/{id}/predict"),
@@ -107,6 +109,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/models/{id}/topics", get(models::topics))
         .route("/v1/models/{id}/topics/{topic}", patch(topic_names::rename))
         .route("/v1/models/{id}/topics/{topic}/frex", get(models::topic_frex))
+        .route("/v1/models/{id}/topics/{topic}/documents", get(topic_documents::list))
         .route("/v1/models/{id}/coherence", get(coherence::coherence))
         .route("/v1/models/{id}/topic-map", get(topic_map::get))
         .route("/v1/models/{id}/predict", post(models::predict))

@@ -10,6 +10,7 @@ use crate::models::community::CommunityModel;
 use crate::models::registry::{self, Fitted};
 use crate::models::TopicModel;
 use crate::store::{ModelRow, Store};
+use crate::summaries::representative::DocumentTopics;
 use crate::summaries::topic_map::TopicMap;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -24,6 +25,9 @@ pub struct LoadedModel {
     pub pipeline: TextPipeline,
     /// The intertopic map, computed at its first request and kept while the model is.
     pub topic_map: OnceLock<Arc<TopicMap>>,
+    /// Every document's topic proportions (the fit's, or folded in), computed at the
+    /// first request for representative documents and kept while the model is.
+    pub document_topics: OnceLock<Arc<DocumentTopics>>,
 }
 
 /// A graph model ready to report its communities.
@@ -93,7 +97,7 @@ impl ModelCache {
                     let lexicon = lexicon.ok_or_else(|| ApiError::internal("stored topic model has no lexicon"))?;
                     let lexicon: Lexicon = postcard::from_bytes(&lexicon).map_err(ApiError::internal)?;
                     let pipeline = lexicon.pipeline();
-                    Entry::Topics(Arc::new(LoadedModel { row, model, lexicon, pipeline, topic_map: OnceLock::new() }))
+                    Entry::Topics(Arc::new(LoadedModel { row, model, lexicon, pipeline, topic_map: OnceLock::new(), document_topics: OnceLock::new() }))
                 }
                 Fitted::Communities(model) => Entry::Communities(Arc::new(LoadedCommunities { row, model })),
             })

@@ -121,6 +121,23 @@ pub trait TopicModel: Send + Sync {
         let _ = (corpus, seed);
         None
     }
+
+    /// The posterior-mean topic proportions of the training documents of `corpus` (the
+    /// corpus it was fitted on, `seed` the fit's), for a model that keeps them; `None`
+    /// otherwise (callers fold documents in through [`TopicModel::predict`]).
+    fn training_proportions(&self, corpus: &Corpus, seed: u64) -> Option<DocumentProportions> {
+        let _ = (corpus, seed);
+        None
+    }
+}
+
+/// Topic proportions of some corpus documents.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocumentProportions {
+    /// Corpus indices of the documents, in row order.
+    pub documents: Vec<usize>,
+    /// `documents.len() × K`, row-major.
+    pub rows: Vec<f64>,
 }
 
 /// Covariance of topic weights across documents' draws, with topic ids as in the

@@ -11,6 +11,7 @@ pub mod coherence;
 pub mod cooccurrence;
 pub mod exclusivity;
 pub mod frex;
+pub mod representative;
 pub mod topic_map;
 
 pub use coherence::{model_coherence, topic_coherence, Measure};

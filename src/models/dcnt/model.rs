@@ -252,6 +252,12 @@ impl TopicModel for DcntModel {
         self.feature_names.clone()
     }
 
+    fn training_proportions(&self, corpus: &Corpus, _seed: u64) -> Option<crate::models::DocumentProportions> {
+        let fits = self.train_documents.iter().all(|&d| d < corpus.num_documents())
+            && self.train_documents.len() * self.params.topics == self.document_proportions.len();
+        fits.then(|| crate::models::DocumentProportions { documents: self.train_documents.clone(), rows: self.document_proportions.clone() })
+    }
+
     fn correlations(&self, draws: usize, seed: u64) -> Option<TopicCorrelations> {
         Some(scoring::correlations(self, draws, seed))
     }

@@ -420,6 +420,13 @@ impl TopicModel for LdaModel {
         Ok(thetas.into_iter().map(|t| DocPrediction { topic_proportions: t, labels: vec![], predicted_labels: vec![] }).collect())
     }
 
+    fn training_proportions(&self, corpus: &Corpus, seed: u64) -> Option<crate::models::DocumentProportions> {
+        let held_out = splits::test_mask(corpus, self.params.test_fraction, seed);
+        let documents: Vec<usize> = (0..corpus.num_documents()).filter(|&d| !held_out[d]).collect();
+        (documents.len() * self.params.topics == self.document_proportions.len())
+            .then(|| crate::models::DocumentProportions { documents, rows: self.document_proportions.clone() })
+    }
+
     fn heldout_scorer(&self, params: &serde_json::Value) -> Result<Option<Box<dyn DocScorer + '_>>, ParamError> {
         let settings = LdaChib::settings_from(params)?;
         Ok(Some(Box::new(LdaChib { model: self, settings })))

@@ -71,7 +71,10 @@ export function evaluationSection(model) {
       body,
       scoresTable(ev),
       h("h3", {}, "Per label"),
-      table(
+      h(
+        "div",
+        { class: "scroll", tabindex: 0, role: "region", "aria-label": "Per-label scores" },
+        table(
         [
           { label: "Label", cell: (l) => l.label },
           { label: "Test docs", num: true, cell: (l) => fmtInt(l.documents) },
@@ -81,6 +84,7 @@ export function evaluationSection(model) {
           { label: "Recall", num: true, cell: (l) => fmtNum(l.recall) },
         ],
         perLabel,
+        ),
       ),
     );
   });

@@ -70,7 +70,8 @@ export function topicsSection(model, stops) {
   const slider = h("input", { type: "range", min: 0, max: 1, step: 0.05, value: 0.5 });
   const shown = h("output", {}, "0.50");
   const comparison = h("select", {}, h("option", { value: "siblings" }, "siblings (natural set)"), h("option", { value: "all" }, "all topics"));
-  const tableBox = h("div", { class: "scroll", "aria-live": "polite", tabindex: 0, role: "region", "aria-label": "Topic table" });
+  const tableBox = h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": "Topic table" });
+  const announce = h("span", { class: "muted", role: "status" });
   const detail = h("div");
   const treeBox = h("div");
   const status = h("div", { role: "status" });
@@ -90,6 +91,7 @@ export function topicsSection(model, stops) {
       { label: "Share of tokens", cell: (t) => h("span", {}, bar(t.proportion / maxShare), " ", fmtPct(t.proportion)) },
       { label: `Top words by FREX (weight ${state.weight.toFixed(2)})`, cell: (t) => h("span", { class: "words" }, t.words.map((w) => w.word).join(", ")) },
     );
+    announce.textContent = `Words ranked by FREX at weight ${state.weight.toFixed(2)}.`;
     mount(tableBox, table(cols, answer.topics, { rowAttrs: (t) => ({ class: t.id === state.selected ? "selected" : null, "data-topic": t.id }) }));
     if (answer.topics.some((t) => t.parent !== null || t.children.length)) {
       const byId = new Map(answer.topics.map((t) => [t.id, t]));
@@ -103,6 +105,8 @@ export function topicsSection(model, stops) {
   async function loadDetail() {
     if (state.selected === null) return mount(detail, h("p", { class: "muted" }, "Pick a topic in the table (or on the map) to see its words."));
     const t = state.selected;
+    if (!detail.firstChild || detail.dataset.topic !== String(t)) mount(detail, h("p", { class: "muted" }, `Loading topic ${t}…`));
+    detail.dataset.topic = String(t);
     const [top, all] = await Promise.all([
       get(`/v1/models/${model.id}/topics/${t}/frex?${rank()}&n=${DETAIL_WORDS}`),
       get(`/v1/models/${model.id}/topics/${t}/frex?${rank()}&n=${SCATTER_WORDS}`),
@@ -163,7 +167,7 @@ export function topicsSection(model, stops) {
     "section",
     { class: "panel", "aria-labelledby": "topics-h" },
     h("h2", { id: "topics-h" }, "Topics"),
-    h("div", { class: "toolbar" }, sliderField, field("Exclusivity against", comparison), csv),
+    h("div", { class: "toolbar" }, sliderField, field("Exclusivity against", comparison), csv, announce),
     status,
     treeBox,
     tableBox,

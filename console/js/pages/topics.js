@@ -49,19 +49,25 @@ function nameCell(model, topic, onRenamed) {
   return cell;
 }
 
+const BAR_PX = 60;
+
 function wordBars(words) {
-  const max = (k) => Math.max(...words.map((w) => w[k]), 1e-12);
-  const mf = max("frequency");
-  return table(
-    [
-      { label: "#", num: true, cell: (w) => words.indexOf(w) + 1 },
-      { label: "Word", cell: (w) => w.word },
-      { label: "Frequency", cell: (w) => h("span", {}, bar(w.frequency / mf), " ", fmtNum(w.frequency)) },
-      { label: "Exclusivity", cell: (w) => h("span", {}, bar(w.exclusivity, "exc"), " ", fmtNum(w.exclusivity)) },
-      { label: "FREX", cell: (w) => h("span", {}, bar(w.frex, "frex"), " ", fmtNum(w.frex)) },
-    ],
-    words,
-    { caption: "Frequency bars are relative to the topic's most frequent word; exclusivity and FREX are in [0, 1]." },
+  const mf = Math.max(...words.map((w) => w.frequency), 1e-12);
+  const barred = (value, fraction, cls) => h("span", {}, bar(fraction, cls, BAR_PX), " ", fmtNum(value));
+  return h(
+    "div",
+    {},
+    h("p", { class: "help" }, "Frequency bars are relative to the topic's most frequent word; exclusivity and FREX are in [0, 1]."),
+    table(
+      [
+        { label: "#", num: true, cell: (w) => words.indexOf(w) + 1 },
+        { label: "Word", cell: (w) => w.word },
+        { label: "Frequency", cell: (w) => barred(w.frequency, w.frequency / mf, "") },
+        { label: "Exclusivity", cell: (w) => barred(w.exclusivity, w.exclusivity, "exc") },
+        { label: "FREX", cell: (w) => barred(w.frex, w.frex, "frex") },
+      ],
+      words,
+    ),
   );
 }
 

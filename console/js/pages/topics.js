@@ -120,7 +120,7 @@ export function topicsSection(model, stops) {
     const topic = top.topic;
     const title = `Topic ${topicTitle(topic)}${topic.name ? ` “${topic.name}”` : ""}`;
     const scatterBox = h("div");
-    mount(detail, h("h3", {}, title), h("p", { class: "muted" }, `Share ${fmtPct(topic.proportion)}; ${all.words.length} words.`), h("div", { class: "cols" }, wordBars(top.words), scatterBox));
+    mount(detail, h("h3", {}, title), h("p", { class: "muted" }, `Share ${fmtPct(topic.proportion)}. ${all.words.length < SCATTER_WORDS ? `The scatter shows all ${all.words.length} words` : `The scatter shows the ${SCATTER_WORDS} words ranked highest (the API's limit per request)`}; the top ${LABELLED} by FREX are labelled.`), h("div", { class: "cols" }, wordBars(top.words), scatterBox));
     const labelled = all.words.slice(0, LABELLED).map((w) => w.word);
     mount(scatterBox, figure(`Frequency–exclusivity of topic ${topic.id}`, frexScatter(all.words, labelled, { width: widthOf(scatterBox, 620) }), `frex-${shortId(model.id)}-topic-${topic.id}`));
   }

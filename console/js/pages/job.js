@@ -100,7 +100,7 @@ export async function render(root, [id]) {
     mount(head, summary(job));
     const points = trace.points.filter((p) => p.loglik_per_token !== null && p.loglik_per_token !== undefined).map((p) => ({ x: p.iteration, y: p.loglik_per_token }));
     const w = widthOf(traceBox);
-    mount(traceBox, points.length ? figure("Log-likelihood per token", lines(points, { width: w, x: "iteration", y: "log-likelihood / token" }), `trace-${id.slice(0, 8)}`) : h("p", { class: "muted" }, "No log-likelihood yet."));
+    mount(traceBox, points.length ? figure("Log-likelihood per token", lines(points, { width: w, x: "iteration", y: "log-likelihood / token" }), `trace-${id.slice(0, 8)}`) : job.kind === "fit" ? h("p", { class: "muted" }, active ? "No log-likelihood yet." : "No log-likelihood was recorded.") : null);
     const p = job.progress || {};
     for (const [k, v] of Object.entries(p)) if (isRate(k, v) && !rates.some((r) => r.x === p.iteration && r.series === k)) rates.push({ x: p.iteration, y: v, series: k });
     const latest = Object.entries(p).filter(([k, v]) => isRate(k, v));

@@ -5,6 +5,7 @@
 //! errors are problem+json ([`error`]).
 
 pub mod coherence;
+pub mod console;
 pub mod corpora;
 pub mod error;
 pub mod evaluations;
@@ -53,6 +54,8 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/readyz"),
     ("get", "/metrics"),
     ("get", "/openapi.json"),
+    ("get", "/"),
+    ("get", "/console/{path}"),
     ("post", "/v1/corpora"),
     ("get", "/v1/corpora"),
     ("get", "/v1/corpora/{id}"),
@@ -93,6 +96,8 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))
         .route("/openapi.json", get(ops::openapi))
+        .route("/", get(console::index))
+        .route("/console/{*path}", get(console::asset))
         .route("/v1/corpora", post(corpora::create).get(corpora::list))
         .route("/v1/corpora/{id}", get(corpora::get_one).delete(corpora::delete))
         .route("/v1/corpora/{id}/tokens", get(coherence::tokens))

@@ -1,0 +1,122 @@
+// Job page: live progress of one job (polled every second while it is queued or
+// running): a progress bar, ETA, the log-likelihood trace and any acceptance rates the
+// sampler reports, plotted as they grow; a cancel button; the model or the result when
+// done.
+
+import { get, post } from "../api.js";
+import { h, mount, fmtDate, fmtDuration, fmtNum, fmtInt, problemBox } from "../ui.js";
+import { figure, lines, widthOf } from "../charts.js";
+import { statusBadge, progressOf } from "./jobs.js";
+import { scoresTable } from "./model_extras.js";
+
+const POLL_MS = 1000;
+
+/** Progress fields worth plotting over time besides the log-likelihood. */
+const isRate = (key, value) => typeof value === "number" && /accept/i.test(key);
+
+function summary(job) {
+  const p = job.progress || {};
+  const rows = [
+    ["Status", statusBadge(job.status)],
+    ["Kind", job.kind],
+    ["Model family", job.model],
+    ["Iteration", p.total ? `${fmtInt(p.iteration)} of ${fmtInt(p.total)}` : fmtInt(p.iteration)],
+    ["Elapsed", fmtDuration(p.elapsed_s)],
+    ["ETA", job.status === "running" ? fmtDuration(p.eta_s) : "–"],
+    ["Log-likelihood per token", fmtNum(p.loglik_per_token, 4)],
+    ["Seed", String(job.seed)],
+    ["Attempts", fmtInt(job.attempts)],
+    ["Created", fmtDate(job.created_at)],
+    ["Started", fmtDate(job.started_at)],
+    ["Finished", fmtDate(job.finished_at)],
+  ];
+  if (job.corpus_id) rows.push(["Corpus", h("a", { href: `#/corpora/${job.corpus_id}` }, job.corpus_id)]);
+  if (job.model_id) rows.push(["Model", h("a", { href: `#/models/${job.model_id}` }, "Explore the fitted model")]);
+  if (job.source_model_id) rows.push(["Evaluates model", h("a", { href: `#/models/${job.source_model_id}` }, job.source_model_id)]);
+  if (job.error) rows.push(["Error", h("span", { class: "error" }, job.error)]);
+  return h("dl", { class: "stats" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+}
+
+function result(job) {
+  if (!job.result) return null;
+  const r = job.result;
+  if (r.perplexity !== undefined) {
+    return h(
+      "section",
+      { class: "panel" },
+      h("h2", {}, "Held-out likelihood"),
+      h("dl", { class: "stats" }, [
+        [h("dt", {}, "Estimator"), h("dd", {}, r.estimator)],
+        [h("dt", {}, "Documents"), h("dd", {}, fmtInt(r.documents.length))],
+        [h("dt", {}, "Tokens"), h("dd", {}, fmtInt(r.tokens))],
+        [h("dt", {}, "Log-likelihood"), h("dd", {}, fmtNum(r.total_log_likelihood, 2))],
+        [h("dt", {}, "Per token"), h("dd", {}, fmtNum(r.log_likelihood_per_token, 4))],
+        [h("dt", {}, "Perplexity"), h("dd", {}, fmtNum(r.perplexity, 2))],
+      ]),
+    );
+  }
+  if (r.evaluation) {
+    return h("section", { class: "panel" }, h("h2", {}, "Label evaluation"), scoresTable(r.evaluation), h("p", {}, h("a", { href: `#/models/${r.model_id}` }, "Per-label scores in the model explorer")));
+  }
+  return h("section", { class: "panel" }, h("h2", {}, "Result"), h("pre", {}, JSON.stringify(r, null, 2)));
+}
+
+export async function render(root, [id]) {
+  const head = h("div");
+  const traceBox = h("div");
+  const rateBox = h("div");
+  const resultBox = h("div");
+  const status = h("div", { role: "status" });
+  const progress = h("progress", { max: 1, value: 0, "aria-label": "Job progress" });
+  const cancel = h("button", { class: "secondary" }, "Cancel job");
+  const rates = [];
+  let timer = null;
+  let stopped = false;
+  cancel.addEventListener("click", async () => {
+    cancel.disabled = true;
+    try {
+      await post(`/v1/jobs/${id}/cancel`);
+      tick();
+    } catch (err) {
+      status.replaceChildren(problemBox(err));
+      cancel.disabled = false;
+    }
+  });
+  mount(
+    root,
+    h("h1", {}, `Job ${id.slice(0, 8)}`),
+    h("section", { class: "panel" }, progress, h("div", { class: "actions" }, cancel, status), head),
+    h("section", { class: "panel", "aria-label": "Traces" }, traceBox, rateBox),
+    resultBox,
+  );
+
+  async function tick() {
+    clearTimeout(timer);
+    const [job, trace] = await Promise.all([get(`/v1/jobs/${id}`), get(`/v1/jobs/${id}/trace`)]);
+    if (stopped) return;
+    const active = job.status === "queued" || job.status === "running";
+    progress.value = progressOf(job);
+    cancel.hidden = !active;
+    mount(head, summary(job));
+    const points = trace.points.filter((p) => p.loglik_per_token !== null && p.loglik_per_token !== undefined).map((p) => ({ x: p.iteration, y: p.loglik_per_token }));
+    const w = widthOf(traceBox);
+    mount(traceBox, points.length ? figure("Log-likelihood per token", lines(points, { width: w, x: "iteration", y: "log-likelihood / token" }), `trace-${id.slice(0, 8)}`) : job.kind === "fit" ? h("p", { class: "muted" }, active ? "No log-likelihood yet." : "No log-likelihood was recorded.") : null);
+    const p = job.progress || {};
+    for (const [k, v] of Object.entries(p)) if (isRate(k, v) && !rates.some((r) => r.x === p.iteration && r.series === k)) rates.push({ x: p.iteration, y: v, series: k });
+    const latest = Object.entries(p).filter(([k, v]) => isRate(k, v));
+    const plotted = new Set(rates.map((r) => r.x)).size > 1;
+    mount(
+      rateBox,
+      plotted ? figure("Acceptance rates", lines(rates, { width: w, x: "iteration", y: "rate", series: true }), `acceptance-${id.slice(0, 8)}`) : null,
+      latest.length ? h("p", { class: "muted" }, `Latest acceptance rates (plotted from what this page sees while the job runs): ${latest.map(([k, v]) => `${k} ${fmtNum(v)}`).join(", ")}.`) : null,
+      h("details", {}, h("summary", {}, "Every progress field"), h("pre", {}, JSON.stringify(p, null, 2))),
+    );
+    mount(resultBox, result(job));
+    if (active) timer = setTimeout(() => tick().catch((err) => status.replaceChildren(problemBox(err))), POLL_MS);
+  }
+  await tick();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}

@@ -1,0 +1,190 @@
+// The explorer's topic section: every topic in the model's own numbering with its share,
+// name (renamed inline through PATCH) and top FREX words; a weight slider that re-ranks
+// through the API's query-time `weight`; one topic's words with frequency, exclusivity
+// and FREX as bars and its frequency–exclusivity scatter; the label tree as navigation
+// where the model has one; a CSV download of the table.
+
+import { get, patch, request, query } from "../api.js";
+import { h, mount, table, bar, field, fmtPct, fmtNum, download, problemBox, shortId } from "../ui.js";
+import { figure, frexScatter, widthOf } from "../charts.js";
+import { labelTree } from "./corpus.js";
+
+const TABLE_WORDS = 8;
+const DETAIL_WORDS = 20;
+const LABELLED = 12;
+const SCATTER_WORDS = 10000;
+
+const topicTitle = (t) => `${t.id}${t.label ? ` ${t.label}` : ""}`;
+
+/** Inline rename: the name (or "unnamed") and a button that swaps in an input. */
+function nameCell(model, topic, onRenamed) {
+  const cell = h("div", { class: "name-edit" });
+  const show = () =>
+    mount(
+      cell,
+      h("span", { class: topic.name ? "" : "muted" }, topic.name || "unnamed"),
+      h("button", { class: "link", "aria-label": `Rename topic ${topicTitle(topic)}`, onclick: edit }, "Rename"),
+    );
+  function edit() {
+    const input = h("input", { type: "text", value: topic.name || "", maxlength: 200, "aria-label": `Name of topic ${topicTitle(topic)}` });
+    const error = h("span", { class: "field-error", role: "alert" });
+    const save = async () => {
+      try {
+        const answer = await patch(`/v1/models/${model.id}/topics/${topic.id}`, { name: input.value.trim() || null });
+        topic.name = answer.topic.name;
+        onRenamed(topic);
+        show();
+      } catch (err) {
+        error.textContent = err.message;
+      }
+    };
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") save();
+      if (e.key === "Escape") show();
+    });
+    mount(cell, input, h("button", { onclick: save }, "Save"), h("button", { class: "secondary", onclick: show }, "Cancel"), error);
+    input.focus();
+  }
+  show();
+  return cell;
+}
+
+const BAR_PX = 60;
+
+function wordBars(words) {
+  const mf = Math.max(...words.map((w) => w.frequency), 1e-12);
+  const barred = (value, fraction, cls) => h("span", {}, bar(fraction, cls, BAR_PX), " ", fmtNum(value));
+  return h(
+    "div",
+    {},
+    h("p", { class: "help" }, "Frequency bars are relative to the topic's most frequent word; exclusivity and FREX are in [0, 1]."),
+    table(
+      [
+        { label: "#", num: true, cell: (w) => words.indexOf(w) + 1 },
+        { label: "Word", cell: (w) => w.word },
+        { label: "Frequency", cell: (w) => barred(w.frequency, w.frequency / mf, "") },
+        { label: "Exclusivity", cell: (w) => barred(w.exclusivity, w.exclusivity, "exc") },
+        { label: "FREX", cell: (w) => barred(w.frex, w.frex, "frex") },
+      ],
+      words,
+    ),
+  );
+}
+
+export function topicsSection(model, stops) {
+  const state = { weight: 0.5, comparison: "siblings", selected: null, topics: [] };
+  const slider = h("input", { type: "range", min: 0, max: 1, step: 0.05, value: 0.5 });
+  const shown = h("output", {}, "0.50");
+  const comparison = h("select", {}, h("option", { value: "siblings" }, "siblings (natural set)"), h("option", { value: "all" }, "all topics"));
+  const tableBox = h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": "Topic table" });
+  const announce = h("span", { class: "muted", role: "status" });
+  const detail = h("div");
+  const treeBox = h("div");
+  const status = h("div", { role: "status" });
+  let pending = null;
+
+  const rank = () => `rank=frex&weight=${state.weight}&comparison=${state.comparison}`;
+
+  async function loadTable() {
+    const answer = await get(`/v1/models/${model.id}/topics?${rank()}&n=${TABLE_WORDS}`);
+    state.topics = answer.topics;
+    const hasLabels = answer.topics.some((t) => t.label !== null);
+    const maxShare = Math.max(...answer.topics.map((t) => t.proportion), 1e-12);
+    const cols = [{ label: "Topic", num: true, cell: (t) => h("button", { class: "link", "aria-label": `Show topic ${topicTitle(t)}`, onclick: () => select(t.id) }, String(t.id)) }];
+    if (hasLabels) cols.push({ label: "Label", cell: (t) => t.label ?? "" });
+    cols.push(
+      { label: "Name", cell: (t) => nameCell(model, t, () => select(t.id)) },
+      { label: "Share of tokens", cell: (t) => h("span", {}, bar(t.proportion / maxShare), " ", fmtPct(t.proportion)) },
+      { label: `Top words by FREX (weight ${state.weight.toFixed(2)})`, cell: (t) => h("span", { class: "words" }, t.words.map((w) => w.word).join(", ")) },
+    );
+    announce.textContent = `Words ranked by FREX at weight ${state.weight.toFixed(2)}.`;
+    mount(tableBox, table(cols, answer.topics, { rowAttrs: (t) => ({ class: t.id === state.selected ? "selected" : null, "data-topic": t.id }) }));
+    if (answer.topics.some((t) => t.parent !== null || t.children.length)) {
+      const byId = new Map(answer.topics.map((t) => [t.id, t]));
+      const name = (t) => t.label ?? String(t.id);
+      const entries = answer.topics.map((t) => ({ label: name(t), parent: t.parent === null ? null : name(byId.get(t.parent)) }));
+      const byName = new Map(answer.topics.map((t) => [name(t), t.id]));
+      mount(treeBox, h("h3", {}, "Label tree"), h("p", { class: "help" }, "Pick a label to see its FREX words against its siblings."), labelTree(entries, (label) => select(byName.get(label)), { open: entries.length <= 30 }));
+    }
+  }
+
+  async function loadDetail() {
+    if (state.selected === null) return mount(detail, h("p", { class: "muted" }, "Pick a topic in the table (or on the map) to see its words."));
+    const t = state.selected;
+    if (!detail.firstChild || detail.dataset.topic !== String(t)) mount(detail, h("p", { class: "muted" }, `Loading topic ${t}…`));
+    detail.dataset.topic = String(t);
+    const [top, all] = await Promise.all([
+      get(`/v1/models/${model.id}/topics/${t}/frex?${rank()}&n=${DETAIL_WORDS}`),
+      get(`/v1/models/${model.id}/topics/${t}/frex?${rank()}&n=${SCATTER_WORDS}`),
+    ]);
+    const topic = top.topic;
+    const title = `Topic ${topicTitle(topic)}${topic.name ? ` “${topic.name}”` : ""}`;
+    const scatterBox = h("div");
+    mount(detail, h("h3", {}, title), h("p", { class: "muted" }, `Share ${fmtPct(topic.proportion)}. ${all.words.length < SCATTER_WORDS ? `The scatter shows all ${all.words.length} words` : `The scatter shows the ${SCATTER_WORDS} words ranked highest (the API's limit per request)`}; the top ${LABELLED} by FREX are labelled.`), h("div", { class: "cols" }, wordBars(top.words), scatterBox));
+    const labelled = all.words.slice(0, LABELLED).map((w) => w.word);
+    mount(scatterBox, figure(`Frequency–exclusivity of topic ${topic.id}`, frexScatter(all.words, labelled, { width: widthOf(scatterBox, 620) }), `frex-${shortId(model.id)}-topic-${topic.id}`));
+  }
+
+  async function select(id) {
+    state.selected = id;
+    for (const tr of tableBox.querySelectorAll("tr[data-topic]")) tr.classList.toggle("selected", Number(tr.dataset.topic) === id);
+    try {
+      await loadDetail();
+    } catch (err) {
+      mount(detail, problemBox(err));
+    }
+  }
+
+  function rerank() {
+    clearTimeout(pending);
+    pending = setTimeout(async () => {
+      try {
+        await loadTable();
+        await loadDetail();
+      } catch (err) {
+        status.replaceChildren(problemBox(err));
+      }
+    }, 150);
+  }
+  slider.addEventListener("input", () => {
+    state.weight = Number(slider.value);
+    shown.textContent = state.weight.toFixed(2);
+    rerank();
+  });
+  comparison.addEventListener("change", () => {
+    state.comparison = comparison.value;
+    rerank();
+  });
+  stops.push(() => clearTimeout(pending));
+
+  const csv = h("button", { class: "secondary" }, "Download topic table (CSV)");
+  csv.addEventListener("click", async () => {
+    try {
+      const blob = await request("GET", `/v1/models/${model.id}/topics${query({ rank: "frex", weight: state.weight, comparison: state.comparison, n: 20, format: "csv" })}`, undefined, { blob: true });
+      download(`topics-${shortId(model.id)}.csv`, blob);
+    } catch (err) {
+      status.replaceChildren(problemBox(err));
+    }
+  });
+
+  const sliderField = field("FREX weight on exclusivity", slider, "0 ranks words by frequency alone, 1 by exclusivity alone.");
+  sliderField.querySelector("label").append(" ", shown);
+  const section = h(
+    "section",
+    { class: "panel", "aria-labelledby": "topics-h" },
+    h("h2", { id: "topics-h" }, "Topics"),
+    h("div", { class: "toolbar" }, sliderField, field("Exclusivity against", comparison), csv, announce),
+    status,
+    treeBox,
+    tableBox,
+    h("div", { class: "panel", "aria-label": "Selected topic" }, detail),
+  );
+  loadTable()
+    .then(() => {
+      if (state.topics.length) state.selected = state.topics[0].id;
+      return select(state.selected);
+    })
+    .catch((err) => status.replaceChildren(problemBox(err)));
+  section.selectTopic = select;
+  return section;
+}

@@ -71,6 +71,37 @@ function wordBars(words) {
   );
 }
 
+const REPRESENTATIVE = 5;
+
+/** The documents with the highest share of `topic` (the API's representative documents):
+ *  id, share as a bar, first words, and the document's three largest topics. */
+async function representativeDocuments(model, topic) {
+  const answer = await get(`/v1/models/${model.id}/topics/${topic.id}/documents?n=${REPRESENTATIVE}`);
+  const source = answer.source === "fit" ? "the fit's posterior means" : "proportions folded in after the fit";
+  const largest = (props) =>
+    props
+      .map((p, k) => [k, p])
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 3)
+      .map(([k, p]) => `${k}: ${fmtPct(p)}`)
+      .join(", ");
+  return h(
+    "div",
+    {},
+    h("h4", {}, "Representative documents"),
+    h("p", { class: "help" }, `The ${answer.documents.length} of ${answer.documents_ranked} documents with the highest share of this topic (${source}).`),
+    table(
+      [
+        { label: "Document", cell: (d) => d.id },
+        { label: "Share", cell: (d) => h("span", {}, bar(d.share, "", BAR_PX), " ", fmtPct(d.share)) },
+        { label: "First words", cell: (d) => h("span", { class: d.first_words ? "words" : "muted" }, d.first_words ?? "(the corpus kept no text order)") },
+        { label: "Largest topics", cell: (d) => largest(d.topic_proportions) },
+      ],
+      answer.documents,
+    ),
+  );
+}
+
 export function topicsSection(model, stops) {
   const state = { weight: 0.5, comparison: "siblings", selected: null, topics: [] };
   const slider = h("input", { type: "range", min: 0, max: 1, step: 0.05, value: 0.5 });
@@ -121,6 +152,9 @@ export function topicsSection(model, stops) {
     const title = `Topic ${topicTitle(topic)}${topic.name ? ` “${topic.name}”` : ""}`;
     const scatterBox = h("div");
     mount(detail, h("h3", {}, title), h("p", { class: "muted" }, `Share ${fmtPct(topic.proportion)}. ${all.words.length < SCATTER_WORDS ? `The scatter shows all ${all.words.length} words` : `The scatter shows the ${SCATTER_WORDS} words ranked highest (the API's limit per request)`}; the top ${LABELLED} by FREX are labelled.`), h("div", { class: "cols" }, wordBars(top.words), scatterBox));
+    const docsBox = h("div", { "aria-label": "Representative documents" }, h("p", { class: "muted" }, "Loading representative documents…"));
+    detail.append(docsBox);
+    representativeDocuments(model, topic).then((node) => mount(docsBox, node), (err) => mount(docsBox, problemBox(err)));
     const labelled = all.words.slice(0, LABELLED).map((w) => w.word);
     mount(scatterBox, figure(`Frequency–exclusivity of topic ${topic.id}`, frexScatter(all.words, labelled, { width: widthOf(scatterBox, 620) }), `frex-${shortId(model.id)}-topic-${topic.id}`));
   }

@@ -78,7 +78,10 @@ function bounds(prop) {
  * showError(problem) → bool (true when a control of this form took the error) }.
  */
 export function schemaForm(schema, { fieldPrefix = "", describe = true } = {}) {
-  const props = Object.entries(schema.properties || {});
+  // In the spec's order (`x-property-order`; JSON objects arrive with sorted keys).
+  const order = schema["x-property-order"] || [];
+  const rank = (name) => (order.indexOf(name) < 0 ? order.length : order.indexOf(name));
+  const props = Object.entries(schema.properties || {}).sort(([a], [b]) => rank(a) - rank(b));
   const controls = new Map();
   const errors = new Map();
   const fields = props.map(([name, prop]) => {

@@ -45,6 +45,12 @@ mod tests {
             assert_eq!(schema["type"], "object");
             assert!(schema["properties"].as_object().is_some_and(|p| !p.is_empty()), "{name}");
             assert!(schema.get("x-families").is_none());
+            // The form's order is the spec's: every property once.
+            let mut order: Vec<&str> = schema["x-property-order"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+            order.sort_unstable();
+            let mut properties: Vec<&str> = schema["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+            properties.sort_unstable();
+            assert_eq!(order, properties, "{name}");
         }
     }
 }

@@ -17,7 +17,26 @@ pub const OPENAPI_YAML: &str = include_str!("../../openapi/openapi.yaml");
 /// The spec as JSON (parsed once).
 pub fn openapi_value() -> &'static Value {
     static SPEC: OnceLock<Value> = OnceLock::new();
-    SPEC.get_or_init(|| serde_yaml::from_str(OPENAPI_YAML).expect("openapi/openapi.yaml is valid YAML (checked by tests)"))
+    SPEC.get_or_init(|| {
+        let mut spec: Value = serde_yaml::from_str(OPENAPI_YAML).expect("openapi/openapi.yaml is valid YAML (checked by tests)");
+        add_property_order(&mut spec);
+        spec
+    })
+}
+
+/// Give every component schema with properties an `x-property-order`: the order the
+/// spec lists them in (the JSON form sorts object keys), so a generated form shows the
+/// important parameters first, as the spec does.
+fn add_property_order(spec: &mut Value) {
+    let yaml: serde_yaml::Value = serde_yaml::from_str(OPENAPI_YAML).expect("openapi/openapi.yaml is valid YAML (checked by tests)");
+    let Some(schemas) = yaml.get("components").and_then(|c| c.get("schemas")).and_then(|s| s.as_mapping()) else { return };
+    for (name, schema) in schemas {
+        let (Some(name), Some(properties)) = (name.as_str(), schema.get("properties").and_then(|p| p.as_mapping())) else { continue };
+        let order: Vec<Value> = properties.keys().filter_map(|k| k.as_str()).map(|k| Value::String(k.to_string())).collect();
+        if let Some(target) = spec.pointer_mut(&format!("/components/schemas/{name}")).and_then(Value::as_object_mut) {
+            target.insert("x-property-order".into(), Value::Array(order));
+        }
+    }
 }
 
 /// `GET /healthz`: the process answers.

@@ -143,6 +143,20 @@ export function topicMap(topics, { width, onSelect, explained }) {
   });
   if (onSelect) {
     plot.addEventListener("click", () => plot.value && onSelect(plot.value));
+    // Keyboard: every circle is a button (Plot binds each circle to its datum's index).
+    plot.querySelectorAll('g[aria-label="dot"] circle').forEach((circle, order) => {
+      const d = topics[Number.isInteger(circle.__data__) ? circle.__data__ : order];
+      if (!d) return;
+      circle.setAttribute("tabindex", "0");
+      circle.setAttribute("role", "button");
+      circle.setAttribute("aria-label", `Show topic ${label(d)}, share ${pct(d.proportion)}`);
+      circle.addEventListener("keydown", (e) => {
+        if (e.key === "Enter" || e.key === " ") {
+          e.preventDefault();
+          onSelect(d);
+        }
+      });
+    });
   }
   return plot;
 }

@@ -85,13 +85,7 @@ pub fn top_terms(table: &TopicTable, topic: usize, rank: Rank, weight: f64, n: u
         Rank::Exclusivity => table.exclusivity.row(topic),
     };
     let cmp = |a: &u32, b: &u32| row[*b as usize].total_cmp(&row[*a as usize]).then(a.cmp(b));
-    let mut terms: Vec<u32> = (0..row.len() as u32).collect();
-    if n < terms.len() {
-        terms.select_nth_unstable_by(n, cmp);
-        terms.truncate(n);
-    }
-    terms.sort_by(cmp);
-    terms
+    super::first_n_by((0..row.len() as u32).collect(), n, cmp)
 }
 
 #[cfg(test)]

@@ -46,14 +46,9 @@ impl DocumentTopics {
     pub fn top(&self, topic: usize, n: usize) -> Vec<(usize, f64)> {
         let k = self.num_topics;
         let docs = &self.proportions.documents;
-        let mut ranked: Vec<(usize, f64)> = (0..docs.len()).map(|r| (r, self.proportions.rows[r * k + topic])).collect();
+        let ranked: Vec<(usize, f64)> = (0..docs.len()).map(|r| (r, self.proportions.rows[r * k + topic])).collect();
         let by_share = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(docs[a.0].cmp(&docs[b.0]));
-        if n < ranked.len() {
-            ranked.select_nth_unstable_by(n, by_share);
-            ranked.truncate(n);
-        }
-        ranked.sort_unstable_by(by_share);
-        ranked
+        super::first_n_by(ranked, n, by_share)
     }
 }
 

@@ -194,6 +194,17 @@ async fn body_limit_gives_413_and_operations_endpoints_answer() {
         .await
         .unwrap();
     assert_eq!(r.headers().get("access-control-allow-origin").unwrap(), "http://example.test");
+    // Renaming a topic (PATCH) from that origin is allowed too.
+    let r = s
+        .client
+        .request(reqwest::Method::OPTIONS, format!("{}/v1/models/m/topics/0", s.base))
+        .header("origin", "http://example.test")
+        .header("access-control-request-method", "PATCH")
+        .send()
+        .await
+        .unwrap();
+    let methods = r.headers().get("access-control-allow-methods").unwrap().to_str().unwrap().to_string();
+    assert!(methods.contains("PATCH"), "{methods}");
     // Every response carries a request id.
     let r = s.client.get(format!("{}/healthz", s.base)).send().await.unwrap();
     assert!(r.headers().get("x-request-id").is_some());

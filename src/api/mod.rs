@@ -145,8 +145,8 @@ pub fn with_middleware(router: Router, cors_origins: &[String]) -> Router {
         app = app.layer(
             CorsLayer::new()
                 .allow_origin(allow)
-                .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
-                .allow_headers([axum::http::header::CONTENT_TYPE, HeaderName::from_static("x-request-id")])
+                .allow_methods([Method::GET, Method::POST, Method::PATCH, Method::DELETE, Method::OPTIONS])
+                .allow_headers([axum::http::header::CONTENT_TYPE, axum::http::header::AUTHORIZATION, HeaderName::from_static("x-request-id")])
                 .expose_headers([axum::http::header::LOCATION, HeaderName::from_static("x-request-id")])
                 .max_age(Duration::from_secs(3600)),
         );

@@ -114,9 +114,9 @@ export function frexScatter(words, labelled, { width }) {
     x: { type: "log", label: "frequency (rate in topic, log)" },
     y: { label: "exclusivity" },
     marks: [
-      Plot.dot(words, { x: "frequency", y: "exclusivity", r: 2, fill: () => "other", fillOpacity: 0.5 }),
-      Plot.dot(highlighted, { x: "frequency", y: "exclusivity", r: 4, fill: () => "top FREX", stroke: "white", strokeWidth: 0.5 }),
-      Plot.text(highlighted, { x: "frequency", y: "exclusivity", text: "word", rotate: -35, textAnchor: "start", dx: 4, dy: -4, fontSize: 11, fontWeight: 600, fill: "currentColor", stroke: getComputedStyle(document.body).backgroundColor, strokeWidth: 3, paintOrder: "stroke" }),
+      Plot.dot(words, { x: "frequency", y: "exclusivity", r: 2, fill: () => "other", fillOpacity: 0.5, ariaDescription: "every word" }),
+      Plot.dot(highlighted, { x: "frequency", y: "exclusivity", r: 4, fill: () => "top FREX", stroke: "white", strokeWidth: 0.5, ariaDescription: "top FREX words" }),
+      Plot.text(highlighted, { x: "frequency", y: "exclusivity", text: "word", ariaDescription: "top FREX word labels", rotate: -35, textAnchor: "start", dx: 4, dy: -4, fontSize: 11, fontWeight: 600, fill: "currentColor", stroke: getComputedStyle(document.body).backgroundColor, strokeWidth: 3, paintOrder: "stroke" }),
       Plot.tip(words, Plot.pointer({ x: "frequency", y: "exclusivity", title })),
     ],
     color: { domain: ["top FREX", "other"], range: ["#e15759", "#8da0b3"], legend: true },

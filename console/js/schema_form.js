@@ -72,10 +72,16 @@ function bounds(prop) {
   return parts.length ? ` (${parts.join(", ")})` : "";
 }
 
+/** Whether a control's value is the schema's default for it. */
+const isDefault = (value, def) => def !== undefined && def !== null && JSON.stringify(value) === JSON.stringify(def);
+
 /**
  * Build the controls of `schema`. `fieldPrefix` is how the server names these fields in
  * problems (e.g. "params." for `params.topics`). Returns { element, values, clearErrors,
  * showError(problem) → bool (true when a control of this form took the error) }.
+ * `values()` leaves out every value still at its default: the server applies its own
+ * defaults, and a schema shared by two families (HPC and PCM) declares defaults that
+ * only one of them takes (PCM's `topics`, which an HPC fit refuses).
  */
 export function schemaForm(schema, { fieldPrefix = "", describe = true } = {}) {
   // In the spec's order (`x-property-order`; JSON objects arrive with sorted keys).
@@ -91,7 +97,7 @@ export function schemaForm(schema, { fieldPrefix = "", describe = true } = {}) {
     const errId = newId("err");
     el.setAttribute("aria-describedby", `${helpId} ${errId}`);
     const err = h("span", { class: "field-error", id: errId, role: "alert" });
-    controls.set(name, { read, el });
+    controls.set(name, { read, el, def: prop.default });
     errors.set(name, err);
     const [first, rest] = describe ? splitFirstSentence(prop.description || "") : ["", ""];
     const label = h("label", { for: el.id }, name);
@@ -104,9 +110,9 @@ export function schemaForm(schema, { fieldPrefix = "", describe = true } = {}) {
     element: h("div", { class: "schema-fields", style: "display:contents" }, fields),
     values() {
       const out = {};
-      for (const [name, { read }] of controls) {
+      for (const [name, { read, def }] of controls) {
         const v = read();
-        if (v !== undefined) out[name] = v;
+        if (v !== undefined && !isDefault(v, def)) out[name] = v;
       }
       return out;
     },

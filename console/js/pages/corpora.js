@@ -48,8 +48,8 @@ async function send(file, name, preprocess, onProgress) {
 }
 
 function uploadForm(preprocessSchema, onDone) {
-  const file = h("input", { type: "file", accept: ".json,.jsonl,.ndjson,application/json,application/x-ndjson", required: true });
-  const name = h("input", { type: "text", autocomplete: "off", placeholder: "corpus-<id>" });
+  const file = h("input", { type: "file", id: "upload-file", accept: ".json,.jsonl,.ndjson,application/json,application/x-ndjson", required: true });
+  const name = h("input", { type: "text", id: "upload-name", autocomplete: "off", placeholder: "corpus-<id>" });
   const options = schemaForm(preprocessSchema, { fieldPrefix: "preprocess." });
   const progress = h("progress", { max: 1, value: 0, hidden: true, "aria-label": "Upload progress" });
   const status = h("div", { role: "status" });
@@ -93,7 +93,7 @@ function uploadForm(preprocessSchema, onDone) {
 
 export async function render(root) {
   const spec = await get("/openapi.json");
-  const listed = h("div");
+  const listed = h("div", { "data-testid": "corpus-list" });
   mount(
     root,
     h("h1", {}, "Corpora"),

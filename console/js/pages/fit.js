@@ -15,8 +15,8 @@ async function inputs(kind) {
 export async function render(root, _params, q) {
   const { families } = await get("/v1/families");
   const wanted = q.get("family");
-  const family = h("select", {}, families.map((f) => h("option", { value: f.name, selected: f.name === wanted }, f.name)));
-  const input = h("select", {});
+  const family = h("select", { id: "fit-family" }, families.map((f) => h("option", { value: f.name, selected: f.name === wanted }, f.name)));
+  const input = h("select", { id: "fit-input" });
   const inputField = field("Corpus", input);
   const seed = h("input", { type: "number", min: 0, step: 1, placeholder: "random", inputmode: "numeric" });
   const seedError = h("span", { class: "field-error", role: "alert" });

@@ -62,12 +62,12 @@ function result(job) {
 }
 
 export async function render(root, [id]) {
-  const head = h("div");
+  const head = h("div", { "data-testid": "job-summary" });
   const traceBox = h("div");
   const rateBox = h("div");
   const resultBox = h("div");
   const status = h("div", { role: "status" });
-  const progress = h("progress", { max: 1, value: 0, "aria-label": "Job progress" });
+  const progress = h("progress", { id: "job-progress", max: 1, value: 0, "aria-label": "Job progress" });
   const cancel = h("button", { class: "secondary" }, "Cancel job");
   const rates = [];
   let timer = null;

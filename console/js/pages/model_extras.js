@@ -136,9 +136,9 @@ async function topicNames(model) {
 
 export function predictSection(model, caps) {
   return panel("Predict", async (body) => {
-    const text = h("textarea", { rows: 5, placeholder: "Paste a document's text" });
-    const out = h("div", { "aria-live": "polite" });
-    const go = h("button", { type: "submit" }, "Predict");
+    const text = h("textarea", { id: "predict-text", rows: 5, placeholder: "Paste a document's text" });
+    const out = h("div", { "aria-live": "polite", "data-testid": "predict-result" });
+    const go = h("button", { type: "submit", id: "predict-submit" }, "Predict");
     const form = h("form", {}, field("Document text", text), h("div", { class: "actions" }, go));
     form.addEventListener("submit", async (e) => {
       e.preventDefault();

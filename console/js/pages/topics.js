@@ -22,7 +22,7 @@ function nameCell(model, topic, onRenamed) {
   const show = () =>
     mount(
       cell,
-      h("span", { class: topic.name ? "" : "muted" }, topic.name || "unnamed"),
+      h("span", { class: topic.name ? "" : "muted", "data-testid": "topic-name" }, topic.name || "unnamed"),
       h("button", { class: "link", "aria-label": `Rename topic ${topicTitle(topic)}`, onclick: edit }, "Rename"),
     );
   function edit() {
@@ -104,12 +104,12 @@ async function representativeDocuments(model, topic) {
 
 export function topicsSection(model, stops) {
   const state = { weight: 0.5, comparison: "siblings", selected: null, topics: [] };
-  const slider = h("input", { type: "range", min: 0, max: 1, step: 0.05, value: 0.5 });
+  const slider = h("input", { type: "range", id: "frex-weight", min: 0, max: 1, step: 0.05, value: 0.5 });
   const shown = h("output", {}, "0.50");
   const comparison = h("select", {}, h("option", { value: "siblings" }, "siblings (natural set)"), h("option", { value: "all" }, "all topics"));
-  const tableBox = h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": "Topic table" });
+  const tableBox = h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": "Topic table", "data-testid": "topic-table" });
   const announce = h("span", { class: "muted", role: "status" });
-  const detail = h("div");
+  const detail = h("div", { "data-testid": "topic-detail" });
   const treeBox = h("div");
   const status = h("div", { role: "status" });
   let pending = null;
@@ -150,7 +150,7 @@ export function topicsSection(model, stops) {
     ]);
     const topic = top.topic;
     const title = `Topic ${topicTitle(topic)}${topic.name ? ` “${topic.name}”` : ""}`;
-    const scatterBox = h("div");
+    const scatterBox = h("div", { "data-testid": "frex-scatter" });
     mount(detail, h("h3", {}, title), h("p", { class: "muted" }, `Share ${fmtPct(topic.proportion)}. ${all.words.length < SCATTER_WORDS ? `The scatter shows all ${all.words.length} words` : `The scatter shows the ${SCATTER_WORDS} words ranked highest (the API's limit per request)`}; the top ${LABELLED} by FREX are labelled.`), h("div", { class: "cols" }, wordBars(top.words), scatterBox));
     const docsBox = h("div", { "aria-label": "Representative documents" }, h("p", { class: "muted" }, "Loading representative documents…"));
     detail.append(docsBox);

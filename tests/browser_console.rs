@@ -1,0 +1,534 @@
+//! The web console in a real browser (issue 15): Debian's Chromium, driven through
+//! WebDriver (`chromedriver`, started here on a free port) by fantoccini, against a
+//! topicd server on a temporary database.
+//!
+//! Why it exists: `http_console.rs` proves the console's files are served, but only a
+//! browser runs them. This test does what a person does: uploads a corpus through the
+//! upload form, starts an LDA and an HPC fit through the generated fit form and watches
+//! their job pages reach the end, moves the FREX weight slider and checks the page's
+//! word order against the API's at that weight, counts the frequency–exclusivity
+//! scatter's points against the topic's words, renames a topic and sees the name after
+//! a reload and in the API, predicts from pasted text, and fails on any error in the
+//! browser's console. It saves a screenshot of each view under `target/screenshots/`.
+//!
+//! It needs `chromium` and `chromium-driver` (Debian packages; `.ci/run` installs them).
+//! Without `chromedriver` it fails saying how to install them, unless
+//! `TOPICD_SKIP_BROWSER_TESTS=1`, which skips it.
+
+mod common;
+
+use common::{appstream_docs, TestServer};
+use fantoccini::elements::Element;
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::{json, Value};
+use std::cell::Cell;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Documents of the fixture corpus (the AppStream slice: 63 labels among them).
+const DOCS: usize = 100;
+/// How long any one thing may take to appear on the page.
+const WAIT: Duration = Duration::from_secs(30);
+/// How long a fit may take, from the job page's first look to "succeeded".
+const FIT_WAIT: Duration = Duration::from_secs(60);
+const LDA_TOPICS: usize = 4;
+const TOPIC_NAME: &str = "Gamepads and input";
+/// The explorer's table shows this many words per topic (`TABLE_WORDS` in topics.js).
+const TABLE_WORDS: usize = 8;
+/// The scatter labels this many top FREX words (`LABELLED` in topics.js).
+const LABELLED: usize = 12;
+/// The prediction plots show at most this many bars.
+const MAX_BARS: usize = 12;
+
+/// `name` on the PATH, if installed.
+fn find_program(name: &str) -> Option<PathBuf> {
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths).map(|dir| dir.join(name)).find(|p| p.is_file())
+}
+
+/// A `chromedriver` child process on a free port; killed when dropped.
+struct Driver {
+    child: Child,
+    url: String,
+}
+
+impl Driver {
+    async fn start(program: &Path) -> Driver {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port").local_addr().expect("address").port();
+        let child = Command::new(program)
+            .arg(format!("--port={port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{} does not start: {e}", program.display()));
+        let driver = Driver { child, url: format!("http://127.0.0.1:{port}") };
+        let http = reqwest::Client::new();
+        let t0 = Instant::now();
+        loop {
+            if let Ok(r) = http.get(format!("{}/status", driver.url)).send().await {
+                if r.json::<Value>().await.is_ok_and(|v| v["value"]["ready"] == true) {
+                    return driver;
+                }
+            }
+            assert!(t0.elapsed() < Duration::from_secs(20), "chromedriver did not get ready on port {port}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Records `console.error`, uncaught errors and unhandled rejections in the page, for a
+/// chromedriver whose log endpoint is unavailable. Installed after every page load.
+const ERROR_HOOK: &str = r#"
+if (!window.__topicdErrors) {
+  window.__topicdErrors = [];
+  const keep = (m) => window.__topicdErrors.push(String(m));
+  const original = console.error.bind(console);
+  console.error = (...a) => { keep(a.map(String).join(" ")); original(...a); };
+  window.addEventListener("error", (e) => keep(`${e.message} at ${e.filename}:${e.lineno}`));
+  window.addEventListener("unhandledrejection", (e) => keep(`unhandled rejection: ${e.reason && (e.reason.stack || e.reason)}`));
+}
+"#;
+
+/// One browser session on the console, with the server it talks to.
+struct Browser<'a> {
+    c: Client,
+    server: &'a TestServer,
+    http: reqwest::Client,
+    /// chromedriver's URL for this session (`…/session/{id}`), for the log endpoint.
+    session_url: String,
+    /// The log endpoint answered an error: read the in-page hook instead.
+    hooked: Cell<bool>,
+    shots: PathBuf,
+}
+
+impl Browser<'_> {
+    /// Navigate to a console route (`#/corpora`) with a full page load.
+    async fn open(&self, route: &str) {
+        self.c.goto(&format!("{}/{route}", self.server.base)).await.expect("navigate");
+        self.after_load().await;
+    }
+
+    async fn reload(&self) {
+        self.c.refresh().await.expect("reload");
+        self.after_load().await;
+    }
+
+    async fn after_load(&self) {
+        if self.hooked.get() {
+            self.c.execute(ERROR_HOOK, vec![]).await.expect("install the error hook");
+        }
+    }
+
+    async fn find(&self, css: &str) -> Element {
+        self.c.wait().at_most(WAIT).for_element(Locator::Css(css)).await.unwrap_or_else(|e| panic!("no element {css} on the page: {e}"))
+    }
+
+    async fn click(&self, css: &str) {
+        self.find(css).await.click().await.unwrap_or_else(|e| panic!("click {css}: {e}"));
+    }
+
+    async fn type_into(&self, css: &str, text: &str) {
+        let input = self.find(css).await;
+        input.clear().await.unwrap_or_else(|e| panic!("clear {css}: {e}"));
+        input.send_keys(text).await.unwrap_or_else(|e| panic!("type into {css}: {e}"));
+    }
+
+    async fn js(&self, script: &str) -> Value {
+        self.c.execute(script, vec![]).await.unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
+    }
+
+    /// Evaluate `expr` until it is truthy (not null, false, 0 or ""); returns its value.
+    async fn until(&self, expr: &str, what: &str, timeout: Duration) -> Value {
+        let t0 = Instant::now();
+        let script = format!("return ({expr});");
+        loop {
+            let v = self.js(&script).await;
+            let truthy = match &v {
+                Value::Null | Value::Bool(false) => false,
+                Value::Number(n) => n.as_f64() != Some(0.0),
+                Value::String(s) => !s.is_empty(),
+                _ => true,
+            };
+            if truthy {
+                return v;
+            }
+            assert!(t0.elapsed() < timeout, "waited {timeout:?} for {what}; the page shows: {}", self.main_text().await);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Poll `read` until it equals `expected`.
+    async fn until_eq<F, Fut>(&self, what: &str, expected: &Value, read: F)
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Value>,
+    {
+        let t0 = Instant::now();
+        loop {
+            let got = read().await;
+            if &got == expected {
+                return;
+            }
+            assert!(t0.elapsed() < WAIT, "{what}: the page shows {got}, expected {expected}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// What the page says, for failure messages: its errors first, then its text.
+    async fn main_text(&self) -> String {
+        let script = "const errors = [...document.querySelectorAll('main .field-error, main .problem, main .error')].map(e => e.textContent).filter(Boolean);
+            return (errors.length ? `errors shown: ${errors.join(' | ')}\n` : '') + document.querySelector('main').innerText;";
+        let text = self.c.execute(script, vec![]).await.unwrap_or_default();
+        text.as_str().unwrap_or_default().chars().take(1500).collect()
+    }
+
+    /// Fail on any error in the browser's console since the last look.
+    async fn no_console_errors(&self, view: &str) {
+        let errors = self.console_errors().await;
+        assert!(errors.is_empty(), "errors in the browser's console on the {view} view: {errors:#?}");
+    }
+
+    /// The errors in the browser's console since the last look.
+    async fn console_errors(&self) -> Vec<String> {
+        if self.hooked.get() {
+            let v = self.js("const e = window.__topicdErrors || []; window.__topicdErrors = []; return e;").await;
+            v.as_array().expect("error list").iter().map(|e| e.as_str().unwrap_or_default().to_string()).collect()
+        } else {
+            let r = self.http.post(format!("{}/se/log", self.session_url)).json(&json!({"type": "browser"})).send().await.expect("log request");
+            if !r.status().is_success() {
+                eprintln!("chromedriver's log endpoint answered {}: watching errors from inside the page instead", r.status());
+                self.hooked.set(true);
+                self.after_load().await;
+                return Vec::new();
+            }
+            let log: Value = r.json().await.expect("log JSON");
+            let entries = log["value"].as_array().cloned().unwrap_or_default();
+            entries.iter().filter(|e| e["level"] == "SEVERE").map(|e| e["message"].as_str().unwrap_or_default().to_string()).collect()
+        }
+    }
+
+    /// Check that an error logged by the page reaches `console_errors` (so that an empty
+    /// list later means no error, not a log that cannot be read).
+    async fn probe_console_log(&self) {
+        let _ = self.console_errors().await;
+        let probe = "topicd browser test: probe of the console log";
+        self.js(&format!("console.error('{probe}');")).await;
+        let errors = self.console_errors().await;
+        assert!(errors.iter().any(|e| e.contains(probe)), "the probe error did not reach the browser log: {errors:?}");
+    }
+
+    async fn screenshot(&self, name: &str) {
+        let png = self.c.screenshot().await.expect("screenshot");
+        std::fs::write(self.shots.join(format!("{name}.png")), png).expect("write screenshot");
+    }
+
+    /// A screenshot of the window scrolled to `css` (Chromium's element screenshots cut
+    /// off the plots below an element's first lines).
+    async fn screenshot_at(&self, css: &str, name: &str) {
+        self.find(css).await;
+        self.js(&format!("document.querySelector(\"{css}\").scrollIntoView({{ block: 'start' }});")).await;
+        self.screenshot(name).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_works_in_chromium() {
+    if std::env::var("TOPICD_SKIP_BROWSER_TESTS").as_deref() == Ok("1") {
+        eprintln!("browser test skipped: TOPICD_SKIP_BROWSER_TESTS=1");
+        return;
+    }
+    let Some(chromedriver) = find_program("chromedriver") else {
+        panic!(
+            "chromedriver is not installed: the browser tests drive Debian's Chromium through it. \
+             Install both with `apt-get install -y chromium chromium-driver` \
+             (or set TOPICD_SKIP_BROWSER_TESTS=1 to skip these tests)"
+        );
+    };
+    let t0 = Instant::now();
+    let mut server = TestServer::start().await;
+    let driver = Driver::start(&chromedriver).await;
+
+    let mut chrome = json!({"args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,800"]});
+    if let Some(binary) = find_program("chromium") {
+        chrome["binary"] = json!(binary);
+    }
+    let mut caps = serde_json::Map::new();
+    caps.insert("goog:chromeOptions".into(), chrome);
+    caps.insert("goog:loggingPrefs".into(), json!({"browser": "ALL"}));
+    let c = ClientBuilder::new(HttpConnector::new()).capabilities(caps).connect(&driver.url).await.expect("a Chromium session through chromedriver");
+    let session = c.session_id().await.expect("session id").expect("a session");
+
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().expect("target folder").join("screenshots");
+    std::fs::create_dir_all(&shots).expect("screenshot folder");
+    let browser = Browser {
+        c: c.clone(),
+        server: &server,
+        http: reqwest::Client::new(),
+        session_url: format!("{}/session/{session}", driver.url),
+        hooked: Cell::new(false),
+        shots,
+    };
+
+    // Run the scenario, then close the browser whether it passed or not.
+    let outcome = futures_util::FutureExt::catch_unwind(AssertUnwindSafe(scenario(&browser))).await;
+    drop(browser);
+    let _ = c.close().await;
+    drop(driver);
+    server.stop().await;
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+    eprintln!("browser test took {:.1} s", t0.elapsed().as_secs_f64());
+}
+
+async fn scenario(b: &Browser<'_>) {
+    let corpus_id = upload_corpus(b).await;
+    let (lda_job, lda) = fit(b, &corpus_id, "lda", &[("topics", LDA_TOPICS.to_string()), ("iterations", "30".into())], "lda").await;
+    let (hpc_job, hpc) = fit(b, &corpus_id, "hpc", &[("iterations", "10".into()), ("test_fraction", "0.2".into())], "hpc").await;
+
+    // The LDA model: slider, scatter, rename, predict.
+    open_explorer(b, &lda_job, &lda, LDA_TOPICS).await;
+    b.screenshot("explorer").await;
+    let weight = slider_ranks_like_the_api(b, &lda, &[0.8, 0.2, 1.0, 0.0]).await;
+    scatter_has_a_point_per_word(b, &lda, 1, weight).await;
+    b.screenshot_at("[data-testid=topic-detail]", "topic-detail").await;
+    b.no_console_errors("topic detail").await;
+    rename_survives_a_reload(b, &lda, 1).await;
+    predict_shows_bars(b, &lda, "lda").await;
+
+    // The HPC model: its topics are the corpus' labels, and prediction names labels.
+    let (_, topics) = b.server.get(&format!("/v1/models/{hpc}/topics?n=1")).await;
+    let k = topics["topics"].as_array().expect("topics").len();
+    open_explorer(b, &hpc_job, &hpc, k).await;
+    slider_ranks_like_the_api(b, &hpc, &[0.25, 0.75, 0.0, 1.0]).await;
+    b.find("#h-label-evaluation ~ div table").await;
+    b.screenshot("explorer-hpc").await;
+    b.no_console_errors("HPC explorer").await;
+    predict_shows_bars(b, &hpc, "hpc").await;
+}
+
+/// Upload the fixture as an NDJSON file through the corpora page's form; returns its id.
+async fn upload_corpus(b: &Browser<'_>) -> String {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("browser-fixture.jsonl");
+    let lines: Vec<String> = appstream_docs(DOCS).iter().map(Value::to_string).collect();
+    std::fs::write(&file, lines.join("\n") + "\n").expect("write the fixture");
+
+    b.open("").await;
+    b.until("document.querySelector('main h1')?.textContent === 'Corpora'", "the corpora page", WAIT).await;
+    b.no_console_errors("first load").await;
+    b.probe_console_log().await;
+    b.find("#upload-file").await.send_keys(file.to_str().expect("UTF-8 path")).await.expect("choose the file");
+    b.type_into("#upload-name", "browser-fixture").await;
+    b.click("main form button[type=submit]").await;
+    b.until("document.querySelector('main form .ok')", "the upload's confirmation", WAIT).await;
+    let listed = b
+        .until(
+            "[...document.querySelectorAll('[data-testid=corpus-list] td a')].some(a => a.textContent === 'browser-fixture')",
+            "the corpus in the list",
+            WAIT,
+        )
+        .await;
+    assert_eq!(listed, true);
+
+    let (_, page) = b.server.get("/v1/corpora").await;
+    let corpus = page["corpora"].as_array().expect("corpora").iter().find(|c| c["name"] == "browser-fixture").expect("the uploaded corpus").clone();
+    assert_eq!(corpus["num_documents"], DOCS, "{corpus}");
+    b.screenshot("corpora").await;
+    b.no_console_errors("corpora").await;
+    corpus["id"].as_str().expect("corpus id").to_string()
+}
+
+/// Start a fit through the fit form and watch its job page until it succeeds; returns
+/// the job's and the model's ids.
+async fn fit(b: &Browser<'_>, corpus_id: &str, family: &str, params: &[(&str, String)], shot: &str) -> (String, String) {
+    b.open("#/corpora").await;
+    b.click("[data-testid=corpus-list] a[aria-label='New fit on browser-fixture']").await;
+    b.until("document.querySelector('main h1')?.textContent === 'New fit'", "the fit form", WAIT).await;
+    b.find("#fit-family").await.select_by_value(family).await.expect("choose the family");
+    // The form is generated from the family's schema: wait for a field only it has.
+    let only = if family == "lda" { "params.loglik_every" } else { "params.predictor" };
+    b.until(&format!("document.querySelector('[data-field=\"{only}\"]')"), "the family's parameter form", WAIT).await;
+    assert_eq!(b.js("return document.getElementById('fit-input').value;").await, corpus_id, "the corpus is preselected");
+    for (name, value) in params {
+        b.type_into(&format!("[data-field=\"params.{name}\"] input"), value).await;
+    }
+    b.type_into("#fit-seed", "7").await;
+    if family == "lda" {
+        b.screenshot("fit-form").await;
+    }
+    b.no_console_errors("fit form").await;
+    b.click("main form button[type=submit]").await;
+
+    let job_id = b.until("location.hash.startsWith('#/jobs/') && location.hash.slice('#/jobs/'.length)", "the job page", WAIT).await;
+    let job_id = job_id.as_str().expect("job id").to_string();
+    let status = b
+        .until(
+            "(s => ['succeeded', 'failed', 'cancelled'].includes(s) && s)(document.querySelector('[data-testid=job-summary] .badge')?.textContent)",
+            "the job to finish",
+            FIT_WAIT,
+        )
+        .await;
+    assert_eq!(status, "succeeded", "{family} job: {}", b.main_text().await);
+    assert_eq!(b.js("return document.getElementById('job-progress').value;").await, 1, "the progress bar is full");
+    let (_, job) = b.server.get(&format!("/v1/jobs/{job_id}")).await;
+    assert_eq!(job["status"], "succeeded", "{job}");
+    assert_eq!(job["model"], family);
+    assert_eq!(job["corpus_id"], corpus_id);
+    assert_eq!(job["seed"], 7);
+    for (name, value) in params {
+        assert_eq!(job["params"][name].to_string(), *value, "{name} as typed in the form: {job}");
+    }
+    if family == "lda" {
+        b.until("document.querySelector('main figure.chart svg')", "the log-likelihood trace", WAIT).await;
+    }
+    b.screenshot(&format!("job-{shot}")).await;
+    b.no_console_errors("job").await;
+    (job_id, job["model_id"].as_str().expect("model id").to_string())
+}
+
+/// Open the explorer from the job page's link; wait for it to show the model's `k` topics,
+/// the first topic's scatter and the intertopic map.
+async fn open_explorer(b: &Browser<'_>, job: &str, model: &str, k: usize) {
+    b.open(&format!("#/jobs/{job}")).await;
+    b.click("[data-testid=job-summary] a[href^='#/models/']").await;
+    b.until(&format!("location.hash === '#/models/{model}'"), "the model explorer", WAIT).await;
+    b.until(&format!("document.querySelectorAll('[data-testid=topic-table] tr[data-topic]').length === {k}"), "every topic in the table", WAIT).await;
+    b.until("document.querySelector('[data-testid=frex-scatter] svg')", "the first topic's scatter", WAIT).await;
+    b.until("document.querySelector('#h-intertopic-map ~ div svg')", "the intertopic map", WAIT).await;
+    b.no_console_errors("explorer").await;
+}
+
+/// The table's words per topic, as the page shows them: [[id, "w1, w2, …"], …].
+async fn page_words(b: &Browser<'_>) -> Value {
+    b.js("return [...document.querySelectorAll('[data-testid=topic-table] tr[data-topic]')].map(tr => [Number(tr.dataset.topic), tr.querySelector('.words').textContent]);").await
+}
+
+async fn api_words(b: &Browser<'_>, model: &str, weight: f64) -> Value {
+    let (st, answer) = b.server.get(&format!("/v1/models/{model}/topics?rank=frex&weight={weight}&n={TABLE_WORDS}")).await;
+    assert_eq!(st, 200, "{answer}");
+    let rows: Vec<Value> = answer["topics"]
+        .as_array()
+        .expect("topics")
+        .iter()
+        .map(|t| {
+            let words: Vec<&str> = t["words"].as_array().expect("words").iter().map(|w| w["word"].as_str().expect("word")).collect();
+            json!([t["id"], words.join(", ")])
+        })
+        .collect();
+    Value::Array(rows)
+}
+
+/// Move the FREX weight slider to a weight (of `candidates`, the first at which the API
+/// ranks some topic's top words differently than at the default 0.5): the table must then
+/// list each topic's words in the API's order at that weight. Returns the weight.
+async fn slider_ranks_like_the_api(b: &Browser<'_>, model: &str, candidates: &[f64]) -> f64 {
+    let at_default = api_words(b, model, 0.5).await;
+    b.until_eq("words at the default weight 0.5", &at_default, move || page_words(b)).await;
+    let mut chosen = None;
+    for &weight in candidates {
+        let words = api_words(b, model, weight).await;
+        if words != at_default {
+            chosen = Some((weight, words));
+            break;
+        }
+    }
+    let (weight, expected) = chosen.unwrap_or_else(|| panic!("the API ranks the same top words at the weights {candidates:?} as at 0.5"));
+
+    b.js(&format!("const s = document.getElementById('frex-weight'); s.value = '{weight}'; s.dispatchEvent(new Event('input', {{ bubbles: true }}));")).await;
+    let header = format!("Top words by FREX (weight {weight:.2})");
+    b.until(&format!("[...document.querySelectorAll('[data-testid=topic-table] th')].some(th => th.textContent === '{header}')"), "the re-ranked table", WAIT)
+        .await;
+    b.until_eq(&format!("words at weight {weight}"), &expected, move || page_words(b)).await;
+    b.no_console_errors("explorer after moving the slider").await;
+    weight
+}
+
+/// Select `topic`: its scatter must draw one point per word of the topic (as the API lists
+/// them at this weight), the top FREX words again as labelled points.
+async fn scatter_has_a_point_per_word(b: &Browser<'_>, model: &str, topic: usize, weight: f64) {
+    b.click(&format!("[data-testid=topic-table] button[aria-label='Show topic {topic}']")).await;
+    b.until(&format!("document.querySelector('[data-testid=topic-detail] h3')?.textContent.startsWith('Topic {topic}')"), "the topic's detail", WAIT).await;
+    let (st, all) = b.server.get(&format!("/v1/models/{model}/topics/{topic}/frex?rank=frex&weight={weight}&n=10000")).await;
+    assert_eq!(st, 200, "{all}");
+    let words: Vec<&str> = all["words"].as_array().expect("words").iter().map(|w| w["word"].as_str().expect("word")).collect();
+    assert!(words.len() > LABELLED, "topic {topic} has only {} words", words.len());
+    let count = |description: &'static str| {
+        move || async move {
+            b.js(&format!("return document.querySelectorAll('[data-testid=frex-scatter] g[aria-description=\"{description}\"] circle').length;")).await
+        }
+    };
+    b.until_eq("points in the scatter", &json!(words.len()), count("every word")).await;
+    b.until_eq("highlighted points in the scatter", &json!(LABELLED), count("top FREX words")).await;
+    let mut top: Vec<&str> = words[..LABELLED].to_vec();
+    top.sort_unstable();
+    let labels = move || async move {
+        let mut shown: Vec<String> = serde_json::from_value(b.js("return [...document.querySelectorAll('[data-testid=frex-scatter] g[aria-description=\"top FREX word labels\"] text')].map(t => t.textContent);").await).expect("labels");
+        shown.sort_unstable();
+        json!(shown)
+    };
+    b.until_eq("the scatter's labelled words", &json!(top), labels).await;
+}
+
+/// Rename `topic` in the table; the name must show at once, after a reload and in the API.
+async fn rename_survives_a_reload(b: &Browser<'_>, model: &str, topic: usize) {
+    let row = format!("[data-testid=topic-table] tr[data-topic='{topic}']");
+    b.click(&format!("{row} button[aria-label='Rename topic {topic}']")).await;
+    b.type_into(&format!("{row} input[aria-label='Name of topic {topic}']"), TOPIC_NAME).await;
+    b.click(&format!("{row} .name-edit button:not(.secondary)")).await;
+    let name_cell = format!("document.querySelector(\"{row} [data-testid=topic-name]\")?.textContent");
+    b.until(&format!("{name_cell} === '{TOPIC_NAME}'"), "the new name in the table", WAIT).await;
+    b.until(
+        &format!("document.querySelector('[data-testid=topic-detail] h3')?.textContent.includes('{TOPIC_NAME}')"),
+        "the new name in the topic's title",
+        WAIT,
+    )
+    .await;
+
+    b.reload().await;
+    b.until(&format!("{name_cell} === '{TOPIC_NAME}'"), "the name after a reload", WAIT).await;
+    let (_, topics) = b.server.get(&format!("/v1/models/{model}/topics?n=1")).await;
+    assert_eq!(topics["topics"][topic]["name"], TOPIC_NAME, "{topics}");
+    let (_, one) = b.server.get(&format!("/v1/models/{model}/topics/{topic}/frex?n=1")).await;
+    assert_eq!(one["topic"]["name"], TOPIC_NAME, "{one}");
+    b.no_console_errors("explorer after the rename and reload").await;
+}
+
+/// Paste a document the model has not seen into the predict form: the page must plot the
+/// topic proportions (and for a labelling model the label probabilities) as bars.
+async fn predict_shows_bars(b: &Browser<'_>, model: &str, shot: &str) {
+    let docs = appstream_docs(DOCS + 1);
+    // Its first 60 words: WebDriver types them one key at a time.
+    let words: Vec<&str> = docs[DOCS]["text"].as_str().expect("text").split_whitespace().take(60).collect();
+    let text = words.join(" ");
+    let text = text.as_str();
+    b.type_into("#predict-text", text).await;
+    b.click("#predict-submit").await;
+    b.until("document.querySelector('[data-testid=predict-result] figure svg')", "the prediction's bars", WAIT).await;
+
+    let (st, answer) = b.server.post(&format!("/v1/models/{model}/predict"), &json!({"documents": [{"id": "pasted", "text": text}]})).await;
+    assert_eq!(st, 200, "{answer}");
+    let p = &answer["predictions"][0];
+    let mut expected = vec![json!(["Topic proportions", p["topic_proportions"].as_array().expect("proportions").len().min(MAX_BARS)])];
+    if let Some(labels) = p["labels"].as_array().filter(|l| !l.is_empty()) {
+        expected.insert(0, json!(["Label probabilities", labels.len().min(MAX_BARS)]));
+    }
+    let figures = move || async move {
+        b.js("return [...document.querySelectorAll('[data-testid=predict-result] figure')].map(f => [f.querySelector('figcaption').textContent, f.querySelectorAll('g[aria-label=bar] rect').length]);").await
+    };
+    b.until_eq("the prediction's plots and their bars", &json!(expected), figures).await;
+    b.screenshot_at("#h-predict", &format!("predict-{shot}")).await;
+    b.no_console_errors("predict").await;
+}

@@ -229,6 +229,22 @@ impl Browser<'_> {
         assert!(errors.iter().any(|e| e.contains(probe)), "the probe error did not reach the browser log: {errors:?}");
     }
 
+    /// Run the axe-core accessibility audit (vendored for the tests only) on the page as
+    /// it is, and fail on any serious or critical violation.
+    async fn accessible(&self, view: &str) {
+        const AXE: &str = include_str!("vendor/axe-core-4.14.1.min.js");
+        if self.js("return typeof window.axe === 'undefined';").await == json!(true) {
+            self.js(&format!("{AXE}\nreturn true;")).await;
+        }
+        let script = "const done = arguments[arguments.length - 1];
+            axe.run(document, { resultTypes: ['violations'] })
+              .then((r) => done(r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+                .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }))))
+              .catch((e) => done([{ id: 'axe failed', help: String(e) }]));";
+        let violations = self.c.execute_async(script, vec![]).await.unwrap_or_else(|e| panic!("axe on the {view} view: {e}"));
+        assert_eq!(violations, json!([]), "serious or critical accessibility violations on the {view} view");
+    }
+
     async fn screenshot(&self, name: &str) {
         let png = self.c.screenshot().await.expect("screenshot");
         std::fs::write(self.shots.join(format!("{name}.png")), png).expect("write screenshot");
@@ -316,6 +332,7 @@ async fn scenario(b: &Browser<'_>) {
     b.find("#h-label-evaluation ~ div table").await;
     b.screenshot("explorer-hpc").await;
     b.no_console_errors("HPC explorer").await;
+    b.accessible("HPC explorer").await;
     predict_shows_bars(b, &hpc, "hpc").await;
 }
 
@@ -348,6 +365,7 @@ async fn upload_corpus(b: &Browser<'_>) -> String {
     assert_eq!(corpus["num_documents"], DOCS, "{corpus}");
     b.screenshot("corpora").await;
     b.no_console_errors("corpora").await;
+    b.accessible("corpora").await;
     corpus["id"].as_str().expect("corpus id").to_string()
 }
 
@@ -370,6 +388,7 @@ async fn fit(b: &Browser<'_>, corpus_id: &str, family: &str, params: &[(&str, St
         b.screenshot("fit-form").await;
     }
     b.no_console_errors("fit form").await;
+    b.accessible("fit form").await;
     b.click("main form button[type=submit]").await;
 
     let job_id = b.until("location.hash.startsWith('#/jobs/') && location.hash.slice('#/jobs/'.length)", "the job page", WAIT).await;
@@ -396,6 +415,7 @@ async fn fit(b: &Browser<'_>, corpus_id: &str, family: &str, params: &[(&str, St
     }
     b.screenshot(&format!("job-{shot}")).await;
     b.no_console_errors("job").await;
+    b.accessible("job").await;
     (job_id, job["model_id"].as_str().expect("model id").to_string())
 }
 
@@ -409,6 +429,7 @@ async fn open_explorer(b: &Browser<'_>, job: &str, model: &str, k: usize) {
     b.until("document.querySelector('[data-testid=frex-scatter] svg')", "the first topic's scatter", WAIT).await;
     b.until("document.querySelector('#h-intertopic-map ~ div svg')", "the intertopic map", WAIT).await;
     b.no_console_errors("explorer").await;
+    b.accessible("explorer").await;
 }
 
 /// The table's words per topic, as the page shows them: [[id, "w1, w2, …"], …].

@@ -49,6 +49,9 @@ function savePng(svg, filename) {
 /** A figure with a caption, the plot, and download buttons for SVG and PNG. */
 export function figure(caption, plotNode, filename) {
   const svg = () => mainSvg(plotNode);
+  // Plot names its layers with aria-label on plain <g> elements, which ARIA allows only
+  // on elements with a role: make each a named group (axe: aria-prohibited-attr).
+  for (const el of plotNode.querySelectorAll("g[aria-label]:not([role])")) el.setAttribute("role", "group");
   return h(
     "figure",
     { class: "chart" },

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Time the console explorer's render in headless Chromium (issue 15: the explorer of the
+133-label AppStream HPC model renders in under a second).
+
+Fits HPC on ../shared/data/appstream.jsonl (40 scans, seed 1) through the service,
+restarts the server (nothing cached), then drives Debian's Chromium through chromedriver's
+WebDriver HTTP API (no Python packages needed): opens the explorer's URL and measures,
+inside the page, the milliseconds from navigation start until the topic table, the
+topic's scatter and the intertopic map are all drawn. Three loads: the first against
+a cold server, then two warm. Prints one JSON line per load.
+
+Usage: python3 bench/explorer_render.py target/release/topicd
+(needs `apt-get install chromium chromium-driver`)
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(ROOT, "..", "shared", "data", "appstream.jsonl")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def call(method, url, body=None, timeout=600):
+    data = None if body is None else json.dumps(body).encode()
+    r = urllib.request.Request(url, data=data, method=method)
+    if data is not None:
+        r.add_header("content-type", "application/json")
+    with urllib.request.urlopen(r, timeout=timeout) as f:
+        return json.loads(f.read() or b"null")
+
+
+def wait_up(url):
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            return
+        except Exception:
+            time.sleep(0.05)
+    raise SystemExit(f"{url} did not answer")
+
+
+def serve(binary, db, port):
+    proc = subprocess.Popen([binary, "serve", "--addr", f"127.0.0.1:{port}", "--db", db], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_up(f"http://127.0.0.1:{port}/healthz")
+    return proc
+
+
+# Inside the page: resolve with performance.now() once the table, the scatter and the
+# map are all on the page (polled every 10 ms).
+DRAWN = """
+const done = arguments[arguments.length - 1];
+const ready = () => document.querySelector('[data-testid=topic-table] tbody tr')
+  && document.querySelector('[data-testid=topic-detail] svg circle')
+  && [...document.querySelectorAll('figure.chart')].find((f) => f.querySelector('figcaption')?.textContent === 'Intertopic map')?.querySelector('circle');
+const poll = () => ready() ? done(performance.now()) : (performance.now() > 30000 ? done(-1) : setTimeout(poll, 10));
+poll();
+"""
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1])
+    driver_bin = shutil.which("chromedriver")
+    if not driver_bin:
+        raise SystemExit("chromedriver not found: apt-get install -y chromium chromium-driver")
+    port, dport = free_port(), free_port()
+    base = f"http://127.0.0.1:{port}"
+    db = os.path.join(tempfile.mkdtemp(), "db.sqlite")
+    proc = serve(binary, db, port)
+    try:
+        r = urllib.request.Request(f"{base}/v1/corpora?name=appstream&duplicate_ids=keep_first", data=open(DATA, "rb").read(), method="POST")
+        r.add_header("content-type", "application/x-ndjson")
+        corpus = json.loads(urllib.request.urlopen(r, timeout=600).read())
+        job = call("POST", f"{base}/v1/jobs", {"corpus_id": corpus["id"], "model": "hpc", "params": {"iterations": 40}, "seed": 1})
+        while job["status"] not in ("succeeded", "failed"):
+            time.sleep(0.5)
+            job = call("GET", f"{base}/v1/jobs/{job['id']}")
+        model = job["model_id"]
+    finally:
+        proc.terminate()
+        proc.wait()
+    proc = serve(binary, db, port)
+    driver = subprocess.Popen([driver_bin, f"--port={dport}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wd = f"http://127.0.0.1:{dport}"
+    try:
+        wait_up(f"{wd}/status")
+        caps = {"capabilities": {"alwaysMatch": {"goog:chromeOptions": {"args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,800"]}}}}
+        session = call("POST", f"{wd}/session", caps)["value"]["sessionId"]
+        s = f"{wd}/session/{session}"
+        call("POST", f"{s}/timeouts", {"script": 60000})
+        # Load the console once (its assets cached by the browser as a returning user's
+        # would be), on another page so the model is still cold on the server.
+        call("POST", f"{s}/url", {"url": f"{base}/#/jobs"})
+        for run in ("cold server", "warm", "warm"):
+            call("POST", f"{s}/url", {"url": "about:blank"})
+            call("POST", f"{s}/url", {"url": f"{base}/#/models/{model}"})
+            ms = call("POST", f"{s}/execute/async", {"script": DRAWN, "args": []})["value"]
+            print(json.dumps({"load": run, "labels": corpus.get("num_labels"), "ms_to_table_scatter_and_map": round(ms)}), flush=True)
+        call("DELETE", s)
+    finally:
+        driver.terminate()
+        driver.wait()
+        proc.terminate()
+        proc.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -334,6 +334,24 @@ async fn scenario(b: &Browser<'_>) {
     b.no_console_errors("HPC explorer").await;
     b.accessible("HPC explorer").await;
     predict_shows_bars(b, &hpc, "hpc").await;
+
+    // Phone width (390 × 844): the explorer opens, the page itself never scrolls
+    // sideways (wide tables and plots scroll inside their own boxes), and it passes the
+    // audit.
+    b.c.set_window_size(390, 844).await.expect("phone-sized window");
+    open_explorer(b, &hpc_job, &hpc, k).await;
+    let overflow = b.js("return document.documentElement.scrollWidth - document.documentElement.clientWidth;").await;
+    if overflow.as_f64().expect("a width") > 1.0 {
+        // The outermost elements that stick out, for the message.
+        let wide = b
+            .js("const w = document.documentElement.clientWidth;
+                 const clipped = (e) => { for (let a = e.parentElement; a; a = a.parentElement) if (getComputedStyle(a).overflowX !== 'visible') return true; return false; };
+                 return [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > w + 1 && !clipped(e))
+                   .slice(0, 8).map((e) => `${e.tagName.toLowerCase()}.${e.className} in ${e.parentElement.tagName.toLowerCase()}.${e.parentElement.className} (${e.parentElement.getAttribute('aria-label') || ''}) right=${Math.round(e.getBoundingClientRect().right)}`);")
+            .await;
+        panic!("at 390 px the page scrolls sideways by {overflow} px; sticking out: {wide}");
+    }
+    b.screenshot("explorer-phone").await;
 }
 
 /// Upload the fixture as an NDJSON file through the corpora page's form; returns its id.

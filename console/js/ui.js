@@ -69,11 +69,14 @@ export function problemBox(err) {
   );
 }
 
-/** A table in a horizontally scrolling wrapper. `columns`: [{ label, num?, cell(row) }]. */
+/** A table in a horizontally scrolling wrapper. `columns`: [{ label, num?, cell(row) }].
+ *  The wrapper is a focusable, named region so a keyboard can scroll it when it
+ *  overflows (at phone width most tables do). */
 export function table(columns, rows, { caption, rowAttrs } = {}) {
+  const name = caption || `Table of ${columns.map((c) => c.label).join(", ")}`;
   return h(
     "div",
-    { class: "table-wrap" },
+    { class: "table-wrap", tabindex: 0, role: "region", "aria-label": name },
     h(
       "table",
       {},

@@ -26,6 +26,20 @@ fn finished(j: &Value) -> bool {
     !matches!(j["status"].as_str(), Some("queued" | "running"))
 }
 
+/// The model bytes the job stored, and those of the same fit (`family`, `params`, `seed`)
+/// run uninterrupted in this process on the stored corpus.
+async fn stored_and_uninterrupted(store: &Store, model_id: &str, corpus_id: &str, family: &'static str, params: Value, seed: u64) -> (Vec<u8>, Vec<u8>) {
+    let (_, _, stored) = store.model_blobs(model_id).await.unwrap().unwrap();
+    let blob = store.corpus_data(corpus_id).await.unwrap().unwrap();
+    let uninterrupted = tokio::task::spawn_blocking(move || {
+        let corpus = Corpus::decode_without_order(&blob).unwrap();
+        FitContext::silent(|ctx| models::family(family).unwrap().fit(&corpus, &params, seed, ctx).unwrap().encode())
+    })
+    .await
+    .unwrap();
+    (stored, uninterrupted)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fit_killed_with_sigkill_resumes_to_the_uninterrupted_model() {
     let dir = tempfile::tempdir().unwrap();
@@ -77,14 +91,7 @@ async fn a_fit_killed_with_sigkill_resumes_to_the_uninterrupted_model() {
     // The uninterrupted fit, in this process, on the stored corpus: the same bytes.
     let store = Store::open(&db).await.unwrap();
     assert_eq!(store.checkpoint_iteration(&id).await.unwrap(), None, "success drops the checkpoint");
-    let (_, _, stored) = store.model_blobs(&model_id).await.unwrap().unwrap();
-    let blob = store.corpus_data(&corpus_id).await.unwrap().unwrap();
-    let uninterrupted = tokio::task::spawn_blocking(move || {
-        let corpus = Corpus::decode_without_order(&blob).unwrap();
-        FitContext::silent(|ctx| models::family("lda").unwrap().fit(&corpus, &params, seed, ctx).unwrap().encode())
-    })
-    .await
-    .unwrap();
+    let (stored, uninterrupted) = stored_and_uninterrupted(&store, &model_id, &corpus_id, "lda", params, seed).await;
     assert!(stored == uninterrupted, "the resumed model differs from the uninterrupted fit");
 }
 
@@ -149,14 +156,7 @@ async fn a_dcnt_fit_killed_in_its_chain_and_in_its_scoring_resumes_to_the_uninte
     let store = Store::open(&db).await.unwrap();
     assert_eq!(store.checkpoint_iteration(&id).await.unwrap(), None, "success drops the checkpoint");
     assert_eq!(store.sample_iterations(&id).await.unwrap(), (110..=200).step_by(10).collect::<Vec<i64>>(), "every kept scan's sample once");
-    let (_, _, stored) = store.model_blobs(&model_id).await.unwrap().unwrap();
-    let blob = store.corpus_data(&corpus_id).await.unwrap().unwrap();
-    let uninterrupted = tokio::task::spawn_blocking(move || {
-        let corpus = Corpus::decode_without_order(&blob).unwrap();
-        FitContext::silent(|ctx| models::family("dcnt").unwrap().fit(&corpus, &params, seed, ctx).unwrap().encode())
-    })
-    .await
-    .unwrap();
+    let (stored, uninterrupted) = stored_and_uninterrupted(&store, &model_id, &corpus_id, "dcnt", params, seed).await;
     assert!(stored == uninterrupted, "the resumed model differs from the uninterrupted fit");
 }
 

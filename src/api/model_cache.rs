@@ -10,12 +10,12 @@ use crate::models::community::CommunityModel;
 use crate::models::registry::{self, Fitted};
 use crate::models::TopicModel;
 use crate::store::{ModelRow, Store};
-use crate::summaries::representative::DocumentTopics;
 use crate::summaries::topic_map::TopicMap;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::error::{ApiError, ApiResult};
+use super::topic_documents::RankedDocuments;
 
 /// A topic model ready to answer questions.
 pub struct LoadedModel {
@@ -25,9 +25,10 @@ pub struct LoadedModel {
     pub pipeline: TextPipeline,
     /// The intertopic map, computed at its first request and kept while the model is.
     pub topic_map: OnceLock<Arc<TopicMap>>,
-    /// Every document's topic proportions (the fit's, or folded in), computed at the
-    /// first request for representative documents and kept while the model is.
-    pub document_topics: OnceLock<Arc<DocumentTopics>>,
+    /// Every document's topic proportions (the fit's, or folded in) with its id and
+    /// first words, computed at the first request for representative documents and kept
+    /// while the model is.
+    pub document_topics: OnceLock<Arc<RankedDocuments>>,
 }
 
 /// A graph model ready to report its communities.

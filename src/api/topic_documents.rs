@@ -29,41 +29,48 @@ const MAX_N: usize = 100;
 /// Words of a document's text shown (when the corpus kept token order).
 const FIRST_WORDS: usize = 30;
 
+/// A model's documents as representative-document answers read them, computed once
+/// per loaded model and kept beside it: the proportions, and for each of their rows the
+/// document's id and first words (so a request after the first reads no corpus).
+pub struct RankedDocuments {
+    topics: DocumentTopics,
+    ids: Vec<String>,
+    first_words: Vec<Option<String>>,
+}
+
 /// `GET /v1/models/{id}/topics/{topic}/documents`.
 pub async fn list(State(state): State<AppState>, Path((id, topic)): Path<(String, String)>, RawQuery(q): RawQuery) -> ApiResult<Json<Value>> {
     let n = parse_n(q.as_deref())?;
     let m = state.models.get(&state.store, &id).await?;
-    let (corpus_id, corpus) = training_corpus(&state, &m, "representative documents are read from it").await?;
+    let ranked = match m.document_topics.get() {
+        Some(r) => r.clone(),
+        None => {
+            let (_, corpus) = training_corpus(&state, &m, "representative documents are read from it").await?;
+            let (m2, pool) = (m.clone(), state.predict_pool.clone());
+            let r = tokio::task::spawn_blocking(move || pool.install(|| ranked_documents(&m2, &corpus))).await.map_err(ApiError::internal)??;
+            m.document_topics.get_or_init(|| Arc::new(r)).clone()
+        }
+    };
     let names = state.store.topic_names(&id).await?;
-    let (m2, pool) = (m.clone(), state.predict_pool.clone());
-    let (table, topics) = tokio::task::spawn_blocking(move || {
-        let table = m2.model.topic_table(&TableOptions::default());
-        let topics = match m2.document_topics.get() {
-            Some(t) => Ok(t.clone()),
-            None => pool.install(|| document_topics(&m2, &corpus)).map(|t| m2.document_topics.get_or_init(|| Arc::new(t)).clone()),
-        };
-        (table, topics.map(|t| (t, corpus)))
-    })
-    .await
-    .map_err(ApiError::internal)?;
-    let (topics, corpus) = topics?;
+    let m2 = m.clone();
+    let table = tokio::task::spawn_blocking(move || m2.model.topic_table(&TableOptions::default())).await.map_err(ApiError::internal)?;
     let k = resolve_topic(&table, &topic)?;
+    let topics = &ranked.topics;
     let documents: Vec<Value> = topics
         .top(k, n)
         .into_iter()
         .map(|(row, share)| {
-            let d = topics.proportions.documents[row];
             json!({
-                "id": corpus.doc_ids[d],
+                "id": ranked.ids[row],
                 "share": share,
-                "first_words": first_words(&corpus, d),
+                "first_words": ranked.first_words[row],
                 "topic_proportions": topics.row(row),
             })
         })
         .collect();
     Ok(Json(json!({
         "model_id": id,
-        "corpus_id": corpus_id,
+        "corpus_id": m.row.corpus_id,
         "topic": topic_header(&table, k, &names),
         "source": topics.source.name(),
         "documents_ranked": topics.proportions.documents.len(),
@@ -86,6 +93,15 @@ fn parse_n(query: Option<&str>) -> ApiResult<usize> {
             .filter(|n| (1..=MAX_N).contains(n))
             .ok_or_else(|| ApiError::invalid("query.n", format!("must be an integer from 1 to {MAX_N}, got {s:?}"))),
     }
+}
+
+/// The model's documents over `corpus`, with the ids and first words of their rows.
+fn ranked_documents(m: &LoadedModel, corpus: &Corpus) -> ApiResult<RankedDocuments> {
+    let topics = document_topics(m, corpus)?;
+    let docs = &topics.proportions.documents;
+    let ids = docs.iter().map(|&d| corpus.doc_ids[d].clone()).collect();
+    let first_words = docs.iter().map(|&d| first_words(corpus, d)).collect();
+    Ok(RankedDocuments { topics, ids, first_words })
 }
 
 /// The model's document proportions over `corpus`: the fit's, or every document folded in.

@@ -10,7 +10,7 @@
 
 use super::chain::{hand_over, Position, Schedule};
 use super::heldout::{score_resuming, DocScorer, HeldoutDoc, HeldoutReport, ScoredSoFar, ScoringHooks};
-use super::{FitContext, FitError};
+use super::{FitContext, FitError, Progress};
 use serde::{Deserialize, Serialize};
 
 /// A fit's chain, finished: where checkpoints of its scoring phase sit.
@@ -42,10 +42,56 @@ struct AfterChainRef<'s> {
     scored: &'s ScoredSoFar,
 }
 
+/// Where a fit with scoring after its chain starts: its chain `C` (fresh, or resumed
+/// inside it), or the chain's end, with the fitted model `M` and the documents scored.
+pub enum Start<C, M> {
+    Chain(Box<C>),
+    Scoring(Box<M>, ScoredSoFar),
+}
+
+impl<C, M> Start<C, M> {
+    /// From a checkpoint's family state at `position`: inside the chain (before
+    /// `iterations`), `chain` restores the family's chain from the bytes; at its end,
+    /// `model` decodes the fitted model's bytes and checks it and the scored documents
+    /// against the fit.
+    pub fn restore(
+        bytes: &[u8],
+        position: &Position,
+        iterations: usize,
+        chain: impl FnOnce(&[u8]) -> Result<C, String>,
+        model: impl FnOnce(&[u8], ScoredSoFar) -> Result<(M, ScoredSoFar), String>,
+    ) -> Result<Self, String> {
+        if position.iteration < iterations {
+            return chain(bytes).map(|c| Start::Chain(Box::new(c)));
+        }
+        let (fitted, scored) = decode(bytes)?;
+        model(&fitted, scored).map(|(m, s)| Start::Scoring(Box::new(m), s))
+    }
+
+    /// The fitted model, the chain's end and the documents already scored: `run` runs
+    /// the chain from `position` and makes its model; a fit that resumed at the chain's
+    /// end runs nothing and reports the chain's progress as complete.
+    pub fn finish(
+        self,
+        position: Position,
+        ctx: &FitContext,
+        run: impl FnOnce(Box<C>, Position) -> Result<(M, Position), FitError>,
+    ) -> Result<(M, Position, Option<ScoredSoFar>), FitError> {
+        match self {
+            Start::Chain(chain) => run(chain, position).map(|(m, end)| (m, end, None)),
+            Start::Scoring(model, scored) => {
+                let it = position.iteration as u64;
+                (ctx.progress)(Progress { iteration: it, total: it, ..Progress::default() });
+                Ok((*model, position, Some(scored)))
+            }
+        }
+    }
+}
+
 /// The fitted model's bytes and the documents scored so far, from the state of a
 /// checkpoint at the chain's end (the caller decodes the model and checks both against
 /// its fit).
-pub fn decode(bytes: &[u8]) -> Result<(Vec<u8>, ScoredSoFar), String> {
+fn decode(bytes: &[u8]) -> Result<(Vec<u8>, ScoredSoFar), String> {
     let s: AfterChain = postcard::from_bytes(bytes).map_err(|e| format!("the state after the chain does not decode: {e}"))?;
     if s.version != AFTER_CHAIN_VERSION {
         return Err(format!("format version {} of the state after the chain is not {AFTER_CHAIN_VERSION}", s.version));

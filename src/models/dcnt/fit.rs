@@ -31,11 +31,11 @@ use super::params::DcntParams;
 use super::sampler::{DcntState, Documents};
 use super::scoring::DcntChib;
 use crate::corpus::Corpus;
-use crate::models::after_chain::{self, EndOfChain};
+use crate::models::after_chain::{self, EndOfChain, Start};
 use crate::models::chain::Position;
 use crate::models::heldout::{corpus_documents, HeldoutReport, ScoredSoFar};
 use crate::models::splits;
-use crate::models::{FitContext, FitError, Progress, TopicModel};
+use crate::models::{FitContext, FitError, TopicModel};
 use serde::{Deserialize, Serialize};
 
 /// Share of tokens above which a topic counts as active.
@@ -188,28 +188,23 @@ fn chib(model: &DcntModel) -> DcntChib {
     DcntChib::new(model, ChibSettings { burn_in: p.heldout_burn_in, chain_length: p.heldout_chain_length, acceptance_samples: p.heldout_acceptance_samples })
 }
 
-/// Where a fit starts: a chain (fresh, or resumed inside it), or the end of its chain
-/// with the held-out documents partly scored.
-enum Start<'a> {
-    Chain(Box<DcntChain<'a>>),
-    Scoring(Box<DcntModel>, ScoredSoFar),
-}
-
-impl<'a> Start<'a> {
-    /// From a checkpoint's family state: inside the chain, DCNT's chain state; at its
-    /// end, the fitted model and scored documents ([`after_chain`]) checked against this fit.
-    fn restore(training: &'a TrainingSet, p: &DcntParams, diagonal: bool, seed: u64, bytes: &[u8], position: &Position) -> Result<Self, String> {
-        if position.iteration < p.iterations {
-            return DcntChain::restore(p, diagonal, &training.docs, bytes, position).map(|c| Start::Chain(Box::new(c)));
-        }
-        let (model, scored) = after_chain::decode(bytes)?;
-        let model = DcntModel::decode(&model).map_err(|e| e.to_string())?;
-        if let Some(what) = training.mismatch(p, diagonal, &model, position) {
-            return Err(format!("the fitted model in the checkpoint does not belong to this fit ({what})"));
-        }
-        let scored = scored.check_for(&chib(&model), model.heldout_documents.len(), seed)?;
-        Ok(Start::Scoring(Box::new(model), scored))
+/// The fitted model and scored documents a checkpoint at the chain's end carries
+/// ([`after_chain`]), checked against this fit.
+fn restore_after_chain(
+    training: &TrainingSet,
+    p: &DcntParams,
+    diagonal: bool,
+    seed: u64,
+    bytes: &[u8],
+    scored: ScoredSoFar,
+    position: &Position,
+) -> Result<(DcntModel, ScoredSoFar), String> {
+    let model = DcntModel::decode(bytes).map_err(|e| e.to_string())?;
+    if let Some(what) = training.mismatch(p, diagonal, &model, position) {
+        return Err(format!("the fitted model in the checkpoint does not belong to this fit ({what})"));
     }
+    let scored = scored.check_for(&chib(&model), model.heldout_documents.len(), seed)?;
+    Ok((model, scored))
 }
 
 /// Run the sampler on the training documents through the chain driver (resuming from
@@ -224,21 +219,21 @@ pub fn fit_dcnt(corpus: &Corpus, p: &DcntParams, diagonal: bool, seed: u64, ctx:
         family,
         seed,
         &schedule,
-        |bytes, position| Start::restore(&training, p, diagonal, seed, bytes, position),
+        |bytes, position| {
+            Start::restore(
+                bytes,
+                position,
+                p.iterations,
+                |b| DcntChain::restore(p, diagonal, &training.docs, b, position),
+                |m, scored| restore_after_chain(&training, p, diagonal, seed, m, scored, position),
+            )
+        },
         || Start::Chain(Box::new(DcntChain::new(p, diagonal, &training.docs, seed))),
     );
-    let (mut model, end, scored) = match start {
-        Start::Chain(mut dcnt) => {
-            let end = crate::models::chain::run(dcnt.as_mut(), family, seed, &schedule, position, ctx)?;
-            (training.model(p, diagonal, *dcnt, &end), end, None)
-        }
-        Start::Scoring(model, scored) => {
-            // The chain ended before the checkpoint: its progress is complete.
-            let it = position.iteration as u64;
-            (ctx.progress)(Progress { iteration: it, total: it, ..Progress::default() });
-            (*model, position, Some(scored))
-        }
-    };
+    let (mut model, end, scored) = start.finish(position, ctx, |mut dcnt, position| {
+        let end = crate::models::chain::run(dcnt.as_mut(), family, seed, &schedule, position, ctx)?;
+        Ok((training.model(p, diagonal, *dcnt, &end), end))
+    })?;
     if !model.heldout_documents.is_empty() {
         let at_end = EndOfChain { family, seed, schedule: &schedule, position: end };
         model.heldout = Some(score_heldout(corpus, &model, scored, &at_end, ctx)?);

@@ -33,7 +33,7 @@ pub mod tokens;
 
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats, DocTermMatrix};
-use crate::models::after_chain::{self, EndOfChain};
+use crate::models::after_chain::{self, EndOfChain, Start};
 use crate::models::chain::Position;
 use crate::models::heldout::{corpus_documents, DocScorer, HeldoutDoc, HeldoutReport, ScoredSoFar};
 use crate::models::splits;
@@ -251,21 +251,21 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
         "lda",
         seed,
         &schedule,
-        |bytes, position| Start::restore(p, &tokens, v, test_documents, seed, bytes, position),
+        |bytes, position| {
+            Start::restore(
+                bytes,
+                position,
+                p.iterations,
+                |b| LdaChain::restore(p, &tokens, b, position),
+                |m, scored| restore_after_chain(p, &tokens, v, test_documents, seed, m, scored, position),
+            )
+        },
         || Start::Chain(Box::new(LdaChain::new(p, &tokens, seed))),
     );
-    let (mut model, end, scored) = match start {
-        Start::Chain(mut lda) => {
-            let end = crate::models::chain::run(lda.as_mut(), "lda", seed, &schedule, position, ctx)?;
-            (model_of(p, *lda, &tokens, v, test_documents, &end), end, None)
-        }
-        Start::Scoring(model, scored) => {
-            // The chain ended before the checkpoint: its progress is complete.
-            let it = position.iteration as u64;
-            (ctx.progress)(crate::models::Progress { iteration: it, total: it, ..Default::default() });
-            (*model, position, Some(scored))
-        }
-    };
+    let (mut model, end, scored) = start.finish(position, ctx, |mut lda, position| {
+        let end = crate::models::chain::run(lda.as_mut(), "lda", seed, &schedule, position, ctx)?;
+        Ok((model_of(p, *lda, &tokens, v, test_documents, &end), end))
+    })?;
     if test_documents > 0 {
         let scorer = LdaChib { model: &model, settings: chib_settings(p) };
         let held: Vec<usize> = (0..corpus.num_documents()).filter(|&d| held_out[d]).collect();
@@ -282,35 +282,32 @@ fn chib_settings(p: &LdaParams) -> ChibSettings {
     ChibSettings { burn_in: p.heldout_burn_in, chain_length: p.heldout_chain_length }
 }
 
-/// Where a fit starts: a chain (fresh, or resumed inside it), or the end of its chain
-/// with the held-out documents partly scored ([`after_chain`]).
-enum Start<'a> {
-    Chain(Box<LdaChain<'a>>),
-    Scoring(Box<LdaModel>, ScoredSoFar),
-}
-
-impl<'a> Start<'a> {
-    /// From a checkpoint's family state: inside the chain, LDA's chain state; at its
-    /// end, the fitted model and the documents scored, checked against this fit.
-    fn restore(p: &'a LdaParams, tokens: &'a Tokens, v: usize, test_documents: usize, seed: u64, bytes: &[u8], position: &Position) -> Result<Self, String> {
-        if position.iteration < p.iterations {
-            return LdaChain::restore(p, tokens, bytes, position).map(|c| Start::Chain(Box::new(c)));
-        }
-        let (model, scored) = after_chain::decode(bytes)?;
-        let m = LdaModel::decode(&model).map_err(|e| e.to_string())?;
-        let k = p.topics;
-        let checks = [
-            (m.version == ENCODING_VERSION && m.params == *p && m.num_terms == v, "parameters"),
-            (m.tokens == tokens.num_tokens() as u64 && m.test_documents == test_documents && m.heldout.is_none(), "split"),
-            (m.kept_sweeps == position.kept.max(1) && m.final_loglik_per_token.to_bits() == position.last_loglik.to_bits(), "position"),
-            (m.word_rates.len() == k * v && m.topic_shares.len() == k && m.alpha.len() == k, "posterior means"),
-        ];
-        if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
-            return Err(format!("the fitted model in the checkpoint does not belong to this fit ({what})"));
-        }
-        let scored = scored.check_for(&LdaChib { model: &m, settings: chib_settings(p) }, test_documents, seed)?;
-        Ok(Start::Scoring(Box::new(m), scored))
+/// The fitted model and scored documents a checkpoint at the chain's end carries
+/// ([`after_chain`]), checked against this fit.
+#[allow(clippy::too_many_arguments)]
+fn restore_after_chain(
+    p: &LdaParams,
+    tokens: &Tokens,
+    v: usize,
+    test_documents: usize,
+    seed: u64,
+    bytes: &[u8],
+    scored: ScoredSoFar,
+    position: &Position,
+) -> Result<(LdaModel, ScoredSoFar), String> {
+    let m = LdaModel::decode(bytes).map_err(|e| e.to_string())?;
+    let k = p.topics;
+    let checks = [
+        (m.version == ENCODING_VERSION && m.params == *p && m.num_terms == v, "parameters"),
+        (m.tokens == tokens.num_tokens() as u64 && m.test_documents == test_documents && m.heldout.is_none(), "split"),
+        (m.kept_sweeps == position.kept.max(1) && m.final_loglik_per_token.to_bits() == position.last_loglik.to_bits(), "position"),
+        (m.word_rates.len() == k * v && m.topic_shares.len() == k && m.alpha.len() == k, "posterior means"),
+    ];
+    if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
+        return Err(format!("the fitted model in the checkpoint does not belong to this fit ({what})"));
     }
+    let scored = scored.check_for(&LdaChib { model: &m, settings: chib_settings(p) }, test_documents, seed)?;
+    Ok((m, scored))
 }
 
 /// The model a finished chain ends in (posterior means over its kept sweeps), without

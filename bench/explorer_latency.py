@@ -13,54 +13,26 @@ Usage: python3 bench/explorer_latency.py target/release/topicd
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.error
-import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.path.join(ROOT, "..", "shared", "data", "appstream.jsonl")
+from topicd_service import APPSTREAM, Service
+
 PORT = 23997
-BASE = f"http://127.0.0.1:{PORT}"
-
-
-def start(binary, db):
-    proc = subprocess.Popen([binary, "serve", "--addr", f"127.0.0.1:{PORT}", "--db", db], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            urllib.request.urlopen(BASE + "/healthz", timeout=1)
-            return proc
-        except Exception:
-            time.sleep(0.05)
-    raise SystemExit("the server did not start")
-
-
-def req(method, path, body=None, ct="application/json"):
-    data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
-    r = urllib.request.Request(BASE + path, data=data, method=method)
-    if data is not None:
-        r.add_header("content-type", ct)
-    with urllib.request.urlopen(r, timeout=600) as f:
-        return json.loads(f.read() or b"null")
 
 
 def main():
     binary = sys.argv[1]
     db = os.path.join(tempfile.mkdtemp(), "db.sqlite")
-    proc = start(binary, db)
+    service = Service(binary, db, PORT)
     try:
-        corpus = req("POST", "/v1/corpora?name=appstream&duplicate_ids=keep_first", open(DATA, "rb").read(), "application/x-ndjson")
-        job = req("POST", "/v1/jobs", {"corpus_id": corpus["id"], "model": "hpc", "params": {"iterations": 40}, "seed": 1})
-        while job["status"] not in ("succeeded", "failed"):
-            time.sleep(0.5)
-            job = req("GET", f"/v1/jobs/{job['id']}")
-        model = job["model_id"]
+        corpus = service.upload(APPSTREAM, "name=appstream&duplicate_ids=keep_first")
+        model = service.fit(corpus["id"], "hpc", {"iterations": 40})["model_id"]
     finally:
-        proc.terminate()
-        proc.wait()
-    proc = start(binary, db)
+        service.stop()
+    service = Service(binary, db, PORT)
     rank = "rank=frex&weight=0.5&comparison=siblings"
     paths = [
         f"/v1/models/{model}",
@@ -77,7 +49,7 @@ def main():
             for p in paths:
                 t = time.perf_counter()
                 try:
-                    req("GET", p)
+                    service.req("GET", p)
                 except urllib.error.HTTPError as e:
                     # A model without a test split answers /evaluation with 404, as the
                     # console expects; anything else is a failure.
@@ -86,8 +58,7 @@ def main():
                 seconds[p.split(model)[1] or "/"] = round(time.perf_counter() - t, 3)
             print(json.dumps({"run": run, "labels": corpus.get("num_labels"), "total_s": round(sum(seconds.values()), 3), "requests": seconds}), flush=True)
     finally:
-        proc.terminate()
-        proc.wait()
+        service.stop()
 
 
 if __name__ == "__main__":

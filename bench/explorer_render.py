@@ -19,11 +19,9 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.path.join(ROOT, "..", "shared", "data", "appstream.jsonl")
+from topicd_service import APPSTREAM, Service, wait_up
 
 
 def free_port():
@@ -34,29 +32,14 @@ def free_port():
     return port
 
 
-def call(method, url, body=None, timeout=600):
+def call(method, url, body=None):
+    """A WebDriver command."""
     data = None if body is None else json.dumps(body).encode()
     r = urllib.request.Request(url, data=data, method=method)
     if data is not None:
         r.add_header("content-type", "application/json")
-    with urllib.request.urlopen(r, timeout=timeout) as f:
+    with urllib.request.urlopen(r, timeout=600) as f:
         return json.loads(f.read() or b"null")
-
-
-def wait_up(url):
-    for _ in range(300):
-        try:
-            urllib.request.urlopen(url, timeout=1)
-            return
-        except Exception:
-            time.sleep(0.05)
-    raise SystemExit(f"{url} did not answer")
-
-
-def serve(binary, db, port):
-    proc = subprocess.Popen([binary, "serve", "--addr", f"127.0.0.1:{port}", "--db", db], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_up(f"http://127.0.0.1:{port}/healthz")
-    return proc
 
 
 # Inside the page: resolve with performance.now() once the table, the scatter and the
@@ -77,22 +60,15 @@ def main():
     if not driver_bin:
         raise SystemExit("chromedriver not found: apt-get install -y chromium chromium-driver")
     port, dport = free_port(), free_port()
-    base = f"http://127.0.0.1:{port}"
     db = os.path.join(tempfile.mkdtemp(), "db.sqlite")
-    proc = serve(binary, db, port)
+    service = Service(binary, db, port)
     try:
-        r = urllib.request.Request(f"{base}/v1/corpora?name=appstream&duplicate_ids=keep_first", data=open(DATA, "rb").read(), method="POST")
-        r.add_header("content-type", "application/x-ndjson")
-        corpus = json.loads(urllib.request.urlopen(r, timeout=600).read())
-        job = call("POST", f"{base}/v1/jobs", {"corpus_id": corpus["id"], "model": "hpc", "params": {"iterations": 40}, "seed": 1})
-        while job["status"] not in ("succeeded", "failed"):
-            time.sleep(0.5)
-            job = call("GET", f"{base}/v1/jobs/{job['id']}")
-        model = job["model_id"]
+        corpus = service.upload(APPSTREAM, "name=appstream&duplicate_ids=keep_first")
+        model = service.fit(corpus["id"], "hpc", {"iterations": 40})["model_id"]
     finally:
-        proc.terminate()
-        proc.wait()
-    proc = serve(binary, db, port)
+        service.stop()
+    service = Service(binary, db, port)
+    base = service.base
     driver = subprocess.Popen([driver_bin, f"--port={dport}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wd = f"http://127.0.0.1:{dport}"
     try:
@@ -113,8 +89,7 @@ def main():
     finally:
         driver.terminate()
         driver.wait()
-        proc.terminate()
-        proc.wait()
+        service.stop()
 
 
 if __name__ == "__main__":

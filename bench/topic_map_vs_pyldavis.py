@@ -16,53 +16,25 @@ Usage: python3 bench/topic_map_vs_pyldavis.py target/release/topicd   (pip insta
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 
 import numpy as np
 from pyLDAvis._prepare import js_PCoA
+from topicd_service import APPSTREAM, Service
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.path.join(ROOT, "..", "shared", "data", "appstream.jsonl")
 PORT = 23996
-BASE = f"http://127.0.0.1:{PORT}"
-
-
-def req(method, path, body=None, ct="application/json"):
-    data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
-    r = urllib.request.Request(BASE + path, data=data, method=method)
-    if data is not None:
-        r.add_header("content-type", ct)
-    with urllib.request.urlopen(r, timeout=600) as f:
-        return json.loads(f.read())
 
 
 def main():
-    binary = sys.argv[1]
-    db = os.path.join(tempfile.mkdtemp(), "db.sqlite")
-    proc = subprocess.Popen([binary, "serve", "--addr", f"127.0.0.1:{PORT}", "--db", db], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    service = Service(sys.argv[1], os.path.join(tempfile.mkdtemp(), "db.sqlite"), PORT)
     try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(BASE + "/healthz", timeout=1)
-                break
-            except Exception:
-                time.sleep(0.05)
-        corpus = req("POST", "/v1/corpora?name=appstream&duplicate_ids=keep_first&min_df=2", open(DATA, "rb").read(), "application/x-ndjson")
-        job = req("POST", "/v1/jobs", {"corpus_id": corpus["id"], "model": "lda", "params": {"topics": 20, "iterations": 200}, "seed": 1})
-        while job["status"] not in ("succeeded", "failed"):
-            time.sleep(0.5)
-            job = req("GET", f"/v1/jobs/{job['id']}")
-        model = job["model_id"]
-        v = corpus["num_terms"]
-        topics = req("GET", f"/v1/models/{model}/topics?rank=frequency&n={v}")["topics"]
-        ours = req("GET", f"/v1/models/{model}/topic-map")
+        corpus = service.upload(APPSTREAM, "name=appstream&duplicate_ids=keep_first&min_df=2")
+        model = service.fit(corpus["id"], "lda", {"topics": 20, "iterations": 200})["model_id"]
+        topics = service.req("GET", f"/v1/models/{model}/topics?rank=frequency&n={corpus['num_terms']}")["topics"]
+        ours = service.req("GET", f"/v1/models/{model}/topic-map")
     finally:
-        proc.terminate()
-        proc.wait()
+        service.stop()
     vocab = sorted({w["word"] for t in topics for w in t["words"]})
     index = {w: i for i, w in enumerate(vocab)}
     phi = np.zeros((len(topics), len(vocab)))

@@ -228,6 +228,30 @@ pub fn run<P: Passes>(fit: &mut P, seed: u64, ctx: &FitContext) -> Result<Finish
     Ok(Finish { passes: position.pass, converged: false })
 }
 
+/// Checkpoints a pass-driven fit must reject, made from one of its own (`good`, and
+/// decoded) and one of the same fit under other parameters (`other`, and decoded): cut
+/// short, garbage, the other fit's, the other fit's state under this fit's envelope (only
+/// the state's own checks can refuse it), another seed, a state byte changed, another
+/// pass count. The families' resume checks feed each to a fit.
+#[cfg(test)]
+pub(crate) fn unusable_checkpoints(good: &[u8], good_decoded: &PassCheckpoint, other: &[u8], other_decoded: &PassCheckpoint) -> Vec<Vec<u8>> {
+    let edit = |f: &dyn Fn(&mut PassCheckpoint)| {
+        let mut c = good_decoded.clone();
+        f(&mut c);
+        c.encode()
+    };
+    let relabelled = PassCheckpoint { params: good_decoded.params.clone(), ..other_decoded.clone() };
+    vec![
+        good[..good.len() - 9].to_vec(),
+        vec![1, 2, 3],
+        other.to_vec(),
+        relabelled.encode(),
+        edit(&|c| c.seed += 1),
+        edit(&|c| c.state[0] = 9),
+        edit(&|c| c.position.pass = 3),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

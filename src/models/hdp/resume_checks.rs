@@ -8,7 +8,7 @@ use super::fit::fit_memoized;
 use super::fit_tests::{appstream_corpus, planted_corpus, V};
 use super::*;
 use crate::models::chain::Resume;
-use crate::models::passes::PassCheckpoint;
+use crate::models::passes::{unusable_checkpoints, PassCheckpoint};
 use serde_json::json;
 
 /// The model's encoding with the pass timings zeroed (wall-clock seconds are the one
@@ -149,27 +149,12 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
         let Input::Planted(m) = &input else { unreachable!() };
         PassCheckpoint::decode_for(b, &super::fit::HdpPasses::new(m, V, p, SEED), SEED).unwrap()
     };
-    let edit = |f: &dyn Fn(&mut PassCheckpoint)| {
-        let mut c = decoded(good, &p);
-        f(&mut c);
-        c.encode()
-    };
     let other = HdpParams { batches: 2, ..p.clone() };
     let for_other = fit(&input, &other, 1, None).checkpoints[4].1.clone();
-    // A state of the two-batch fit under this fit's envelope: only the state's own
-    // checks can refuse it.
-    let mut relabelled = decoded(&for_other, &other);
-    relabelled.params = decoded(good, &p).params;
-    let bad = [
-        good[..good.len() - 9].to_vec(),
-        vec![1, 2, 3],
-        for_other,
-        relabelled.encode(),
-        edit(&|c| c.seed = SEED + 1),
-        edit(&|c| c.state[0] = 9),
-        edit(&|c| c.position.pass = 3),
-        edit(&|c| c.position.objective = c.position.objective.map(|x| x + 1.0)),
-    ];
+    let mut bad = unusable_checkpoints(good, &decoded(good, &p), &for_other, &decoded(&for_other, &other));
+    let mut shifted = decoded(good, &p);
+    shifted.position.objective = shifted.position.objective.map(|x| x + 1.0);
+    bad.push(shifted.encode());
     for (i, b) in bad.iter().enumerate() {
         let run = fit(&input, &p, 1, Some(b));
         assert!(matches!(&run.resumed[..], [Resume::Rejected(r)] if r.contains("starting from iteration 0")), "case {i}: {:?}", run.resumed);

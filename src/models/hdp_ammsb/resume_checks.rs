@@ -11,7 +11,7 @@ use super::params::AmmsbParams;
 use super::tests::planted;
 use crate::graph::Graph;
 use crate::models::chain::Resume;
-use crate::models::passes::PassCheckpoint;
+use crate::models::passes::{unusable_checkpoints, PassCheckpoint};
 use crate::models::FitContext;
 use serde_json::json;
 
@@ -100,26 +100,9 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
     let full = fit(&graph, &p, 1, None);
     let good = &full.checkpoints[4].1;
     let decoded = |b: &[u8], p: &AmmsbParams| PassCheckpoint::decode_for(b, &AmmsbPasses::new(&graph, p, initial_state(&graph, p, SEED)), SEED).unwrap();
-    let edit = |f: &dyn Fn(&mut PassCheckpoint)| {
-        let mut c = decoded(good, &p);
-        f(&mut c);
-        c.encode()
-    };
     let other = AmmsbParams { communities: 5, ..p.clone() };
     let for_other = fit(&graph, &other, 1, None).checkpoints[4].1.clone();
-    // A state of the five-community fit under this fit's envelope: only the state's own
-    // checks can refuse it.
-    let mut relabelled = decoded(&for_other, &other);
-    relabelled.params = decoded(good, &p).params;
-    let bad = [
-        good[..good.len() - 9].to_vec(),
-        vec![1, 2, 3],
-        for_other,
-        relabelled.encode(),
-        edit(&|c| c.seed = SEED + 1),
-        edit(&|c| c.state[0] = 9),
-        edit(&|c| c.position.pass = 3),
-    ];
+    let bad = unusable_checkpoints(good, &decoded(good, &p), &for_other, &decoded(&for_other, &other));
     for (i, b) in bad.iter().enumerate() {
         let run = fit(&graph, &p, 1, Some(b));
         assert!(matches!(&run.resumed[..], [Resume::Rejected(r)] if r.contains("starting from iteration 0")), "case {i}: {:?}", run.resumed);

@@ -1,0 +1,52 @@
+"""What the bench scripts share: start `topicd serve` on a database file, call its HTTP
+API, upload a JSONL file, fit and wait for the job. Standard library only."""
+import json
+import os
+import subprocess
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+APPSTREAM = os.path.join(ROOT, "..", "shared", "data", "appstream.jsonl")
+
+
+class Service:
+    """`topicd serve` on 127.0.0.1:`port` and database `db`, started on creation."""
+
+    def __init__(self, binary, db, port):
+        self.base = f"http://127.0.0.1:{port}"
+        self.proc = subprocess.Popen([binary, "serve", "--addr", f"127.0.0.1:{port}", "--db", db], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_up(self.base + "/healthz")
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+    def req(self, method, path, body=None, ct="application/json"):
+        data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+        r = urllib.request.Request(self.base + path, data=data, method=method)
+        if data is not None:
+            r.add_header("content-type", ct)
+        with urllib.request.urlopen(r, timeout=600) as f:
+            return json.loads(f.read() or b"null")
+
+    def upload(self, path, query):
+        return self.req("POST", f"/v1/corpora?{query}", open(path, "rb").read(), "application/x-ndjson")
+
+    def fit(self, corpus_id, model, params, seed=1):
+        """Submit a fit and wait for it to end; returns the finished job."""
+        job = self.req("POST", "/v1/jobs", {"corpus_id": corpus_id, "model": model, "params": params, "seed": seed})
+        while job["status"] not in ("succeeded", "failed", "cancelled"):
+            time.sleep(0.5)
+            job = self.req("GET", f"/v1/jobs/{job['id']}")
+        return job
+
+
+def wait_up(url):
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            return
+        except Exception:
+            time.sleep(0.05)
+    raise SystemExit(f"{url} did not answer")

@@ -37,7 +37,7 @@ fn touched_zeros(len: usize) -> Vec<f64> {
 }
 
 /// Running sums of the estimands over kept scans, word-major `V × K`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct EstimandSums {
     pub frequency: Vec<f64>,
     pub exclusivity: Vec<f64>,

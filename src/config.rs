@@ -3,6 +3,8 @@
 //! Why it exists: one place lists every knob with its default, its flag and its
 //! `TOPICD_*` variable, so `topicd serve --help` is the full reference.
 
+use crate::api::auth::AuthMode;
+use crate::api::limits::Limits;
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -35,21 +37,67 @@ pub struct ServeConfig {
     /// Seconds between checkpoints of a running fit (every family: the chain driver's and
     /// the pass driver's; a job's `params.checkpoint_every_s` overrides it); 0 turns
     /// checkpoints off.
-    #[arg(long, env = "TOPICD_CHECKPOINT_EVERY_S", default_value_t = 60.0, value_parser = parse_checkpoint_every)]
+    #[arg(long, env = "TOPICD_CHECKPOINT_EVERY_S", default_value_t = 60.0, value_parser = parse_seconds)]
     pub checkpoint_every_s: f64,
     /// Seconds to wait for running fits to stop on shutdown.
     #[arg(long, env = "TOPICD_SHUTDOWN_GRACE_S", default_value_t = 10)]
     pub shutdown_grace_s: u64,
+    /// Whether requests need `Authorization: Bearer <token>` (tokens: `topicd token
+    /// create`). Default: `off` on a loopback address, `required` on any other.
+    #[arg(long, env = "TOPICD_AUTH", value_enum)]
+    pub auth: Option<AuthMode>,
+    /// Allow `--auth off` on a non-loopback address (only behind something that
+    /// authenticates every request); given alone, it also means `--auth off`.
+    #[arg(long, env = "TOPICD_INSECURE_NO_AUTH", default_value_t = false)]
+    pub insecure_no_auth: bool,
+    /// Serve `/metrics` without a token even when tokens are required.
+    #[arg(long, env = "TOPICD_PUBLIC_METRICS", default_value_t = false)]
+    pub public_metrics: bool,
+    /// Requests per second one client may make (by token, else by address; `/healthz`
+    /// and `/readyz` are not counted); 0 turns the limit off.
+    #[arg(long, env = "TOPICD_RATE_LIMIT_PER_S", default_value_t = 100)]
+    pub rate_limit_per_s: u32,
+    /// Requests one client may make at once above its rate (at least the rate).
+    #[arg(long, env = "TOPICD_RATE_LIMIT_BURST", default_value_t = 200)]
+    pub rate_limit_burst: u32,
+    /// Most jobs waiting in the queue, in all (fits and evaluations).
+    #[arg(long, env = "TOPICD_MAX_QUEUED_JOBS", default_value_t = 100)]
+    pub max_queued_jobs: u64,
+    /// Most jobs one token may have waiting in the queue.
+    #[arg(long, env = "TOPICD_MAX_QUEUED_JOBS_PER_TOKEN", default_value_t = 20)]
+    pub max_queued_jobs_per_token: u64,
+    /// Seconds a request may take before it is answered 503 (uploads are exempt); 0: no limit.
+    #[arg(long, env = "TOPICD_REQUEST_TIMEOUT_S", default_value_t = 60.0, value_parser = parse_seconds)]
+    pub request_timeout_s: f64,
+    /// Most documents in one predict or held-out request.
+    #[arg(long, env = "TOPICD_MAX_REQUEST_DOCUMENTS", default_value_t = 10_000)]
+    pub max_request_documents: usize,
+    /// Largest `n` (words per topic) a topic listing may ask for.
+    #[arg(long, env = "TOPICD_MAX_N", default_value_t = 1000)]
+    pub max_n: usize,
+    /// A quota on the database file, in megabytes (fractions allowed): a write that would
+    /// grow it beyond is refused like a full disk (507; a running fit fails). Unset: only
+    /// the disk limits it.
+    #[arg(long, env = "TOPICD_MAX_DB_MB", value_parser = parse_max_db_mb)]
+    pub max_db_mb: Option<f64>,
     /// Log as JSON lines instead of human-readable text.
     #[arg(long, env = "TOPICD_LOG_JSON", default_value_t = false)]
     pub log_json: bool,
 }
 
 /// A finite, non-negative number of seconds.
-fn parse_checkpoint_every(s: &str) -> Result<f64, String> {
+fn parse_seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-        _ => Err(format!("must be a number of seconds, 0 or more, got {s:?}")),
+        Ok(x) if (0.0..=1e9).contains(&x) => Ok(x),
+        _ => Err(format!("must be a number of seconds from 0 to 1e9, got {s:?}")),
+    }
+}
+
+/// A positive, finite number of megabytes.
+fn parse_max_db_mb(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!("must be a positive number of megabytes, got {s:?}")),
     }
 }
 
@@ -58,6 +106,11 @@ fn default_threads() -> usize {
 }
 
 impl ServeConfig {
+    /// How the store is opened.
+    pub fn store_options(&self) -> crate::store::StoreOptions {
+        crate::store::StoreOptions { max_bytes: self.max_db_mb.map(|mb| (mb * 1024.0 * 1024.0) as u64) }
+    }
+
     /// A configuration for tests: ephemeral port, the given database.
     pub fn for_tests(db: PathBuf) -> Self {
         ServeConfig {
@@ -70,7 +123,29 @@ impl ServeConfig {
             max_attempts: 3,
             checkpoint_every_s: 60.0,
             shutdown_grace_s: 10,
+            max_db_mb: None,
             log_json: false,
+            auth: None,
+            insecure_no_auth: false,
+            public_metrics: false,
+            rate_limit_per_s: 0,
+            rate_limit_burst: 0,
+            max_queued_jobs: 1000,
+            max_queued_jobs_per_token: 1000,
+            request_timeout_s: 0.0,
+            max_request_documents: 100_000,
+            max_n: 10_000,
+        }
+    }
+
+    /// The limits these flags set.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_queued_jobs: self.max_queued_jobs,
+            max_queued_jobs_per_token: self.max_queued_jobs_per_token,
+            request_timeout: (self.request_timeout_s > 0.0).then(|| std::time::Duration::from_secs_f64(self.request_timeout_s)),
+            max_request_documents: self.max_request_documents.max(1),
+            max_n: self.max_n.max(1),
         }
     }
 }

@@ -18,9 +18,12 @@
 //! `corpus`, `graph`, `models`, `inference`, `summaries` and `rng` never import axum, sqlx or tokio.
 
 pub mod api;
+pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod corpus;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod graph;
 pub mod inference;
 pub mod jobs;

@@ -1,7 +1,7 @@
 //! The `topicd` binary: parse the command line, set up logging, run.
 
 use clap::Parser;
-use topicd::cli::{fit, score_lda, simulate, Cli, Command};
+use topicd::cli::{fit, score_lda, simulate, token, Cli, Command};
 use tracing_subscriber::EnvFilter;
 
 fn init_logging(json: bool) {
@@ -34,6 +34,18 @@ fn main() {
         Command::ScoreLda(args) => {
             if let Err(e) = score_lda::run(args) {
                 eprintln!("topicd score-lda: {e}");
+                std::process::exit(2);
+            }
+        }
+        Command::Token(args) => {
+            if let Err(e) = token::run(args) {
+                eprintln!("topicd token: {e}");
+                std::process::exit(2);
+            }
+        }
+        Command::Backup(args) => {
+            if let Err(e) = topicd::cli::backup::run(args) {
+                eprintln!("topicd backup: {e}");
                 std::process::exit(2);
             }
         }

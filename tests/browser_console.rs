@@ -352,6 +352,33 @@ async fn scenario(b: &Browser<'_>) {
         panic!("at 390 px the page scrolls sideways by {overflow} px; sticking out: {wide}");
     }
     b.screenshot("explorer-phone").await;
+
+    asks_for_a_token_and_uses_it(b).await;
+}
+
+/// Against a server that requires tokens, the console's first request gets a 401: it
+/// asks for a token, keeps it for the tab, and the page then loads with it. A read
+/// token is enough to see the corpora.
+async fn asks_for_a_token_and_uses_it(b: &Browser<'_>) {
+    let mut secured = TestServer::start().await;
+    secured.stop().await;
+    secured.boot(|c| c.auth = Some(topicd::api::auth::AuthMode::Required)).await;
+    let store = topicd::store::Store::open(&secured.db()).await.expect("the secured server's database");
+    let read = store.create_token("console", topicd::auth::Role::Read).await.unwrap().unwrap().1.token;
+    let write = store.create_token("uploader", topicd::auth::Role::Write).await.unwrap().unwrap().1.token;
+    let body = json!({"name": "behind-a-token", "documents": [{"text": "apples and pears"}, {"text": "pears and plums"}]});
+    let up = b.http.post(format!("{}/v1/corpora", secured.base)).bearer_auth(&write).json(&body).send().await.unwrap();
+    assert_eq!(up.status().as_u16(), 201);
+
+    b.js("sessionStorage.clear(); return true;").await;
+    b.c.goto(&format!("{}/#/corpora", secured.base)).await.expect("navigate");
+    b.until("document.getElementById('token-dialog').open", "the token prompt", WAIT).await;
+    b.type_into("#token-input", &read).await;
+    b.click("#token-form button[value=ok]").await;
+    b.until("document.querySelector('main').innerText.includes('behind-a-token')", "the corpora listed with the token", WAIT).await;
+    let kept = b.js("return sessionStorage.getItem('topicd.token');").await;
+    assert_eq!(kept, json!(read), "the console keeps the token for the tab");
+    secured.stop().await;
 }
 
 /// Upload the fixture as an NDJSON file through the corpora page's form; returns its id.

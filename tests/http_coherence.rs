@@ -129,8 +129,16 @@ async fn coherence_of_a_text_corpus_model_is_gensims() {
             assert_problem(st, &v, 422, Some(field));
         }
     }
-    let (st, v) = s.get(&format!("/v1/models/{mid}/topics?measure=c_v")).await;
-    assert_problem(st, &v, 422, Some("query.measure"));
+    // A coherence option on the topic listing asks for coherence, as with=coherence does.
+    let (st, implied) = s.get(&format!("/v1/models/{mid}/topics?measure=c_v")).await;
+    assert_eq!(st, 200, "{implied}");
+    let (_, explicit) = s.get(&format!("/v1/models/{mid}/topics?with=coherence&measure=c_v")).await;
+    assert_eq!(implied["coherence"], explicit["coherence"]);
+    assert_eq!(implied["coherence"]["measure"], "c_v");
+    for empty in ["with=", "with=coherence,"] {
+        let (st, v) = s.get(&format!("/v1/models/{mid}/topics?{empty}")).await;
+        assert_problem(st, &v, 422, Some("query.with"));
+    }
     let (st, v) = s.get(&format!("/v1/models/{mid}/topics?with=colour")).await;
     assert_problem(st, &v, 422, Some("query.with"));
 

@@ -62,7 +62,7 @@ async fn graphs_are_validated_stored_listed_and_deleted() {
     let done = s.wait(job["id"].as_str().unwrap(), std::time::Duration::from_secs(60)).await;
     let model_id = done["model_id"].as_str().unwrap();
     let (st, e) = s.get(&format!("/v1/models/{model_id}/communities")).await;
-    assert_problem(st, &e, 422, Some("model"));
+    assert_problem(st, &e, 409, Some("model"));
     let (st, m) = s.get(&format!("/v1/models/{model_id}")).await;
     assert_eq!(st, 200);
     assert_eq!((m["corpus_id"].as_str(), m["graph_id"].is_null()), (Some(cid), true), "{m}");

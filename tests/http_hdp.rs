@@ -55,7 +55,7 @@ async fn hdp_fits_and_serves_topics_and_predictions() {
     assert_eq!(predicted.len(), folded.len());
     assert!(predicted.iter().zip(&folded).all(|(a, b)| (a - b).abs() < 1e-9), "{predicted:?} vs {folded:?}");
     let (st, e) = s.get(&format!("/v1/models/{model_id}/communities")).await;
-    assert_problem(st, &e, 422, Some("model"));
+    assert_problem(st, &e, 409, Some("model"));
     s.stop().await;
 }
 
@@ -126,7 +126,7 @@ async fn hdp_ammsb_recovers_planted_communities_over_http() {
     }
     // Topic endpoints refuse a graph model, naming the model.
     let (st, e) = s.get(&format!("/v1/models/{model_id}/topics")).await;
-    assert_problem(st, &e, 422, Some("model"));
+    assert_problem(st, &e, 409, Some("model"));
     // While a job is queued or running on the graph, the graph cannot be deleted.
     let (st, long) = s.post("/v1/jobs", &json!({"graph_id": gid, "model": "hdp_ammsb", "params": {"passes": 100000, "tolerance": 0}})).await;
     assert_eq!(st, 202, "{long}");

@@ -72,8 +72,9 @@ async fn lda_scores_its_test_split_and_submitted_documents() {
     let docs = first["documents"].as_array().unwrap();
     assert_eq!(docs[0]["id"], "game");
     assert!(docs[0]["log_likelihood"].as_f64().unwrap() < 0.0);
-    assert_eq!(docs[1]["tokens"], 0);
-    assert_eq!(docs[1]["log_likelihood"], 0.0, "a document with no known word has probability one");
+    assert_eq!((docs[1]["tokens"].as_u64(), docs[1]["unknown_tokens"].as_u64()), (Some(0), Some(2)), "{first}");
+    assert!(docs[1]["log_likelihood"].is_null(), "a document with no known word is not scored: {first}");
+    assert_eq!(first["warnings"][0]["field"], "documents[1]", "{first}");
     assert_eq!(first["params"]["chain_length"], 300);
     assert_eq!(first["model_id"], mid.as_str());
 
@@ -102,10 +103,10 @@ async fn lda_scores_its_test_split_and_submitted_documents() {
     // LDA has no topic correlations and no test-split evaluation job; the problem names
     // the families that have them, read from the registry.
     let (st, problem) = s.get(&format!("/v1/models/{mid}/correlations")).await;
-    assert_problem(st, &problem, 422, Some("model"));
+    assert_problem(st, &problem, 409, Some("model"));
     assert!(problem["detail"].as_str().unwrap().contains("(offered by dcnt and scnt)"), "{problem}");
     let (st, problem) = s.post(&format!("/v1/models/{mid}/evaluation"), &json!({})).await;
-    assert_problem(st, &problem, 422, Some("model"));
+    assert_problem(st, &problem, 409, Some("model"));
     assert!(problem["detail"].as_str().unwrap().contains("(offered by hpc)"), "{problem}");
     assert_eq!(job_total(&s).await, before);
 

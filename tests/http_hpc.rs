@@ -48,10 +48,10 @@ async fn hpc_fits_appstream_and_beats_the_baseline() {
     assert_eq!(edone["status"], "succeeded", "{edone}");
     assert_eq!(edone["result"]["evaluation"], evaluation["evaluation"]);
     assert!(edone["model_id"].is_null(), "an evaluation job produces no model");
-    // HPC has no held-out likelihood estimator: a 422 naming the model, nothing queued.
+    // HPC has no held-out likelihood estimator: a 409 naming the model, nothing queued.
     let (_, before) = s.get("/v1/jobs").await;
     let (st, problem) = s.post(&format!("/v1/models/{mid}/heldout-likelihood"), &json!({"documents": [{"text": "a game"}]})).await;
-    common::assert_problem(st, &problem, 422, Some("model"));
+    common::assert_problem(st, &problem, 409, Some("model"));
     let (_, after) = s.get("/v1/jobs").await;
     assert_eq!(before["total"], after["total"]);
 

@@ -239,7 +239,14 @@ async fn a_job_with_an_unusable_checkpoint_starts_over() {
     // Two jobs left `running` by a "dead process", each with a bad checkpoint.
     let store = Store::open(&s.db()).await.unwrap();
     for (id, bytes) in [("flipped", b"a checkpoint whose byte flips".to_vec()), ("garbage", b"passes its checksum, decodes to nothing".to_vec())] {
-        let job = topicd::store::jobs::NewJob { id, input: topicd::store::FitInput::Corpus(&corpus_id), model: "lda", params: &params, seed: 5 };
+        let job = topicd::store::jobs::NewJob {
+            id,
+            input: topicd::store::FitInput::Corpus(&corpus_id),
+            model: "lda",
+            params: &params,
+            seed: 5,
+            queue: topicd::store::jobs::QueueGate::UNBOUNDED,
+        };
         store.insert_job(job).await.unwrap().unwrap();
         let claimed = store.claim_next_job().await.unwrap().unwrap();
         store.save_checkpoint(&claimed.id, claimed.attempts, 12, bytes).await.unwrap();

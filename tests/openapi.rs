@@ -215,3 +215,36 @@ fn effective_params_keep_given_values_fill_defaults_and_match_the_schema() {
         assert!(missing.is_empty(), "{schema} documents {missing:?}, which no family's effective params carry");
     }
 }
+
+/// What the auth middleware leaves open, as the spec must say it (`security: []`).
+fn open_without_token(path: &str) -> bool {
+    matches!(path, "/healthz" | "/readyz" | "/openapi.json" | "/" | "/console/{path}")
+}
+
+#[test]
+fn token_and_limit_answers_are_documented_on_every_protected_operation() {
+    let spec = spec_from_file();
+    let mut missing = Vec::new();
+    for (method, path) in spec_routes(&spec) {
+        let op = &spec["paths"][&path][&method];
+        let codes: BTreeSet<&str> = op["responses"].as_object().unwrap().keys().map(String::as_str).collect();
+        if open_without_token(&path) {
+            assert_eq!(op["security"], serde_json::json!([]), "{method} {path} is open: its security must be []");
+            continue;
+        }
+        assert!(op.get("security").is_none(), "{method} {path} needs a token, so it takes the document's security");
+        let mut needed = vec!["401", "403", "429"];
+        if path.starts_with("/v1") {
+            needed.push("503"); // the request time limit
+        }
+        if op.get("requestBody").is_some() {
+            needed.push("400");
+        }
+        for code in needed.into_iter().filter(|c| !codes.contains(c)) {
+            missing.push(format!("{} {path}: {code}", method.to_uppercase()));
+        }
+    }
+    assert!(missing.is_empty(), "undocumented answers:\n  {}", missing.join("\n  "));
+    assert_eq!(spec["security"], serde_json::json!([{"bearerAuth": []}, {}]), "tokens are optional: loopback servers run without them");
+    assert_eq!(spec["components"]["securitySchemes"]["bearerAuth"]["scheme"], "bearer");
+}

@@ -7,7 +7,7 @@
 use serde_json::json;
 use topicd::corpus::CorpusStats;
 use topicd::store::corpora::NewCorpus;
-use topicd::store::jobs::NewJob;
+use topicd::store::jobs::{NewJob, NotQueued, QueueGate};
 use topicd::store::{FitInput, JobStatus, LoadedCheckpoint, Store, TracePoint};
 
 #[tokio::test]
@@ -16,7 +16,11 @@ async fn interrupted_jobs_are_requeued_then_failed_after_max_attempts() {
     let store = Store::open(&dir.path().join("t.db")).await.unwrap();
     let stats = CorpusStats { num_documents: 1, num_terms: 1, num_tokens: 1, ..Default::default() };
     store.insert_corpus(NewCorpus { id: "c", name: "c", stats: &stats, summary: json!({}), data: vec![1, 2, 3] }).await.unwrap();
-    store.insert_job(NewJob { id: "j", input: FitInput::Corpus("c"), model: "lda", params: &json!({}), seed: 1 }).await.unwrap().unwrap();
+    store
+        .insert_job(NewJob { id: "j", input: FitInput::Corpus("c"), model: "lda", params: &json!({}), seed: 1, queue: QueueGate::UNBOUNDED })
+        .await
+        .unwrap()
+        .unwrap();
     // Three "crashes": each start finds the job running and puts it back.
     for attempt in 1..=3 {
         let claimed = store.claim_next_job().await.unwrap().expect("queued job is claimed");
@@ -45,8 +49,11 @@ async fn interrupted_jobs_are_requeued_then_failed_after_max_attempts() {
 async fn a_job_cannot_be_queued_for_a_missing_corpus() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("t.db")).await.unwrap();
-    let made = store.insert_job(NewJob { id: "j", input: FitInput::Corpus("gone"), model: "lda", params: &json!({}), seed: 1 }).await.unwrap();
-    assert!(made.is_none());
+    let made = store
+        .insert_job(NewJob { id: "j", input: FitInput::Corpus("gone"), model: "lda", params: &json!({}), seed: 1, queue: QueueGate::UNBOUNDED })
+        .await
+        .unwrap();
+    assert_eq!(made.unwrap_err(), NotQueued::InputGone);
     assert_eq!(store.list_jobs(None, 0, 10).await.unwrap().1, 0);
 }
 
@@ -55,7 +62,11 @@ async fn store_with_job(dir: &tempfile::TempDir) -> Store {
     let store = Store::open(&dir.path().join("t.db")).await.unwrap();
     let stats = CorpusStats { num_documents: 1, num_terms: 1, num_tokens: 1, ..Default::default() };
     store.insert_corpus(NewCorpus { id: "c", name: "c", stats: &stats, summary: json!({}), data: vec![1, 2, 3] }).await.unwrap();
-    store.insert_job(NewJob { id: "j", input: FitInput::Corpus("c"), model: "lda", params: &json!({}), seed: 1 }).await.unwrap().unwrap();
+    store
+        .insert_job(NewJob { id: "j", input: FitInput::Corpus("c"), model: "lda", params: &json!({}), seed: 1, queue: QueueGate::UNBOUNDED })
+        .await
+        .unwrap()
+        .unwrap();
     store
 }
 
@@ -162,4 +173,31 @@ async fn a_resumed_job_keeps_its_trace_up_to_the_checkpoint() {
     assert_eq!(store.sample_iterations("j").await.unwrap(), vec![10, 20]);
     store.finish_job("j", JobStatus::Cancelled, Some("cancelled by request")).await.unwrap();
     assert_eq!(store.checkpoint_iteration("j").await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn queued_jobs_are_bounded_in_all_and_per_token_in_the_inserting_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("t.db")).await.unwrap();
+    let stats = CorpusStats { num_documents: 1, num_terms: 1, num_tokens: 1, ..Default::default() };
+    store.insert_corpus(NewCorpus { id: "c", name: "c", stats: &stats, summary: json!({}), data: vec![1] }).await.unwrap();
+    let params = json!({});
+    let job = |id: &'static str, token: Option<&'static str>| NewJob {
+        id,
+        input: FitInput::Corpus("c"),
+        model: "lda",
+        params: &params,
+        seed: 1,
+        queue: QueueGate { token_key: token, max_queued: 3, max_queued_per_token: 2 },
+    };
+    store.insert_job(job("a1", Some("a"))).await.unwrap().unwrap();
+    store.insert_job(job("a2", Some("a"))).await.unwrap().unwrap();
+    assert_eq!(store.insert_job(job("a3", Some("a"))).await.unwrap().unwrap_err(), NotQueued::TokenQueueFull { queued: 2 });
+    store.insert_job(job("b1", Some("b"))).await.unwrap().unwrap();
+    assert_eq!(store.insert_job(job("b2", Some("b"))).await.unwrap().unwrap_err(), NotQueued::QueueFull { queued: 3 });
+    assert_eq!(store.list_jobs(None, 0, 10).await.unwrap().1, 3, "a refused job left a row");
+    // A job that starts leaves the queue and makes room for its token's next one.
+    let started = store.claim_next_job().await.unwrap().expect("a job is claimed");
+    assert_eq!(started.id, "a1");
+    store.insert_job(job("a3", Some("a"))).await.unwrap().unwrap();
 }

@@ -12,8 +12,8 @@ use super::model_cache::LoadedModel;
 use super::models::{rank_and_weight, rank_name};
 use super::AppState;
 use crate::corpus::Corpus;
-use crate::models::{Comparison, TableOptions};
-use crate::summaries::{model_coherence, top_terms, Measure, Occurrences, Rank};
+use crate::models::Comparison;
+use crate::summaries::{model_coherence, Measure, Occurrences, Rank};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
@@ -114,7 +114,7 @@ impl CoherenceResult {
 /// The decoded training corpus of a topic model, or why there is none (`needs`: what
 /// the caller reads in it, for the message when it has been deleted).
 pub(super) async fn training_corpus(state: &AppState, m: &LoadedModel, needs: &str) -> ApiResult<(String, Arc<Corpus>)> {
-    let id = m.row.corpus_id.clone().ok_or_else(|| ApiError::invalid("model", "the model has no training corpus"))?;
+    let id = m.row.corpus_id.clone().ok_or_else(|| ApiError::not_offered("the model has no training corpus"))?;
     let blob = state.store.corpus_data(&id).await?.ok_or_else(|| ApiError::conflict(format!("the model's training corpus {id} has been deleted; {needs}")))?;
     let corpus = tokio::task::spawn_blocking(move || Corpus::decode(&blob)).await.map_err(ApiError::internal)?.map_err(ApiError::internal)?;
     Ok((id, Arc::new(corpus)))
@@ -183,9 +183,9 @@ pub async fn coherence(State(state): State<AppState>, Path(id): Path<String>, Ra
     let (labels, top_words) = tokio::task::spawn_blocking(move || {
         pool.install(|| {
             use rayon::prelude::*;
-            let table = m2.model.topic_table(&TableOptions { comparison: Comparison::Natural });
-            let top: Vec<Vec<u32>> = (0..table.topics.len()).into_par_iter().map(|k| top_terms(&table, k, rank, weight, opts.top_n)).collect();
-            (table.topics.iter().map(|t| t.label.clone()).collect::<Vec<_>>(), top)
+            let table = m2.ranked_table(Comparison::Natural);
+            let top: Vec<Vec<u32>> = (0..table.table.topics.len()).into_par_iter().map(|k| table.top_terms(k, rank, weight, opts.top_n)).collect();
+            (table.table.topics.iter().map(|t| t.label.clone()).collect::<Vec<_>>(), top)
         })
     })
     .await

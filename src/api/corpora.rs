@@ -125,6 +125,13 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(
     let corpus_id = uuid::Uuid::new_v4().to_string();
     let (name, corpus, truth) = match media_type(&headers).as_str() {
         "" | "application/json" => {
+            // Query parameters configure NDJSON uploads; a JSON body carries its own.
+            if let Some((key, _)) = form_pairs(query.as_deref().unwrap_or("")).first() {
+                return Err(ApiError::invalid(
+                    format!("query.{key}"),
+                    "query parameters configure NDJSON uploads; a JSON upload gives its options in the body (name, preprocess)",
+                ));
+            }
             let bytes = read_body(body, state.max_body_bytes).await?;
             tokio::task::spawn_blocking(move || build_from_json(&bytes)).await.map_err(ApiError::internal)??
         }
@@ -148,7 +155,7 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(
 }
 
 /// A JSON upload: documents, or a synthetic corpus with its truth.
-fn build_from_json(bytes: &[u8]) -> ApiResult<(Option<String>, Corpus, Option<Value>)> {
+pub(crate) fn build_from_json(bytes: &[u8]) -> ApiResult<(Option<String>, Corpus, Option<Value>)> {
     let upload: CorpusUpload = parse_json(bytes)?;
     if let Some(spec) = &upload.synthetic {
         if !upload.documents.is_empty() || !upload.tree.is_empty() {
@@ -219,7 +226,7 @@ async fn ndjson_upload(state: &AppState, query: Option<&str>, body: Body) -> Api
     Ok((name, built?))
 }
 
-fn build_from_lines(options: PreprocessOptions, rx: std::sync::mpsc::Receiver<bytes::Bytes>) -> ApiResult<Corpus> {
+pub(crate) fn build_from_lines(options: PreprocessOptions, rx: std::sync::mpsc::Receiver<bytes::Bytes>) -> ApiResult<Corpus> {
     let mut tree: Vec<TreeEntry> = Vec::new();
     let mut builder: Option<CorpusBuilder> = None;
     let mut pending: Vec<u8> = Vec::new();
@@ -287,6 +294,11 @@ fn summary_json(c: &Corpus) -> Value {
 /// The wire form of a corpus.
 pub fn corpus_json(r: &CorpusRow) -> Value {
     let stats = &r.summary["stats"];
+    // The options in force: corpora stored before `label_identity` existed used names.
+    let mut preprocess = r.summary["preprocess"].clone();
+    if let Some(o) = preprocess.as_object_mut() {
+        o.entry("label_identity").or_insert(json!("name"));
+    }
     json!({
         "id": r.id,
         "name": r.name,
@@ -301,7 +313,7 @@ pub fn corpus_json(r: &CorpusRow) -> Value {
         "num_duplicates_skipped": stats.get("num_duplicates_skipped").cloned().unwrap_or(json!(0)),
         "duplicate_ids": stats.get("duplicate_ids").cloned().unwrap_or(json!([])),
         "num_types_before_pruning": stats["num_types_before_pruning"],
-        "preprocess": r.summary["preprocess"],
+        "preprocess": preprocess,
         "labels": r.summary["labels"],
         "features": r.summary["features"],
         "synthetic": r.summary.get("synthetic").cloned().unwrap_or(Value::Null),

@@ -7,7 +7,7 @@
 
 use crate::corpus::CorpusError;
 use crate::models::ParamError;
-use crate::store::StoreError;
+use crate::store::{StoreError, Unwritable};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
@@ -30,13 +30,17 @@ pub struct Problem {
     pub field: Option<String>,
     pub line: Option<usize>,
     pub label: Option<String>,
+    /// The server limit (its flag's name, e.g. `max-queued-jobs`) a request ran into.
+    pub limit: Option<&'static str>,
+    /// Seconds a client should wait before retrying (429, 503): the `Retry-After` header.
+    pub retry_after_s: Option<u64>,
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
 
 impl ApiError {
     fn new(status: StatusCode, slug: &'static str, title: &'static str, detail: impl Into<String>) -> Self {
-        ApiError(Box::new(Problem { status, slug, title, detail: detail.into(), field: None, line: None, label: None }))
+        ApiError(Box::new(Problem { status, slug, title, detail: detail.into(), field: None, line: None, label: None, limit: None, retry_after_s: None }))
     }
     pub fn bad_request(detail: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "bad-request", "Bad request", detail)
@@ -60,6 +64,29 @@ impl ApiError {
             "No evaluation",
             format!("model {id:?} has no test-split evaluation: fit a supervised model with test_fraction > 0 or documents tagged split=test"),
         )
+    }
+    /// No usable bearer token (missing, malformed, unknown or revoked).
+    pub fn unauthorized(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", "Unauthorized", detail)
+    }
+    /// A valid token whose role does not allow the request.
+    pub fn forbidden(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "forbidden", "Forbidden", detail)
+    }
+    /// A limit was reached; `limit` names the server flag that sets it.
+    pub fn too_many(limit: &'static str, detail: impl Into<String>, retry_after_s: u64) -> Self {
+        let mut e = Self::new(StatusCode::TOO_MANY_REQUESTS, "too-many-requests", "Too many requests", detail);
+        e.limit = Some(limit);
+        e.retry_after_s = Some(retry_after_s);
+        e
+    }
+    /// The model exists but its family does not offer what was asked (topics of a graph
+    /// model, correlations of an LDA, …): a conflict with the resource's state, naming
+    /// `model`.
+    pub fn not_offered(detail: impl Into<String>) -> Self {
+        let mut e = Self::new(StatusCode::CONFLICT, "not-offered", "Not offered by this model", detail);
+        e.field = Some("model".into());
+        e
     }
     pub fn conflict(detail: impl Into<String>) -> Self {
         Self::new(StatusCode::CONFLICT, "conflict", "Conflict", detail)
@@ -103,6 +130,9 @@ impl ApiError {
         if let Some(l) = &self.label {
             m.insert("label".into(), json!(l));
         }
+        if let Some(l) = self.limit {
+            m.insert("limit".into(), json!(l));
+        }
         Value::Object(m)
     }
 }
@@ -122,13 +152,40 @@ impl DerefMut for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, [(header::CONTENT_TYPE, "application/problem+json")], self.body().to_string()).into_response()
+        let mut response = (self.status, [(header::CONTENT_TYPE, "application/problem+json")], self.body().to_string()).into_response();
+        if let Some(s) = self.retry_after_s {
+            response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(s));
+        }
+        response
     }
 }
 
 impl From<StoreError> for ApiError {
+    /// A full database is 507 and a read-only one 503: the request was fine, nothing
+    /// was stored, and the operator can act (free space, raise `--max-db-mb`, fix
+    /// permissions). Anything else is internal.
     fn from(e: StoreError) -> Self {
-        ApiError::internal(e)
+        match e.unwritable() {
+            Some(Unwritable::Full) => {
+                tracing::error!(error = %e, "write refused: the database is full");
+                Self::new(
+                    StatusCode::INSUFFICIENT_STORAGE,
+                    "storage-full",
+                    "Insufficient storage",
+                    format!("nothing was stored: {}; reads still work", Unwritable::Full.explain()),
+                )
+            }
+            Some(Unwritable::ReadOnly) => {
+                tracing::error!(error = %e, "write refused: the database is read-only");
+                Self::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "read-only",
+                    "Service unavailable",
+                    format!("nothing was stored: {}; reads still work", Unwritable::ReadOnly.explain()),
+                )
+            }
+            None => ApiError::internal(e),
+        }
     }
 }
 

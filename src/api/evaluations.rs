@@ -10,17 +10,19 @@
 use super::error::{ApiError, ApiResult};
 use super::extract::{from_str, parse_json, parse_query, read_body, require_json};
 use super::jobs::job_json;
-use super::models::encode_documents;
+use super::limits::{check_document_count, not_queued};
+use super::models::{encode_documents, require_a_known_word};
 use super::AppState;
 use crate::corpus::RawDocument;
 use crate::models::capabilities::{self, Capabilities};
 use crate::models::heldout::HeldoutDoc;
 use crate::store::jobs::{kind, NewEvaluationJob};
+use crate::store::tokens::Caller;
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -37,17 +39,22 @@ struct HeldoutRequest {
 }
 
 /// `POST /v1/models/{id}/heldout-likelihood` → 202 with the evaluation job.
-pub async fn heldout(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
+pub async fn heldout(
+    State(state): State<AppState>,
+    caller: Option<Extension<Caller>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
     require_json(&headers)?;
     let body = read_body(body, state.max_body_bytes).await?;
     let m = state.models.get(&state.store, &id).await?;
     require(&m.row.family, |c| c.heldout_likelihood, "held-out likelihood estimator")?;
     let m2 = m.clone();
+    let max_documents = state.limits.max_request_documents;
     let (params, seed, input) = tokio::task::spawn_blocking(move || -> ApiResult<(Value, u64, Vec<u8>)> {
         let req: HeldoutRequest = parse_json(&body)?;
-        if req.documents.is_empty() {
-            return Err(ApiError::invalid("documents", "give at least one document"));
-        }
+        check_document_count(req.documents.len(), max_documents)?;
         let params = match req.params {
             Value::Null => json!({}),
             v @ Value::Object(_) => v,
@@ -58,6 +65,7 @@ pub async fn heldout(State(state): State<AppState>, Path(id): Path<String>, head
             return Err(ApiError::internal(format!("{} declares a held-out likelihood estimator but its model has none", m2.row.family)));
         }
         let (ids, encoded) = encode_documents(&m2, &req.documents)?;
+        require_a_known_word(&req.documents, &encoded)?;
         check_sizes(&encoded, m2.model.num_topics())?;
         let names = m2.model.feature_names();
         let mut docs = Vec::with_capacity(ids.len());
@@ -81,9 +89,10 @@ pub async fn heldout(State(state): State<AppState>, Path(id): Path<String>, head
             params: &params,
             seed,
             input: Some(input),
+            queue: state.limits.gate(caller.as_deref()),
         })
         .await?
-        .ok_or_else(|| ApiError::not_found("model", &id))?;
+        .map_err(|refused| not_queued(refused, &state.limits, || ApiError::not_found("model", &id)))?;
     accepted(&state, &job)
 }
 
@@ -138,13 +147,13 @@ fn feature_row(names: &[String], doc: &RawDocument, index: usize) -> ApiResult<V
 
 /// `POST /v1/models/{id}/evaluation` → 202: re-score a supervised model on the test
 /// split of its corpus (the same split the fit held out).
-pub async fn evaluate(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Response> {
+pub async fn evaluate(State(state): State<AppState>, caller: Option<Extension<Caller>>, Path(id): Path<String>) -> ApiResult<Response> {
     let row = state.store.get_model(&id).await?.ok_or_else(|| ApiError::not_found("model", &id))?;
     require(&row.family, |c| c.label_evaluation, "test-split evaluation")?;
     if row.diagnostics.get("evaluation").is_none_or(Value::is_null) {
-        return Err(ApiError::invalid("model", "the model was fitted without a test split: nothing to evaluate"));
+        return Err(ApiError::not_offered("the model was fitted without a test split: nothing to evaluate"));
     }
-    let corpus_id = row.corpus_id.clone().ok_or_else(|| ApiError::invalid("model", format!("{} models were fitted on a graph, not a corpus", row.family)))?;
+    let corpus_id = row.corpus_id.clone().ok_or_else(|| ApiError::not_offered(format!("{} models were fitted on a graph, not a corpus", row.family)))?;
     let job_id = uuid::Uuid::new_v4().to_string();
     let job = state
         .store
@@ -157,9 +166,10 @@ pub async fn evaluate(State(state): State<AppState>, Path(id): Path<String>) -> 
             params: &row.params,
             seed: row.seed,
             input: None,
+            queue: state.limits.gate(caller.as_deref()),
         })
         .await?
-        .ok_or_else(|| ApiError::conflict(format!("model {id} or its corpus {corpus_id} no longer exists")))?;
+        .map_err(|refused| not_queued(refused, &state.limits, || ApiError::conflict(format!("model {id} or its corpus {corpus_id} no longer exists"))))?;
     accepted(&state, &job)
 }
 
@@ -220,13 +230,13 @@ pub async fn correlations(State(state): State<AppState>, Path(id): Path<String>,
     })))
 }
 
-/// A 422 naming `model` unless the model's family declares `capability` (`what` names
+/// A 409 naming `model` unless the model's family declares `capability` (`what` names
 /// it in the message, with the families that have it).
 fn require(family: &str, capability: fn(&Capabilities) -> bool, what: &str) -> ApiResult<()> {
     let declared = capabilities::of(family).ok_or_else(|| ApiError::internal(format!("stored model has unknown family {family}")))?;
     if capability(&declared) {
         Ok(())
     } else {
-        Err(ApiError::invalid("model", format!("{family} models have no {what} (offered by {})", capabilities::families_with(capability))))
+        Err(ApiError::not_offered(format!("{family} models have no {what} (offered by {})", capabilities::families_with(capability))))
     }
 }

@@ -137,14 +137,16 @@ pub struct Page {
 
 pub const DEFAULT_PAGE: i64 = 50;
 pub const MAX_PAGE: i64 = 500;
+/// The largest offset: 2^53 - 1, the largest integer every JSON client reads exactly.
+pub const MAX_OFFSET: i64 = (1 << 53) - 1;
 
 impl Page {
     /// Checked (offset, limit).
     pub fn bounds(&self) -> ApiResult<(i64, i64)> {
         let offset = self.offset.unwrap_or(0);
         let limit = self.limit.unwrap_or(DEFAULT_PAGE);
-        if offset < 0 {
-            return Err(ApiError::invalid("query.offset", "must be 0 or more"));
+        if !(0..=MAX_OFFSET).contains(&offset) {
+            return Err(ApiError::invalid("query.offset", format!("must be between 0 and {MAX_OFFSET}")));
         }
         if !(1..=MAX_PAGE).contains(&limit) {
             return Err(ApiError::invalid("query.limit", format!("must be between 1 and {MAX_PAGE}")));

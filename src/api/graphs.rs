@@ -16,14 +16,14 @@ use serde_json::{json, Value};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct GraphUpload {
+pub(crate) struct GraphUpload {
     #[serde(default)]
-    name: Option<String>,
-    nodes: Vec<String>,
+    pub(crate) name: Option<String>,
+    pub(crate) nodes: Vec<String>,
     #[serde(default)]
-    edges: Vec<(String, String)>,
+    pub(crate) edges: Vec<(String, String)>,
     #[serde(default)]
-    directed: bool,
+    pub(crate) directed: bool,
 }
 
 /// The wire form of a stored graph.

@@ -2,18 +2,20 @@
 
 use super::error::{ApiError, ApiResult};
 use super::extract::{parse_json, parse_query, read_body, require_json, Page};
+use super::limits::not_queued;
 use super::AppState;
 use crate::corpus::CorpusStats;
 use crate::models::capabilities::Input;
 use crate::models::registry::{self, Family, InputStats};
 use crate::store::jobs::NewJob;
+use crate::store::tokens::Caller;
 use crate::store::FitInput;
 use crate::store::{JobRow, JobStatus};
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -58,7 +60,7 @@ pub fn job_json(j: &JobRow) -> Value {
 }
 
 /// `POST /v1/jobs` → 202 with `Location`.
-pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
+pub async fn create(State(state): State<AppState>, caller: Option<Extension<Caller>>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
     require_json(&headers)?;
     let body = read_body(body, state.max_body_bytes).await?;
     let req: JobRequest = parse_json(&body)?;
@@ -96,9 +98,9 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Bod
     let params = family.effective_params(&params)?;
     let job = state
         .store
-        .insert_job(NewJob { id: &id, input, model: family.name(), params: &params, seed })
+        .insert_job(NewJob { id: &id, input, model: family.name(), params: &params, seed, queue: state.limits.gate(caller.as_deref()) })
         .await?
-        .ok_or_else(|| ApiError::invalid(field, format!("{} {input_id:?} was deleted", family.input_noun())))?;
+        .map_err(|refused| not_queued(refused, &state.limits, || ApiError::invalid(field, format!("{} {input_id:?} was deleted", family.input_noun()))))?;
     state.runner.wake();
     let location = format!("/v1/jobs/{id}");
     Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(job_json(&job))).into_response())
@@ -126,8 +128,8 @@ pub async fn list(State(state): State<AppState>, RawQuery(q): RawQuery) -> ApiRe
     let page: Page = parse_query(q.as_deref())?;
     let (offset, limit) = page.bounds()?;
     let status = match page.status.as_deref() {
-        None | Some("") => None,
-        Some(s) => Some(JobStatus::parse(s).ok_or_else(|| ApiError::invalid("query.status", format!("unknown status {s:?}")))?),
+        None => None,
+        Some(s) => Some(JobStatus::parse(s).ok_or_else(|| ApiError::invalid("query.status", format!("unknown status {s:?}: omit it for every status")))?),
     };
     let (rows, total) = state.store.list_jobs(status, offset, limit).await?;
     Ok(Json(json!({"jobs": rows.iter().map(job_json).collect::<Vec<_>>(), "total": total, "offset": offset, "limit": limit})))

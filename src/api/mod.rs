@@ -4,6 +4,7 @@
 //! a blocking thread, and shape the response. Wire types live in each resource's file;
 //! errors are problem+json ([`error`]).
 
+pub mod auth;
 pub mod coherence;
 pub mod console;
 pub mod corpora;
@@ -13,6 +14,7 @@ pub mod extract;
 pub mod families;
 pub mod graphs;
 pub mod jobs;
+pub mod limits;
 pub mod metrics;
 pub mod model_cache;
 pub mod models;
@@ -44,6 +46,12 @@ pub struct AppState {
     /// Threads for prediction requests (shared by all of them).
     pub predict_pool: Arc<rayon::ThreadPool>,
     pub max_body_bytes: usize,
+    /// Whether requests need a token ([`auth`]).
+    pub auth: auth::AuthPolicy,
+    /// Queue bounds, time limit, request sizes ([`limits`]).
+    pub limits: Arc<limits::Limits>,
+    /// Requests per second per client; `None`: unlimited.
+    pub rate_limit: Option<Arc<limits::ClientRateLimit>>,
 }
 
 /// Every route the server answers: (method, path in OpenAPI syntax). The router below is
@@ -123,6 +131,9 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/models/{id}/communities", get(graphs::communities))
         .fallback(ops::not_found)
         .method_not_allowed_fallback(ops::method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), limits::time_limit))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), limits::rate_limit))
         .layer(axum::middleware::from_fn_with_state(state.metrics.clone(), metrics::record))
         .layer(DefaultBodyLimit::max(body_limit))
         .with_state(state)
@@ -171,7 +182,14 @@ impl Server {
 
 /// Open the store, recover interrupted jobs, start the runner and bind the listener.
 pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
-    let store = Store::open(&config.db).await?;
+    let auth_mode = auth::resolve_mode(config.addr, config.auth, config.insecure_no_auth)?;
+    let store = Store::open_with(&config.db, &config.store_options()).await?;
+    if auth_mode == auth::AuthMode::Required && store.live_token_count().await? == 0 {
+        tracing::warn!(
+            "API tokens are required but none exists: every request but /healthz, /readyz, /openapi.json and the console gets 401 \
+             until an operator runs `topicd token create --name NAME --role admin` against this database"
+        );
+    }
     let (requeued, failed) = store.recover_interrupted_jobs(config.max_attempts).await?;
     if requeued + failed > 0 {
         tracing::warn!(requeued, failed, "recovered jobs interrupted by the previous process");
@@ -193,14 +211,26 @@ pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
         models: Arc::new(model_cache::ModelCache::new(8)),
         predict_pool: Arc::new(predict_pool),
         max_body_bytes: config.max_body_mb.saturating_mul(1024 * 1024),
+        auth: auth::AuthPolicy { mode: auth_mode, public_metrics: config.public_metrics },
+        limits: Arc::new(config.limits()),
+        rate_limit: limits::ClientRateLimit::new(config.rate_limit_per_s, config.rate_limit_burst),
     };
+    if let Some(rate_limit) = state.rate_limit.clone() {
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(60));
+            loop {
+                every.tick().await;
+                rate_limit.forget_idle();
+            }
+        });
+    }
     let app = with_middleware(router(state), &config.cors_origins);
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
     let addr = listener.local_addr()?;
     let runner_task = tokio::spawn(runner.clone().run());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let handle = tokio::spawn(async move {
-        let served = axum::serve(listener, app)
+        let served = axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
             .with_graceful_shutdown(async move {
                 let _ = rx.await;
             })
@@ -211,7 +241,7 @@ pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
         runner.shutdown().await;
         runner_task.abort();
     });
-    tracing::info!(%addr, "topicd listening");
+    tracing::info!(%addr, auth = ?auth_mode, "topicd listening");
     Ok(Server { addr, shutdown: tx, handle })
 }
 

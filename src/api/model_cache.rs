@@ -8,9 +8,10 @@ use crate::corpus::tokenize::TextPipeline;
 use crate::corpus::Lexicon;
 use crate::models::community::CommunityModel;
 use crate::models::registry::{self, Fitted};
-use crate::models::TopicModel;
+use crate::models::{Comparison, TableOptions, TopicModel};
 use crate::store::{ModelRow, Store};
 use crate::summaries::topic_map::TopicMap;
+use crate::summaries::RankedTable;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -29,6 +30,21 @@ pub struct LoadedModel {
     /// first words, computed at the first request for representative documents and kept
     /// while the model is.
     pub document_topics: OnceLock<Arc<RankedDocuments>>,
+    /// The topic table with its ECDFs, per comparison (natural, all), computed at the
+    /// first topic read and kept while the model is: a topic read then only ranks.
+    ranked_tables: [OnceLock<Arc<RankedTable>>; 2],
+}
+
+impl LoadedModel {
+    /// The model's topic table and ECDFs for `comparison` (computed on first use; call
+    /// it on a blocking thread, inside the pool that should do the work).
+    pub fn ranked_table(&self, comparison: Comparison) -> Arc<RankedTable> {
+        let slot = match comparison {
+            Comparison::Natural => &self.ranked_tables[0],
+            Comparison::All => &self.ranked_tables[1],
+        };
+        slot.get_or_init(|| Arc::new(RankedTable::new(self.model.topic_table(&TableOptions { comparison })))).clone()
+    }
 }
 
 /// A graph model ready to report its communities.
@@ -58,24 +74,24 @@ impl ModelCache {
         ModelCache { capacity: capacity.max(1), entries: Mutex::new((0, HashMap::new())) }
     }
 
-    /// The decoded topic model, from the cache or the store; a 422 naming `model` for a
+    /// The decoded topic model, from the cache or the store; a 409 naming `model` for a
     /// graph model.
     pub async fn get(&self, store: &Store, id: &str) -> ApiResult<Arc<LoadedModel>> {
         match self.entry(store, id).await? {
             Entry::Topics(m) => Ok(m),
-            Entry::Communities(m) => Err(ApiError::invalid(
-                "model",
-                format!("{} models describe communities of a graph (see /v1/models/{id}/communities); they have no topics", m.row.family),
-            )),
+            Entry::Communities(m) => Err(ApiError::not_offered(format!(
+                "{} models describe communities of a graph (see /v1/models/{id}/communities); they have no topics",
+                m.row.family
+            ))),
         }
     }
 
-    /// The decoded graph model, from the cache or the store; a 422 naming `model` for a
+    /// The decoded graph model, from the cache or the store; a 409 naming `model` for a
     /// topic model.
     pub async fn get_communities(&self, store: &Store, id: &str) -> ApiResult<Arc<LoadedCommunities>> {
         match self.entry(store, id).await? {
             Entry::Communities(m) => Ok(m),
-            Entry::Topics(m) => Err(ApiError::invalid("model", format!("{} models describe topics of a corpus, not communities of a graph", m.row.family))),
+            Entry::Topics(m) => Err(ApiError::not_offered(format!("{} models describe topics of a corpus, not communities of a graph", m.row.family))),
         }
     }
 
@@ -98,7 +114,15 @@ impl ModelCache {
                     let lexicon = lexicon.ok_or_else(|| ApiError::internal("stored topic model has no lexicon"))?;
                     let lexicon: Lexicon = postcard::from_bytes(&lexicon).map_err(ApiError::internal)?;
                     let pipeline = lexicon.pipeline();
-                    Entry::Topics(Arc::new(LoadedModel { row, model, lexicon, pipeline, topic_map: OnceLock::new(), document_topics: OnceLock::new() }))
+                    Entry::Topics(Arc::new(LoadedModel {
+                        row,
+                        model,
+                        lexicon,
+                        pipeline,
+                        topic_map: OnceLock::new(),
+                        document_topics: OnceLock::new(),
+                        ranked_tables: Default::default(),
+                    }))
                 }
                 Fitted::Communities(model) => Entry::Communities(Arc::new(LoadedCommunities { row, model })),
             })

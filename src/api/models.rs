@@ -8,9 +8,9 @@ use super::model_cache::LoadedModel;
 use super::AppState;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::RawDocument;
-use crate::models::{Comparison, PredictOptions, TableOptions, TopicTable};
+use crate::models::{Comparison, PredictOptions, TopicTable};
 use crate::store::{DeleteOutcome, ModelRow};
-use crate::summaries::{rank_topic, top_terms, Rank, WordScore};
+use crate::summaries::{Rank, WordScore};
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -113,10 +113,13 @@ struct TopicsOptions {
 }
 
 impl TopicsQuery {
-    fn check(self, default_rank: Rank) -> ApiResult<TopicsOptions> {
+    /// `max_n`: the server's `--max-n`.
+    fn check(self, default_rank: Rank, max_n: usize) -> ApiResult<TopicsOptions> {
         let n = self.n.unwrap_or(10);
-        if !(1..=10_000).contains(&n) {
-            return Err(ApiError::invalid("query.n", "must be between 1 and 10000"));
+        if !(1..=max_n).contains(&n) {
+            let mut e = ApiError::invalid("query.n", format!("must be between 1 and {max_n}"));
+            e.limit = Some("max-n");
+            return Err(e);
         }
         let (rank, weight) = rank_and_weight(self.rank.as_deref(), self.weight, default_rank)?;
         let comparison = match self.comparison.as_deref() {
@@ -130,22 +133,16 @@ impl TopicsQuery {
             Some(_) => return Err(ApiError::invalid("query.format", "must be json or csv")),
         };
         let mut with_coherence = false;
-        for part in self.with.as_deref().unwrap_or("").split(',').filter(|p| !p.is_empty()) {
+        for part in self.with.iter().flat_map(|w| w.split(',')) {
             match part {
                 "coherence" => with_coherence = true,
                 _ => return Err(ApiError::invalid("query.with", "must be coherence")),
             }
         }
         let params = CoherenceParams { measure: self.measure, window: self.window, top_n: self.top_n };
-        let coherence = if with_coherence {
-            Some(params.check()?)
-        } else {
-            let given = [("measure", params.measure.is_some()), ("window", params.window.is_some()), ("top_n", params.top_n.is_some())];
-            if let Some((name, _)) = given.iter().find(|(_, g)| *g) {
-                return Err(ApiError::invalid(format!("query.{name}"), "is a coherence option: add with=coherence"));
-            }
-            None
-        };
+        // A coherence option asks for coherence as `with=coherence` does.
+        with_coherence |= params.measure.is_some() || params.window.is_some() || params.top_n.is_some();
+        let coherence = if with_coherence { Some(params.check()?) } else { None };
         Ok(TopicsOptions { n, rank, weight, comparison, csv, coherence })
     }
 }
@@ -236,7 +233,7 @@ fn csv_response(rows: Vec<CsvTopic>, coherence: Option<&[f64]>) -> Response {
 
 /// `GET /v1/models/{id}/topics?n=&rank=&weight=&comparison=&format=`.
 pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQuery(q): RawQuery) -> ApiResult<Response> {
-    let opts = parse_query::<TopicsQuery>(q.as_deref())?.check(Rank::Frequency)?;
+    let opts = parse_query::<TopicsQuery>(q.as_deref())?.check(Rank::Frequency, state.limits.max_n)?;
     let m = state.models.get(&state.store, &id).await?;
     let names = state.store.topic_names(&id).await?;
     let (m2, pool) = (m.clone(), state.predict_pool.clone());
@@ -245,10 +242,10 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
     let (table, ranked, top_words) = tokio::task::spawn_blocking(move || {
         pool.install(|| {
             use rayon::prelude::*;
-            let table = m2.model.topic_table(&TableOptions { comparison });
-            let ranked: Vec<Vec<WordScore>> = (0..table.topics.len()).into_par_iter().map(|k| rank_topic(&table, k, rank, weight, Some(n))).collect();
+            let table = m2.ranked_table(comparison);
+            let ranked: Vec<Vec<WordScore>> = (0..table.table.topics.len()).into_par_iter().map(|k| table.rank(k, rank, weight, Some(n))).collect();
             let top_words: Option<Vec<Vec<u32>>> =
-                top_n.map(|t| (0..table.topics.len()).into_par_iter().map(|k| top_terms(&table, k, rank, weight, t)).collect());
+                top_n.map(|t| (0..table.table.topics.len()).into_par_iter().map(|k| table.top_terms(k, rank, weight, t)).collect());
             (table, ranked, top_words)
         })
     })
@@ -263,7 +260,7 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
             .into_iter()
             .enumerate()
             .map(|(k, ws)| {
-                (k, table.topics[k].label.clone(), names.get(&k).cloned(), ws.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect())
+                (k, table.table.topics[k].label.clone(), names.get(&k).cloned(), ws.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect())
             })
             .collect();
         return Ok(csv_response(rows, coherence.as_ref().map(|(_, c)| c.per_topic.as_slice())));
@@ -272,7 +269,7 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
         .iter()
         .enumerate()
         .map(|(k, ws)| {
-            let mut t = topic_header(&table, k, &names);
+            let mut t = topic_header(&table.table, k, &names);
             t["words"] = json!(words_json(&m, ws));
             if let Some((_, c)) = &coherence {
                 t["coherence"] = number(c.per_topic[k]);
@@ -295,17 +292,19 @@ fn add_coherence_summary(body: &mut Value, coherence: Option<&(String, Coherence
 /// `GET /v1/models/{id}/topics/{topic}/frex`: one topic's FREX ranking; `topic` is an
 /// index or a label.
 pub async fn topic_frex(State(state): State<AppState>, Path((id, topic)): Path<(String, String)>, RawQuery(q): RawQuery) -> ApiResult<Response> {
-    let opts = parse_query::<TopicsQuery>(q.as_deref())?.check(Rank::Frex)?;
+    let opts = parse_query::<TopicsQuery>(q.as_deref())?.check(Rank::Frex, state.limits.max_n)?;
     let m = state.models.get(&state.store, &id).await?;
     let m2 = m.clone();
     let comparison = opts.comparison;
-    let table = tokio::task::spawn_blocking(move || m2.model.topic_table(&TableOptions { comparison })).await.map_err(ApiError::internal)?;
-    let k = resolve_topic(&table, &topic)?;
+    let pool = state.predict_pool.clone();
+    let ranked = tokio::task::spawn_blocking(move || pool.install(|| m2.ranked_table(comparison))).await.map_err(ApiError::internal)?;
+    let table = &ranked.table;
+    let k = resolve_topic(table, &topic)?;
     let names = state.store.topic_names(&id).await?;
-    let words = rank_topic(&table, k, opts.rank, opts.weight, Some(opts.n));
+    let words = ranked.rank(k, opts.rank, opts.weight, Some(opts.n));
     let coherence = match opts.coherence {
         Some(c) => {
-            let top = top_terms(&table, k, opts.rank, opts.weight, c.top_n);
+            let top = ranked.top_terms(k, opts.rank, opts.weight, c.top_n);
             Some(coherence_of(&state, &m, c, vec![top]).await?)
         }
         None => None,
@@ -315,7 +314,7 @@ pub async fn topic_frex(State(state): State<AppState>, Path((id, topic)): Path<(
             vec![(k, table.topics[k].label.clone(), names.get(&k).cloned(), words.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect())];
         return Ok(csv_response(rows, coherence.as_ref().map(|(_, c)| c.per_topic.as_slice())));
     }
-    let mut topic = topic_header(&table, k, &names);
+    let mut topic = topic_header(table, k, &names);
     if let Some((_, c)) = &coherence {
         topic["coherence"] = number(c.per_topic[0]);
     }
@@ -350,7 +349,8 @@ pub async fn predict(State(state): State<AppState>, Path(id): Path<String>, head
     let body = read_body(body, state.max_body_bytes).await?;
     let m = state.models.get(&state.store, &id).await?;
     let pool = state.predict_pool.clone();
-    let out = tokio::task::spawn_blocking(move || predict_blocking(&m, &pool, &body)).await.map_err(ApiError::internal)??;
+    let max_documents = state.limits.max_request_documents;
+    let out = tokio::task::spawn_blocking(move || predict_blocking(&m, &pool, &body, max_documents)).await.map_err(ApiError::internal)??;
     Ok(Json(out))
 }
 
@@ -371,11 +371,49 @@ pub(super) fn encode_documents(m: &LoadedModel, documents: &[RawDocument]) -> Ap
     Ok((ids, encoded))
 }
 
-fn predict_blocking(m: &Arc<LoadedModel>, pool: &rayon::ThreadPool, body: &[u8]) -> ApiResult<Value> {
-    let req: PredictRequest = parse_json(body)?;
-    if req.documents.is_empty() {
-        return Err(ApiError::invalid("documents", "give at least one document"));
+/// Most documents a 422 for documents without a known word names one by one.
+const MAX_NAMED_DOCUMENTS: usize = 20;
+
+/// A 422 naming `documents` when no document has a word in the model's vocabulary
+/// (nothing could be predicted or scored); its detail names each document by its index
+/// and, when the request gave one, its id. A request with at least one such word
+/// passes: the documents without one are answered with a warning.
+pub(super) fn require_a_known_word(documents: &[RawDocument], encoded: &[EncodedDoc]) -> ApiResult<()> {
+    if encoded.iter().any(|e| !e.is_empty()) {
+        return Ok(());
     }
+    let name = |(i, d): (usize, &RawDocument)| match &d.id {
+        Some(id) => format!("documents[{i}] (id {id:?})"),
+        None => format!("documents[{i}]"),
+    };
+    let mut named: Vec<String> = documents.iter().enumerate().take(MAX_NAMED_DOCUMENTS).map(name).collect();
+    if documents.len() > MAX_NAMED_DOCUMENTS {
+        named.push(format!("and {} more", documents.len() - MAX_NAMED_DOCUMENTS));
+    }
+    let what = if documents.len() == 1 { "the document has no word" } else { "no document has a word" };
+    Err(ApiError::invalid(
+        "documents",
+        format!("{what} in the model's vocabulary after preprocessing, so nothing can be predicted or scored: {}", named.join(", ")),
+    ))
+}
+
+/// The warning of a prediction for a document with no known word.
+fn predict_warning(index: usize, id: &str, unknown: u64) -> Value {
+    let why = if unknown == 0 {
+        "the document has no token after preprocessing".to_string()
+    } else {
+        format!("none of the document's {unknown} tokens is in the model's vocabulary")
+    };
+    json!({
+        "field": format!("documents[{index}]"),
+        "id": id,
+        "detail": format!("{why}: its topic proportions and labels come from the model alone, not from the document"),
+    })
+}
+
+fn predict_blocking(m: &Arc<LoadedModel>, pool: &rayon::ThreadPool, body: &[u8], max_documents: usize) -> ApiResult<Value> {
+    let req: PredictRequest = parse_json(body)?;
+    super::limits::check_document_count(req.documents.len(), max_documents)?;
     let iterations = req.iterations.unwrap_or(100);
     if !(1..=10_000).contains(&iterations) {
         return Err(ApiError::invalid("iterations", "must be between 1 and 10000"));
@@ -385,6 +423,8 @@ fn predict_blocking(m: &Arc<LoadedModel>, pool: &rayon::ThreadPool, body: &[u8])
         return Err(ApiError::invalid("burn_in", "must be less than iterations"));
     }
     let (ids, encoded) = encode_documents(m, &req.documents)?;
+    require_a_known_word(&req.documents, &encoded)?;
+    let warnings: Vec<Value> = encoded.iter().enumerate().filter(|(_, e)| e.is_empty()).map(|(i, e)| predict_warning(i, &ids[i], e.oov_tokens)).collect();
     let options = PredictOptions { iterations, burn_in, seed: req.seed.unwrap_or(0) };
     let preds = pool.install(|| m.model.predict(&encoded, &options)).map_err(ApiError::internal)?;
     let predictions: Vec<Value> = preds
@@ -395,6 +435,7 @@ fn predict_blocking(m: &Arc<LoadedModel>, pool: &rayon::ThreadPool, body: &[u8])
             json!({
                 "id": id,
                 "tokens": e.counts.iter().map(|&c| c as u64).sum::<u64>(),
+                "unknown_tokens": e.oov_tokens,
                 "oov_tokens": e.oov_tokens,
                 "topic_proportions": p.topic_proportions,
                 "labels": p.labels.iter().map(|(l, pr)| json!({"label": l, "probability": pr})).collect::<Vec<_>>(),
@@ -402,5 +443,5 @@ fn predict_blocking(m: &Arc<LoadedModel>, pool: &rayon::ThreadPool, body: &[u8])
             })
         })
         .collect();
-    Ok(json!({"model_id": m.row.id, "predictions": predictions}))
+    Ok(json!({"model_id": m.row.id, "predictions": predictions, "warnings": warnings}))
 }

@@ -1,12 +1,14 @@
 //! The command line: `topicd serve`, `topicd fit`, `topicd simulate-hpc` and
-//! `topicd score-lda`.
+//! `topicd score-lda`, and `topicd token` for the operator.
 //!
 //! Why it exists: `serve` runs the HTTP service; `fit` runs the very same corpus and
 //! model code without HTTP, for benchmarks and offline users, and prints one JSON line.
 
+pub mod backup;
 pub mod fit;
 pub mod score_lda;
 pub mod simulate;
+pub mod token;
 
 use crate::config::ServeConfig;
 use clap::{Parser, Subcommand};
@@ -24,9 +26,13 @@ pub enum Command {
     Serve(ServeConfig),
     /// Fit a model on a JSONL corpus without HTTP and print one JSON line of figures.
     Fit(fit::FitArgs),
+    /// Create, list or revoke API tokens in the server's database.
+    Token(token::TokenArgs),
     /// Write a corpus drawn from HPC's generative process (benchmarks, smoke tests).
     SimulateHpc(simulate::SimulateArgs),
     /// Held-out log-likelihood of documents under an LDA given as JSON (vocabulary, φ,
     /// α), by the `lda` family's Chib-style estimator (benchmarks against other tools).
     ScoreLda(score_lda::ScoreLdaArgs),
+    /// Copy the database consistently, even while the server runs, and print one JSON line.
+    Backup(backup::BackupArgs),
 }

@@ -81,7 +81,7 @@ impl CorpusBuilder {
     /// empty corpus.
     pub fn new(options: PreprocessOptions, tree: &[TreeEntry]) -> Result<Self, CorpusError> {
         options.validate()?;
-        let labels = LabelTreeBuilder::new(tree, options.label_separator.as_deref())?;
+        let labels = LabelTreeBuilder::with_identity(tree, options.label_separator.as_deref(), options.label_identity)?;
         Ok(CorpusBuilder {
             pipeline: TextPipeline::new(&options),
             options,

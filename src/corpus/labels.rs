@@ -13,12 +13,23 @@
 //! nothing: if new it is created top-level, and a later path may still give it a
 //! parent. Two different asserted parents for one label are an error. Because every
 //! asserted chain is anchored at the root, no cycle can be formed.
+//!
+//! With [`LabelIdentity::Path`] a label is its path from the root instead of its name,
+//! and is named by that path joined with the separator: `a/b/arm` and `c/arm` are two
+//! labels (`a/b/arm`, whose parent is `a/b`, and `c/arm`, whose parent is `c`), so a
+//! directory-like taxonomy with repeated leaf names builds. A plain label `arm` is the
+//! top-level label `arm`; a `paths` array `["a", "b"]` is the label `a/b`. An explicit
+//! tree entry names its label by its path too: `{label: "a/b/arm"}`, or
+//! `{label: "arm", parent: "a/b"}` (the parent's path, then the label); the labels
+//! on the way (`a`, `a/b`) are part of the tree. Parents follow from the paths, so no
+//! label can have two.
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::input::TreeEntry;
+use super::preprocess::LabelIdentity;
 use super::CorpusError;
 
 /// A forest of labels below an implicit root; ids are indexes into `names`.
@@ -233,6 +244,8 @@ pub struct LabelTreeBuilder {
     index: HashMap<String, u32>,
     separator: Option<String>,
     explicit: bool,
+    /// [`LabelIdentity::Path`]: node names are full paths joined with `separator`.
+    by_path: bool,
 }
 
 fn parent_name(names: &[String], p: Option<u32>) -> String {
@@ -250,13 +263,23 @@ impl LabelTreeBuilder {
     /// label, a label containing the separator, a label listed twice with different
     /// parents, an unknown parent, a cycle.
     pub fn new(explicit: &[TreeEntry], separator: Option<&str>) -> Result<Self, CorpusError> {
+        Self::with_identity(explicit, separator, LabelIdentity::Name)
+    }
+
+    /// [`Self::new`] with labels identified by `identity` (see the module docs). With
+    /// [`LabelIdentity::Path`] a separator is required (the error names
+    /// `preprocess.label_identity`), and a tree entry's errors are an empty path segment
+    /// (field `tree[i].label` or `tree[i].parent`).
+    pub fn with_identity(explicit: &[TreeEntry], separator: Option<&str>, identity: LabelIdentity) -> Result<Self, CorpusError> {
         let mut b = LabelTreeBuilder {
             names: Vec::new(),
             parent: Vec::new(),
             asserted: Vec::new(),
             index: HashMap::new(),
             separator: separator.filter(|s| !s.is_empty()).map(str::to_owned),
-            explicit: !explicit.is_empty(),
+            // By path, set once the tree's own labels are in.
+            explicit: !explicit.is_empty() && identity == LabelIdentity::Name,
+            by_path: identity == LabelIdentity::Path,
         };
         let tree_err = |i: usize, what: &str, label: &str, msg: String| CorpusError {
             field: Some(format!("tree[{i}].{what}")),
@@ -264,6 +287,33 @@ impl LabelTreeBuilder {
             label: Some(label.to_owned()),
             message: msg,
         };
+        if b.by_path {
+            let sep = b.separator.clone().ok_or_else(|| {
+                CorpusError::field(
+                    "preprocess.label_identity",
+                    "label_identity path names each label by its path joined with label_separator: give a label_separator",
+                )
+            })?;
+            for (i, e) in explicit.iter().enumerate() {
+                if let Some(p) = &e.parent {
+                    if p.is_empty() || p.split(sep.as_str()).any(str::is_empty) {
+                        return Err(tree_err(i, "parent", &e.label, format!("parent path '{p}' of label '{}' has an empty segment", e.label)));
+                    }
+                }
+                let full = match &e.parent {
+                    Some(p) => format!("{p}{sep}{}", e.label),
+                    None => e.label.clone(),
+                };
+                let segments: Vec<&str> = full.split(sep.as_str()).collect();
+                if e.label.is_empty() || segments.iter().any(|s| s.is_empty()) {
+                    return Err(tree_err(i, "label", &e.label, format!("label path '{full}' has an empty segment")));
+                }
+                // Every asserted parent is the path's prefix: nothing can conflict.
+                b.add_path(&segments, "tree", &mut Vec::new()).map_err(|e| tree_err(i, "label", &full, e.message))?;
+            }
+            b.explicit = !explicit.is_empty();
+            return Ok(b);
+        }
         // Entry index of each label's first listing.
         let mut first: Vec<usize> = Vec::new();
         for (i, e) in explicit.iter().enumerate() {
@@ -377,6 +427,8 @@ impl LabelTreeBuilder {
                     }
                     ids.push(self.add_path(&segments, &labels_field, undo)?);
                 }
+                // By path, a plain label is a path of one segment: the top-level label.
+                None if self.by_path => ids.push(self.add_path(&[label.as_str()], &labels_field, undo)?),
                 None => ids.push(self.add_plain(label, &labels_field, undo)?),
             }
         }
@@ -387,6 +439,16 @@ impl LabelTreeBuilder {
             }
             if let Some(bad) = path.iter().find(|s| s.is_empty()) {
                 return Err(doc_err(&paths_field, bad, format!("label path {path:?} has an empty segment")));
+            }
+            if self.by_path {
+                let sep = self.separator.as_deref().expect("by_path has a separator");
+                if let Some(bad) = path.iter().find(|s| s.contains(sep)) {
+                    return Err(doc_err(
+                        &paths_field,
+                        bad,
+                        format!("label path {path:?}: segment '{bad}' contains the separator '{sep}', which would make its path ambiguous under label_identity path"),
+                    ));
+                }
             }
             let segments: Vec<&str> = path.iter().map(String::as_str).collect();
             ids.push(self.add_path(&segments, &paths_field, undo)?);
@@ -418,9 +480,33 @@ impl LabelTreeBuilder {
         }
     }
 
+    /// The label at the end of `segments` (top-down), creating the ones missing (unless
+    /// the tree was given) and asserting each one's parent. By path, each node is named
+    /// by its path so far, so its parent is always its prefix.
     fn add_path(&mut self, segments: &[&str], field: &str, undo: &mut Vec<Undo>) -> Result<u32, CorpusError> {
+        if self.by_path {
+            let sep = self.separator.clone().expect("by_path has a separator");
+            let mut full = String::new();
+            let names: Vec<String> = segments
+                .iter()
+                .map(|s| {
+                    if !full.is_empty() {
+                        full.push_str(&sep);
+                    }
+                    full.push_str(s);
+                    full.clone()
+                })
+                .collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            return self.add_chain(&names, field, undo);
+        }
+        self.add_chain(segments, field, undo)
+    }
+
+    /// The label named last in `chain`, each name's parent the one before it.
+    fn add_chain(&mut self, chain: &[&str], field: &str, undo: &mut Vec<Undo>) -> Result<u32, CorpusError> {
         let mut parent: Option<u32> = None;
-        for &seg in segments {
+        for &seg in chain {
             let id = match self.index.get(seg) {
                 Some(&id) => {
                     let i = id as usize;
@@ -430,7 +516,8 @@ impl LabelTreeBuilder {
                                 field,
                                 seg,
                                 format!(
-                                    "label '{seg}' given two different parents: {} and {}",
+                                    "label '{seg}' given two different parents: {} and {} (if labels are paths in a directory-like \
+                                     tree, set preprocess.label_identity to path: then each path is a label of its own)",
                                     parent_name(&self.names, self.parent[i]),
                                     parent_name(&self.names, parent)
                                 ),

@@ -262,3 +262,88 @@ fn deserialize_validates() {
     }
     assert!(LabelTree::new(s(&["a", "b"]), vec![None, Some(0)]).is_ok());
 }
+
+fn by_path(tree: &[TreeEntry]) -> LabelTreeBuilder {
+    LabelTreeBuilder::with_identity(tree, Some("/"), LabelIdentity::Path).unwrap()
+}
+
+/// A directory-like taxonomy repeats leaf names under different parents: one label
+/// with two parents by name (today's 422), two labels by path, named by their paths.
+#[test]
+fn repeated_leaf_names_by_name_and_by_path() {
+    let mut b = LabelTreeBuilder::new(&[], Some("/")).unwrap();
+    add(&mut b, &["a/b/arm"]).unwrap();
+    let e = add(&mut b, &["c/arm"]).unwrap_err();
+    assert_eq!((e.field.as_deref(), e.label.as_deref()), (Some("documents[0].labels"), Some("arm")), "{e:?}");
+    assert!(e.message.contains("two different parents"), "{e:?}");
+
+    let mut b = by_path(&[]);
+    assert_eq!(add(&mut b, &["a/b/arm"]).unwrap(), vec![2]);
+    assert_eq!(add(&mut b, &["c/arm", "a/b"]).unwrap(), vec![1, 4]);
+    let t = b.finish();
+    assert_eq!(t.names, s(&["a", "a/b", "a/b/arm", "c", "c/arm"]));
+    assert_eq!(t.parent, vec![None, Some(0), Some(1), None, Some(3)]);
+    assert_eq!(t.id("a/b/arm"), Some(2));
+    assert_eq!(t.id("arm"), None);
+    assert_eq!(t.depth(), 3);
+}
+
+/// By path, a plain label is the top-level label of that name (never a later path's
+/// leaf), and a `paths` array is the label named by its joined path.
+#[test]
+fn by_path_plain_labels_and_path_arrays() {
+    let mut b = by_path(&[]);
+    assert_eq!(b.add_document_labels(&s(&["arm", "a/arm"]), &[s(&["a", "b"])], 0).unwrap(), vec![0, 2, 3]);
+    assert_eq!(add(&mut b, &["a"]).unwrap(), vec![1], "the plain label a is the path a");
+    let t = b.finish();
+    assert_eq!(t.names, s(&["arm", "a", "a/arm", "a/b"]));
+    assert_eq!(t.parent, vec![None, None, Some(1), Some(1)]);
+
+    // A segment holding the separator would make two paths one name: an error naming it.
+    let mut b = by_path(&[]);
+    let e = b.add_document_labels(&[], &[s(&["a", "b/c"])], 3).unwrap_err();
+    assert_eq!((e.field.as_deref(), e.label.as_deref()), (Some("documents[3].paths"), Some("b/c")), "{e:?}");
+    assert!(b.is_empty(), "a failing document leaves no trace");
+    let e = add(&mut b, &["a//c"]).unwrap_err();
+    assert!(e.message.contains("empty segment"), "{e:?}");
+}
+
+/// By path, an explicit tree names labels by their paths (whole, or the parent's path
+/// and a name); the labels on the way belong to the tree, and documents may use only
+/// the tree's labels.
+#[test]
+fn by_path_explicit_tree() {
+    let tree = [entry("a/b/arm", None), entry("arm", Some("c")), entry("c", None), entry("x86", Some("a/b"))];
+    let mut b = by_path(&tree);
+    let t0 = b.clone().finish();
+    assert_eq!(t0.names, s(&["a", "a/b", "a/b/arm", "c", "c/arm", "a/b/x86"]));
+    assert_eq!(t0.parent, vec![None, Some(0), Some(1), None, Some(3), Some(1)]);
+    assert_eq!(add(&mut b, &["c/arm", "a/b/x86"]).unwrap(), vec![4, 5]);
+    assert_eq!(b.add_document_labels(&[], &[s(&["a", "b", "arm"])], 1).unwrap(), vec![2]);
+    let e = add(&mut b, &["c/x86"]).unwrap_err();
+    assert_eq!(e.label.as_deref(), Some("c/x86"), "{e:?}");
+    assert!(e.message.contains("not in the label tree"), "{e:?}");
+    let e = add(&mut b, &["arm"]).unwrap_err();
+    assert_eq!(e.label.as_deref(), Some("arm"), "the plain arm is the top-level one, not in the tree: {e:?}");
+    assert_eq!(b.finish(), t0);
+
+    let e = LabelTreeBuilder::with_identity(&[entry("a", None), entry("b", Some("a//x"))], Some("/"), LabelIdentity::Path).unwrap_err();
+    assert_eq!((e.field.as_deref(), e.label.as_deref()), (Some("tree[1].parent"), Some("b")), "{e:?}");
+    let e = LabelTreeBuilder::with_identity(&[entry("a/", None)], Some("/"), LabelIdentity::Path).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("tree[0].label"), "{e:?}");
+    // Path identity needs a separator to name labels by.
+    let e = LabelTreeBuilder::with_identity(&[], None, LabelIdentity::Path).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("preprocess.label_identity"), "{e:?}");
+}
+
+/// Name identity is unchanged: a plain label seen first may still get a parent from a
+/// later path, and both spellings are one label.
+#[test]
+fn by_name_is_unchanged() {
+    let mut b = LabelTreeBuilder::with_identity(&[], Some("/"), LabelIdentity::Name).unwrap();
+    assert_eq!(add(&mut b, &["arm"]).unwrap(), vec![0]);
+    assert_eq!(add(&mut b, &["a/b/arm"]).unwrap(), vec![0]);
+    let t = b.finish();
+    assert_eq!(t.names, s(&["arm", "a", "b"]));
+    assert_eq!(t.parent, vec![Some(2), None, Some(1)]);
+}

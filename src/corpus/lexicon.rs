@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 use super::input::parse_count;
-use super::preprocess::PreprocessOptions;
+use super::preprocess::{DuplicateIds, LabelIdentity, PreprocessOptions, StopWords};
 use super::sparse::normalize_row;
 use super::tokenize::TextPipeline;
 
@@ -19,7 +19,12 @@ use super::tokenize::TextPipeline;
 ///
 /// Words are distinct; term ids index `words`. The fields are public for reading;
 /// mutating `words` afterwards invalidates the internal index.
-#[derive(Serialize, Deserialize, Debug, Clone)]
+///
+/// Stored (postcard, in corpus and model blobs) without `options.label_identity`: it
+/// shapes only the label tree a corpus is built with, never how words are encoded, and
+/// leaving it out keeps lexicons stored before it existed readable. A decoded lexicon's
+/// `label_identity` is the default; the corpus summary keeps the one in force.
+#[derive(Deserialize, Debug, Clone)]
 #[serde(try_from = "LexiconData")]
 pub struct Lexicon {
     /// The vocabulary, by term id.
@@ -40,13 +45,87 @@ impl PartialEq for Lexicon {
 #[derive(Deserialize)]
 struct LexiconData {
     words: Vec<String>,
-    options: PreprocessOptions,
+    options: StoredOptions,
+}
+
+/// What a [`Lexicon`] writes: its words (borrowed) and its stored options.
+#[derive(Serialize)]
+struct LexiconOut<'a> {
+    words: &'a [String],
+    options: StoredOptions,
+}
+
+impl Serialize for Lexicon {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        LexiconOut { words: &self.words, options: StoredOptions::from(&self.options) }.serialize(serializer)
+    }
+}
+
+/// [`PreprocessOptions`] as a lexicon stores them: every field in its order but
+/// `label_identity` (see [`Lexicon`]).
+#[derive(Serialize, Deserialize)]
+#[serde(default)]
+struct StoredOptions {
+    lowercase: bool,
+    stopwords: StopWords,
+    stem: bool,
+    min_token_length: usize,
+    keep_numbers: bool,
+    min_df: usize,
+    max_df: f64,
+    top_n: Option<usize>,
+    top_fraction: Option<f64>,
+    label_separator: Option<String>,
+    duplicate_ids: DuplicateIds,
+}
+
+impl Default for StoredOptions {
+    fn default() -> Self {
+        StoredOptions::from(&PreprocessOptions::default())
+    }
+}
+
+impl From<&PreprocessOptions> for StoredOptions {
+    fn from(o: &PreprocessOptions) -> Self {
+        StoredOptions {
+            lowercase: o.lowercase,
+            stopwords: o.stopwords.clone(),
+            stem: o.stem,
+            min_token_length: o.min_token_length,
+            keep_numbers: o.keep_numbers,
+            min_df: o.min_df,
+            max_df: o.max_df,
+            top_n: o.top_n,
+            top_fraction: o.top_fraction,
+            label_separator: o.label_separator.clone(),
+            duplicate_ids: o.duplicate_ids,
+        }
+    }
+}
+
+impl From<StoredOptions> for PreprocessOptions {
+    fn from(o: StoredOptions) -> Self {
+        PreprocessOptions {
+            lowercase: o.lowercase,
+            stopwords: o.stopwords,
+            stem: o.stem,
+            min_token_length: o.min_token_length,
+            keep_numbers: o.keep_numbers,
+            min_df: o.min_df,
+            max_df: o.max_df,
+            top_n: o.top_n,
+            top_fraction: o.top_fraction,
+            label_separator: o.label_separator,
+            duplicate_ids: o.duplicate_ids,
+            label_identity: LabelIdentity::default(),
+        }
+    }
 }
 
 impl TryFrom<LexiconData> for Lexicon {
     type Error = String;
     fn try_from(d: LexiconData) -> Result<Self, String> {
-        Lexicon::try_new(d.words, d.options)
+        Lexicon::try_new(d.words, d.options.into())
     }
 }
 
@@ -179,6 +258,40 @@ mod tests {
         assert_eq!(l.id("dog"), Some(1));
         assert_eq!(l.id("Dog"), None);
         assert_eq!(l.word(0), "cat");
+    }
+
+    /// A lexicon is stored without `label_identity`, so lexicons written before the
+    /// option existed decode, and one built with `path` decodes with the default.
+    #[test]
+    fn stored_without_label_identity() {
+        use crate::corpus::preprocess::{DuplicateIds, LabelIdentity};
+        // The stored shape before label_identity: words, then the eleven options.
+        type OldOptions = (bool, StopWords, bool, usize, bool, usize, f64, Option<usize>, Option<f64>, Option<String>, DuplicateIds);
+        #[derive(Serialize)]
+        struct Before(Vec<String>, OldOptions);
+        let d = PreprocessOptions::default();
+        let old = Before(
+            vec!["cat".into(), "dog".into()],
+            (
+                d.lowercase,
+                d.stopwords.clone(),
+                d.stem,
+                d.min_token_length,
+                d.keep_numbers,
+                d.min_df,
+                d.max_df,
+                d.top_n,
+                d.top_fraction,
+                d.label_separator.clone(),
+                d.duplicate_ids,
+            ),
+        );
+        let old_bytes = postcard::to_allocvec(&old).unwrap();
+        let decoded: Lexicon = postcard::from_bytes(&old_bytes).unwrap();
+        assert_eq!(decoded, lex(&["cat", "dog"], d.clone()));
+        let with_path = lex(&["cat", "dog"], PreprocessOptions { label_identity: LabelIdentity::Path, ..d });
+        assert_eq!(postcard::to_allocvec(&with_path).unwrap(), old_bytes);
+        assert_eq!(postcard::from_bytes::<Lexicon>(&old_bytes).unwrap().options.label_identity, LabelIdentity::Name);
     }
 
     #[test]

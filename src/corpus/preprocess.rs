@@ -132,6 +132,24 @@ pub struct PreprocessOptions {
     /// What to do with a document whose id was already used (default: reject the
     /// upload with a 422 naming both documents).
     pub duplicate_ids: DuplicateIds,
+    /// What makes two labels the same label: their name (default) or their path from
+    /// the root. Only the label tree depends on it, so a [`super::Lexicon`] does not
+    /// store it (see there); the corpus summary keeps it.
+    pub label_identity: LabelIdentity,
+}
+
+/// What makes two labels the same label ([`PreprocessOptions::label_identity`]).
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum LabelIdentity {
+    /// A label is its name: `a/b/arm` and `c/arm` name one label `arm`, given two
+    /// parents (a 422).
+    #[default]
+    Name,
+    /// A label is its path from the root, and is named by it: `a/b/arm` and `c/arm`
+    /// are two labels, named `a/b/arm` and `c/arm`. A plain label `arm` is the
+    /// top-level `arm`. Needs a `label_separator` (names are paths joined by it).
+    Path,
 }
 
 /// Policy for repeated document ids.
@@ -159,6 +177,7 @@ impl Default for PreprocessOptions {
             top_fraction: None,
             label_separator: Some("/".to_owned()),
             duplicate_ids: DuplicateIds::Reject,
+            label_identity: LabelIdentity::Name,
         }
     }
 }
@@ -191,6 +210,9 @@ impl PreprocessOptions {
             if sep.is_empty() {
                 return Err(bad("label_separator", "label_separator must not be empty (use null to disable label paths)"));
             }
+        }
+        if self.label_identity == LabelIdentity::Path && self.label_separator.is_none() {
+            return Err(bad("label_identity", "label_identity path names each label by its path joined with label_separator: give a label_separator"));
         }
         Ok(())
     }
@@ -226,6 +248,13 @@ impl PreprocessOptions {
                         "reject" => DuplicateIds::Reject,
                         "keep_first" => DuplicateIds::KeepFirst,
                         _ => return Err(bad(key, format!("duplicate_ids must be reject or keep_first, got '{value}'"))),
+                    }
+                }
+                "label_identity" => {
+                    opts.label_identity = match value.as_str() {
+                        "name" => LabelIdentity::Name,
+                        "path" => LabelIdentity::Path,
+                        _ => return Err(bad(key, format!("label_identity must be name or path, got '{value}'"))),
                     }
                 }
                 "label_separator" => opts.label_separator = (!value.is_empty()).then(|| value.clone()),
@@ -334,6 +363,8 @@ mod tests {
         check(PreprocessOptions { min_df: 0, ..d() }, "preprocess.min_df");
         check(PreprocessOptions { min_token_length: 0, ..d() }, "preprocess.min_token_length");
         check(PreprocessOptions { label_separator: Some(String::new()), ..d() }, "preprocess.label_separator");
+        check(PreprocessOptions { label_identity: LabelIdentity::Path, label_separator: None, ..d() }, "preprocess.label_identity");
+        assert!(PreprocessOptions { label_identity: LabelIdentity::Path, ..d() }.validate().is_ok());
         assert!(PreprocessOptions { max_df: 1.0, top_fraction: Some(1.0), top_n: Some(1), ..d() }.validate().is_ok());
     }
 
@@ -385,5 +416,12 @@ mod tests {
         assert_eq!(e.field.as_deref(), Some("preprocess.top_n"));
         let e = PreprocessOptions::from_query_pairs(&pairs(&[("stem", "true"), ("stem", "false")])).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("preprocess.stem"));
+        let e = PreprocessOptions::from_query_pairs(&pairs(&[("label_identity", "full")])).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("preprocess.label_identity"));
+        let o = PreprocessOptions::from_query_pairs(&pairs(&[("label_identity", "path")])).unwrap();
+        assert_eq!(o.label_identity, LabelIdentity::Path);
+        // JSON: a value outside the enum is an error naming it.
+        let e = serde_json::from_str::<PreprocessOptions>(r#"{"label_identity":"full"}"#).unwrap_err();
+        assert!(e.to_string().contains("full"), "{e}");
     }
 }

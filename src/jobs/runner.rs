@@ -11,7 +11,7 @@ use crate::models::registry::{self, FitSource, Fitted};
 use crate::models::{self, CancelToken, Checkpointing, FitContext, FitError, Progress};
 use crate::store::jobs::kind;
 use crate::store::models::NewModel;
-use crate::store::{FitInput, JobRow, JobStatus, LoadedCheckpoint, Store};
+use crate::store::{FitInput, JobRow, JobStatus, LoadedCheckpoint, Store, StoreError};
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -193,12 +193,15 @@ impl Runner {
         } else {
             self.execute_evaluation(&job, &token).await.map(Outcome::Result)
         };
+        let mut what = "the job's outcome";
         let result = match outcome {
             Ok(Outcome::Result(value)) => {
+                what = "the result";
                 tracing::info!("evaluation job succeeded");
                 self.store.complete_job_with_result(&job.id, &value).await
             }
             Ok(Outcome::Model(blobs)) => {
+                what = "the model";
                 let model_id = uuid::Uuid::new_v4().to_string();
                 let stored = self
                     .store
@@ -215,7 +218,9 @@ impl Runner {
                         data: blobs.data,
                     })
                     .await;
-                tracing::info!(model_id = %model_id, "job succeeded");
+                if stored.is_ok() {
+                    tracing::info!(model_id = %model_id, "job succeeded");
+                }
                 stored
             }
             Err(FitError::Cancelled) if self.shutting_down.load(Ordering::SeqCst) => {
@@ -232,7 +237,16 @@ impl Runner {
             }
         };
         if let Err(e) = result {
+            // A job whose outcome cannot be stored (a full disk) must not stay `running`:
+            // fail it with the reason, which an UPDATE in place can usually still store.
             tracing::error!(error = %e, "could not record the job's outcome");
+            let reason = match e.unwritable() {
+                Some(u) => format!("could not store {what}: {}", u.explain()),
+                None => format!("could not store {what}: {e}"),
+            };
+            if let Err(e) = self.store.finish_job(&job.id, JobStatus::Failed, Some(&reason)).await {
+                tracing::error!(error = %e, "could not mark the job failed either; the next start recovers it");
+            }
         }
         self.running.lock().expect("runner lock").remove(&job.id);
         self.wake.notify_one();
@@ -303,7 +317,8 @@ impl Runner {
                         .heldout_scorer(&params)?
                         .ok_or_else(|| FitError::Numerical(format!("{family_name} models have no held-out likelihood estimator")))?;
                     let report = score_documents(scorer.as_ref(), &docs, seed, ctx)?;
-                    let mut out = report.to_json();
+                    let unknown: Vec<u64> = docs.iter().map(|d| d.doc.oov_tokens).collect();
+                    let mut out = report.to_json_with(&unknown);
                     out["model_id"] = json!(model_id);
                     Ok(out)
                 })
@@ -409,6 +424,18 @@ impl Runner {
             tracker.checkpoint_rejected(reason);
         }
         let mut last_write = Instant::now() - PROGRESS_WRITE_INTERVAL;
+        // Set when the store refuses a write (full or read-only): the fit is stopped and
+        // the job fails with this reason instead of running on to a model it cannot keep.
+        let mut refused: Option<String> = None;
+        let stop = |what: &str, e: &StoreError, refused: &mut Option<String>| {
+            if let Some(u) = e.unwritable() {
+                if refused.is_none() {
+                    tracing::error!(error = %e, "the store refused a write; stopping the fit");
+                    *refused = Some(format!("could not store {what}: {}", u.explain()));
+                    token.cancel();
+                }
+            }
+        };
         while let Some(event) = rx.recv().await {
             match event {
                 FitEvent::Progress(p) => {
@@ -416,27 +443,37 @@ impl Runner {
                     let last = p.iteration >= p.total;
                     tracker.record(p);
                     if last || last_write.elapsed() >= PROGRESS_WRITE_INTERVAL {
-                        self.write_progress(&job.id, &mut tracker).await;
+                        if let Err(e) = self.write_progress(&job.id, &mut tracker).await {
+                            stop("the fit's progress", &e, &mut refused);
+                        }
                         last_write = Instant::now();
                     }
                 }
                 FitEvent::Sample(it, bytes) => {
                     if let Err(e) = self.store.insert_sample(&job.id, it as i64, &bytes).await {
                         tracing::warn!(error = %e, "could not store a thinned sample");
+                        stop(&format!("the sample of iteration {it}"), &e, &mut refused);
                     }
                 }
                 FitEvent::Checkpoint(it, bytes) => {
                     // The trace up to this iteration first, so a resume finds all of it.
-                    self.write_progress(&job.id, &mut tracker).await;
+                    if let Err(e) = self.write_progress(&job.id, &mut tracker).await {
+                        stop("the fit's progress", &e, &mut refused);
+                    }
                     let (len, started) = (bytes.len(), Instant::now());
                     match self.store.save_checkpoint(&job.id, job.attempts, it as i64, bytes).await {
                         Ok(()) => {
                             tracing::info!(iteration = it, bytes = len, store_s = started.elapsed().as_secs_f64(), "checkpoint stored");
                             tracker.checkpointed(it, crate::store::now());
-                            self.write_progress(&job.id, &mut tracker).await;
+                            if let Err(e) = self.write_progress(&job.id, &mut tracker).await {
+                                stop("the fit's progress", &e, &mut refused);
+                            }
                             last_write = Instant::now();
                         }
-                        Err(e) => tracing::warn!(error = %e, "could not store a checkpoint"),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "could not store a checkpoint");
+                            stop(&format!("the checkpoint after iteration {it}"), &e, &mut refused);
+                        }
                     }
                 }
                 FitEvent::Resumed(Resume::From(it)) => {
@@ -452,24 +489,36 @@ impl Runner {
                 }
             }
         }
-        self.write_progress(&job.id, &mut tracker).await;
-        match handle.await {
+        if let Err(e) = self.write_progress(&job.id, &mut tracker).await {
+            stop("the fit's progress", &e, &mut refused);
+        }
+        let finished = handle.await;
+        if let Some(reason) = refused {
+            return Err(FitError::Numerical(reason));
+        }
+        match finished {
             Ok(r) => r,
             Err(e) if e.is_panic() => Err(FitError::Numerical(format!("internal error: the job panicked: {}", panic_message(e.into_panic())))),
             Err(e) => Err(FitError::Numerical(format!("internal error: {e}"))),
         }
     }
 
-    async fn write_progress(&self, job_id: &str, tracker: &mut ProgressTracker) {
+    /// Store the trace so far and the progress; failures are logged, and the first is
+    /// returned so that a full or read-only store can stop the fit.
+    async fn write_progress(&self, job_id: &str, tracker: &mut ProgressTracker) -> Result<(), StoreError> {
+        let mut first = None;
         let trace = tracker.take_trace();
         if !trace.is_empty() {
             if let Err(e) = self.store.append_trace(job_id, &trace).await {
                 tracing::warn!(error = %e, "could not store the trace");
+                first = Some(e);
             }
         }
         if let Err(e) = self.store.update_job_progress(job_id, &tracker.snapshot()).await {
             tracing::warn!(error = %e, "could not store progress");
+            first.get_or_insert(e);
         }
+        first.map_or(Ok(()), Err)
     }
 }
 

@@ -68,18 +68,73 @@ pub struct HeldoutReport {
 }
 
 impl HeldoutReport {
-    /// The wire form shared by evaluation jobs and model diagnostics.
+    /// The wire form of a report on corpus documents (a fit's held-out split), whose
+    /// words are all in the model's vocabulary.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
+        self.to_json_with(&vec![0; self.documents.len()])
+    }
+
+    /// The wire form shared by evaluation jobs and model diagnostics, given each
+    /// document's tokens outside the model's vocabulary (`unknown_tokens`, in document
+    /// order). A document with no known token is not scored: its `log_likelihood` is
+    /// null and `warnings` names it (a `field` as in problem documents, its id and why);
+    /// the totals, `log_likelihood_per_token` and the perplexity count scored documents
+    /// only (they are null when none was).
+    pub fn to_json_with(&self, unknown_tokens: &[u64]) -> serde_json::Value {
+        use serde_json::{json, Value};
+        debug_assert_eq!(unknown_tokens.len(), self.documents.len());
+        let unknown = |i: usize| unknown_tokens.get(i).copied().unwrap_or(0);
+        let documents: Vec<Value> = self
+            .documents
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                json!({
+                    "id": d.id,
+                    "log_likelihood": if d.tokens > 0 { json!(d.log_likelihood) } else { Value::Null },
+                    "tokens": d.tokens,
+                    "unknown_tokens": unknown(i),
+                })
+            })
+            .collect();
+        let warnings: Vec<Value> = self
+            .documents
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.tokens == 0)
+            .map(|(i, d)| {
+                json!({
+                    "field": format!("documents[{i}]"),
+                    "id": d.id,
+                    "detail": no_known_word(unknown(i)),
+                })
+            })
+            .collect();
+        let scored = self.documents.iter().filter(|d| d.tokens > 0).count();
+        let any = self.tokens > 0;
+        json!({
             "estimator": self.estimator,
-            "params": serde_json::from_str::<serde_json::Value>(&self.settings).unwrap_or(serde_json::Value::Null),
+            "params": serde_json::from_str::<Value>(&self.settings).unwrap_or(Value::Null),
             "seed": self.seed,
-            "documents": self.documents,
+            "documents": documents,
+            "scored_documents": scored,
             "total_log_likelihood": self.total_log_likelihood,
             "tokens": self.tokens,
-            "log_likelihood_per_token": if self.tokens > 0 { self.total_log_likelihood / self.tokens as f64 } else { 0.0 },
-            "perplexity": self.perplexity,
+            "unknown_tokens": (0..self.documents.len()).map(unknown).sum::<u64>(),
+            "log_likelihood_per_token": if any { json!(self.total_log_likelihood / self.tokens as f64) } else { Value::Null },
+            "perplexity": if any { json!(self.perplexity) } else { Value::Null },
+            "warnings": warnings,
         })
+    }
+}
+
+/// Why a document with no known token is not scored (`unknown` tokens were outside the
+/// vocabulary): the warning of held-out and prediction results.
+pub fn no_known_word(unknown: u64) -> String {
+    if unknown == 0 {
+        "the document has no token after preprocessing: not scored (log_likelihood is null) and left out of the totals".to_string()
+    } else {
+        format!("none of the document's {unknown} tokens is in the model's vocabulary: not scored (log_likelihood is null) and left out of the totals")
     }
 }
 
@@ -334,6 +389,38 @@ mod tests {
         let bytes = postcard::to_allocvec(&a).unwrap();
         assert_eq!(postcard::from_bytes::<HeldoutReport>(&bytes).unwrap(), a);
         assert_eq!(a.to_json()["params"], serde_json::json!({}));
+    }
+
+    /// Documents with no known token are null with a warning, never a score of 0 that
+    /// reads as probability one; totals and per-token figures are the scored ones'.
+    #[test]
+    fn unscored_documents_are_null_and_warned() {
+        let d = docs(6);
+        let report = FitContext::silent(|ctx| score_documents(&Noisy, &d, 9, ctx).unwrap());
+        let unknown: Vec<u64> = (0..6).map(|i| if i % 3 == 0 { 4 } else { 1 }).collect();
+        let j = report.to_json_with(&unknown);
+        let docs_json = j["documents"].as_array().unwrap();
+        let mut total = 0.0;
+        for (i, (e, doc)) in docs_json.iter().zip(&d).enumerate() {
+            assert_eq!(e["unknown_tokens"], unknown[i]);
+            assert_eq!(e["tokens"], doc.doc.num_tokens());
+            if doc.doc.is_empty() {
+                assert!(e["log_likelihood"].is_null(), "{e}");
+            } else {
+                total += e["log_likelihood"].as_f64().unwrap();
+            }
+        }
+        assert_eq!(j["scored_documents"], 4);
+        assert_eq!(j["unknown_tokens"], 12);
+        assert!((j["total_log_likelihood"].as_f64().unwrap() - total).abs() < 1e-12);
+        let per_token = j["log_likelihood_per_token"].as_f64().unwrap();
+        assert!((per_token - total / j["tokens"].as_f64().unwrap()).abs() < 1e-12);
+        let warned: Vec<&str> = j["warnings"].as_array().unwrap().iter().map(|w| w["field"].as_str().unwrap()).collect();
+        assert_eq!(warned, ["documents[0]", "documents[3]"]);
+        assert_eq!(j["warnings"][1]["id"], "d3");
+        // No scored document at all: the per-token figures are null, not 0 or NaN.
+        let none = FitContext::silent(|ctx| score_documents(&Noisy, &[d[0].clone()], 9, ctx).unwrap()).to_json_with(&[2]);
+        assert!(none["log_likelihood_per_token"].is_null() && none["perplexity"].is_null(), "{none}");
     }
 
     #[test]

@@ -129,6 +129,50 @@ pub struct NewJob<'a> {
     pub model: &'a str,
     pub params: &'a serde_json::Value,
     pub seed: u64,
+    pub queue: QueueGate<'a>,
+}
+
+/// Who submits a job and how many queued jobs may wait: checked in the transaction that
+/// queues it, so concurrent submissions cannot overshoot.
+#[derive(Debug, Clone, Copy)]
+pub struct QueueGate<'a> {
+    /// The submitting token's key (`None` when the server runs without tokens).
+    pub token_key: Option<&'a str>,
+    /// Most queued jobs in all.
+    pub max_queued: u64,
+    /// Most queued jobs of one token.
+    pub max_queued_per_token: u64,
+}
+
+impl QueueGate<'_> {
+    /// No bound and no submitter (tests, tools).
+    pub const UNBOUNDED: QueueGate<'static> = QueueGate { token_key: None, max_queued: u64::MAX, max_queued_per_token: u64::MAX };
+}
+
+/// Why a job was not queued.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotQueued {
+    /// The corpus, graph or model it reads was deleted.
+    InputGone,
+    /// The server's queue holds `max_queued` jobs already.
+    QueueFull { queued: u64 },
+    /// The token's own queued jobs reach `max_queued_per_token`.
+    TokenQueueFull { queued: u64 },
+}
+
+/// `Some(reason)` when `gate` allows no further queued job.
+async fn queue_refusal(tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>, gate: &QueueGate<'_>) -> StoreResult<Option<NotQueued>> {
+    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE status = 'queued'").fetch_one(&mut **tx).await?;
+    if total as u64 >= gate.max_queued {
+        return Ok(Some(NotQueued::QueueFull { queued: total as u64 }));
+    }
+    if let Some(key) = gate.token_key {
+        let mine: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE status = 'queued' AND token_key = ?").bind(key).fetch_one(&mut **tx).await?;
+        if mine as u64 >= gate.max_queued_per_token {
+            return Ok(Some(NotQueued::TokenQueueFull { queued: mine as u64 }));
+        }
+    }
+    Ok(None)
 }
 
 /// Job kinds: a fit produces a model; the others evaluate one and produce a result.
@@ -155,16 +199,20 @@ pub struct NewEvaluationJob<'a> {
     pub seed: u64,
     /// Submitted documents, encoded by the caller; stored beside the job.
     pub input: Option<Vec<u8>>,
+    pub queue: QueueGate<'a>,
 }
 
 impl Store {
     /// Queue an evaluation job, atomically with the check that its model (and corpus,
-    /// when it reads one) still exist. Returns `None` when either is gone.
-    pub async fn insert_evaluation_job(&self, j: NewEvaluationJob<'_>) -> StoreResult<Option<JobRow>> {
-        let mut tx = self.pool.begin().await?;
+    /// when it reads one) still exist and the queue has room.
+    pub async fn insert_evaluation_job(&self, j: NewEvaluationJob<'_>) -> StoreResult<Result<JobRow, NotQueued>> {
+        let mut tx = self.begin_write().await?;
+        if let Some(refused) = queue_refusal(&mut tx, &j.queue).await? {
+            return Ok(Err(refused));
+        }
         let n = sqlx::query(
-            "INSERT INTO jobs (id, kind, corpus_id, model, params, seed, status, created_at, source_model_id)
-             SELECT ?, ?, ?, ?, ?, ?, 'queued', ?, ? WHERE EXISTS (SELECT 1 FROM models WHERE id = ?)
+            "INSERT INTO jobs (id, kind, corpus_id, model, params, seed, status, created_at, source_model_id, token_key)
+             SELECT ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ? WHERE EXISTS (SELECT 1 FROM models WHERE id = ?)
                AND (? IS NULL OR EXISTS (SELECT 1 FROM corpora WHERE id = ?))",
         )
         .bind(j.id)
@@ -175,6 +223,7 @@ impl Store {
         .bind(seed_to_sql(j.seed))
         .bind(now())
         .bind(j.source_model_id)
+        .bind(j.queue.token_key)
         .bind(j.source_model_id)
         .bind(j.corpus_id)
         .bind(j.corpus_id)
@@ -182,13 +231,18 @@ impl Store {
         .await?
         .rows_affected();
         if n == 0 {
-            return Ok(None);
+            return Ok(Err(NotQueued::InputGone));
         }
         if let Some(data) = j.input {
             sqlx::query("INSERT INTO job_inputs (job_id, data) VALUES (?, ?)").bind(j.id).bind(data).execute(&mut *tx).await?;
         }
         tx.commit().await?;
-        self.get_job(j.id).await
+        self.queued_job(j.id).await
+    }
+
+    /// The row of a job just queued (it exists: its insert committed).
+    async fn queued_job(&self, id: &str) -> StoreResult<Result<JobRow, NotQueued>> {
+        self.get_job(id).await?.map(Ok).ok_or_else(|| StoreError::Corrupt(format!("job {id} vanished after it was queued")))
     }
 
     /// The documents submitted with an evaluation job.
@@ -214,12 +268,16 @@ impl Store {
     }
 
     /// Queue a fit job, atomically with the check that its corpus (or graph) still
-    /// exists. Returns `None` when it is gone.
-    pub async fn insert_job(&self, j: NewJob<'_>) -> StoreResult<Option<JobRow>> {
+    /// exists and the queue has room.
+    pub async fn insert_job(&self, j: NewJob<'_>) -> StoreResult<Result<JobRow, NotQueued>> {
         let (corpus_id, graph_id) = j.input.columns();
+        let mut tx = self.begin_write().await?;
+        if let Some(refused) = queue_refusal(&mut tx, &j.queue).await? {
+            return Ok(Err(refused));
+        }
         let n = sqlx::query(
-            "INSERT INTO jobs (id, kind, corpus_id, graph_id, model, params, seed, status, created_at)
-             SELECT ?, 'fit', ?, ?, ?, ?, ?, 'queued', ?
+            "INSERT INTO jobs (id, kind, corpus_id, graph_id, model, params, seed, status, created_at, token_key)
+             SELECT ?, 'fit', ?, ?, ?, ?, ?, 'queued', ?, ?
               WHERE (? IS NULL OR EXISTS (SELECT 1 FROM corpora WHERE id = ?))
                 AND (? IS NULL OR EXISTS (SELECT 1 FROM graphs WHERE id = ?))",
         )
@@ -230,17 +288,19 @@ impl Store {
         .bind(j.params.to_string())
         .bind(seed_to_sql(j.seed))
         .bind(now())
+        .bind(j.queue.token_key)
         .bind(corpus_id)
         .bind(corpus_id)
         .bind(graph_id)
         .bind(graph_id)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?
         .rows_affected();
         if n == 0 {
-            return Ok(None);
+            return Ok(Err(NotQueued::InputGone));
         }
-        self.get_job(j.id).await
+        tx.commit().await?;
+        self.queued_job(j.id).await
     }
 
     pub async fn get_job(&self, id: &str) -> StoreResult<Option<JobRow>> {

@@ -17,7 +17,7 @@ pub mod topic_map;
 pub use coherence::{model_coherence, topic_coherence, Measure};
 pub use cooccurrence::Occurrences;
 pub use exclusivity::topic_given_word;
-pub use frex::{ecdf, rank_topic, top_terms, Rank, WordScore};
+pub use frex::{ecdf, rank_topic, top_terms, Rank, RankedTable, WordScore};
 
 /// The `n` first of `items` in the order `cmp` gives (all of them when there are fewer):
 /// one partial selection, then a sort of those `n` only.

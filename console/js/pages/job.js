@@ -4,7 +4,7 @@
 // done.
 
 import { get, post } from "../api.js";
-import { h, mount, fmtDate, fmtDuration, fmtNum, fmtInt, problemBox } from "../ui.js";
+import { h, mount, fmtDate, fmtDuration, fmtNum, fmtInt, problemBox, table } from "../ui.js";
 import { figure, lines, widthOf } from "../charts.js";
 import { statusBadge, progressOf } from "./jobs.js";
 import { scoresTable } from "./model_extras.js";
@@ -41,18 +41,34 @@ function result(job) {
   if (!job.result) return null;
   const r = job.result;
   if (r.perplexity !== undefined) {
+    // A document with no known word is not scored: its log-likelihood is null, never 0.
+    const ll = (d) => (d.log_likelihood === null ? "—, no known word" : fmtNum(d.log_likelihood, 2));
+    const docs = r.documents.slice(0, 200);
+    const scored = r.scored_documents ?? r.documents.filter((d) => d.log_likelihood !== null).length;
     return h(
       "section",
       { class: "panel" },
       h("h2", {}, "Held-out likelihood"),
       h("dl", { class: "stats" }, [
         [h("dt", {}, "Estimator"), h("dd", {}, r.estimator)],
-        [h("dt", {}, "Documents"), h("dd", {}, fmtInt(r.documents.length))],
+        [h("dt", {}, "Documents scored"), h("dd", {}, `${fmtInt(scored)} of ${fmtInt(r.documents.length)}`)],
         [h("dt", {}, "Tokens"), h("dd", {}, fmtInt(r.tokens))],
-        [h("dt", {}, "Log-likelihood"), h("dd", {}, fmtNum(r.total_log_likelihood, 2))],
+        [h("dt", {}, "Unknown tokens"), h("dd", {}, fmtInt(r.unknown_tokens ?? 0))],
+        [h("dt", {}, "Log-likelihood"), h("dd", {}, scored ? fmtNum(r.total_log_likelihood, 2) : "—, no known word")],
         [h("dt", {}, "Per token"), h("dd", {}, fmtNum(r.log_likelihood_per_token, 4))],
         [h("dt", {}, "Perplexity"), h("dd", {}, fmtNum(r.perplexity, 2))],
       ]),
+      (r.warnings || []).length ? h("ul", { class: "error", "data-testid": "heldout-warnings" }, r.warnings.map((w) => h("li", {}, `${w.field} (${w.id}): ${w.detail}`))) : null,
+      table(
+        [
+          { label: "Document", cell: (d) => d.id },
+          { label: "Log-likelihood", num: true, cell: ll },
+          { label: "Tokens", num: true, cell: (d) => fmtInt(d.tokens) },
+          { label: "Unknown tokens", num: true, cell: (d) => fmtInt(d.unknown_tokens ?? 0) },
+        ],
+        docs,
+        { caption: r.documents.length > docs.length ? `First ${docs.length} of ${fmtInt(r.documents.length)} documents` : "Documents" },
+      ),
     );
   }
   if (r.evaluation) {

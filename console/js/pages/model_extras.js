@@ -149,7 +149,9 @@ export function predictSection(model, caps) {
         const w = widthOf(out, 700);
         const names = await topicNames(model);
         const topics = p.topic_proportions.map((v, i) => ({ label: names[i] || `topic ${i}`, value: v })).sort((a, b) => b.value - a.value).slice(0, 12);
-        const parts = [h("p", { class: "muted" }, `${fmtInt(p.tokens)} tokens in the vocabulary, ${fmtInt(p.oov_tokens)} outside it.`)];
+        const unknown = p.unknown_tokens ?? p.oov_tokens;
+        const parts = [h("p", { class: "muted" }, `${fmtInt(p.tokens)} tokens in the vocabulary, ${fmtInt(unknown)} unknown to the model.`)];
+        for (const w of answer.warnings || []) parts.push(h("p", { class: "error", role: "note" }, w.detail));
         if (caps.label_prediction && p.labels.length) {
           parts.push(h("p", {}, "Predicted labels: ", p.predicted_labels.length ? p.predicted_labels.join(", ") : "none above threshold"));
           const labels = [...p.labels].sort((a, b) => b.probability - a.probability).slice(0, 12).map((l) => ({ label: l.label, value: l.probability }));

@@ -192,3 +192,46 @@ async fn a_read_only_database_is_a_503_that_says_so() {
     assert_eq!(body["type"], "urn:topicd:problem:read-only");
     assert!(body["detail"].as_str().unwrap().contains("the database is read-only"), "{body}");
 }
+
+/// A write transaction that fills the database can be rolled back by SQLite itself;
+/// the connection it ran on must not come back from the pool believing it is still in
+/// that transaction (its next `BEGIN` would fail: a 500 instead of a 507 or a success).
+/// Every pooled connection is used after such failures and must still begin, write
+/// (where there is room) and commit, or fail as full.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_the_full_database_rolled_back_leaves_every_connection_usable() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("topicd.db");
+    {
+        let store = Store::open(&db).await.unwrap();
+        sqlx::query("CREATE TABLE filler (b BLOB NOT NULL)").execute(store.pool()).await.unwrap();
+        store.pool().close().await;
+    }
+    let opts = topicd::store::StoreOptions { max_bytes: Some(std::fs::metadata(&db).unwrap().len() + 64 * 4096) };
+    let store = Store::open_with(&db, &opts).await.unwrap();
+    let mut full_failures = 0;
+    for round in 0..24 {
+        // Fill in one transaction until SQLite refuses; drop the transaction.
+        {
+            let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await.unwrap_or_else(|e| panic!("round {round}: BEGIN failed: {e}"));
+            for i in 0..200 {
+                let blob = vec![round as u8; 3000 + 997 * i];
+                match sqlx::query("INSERT INTO filler (b) VALUES (?)").bind(blob).execute(&mut *tx).await {
+                    Ok(_) => {}
+                    Err(e) => {
+                        assert_eq!(StoreError::Sqlx(e).unwritable(), Some(Unwritable::Full), "round {round}");
+                        full_failures += 1;
+                        break;
+                    }
+                }
+            }
+        }
+        // A small write on whichever connection the pool hands out.
+        let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await.unwrap_or_else(|e| panic!("round {round}: BEGIN after a full write failed: {e}"));
+        match sqlx::query("INSERT INTO filler (b) VALUES (x'00')").execute(&mut *tx).await {
+            Ok(_) => tx.commit().await.unwrap_or_else(|e| panic!("round {round}: COMMIT failed: {e}")),
+            Err(e) => assert_eq!(StoreError::Sqlx(e).unwritable(), Some(Unwritable::Full), "round {round}"),
+        }
+    }
+    assert_eq!(full_failures, 24, "every round filled the database");
+}

@@ -18,7 +18,7 @@ pub mod tokens;
 pub mod topic_names;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::SqlitePool;
+use sqlx::{Connection, SqlitePool};
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
@@ -132,7 +132,16 @@ impl Store {
             // opens, and any write that needs a new page is refused.
             options = options.pragma("max_page_count", (bytes / PAGE_SIZE).max(1).to_string());
         }
-        let pool = SqlitePoolOptions::new().max_connections(8).connect_with(options).await.map_err(|e| damaged_or(path, e))?;
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            // A write that fails with SQLITE_FULL may make SQLite roll the whole
+            // transaction back on its own; sqlx's rollback on drop then fails and leaves
+            // the connection counting a transaction it is not in, so its next BEGIN
+            // fails. Such a connection is closed, not handed out again.
+            .before_acquire(|conn, _| Box::pin(async move { Ok(!conn.is_in_transaction()) }))
+            .connect_with(options)
+            .await
+            .map_err(|e| damaged_or(path, e))?;
         let problems = quick_check(&pool, 10).await.map_err(|e| damaged_or(path, e))?;
         if !problems.is_empty() {
             pool.close().await;

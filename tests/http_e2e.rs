@@ -136,6 +136,14 @@ async fn upload_fit_read_predict_and_survive_a_restart() {
     }
     assert_eq!(s.get(&format!("/v1/models/{mid}/topics/8/documents")).await.0, 404);
 
+    // Read each page once before the rename: the server keeps answered topic pages, and
+    // a rename must replace them.
+    let before = s.get(&format!("/v1/models/{mid}/topics?n=10&rank=frex&weight=0.5")).await.1;
+    assert_eq!(before["topics"][3]["name"], Value::Null);
+    assert_eq!(s.get(&format!("/v1/models/{mid}/topics/3/frex?n=3")).await.1["topic"]["name"], Value::Null);
+    assert!(!s.get_text(&format!("/v1/models/{mid}/topics?n=2&format=csv")).await.2.contains("Topic three"));
+    assert_eq!(s.get(&format!("/v1/models/{mid}/topic-map")).await.1["topics"][3]["name"], Value::Null);
+
     // Rename a topic: every topic endpoint, the CSV and the map return the name; the
     // numbering and the words do not change; bad names and topics change nothing.
     let (st, renamed) = s.patch(&format!("/v1/models/{mid}/topics/3"), &json!({"name": "  Topic three  "})).await;

@@ -22,6 +22,7 @@ pub mod ops;
 pub mod topic_documents;
 pub mod topic_map;
 pub mod topic_names;
+pub mod topic_pages;
 
 use crate::config::ServeConfig;
 use crate::jobs::{Runner, RunnerConfig};

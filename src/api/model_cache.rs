@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::error::{ApiError, ApiResult};
 use super::topic_documents::RankedDocuments;
+use super::topic_pages::TopicPages;
 
 /// A topic model ready to answer questions.
 pub struct LoadedModel {
@@ -33,6 +34,8 @@ pub struct LoadedModel {
     /// The topic table with its ECDFs, per comparison (natural, all), computed at the
     /// first topic read and kept while the model is: a topic read then only ranks.
     ranked_tables: [OnceLock<Arc<RankedTable>>; 2],
+    /// Topic names and the topic pages answered with them (dropped by a rename).
+    pub topic_pages: TopicPages,
 }
 
 impl LoadedModel {
@@ -122,6 +125,7 @@ impl ModelCache {
                         topic_map: OnceLock::new(),
                         document_topics: OnceLock::new(),
                         ranked_tables: Default::default(),
+                        topic_pages: TopicPages::default(),
                     }))
                 }
                 Fitted::Communities(model) => Entry::Communities(Arc::new(LoadedCommunities { row, model })),

@@ -5,6 +5,7 @@ use super::coherence::{coherence_of, number, CoherenceOptions, CoherenceParams, 
 use super::error::{ApiError, ApiResult};
 use super::extract::{from_str, parse_json, parse_query, read_body, require_json, Page};
 use super::model_cache::LoadedModel;
+use super::topic_pages::PageBody;
 use super::AppState;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::RawDocument;
@@ -13,7 +14,7 @@ use crate::store::{DeleteOutcome, ModelRow};
 use crate::summaries::{Rank, WordScore};
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
@@ -110,6 +111,17 @@ struct TopicsOptions {
     csv: bool,
     /// `with=coherence`: over each topic's top `top_n` words by `rank`.
     coherence: Option<CoherenceOptions>,
+}
+
+impl TopicsOptions {
+    /// What identifies the page these options ask of `endpoint` (with the model and its
+    /// names); none when it carries coherence, which has its own cache.
+    fn page_key(&self, endpoint: &str) -> Option<String> {
+        if self.coherence.is_some() {
+            return None;
+        }
+        Some(format!("{endpoint}|{}|{:?}|{:x}|{:?}|{}", self.n, self.rank, self.weight.to_bits(), self.comparison, self.csv))
+    }
 }
 
 impl TopicsQuery {
@@ -210,7 +222,7 @@ type CsvTopic = (usize, Option<String>, Option<String>, Vec<(String, WordScore)>
 
 /// The topic table as CSV; with coherence (one value per row of `rows`), a last
 /// `coherence` column repeats each topic's value on its rows (empty when not finite).
-fn csv_response(rows: Vec<CsvTopic>, coherence: Option<&[f64]>) -> Response {
+fn csv_page(rows: Vec<CsvTopic>, coherence: Option<&[f64]>) -> PageBody {
     let mut out = String::from("topic,label,name,rank,word,frequency,exclusivity,frex");
     out.push_str(if coherence.is_some() { ",coherence\n" } else { "\n" });
     for (r, (k, label, name, words)) in rows.into_iter().enumerate() {
@@ -228,14 +240,18 @@ fn csv_response(rows: Vec<CsvTopic>, coherence: Option<&[f64]>) -> Response {
             ));
         }
     }
-    ([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], out).into_response()
+    PageBody::new("text/csv; charset=utf-8", out)
 }
 
 /// `GET /v1/models/{id}/topics?n=&rank=&weight=&comparison=&format=`.
 pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQuery(q): RawQuery) -> ApiResult<Response> {
     let opts = parse_query::<TopicsQuery>(q.as_deref())?.check(Rank::Frequency, state.limits.max_n)?;
     let m = state.models.get(&state.store, &id).await?;
-    let names = state.store.topic_names(&id).await?;
+    let names = m.topic_pages.names(&state.store, &id).await?;
+    let key = opts.page_key("topics");
+    if let Some(page) = key.as_deref().and_then(|k| m.topic_pages.page(&names, k)) {
+        return Ok(page.into_response());
+    }
     let (m2, pool) = (m.clone(), state.predict_pool.clone());
     let (rank, weight, n, comparison) = (opts.rank, opts.weight, opts.n, opts.comparison);
     let top_n = opts.coherence.map(|c| c.top_n);
@@ -255,31 +271,46 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
         (Some(c), Some(words)) => Some(coherence_of(&state, &m, c, words).await?),
         _ => None,
     };
-    if opts.csv {
+    let page = if opts.csv {
         let rows = ranked
             .into_iter()
             .enumerate()
             .map(|(k, ws)| {
-                (k, table.table.topics[k].label.clone(), names.get(&k).cloned(), ws.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect())
+                (
+                    k,
+                    table.table.topics[k].label.clone(),
+                    names.names.get(&k).cloned(),
+                    ws.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect(),
+                )
             })
             .collect();
-        return Ok(csv_response(rows, coherence.as_ref().map(|(_, c)| c.per_topic.as_slice())));
+        csv_page(rows, coherence.as_ref().map(|(_, c)| c.per_topic.as_slice()))
+    } else {
+        let topics: Vec<Value> = ranked
+            .iter()
+            .enumerate()
+            .map(|(k, ws)| {
+                let mut t = topic_header(&table.table, k, &names.names);
+                t["words"] = json!(words_json(&m, ws));
+                if let Some((_, c)) = &coherence {
+                    t["coherence"] = number(c.per_topic[k]);
+                }
+                t
+            })
+            .collect();
+        let mut body = json!({"model_id": id, "rank": rank_name(opts.rank), "weight": opts.weight, "n": opts.n, "topics": topics});
+        add_coherence_summary(&mut body, coherence.as_ref());
+        json_page(&body)?
+    };
+    if let Some(key) = key {
+        m.topic_pages.keep(&names, key, page.clone());
     }
-    let topics: Vec<Value> = ranked
-        .iter()
-        .enumerate()
-        .map(|(k, ws)| {
-            let mut t = topic_header(&table.table, k, &names);
-            t["words"] = json!(words_json(&m, ws));
-            if let Some((_, c)) = &coherence {
-                t["coherence"] = number(c.per_topic[k]);
-            }
-            t
-        })
-        .collect();
-    let mut body = json!({"model_id": id, "rank": rank_name(opts.rank), "weight": opts.weight, "n": opts.n, "topics": topics});
-    add_coherence_summary(&mut body, coherence.as_ref());
-    Ok(Json(body).into_response())
+    Ok(page.into_response())
+}
+
+/// A JSON body as a page.
+fn json_page(body: &Value) -> ApiResult<PageBody> {
+    Ok(PageBody::new("application/json", serde_json::to_vec(body).map_err(ApiError::internal)?))
 }
 
 /// The `coherence` object (settings and mean) of a topic table asked `with=coherence`.
@@ -294,13 +325,17 @@ fn add_coherence_summary(body: &mut Value, coherence: Option<&(String, Coherence
 pub async fn topic_frex(State(state): State<AppState>, Path((id, topic)): Path<(String, String)>, RawQuery(q): RawQuery) -> ApiResult<Response> {
     let opts = parse_query::<TopicsQuery>(q.as_deref())?.check(Rank::Frex, state.limits.max_n)?;
     let m = state.models.get(&state.store, &id).await?;
+    let names = m.topic_pages.names(&state.store, &id).await?;
+    let key = opts.page_key(&format!("frex/{topic}"));
+    if let Some(page) = key.as_deref().and_then(|k| m.topic_pages.page(&names, k)) {
+        return Ok(page.into_response());
+    }
     let m2 = m.clone();
     let comparison = opts.comparison;
     let pool = state.predict_pool.clone();
     let ranked = tokio::task::spawn_blocking(move || pool.install(|| m2.ranked_table(comparison))).await.map_err(ApiError::internal)?;
     let table = &ranked.table;
     let k = resolve_topic(table, &topic)?;
-    let names = state.store.topic_names(&id).await?;
     let words = ranked.rank(k, opts.rank, opts.weight, Some(opts.n));
     let coherence = match opts.coherence {
         Some(c) => {
@@ -309,24 +344,33 @@ pub async fn topic_frex(State(state): State<AppState>, Path((id, topic)): Path<(
         }
         None => None,
     };
-    if opts.csv {
-        let rows =
-            vec![(k, table.topics[k].label.clone(), names.get(&k).cloned(), words.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect())];
-        return Ok(csv_response(rows, coherence.as_ref().map(|(_, c)| c.per_topic.as_slice())));
+    let page = if opts.csv {
+        let rows = vec![(
+            k,
+            table.topics[k].label.clone(),
+            names.names.get(&k).cloned(),
+            words.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect(),
+        )];
+        csv_page(rows, coherence.as_ref().map(|(_, c)| c.per_topic.as_slice()))
+    } else {
+        let mut topic = topic_header(table, k, &names.names);
+        if let Some((_, c)) = &coherence {
+            topic["coherence"] = number(c.per_topic[0]);
+        }
+        let mut body = json!({
+            "model_id": id,
+            "topic": topic,
+            "rank": rank_name(opts.rank),
+            "weight": opts.weight,
+            "words": words_json(&m, &words),
+        });
+        add_coherence_summary(&mut body, coherence.as_ref());
+        json_page(&body)?
+    };
+    if let Some(key) = key {
+        m.topic_pages.keep(&names, key, page.clone());
     }
-    let mut topic = topic_header(table, k, &names);
-    if let Some((_, c)) = &coherence {
-        topic["coherence"] = number(c.per_topic[0]);
-    }
-    let mut body = json!({
-        "model_id": id,
-        "topic": topic,
-        "rank": rank_name(opts.rank),
-        "weight": opts.weight,
-        "words": words_json(&m, &words),
-    });
-    add_coherence_summary(&mut body, coherence.as_ref());
-    Ok(Json(body).into_response())
+    Ok(page.into_response())
 }
 
 #[derive(Debug, Deserialize)]

@@ -51,7 +51,7 @@ pub async fn list(State(state): State<AppState>, Path((id, topic)): Path<(String
             m.document_topics.get_or_init(|| Arc::new(r)).clone()
         }
     };
-    let names = state.store.topic_names(&id).await?;
+    let names = m.topic_pages.names(&state.store, &id).await?.names;
     let m2 = m.clone();
     let table = tokio::task::spawn_blocking(move || m2.model.topic_table(&TableOptions::default())).await.map_err(ApiError::internal)?;
     let k = resolve_topic(&table, &topic)?;

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 /// `GET /v1/models/{id}/topic-map`.
 pub async fn get(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     let m = state.models.get(&state.store, &id).await?;
-    let names = state.store.topic_names(&id).await?;
+    let names = m.topic_pages.names(&state.store, &id).await?.names;
     let (m2, pool) = (m.clone(), state.predict_pool.clone());
     let (topics, map) = tokio::task::spawn_blocking(move || {
         let table = m2.model.topic_table(&TableOptions::default());

@@ -55,7 +55,10 @@ pub async fn rename(State(state): State<AppState>, Path((id, topic)): Path<(Stri
     let m2 = m.clone();
     let table = tokio::task::spawn_blocking(move || m2.model.topic_table(&TableOptions::default())).await.map_err(ApiError::internal)?;
     let k = resolve_topic(&table, &topic)?;
-    if !state.store.set_topic_name(&id, k, name.as_deref()).await? {
+    let stored = state.store.set_topic_name(&id, k, name.as_deref()).await;
+    // Whatever the write did, the names and pages kept in memory may be stale now.
+    m.topic_pages.names_changed();
+    if !stored? {
         return Err(ApiError::not_found("model", &id));
     }
     let names = state.store.topic_names(&id).await?;

@@ -193,9 +193,9 @@ impl<'a> DcntChain<'a> {
 
 impl Chain for DcntChain<'_> {
     fn step(&mut self, seed: u64, iteration: usize) -> Result<Map<String, Value>, FitError> {
-        let stats = self.state.scan(self.docs, &self.blocks, seed, iteration as u64);
+        let stats = self.state.scan(self.docs, &self.blocks, seed, iteration as u64).map_err(FitError::Numerical)?;
         let g = &self.state.globals;
-        if !(g.lambda_v.is_finite() && g.lambda_a.is_finite() && all_finite(&g.a)) {
+        if !(g.lambda_v.is_finite() && g.lambda_a.is_finite() && all_finite(&g.a) && all_finite(&g.eta) && all_finite(&g.mu) && all_finite(&g.lambda_f)) {
             return Err(FitError::Numerical(format!("non-finite global parameters at scan {iteration}")));
         }
         self.acceptance = stats.acceptance();

@@ -148,7 +148,7 @@ fn trace_dcnt_correlations() {
     }
     let mut state = DcntState::init(&docs, k, false, priors, 1, seed);
     for it in 1..=iterations {
-        state.scan(&docs, &sync_blocks, seed, it as u64);
+        state.scan(&docs, &sync_blocks, seed, it as u64).expect("a finite chain");
         if it % every != 0 {
             continue;
         }

@@ -412,7 +412,7 @@ fn document_block_z_scores(diagonal: bool, swap_rule: Option<fn(&SwapTerms) -> f
         scan += 1;
         let blocks: Vec<_> = (0..docs_n).map(|d| d..d + 1).collect();
         let seed: u64 = rng.random();
-        state.sample_documents(&docs, &blocks, seed, scan);
+        state.sample_documents(&docs, &blocks, seed, scan).expect("finite globals");
         if let Some(rule) = swap_rule {
             swap_sweep_with(&mut state, &docs, seed, scan, 2, rule);
         }

@@ -32,21 +32,29 @@ pub struct Globals {
     pub lambda_v: f64,
 }
 
+// A numerical breakdown (parameters that overflowed, a precision that is no longer
+// positive definite: a diverging chain, or a resumed checkpoint with absurd values)
+// makes these draws NaN rather than panic; the chain's step finds the non-finite
+// globals and fails the fit with a numerical error.
+
 /// A draw from N(P⁻¹ b, P⁻¹) given the Cholesky factor of P: mean + L⁻ᵀ ε.
 fn gaussian_with_precision<R: rand::Rng + ?Sized>(chol: &Cholesky<f64, Dyn>, b: &DVector<f64>, rng: &mut R) -> DVector<f64> {
     let mean = chol.solve(b);
     let eps = DVector::from_iterator(b.len(), (0..b.len()).map(|_| StandardNormal.sample(rng)));
-    let noise = chol.l().transpose().solve_upper_triangular(&eps).expect("a Cholesky factor has a non-zero diagonal");
-    mean + noise
+    match chol.l().transpose().solve_upper_triangular(&eps) {
+        Some(noise) => mean + noise,
+        None => DVector::from_element(b.len(), f64::NAN),
+    }
 }
 
-/// Gamma(shape, rate).
+/// Gamma(shape, rate); NaN for parameters that are not positive and finite.
 fn gamma<R: rand::Rng + ?Sized>(shape: f64, rate: f64, rng: &mut R) -> f64 {
-    Gamma::new(shape, 1.0 / rate).expect("positive shape and rate").sample(rng)
+    Gamma::new(shape, 1.0 / rate).map_or(f64::NAN, |g| g.sample(rng))
 }
 
+/// Normal(mean, sd); NaN for a standard deviation that is not finite.
 fn normal<R: rand::Rng + ?Sized>(mean: f64, sd: f64, rng: &mut R) -> f64 {
-    Normal::new(mean, sd).expect("finite sd").sample(rng)
+    Normal::new(mean, sd).map_or(f64::NAN, |n| n.sample(rng))
 }
 
 impl Globals {
@@ -160,7 +168,10 @@ pub fn draw_a<R: rand::Rng + ?Sized>(u: &[f64], v: &[f64], k: usize, lambda_a: f
         for i in 0..k {
             precision[(i, i)] += (r + 1) as f64 * lambda_a;
         }
-        let chol = Cholesky::new(precision).expect("a positive shift of a Gram matrix is positive definite");
+        // A positive shift of a Gram matrix is positive definite unless it overflowed.
+        let Some(chol) = Cholesky::new(precision) else {
+            return vec![f64::NAN; k * k];
+        };
         let row = gaussian_with_precision(&chol, &cross.column(r).into_owned(), rng);
         a[r * k..(r + 1) * k].copy_from_slice(row.as_slice());
     }
@@ -201,7 +212,9 @@ pub fn draw_eta<R: rand::Rng + ?Sized>(u: &[f64], phi: &[f64], k: usize, f: usiz
     for i in 0..f {
         precision[(i, i)] += lambda_f[i];
     }
-    let chol = Cholesky::new(precision).expect("a positive shift of a Gram matrix is positive definite");
+    let Some(chol) = Cholesky::new(precision) else {
+        return vec![f64::NAN; f * k];
+    };
     let cross = pm.transpose() * um; // F × K: column k is Σ_d φ_d u_kd
     let mut eta = vec![0.0; f * k];
     for c in 0..k {

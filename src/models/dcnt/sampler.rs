@@ -242,20 +242,22 @@ impl DcntState {
         }
     }
 
-    /// One full scan (see the module documentation).
-    pub fn scan(&mut self, docs: &Documents, blocks: &[Range<usize>], seed: u64, scan: u64) -> ScanStats {
-        let mut stats = self.sample_documents(docs, blocks, seed, scan);
+    /// One full scan (see the module documentation); an error when the current
+    /// globals have broken down numerically (u's precision no longer factors).
+    pub fn scan(&mut self, docs: &Documents, blocks: &[Range<usize>], seed: u64, scan: u64) -> Result<ScanStats, String> {
+        let mut stats = self.sample_documents(docs, blocks, seed, scan)?;
         let swaps = swap_sweep(self, docs, seed, scan, self.topic_swaps);
         (stats.swaps_accepted, stats.swaps_proposed) = (swaps.accepted, swaps.proposed);
         let mut grng = stream(seed, Purpose::DcntGlobal, scan, 0);
         self.globals.update(&self.u, &self.v, &docs.features, self.diagonal, &self.priors, &mut grng);
-        stats
+        Ok(stats)
     }
 
     /// The per-document half of a scan: z, v and u of every document, block by block.
-    pub fn sample_documents(&mut self, docs: &Documents, blocks: &[Range<usize>], seed: u64, scan: u64) -> ScanStats {
+    pub fn sample_documents(&mut self, docs: &Documents, blocks: &[Range<usize>], seed: u64, scan: u64) -> Result<ScanStats, String> {
         let k = self.num_topics;
-        let u_conditional = UConditional::new(&self.globals.a, k, self.globals.lambda_v).expect("finite A and λ_v");
+        let u_conditional = UConditional::new(&self.globals.a, k, self.globals.lambda_v)
+            .ok_or_else(|| format!("u's precision I + λ_v AᵀA is not positive definite at scan {scan} (A or λ_v overflowed)"))?;
         let mut stats = ScanStats::default();
         for block in blocks {
             let updates: Vec<DocUpdate> = block.clone().into_par_iter().map(|d| self.sample_document(docs, d, &u_conditional, seed, scan)).collect();
@@ -275,7 +277,7 @@ impl DcntState {
                 stats.proposed += k as u64;
             }
         }
-        stats
+        Ok(stats)
     }
 
     /// z, v and u of document d against the block-start counts.

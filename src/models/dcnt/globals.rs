@@ -40,6 +40,15 @@ fn gaussian_with_precision<R: rand::Rng + ?Sized>(chol: &Cholesky<f64, Dyn>, b: 
     mean + noise
 }
 
+/// The Cholesky factor of a precision matrix: a positive shift of a Gram matrix, so
+/// positive definite, unless its entries overflowed (state from a corrupt checkpoint
+/// with huge but finite values); then of its diagonal (non-finite entries as 1), so the
+/// draw goes on with garbage instead of a panic.
+fn factor(precision: DMatrix<f64>) -> Cholesky<f64, Dyn> {
+    let diagonal = precision.diagonal().map(|x| if x.is_finite() && x > 0.0 { x } else { 1.0 });
+    Cholesky::new(precision).unwrap_or_else(|| Cholesky::new(DMatrix::from_diagonal(&diagonal)).expect("a positive diagonal matrix factors"))
+}
+
 /// Gamma(shape, rate).
 fn gamma<R: rand::Rng + ?Sized>(shape: f64, rate: f64, rng: &mut R) -> f64 {
     Gamma::new(shape, 1.0 / rate).expect("positive shape and rate").sample(rng)
@@ -160,7 +169,7 @@ pub fn draw_a<R: rand::Rng + ?Sized>(u: &[f64], v: &[f64], k: usize, lambda_a: f
         for i in 0..k {
             precision[(i, i)] += (r + 1) as f64 * lambda_a;
         }
-        let chol = Cholesky::new(precision).expect("a positive shift of a Gram matrix is positive definite");
+        let chol = factor(precision);
         let row = gaussian_with_precision(&chol, &cross.column(r).into_owned(), rng);
         a[r * k..(r + 1) * k].copy_from_slice(row.as_slice());
     }
@@ -201,7 +210,7 @@ pub fn draw_eta<R: rand::Rng + ?Sized>(u: &[f64], phi: &[f64], k: usize, f: usiz
     for i in 0..f {
         precision[(i, i)] += lambda_f[i];
     }
-    let chol = Cholesky::new(precision).expect("a positive shift of a Gram matrix is positive definite");
+    let chol = factor(precision);
     let cross = pm.transpose() * um; // F × K: column k is Σ_d φ_d u_kd
     let mut eta = vec![0.0; f * k];
     for c in 0..k {

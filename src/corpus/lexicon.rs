@@ -125,6 +125,11 @@ impl From<StoredOptions> for PreprocessOptions {
 impl TryFrom<LexiconData> for Lexicon {
     type Error = String;
     fn try_from(d: LexiconData) -> Result<Self, String> {
+        // A NaN fraction is corrupt (no upload passes validation with one), and options
+        // that are not equal to themselves break every "same options" check.
+        if d.options.max_df.is_nan() || d.options.top_fraction.is_some_and(f64::is_nan) {
+            return Err("a stored document-frequency fraction is not a number".into());
+        }
         Lexicon::try_new(d.words, d.options.into())
     }
 }

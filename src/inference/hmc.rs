@@ -43,7 +43,8 @@ pub struct MassMatrix {
 }
 
 impl MassMatrix {
-    /// M = −H, shifted along the diagonal until positive definite if it is not.
+    /// M = −H, shifted along the diagonal until positive definite if it is not (scale · I
+    /// when no finite shift makes it so).
     pub fn from_negative_hessian(hessian: &DMatrix<f64>) -> MassMatrix {
         let m = -hessian;
         if let Some(c) = m.clone().cholesky() {
@@ -68,6 +69,12 @@ impl MassMatrix {
                 return MassMatrix { l: c.l(), repaired: true };
             }
             shift *= 10.0;
+            if !shift.is_finite() {
+                // No finite shift repairs a NaN or infinite off-diagonal entry (state a
+                // corrupt checkpoint restored): scale · I instead of a search that never ends.
+                let n = base.nrows();
+                return MassMatrix { l: DMatrix::identity(n, n) * scale.sqrt(), repaired: true };
+            }
         }
     }
 

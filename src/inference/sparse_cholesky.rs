@@ -288,7 +288,9 @@ impl<'p> SparseSymmetric<'p> {
 
     /// The Cholesky factor of A + shift·I with the smallest shift (growing tenfold from
     /// 1e-6 of the largest diagonal entry) that makes it positive definite; returns the
-    /// factor and whether a shift was needed.
+    /// factor and whether a shift was needed. A matrix no finite shift repairs (a NaN or
+    /// infinite off-diagonal entry, from state a corrupt checkpoint restored) gets the
+    /// largest finite diagonal entry times I instead of a search that never ends.
     pub fn cholesky_repaired(&self) -> (SparseCholesky<'p>, bool) {
         if let Some(c) = self.cholesky() {
             return (c, false);
@@ -308,6 +310,12 @@ impl<'p> SparseSymmetric<'p> {
                 return (c, true);
             }
             shift *= 10.0;
+            if !shift.is_finite() {
+                let mut diagonal = self.clone();
+                diagonal.diag.fill(scale);
+                diagonal.off.fill(0.0);
+                return (diagonal.cholesky().expect("a positive diagonal matrix factors"), true);
+            }
         }
     }
 }

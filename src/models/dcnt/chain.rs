@@ -158,14 +158,17 @@ impl<'a> DcntChain<'a> {
         let s: SavedDcnt = postcard::from_bytes(bytes).map_err(|e| format!("DCNT state does not decode: {e}"))?;
         let (k, f, d) = (p.topics, docs.num_features, docs.num_docs());
         let g = &s.globals;
-        let positive = |x: f64| x.is_finite() && x > 0.0;
+        // No chain gets near these magnitudes; beyond them the conditionals' sums of
+        // squares overflow and the draws' distributions cannot be built.
+        let positive = |x: f64| (1e-50..=1e50).contains(&x);
+        let bounded = |xs: &[f64]| xs.iter().all(|x| x.abs() <= 1e50);
         let checks = [
             (s.version == STATE_VERSION, "state version"),
             (s.z.len() == docs.num_tokens() && s.z.iter().all(|&t| (t as usize) < k), "topic assignments"),
-            (s.u.len() == d * k && s.v.len() == d * k && all_finite(&s.u) && all_finite(&s.v), "activations"),
+            (s.u.len() == d * k && s.v.len() == d * k && bounded(&s.u) && bounded(&s.v), "activations"),
             (g.num_topics == k && g.num_features == f, "global parameters' sizes"),
-            (g.a.len() == k * k && all_finite(&g.a) && (!diagonal || g.a.iter().enumerate().all(|(i, &x)| i / k == i % k || x == 0.0)), "A"),
-            (g.eta.len() == f * k && all_finite(&g.eta) && g.mu.len() == f && all_finite(&g.mu), "η and μ"),
+            (g.a.len() == k * k && bounded(&g.a) && (!diagonal || g.a.iter().enumerate().all(|(i, &x)| i / k == i % k || x == 0.0)), "A"),
+            (g.eta.len() == f * k && bounded(&g.eta) && g.mu.len() == f && bounded(&g.mu), "η and μ"),
             (g.lambda_f.len() == f && g.lambda_f.iter().all(|&x| positive(x)) && positive(g.lambda_a) && positive(g.lambda_v), "precisions"),
             (s.sums.fits(k, f, docs.num_terms, d) && s.sums.kept == position.kept, "posterior sums"),
             (s.last.a.len() == k * k && s.last.eta.len() == f * k, "last kept loadings"),

@@ -99,7 +99,7 @@ impl HdpModel {
         }
         let m: HdpModel = postcard::from_bytes(bytes).map_err(decode_error)?;
         let k = m.num_topics;
-        if m.topic_word.len() != k * m.num_terms || m.stick.num_topics() != k || m.topic_tokens.len() != k {
+        if Some(m.topic_word.len()) != k.checked_mul(m.num_terms) || m.stick.num_topics() != k || m.topic_tokens.len() != k {
             return Err(ModelError::Decode("HDP model arrays disagree with its topic and term counts".into()));
         }
         Ok(m)

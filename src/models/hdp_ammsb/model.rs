@@ -107,7 +107,12 @@ impl AmmsbModel {
         let m: AmmsbModel = postcard::from_bytes(bytes).map_err(decode_error)?;
         let s = &m.state;
         let (n, k) = (s.num_nodes, s.num_communities);
-        if m.node_names.len() != n || s.theta.len() != n * (k + 1) || s.link_on.len() != k || s.link_off.len() != k || s.stick.num_topics() != k {
+        if m.node_names.len() != n
+            || Some(s.theta.len()) != k.checked_add(1).and_then(|k1| n.checked_mul(k1))
+            || s.link_on.len() != k
+            || s.link_off.len() != k
+            || s.stick.num_topics() != k
+        {
             return Err(ModelError::Decode("HDP-aMMSB model arrays disagree with its node and community counts".into()));
         }
         Ok(m)

@@ -198,14 +198,19 @@ impl<'a> HpcChain<'a> {
         let (v, n, k, d) = (data.num_terms(), data.num_nodes(), data.num_topics(), data.num_docs());
         let finite = |xs: &[f64]| xs.iter().all(|x| x.is_finite());
         let positive = |xs: &[f64]| xs.iter().all(|x| x.is_finite() && *x > 0.0);
+        // A variance whose precision overflows (a subnormal τ²) is as corrupt as a
+        // negative one: the rate block's prior precision would be infinite.
+        let variances = |xs: &[f64]| positive(xs) && xs.iter().all(|x| x.recip().is_finite());
+        let all_finite = |rows: &[Vec<f64>]| rows.iter().all(|row| finite(row));
         let checks = [
             (s.params == chain_key(params), "parameters"),
             (s.num_tokens.to_bits() == data.num_tokens.to_bits(), "training tokens"),
             (mu.len() == v * n && finite(&mu), "μ"),
-            (tau2_parents.len() == v * data.parent_nodes.len() && positive(&tau2_parents), "τ²"),
+            (tau2_parents.len() == v * data.parent_nodes.len() && variances(&tau2_parents), "τ²"),
             (xi.len() == d * k && finite(&xi), "ξ"),
-            (s.eta.len() == k && finite(&s.eta) && s.psi.is_finite() && positive(&[s.gamma2, s.lambda2, s.nu, s.sigma2]), "hyperparameters"),
-            (rate_diagonals.len() == v && rate_off_diagonals.len() == v, "rate Hessians"),
+            (s.eta.len() == k && finite(&s.eta) && s.psi.is_finite() && variances(&[s.gamma2, s.lambda2, s.nu, s.sigma2]), "hyperparameters"),
+            (rate_diagonals.len() == v && rate_off_diagonals.len() == v && all_finite(&rate_diagonals) && all_finite(&rate_off_diagonals), "rate Hessians"),
+            (all_finite(&affinity_hessians), "affinity Hessians"),
             (sums.as_ref().map_or(position.kept == 0, |sums| sums.has_shape(v, k) && sums.kept == position.kept), "estimand sums"),
             (s.last.0.is_finite() && (s.last.0 / data.num_tokens).to_bits() == position.last_loglik.to_bits(), "log-likelihood"),
         ];

@@ -386,11 +386,33 @@ impl LdaModel {
         let decode_error = |e: postcard::Error| ModelError::Decode(e.to_string());
         // The version is the first field: read it, then the layout it names.
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
-        match version {
-            ENCODING_VERSION => postcard::from_bytes(bytes).map_err(decode_error),
-            3 => Ok(postcard::from_bytes::<LdaModelV3>(bytes).map_err(decode_error)?.into()),
-            2 => Ok(LdaModelV3::from(postcard::from_bytes::<LdaModelV2>(bytes).map_err(decode_error)?).into()),
-            v => Err(ModelError::Decode(format!("LDA encoding version {v} is not {ENCODING_VERSION}, 3 or 2"))),
+        let model: LdaModel = match version {
+            ENCODING_VERSION => postcard::from_bytes(bytes).map_err(decode_error)?,
+            3 | 2 => {
+                let old = match version {
+                    3 => postcard::from_bytes::<LdaModelV3>(bytes).map_err(decode_error)?,
+                    _ => LdaModelV3::from(postcard::from_bytes::<LdaModelV2>(bytes).map_err(decode_error)?),
+                };
+                // α is filled in per topic: check the topic count before allocating it.
+                if old.topic_shares.len() != old.params.topics {
+                    return Err(ModelError::Decode(format!("{} topic shares for {} topics", old.topic_shares.len(), old.params.topics)));
+                }
+                old.into()
+            }
+            v => return Err(ModelError::Decode(format!("LDA encoding version {v} is not {ENCODING_VERSION}, 3 or 2"))),
+        };
+        model.check_shapes()
+    }
+
+    /// A decoded model whose lengths disagree with its topics and terms is corrupt (its
+    /// readers index by them).
+    fn check_shapes(self) -> Result<Self, ModelError> {
+        let k = self.params.topics;
+        let ok = self.topic_shares.len() == k && self.alpha.len() == k && Some(self.word_rates.len()) == k.checked_mul(self.num_terms);
+        if ok {
+            Ok(self)
+        } else {
+            Err(ModelError::Decode(format!("the stored lengths do not match {k} topics and {} terms", self.num_terms)))
         }
     }
 }

@@ -158,4 +158,3 @@ fn mutated_valid_inputs_never_panic() {
             .unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }
-

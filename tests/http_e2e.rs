@@ -224,3 +224,39 @@ async fn ndjson_upload_streams_documents_and_a_tree() {
     assert_eq!(list["total"], 1);
     s.stop().await;
 }
+
+/// Many first reads of a model at once (a dashboard opening on a fresh server): the
+/// topic table is computed once, in the predict pool, and every read answers. A rayon
+/// worker that waited for the table inside the pool could steal another read that
+/// waits for it too, and the pool then hung for good (every topic read and prediction
+/// timed out under `bench/load.py`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_first_reads_of_a_model_all_answer() {
+    let mut s = TestServer::start().await;
+    let cid = s.upload(json!({"documents": appstream_docs(300), "preprocess": {"min_df": 2}})).await["id"].as_str().unwrap().to_string();
+    let job = s.submit(&cid, "lda", json!({"topics": 40, "iterations": 5}), 1).await;
+    let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(120)).await;
+    let mid = done["model_id"].as_str().unwrap().to_string();
+    for round in 0..3 {
+        // A restart empties the model cache: every round starts cold.
+        s.restart().await;
+        let paths: Vec<String> = (0..48)
+            .map(|i| match i % 4 {
+                0 => format!("/v1/models/{mid}/topics?n={}", 5 + i),
+                1 => format!("/v1/models/{mid}/topics/{}/frex?n=5", i % 40),
+                2 => format!("/v1/models/{mid}/topics?n=3&comparison=all&rank=frex&weight={}", 0.5 + i as f64 / 100.0),
+                _ => format!("/v1/models/{mid}/coherence?top_n=5"),
+            })
+            .collect();
+        let reads = futures_util::future::join_all(paths.iter().map(|p| s.get(p)));
+        // A hung pool would also hang the server's shutdown (and so this test's unwinding):
+        // say so and abort the test binary rather than wait forever.
+        let answers = tokio::time::timeout(Duration::from_secs(60), reads).await.unwrap_or_else(|_| {
+            eprintln!("round {round}: the reads hung for 60 s");
+            std::process::abort()
+        });
+        for (p, (st, body)) in paths.iter().zip(answers) {
+            assert_eq!(st, 200, "round {round}: {p}: {body}");
+        }
+    }
+}

@@ -181,9 +181,9 @@ pub async fn coherence(State(state): State<AppState>, Path(id): Path<String>, Ra
     let m = state.models.get(&state.store, &id).await?;
     let (m2, pool) = (m.clone(), state.predict_pool.clone());
     let (labels, top_words) = tokio::task::spawn_blocking(move || {
+        let table = m2.ranked_table(Comparison::Natural, &pool);
         pool.install(|| {
             use rayon::prelude::*;
-            let table = m2.ranked_table(Comparison::Natural);
             let top: Vec<Vec<u32>> = (0..table.table.topics.len()).into_par_iter().map(|k| table.top_terms(k, rank, weight, opts.top_n)).collect();
             (table.table.topics.iter().map(|t| t.label.clone()).collect::<Vec<_>>(), top)
         })

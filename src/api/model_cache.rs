@@ -39,14 +39,17 @@ pub struct LoadedModel {
 }
 
 impl LoadedModel {
-    /// The model's topic table and ECDFs for `comparison` (computed on first use; call
-    /// it on a blocking thread, inside the pool that should do the work).
-    pub fn ranked_table(&self, comparison: Comparison) -> Arc<RankedTable> {
+    /// The model's topic table and ECDFs for `comparison`, computed on first use in
+    /// `pool`. Call it on a blocking thread, never inside the pool: a rayon worker
+    /// waiting for the table while it is being computed could steal a job that waits
+    /// for it too, and every worker would then wait for itself (a deadlock seen under
+    /// load).
+    pub fn ranked_table(&self, comparison: Comparison, pool: &rayon::ThreadPool) -> Arc<RankedTable> {
         let slot = match comparison {
             Comparison::Natural => &self.ranked_tables[0],
             Comparison::All => &self.ranked_tables[1],
         };
-        slot.get_or_init(|| Arc::new(RankedTable::new(self.model.topic_table(&TableOptions { comparison })))).clone()
+        slot.get_or_init(|| pool.install(|| Arc::new(RankedTable::new(self.model.topic_table(&TableOptions { comparison }))))).clone()
     }
 }
 

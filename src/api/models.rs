@@ -256,9 +256,9 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
     let (rank, weight, n, comparison) = (opts.rank, opts.weight, opts.n, opts.comparison);
     let top_n = opts.coherence.map(|c| c.top_n);
     let (table, ranked, top_words) = tokio::task::spawn_blocking(move || {
+        let table = m2.ranked_table(comparison, &pool);
         pool.install(|| {
             use rayon::prelude::*;
-            let table = m2.ranked_table(comparison);
             let ranked: Vec<Vec<WordScore>> = (0..table.table.topics.len()).into_par_iter().map(|k| table.rank(k, rank, weight, Some(n))).collect();
             let top_words: Option<Vec<Vec<u32>>> =
                 top_n.map(|t| (0..table.table.topics.len()).into_par_iter().map(|k| table.top_terms(k, rank, weight, t)).collect());
@@ -333,7 +333,7 @@ pub async fn topic_frex(State(state): State<AppState>, Path((id, topic)): Path<(
     let m2 = m.clone();
     let comparison = opts.comparison;
     let pool = state.predict_pool.clone();
-    let ranked = tokio::task::spawn_blocking(move || pool.install(|| m2.ranked_table(comparison))).await.map_err(ApiError::internal)?;
+    let ranked = tokio::task::spawn_blocking(move || m2.ranked_table(comparison, &pool)).await.map_err(ApiError::internal)?;
     let table = &ranked.table;
     let k = resolve_topic(table, &topic)?;
     let words = ranked.rank(k, opts.rank, opts.weight, Some(opts.n));

@@ -41,7 +41,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from topicd_service import APPSTREAM, Service, wait_up  # noqa: E402
+from topicd_service import APPSTREAM, Service, appstream_summaries, wait_up  # noqa: E402
 
 OUT = os.path.join(HERE, "out", "load")
 
@@ -57,14 +57,7 @@ class LoadService(Service):
 
 
 def summaries(n, skip=0):
-    """AppStream summaries (the second line of each text: a sentence or so)."""
-    out = []
-    for line in open(APPSTREAM, encoding="utf-8"):
-        d = json.loads(line)
-        parts = d["text"].split("\n")
-        if len(parts) > 1 and parts[1].strip():
-            out.append({"id": d["id"], "text": parts[1].strip()})
-    return out[skip:skip + n]
+    return appstream_summaries()[skip:skip + n]
 
 
 def oha_bin():

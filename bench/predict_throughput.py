@@ -38,7 +38,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from topicd_service import APPSTREAM, Service, wait_up  # noqa: E402
+from topicd_service import APPSTREAM, Service, appstream_summaries, wait_up  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -53,16 +53,6 @@ class FlagService(Service):
     def cpu_s(self):
         f = open(f"/proc/{self.proc.pid}/stat").read().rsplit(")", 1)[1].split()
         return (int(f[11]) + int(f[12])) / TICK
-
-
-def summaries():
-    out = []
-    for line in open(APPSTREAM, encoding="utf-8"):
-        d = json.loads(line)
-        parts = d["text"].split("\n")
-        if len(parts) > 1 and parts[1].strip():
-            out.append({"id": d["id"], "text": parts[1].strip()})
-    return out
 
 
 KEY = b'"topic_proportions"'
@@ -120,7 +110,7 @@ def main():
                   "hpc": svc.fit(corpus["id"], "hpc", {"iterations": 40})["model_id"]}
     finally:
         svc.stop()
-    docs = summaries() * args.passes
+    docs = appstream_summaries() * args.passes
     batches = [json.dumps({"documents": docs[i:i + args.batch]}).encode() for i in range(0, len(docs), args.batch)]
     words = sum(len(d["text"].split()) for d in docs) / len(docs)
     configs = [("--threads 1", ["--threads", "1"], ()),

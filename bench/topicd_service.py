@@ -42,6 +42,18 @@ class Service:
         return job
 
 
+def appstream_summaries():
+    """AppStream summaries (the second line of each text: a sentence or so), as
+    {"id", "text"} documents in file order."""
+    out = []
+    for line in open(APPSTREAM, encoding="utf-8"):
+        d = json.loads(line)
+        parts = d["text"].split("\n")
+        if len(parts) > 1 and parts[1].strip():
+            out.append({"id": d["id"], "text": parts[1].strip()})
+    return out
+
+
 def wait_up(url):
     for _ in range(300):
         try:

@@ -18,7 +18,7 @@ use crate::models::registry::{FitSource, REGISTRY};
 use crate::models::state_bytes::{StateReader, StateWriter};
 use crate::models::{Checkpointing, FitContext};
 use std::collections::BTreeMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 /// What an entry returns: whether the input parsed (errors are expected, panics are not).
 pub type Outcome = Result<(), String>;
@@ -370,21 +370,8 @@ fn encode_fitted(m: &crate::models::registry::Fitted) -> Vec<u8> {
 
 /// The checkpoints a small fit of the family at `index` hands over.
 fn small_checkpoints(index: usize) -> Vec<Vec<u8>> {
-    let saved = Mutex::new(Vec::new());
-    let cancel = crate::models::CancelToken::new();
-    let ctx = FitContext {
-        progress: &|_| {},
-        cancel: &cancel,
-        sample: &|_, _| {},
-        checkpoint: Checkpointing {
-            every: Some(std::time::Duration::ZERO),
-            save: &|_, bytes| saved.lock().expect("not poisoned").push(bytes),
-            resume_from: None,
-            resumed: &|_| {},
-        },
-    };
-    let _ = fit_small(index, &ctx);
-    let mut all = saved.into_inner().expect("not poisoned");
+    let (_, saved, _) = FitContext::recording(None, |ctx| fit_small(index, ctx));
+    let mut all: Vec<Vec<u8>> = saved.into_iter().map(|(_, bytes)| bytes).collect();
     // A few per family: the first, one in the middle and the last.
     if all.len() > 3 {
         let (first, mid, last) = (all[0].clone(), all[all.len() / 2].clone(), all[all.len() - 1].clone());

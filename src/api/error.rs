@@ -165,27 +165,13 @@ impl From<StoreError> for ApiError {
     /// was stored, and the operator can act (free space, raise `--max-db-mb`, fix
     /// permissions). Anything else is internal.
     fn from(e: StoreError) -> Self {
-        match e.unwritable() {
-            Some(Unwritable::Full) => {
-                tracing::error!(error = %e, "write refused: the database is full");
-                Self::new(
-                    StatusCode::INSUFFICIENT_STORAGE,
-                    "storage-full",
-                    "Insufficient storage",
-                    format!("nothing was stored: {}; reads still work", Unwritable::Full.explain()),
-                )
-            }
-            Some(Unwritable::ReadOnly) => {
-                tracing::error!(error = %e, "write refused: the database is read-only");
-                Self::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "read-only",
-                    "Service unavailable",
-                    format!("nothing was stored: {}; reads still work", Unwritable::ReadOnly.explain()),
-                )
-            }
-            None => ApiError::internal(e),
-        }
+        let Some(why) = e.unwritable() else { return ApiError::internal(e) };
+        let (status, kind, title) = match why {
+            Unwritable::Full => (StatusCode::INSUFFICIENT_STORAGE, "storage-full", "Insufficient storage"),
+            Unwritable::ReadOnly => (StatusCode::SERVICE_UNAVAILABLE, "read-only", "Service unavailable"),
+        };
+        tracing::error!(error = %e, "write refused: {}", why.explain());
+        Self::new(status, kind, title, format!("nothing was stored: {}; reads still work", why.explain()))
     }
 }
 

@@ -112,12 +112,13 @@ impl TopicPages {
         kept.pages.clear();
     }
 
-    /// How many pages are kept (for tests).
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.kept.lock().expect("topic pages lock").pages.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }

@@ -289,8 +289,7 @@ impl Checkpointing<'static> {
     pub const OFF: Checkpointing<'static> = Checkpointing { every: None, save: &|_, _| {}, resume_from: None, resumed: &|_| {} };
 }
 
-/// Checkpoints a test's fit handed over: (iteration completed, bytes).
-#[cfg(test)]
+/// Checkpoints a recorded fit handed over: (iteration completed, bytes).
 pub(crate) type SavedCheckpoints = Vec<(u64, Vec<u8>)>;
 
 impl FitContext<'_> {
@@ -304,7 +303,7 @@ impl FitContext<'_> {
     /// A context like [`FitContext::silent`] that asks for a checkpoint after every
     /// iteration and hands `resume` (if any) to the fit; returns `f`'s result, the
     /// checkpoints handed over as (iteration, bytes), and what became of `resume`.
-    #[cfg(test)]
+    /// (Tests, and the fuzz targets' valid checkpoints.)
     pub(crate) fn recording<R>(resume: Option<&[u8]>, f: impl FnOnce(&FitContext) -> R) -> (R, SavedCheckpoints, Vec<chain::Resume>) {
         let saved = std::sync::Mutex::new(Vec::new());
         let resumed = std::sync::Mutex::new(Vec::new());

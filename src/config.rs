@@ -5,9 +5,9 @@
 
 use crate::api::auth::AuthMode;
 use crate::api::limits::Limits;
+use crate::store::DbLocation;
 use clap::Args;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 
 /// `topicd serve` options. Every flag is also read from the environment.
 #[derive(Debug, Clone, Args)]
@@ -15,9 +15,11 @@ pub struct ServeConfig {
     /// Address to listen on.
     #[arg(long, env = "TOPICD_ADDR", default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
-    /// SQLite database file (created with its schema on first start).
+    /// The store: a SQLite database file (created with its schema on first start), or a
+    /// `postgres://user@host/db` URL of a database that replicas share (it must exist;
+    /// its schema is created on first start).
     #[arg(long, env = "TOPICD_DB", default_value = "topicd.db")]
-    pub db: PathBuf,
+    pub db: DbLocation,
     /// Default worker threads per fit (a job's `params.threads` overrides it).
     #[arg(long, env = "TOPICD_THREADS", default_value_t = default_threads())]
     pub threads: usize,
@@ -80,6 +82,20 @@ pub struct ServeConfig {
     /// the disk limits it.
     #[arg(long, env = "TOPICD_MAX_DB_MB", value_parser = parse_max_db_mb)]
     pub max_db_mb: Option<f64>,
+    /// What this replica does: `api` answers requests and runs no job; `worker` runs
+    /// jobs and answers only /healthz, /readyz and /metrics; `both` does both. Replicas
+    /// of any role share one PostgreSQL database (`--db postgres://...`).
+    #[arg(long, env = "TOPICD_ROLE", value_enum, default_value_t = Role::Both)]
+    pub role: Role,
+    /// Seconds a running job's lease lasts without renewal (renewed every fifth of it, at
+    /// most every 2 s): a job whose replica died is taken over by another this long after
+    /// the last renewal, and resumes from its checkpoint.
+    #[arg(long, env = "TOPICD_LEASE_S", default_value_t = 30.0, value_parser = parse_lease)]
+    pub lease_s: f64,
+    /// This replica's name in job leases and logs. Default: the host name, the process
+    /// id and a random suffix (unique per start).
+    #[arg(long, env = "TOPICD_REPLICA_ID")]
+    pub replica_id: Option<String>,
     /// Log as JSON lines instead of human-readable text.
     #[arg(long, env = "TOPICD_LOG_JSON", default_value_t = false)]
     pub log_json: bool,
@@ -90,6 +106,34 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(x) if (0.0..=1e9).contains(&x) => Ok(x),
         _ => Err(format!("must be a number of seconds from 0 to 1e9, got {s:?}")),
+    }
+}
+
+/// A lease of 0.2 s to a day.
+fn parse_lease(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.2..=86_400.0).contains(&x) => Ok(x),
+        _ => Err(format!("must be a number of seconds from 0.2 to 86400, got {s:?}")),
+    }
+}
+
+/// What a replica does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Role {
+    /// Answer requests; run no job.
+    Api,
+    /// Run jobs; answer only the operational endpoints.
+    Worker,
+    /// Both.
+    Both,
+}
+
+impl Role {
+    pub fn serves_api(self) -> bool {
+        self != Role::Worker
+    }
+    pub fn runs_jobs(self) -> bool {
+        self != Role::Api
     }
 }
 
@@ -106,16 +150,26 @@ fn default_threads() -> usize {
 }
 
 impl ServeConfig {
+    /// This replica's worker identity and lease terms.
+    pub fn worker(&self) -> crate::store::Worker {
+        let owner = self.replica_id.clone().unwrap_or_else(|| {
+            let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).unwrap_or_default();
+            let host = if host.is_empty() { "topicd".to_string() } else { host };
+            format!("{host}-{}-{}", std::process::id(), &uuid::Uuid::new_v4().simple().to_string()[..8])
+        });
+        crate::store::Worker { owner, lease: std::time::Duration::from_secs_f64(self.lease_s), max_attempts: self.max_attempts }
+    }
+
     /// How the store is opened.
     pub fn store_options(&self) -> crate::store::StoreOptions {
         crate::store::StoreOptions { max_bytes: self.max_db_mb.map(|mb| (mb * 1024.0 * 1024.0) as u64) }
     }
 
     /// A configuration for tests: ephemeral port, the given database.
-    pub fn for_tests(db: PathBuf) -> Self {
+    pub fn for_tests(db: impl Into<DbLocation>) -> Self {
         ServeConfig {
             addr: "127.0.0.1:0".parse().expect("valid address"),
-            db,
+            db: db.into(),
             threads: 2,
             max_jobs: 1,
             max_body_mb: 64,
@@ -124,6 +178,9 @@ impl ServeConfig {
             checkpoint_every_s: 60.0,
             shutdown_grace_s: 10,
             max_db_mb: None,
+            role: Role::Both,
+            lease_s: 30.0,
+            replica_id: None,
             log_json: false,
             auth: None,
             insecure_no_auth: false,

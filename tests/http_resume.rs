@@ -248,8 +248,8 @@ async fn a_job_with_an_unusable_checkpoint_starts_over() {
             queue: topicd::store::jobs::QueueGate::UNBOUNDED,
         };
         store.insert_job(job).await.unwrap().unwrap();
-        let claimed = store.claim_next_job().await.unwrap().unwrap();
-        store.save_checkpoint(&claimed.id, claimed.attempts, 12, bytes).await.unwrap();
+        let claimed = store.claim_next_job(&topicd::store::Worker::new("test")).await.unwrap().unwrap();
+        store.save_checkpoint(&topicd::store::Claim::of(&claimed), 12, bytes).await.unwrap();
     }
     sqlx::query("UPDATE checkpoints SET data = CAST('a checkpoint whose byte flipS' AS BLOB) WHERE job_id = 'flipped'").execute(store.pool()).await.unwrap();
 

@@ -98,6 +98,11 @@ pub const ROUTES: &[(&str, &str)] = &[
 ];
 
 /// The application router (without the outer middleware of [`serve`]).
+/// A worker-only replica's routes: health, readiness and metrics.
+pub fn ops_router(state: AppState) -> Router {
+    Router::new().route("/healthz", get(ops::healthz)).route("/readyz", get(ops::readyz)).route("/metrics", get(ops::metrics)).with_state(state)
+}
+
 pub fn router(state: AppState) -> Router {
     let body_limit = state.max_body_bytes;
     Router::new()
@@ -184,7 +189,7 @@ impl Server {
 /// Open the store, recover interrupted jobs, start the runner and bind the listener.
 pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
     let auth_mode = auth::resolve_mode(config.addr, config.auth, config.insecure_no_auth)?;
-    let store = Store::open_with(&config.db, &config.store_options()).await?;
+    let store = Store::connect(&config.db, &config.store_options()).await?;
     if auth_mode == auth::AuthMode::Required && store.live_token_count().await? == 0 {
         tracing::warn!(
             "API tokens are required but none exists: every request but /healthz, /readyz, /openapi.json and the console gets 401 \
@@ -202,6 +207,8 @@ pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
             max_jobs: config.max_jobs.max(1),
             shutdown_grace: Duration::from_secs(config.shutdown_grace_s),
             checkpoint_every_s: config.checkpoint_every_s,
+            worker: config.worker(),
+            claims_jobs: config.role.runs_jobs(),
         },
     );
     let predict_pool = rayon::ThreadPoolBuilder::new().num_threads(config.threads.max(1)).thread_name(|i| format!("predict-{i}")).build()?;
@@ -225,7 +232,8 @@ pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
             }
         });
     }
-    let app = with_middleware(router(state), &config.cors_origins);
+    let routes = if config.role.serves_api() { router(state) } else { ops_router(state) };
+    let app = with_middleware(routes, &config.cors_origins);
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
     let addr = listener.local_addr()?;
     let runner_task = tokio::spawn(runner.clone().run());
@@ -242,7 +250,7 @@ pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
         runner.shutdown().await;
         runner_task.abort();
     });
-    tracing::info!(%addr, auth = ?auth_mode, "topicd listening");
+    tracing::info!(%addr, auth = ?auth_mode, db = %config.db, role = ?config.role, "topicd listening");
     Ok(Server { addr, shutdown: tx, handle })
 }
 

@@ -3,6 +3,12 @@
 //! Why it exists: a stored model is a blob of posterior means (megabytes for K = 100 on
 //! a real vocabulary); decoding it for every topics or predict request would dominate
 //! their cost. A small cache keeps the most recently used models decoded.
+//!
+//! On a shared store (PostgreSQL, many replicas) another replica may delete a model or
+//! rename its topics: every hit then asks the store for the model's names generation
+//! (one indexed read), forgets a model that is gone (404) and drops names and pages
+//! older than the last rename. On SQLite this process makes every change itself, so a
+//! hit asks nothing.
 
 use crate::corpus::tokenize::TextPipeline;
 use crate::corpus::Lexicon;
@@ -13,6 +19,7 @@ use crate::store::{ModelRow, Store};
 use crate::summaries::topic_map::TopicMap;
 use crate::summaries::RankedTable;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::error::{ApiError, ApiResult};
@@ -36,6 +43,9 @@ pub struct LoadedModel {
     ranked_tables: [OnceLock<Arc<RankedTable>>; 2],
     /// Topic names and the topic pages answered with them (dropped by a rename).
     pub topic_pages: TopicPages,
+    /// The store's names generation the topic pages were last checked against (shared
+    /// stores only; -1 before the first check).
+    names_generation: AtomicI64,
 }
 
 impl LoadedModel {
@@ -102,14 +112,29 @@ impl ModelCache {
     }
 
     async fn entry(&self, store: &Store, id: &str) -> ApiResult<Entry> {
-        {
+        let hit = {
             let mut guard = self.entries.lock().expect("cache lock");
             guard.0 += 1;
             let tick = guard.0;
-            if let Some(entry) = guard.1.get_mut(id) {
+            guard.1.get_mut(id).map(|entry| {
                 entry.0 = tick;
-                return Ok(entry.1.clone());
+                entry.1.clone()
+            })
+        };
+        if let Some(entry) = hit {
+            if !store.is_shared() {
+                return Ok(entry);
             }
+            let Some(generation) = store.model_names_generation(id).await? else {
+                self.forget(id);
+                return Err(ApiError::not_found("model", id));
+            };
+            if let Entry::Topics(m) = &entry {
+                if m.names_generation.swap(generation, Ordering::SeqCst) != generation {
+                    m.topic_pages.names_changed();
+                }
+            }
+            return Ok(entry);
         }
         let row = store.get_model(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
         let (family, lexicon, data) = store.model_blobs(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
@@ -129,6 +154,7 @@ impl ModelCache {
                         document_topics: OnceLock::new(),
                         ranked_tables: Default::default(),
                         topic_pages: TopicPages::default(),
+                        names_generation: AtomicI64::new(-1),
                     }))
                 }
                 Fitted::Communities(model) => Entry::Communities(Arc::new(LoadedCommunities { row, model })),

@@ -10,13 +10,12 @@ use crate::store::tokens::TokenRow;
 use crate::store::Store;
 use clap::{Args, Subcommand};
 use serde_json::json;
-use std::path::PathBuf;
 
 #[derive(Debug, Clone, Args)]
 pub struct TokenArgs {
     /// SQLite database file of the server (created with its schema if missing).
     #[arg(long, env = "TOPICD_DB", default_value = "topicd.db", global = true)]
-    pub db: PathBuf,
+    pub db: crate::store::DbLocation,
     #[command(subcommand)]
     pub action: TokenAction,
 }
@@ -54,7 +53,7 @@ fn row_json(row: &TokenRow) -> serde_json::Value {
 pub fn run(args: TokenArgs) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     runtime.block_on(async move {
-        let store = Store::open(&args.db).await.map_err(|e| format!("{}: {e}", args.db.display()))?;
+        let store = Store::connect(&args.db, &Default::default()).await.map_err(|e| format!("{}: {e}", args.db))?;
         match args.action {
             TokenAction::Create { name, role } => {
                 let name = name.trim();

@@ -1,5 +1,10 @@
 //! The job runner: claims queued jobs and runs their fits and evaluations off the async
 //! runtime.
+//!
+//! Each claim is a lease (`store::leases`): a heartbeat renews the leases of the jobs
+//! running here, learns of cancellations asked on any replica, and stops a fit whose
+//! lease was lost or could not be renewed before it ran out, so a job never runs in two
+//! places at once. Every write of a running job names its claim.
 
 use super::progress::ProgressTracker;
 use crate::corpus::Corpus;
@@ -11,7 +16,7 @@ use crate::models::registry::{self, FitSource, Fitted};
 use crate::models::{self, CancelToken, Checkpointing, FitContext, FitError, Progress};
 use crate::store::jobs::kind;
 use crate::store::models::NewModel;
-use crate::store::{FitInput, JobRow, JobStatus, LoadedCheckpoint, Store, StoreError};
+use crate::store::{Claim, FitInput, JobRow, JobStatus, LoadedCheckpoint, Renewal, Store, StoreError, Worker};
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -32,6 +37,28 @@ pub struct RunnerConfig {
     pub shutdown_grace: Duration,
     /// Seconds between a fit's checkpoints unless its params say otherwise (0 = off).
     pub checkpoint_every_s: f64,
+    /// This replica's identity and lease terms.
+    pub worker: Worker,
+    /// Whether this replica claims jobs at all (`--role api` does not).
+    pub claims_jobs: bool,
+}
+
+impl RunnerConfig {
+    /// How often the leases of running jobs are renewed: a fifth of the lease, at most
+    /// 2 s (the most a cancellation asked on another replica waits).
+    pub fn heartbeat(&self) -> Duration {
+        (self.worker.lease / 5).clamp(Duration::from_millis(50), Duration::from_secs(2))
+    }
+}
+
+/// A job running here.
+struct RunningJob {
+    claim: Claim,
+    token: CancelToken,
+    /// Set when the lease was lost: the job is someone else's, nothing more is written.
+    lease_lost: Arc<AtomicBool>,
+    /// When the lease was last renewed (or claimed).
+    renewed: Instant,
 }
 
 /// Claims and runs jobs; one per server.
@@ -39,7 +66,7 @@ pub struct Runner {
     store: Store,
     config: RunnerConfig,
     wake: Notify,
-    running: Mutex<HashMap<String, CancelToken>>,
+    running: Mutex<HashMap<String, RunningJob>>,
     shutting_down: AtomicBool,
     tasks: TaskTracker,
     fit_iterations: AtomicU64,
@@ -131,28 +158,36 @@ impl Runner {
     /// Signal a running job to stop; returns whether it was running here.
     pub fn cancel(&self, job_id: &str) -> bool {
         match self.running.lock().expect("runner lock").get(job_id) {
-            Some(t) => {
-                t.cancel();
+            Some(r) => {
+                r.token.cancel();
                 true
             }
             None => false,
         }
     }
 
-    /// The claim loop; returns when shutdown starts.
+    /// The claim loop (with the lease heartbeat beside it); returns when shutdown starts.
+    /// Other replicas' jobs are found by polling every second.
     pub async fn run(self: Arc<Self>) {
+        if !self.config.claims_jobs {
+            return;
+        }
+        let heartbeat = tokio::spawn(self.clone().heartbeat_loop());
         loop {
             if self.shutting_down.load(Ordering::SeqCst) {
+                heartbeat.abort();
                 return;
             }
             while self.running_jobs() < self.config.max_jobs && !self.shutting_down.load(Ordering::SeqCst) {
-                match self.store.claim_next_job().await {
+                match self.store.claim_next_job(&self.config.worker).await {
                     Ok(Some(job)) => {
                         let token = CancelToken::new();
-                        self.running.lock().expect("runner lock").insert(job.id.clone(), token.clone());
+                        let lease_lost = Arc::new(AtomicBool::new(false));
+                        let running = RunningJob { claim: Claim::of(&job), token: token.clone(), lease_lost: lease_lost.clone(), renewed: Instant::now() };
+                        self.running.lock().expect("runner lock").insert(job.id.clone(), running);
                         let me = self.clone();
-                        let span = tracing::info_span!("job", id = %job.id, model = %job.model);
-                        self.tasks.spawn(async move { me.run_job(job, token).await }.instrument(span));
+                        let span = tracing::info_span!("job", id = %job.id, model = %job.model, attempt = job.attempts);
+                        self.tasks.spawn(async move { me.run_job(job, token, lease_lost).await }.instrument(span));
                     }
                     Ok(None) => break,
                     Err(e) => {
@@ -168,12 +203,49 @@ impl Runner {
         }
     }
 
+    /// Renew the leases of the jobs running here until shutdown; pass on cancellations
+    /// asked elsewhere; stop a job whose lease is lost, or whose lease would run out
+    /// before the database answers again (this replica is cut off from it).
+    async fn heartbeat_loop(self: Arc<Self>) {
+        let every = self.config.heartbeat();
+        let lease = self.config.worker.lease;
+        loop {
+            tokio::time::sleep(every).await;
+            let claims: Vec<Claim> = self.running.lock().expect("runner lock").values().map(|r| r.claim.clone()).collect();
+            for claim in claims {
+                let renewal = self.store.renew_lease(&claim, lease).await;
+                let mut running = self.running.lock().expect("runner lock");
+                let Some(job) = running.get_mut(&claim.job_id).filter(|j| j.claim == claim) else { continue };
+                match renewal {
+                    Ok(Renewal::Held { cancel }) => {
+                        job.renewed = Instant::now();
+                        if cancel {
+                            job.token.cancel();
+                        }
+                    }
+                    Ok(Renewal::Lost) => {
+                        tracing::warn!(job = %claim.job_id, "lease lost: the job was taken over or ended elsewhere; stopping it here");
+                        job.lease_lost.store(true, Ordering::SeqCst);
+                        job.token.cancel();
+                    }
+                    // Stop while the lease still runs: one more heartbeat could be too late.
+                    Err(e) if job.renewed.elapsed() + every * 2 >= lease => {
+                        tracing::error!(job = %claim.job_id, error = %e, "could not renew the lease before it runs out; stopping the job, which another worker resumes");
+                        job.lease_lost.store(true, Ordering::SeqCst);
+                        job.token.cancel();
+                    }
+                    Err(e) => tracing::warn!(job = %claim.job_id, error = %e, "could not renew the lease; trying again"),
+                }
+            }
+        }
+    }
+
     /// Stop claiming, cancel running fits (they are re-queued) and wait for them.
     pub async fn shutdown(&self) {
         self.shutting_down.store(true, Ordering::SeqCst);
         self.wake.notify_waiters();
-        for t in self.running.lock().expect("runner lock").values() {
-            t.cancel();
+        for r in self.running.lock().expect("runner lock").values() {
+            r.token.cancel();
         }
         self.tasks.close();
         if tokio::time::timeout(self.config.shutdown_grace, self.tasks.wait()).await.is_err() {
@@ -181,80 +253,106 @@ impl Runner {
         }
     }
 
-    async fn run_job(self: Arc<Self>, job: JobRow, token: CancelToken) {
+    async fn run_job(self: Arc<Self>, job: JobRow, token: CancelToken, lease_lost: Arc<AtomicBool>) {
         tracing::info!(attempt = job.attempts, "job started");
+        let claim = Claim::of(&job);
         // A cancel that arrived between the claim and the token's registration is only
         // in the database: read the flag again now that the token is registered.
         let cancel_requested = job.cancel_requested || matches!(self.store.get_job(&job.id).await, Ok(Some(j)) if j.cancel_requested);
         let outcome = if cancel_requested {
             Err(FitError::Cancelled)
         } else if job.kind == kind::FIT {
-            self.execute_fit(&job, &token).await.map(Outcome::Model)
+            self.execute_fit(&job, &token, &lease_lost).await.map(Outcome::Model)
         } else {
-            self.execute_evaluation(&job, &token).await.map(Outcome::Result)
+            self.execute_evaluation(&job, &token, &lease_lost).await.map(Outcome::Result)
         };
-        let mut what = "the job's outcome";
-        let result = match outcome {
-            Ok(Outcome::Result(value)) => {
-                what = "the result";
-                tracing::info!("evaluation job succeeded");
-                self.store.complete_job_with_result(&job.id, &value).await
+        let what = match &outcome {
+            Ok(Outcome::Result(_)) => "the result",
+            Ok(Outcome::Model(_)) => "the model",
+            Err(_) => "the job's outcome",
+        };
+        let model_id = uuid::Uuid::new_v4().to_string();
+        // A database that cannot be reached for a moment is waited for, as long as the
+        // heartbeat keeps the lease; once it is lost, the job is another worker's.
+        let result = loop {
+            if lease_lost.load(Ordering::SeqCst) {
+                break Err(StoreError::LeaseLost(job.id.clone()));
             }
-            Ok(Outcome::Model(blobs)) => {
-                what = "the model";
-                let model_id = uuid::Uuid::new_v4().to_string();
-                let stored = self
-                    .store
-                    .complete_job_with_model(NewModel {
-                        id: &model_id,
-                        job_id: &job.id,
-                        input: FitInput::of_job(&job),
-                        family: &job.model,
-                        params: &job.params,
-                        seed: job.seed,
-                        num_topics: blobs.num_topics,
-                        diagnostics: blobs.diagnostics,
-                        lexicon: blobs.lexicon,
-                        data: blobs.data,
-                    })
-                    .await;
-                if stored.is_ok() {
-                    tracing::info!(model_id = %model_id, "job succeeded");
+            let stored = self.store_outcome(&job, &claim, &outcome, &model_id).await;
+            match stored {
+                Err(e) if e.is_unreachable() => {
+                    tracing::warn!(error = %e, "could not reach the database to store {what}; trying again");
+                    tokio::time::sleep(self.config.heartbeat()).await;
                 }
-                stored
+                other => break other,
             }
-            Err(FitError::Cancelled) if self.shutting_down.load(Ordering::SeqCst) => {
-                tracing::info!("job interrupted by shutdown; re-queued");
-                self.store.requeue_job(&job.id, "requeued: the server shut down while it was running").await
-            }
-            Err(FitError::Cancelled) => {
-                tracing::info!("job cancelled");
-                self.store.finish_job(&job.id, JobStatus::Cancelled, Some("cancelled by request")).await
+        };
+        match result {
+            Ok(()) => {}
+            Err(StoreError::LeaseLost(_)) => {
+                tracing::warn!("the job's lease was lost; nothing more is stored here and the worker that holds it now goes on from its checkpoint");
             }
             Err(e) => {
-                tracing::warn!(error = %e, "job failed");
-                self.store.finish_job(&job.id, JobStatus::Failed, Some(&e.to_string())).await
-            }
-        };
-        if let Err(e) = result {
-            // A job whose outcome cannot be stored (a full disk) must not stay `running`:
-            // fail it with the reason, which an UPDATE in place can usually still store.
-            tracing::error!(error = %e, "could not record the job's outcome");
-            let reason = match e.unwritable() {
-                Some(u) => format!("could not store {what}: {}", u.explain()),
-                None => format!("could not store {what}: {e}"),
-            };
-            if let Err(e) = self.store.finish_job(&job.id, JobStatus::Failed, Some(&reason)).await {
-                tracing::error!(error = %e, "could not mark the job failed either; the next start recovers it");
+                // A job whose outcome cannot be stored (a full disk) must not stay
+                // `running`: fail it with the reason, which an UPDATE in place can usually
+                // still store.
+                tracing::error!(error = %e, "could not record the job's outcome");
+                let reason = match e.unwritable() {
+                    Some(u) => format!("could not store {what}: {}", u.explain()),
+                    None => format!("could not store {what}: {e}"),
+                };
+                if let Err(e) = self.store.finish_job(&claim, JobStatus::Failed, Some(&reason)).await {
+                    tracing::error!(error = %e, "could not mark the job failed either; its lease runs out and it is claimed again");
+                }
             }
         }
         self.running.lock().expect("runner lock").remove(&job.id);
         self.wake.notify_one();
     }
 
+    /// Write what became of a job, fenced by its claim.
+    async fn store_outcome(&self, job: &JobRow, claim: &Claim, outcome: &Result<Outcome, FitError>, model_id: &str) -> Result<(), StoreError> {
+        match outcome {
+            Ok(Outcome::Result(value)) => {
+                self.store.complete_job_with_result(claim, value).await?;
+                tracing::info!("evaluation job succeeded");
+            }
+            Ok(Outcome::Model(blobs)) => {
+                self.store
+                    .complete_job_with_model(NewModel {
+                        id: model_id,
+                        claim,
+                        input: FitInput::of_job(job),
+                        family: &job.model,
+                        params: &job.params,
+                        seed: job.seed,
+                        num_topics: blobs.num_topics,
+                        diagnostics: &blobs.diagnostics,
+                        lexicon: blobs.lexicon.as_deref(),
+                        data: &blobs.data,
+                    })
+                    .await?;
+                tracing::info!(model_id = %model_id, "job succeeded");
+            }
+            Err(FitError::Cancelled) if self.shutting_down.load(Ordering::SeqCst) => {
+                self.store.requeue_job(claim, "requeued: the server shut down while it was running").await?;
+                tracing::info!("job interrupted by shutdown; re-queued");
+            }
+            Err(FitError::Cancelled) => {
+                self.store.finish_job(claim, JobStatus::Cancelled, Some("cancelled by request")).await?;
+                tracing::info!("job cancelled");
+            }
+            Err(e) => {
+                self.store.finish_job(claim, JobStatus::Failed, Some(&e.to_string())).await?;
+                tracing::warn!(error = %e, "job failed");
+            }
+        }
+        Ok(())
+    }
+
     /// Fit a model: read the job's input (a corpus or a graph, as its family declares),
     /// run the family's fit, encode the result.
-    async fn execute_fit(&self, job: &JobRow, token: &CancelToken) -> Result<FittedBlobs, FitError> {
+    async fn execute_fit(&self, job: &JobRow, token: &CancelToken, lease_lost: &Arc<AtomicBool>) -> Result<FittedBlobs, FitError> {
         let family = registry::lookup(&job.model).ok_or_else(|| FitError::Numerical(format!("unknown model {:?}", job.model)))?;
         let input = match (&job.corpus_id, &job.graph_id) {
             (Some(corpus_id), None) => JobInput::Corpus(self.corpus_blob(corpus_id).await?),
@@ -263,7 +361,7 @@ impl Runner {
         };
         let (params, seed) = (job.params.clone(), job.seed);
         let plan = self.checkpoint_plan(job).await;
-        self.run_blocking(job, token, plan, move |ctx| match input {
+        self.run_blocking(job, token, lease_lost, plan, move |ctx| match input {
             JobInput::Corpus(blob) => {
                 let corpus = decode_corpus(&blob)?;
                 drop(blob);
@@ -290,7 +388,7 @@ impl Runner {
 
     /// Evaluate a stored model: held-out likelihood of submitted documents, or the
     /// test-split scores of a supervised model. Returns the job's result.
-    async fn execute_evaluation(&self, job: &JobRow, token: &CancelToken) -> Result<serde_json::Value, FitError> {
+    async fn execute_evaluation(&self, job: &JobRow, token: &CancelToken, lease_lost: &Arc<AtomicBool>) -> Result<serde_json::Value, FitError> {
         let model_id = job.source_model_id.clone().ok_or_else(|| FitError::Numerical("evaluation job without a model".into()))?;
         let (family_name, _lexicon, data) = self
             .store
@@ -310,7 +408,7 @@ impl Runner {
                     .ok_or_else(|| FitError::Numerical("the job's documents are missing".into()))?;
                 // Checkpoints: the documents scored so far (iteration = their number).
                 let plan = self.checkpoint_plan(job).await;
-                self.run_blocking(job, token, plan, move |ctx| {
+                self.run_blocking(job, token, lease_lost, plan, move |ctx| {
                     let model = family.decode(&data).map_err(|e| FitError::Numerical(e.to_string()))?;
                     let docs: Vec<HeldoutDoc> = postcard::from_bytes(&input).map_err(|e| FitError::Numerical(format!("stored documents are corrupt: {e}")))?;
                     let scorer = model
@@ -327,7 +425,7 @@ impl Runner {
             kind::EVALUATE => {
                 let corpus_id = job.corpus_id.clone().unwrap_or_default();
                 let blob = self.corpus_blob(&corpus_id).await?;
-                self.run_blocking(job, token, CheckpointPlan::default(), move |_ctx| {
+                self.run_blocking(job, token, lease_lost, CheckpointPlan::default(), move |_ctx| {
                     let model = family.decode(&data).map_err(|e| FitError::Numerical(e.to_string()))?;
                     let corpus = decode_corpus(&blob)?;
                     let evaluation = model
@@ -387,6 +485,7 @@ impl Runner {
         &self,
         job: &JobRow,
         token: &CancelToken,
+        lease_lost: &Arc<AtomicBool>,
         plan: CheckpointPlan,
         work: impl FnOnce(&FitContext) -> Result<T, FitError> + Send + 'static,
     ) -> Result<T, FitError> {
@@ -427,7 +526,12 @@ impl Runner {
         // Set when the store refuses a write (full or read-only): the fit is stopped and
         // the job fails with this reason instead of running on to a model it cannot keep.
         let mut refused: Option<String> = None;
+        let claim = Claim::of(job);
         let stop = |what: &str, e: &StoreError, refused: &mut Option<String>| {
+            if let StoreError::LeaseLost(_) = e {
+                lease_lost.store(true, Ordering::SeqCst);
+                token.cancel();
+            }
             if let Some(u) = e.unwritable() {
                 if refused.is_none() {
                     tracing::error!(error = %e, "the store refused a write; stopping the fit");
@@ -443,29 +547,29 @@ impl Runner {
                     let last = p.iteration >= p.total;
                     tracker.record(p);
                     if last || last_write.elapsed() >= PROGRESS_WRITE_INTERVAL {
-                        if let Err(e) = self.write_progress(&job.id, &mut tracker).await {
+                        if let Err(e) = self.write_progress(&claim, &mut tracker).await {
                             stop("the fit's progress", &e, &mut refused);
                         }
                         last_write = Instant::now();
                     }
                 }
                 FitEvent::Sample(it, bytes) => {
-                    if let Err(e) = self.store.insert_sample(&job.id, it as i64, &bytes).await {
+                    if let Err(e) = self.store.insert_sample(&claim, it as i64, &bytes).await {
                         tracing::warn!(error = %e, "could not store a thinned sample");
                         stop(&format!("the sample of iteration {it}"), &e, &mut refused);
                     }
                 }
                 FitEvent::Checkpoint(it, bytes) => {
                     // The trace up to this iteration first, so a resume finds all of it.
-                    if let Err(e) = self.write_progress(&job.id, &mut tracker).await {
+                    if let Err(e) = self.write_progress(&claim, &mut tracker).await {
                         stop("the fit's progress", &e, &mut refused);
                     }
                     let (len, started) = (bytes.len(), Instant::now());
-                    match self.store.save_checkpoint(&job.id, job.attempts, it as i64, bytes).await {
+                    match self.store.save_checkpoint(&claim, it as i64, bytes).await {
                         Ok(()) => {
                             tracing::info!(iteration = it, bytes = len, store_s = started.elapsed().as_secs_f64(), "checkpoint stored");
                             tracker.checkpointed(it, crate::store::now());
-                            if let Err(e) = self.write_progress(&job.id, &mut tracker).await {
+                            if let Err(e) = self.write_progress(&claim, &mut tracker).await {
                                 stop("the fit's progress", &e, &mut refused);
                             }
                             last_write = Instant::now();
@@ -489,7 +593,7 @@ impl Runner {
                 }
             }
         }
-        if let Err(e) = self.write_progress(&job.id, &mut tracker).await {
+        if let Err(e) = self.write_progress(&claim, &mut tracker).await {
             stop("the fit's progress", &e, &mut refused);
         }
         let finished = handle.await;
@@ -505,16 +609,16 @@ impl Runner {
 
     /// Store the trace so far and the progress; failures are logged, and the first is
     /// returned so that a full or read-only store can stop the fit.
-    async fn write_progress(&self, job_id: &str, tracker: &mut ProgressTracker) -> Result<(), StoreError> {
+    async fn write_progress(&self, claim: &Claim, tracker: &mut ProgressTracker) -> Result<(), StoreError> {
         let mut first = None;
         let trace = tracker.take_trace();
         if !trace.is_empty() {
-            if let Err(e) = self.store.append_trace(job_id, &trace).await {
+            if let Err(e) = self.store.append_trace(claim, &trace).await {
                 tracing::warn!(error = %e, "could not store the trace");
                 first = Some(e);
             }
         }
-        if let Err(e) = self.store.update_job_progress(job_id, &tracker.snapshot()).await {
+        if let Err(e) = self.store.update_job_progress(claim, &tracker.snapshot()).await {
             tracing::warn!(error = %e, "could not store progress");
             first.get_or_insert(e);
         }

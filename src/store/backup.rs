@@ -112,14 +112,13 @@ async fn copy_and_check(db: &Path, partial: &Path) -> Result<BTreeMap<String, i6
         what: format!("{} is not valid UTF-8", partial.display()),
         err: std::io::Error::from(std::io::ErrorKind::InvalidInput),
     })?;
-    sqlx::query("VACUUM INTO ?").bind(target).execute(&mut conn).await.map_err(sql(format!("could not copy {}", db.display())))?;
+    sqlx::query("VACUUM INTO $1").bind(target).execute(&mut conn).await.map_err(sql(format!("could not copy {}", db.display())))?;
     conn.close().await.map_err(sql("could not close the source"))?;
     std::fs::File::open(partial).and_then(|f| f.sync_all()).map_err(io(format!("could not sync {}", partial.display())))?;
 
-    let mut copy = SqliteConnectOptions::new()
-        .filename(partial)
-        .create_if_missing(false)
-        .connect()
+    // Checked through the store's own driver (`Any`), as the server opens it.
+    sqlx::any::install_default_drivers();
+    let mut copy = sqlx::AnyConnection::connect(&format!("sqlite://{}?mode=ro", partial.display()))
         .await
         .map_err(sql(format!("could not open the copy {}", partial.display())))?;
     let problems = super::quick_check(&mut copy, 10).await.map_err(|e| BackupError::CopyDamaged(e.to_string()))?;

@@ -13,7 +13,7 @@
 //! whose checksum does not match is reported as [`LoadedCheckpoint::Corrupt`], never
 //! handed to a fit.
 
-use super::{now, Store, StoreResult};
+use super::{now, Claim, Store, StoreResult};
 use sqlx::Row;
 
 /// CRC-64/XZ, its tables built at compile time.
@@ -43,13 +43,14 @@ impl Store {
     /// `attempt`, replacing the previous one in one transaction. Takes the bytes by
     /// value: the driver's buffer becomes the bound blob (a checkpoint can be hundreds of
     /// megabytes; a borrowed one would be copied).
-    pub async fn save_checkpoint(&self, job_id: &str, attempt: i64, iteration: i64, data: Vec<u8>) -> StoreResult<()> {
-        self.save_checkpoint_in_parts(job_id, attempt, iteration, data, CHECKPOINT_PART_BYTES).await
+    pub async fn save_checkpoint(&self, claim: &Claim, iteration: i64, data: Vec<u8>) -> StoreResult<()> {
+        self.save_checkpoint_in_parts(claim, iteration, data, CHECKPOINT_PART_BYTES).await
     }
 
     /// [`Store::save_checkpoint`] with parts of at most `part_bytes` (tests use small ones).
     #[doc(hidden)]
-    pub async fn save_checkpoint_in_parts(&self, job_id: &str, attempt: i64, iteration: i64, mut data: Vec<u8>, part_bytes: usize) -> StoreResult<()> {
+    pub async fn save_checkpoint_in_parts(&self, claim: &Claim, iteration: i64, mut data: Vec<u8>, part_bytes: usize) -> StoreResult<()> {
+        let (job_id, attempt) = (claim.job_id.as_str(), claim.attempt);
         let sum = checksum(&data);
         let part_bytes = part_bytes.max(1);
         // The parts after the first, split off the end (the first stays in `data`).
@@ -60,8 +61,9 @@ impl Store {
         }
         rest.reverse();
         let mut tx = self.begin_write().await?;
+        self.fence(&mut tx, claim).await?;
         sqlx::query(
-            "INSERT INTO checkpoints (job_id, attempt, iteration, checksum, created_at, data, parts) VALUES (?, ?, ?, ?, ?, ?, ?)
+            "INSERT INTO checkpoints (job_id, attempt, iteration, checksum, created_at, data, parts) VALUES ($1, $2, $3, $4, $5, $6, $7)
              ON CONFLICT (job_id) DO UPDATE SET attempt = excluded.attempt, iteration = excluded.iteration,
                 checksum = excluded.checksum, created_at = excluded.created_at, data = excluded.data, parts = excluded.parts",
         )
@@ -74,9 +76,9 @@ impl Store {
         .bind(1 + rest.len() as i64)
         .execute(&mut *tx)
         .await?;
-        sqlx::query("DELETE FROM checkpoint_parts WHERE job_id = ?").bind(job_id).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM checkpoint_parts WHERE job_id = $1").bind(job_id).execute(&mut *tx).await?;
         for (i, part) in rest.into_iter().enumerate() {
-            sqlx::query("INSERT INTO checkpoint_parts (job_id, part, data) VALUES (?, ?, ?)")
+            sqlx::query("INSERT INTO checkpoint_parts (job_id, part, data) VALUES ($1, $2, $3)")
                 .bind(job_id)
                 .bind(1 + i as i64)
                 .bind(part)
@@ -91,11 +93,11 @@ impl Store {
     pub async fn load_checkpoint(&self, job_id: &str) -> StoreResult<Option<LoadedCheckpoint>> {
         let mut tx = self.pool.begin().await?;
         let row =
-            sqlx::query("SELECT iteration, checksum, created_at, data, parts FROM checkpoints WHERE job_id = ?").bind(job_id).fetch_optional(&mut *tx).await?;
+            sqlx::query("SELECT iteration, checksum, created_at, data, parts FROM checkpoints WHERE job_id = $1").bind(job_id).fetch_optional(&mut *tx).await?;
         let Some(r) = row else { return Ok(None) };
         let (iteration, stored, created_at, mut data, parts): (i64, i64, String, Vec<u8>, i64) =
             (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?, r.try_get(4)?);
-        let rest = sqlx::query("SELECT part, data FROM checkpoint_parts WHERE job_id = ? ORDER BY part").bind(job_id).fetch_all(&mut *tx).await?;
+        let rest = sqlx::query("SELECT part, data FROM checkpoint_parts WHERE job_id = $1 ORDER BY part").bind(job_id).fetch_all(&mut *tx).await?;
         tx.commit().await?;
         let numbers = rest.iter().map(|r| r.try_get::<i64, _>(0)).collect::<Result<Vec<_>, _>>()?;
         if numbers != (1..parts).collect::<Vec<_>>() {
@@ -120,7 +122,7 @@ impl Store {
     /// iteration 0 of the attempt it belonged to: the fit starts over.
     pub async fn discard_checkpoint(&self, job_id: &str) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
-        for sql in ["DELETE FROM checkpoints WHERE job_id = ?", "DELETE FROM job_trace WHERE job_id = ?", "DELETE FROM job_samples WHERE job_id = ?"] {
+        for sql in ["DELETE FROM checkpoints WHERE job_id = $1", "DELETE FROM job_trace WHERE job_id = $1", "DELETE FROM job_samples WHERE job_id = $1"] {
             sqlx::query(sql).bind(job_id).execute(&mut *tx).await?;
         }
         tx.commit().await?;
@@ -129,13 +131,13 @@ impl Store {
 
     /// Iteration of the job's stored checkpoint, if any (no blob read).
     pub async fn checkpoint_iteration(&self, job_id: &str) -> StoreResult<Option<i64>> {
-        let row = sqlx::query("SELECT iteration FROM checkpoints WHERE job_id = ?").bind(job_id).fetch_optional(&self.pool).await?;
+        let row = sqlx::query("SELECT iteration FROM checkpoints WHERE job_id = $1").bind(job_id).fetch_optional(&self.pool).await?;
         Ok(row.map(|r| r.try_get(0)).transpose()?)
     }
 }
 
 /// Delete the job's checkpoint inside a caller's transaction (the job ended).
-pub(crate) async fn delete_in(conn: &mut sqlx::SqliteConnection, job_id: &str) -> StoreResult<()> {
-    sqlx::query("DELETE FROM checkpoints WHERE job_id = ?").bind(job_id).execute(&mut *conn).await?;
+pub(crate) async fn delete_in(conn: &mut sqlx::AnyConnection, job_id: &str) -> StoreResult<()> {
+    sqlx::query("DELETE FROM checkpoints WHERE job_id = $1").bind(job_id).execute(&mut *conn).await?;
     Ok(())
 }

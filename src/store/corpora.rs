@@ -30,7 +30,7 @@ pub enum DeleteOutcome {
 
 const COLUMNS: &str = "id, name, created_at, num_documents, num_terms, num_tokens, num_labels, tree_depth, num_dropped_empty, summary";
 
-fn row_to_corpus(r: &sqlx::sqlite::SqliteRow) -> StoreResult<CorpusRow> {
+fn row_to_corpus(r: &sqlx::any::AnyRow) -> StoreResult<CorpusRow> {
     let summary: String = r.try_get("summary")?;
     Ok(CorpusRow {
         id: r.try_get("id")?,
@@ -60,7 +60,7 @@ impl Store {
         let created = now();
         sqlx::query(
             "INSERT INTO corpora (id, name, created_at, num_documents, num_terms, num_tokens, num_labels, tree_depth, num_dropped_empty, summary, data)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         )
         .bind(c.id)
         .bind(c.name)
@@ -79,14 +79,14 @@ impl Store {
     }
 
     pub async fn get_corpus(&self, id: &str) -> StoreResult<Option<CorpusRow>> {
-        let sql = format!("SELECT {COLUMNS} FROM corpora WHERE id = ?");
+        let sql = format!("SELECT {COLUMNS} FROM corpora WHERE id = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
         row.as_ref().map(row_to_corpus).transpose()
     }
 
     /// Corpora newest first; returns the page and the total count.
     pub async fn list_corpora(&self, offset: i64, limit: i64) -> StoreResult<(Vec<CorpusRow>, i64)> {
-        let sql = format!("SELECT {COLUMNS} FROM corpora ORDER BY created_at DESC, id LIMIT ? OFFSET ?");
+        let sql = format!("SELECT {COLUMNS} FROM corpora ORDER BY created_at DESC, id LIMIT $1 OFFSET $2");
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(limit).bind(offset).fetch_all(&self.pool).await?;
         let total: i64 = sqlx::query("SELECT COUNT(*) FROM corpora").fetch_one(&self.pool).await?.try_get(0)?;
         Ok((rows.iter().map(row_to_corpus).collect::<StoreResult<_>>()?, total))
@@ -94,7 +94,7 @@ impl Store {
 
     /// The processed corpus blob.
     pub async fn corpus_data(&self, id: &str) -> StoreResult<Option<Vec<u8>>> {
-        let row = sqlx::query("SELECT data FROM corpora WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
+        let row = sqlx::query("SELECT data FROM corpora WHERE id = $1").bind(id).fetch_optional(&self.pool).await?;
         Ok(row.map(|r| r.try_get("data")).transpose()?)
     }
 
@@ -102,11 +102,11 @@ impl Store {
     /// transaction as the delete).
     pub async fn delete_corpus(&self, id: &str) -> StoreResult<DeleteOutcome> {
         let mut tx = self.begin_write().await?;
-        let users = super::active_jobs(&mut tx, "SELECT id FROM jobs WHERE corpus_id = ? AND status IN ('queued', 'running') ORDER BY created_at", id).await?;
+        let users = super::active_jobs(&mut tx, "SELECT id FROM jobs WHERE corpus_id = $1 AND status IN ('queued', 'running') ORDER BY created_at", id).await?;
         if !users.is_empty() {
             return Ok(DeleteOutcome::InUse(users));
         }
-        let n = sqlx::query("DELETE FROM corpora WHERE id = ?").bind(id).execute(&mut *tx).await?.rows_affected();
+        let n = sqlx::query("DELETE FROM corpora WHERE id = $1").bind(id).execute(&mut *tx).await?.rows_affected();
         tx.commit().await?;
         Ok(if n == 0 { DeleteOutcome::NotFound } else { DeleteOutcome::Deleted })
     }

@@ -1,5 +1,6 @@
 //! Stored jobs, their progress, traces and thinned samples.
 
+use super::leases::{end_hold, now_ms, Claim};
 use super::{now, seed_from_sql, seed_to_sql, Store, StoreError, StoreResult};
 use sqlx::Row;
 
@@ -68,12 +69,12 @@ pub struct TracePoint {
     pub loglik_per_token: Option<f64>,
 }
 
-fn json_col(r: &sqlx::sqlite::SqliteRow, col: &str) -> StoreResult<Option<serde_json::Value>> {
+fn json_col(r: &sqlx::any::AnyRow, col: &str) -> StoreResult<Option<serde_json::Value>> {
     let s: Option<String> = r.try_get(col)?;
     s.map(|s| serde_json::from_str(&s).map_err(|e| StoreError::Corrupt(format!("{col}: {e}")))).transpose()
 }
 
-fn row_to_job(r: &sqlx::sqlite::SqliteRow) -> StoreResult<JobRow> {
+pub(crate) fn row_to_job(r: &sqlx::any::AnyRow) -> StoreResult<JobRow> {
     let status: String = r.try_get("status")?;
     Ok(JobRow {
         id: r.try_get("id")?,
@@ -161,13 +162,13 @@ pub enum NotQueued {
 }
 
 /// `Some(reason)` when `gate` allows no further queued job.
-async fn queue_refusal(tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>, gate: &QueueGate<'_>) -> StoreResult<Option<NotQueued>> {
+async fn queue_refusal(tx: &mut sqlx::Transaction<'static, sqlx::Any>, gate: &QueueGate<'_>) -> StoreResult<Option<NotQueued>> {
     let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE status = 'queued'").fetch_one(&mut **tx).await?;
     if total as u64 >= gate.max_queued {
         return Ok(Some(NotQueued::QueueFull { queued: total as u64 }));
     }
     if let Some(key) = gate.token_key {
-        let mine: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE status = 'queued' AND token_key = ?").bind(key).fetch_one(&mut **tx).await?;
+        let mine: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE status = 'queued' AND token_key = $1").bind(key).fetch_one(&mut **tx).await?;
         if mine as u64 >= gate.max_queued_per_token {
             return Ok(Some(NotQueued::TokenQueueFull { queued: mine as u64 }));
         }
@@ -212,8 +213,8 @@ impl Store {
         }
         let n = sqlx::query(
             "INSERT INTO jobs (id, kind, corpus_id, model, params, seed, status, created_at, source_model_id, token_key)
-             SELECT ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ? WHERE EXISTS (SELECT 1 FROM models WHERE id = ?)
-               AND (? IS NULL OR EXISTS (SELECT 1 FROM corpora WHERE id = ?))",
+             SELECT $1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9 WHERE EXISTS (SELECT 1 FROM models WHERE id = $10)
+               AND ($11 IS NULL OR EXISTS (SELECT 1 FROM corpora WHERE id = $12))",
         )
         .bind(j.id)
         .bind(j.kind)
@@ -234,7 +235,7 @@ impl Store {
             return Ok(Err(NotQueued::InputGone));
         }
         if let Some(data) = j.input {
-            sqlx::query("INSERT INTO job_inputs (job_id, data) VALUES (?, ?)").bind(j.id).bind(data).execute(&mut *tx).await?;
+            sqlx::query("INSERT INTO job_inputs (job_id, data) VALUES ($1, $2)").bind(j.id).bind(data).execute(&mut *tx).await?;
         }
         tx.commit().await?;
         self.queued_job(j.id).await
@@ -247,21 +248,24 @@ impl Store {
 
     /// The documents submitted with an evaluation job.
     pub async fn job_input(&self, id: &str) -> StoreResult<Option<Vec<u8>>> {
-        let row = sqlx::query("SELECT data FROM job_inputs WHERE job_id = ?").bind(id).fetch_optional(&self.pool).await?;
+        let row = sqlx::query("SELECT data FROM job_inputs WHERE job_id = $1").bind(id).fetch_optional(&self.pool).await?;
         row.map(|r| Ok(r.try_get(0)?)).transpose()
     }
 
     /// Mark an evaluation job succeeded with its result, and drop its stored input and
-    /// checkpoint, in one transaction.
-    pub async fn complete_job_with_result(&self, id: &str, result: &serde_json::Value) -> StoreResult<()> {
+    /// checkpoint, in one transaction, while `claim` holds it.
+    pub async fn complete_job_with_result(&self, claim: &Claim, result: &serde_json::Value) -> StoreResult<()> {
+        let id = &claim.job_id;
         let mut tx = self.pool.begin().await?;
-        sqlx::query("UPDATE jobs SET status = 'succeeded', finished_at = ?, result = ?, error = NULL WHERE id = ? AND status = 'running'")
+        self.fence(&mut tx, claim).await?;
+        end_hold(&mut tx, id, claim.attempt, "succeeded", Some(now_ms())).await?;
+        sqlx::query("UPDATE jobs SET status = 'succeeded', finished_at = $1, result = $2, error = NULL, lease_owner = NULL WHERE id = $3")
             .bind(now())
             .bind(result.to_string())
             .bind(id)
             .execute(&mut *tx)
             .await?;
-        sqlx::query("DELETE FROM job_inputs WHERE job_id = ?").bind(id).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM job_inputs WHERE job_id = $1").bind(id).execute(&mut *tx).await?;
         super::checkpoints::delete_in(&mut tx, id).await?;
         tx.commit().await?;
         Ok(())
@@ -277,9 +281,9 @@ impl Store {
         }
         let n = sqlx::query(
             "INSERT INTO jobs (id, kind, corpus_id, graph_id, model, params, seed, status, created_at, token_key)
-             SELECT ?, 'fit', ?, ?, ?, ?, ?, 'queued', ?, ?
-              WHERE (? IS NULL OR EXISTS (SELECT 1 FROM corpora WHERE id = ?))
-                AND (? IS NULL OR EXISTS (SELECT 1 FROM graphs WHERE id = ?))",
+             SELECT $1, 'fit', $2, $3, $4, $5, $6, 'queued', $7, $8
+              WHERE ($9 IS NULL OR EXISTS (SELECT 1 FROM corpora WHERE id = $10))
+                AND ($11 IS NULL OR EXISTS (SELECT 1 FROM graphs WHERE id = $12))",
         )
         .bind(j.id)
         .bind(corpus_id)
@@ -304,14 +308,14 @@ impl Store {
     }
 
     pub async fn get_job(&self, id: &str) -> StoreResult<Option<JobRow>> {
-        let row = sqlx::query("SELECT * FROM jobs WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
+        let row = sqlx::query("SELECT * FROM jobs WHERE id = $1").bind(id).fetch_optional(&self.pool).await?;
         row.as_ref().map(row_to_job).transpose()
     }
 
     /// Jobs newest first, optionally of one status; returns the page and the total.
     pub async fn list_jobs(&self, status: Option<JobStatus>, offset: i64, limit: i64) -> StoreResult<(Vec<JobRow>, i64)> {
         let filter = status.map(|s| s.as_str()).unwrap_or("");
-        let rows = sqlx::query("SELECT * FROM jobs WHERE (? = '' OR status = ?) ORDER BY created_at DESC, id LIMIT ? OFFSET ?")
+        let rows = sqlx::query("SELECT * FROM jobs WHERE ($1 = '' OR status = $2) ORDER BY created_at DESC, id LIMIT $3 OFFSET $4")
             .bind(filter)
             .bind(filter)
             .bind(limit)
@@ -319,7 +323,7 @@ impl Store {
             .fetch_all(&self.pool)
             .await?;
         let total: i64 =
-            sqlx::query("SELECT COUNT(*) FROM jobs WHERE (? = '' OR status = ?)").bind(filter).bind(filter).fetch_one(&self.pool).await?.try_get(0)?;
+            sqlx::query("SELECT COUNT(*) FROM jobs WHERE ($1 = '' OR status = $2)").bind(filter).bind(filter).fetch_one(&self.pool).await?.try_get(0)?;
         Ok((rows.iter().map(row_to_job).collect::<StoreResult<_>>()?, total))
     }
 
@@ -337,112 +341,117 @@ impl Store {
         Ok(out)
     }
 
-    /// Atomically move the oldest queued job to `running` and return it.
-    pub async fn claim_next_job(&self) -> StoreResult<Option<JobRow>> {
-        let row = sqlx::query(
-            "UPDATE jobs SET status = 'running', started_at = ?, attempts = attempts + 1, progress = NULL, error = NULL
-             WHERE id = (SELECT id FROM jobs WHERE status = 'queued' ORDER BY created_at, id LIMIT 1) AND status = 'queued'
-             RETURNING *",
-        )
-        .bind(now())
-        .fetch_optional(&self.pool)
-        .await?;
-        let job = row.as_ref().map(row_to_job).transpose()?;
-        if let Some(j) = &job {
-            // A retried job keeps its trace and samples up to its checkpoint (all of them
-            // go when it has none): it resumes from there, or starts afresh.
-            for sql in [
-                "DELETE FROM job_trace WHERE job_id = ? AND iteration > COALESCE((SELECT iteration FROM checkpoints WHERE job_id = ?), 0)",
-                "DELETE FROM job_samples WHERE job_id = ? AND iteration > COALESCE((SELECT iteration FROM checkpoints WHERE job_id = ?), 0)",
-            ] {
-                sqlx::query(sql).bind(&j.id).bind(&j.id).execute(&self.pool).await?;
-            }
+    /// Store a running job's latest progress (only while `claim` holds it).
+    pub async fn update_job_progress(&self, claim: &Claim, progress: &serde_json::Value) -> StoreResult<()> {
+        let n = sqlx::query("UPDATE jobs SET progress = $1 WHERE id = $2 AND attempts = $3 AND status = 'running'")
+            .bind(progress.to_string())
+            .bind(&claim.job_id)
+            .bind(claim.attempt)
+            .execute(&self.pool)
+            .await?
+            .rows_affected();
+        if n == 0 {
+            return Err(StoreError::LeaseLost(claim.job_id.clone()));
         }
-        Ok(job)
-    }
-
-    pub async fn update_job_progress(&self, id: &str, progress: &serde_json::Value) -> StoreResult<()> {
-        sqlx::query("UPDATE jobs SET progress = ? WHERE id = ? AND status = 'running'").bind(progress.to_string()).bind(id).execute(&self.pool).await?;
         Ok(())
     }
 
-    pub async fn append_trace(&self, id: &str, points: &[TracePoint]) -> StoreResult<()> {
+    /// Add points to a running job's trace (only while `claim` holds it).
+    pub async fn append_trace(&self, claim: &Claim, points: &[TracePoint]) -> StoreResult<()> {
+        let id = &claim.job_id;
         let mut tx = self.pool.begin().await?;
+        self.fence(&mut tx, claim).await?;
         for p in points {
-            sqlx::query("INSERT OR REPLACE INTO job_trace (job_id, iteration, elapsed_s, loglik_per_token) VALUES (?, ?, ?, ?)")
-                .bind(id)
-                .bind(p.iteration)
-                .bind(p.elapsed_s)
-                .bind(p.loglik_per_token)
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query(
+                "INSERT INTO job_trace (job_id, iteration, elapsed_s, loglik_per_token) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (job_id, iteration) DO UPDATE SET elapsed_s = excluded.elapsed_s, loglik_per_token = excluded.loglik_per_token",
+            )
+            .bind(id)
+            .bind(p.iteration)
+            .bind(p.elapsed_s)
+            .bind(p.loglik_per_token)
+            .execute(&mut *tx)
+            .await?;
         }
         tx.commit().await?;
         Ok(())
     }
 
     pub async fn job_trace(&self, id: &str) -> StoreResult<Vec<TracePoint>> {
-        let rows = sqlx::query("SELECT iteration, elapsed_s, loglik_per_token FROM job_trace WHERE job_id = ? ORDER BY iteration")
+        let rows = sqlx::query("SELECT iteration, elapsed_s, loglik_per_token FROM job_trace WHERE job_id = $1 ORDER BY iteration")
             .bind(id)
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(|r| Ok(TracePoint { iteration: r.try_get(0)?, elapsed_s: r.try_get(1)?, loglik_per_token: r.try_get(2)? })).collect()
     }
 
-    pub async fn insert_sample(&self, job_id: &str, iteration: i64, data: &[u8]) -> StoreResult<()> {
-        sqlx::query("INSERT OR REPLACE INTO job_samples (job_id, iteration, data) VALUES (?, ?, ?)")
+    /// Keep a thinned sample of a running job (only while `claim` holds it).
+    pub async fn insert_sample(&self, claim: &Claim, iteration: i64, data: &[u8]) -> StoreResult<()> {
+        let job_id = &claim.job_id;
+        let mut tx = self.pool.begin().await?;
+        self.fence(&mut tx, claim).await?;
+        sqlx::query("INSERT INTO job_samples (job_id, iteration, data) VALUES ($1, $2, $3) ON CONFLICT (job_id, iteration) DO UPDATE SET data = excluded.data")
             .bind(job_id)
             .bind(iteration)
             .bind(data)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
+        tx.commit().await?;
         Ok(())
     }
 
     /// Iterations of the thinned samples stored for a job.
     pub async fn sample_iterations(&self, job_id: &str) -> StoreResult<Vec<i64>> {
-        let rows = sqlx::query("SELECT iteration FROM job_samples WHERE job_id = ? ORDER BY iteration").bind(job_id).fetch_all(&self.pool).await?;
+        let rows = sqlx::query("SELECT iteration FROM job_samples WHERE job_id = $1 ORDER BY iteration").bind(job_id).fetch_all(&self.pool).await?;
         rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
     }
 
-    /// End a running job as failed (or cancelled) with a reason.
-    /// An evaluation job's stored documents go with it.
-    pub async fn finish_job(&self, id: &str, status: JobStatus, error: Option<&str>) -> StoreResult<()> {
+    /// End a running job as failed (or cancelled) with a reason, while `claim` holds
+    /// it. An evaluation job's stored documents and its checkpoint go with it.
+    pub async fn finish_job(&self, claim: &Claim, status: JobStatus, error: Option<&str>) -> StoreResult<()> {
         debug_assert!(status.is_terminal());
         let mut tx = self.pool.begin().await?;
-        sqlx::query("UPDATE jobs SET status = ?, finished_at = ?, error = ? WHERE id = ? AND status IN ('running', 'queued')")
+        self.fence(&mut tx, claim).await?;
+        let id = &claim.job_id;
+        sqlx::query("UPDATE jobs SET status = $1, finished_at = $2, error = $3, lease_owner = NULL WHERE id = $4")
             .bind(status.as_str())
             .bind(now())
             .bind(error)
             .bind(id)
             .execute(&mut *tx)
             .await?;
-        sqlx::query("DELETE FROM job_inputs WHERE job_id = ?").bind(id).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM job_inputs WHERE job_id = $1").bind(id).execute(&mut *tx).await?;
         super::checkpoints::delete_in(&mut tx, id).await?;
+        end_hold(&mut tx, id, claim.attempt, status.as_str(), Some(now_ms())).await?;
         tx.commit().await?;
         Ok(())
     }
 
-    /// Put a running job back in the queue (graceful shutdown, crash recovery).
-    pub async fn requeue_job(&self, id: &str, reason: &str) -> StoreResult<()> {
-        sqlx::query("UPDATE jobs SET status = 'queued', error = ?, started_at = NULL WHERE id = ? AND status = 'running'")
+    /// Put a running job back in the queue (graceful shutdown), while `claim` holds it;
+    /// it resumes from its checkpoint wherever it is claimed next.
+    pub async fn requeue_job(&self, claim: &Claim, reason: &str) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        self.fence(&mut tx, claim).await?;
+        sqlx::query("UPDATE jobs SET status = 'queued', error = $1, started_at = NULL, lease_owner = NULL, lease_expires_ms = NULL WHERE id = $2")
             .bind(reason)
-            .bind(id)
-            .execute(&self.pool)
+            .bind(&claim.job_id)
+            .execute(&mut *tx)
             .await?;
+        end_hold(&mut tx, &claim.job_id, claim.attempt, "requeued", Some(now_ms())).await?;
+        tx.commit().await?;
         Ok(())
     }
 
     /// Ask for cancellation. A queued job is cancelled at once; returns the new row.
     pub async fn request_cancel(&self, id: &str) -> StoreResult<Option<JobRow>> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query("UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND status IN ('queued', 'running')").bind(id).execute(&mut *tx).await?;
-        sqlx::query("UPDATE jobs SET status = 'cancelled', finished_at = ?, error = 'cancelled before it started' WHERE id = ? AND status = 'queued'")
+        sqlx::query("UPDATE jobs SET cancel_requested = 1 WHERE id = $1 AND status IN ('queued', 'running')").bind(id).execute(&mut *tx).await?;
+        sqlx::query("UPDATE jobs SET status = 'cancelled', finished_at = $1, error = 'cancelled before it started' WHERE id = $2 AND status = 'queued'")
             .bind(now())
             .bind(id)
             .execute(&mut *tx)
             .await?;
-        sqlx::query("DELETE FROM job_inputs WHERE job_id = ? AND EXISTS (SELECT 1 FROM jobs WHERE id = ? AND status = 'cancelled')")
+        sqlx::query("DELETE FROM job_inputs WHERE job_id = $1 AND EXISTS (SELECT 1 FROM jobs WHERE id = $2 AND status = 'cancelled')")
             .bind(id)
             .bind(id)
             .execute(&mut *tx)
@@ -456,12 +465,25 @@ impl Store {
     /// attempts in a row were interrupted without writing a checkpoint. An attempt that
     /// wrote one made progress and does not count: a long fit survives any number of
     /// restarts as long as each gets as far as a checkpoint. Returns (requeued, failed).
+    ///
+    /// Only for a database this process owns alone (SQLite): on a shared one (PostgreSQL)
+    /// a `running` job may be another replica's, and expired leases are taken over by
+    /// [`Store::claim_next_job`] instead; this does nothing there.
     pub async fn recover_interrupted_jobs(&self, max_attempts: i64) -> StoreResult<(u64, u64)> {
+        if self.is_shared() {
+            return Ok((0, 0));
+        }
         let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "UPDATE job_leases SET outcome = 'interrupted', ended_ms = $1 WHERE outcome IS NULL AND job_id IN (SELECT id FROM jobs WHERE status = 'running')",
+        )
+        .bind(now_ms())
+        .execute(&mut *tx)
+        .await?;
         let failed = sqlx::query(
-            "UPDATE jobs SET status = 'failed', finished_at = ?,
+            "UPDATE jobs SET status = 'failed', finished_at = $1,
                 error = 'the server stopped while this job was running, ' || (attempts - COALESCE((SELECT attempt FROM checkpoints WHERE job_id = jobs.id), 0)) || ' times without a checkpoint in between; not retried again'
-             WHERE status = 'running' AND attempts - COALESCE((SELECT attempt FROM checkpoints WHERE job_id = jobs.id), 0) >= ?",
+             WHERE status = 'running' AND attempts - COALESCE((SELECT attempt FROM checkpoints WHERE job_id = jobs.id), 0) >= $2",
         )
         .bind(now())
         .bind(max_attempts)
@@ -469,7 +491,7 @@ impl Store {
         .await?
         .rows_affected();
         let requeued = sqlx::query(
-            "UPDATE jobs SET status = 'queued', started_at = NULL, error = 'requeued: the server stopped while it was running' WHERE status = 'running'",
+            "UPDATE jobs SET status = 'queued', started_at = NULL, lease_owner = NULL, lease_expires_ms = NULL, error = 'requeued: the server stopped while it was running' WHERE status = 'running'",
         )
         .execute(&mut *tx)
         .await?

@@ -1,24 +1,37 @@
-//! Persistence: corpora, graphs, jobs, traces, samples, checkpoints and models in one
-//! SQLite file.
+//! Persistence: corpora, graphs, jobs, traces, samples, checkpoints, models and tokens,
+//! in one SQLite file (the embedded default) or one PostgreSQL database that many
+//! replicas share.
 //!
-//! Why it exists: this is the only module that speaks SQL. It opens the database (WAL,
-//! `synchronous=NORMAL`, a busy timeout), applies `migrations/` on start, and offers
-//! typed operations. Every state change a crash must not lose (a corpus stored, a job
-//! finished together with its model) is one transaction. It refuses a damaged file
-//! at open (`PRAGMA quick_check`), tells a full or read-only database apart from other
-//! failures ([`StoreError::unwritable`]), and makes consistent copies ([`backup`]).
+//! Why it exists: this is the only module that speaks SQL. It opens the database,
+//! applies the dialect's `migrations/` on start, and offers typed operations. Every
+//! state change a crash must not lose (a corpus stored, a job finished together with its
+//! model) is one transaction.
+//!
+//! The seam: both stores go through sqlx's `Any` driver, so every query is written once
+//! in the SQL both dialects share (`$N` parameters, `ON CONFLICT`, `RETURNING`), and a
+//! [`Dialect`] decides the few things that differ: how the write lock is taken
+//! ([`Store::begin_write`]), how the next job is claimed (`FOR UPDATE SKIP LOCKED` on
+//! PostgreSQL, see `jobs`), and SQLite's file care: WAL, a busy timeout, a damaged file
+//! refused at open (`PRAGMA quick_check`), a full or read-only database told apart from
+//! other failures ([`StoreError::unwritable`]) and consistent copies ([`backup`]). A
+//! trait with one implementation per database would have duplicated ~60 queries for
+//! the sake of those few differences; the price of `Any` is one copy of a blob as it is
+//! bound or read (measured in bench/README.md).
 
 pub mod backup;
 pub mod checkpoints;
 pub mod corpora;
 pub mod graphs;
 pub mod jobs;
+pub mod leases;
 pub mod models;
 pub mod tokens;
 pub mod topic_names;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Connection, SqlitePool};
+pub mod location;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, Connection, Executor};
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
@@ -27,6 +40,8 @@ pub use checkpoints::LoadedCheckpoint;
 pub use corpora::{CorpusRow, DeleteOutcome};
 pub use graphs::GraphRow;
 pub use jobs::{FitInput, JobRow, JobStatus, TracePoint};
+pub use leases::{Claim, LeaseRecord, Renewal, Worker};
+pub use location::DbLocation;
 pub use models::ModelRow;
 
 #[derive(Debug, thiserror::Error)]
@@ -45,14 +60,20 @@ pub enum StoreError {
          and {path}-shm beside it) away, put the backup in its place and start again"
     )]
     Damaged { path: String, problems: String },
+    /// A write of a running job by a claim that no longer holds it (its lease expired
+    /// and another worker took the job, or the job ended): nothing was written.
+    #[error("job {0} is no longer held by this worker (its lease expired or it ended); nothing was written")]
+    LeaseLost(String),
 }
 
 /// Why a write failed that is neither the request's fault nor a bug.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unwritable {
-    /// SQLITE_FULL: the disk is full, or the database reached `--max-db-mb`.
+    /// The disk is full, or the database reached `--max-db-mb` (SQLITE_FULL;
+    /// PostgreSQL's `disk_full`).
     Full,
-    /// SQLITE_READONLY: the file, its directory or its file system is read-only.
+    /// The file, its directory or its file system is read-only (SQLITE_READONLY;
+    /// PostgreSQL's `read_only_sql_transaction`, a standby).
     ReadOnly,
 }
 
@@ -67,73 +88,121 @@ impl Unwritable {
 }
 
 impl StoreError {
-    /// Whether this error is a full or a read-only database (SQLite's primary result
-    /// codes 13 and 8; sqlx reports the extended code).
+    /// Whether this error is a full or a read-only database.
     pub fn unwritable(&self) -> Option<Unwritable> {
-        let code = match self {
-            StoreError::Sqlx(e) => sqlite_code(e)?,
-            StoreError::Migrate(sqlx::migrate::MigrateError::Execute(e)) => sqlite_code(e)?,
+        let e = match self {
+            StoreError::Sqlx(e) => e,
+            StoreError::Migrate(sqlx::migrate::MigrateError::Execute(e)) => e,
             _ => return None,
         };
-        match code & 0xff {
-            13 => Some(Unwritable::Full),
-            8 => Some(Unwritable::ReadOnly),
+        let db = e.as_database_error()?;
+        if let Some(code) = sqlite_code(e) {
+            // SQLite's primary result codes 13 and 8; sqlx reports the extended code.
+            return match code & 0xff {
+                13 => Some(Unwritable::Full),
+                8 => Some(Unwritable::ReadOnly),
+                _ => None,
+            };
+        }
+        match db.code()?.as_ref() {
+            "53100" => Some(Unwritable::Full),
+            "25006" => Some(Unwritable::ReadOnly),
             _ => None,
         }
     }
+
+    /// Whether the database could not be reached at all (a dropped connection, a pool
+    /// that timed out): the operation may succeed when it is tried again.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, StoreError::Sqlx(sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Tls(_)))
+            || matches!(self, StoreError::Sqlx(sqlx::Error::Database(d)) if d.code().is_some_and(|c| c.starts_with("08") || c.starts_with("57P")))
+    }
 }
 
-/// SQLite's (extended) result code of a database error.
+/// SQLite's (extended) result code of a database error; `None` for other databases.
 fn sqlite_code(e: &sqlx::Error) -> Option<i32> {
-    match e {
-        sqlx::Error::Database(d) => d.code()?.parse().ok(),
-        _ => None,
-    }
+    let db = e.as_database_error()?;
+    db.try_downcast_ref::<sqlx::sqlite::SqliteError>()?;
+    db.code()?.parse().ok()
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// Which SQL database the store speaks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// One file, one process: the embedded default.
+    Sqlite,
+    /// A server that many replicas share.
+    Postgres,
+}
+
 /// A handle on the database; cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Store {
-    pool: SqlitePool,
+    pool: AnyPool,
+    dialect: Dialect,
 }
 
 /// How the database is opened.
 #[derive(Debug, Clone, Default)]
 pub struct StoreOptions {
-    /// A quota: the database may not grow beyond this many bytes (SQLite's
-    /// `max_page_count` on every connection); a write that would is refused as full.
+    /// A quota (SQLite only): the database may not grow beyond this many bytes
+    /// (`max_page_count` on every connection); a write that would is refused as full.
     pub max_bytes: Option<u64>,
 }
 
 /// SQLite's default page size, which the store never changes.
 pub const PAGE_SIZE: u64 = 4096;
 
+/// The key of the PostgreSQL advisory lock that [`Store::begin_write`] takes: the
+/// check-then-write transactions (queue limits, deletes of what jobs use) run one at a
+/// time, as they do under SQLite's single writer.
+const WRITE_LOCK_KEY: i64 = 0x7069_6364; // "picd"
+
 impl Store {
-    /// Open (creating if needed) the database file, check its integrity and apply
+    /// Open (creating if needed) a SQLite database file, check its integrity and apply
     /// migrations.
     pub async fn open(path: &Path) -> StoreResult<Store> {
         Self::open_with(path, &StoreOptions::default()).await
     }
 
+    /// Open the database `--db` names: a SQLite file or a PostgreSQL URL.
+    pub async fn connect(location: &DbLocation, opts: &StoreOptions) -> StoreResult<Store> {
+        match location {
+            DbLocation::Sqlite(path) => Self::open_with(path, opts).await,
+            DbLocation::Postgres(url) => Self::open_postgres(url).await,
+        }
+    }
+
     /// [`Store::open`] with options. A file that fails `PRAGMA quick_check` is refused
     /// with [`StoreError::Damaged`] before anything is written to it.
     pub async fn open_with(path: &Path, opts: &StoreOptions) -> StoreResult<Store> {
-        let url = format!("sqlite://{}", path.display());
-        let mut options = SqliteConnectOptions::from_str(&url)?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(10))
-            .foreign_keys(true);
+        sqlx::any::install_default_drivers();
+        let url = format!("sqlite://{}?mode=rwc", path.display());
+        let options = AnyConnectOptions::from_str(&url)?;
+        let mut pragmas = vec![
+            "PRAGMA journal_mode = WAL".to_string(),
+            "PRAGMA synchronous = NORMAL".to_string(),
+            "PRAGMA busy_timeout = 10000".to_string(),
+            "PRAGMA foreign_keys = ON".to_string(),
+        ];
         if let Some(bytes) = opts.max_bytes {
             // SQLite never lowers the limit below the current size: such a database
             // opens, and any write that needs a new page is refused.
-            options = options.pragma("max_page_count", (bytes / PAGE_SIZE).max(1).to_string());
+            pragmas.push(format!("PRAGMA max_page_count = {}", (bytes / PAGE_SIZE).max(1)));
         }
-        let pool = SqlitePoolOptions::new()
+        let pool = AnyPoolOptions::new()
             .max_connections(8)
+            .after_connect(move |conn, _| {
+                let pragmas = pragmas.clone();
+                Box::pin(async move {
+                    for p in pragmas {
+                        conn.execute(sqlx::AssertSqlSafe(p)).await?;
+                    }
+                    Ok(())
+                })
+            })
             // A write that fails with SQLITE_FULL may make SQLite roll the whole
             // transaction back on its own; sqlx's rollback on drop then fails and leaves
             // the connection counting a transaction it is not in, so its next BEGIN
@@ -147,20 +216,54 @@ impl Store {
             pool.close().await;
             return Err(damaged(path, &problems));
         }
-        sqlx::migrate!("./migrations").run(&pool).await?;
-        Ok(Store { pool })
+        sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
+        Ok(Store { pool, dialect: Dialect::Sqlite })
     }
 
-    pub fn pool(&self) -> &SqlitePool {
+    /// Connect to a PostgreSQL database (which must exist) and apply its migrations;
+    /// replicas starting together are safe (sqlx takes an advisory lock to migrate).
+    pub async fn open_postgres(url: &str) -> StoreResult<Store> {
+        sqlx::any::install_default_drivers();
+        let pool = AnyPoolOptions::new()
+            .max_connections(16)
+            // A replica cut off from the database answers 503 in seconds, not minutes.
+            .acquire_timeout(Duration::from_secs(5))
+            .before_acquire(|conn, _| Box::pin(async move { Ok(!conn.is_in_transaction()) }))
+            .connect(url)
+            .await?;
+        sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+        Ok(Store { pool, dialect: Dialect::Postgres })
+    }
+
+    pub fn pool(&self) -> &AnyPool {
         &self.pool
     }
 
-    /// A transaction that takes the write lock at once (`BEGIN IMMEDIATE`). A check
-    /// then write (is the corpus in use? then delete it) must not start as a reader: a
-    /// write committed by another connection in between would make its own write fail
-    /// with SQLITE_BUSY_SNAPSHOT, which the busy timeout does not retry.
-    pub(crate) async fn begin_write(&self) -> StoreResult<sqlx::Transaction<'static, sqlx::Sqlite>> {
-        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// Whether other processes may change the database beside this one (PostgreSQL):
+    /// then what a process caches must be checked against the store.
+    pub fn is_shared(&self) -> bool {
+        self.dialect == Dialect::Postgres
+    }
+
+    /// A transaction that takes the write lock at once. On SQLite (`BEGIN IMMEDIATE`) a
+    /// check then write (is the corpus in use? then delete it) must not start as a
+    /// reader: a write committed by another connection in between would make its own
+    /// write fail with SQLITE_BUSY_SNAPSHOT, which the busy timeout does not retry. On
+    /// PostgreSQL a transaction-scoped advisory lock serialises the same transactions,
+    /// across replicas.
+    pub(crate) async fn begin_write(&self) -> StoreResult<sqlx::Transaction<'static, sqlx::Any>> {
+        match self.dialect {
+            Dialect::Sqlite => Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?),
+            Dialect::Postgres => {
+                let mut tx = self.pool.begin().await?;
+                sqlx::query("SELECT 1 FROM pg_advisory_xact_lock($1)").bind(WRITE_LOCK_KEY).execute(&mut *tx).await?;
+                Ok(tx)
+            }
+        }
     }
 
     /// A trivial query, for readiness checks.
@@ -168,11 +271,16 @@ impl Store {
         sqlx::query("SELECT 1").execute(&self.pool).await?;
         Ok(())
     }
+
+    /// Close every connection (tests that stop a store and open it again).
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
 }
 
 /// `PRAGMA quick_check(limit)`: the problems found (at most `limit`), none when the
 /// file is sound. It reads every page (O(size), without index cross-checks).
-pub(crate) async fn quick_check<'e>(conn: impl sqlx::SqliteExecutor<'e>, limit: u32) -> Result<Vec<String>, sqlx::Error> {
+pub(crate) async fn quick_check<'e>(conn: impl Executor<'e, Database = sqlx::Any>, limit: u32) -> Result<Vec<String>, sqlx::Error> {
     use sqlx::Row;
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!("PRAGMA quick_check({limit})"))).fetch_all(conn).await?;
     let lines: Vec<String> = rows.iter().map(|r| r.try_get::<String, _>(0)).collect::<Result<_, _>>()?;
@@ -194,9 +302,9 @@ fn damaged_or(path: &Path, e: sqlx::Error) -> StoreError {
     }
 }
 
-/// Ids of the queued or running jobs that `query` (one `?`: the id of what is to be
+/// Ids of the queued or running jobs that `query` (one `$1`: the id of what is to be
 /// deleted) finds, oldest first: what makes a delete a conflict.
-pub(crate) async fn active_jobs(conn: &mut sqlx::SqliteConnection, query: &'static str, id: &str) -> StoreResult<Vec<String>> {
+pub(crate) async fn active_jobs(conn: &mut sqlx::AnyConnection, query: &'static str, id: &str) -> StoreResult<Vec<String>> {
     use sqlx::Row;
     let rows = sqlx::query(query).bind(id).fetch_all(&mut *conn).await?;
     Ok(rows.iter().map(|r| r.try_get("id")).collect::<Result<_, _>>()?)

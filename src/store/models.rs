@@ -23,21 +23,22 @@ pub struct ModelRow {
 /// A fitted model to store.
 pub struct NewModel<'a> {
     pub id: &'a str,
-    pub job_id: &'a str,
+    /// The fit job's claim: the model is stored only while it holds the job.
+    pub claim: &'a super::Claim,
     pub input: super::jobs::FitInput<'a>,
     pub family: &'a str,
     pub params: &'a serde_json::Value,
     pub seed: u64,
     pub num_topics: usize,
-    pub diagnostics: serde_json::Value,
+    pub diagnostics: &'a serde_json::Value,
     /// Topic models' vocabulary and preprocessing; `None` for relational models.
-    pub lexicon: Option<Vec<u8>>,
-    pub data: Vec<u8>,
+    pub lexicon: Option<&'a [u8]>,
+    pub data: &'a [u8],
 }
 
 const COLUMNS: &str = "id, job_id, corpus_id, graph_id, family, params, seed, created_at, num_topics, diagnostics";
 
-fn row_to_model(r: &sqlx::sqlite::SqliteRow) -> StoreResult<ModelRow> {
+fn row_to_model(r: &sqlx::any::AnyRow) -> StoreResult<ModelRow> {
     let parse = |col: &str| -> StoreResult<serde_json::Value> {
         let s: String = r.try_get(col)?;
         serde_json::from_str(&s).map_err(|e| StoreError::Corrupt(format!("{col}: {e}")))
@@ -58,14 +59,18 @@ fn row_to_model(r: &sqlx::sqlite::SqliteRow) -> StoreResult<ModelRow> {
 
 impl Store {
     /// Store the model, mark its job succeeded and drop its checkpoint, in one
-    /// transaction: after a crash either all happened or none did (and the job resumes).
+    /// transaction, while the fit's claim holds the job: after a crash either all
+    /// happened or none did (and the job resumes), and a worker that lost its lease
+    /// stores nothing ([`super::StoreError::LeaseLost`]).
     pub async fn complete_job_with_model(&self, m: NewModel<'_>) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
+        self.fence(&mut tx, m.claim).await?;
+        let job_id = m.claim.job_id.as_str();
         let created = now();
         let (corpus_id, graph_id) = m.input.columns();
-        sqlx::query(sqlx::AssertSqlSafe(format!("INSERT INTO models ({COLUMNS}, lexicon, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
+        sqlx::query(sqlx::AssertSqlSafe(format!("INSERT INTO models ({COLUMNS}, lexicon, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)")))
             .bind(m.id)
-            .bind(m.job_id)
+            .bind(job_id)
             .bind(corpus_id)
             .bind(graph_id)
             .bind(m.family)
@@ -78,25 +83,26 @@ impl Store {
             .bind(m.data)
             .execute(&mut *tx)
             .await?;
-        sqlx::query("UPDATE jobs SET status = 'succeeded', finished_at = ?, model_id = ?, error = NULL WHERE id = ?")
+        sqlx::query("UPDATE jobs SET status = 'succeeded', finished_at = $1, model_id = $2, error = NULL, lease_owner = NULL WHERE id = $3")
             .bind(&created)
             .bind(m.id)
-            .bind(m.job_id)
+            .bind(job_id)
             .execute(&mut *tx)
             .await?;
-        super::checkpoints::delete_in(&mut tx, m.job_id).await?;
+        super::checkpoints::delete_in(&mut tx, job_id).await?;
+        super::leases::end_hold(&mut tx, job_id, m.claim.attempt, "succeeded", Some(super::leases::now_ms())).await?;
         tx.commit().await?;
         Ok(())
     }
 
     pub async fn get_model(&self, id: &str) -> StoreResult<Option<ModelRow>> {
-        let sql = format!("SELECT {COLUMNS} FROM models WHERE id = ?");
+        let sql = format!("SELECT {COLUMNS} FROM models WHERE id = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
         row.as_ref().map(row_to_model).transpose()
     }
 
     pub async fn list_models(&self, offset: i64, limit: i64) -> StoreResult<(Vec<ModelRow>, i64)> {
-        let sql = format!("SELECT {COLUMNS} FROM models ORDER BY created_at DESC, id LIMIT ? OFFSET ?");
+        let sql = format!("SELECT {COLUMNS} FROM models ORDER BY created_at DESC, id LIMIT $1 OFFSET $2");
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(limit).bind(offset).fetch_all(&self.pool).await?;
         let total: i64 = sqlx::query("SELECT COUNT(*) FROM models").fetch_one(&self.pool).await?.try_get(0)?;
         Ok((rows.iter().map(row_to_model).collect::<StoreResult<_>>()?, total))
@@ -104,7 +110,7 @@ impl Store {
 
     /// The model's blobs: (family, lexicon (topic models only), data).
     pub async fn model_blobs(&self, id: &str) -> StoreResult<Option<(String, Option<Vec<u8>>, Vec<u8>)>> {
-        let row = sqlx::query("SELECT family, lexicon, data FROM models WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
+        let row = sqlx::query("SELECT family, lexicon, data FROM models WHERE id = $1").bind(id).fetch_optional(&self.pool).await?;
         row.map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))).transpose()
     }
 
@@ -112,13 +118,13 @@ impl Store {
     pub async fn delete_model(&self, id: &str) -> StoreResult<super::DeleteOutcome> {
         let mut tx = self.begin_write().await?;
         let users =
-            super::active_jobs(&mut tx, "SELECT id FROM jobs WHERE source_model_id = ? AND status IN ('queued', 'running') ORDER BY created_at", id).await?;
+            super::active_jobs(&mut tx, "SELECT id FROM jobs WHERE source_model_id = $1 AND status IN ('queued', 'running') ORDER BY created_at", id).await?;
         if !users.is_empty() {
             return Ok(super::DeleteOutcome::InUse(users));
         }
         // A checkpoint of the job that made it (normally gone with the job's success).
-        sqlx::query("DELETE FROM checkpoints WHERE job_id IN (SELECT job_id FROM models WHERE id = ?)").bind(id).execute(&mut *tx).await?;
-        let n = sqlx::query("DELETE FROM models WHERE id = ?").bind(id).execute(&mut *tx).await?.rows_affected();
+        sqlx::query("DELETE FROM checkpoints WHERE job_id IN (SELECT job_id FROM models WHERE id = $1)").bind(id).execute(&mut *tx).await?;
+        let n = sqlx::query("DELETE FROM models WHERE id = $1").bind(id).execute(&mut *tx).await?.rows_affected();
         tx.commit().await?;
         Ok(if n == 0 { super::DeleteOutcome::NotFound } else { super::DeleteOutcome::Deleted })
     }

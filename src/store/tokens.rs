@@ -39,11 +39,11 @@ impl Store {
         let issued = auth::issue();
         let created_at = now();
         let mut tx = self.begin_write().await?;
-        let taken = sqlx::query("SELECT 1 FROM api_tokens WHERE name = ? AND revoked_at IS NULL").bind(name).fetch_optional(&mut *tx).await?.is_some();
+        let taken = sqlx::query("SELECT 1 FROM api_tokens WHERE name = $1 AND revoked_at IS NULL").bind(name).fetch_optional(&mut *tx).await?.is_some();
         if taken {
             return Ok(None);
         }
-        sqlx::query("INSERT INTO api_tokens (key, name, role, secret_hash, created_at) VALUES (?, ?, ?, ?, ?)")
+        sqlx::query("INSERT INTO api_tokens (key, name, role, secret_hash, created_at) VALUES ($1, $2, $3, $4, $5)")
             .bind(&issued.key)
             .bind(name)
             .bind(role.as_str())
@@ -75,7 +75,7 @@ impl Store {
     /// revoked row, or `None` when no live token has that name or key.
     pub async fn revoke_token(&self, name_or_key: &str) -> StoreResult<Option<TokenRow>> {
         let mut tx = self.begin_write().await?;
-        let row = sqlx::query("SELECT key, name, role, created_at FROM api_tokens WHERE (name = ? OR key = ?) AND revoked_at IS NULL")
+        let row = sqlx::query("SELECT key, name, role, created_at FROM api_tokens WHERE (name = $1 OR key = $2) AND revoked_at IS NULL")
             .bind(name_or_key)
             .bind(name_or_key)
             .fetch_optional(&mut *tx)
@@ -83,7 +83,7 @@ impl Store {
         let Some(row) = row else { return Ok(None) };
         let revoked_at = now();
         let key: String = row.try_get(0)?;
-        sqlx::query("UPDATE api_tokens SET revoked_at = ? WHERE key = ?").bind(&revoked_at).bind(&key).execute(&mut *tx).await?;
+        sqlx::query("UPDATE api_tokens SET revoked_at = $1 WHERE key = $2").bind(&revoked_at).bind(&key).execute(&mut *tx).await?;
         tx.commit().await?;
         Ok(Some(TokenRow { key, name: row.try_get(1)?, role: parse_role(row.try_get(2)?)?, created_at: row.try_get(3)?, revoked_at: Some(revoked_at) }))
     }
@@ -92,7 +92,7 @@ impl Store {
     /// revoked token, or a wrong secret. The secret's hash is compared in constant time.
     pub async fn authenticate(&self, token: &str) -> StoreResult<Option<Caller>> {
         let Some(presented) = auth::parse(token) else { return Ok(None) };
-        let row = sqlx::query("SELECT name, role, secret_hash FROM api_tokens WHERE key = ? AND revoked_at IS NULL")
+        let row = sqlx::query("SELECT name, role, secret_hash FROM api_tokens WHERE key = $1 AND revoked_at IS NULL")
             .bind(presented.key)
             .fetch_optional(&self.pool)
             .await?;

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 impl Store {
     /// Every named topic of `model_id`: topic id → name.
     pub async fn topic_names(&self, model_id: &str) -> StoreResult<HashMap<usize, String>> {
-        let rows = sqlx::query("SELECT topic, name FROM topic_names WHERE model_id = ?").bind(model_id).fetch_all(&self.pool).await?;
+        let rows = sqlx::query("SELECT topic, name FROM topic_names WHERE model_id = $1").bind(model_id).fetch_all(&self.pool).await?;
         rows.iter().map(|r| Ok((r.try_get::<i64, _>(0)? as usize, r.try_get(1)?))).collect()
     }
 
@@ -21,14 +21,14 @@ impl Store {
     /// the model does not exist (nothing is written).
     pub async fn set_topic_name(&self, model_id: &str, topic: usize, name: Option<&str>) -> StoreResult<bool> {
         let mut tx = self.begin_write().await?;
-        let exists = sqlx::query("SELECT 1 FROM models WHERE id = ?").bind(model_id).fetch_optional(&mut *tx).await?.is_some();
+        let exists = sqlx::query("SELECT 1 FROM models WHERE id = $1").bind(model_id).fetch_optional(&mut *tx).await?.is_some();
         if !exists {
             return Ok(false);
         }
         match name {
             Some(name) => {
                 sqlx::query(
-                    "INSERT INTO topic_names (model_id, topic, name, updated_at) VALUES (?, ?, ?, ?) \
+                    "INSERT INTO topic_names (model_id, topic, name, updated_at) VALUES ($1, $2, $3, $4) \
                      ON CONFLICT (model_id, topic) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at",
                 )
                 .bind(model_id)
@@ -39,10 +39,19 @@ impl Store {
                 .await?;
             }
             None => {
-                sqlx::query("DELETE FROM topic_names WHERE model_id = ? AND topic = ?").bind(model_id).bind(topic as i64).execute(&mut *tx).await?;
+                sqlx::query("DELETE FROM topic_names WHERE model_id = $1 AND topic = $2").bind(model_id).bind(topic as i64).execute(&mut *tx).await?;
             }
         }
+        // Replicas that cache the model's names see they are stale.
+        sqlx::query("UPDATE models SET names_generation = names_generation + 1 WHERE id = $1").bind(model_id).execute(&mut *tx).await?;
         tx.commit().await?;
         Ok(true)
+    }
+
+    /// How many times the model's topics were renamed, or `None` when the model no
+    /// longer exists: what a replica's cache checks on a shared store.
+    pub async fn model_names_generation(&self, model_id: &str) -> StoreResult<Option<i64>> {
+        let row = sqlx::query("SELECT names_generation FROM models WHERE id = $1").bind(model_id).fetch_optional(&self.pool).await?;
+        Ok(row.map(|r| r.try_get(0)).transpose()?)
     }
 }

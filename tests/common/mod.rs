@@ -2,6 +2,7 @@
 //! client for it. Shared by the black-box HTTP tests.
 #![allow(dead_code)]
 
+pub mod postgres;
 pub mod process;
 
 use serde_json::{json, Value};

@@ -53,6 +53,18 @@ impl ServerProcess {
         ServerProcess { child, base: format!("http://{addr}"), client: reqwest::Client::new(), log }
     }
 
+    /// SIGTERM, as an orchestrator stopping the replica: it re-queues its running jobs
+    /// and exits. Waits for the exit.
+    pub fn terminate(mut self) {
+        let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().expect("kill -TERM runs");
+        assert!(status.success(), "kill -TERM failed");
+        let t0 = Instant::now();
+        while self.child.try_wait().expect("try_wait").is_none() {
+            assert!(t0.elapsed() < Duration::from_secs(60), "topicd did not exit within 60 s of SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// SIGKILL, as a crash or the OOM killer: no shutdown code runs.
     pub fn kill(mut self) {
         self.child.kill().expect("kill");

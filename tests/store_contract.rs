@@ -1,0 +1,414 @@
+//! The store's contract, on both databases: every test here runs once on a SQLite file
+//! and once on a fresh PostgreSQL database (`common::postgres`), through the same
+//! `Store` API, so the two dialects cannot drift apart.
+//!
+//! What it holds: jobs are queued only for inputs that exist and within the queue's
+//! bounds; a claim is a lease, and a job whose lease expired is taken over and resumes
+//! with its trace and samples up to its checkpoint; a claim that lost its job can write
+//! nothing more; concurrent claims never take one job twice; checkpoints replace each
+//! other, fail their checksum when a byte flips, and go when the job ends; attempts that
+//! checkpoint do not count against `--max-attempts`. SQLite's restart recovery (a job
+//! left `running` by the one dead process is re-queued at the next start) is tested on
+//! SQLite alone.
+
+mod common;
+
+use common::postgres::PgDatabase;
+use serde_json::json;
+use std::collections::HashMap;
+use std::time::Duration;
+use topicd::corpus::CorpusStats;
+use topicd::store::corpora::NewCorpus;
+use topicd::store::jobs::{NewJob, NotQueued, QueueGate};
+use topicd::store::models::NewModel;
+use topicd::store::{Claim, DbLocation, FitInput, JobStatus, LoadedCheckpoint, Renewal, Store, StoreError, TracePoint, Worker};
+
+/// Where a test's store lives; dropping it removes the database.
+enum TestDb {
+    Sqlite(tempfile::TempDir),
+    Postgres(PgDatabase),
+}
+
+impl TestDb {
+    async fn sqlite() -> TestDb {
+        TestDb::Sqlite(tempfile::tempdir().unwrap())
+    }
+    async fn postgres() -> TestDb {
+        TestDb::Postgres(PgDatabase::create().await)
+    }
+    fn location(&self) -> DbLocation {
+        match self {
+            TestDb::Sqlite(dir) => DbLocation::Sqlite(dir.path().join("t.db")),
+            TestDb::Postgres(db) => DbLocation::Postgres(db.url.clone()),
+        }
+    }
+    async fn open(&self) -> Store {
+        Store::connect(&self.location(), &Default::default()).await.unwrap()
+    }
+}
+
+/// Runs each listed test on both databases: `<name>::sqlite` and `<name>::postgres`.
+macro_rules! on_both {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name(super::TestDb::sqlite().await).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$name(super::TestDb::postgres().await).await
+            }
+        }
+    )*};
+}
+
+on_both!(
+    a_job_cannot_be_queued_for_a_missing_corpus,
+    queued_jobs_are_bounded_in_all_and_per_token_in_the_inserting_transaction,
+    an_expired_lease_is_taken_over_and_keeps_the_trace_up_to_the_checkpoint,
+    a_claim_that_lost_its_job_writes_nothing,
+    concurrent_claims_take_each_job_once,
+    attempts_that_checkpoint_are_not_counted_against_max_attempts,
+    a_checkpoint_with_a_flipped_byte_is_rejected,
+    a_checkpoint_in_parts_reads_back_whole,
+    a_model_round_trips_and_a_cancel_reaches_the_holder,
+    blobs_round_trip_byte_for_byte,
+);
+
+fn stats() -> CorpusStats {
+    CorpusStats { num_documents: 1, num_terms: 1, num_tokens: 1, ..Default::default() }
+}
+
+/// A store with a corpus "c" and the queued LDA jobs `ids`.
+async fn store_with_jobs(db: &TestDb, ids: &[&str]) -> Store {
+    let store = db.open().await;
+    store.insert_corpus(NewCorpus { id: "c", name: "c", stats: &stats(), summary: json!({}), data: vec![1, 2, 3] }).await.unwrap();
+    for id in ids {
+        store
+            .insert_job(NewJob { id, input: FitInput::Corpus("c"), model: "lda", params: &json!({}), seed: 1, queue: QueueGate::UNBOUNDED })
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    store
+}
+
+/// A worker whose leases last `ms` milliseconds.
+fn worker(name: &str, ms: u64, max_attempts: i64) -> Worker {
+    Worker { owner: name.into(), lease: Duration::from_millis(ms), max_attempts }
+}
+
+/// Long enough for a lease of a few milliseconds to expire.
+async fn let_expire() {
+    tokio::time::sleep(Duration::from_millis(30)).await;
+}
+
+async fn a_job_cannot_be_queued_for_a_missing_corpus(db: TestDb) {
+    let store = db.open().await;
+    let made = store
+        .insert_job(NewJob { id: "j", input: FitInput::Corpus("gone"), model: "lda", params: &json!({}), seed: 1, queue: QueueGate::UNBOUNDED })
+        .await
+        .unwrap();
+    assert_eq!(made.unwrap_err(), NotQueued::InputGone);
+    assert_eq!(store.list_jobs(None, 0, 10).await.unwrap().1, 0);
+}
+
+async fn queued_jobs_are_bounded_in_all_and_per_token_in_the_inserting_transaction(db: TestDb) {
+    let store = store_with_jobs(&db, &[]).await;
+    let params = json!({});
+    let job = |id: &'static str, token: Option<&'static str>| NewJob {
+        id,
+        input: FitInput::Corpus("c"),
+        model: "lda",
+        params: &params,
+        seed: 1,
+        queue: QueueGate { token_key: token, max_queued: 3, max_queued_per_token: 2 },
+    };
+    store.insert_job(job("a1", Some("a"))).await.unwrap().unwrap();
+    store.insert_job(job("a2", Some("a"))).await.unwrap().unwrap();
+    assert_eq!(store.insert_job(job("a3", Some("a"))).await.unwrap().unwrap_err(), NotQueued::TokenQueueFull { queued: 2 });
+    store.insert_job(job("b1", Some("b"))).await.unwrap().unwrap();
+    assert_eq!(store.insert_job(job("b2", Some("b"))).await.unwrap().unwrap_err(), NotQueued::QueueFull { queued: 3 });
+    assert_eq!(store.list_jobs(None, 0, 10).await.unwrap().1, 3, "a refused job left a row");
+    // A job that starts leaves the queue and makes room for its token's next one.
+    let started = store.claim_next_job(&Worker::new("w")).await.unwrap().expect("a job is claimed");
+    assert_eq!(started.id, "a1");
+    store.insert_job(job("a3", Some("a"))).await.unwrap().unwrap();
+}
+
+/// A job whose holder stopped renewing is claimed again after its lease expires, not
+/// before; the new hold keeps the trace and samples up to the checkpoint; the history
+/// shows the two holds one after the other.
+async fn an_expired_lease_is_taken_over_and_keeps_the_trace_up_to_the_checkpoint(db: TestDb) {
+    let store = store_with_jobs(&db, &["j"]).await;
+    let first = store.claim_next_job(&worker("a", 5, 3)).await.unwrap().unwrap();
+    let claim = Claim::of(&first);
+    let points: Vec<TracePoint> = [1, 10, 20, 30].iter().map(|&it| TracePoint { iteration: it, elapsed_s: 0.1, loglik_per_token: Some(-3.0) }).collect();
+    store.append_trace(&claim, &points).await.unwrap();
+    for it in [10, 20, 30] {
+        store.insert_sample(&claim, it, &[1]).await.unwrap();
+    }
+    store.save_checkpoint(&claim, 20, b"state".to_vec()).await.unwrap();
+    // Renewed with a long lease: nobody may take it.
+    assert_eq!(store.renew_lease(&claim, Duration::from_secs(60)).await.unwrap(), Renewal::Held { cancel: false });
+    assert!(store.claim_next_job(&worker("b", 60_000, 3)).await.unwrap().is_none(), "a held job was claimed");
+    // Renewed with a short one and left to expire: "b" takes it over.
+    store.renew_lease(&claim, Duration::from_millis(5)).await.unwrap();
+    let_expire().await;
+    let second = store.claim_next_job(&worker("b", 60_000, 3)).await.unwrap().expect("the expired job is taken over");
+    assert_eq!((second.id.as_str(), second.attempts, second.status), ("j", 2, JobStatus::Running));
+    let its: Vec<i64> = store.job_trace("j").await.unwrap().iter().map(|p| p.iteration).collect();
+    assert_eq!(its, vec![1, 10, 20]);
+    assert_eq!(store.sample_iterations("j").await.unwrap(), vec![10, 20]);
+    match store.load_checkpoint("j").await.unwrap().unwrap() {
+        LoadedCheckpoint::Valid { iteration, data, .. } => assert_eq!((iteration, data.as_slice()), (20, &b"state"[..])),
+        other => panic!("{other:?}"),
+    }
+    store.finish_job(&Claim::of(&second), JobStatus::Cancelled, Some("cancelled by request")).await.unwrap();
+    assert_eq!(store.checkpoint_iteration("j").await.unwrap(), None, "an ended job's checkpoint goes");
+    let history = store.lease_history("j").await.unwrap();
+    let summary: Vec<(&str, i64, Option<&str>)> = history.iter().map(|h| (h.owner.as_str(), h.attempt, h.outcome.as_deref())).collect();
+    assert_eq!(summary, vec![("a", 1, Some("taken_over")), ("b", 2, Some("cancelled"))]);
+    assert!(history[0].held_until_ms() < history[1].claimed_ms, "the holds overlap: {history:?}");
+}
+
+/// After a takeover, every write of the old claim is refused and changes nothing.
+async fn a_claim_that_lost_its_job_writes_nothing(db: TestDb) {
+    let store = store_with_jobs(&db, &["j"]).await;
+    let old = Claim::of(&store.claim_next_job(&worker("a", 5, 3)).await.unwrap().unwrap());
+    let_expire().await;
+    let new = Claim::of(&store.claim_next_job(&worker("b", 60_000, 3)).await.unwrap().unwrap());
+    store.save_checkpoint(&new, 4, b"new".to_vec()).await.unwrap();
+    let lost = |r: Result<(), StoreError>| matches!(r, Err(StoreError::LeaseLost(ref id)) if id == "j");
+    assert!(lost(store.update_job_progress(&old, &json!({"iteration": 99})).await));
+    assert!(lost(store.append_trace(&old, &[TracePoint { iteration: 99, elapsed_s: 1.0, loglik_per_token: None }]).await));
+    assert!(lost(store.insert_sample(&old, 99, &[9]).await));
+    assert!(lost(store.save_checkpoint(&old, 99, b"old".to_vec()).await));
+    assert!(lost(store.finish_job(&old, JobStatus::Failed, Some("old")).await));
+    assert!(lost(store.requeue_job(&old, "old").await));
+    assert!(lost(store.complete_job_with_result(&old, &json!({})).await));
+    let model = NewModel {
+        id: "m-old",
+        claim: &old,
+        input: FitInput::Corpus("c"),
+        family: "lda",
+        params: &json!({}),
+        seed: 1,
+        num_topics: 1,
+        diagnostics: &json!({}),
+        lexicon: Some(&[1]),
+        data: &[2],
+    };
+    assert!(lost(store.complete_job_with_model(model).await));
+    assert_eq!(store.renew_lease(&old, Duration::from_secs(60)).await.unwrap(), Renewal::Lost);
+    // Nothing of the old claim is in the store.
+    let job = store.get_job("j").await.unwrap().unwrap();
+    assert_eq!((job.status, job.attempts, job.progress, job.error), (JobStatus::Running, 2, None, None));
+    assert!(store.job_trace("j").await.unwrap().is_empty());
+    assert!(store.sample_iterations("j").await.unwrap().is_empty());
+    assert_eq!(store.checkpoint_iteration("j").await.unwrap(), Some(4));
+    assert!(store.get_model("m-old").await.unwrap().is_none());
+}
+
+/// Eight workers claiming at once from twenty queued jobs take each exactly once.
+async fn concurrent_claims_take_each_job_once(db: TestDb) {
+    let ids: Vec<String> = (0..20).map(|i| format!("j{i:02}")).collect();
+    let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let store = store_with_jobs(&db, &id_refs).await;
+    let mut tasks = Vec::new();
+    for w in 0..8 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let me = worker(&format!("w{w}"), 60_000, 3);
+            let mut mine = Vec::new();
+            while let Some(job) = store.claim_next_job(&me).await.unwrap() {
+                mine.push(job.id);
+            }
+            mine
+        }));
+    }
+    let mut claimed: HashMap<String, usize> = HashMap::new();
+    for t in tasks {
+        for id in t.await.unwrap() {
+            *claimed.entry(id).or_default() += 1;
+        }
+    }
+    assert_eq!(claimed.len(), 20, "every job is claimed: {claimed:?}");
+    assert!(claimed.values().all(|&n| n == 1), "a job was claimed twice: {claimed:?}");
+}
+
+/// The rule for `--max-attempts`: an interrupted attempt that wrote a checkpoint made
+/// progress and does not count; expired attempts in a row without one do.
+async fn attempts_that_checkpoint_are_not_counted_against_max_attempts(db: TestDb) {
+    let store = store_with_jobs(&db, &["j"]).await;
+    for attempt in 1..=5 {
+        let claimed = store.claim_next_job(&worker("w", 5, 1)).await.unwrap().expect("the job is claimed again");
+        assert_eq!(claimed.attempts, attempt);
+        store.save_checkpoint(&Claim::of(&claimed), 10 * attempt, vec![attempt as u8; 4]).await.unwrap();
+        let_expire().await;
+    }
+    // Two attempts without a checkpoint under --max-attempts 2: the second fails it.
+    store.claim_next_job(&worker("w", 5, 2)).await.unwrap().unwrap();
+    let_expire().await;
+    store.claim_next_job(&worker("w", 5, 2)).await.unwrap().unwrap();
+    let_expire().await;
+    assert!(store.claim_next_job(&worker("w", 5, 2)).await.unwrap().is_none());
+    let j = store.get_job("j").await.unwrap().unwrap();
+    assert_eq!(j.status, JobStatus::Failed);
+    assert!(j.error.unwrap().contains("2 times without a checkpoint"));
+    assert_eq!(store.checkpoint_iteration("j").await.unwrap(), None, "a failed job's checkpoint goes");
+}
+
+/// A checkpoint replaces the previous one; one with a flipped byte fails its checksum.
+async fn a_checkpoint_with_a_flipped_byte_is_rejected(db: TestDb) {
+    let store = store_with_jobs(&db, &["j"]).await;
+    let claim = Claim::of(&store.claim_next_job(&Worker::new("w")).await.unwrap().unwrap());
+    store.save_checkpoint(&claim, 3, b"first state".to_vec()).await.unwrap();
+    let data: Vec<u8> = (0..=255).collect();
+    store.save_checkpoint(&claim, 7, data.clone()).await.unwrap();
+    match store.load_checkpoint("j").await.unwrap().unwrap() {
+        LoadedCheckpoint::Valid { iteration, data: back, .. } => assert_eq!((iteration, back), (7, data.clone())),
+        other => panic!("{other:?}"),
+    }
+    let mut flipped = data.clone();
+    flipped[100] ^= 0x10;
+    sqlx::query("UPDATE checkpoints SET data = $1 WHERE job_id = 'j'").bind(flipped).execute(store.pool()).await.unwrap();
+    assert!(matches!(store.load_checkpoint("j").await.unwrap(), Some(LoadedCheckpoint::Corrupt { iteration: 7, .. })));
+    store.discard_checkpoint("j").await.unwrap();
+    assert_eq!(store.load_checkpoint("j").await.unwrap(), None);
+}
+
+/// A checkpoint bigger than one stored part is split and joined back byte for byte; a
+/// later, smaller one leaves no part of the old behind; a flipped byte or a missing part
+/// in the middle is reported as corrupt; discarding it removes every part.
+async fn a_checkpoint_in_parts_reads_back_whole(db: TestDb) {
+    let store = store_with_jobs(&db, &["j"]).await;
+    let claim = Claim::of(&store.claim_next_job(&Worker::new("w")).await.unwrap().unwrap());
+    let parts = |store: &Store| {
+        let pool = store.pool().clone();
+        async move { sqlx::query_scalar::<_, i64>("SELECT count(*) FROM checkpoint_parts").fetch_one(&pool).await.unwrap() }
+    };
+    let data: Vec<u8> = (0..23).collect();
+    store.save_checkpoint_in_parts(&claim, 4, data.clone(), 5).await.unwrap();
+    assert_eq!(parts(&store).await, 4, "23 bytes in parts of 5: the first in the checkpoint row, four more");
+    match store.load_checkpoint("j").await.unwrap().unwrap() {
+        LoadedCheckpoint::Valid { iteration, data: back, .. } => assert_eq!((iteration, back), (4, data.clone())),
+        other => panic!("{other:?}"),
+    }
+    // A part with a flipped byte fails the checksum over the whole.
+    sqlx::query("UPDATE checkpoint_parts SET data = $1 WHERE job_id = 'j' AND part = 2").bind(vec![15u8, 13, 14, 15, 16]).execute(store.pool()).await.unwrap();
+    assert!(matches!(store.load_checkpoint("j").await.unwrap(), Some(LoadedCheckpoint::Corrupt { iteration: 4, .. })));
+    // A missing part is named.
+    store.save_checkpoint_in_parts(&claim, 5, data.clone(), 5).await.unwrap();
+    sqlx::query("DELETE FROM checkpoint_parts WHERE job_id = 'j' AND part = 2").execute(store.pool()).await.unwrap();
+    match store.load_checkpoint("j").await.unwrap().unwrap() {
+        LoadedCheckpoint::Corrupt { iteration: 5, reason } => assert!(reason.contains("parts [1, 3, 4]"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    // A smaller checkpoint replaces every part of the bigger one.
+    store.save_checkpoint_in_parts(&claim, 6, data[..5].to_vec(), 5).await.unwrap();
+    assert_eq!(parts(&store).await, 0);
+    assert!(matches!(store.load_checkpoint("j").await.unwrap(), Some(LoadedCheckpoint::Valid { iteration: 6, .. })));
+    store.save_checkpoint_in_parts(&claim, 7, data.clone(), 10).await.unwrap();
+    assert_eq!(parts(&store).await, 2);
+    store.discard_checkpoint("j").await.unwrap();
+    assert_eq!((store.load_checkpoint("j").await.unwrap(), parts(&store).await), (None, 0));
+}
+
+/// A cancel asked of a running job reaches its holder through the renewal; a model
+/// stored by its holder ends the job and the hold; renaming a topic bumps the model's
+/// names generation; a model in use by an evaluation cannot be deleted.
+async fn a_model_round_trips_and_a_cancel_reaches_the_holder(db: TestDb) {
+    let store = store_with_jobs(&db, &["j", "k"]).await;
+    let j = Claim::of(&store.claim_next_job(&Worker::new("w")).await.unwrap().unwrap());
+    assert_eq!(store.renew_lease(&j, Duration::from_secs(30)).await.unwrap(), Renewal::Held { cancel: false });
+    store.request_cancel("j").await.unwrap();
+    assert_eq!(store.renew_lease(&j, Duration::from_secs(30)).await.unwrap(), Renewal::Held { cancel: true });
+    let k = Claim::of(&store.claim_next_job(&Worker::new("w")).await.unwrap().unwrap());
+    let (lexicon, data): (Vec<u8>, Vec<u8>) = ((0..=255).collect(), (0..100_000u32).map(|i| (i * 7919 % 251) as u8).collect());
+    store
+        .complete_job_with_model(NewModel {
+            id: "m",
+            claim: &k,
+            input: FitInput::Corpus("c"),
+            family: "lda",
+            params: &json!({"num_topics": 2}),
+            seed: u64::MAX,
+            num_topics: 2,
+            diagnostics: &json!({"x": 1.5}),
+            lexicon: Some(&lexicon),
+            data: &data,
+        })
+        .await
+        .unwrap();
+    let row = store.get_model("m").await.unwrap().unwrap();
+    assert_eq!((row.seed, row.num_topics, row.params["num_topics"].as_i64()), (u64::MAX, 2, Some(2)));
+    let (family, lex_back, data_back) = store.model_blobs("m").await.unwrap().unwrap();
+    assert_eq!((family.as_str(), lex_back.as_deref(), data_back.as_slice()), ("lda", Some(lexicon.as_slice()), data.as_slice()));
+    let job = store.get_job("k").await.unwrap().unwrap();
+    assert_eq!((job.status, job.model_id.as_deref()), (JobStatus::Succeeded, Some("m")));
+    assert_eq!(store.lease_history("k").await.unwrap()[0].outcome.as_deref(), Some("succeeded"));
+    assert_eq!(store.renew_lease(&k, Duration::from_secs(30)).await.unwrap(), Renewal::Lost, "a finished job's lease renews");
+    // Topic names and their generation.
+    let g0 = store.model_names_generation("m").await.unwrap();
+    assert!(store.set_topic_name("m", 1, Some("sports")).await.unwrap());
+    assert_eq!(store.topic_names("m").await.unwrap().get(&1).map(String::as_str), Some("sports"));
+    assert!(store.model_names_generation("m").await.unwrap() > g0);
+    assert!(!store.set_topic_name("missing", 1, Some("x")).await.unwrap());
+    assert_eq!(store.delete_model("m").await.unwrap(), topicd::store::DeleteOutcome::Deleted);
+    assert_eq!(store.model_names_generation("m").await.unwrap(), None);
+}
+
+/// Corpus and sample blobs of every byte value come back unchanged; tokens work.
+async fn blobs_round_trip_byte_for_byte(db: TestDb) {
+    let store = db.open().await;
+    let data: Vec<u8> = (0..1_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    store.insert_corpus(NewCorpus { id: "big", name: "big", stats: &stats(), summary: json!({"a": [1, 2]}), data: data.clone() }).await.unwrap();
+    assert_eq!(store.corpus_data("big").await.unwrap().unwrap(), data);
+    assert_eq!(store.get_corpus("big").await.unwrap().unwrap().summary, json!({"a": [1, 2]}));
+    let (_, issued) = store.create_token("ci", topicd::auth::Role::Write).await.unwrap().unwrap();
+    assert_eq!(store.authenticate(&issued.token).await.unwrap().map(|c| c.name), Some("ci".to_string()));
+    assert_eq!(store.delete_corpus("big").await.unwrap(), topicd::store::DeleteOutcome::Deleted);
+    assert!(store.corpus_data("big").await.unwrap().is_none());
+}
+
+/// SQLite only: one process owns the file, so a job found `running` at start was left
+/// by the dead process and is re-queued at once, or failed once it used its attempts.
+#[tokio::test]
+async fn sqlite_restart_requeues_interrupted_jobs_then_fails_them_after_max_attempts() {
+    let db = TestDb::sqlite().await;
+    let store = store_with_jobs(&db, &["j"]).await;
+    for attempt in 1..=3 {
+        let claimed = store.claim_next_job(&Worker::new("w")).await.unwrap().expect("queued job is claimed");
+        assert_eq!(claimed.attempts, attempt);
+        let (requeued, failed) = store.recover_interrupted_jobs(3).await.unwrap();
+        if attempt < 3 {
+            assert_eq!((requeued, failed), (1, 0));
+            assert_eq!(store.get_job("j").await.unwrap().unwrap().status, JobStatus::Queued);
+        } else {
+            assert_eq!((requeued, failed), (0, 1));
+            let j = store.get_job("j").await.unwrap().unwrap();
+            assert_eq!(j.status, JobStatus::Failed);
+            assert!(j.error.unwrap().contains("3 times"));
+        }
+    }
+    assert!(store.claim_next_job(&Worker::new("w")).await.unwrap().is_none());
+    let outcomes: Vec<Option<String>> = store.lease_history("j").await.unwrap().into_iter().map(|h| h.outcome).collect();
+    assert_eq!(outcomes, vec![Some("interrupted".to_string()); 3]);
+    // The database survives reopening (the file is the only state).
+    store.close().await;
+    let store = db.open().await;
+    assert_eq!(store.corpus_data("c").await.unwrap().unwrap(), vec![1, 2, 3]);
+}
+
+/// PostgreSQL only: a shared database's `running` jobs may be other replicas'; a
+/// starting replica leaves them to their leases.
+#[tokio::test]
+async fn postgres_start_leaves_running_jobs_to_their_leases() {
+    let db = TestDb::postgres().await;
+    let store = store_with_jobs(&db, &["j"]).await;
+    store.claim_next_job(&Worker::new("other")).await.unwrap().unwrap();
+    assert_eq!(store.recover_interrupted_jobs(3).await.unwrap(), (0, 0));
+    assert_eq!(store.get_job("j").await.unwrap().unwrap().status, JobStatus::Running);
+}

@@ -25,6 +25,10 @@ pub struct BackupArgs {
 
 /// Make the copy and print `{"path", "bytes", "seconds", "integrity", "tables"}`.
 pub fn run(args: BackupArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let named = args.db.to_string_lossy();
+    if named.starts_with("postgres://") || named.starts_with("postgresql://") {
+        return Err("`topicd backup` copies SQLite files; back up a PostgreSQL store with pg_dump".into());
+    }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let report = runtime.block_on(backup(&args.db, &args.to, args.force))?;
     println!("{}", serde_json::to_string(&report)?);

@@ -62,6 +62,13 @@ impl ProgressTracker {
         std::mem::take(&mut self.pending_trace)
     }
 
+    /// Points taken but not written (the database did not answer): written with the
+    /// next ones.
+    pub fn untake_trace(&mut self, mut points: Vec<TracePoint>) {
+        points.append(&mut self.pending_trace);
+        self.pending_trace = points;
+    }
+
     /// The job's `progress` object: iteration, total, elapsed, ETA, latest
     /// log-likelihood per token and the model's own diagnostics.
     pub fn snapshot(&self) -> Value {

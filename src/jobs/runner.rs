@@ -615,6 +615,9 @@ impl Runner {
         if !trace.is_empty() {
             if let Err(e) = self.store.append_trace(claim, &trace).await {
                 tracing::warn!(error = %e, "could not store the trace");
+                if e.is_unreachable() {
+                    tracker.untake_trace(trace);
+                }
                 first = Some(e);
             }
         }

@@ -60,7 +60,7 @@ impl Store {
             rest.push(data.split_off(last_start));
         }
         rest.reverse();
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_fenced().await?;
         self.fence(&mut tx, claim).await?;
         sqlx::query(
             "INSERT INTO checkpoints (job_id, attempt, iteration, checksum, created_at, data, parts) VALUES ($1, $2, $3, $4, $5, $6, $7)

@@ -256,7 +256,7 @@ impl Store {
     /// checkpoint, in one transaction, while `claim` holds it.
     pub async fn complete_job_with_result(&self, claim: &Claim, result: &serde_json::Value) -> StoreResult<()> {
         let id = &claim.job_id;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_fenced().await?;
         self.fence(&mut tx, claim).await?;
         end_hold(&mut tx, id, claim.attempt, "succeeded", Some(now_ms())).await?;
         sqlx::query("UPDATE jobs SET status = 'succeeded', finished_at = $1, result = $2, error = NULL, lease_owner = NULL WHERE id = $3")
@@ -359,7 +359,7 @@ impl Store {
     /// Add points to a running job's trace (only while `claim` holds it).
     pub async fn append_trace(&self, claim: &Claim, points: &[TracePoint]) -> StoreResult<()> {
         let id = &claim.job_id;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_fenced().await?;
         self.fence(&mut tx, claim).await?;
         for p in points {
             sqlx::query(
@@ -388,7 +388,7 @@ impl Store {
     /// Keep a thinned sample of a running job (only while `claim` holds it).
     pub async fn insert_sample(&self, claim: &Claim, iteration: i64, data: &[u8]) -> StoreResult<()> {
         let job_id = &claim.job_id;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_fenced().await?;
         self.fence(&mut tx, claim).await?;
         sqlx::query("INSERT INTO job_samples (job_id, iteration, data) VALUES ($1, $2, $3) ON CONFLICT (job_id, iteration) DO UPDATE SET data = excluded.data")
             .bind(job_id)
@@ -410,7 +410,7 @@ impl Store {
     /// it. An evaluation job's stored documents and its checkpoint go with it.
     pub async fn finish_job(&self, claim: &Claim, status: JobStatus, error: Option<&str>) -> StoreResult<()> {
         debug_assert!(status.is_terminal());
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_fenced().await?;
         self.fence(&mut tx, claim).await?;
         let id = &claim.job_id;
         sqlx::query("UPDATE jobs SET status = $1, finished_at = $2, error = $3, lease_owner = NULL WHERE id = $4")
@@ -430,7 +430,7 @@ impl Store {
     /// Put a running job back in the queue (graceful shutdown), while `claim` holds it;
     /// it resumes from its checkpoint wherever it is claimed next.
     pub async fn requeue_job(&self, claim: &Claim, reason: &str) -> StoreResult<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_fenced().await?;
         self.fence(&mut tx, claim).await?;
         sqlx::query("UPDATE jobs SET status = 'queued', error = $1, started_at = NULL, lease_owner = NULL, lease_expires_ms = NULL WHERE id = $2")
             .bind(reason)

@@ -116,6 +116,16 @@ impl Store {
         }
     }
 
+    /// A transaction for a fenced write: on SQLite it takes the write lock at once (it
+    /// reads the job row, then writes, which a deferred transaction could not upgrade
+    /// after another connection's write); on PostgreSQL the fence's row lock suffices.
+    pub(crate) async fn begin_fenced(&self) -> StoreResult<sqlx::Transaction<'static, sqlx::Any>> {
+        match self.dialect {
+            Dialect::Sqlite => self.begin_write().await,
+            Dialect::Postgres => Ok(self.pool.begin().await?),
+        }
+    }
+
     /// Claim the oldest job that is queued or whose lease expired, for `worker`.
     pub async fn claim_next_job(&self, worker: &Worker) -> StoreResult<Option<JobRow>> {
         let now = now_ms();

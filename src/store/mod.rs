@@ -266,10 +266,13 @@ impl Store {
         }
     }
 
-    /// A trivial query, for readiness checks.
+    /// A trivial query, for readiness checks: an error when the database does not
+    /// answer within 2 s (a replica cut off from PostgreSQL is not ready).
     pub async fn ping(&self) -> StoreResult<()> {
-        sqlx::query("SELECT 1").execute(&self.pool).await?;
-        Ok(())
+        match tokio::time::timeout(Duration::from_secs(2), sqlx::query("SELECT 1").execute(&self.pool)).await {
+            Ok(answered) => answered.map(|_| ()).map_err(StoreError::from),
+            Err(_) => Err(StoreError::Sqlx(sqlx::Error::PoolTimedOut)),
+        }
     }
 
     /// Close every connection (tests that stop a store and open it again).

@@ -63,7 +63,7 @@ impl Store {
     /// happened or none did (and the job resumes), and a worker that lost its lease
     /// stores nothing ([`super::StoreError::LeaseLost`]).
     pub async fn complete_job_with_model(&self, m: NewModel<'_>) -> StoreResult<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_fenced().await?;
         self.fence(&mut tx, m.claim).await?;
         let job_id = m.claim.job_id.as_str();
         let created = now();

@@ -245,3 +245,55 @@ async fn a_replica_cut_off_from_the_database_recovers_without_losing_its_job() {
     assert_eq!(job.attempts, 1, "the job was interrupted, not carried through the outage");
     assert_eq!(store.lease_history(&id).await.unwrap().len(), 1);
 }
+
+/// Roles, caches and cancellation across replicas: an `api` replica runs no job and a
+/// `worker` replica answers no API request; a rename on one replica shows on another
+/// that had the model cached, and a delete makes it 404 there; a cancel asked of one
+/// replica stops the job another runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roles_caches_and_cancellation_hold_across_replicas() {
+    let db = PgDatabase::create().await;
+    let url = Path::new(&db.url);
+    let api = ServerProcess::start(url, &["--role", "api", "--replica-id", "api"]);
+    let worker = ServerProcess::start(url, &["--role", "worker", "--replica-id", "worker", "--threads", "1"]);
+    let both = ServerProcess::start(url, &["--role", "both", "--replica-id", "both", "--threads", "1"]);
+    let store = Store::connect(&DbLocation::Postgres(db.url.clone()), &Default::default()).await.unwrap();
+    assert_eq!(worker.get("/v1/models").await.0, 404, "a worker replica answers the API");
+    assert_eq!(worker.get("/readyz").await.0, 200);
+
+    let (st, corpus) = api.post("/v1/corpora", &CORPUS()).await;
+    assert_eq!(st, 201, "{corpus}");
+    let (st, job) = api.post("/v1/jobs", &json!({"corpus_id": corpus["id"], "model": "lda", "params": {"topics": 4, "iterations": 40}, "seed": 1})).await;
+    assert_eq!(st, 202, "{job}");
+    let id = job["id"].as_str().unwrap().to_string();
+    let done = api.wait_for(&id, Duration::from_secs(60), "finished", |j| j["status"] == "succeeded" || j["status"] == "failed").await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let owner = store.lease_history(&id).await.unwrap()[0].owner.clone();
+    assert_ne!(owner, "api", "an api replica ran a job");
+
+    // Both API replicas cache the model; a rename on one shows on the other.
+    let model = done["model_id"].as_str().unwrap().to_string();
+    let topics = format!("/v1/models/{model}/topics?n=3");
+    assert_eq!(api.get(&topics).await.1["topics"][1]["name"], Value::Null);
+    assert_eq!(both.get(&topics).await.1["topics"][1]["name"], Value::Null);
+    let r = api.client.patch(format!("{}/v1/models/{model}/topics/1", api.base)).json(&json!({"name": "bars one"})).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(both.get(&topics).await.1["topics"][1]["name"], "bars one", "the other replica shows a stale name");
+    // A delete on one replica makes the model 404 on the other, which had it cached.
+    let r = both.client.delete(format!("{}/v1/models/{model}", both.base)).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 204);
+    assert_eq!(api.get(&topics).await.0, 404, "the other replica serves a deleted model from its cache");
+
+    // A cancel asked of the api replica stops the job the worker runs.
+    let (st, job) = api.post("/v1/jobs", &json!({"corpus_id": corpus["id"], "model": "lda", "params": {"topics": 4, "iterations": 1000000}, "seed": 2})).await;
+    assert_eq!(st, 202, "{job}");
+    let long = job["id"].as_str().unwrap().to_string();
+    api.wait_for(&long, Duration::from_secs(30), "running", |j| j["status"] == "running").await;
+    let (st, _) = api.post(&format!("/v1/jobs/{long}/cancel"), &json!({})).await;
+    assert!(st == 200 || st == 202, "cancel answered {st}");
+    let t0 = Instant::now();
+    let ended = api.wait_for(&long, Duration::from_secs(30), "cancelled", |j| j["status"] == "cancelled" || j["status"] == "failed").await;
+    assert_eq!(ended["status"], "cancelled", "{ended}");
+    // The heartbeat passes it on within 2 s; allow for a loaded machine.
+    assert!(t0.elapsed() < Duration::from_secs(15), "the cancel took {:?}", t0.elapsed());
+}

@@ -44,7 +44,7 @@ pub struct LoadedModel {
     /// Topic names and the topic pages answered with them (dropped by a rename).
     pub topic_pages: TopicPages,
     /// The store's names generation the topic pages were last checked against (shared
-    /// stores only; -1 before the first check).
+    /// stores only; read when the model is loaded).
     names_generation: AtomicI64,
 }
 
@@ -136,6 +136,8 @@ impl ModelCache {
             }
             return Ok(entry);
         }
+        // Read before the names are, so a rename in between shows as a newer generation.
+        let generation = if store.is_shared() { store.model_names_generation(id).await?.unwrap_or(-1) } else { -1 };
         let row = store.get_model(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
         let (family, lexicon, data) = store.model_blobs(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
         let entry = tokio::task::spawn_blocking(move || -> ApiResult<Entry> {
@@ -154,7 +156,7 @@ impl ModelCache {
                         document_topics: OnceLock::new(),
                         ranked_tables: Default::default(),
                         topic_pages: TopicPages::default(),
-                        names_generation: AtomicI64::new(-1),
+                        names_generation: AtomicI64::new(generation),
                     }))
                 }
                 Fitted::Communities(model) => Entry::Communities(Arc::new(LoadedCommunities { row, model })),

@@ -213,7 +213,12 @@ impl Runner {
             tokio::time::sleep(every).await;
             let claims: Vec<Claim> = self.running.lock().expect("runner lock").values().map(|r| r.claim.clone()).collect();
             for claim in claims {
-                let renewal = self.store.renew_lease(&claim, lease).await;
+                let renewal = match self.store.renew_lease(&claim, lease).await {
+                    // A job whose outcome was stored while the renewal was on its way is
+                    // not lost: it ended here.
+                    Ok(Renewal::Lost) if self.ended_here(&claim).await => continue,
+                    other => other,
+                };
                 let mut running = self.running.lock().expect("runner lock");
                 let Some(job) = running.get_mut(&claim.job_id).filter(|j| j.claim == claim) else { continue };
                 match renewal {
@@ -237,6 +242,15 @@ impl Runner {
                     Err(e) => tracing::warn!(job = %claim.job_id, error = %e, "could not renew the lease; trying again"),
                 }
             }
+        }
+    }
+
+    /// Whether the claim's job has ended by this replica's own hand (its outcome stored
+    /// just now), rather than been taken over.
+    async fn ended_here(&self, claim: &Claim) -> bool {
+        match self.store.lease_history(&claim.job_id).await {
+            Ok(history) => history.iter().any(|h| h.attempt == claim.attempt && h.ended_ms.is_some()),
+            Err(_) => false,
         }
     }
 

@@ -28,8 +28,9 @@ Measures, in one run:
    1 thread) runs on one of them. The holder (`jobs.lease_owner`) is killed with SIGKILL;
    the database is polled every 50 ms for the job `running` under the other replica with
    `attempts` incremented, for its first progress and for its first checkpoint of the
-   new attempt. The killed replica is started again (new port, same id) and the next
-   repetition kills the new holder; 3 repetitions per lease length (1 with --quick).
+   new attempt (the kill comes 2-3 s, at random, after a checkpoint was seen). The
+   killed replica is started again (new port, same id) and the next repetition kills
+   the new holder; 3 repetitions per lease length (1 with --quick).
    The claim time is also read exactly from `job_leases.claimed_ms`. The job is
    cancelled at the end.
 3. **GET /v1/models/{id}/topics?n=10 latency, PostgreSQL vs SQLite.** One `--role both`
@@ -57,6 +58,7 @@ import argparse
 import datetime
 import json
 import os
+import random
 import re
 import signal
 import sqlite3
@@ -80,6 +82,7 @@ DBS = []  # every PostgreSQL database created, to drop at the end
 ANOMALIES = []  # 5xx answers, failed jobs, replicas that did not take over
 RESULTS = []
 NEXT_PORT = [18400]
+PHASE = random.Random(17)
 
 
 def log(msg):
@@ -97,6 +100,7 @@ def emit(rec):
 def anomaly(msg):
     log("ANOMALY: " + msg)
     ANOMALIES.append(msg)
+    emit({"event": "anomaly", "message": msg})
 
 
 def port():
@@ -412,7 +416,9 @@ def takeover_run(lease_s, reps):
                 if time.time() > deadline:
                     raise RuntimeError(f"{tag}: no checkpoint of the running attempt within 120 s: {st}")
                 time.sleep(0.2)
-            time.sleep(2.0)
+            # A random phase against the 1 s checkpoints, so the kill does not always
+            # fall just after one (what the redone sweeps show).
+            time.sleep(2.0 + PHASE.uniform(0.0, 1.0))
             st = job_state(db, job_id)
             victim = st["owner"]
             survivor = "y" if victim == "x" else "x"
@@ -443,7 +449,8 @@ def takeover_run(lease_s, reps):
             new = hold.get(before["attempts"] + 1)
             kill_ms = kill_t * 1000
             rec = {"part": 2, "lease_s": lease_s, "rep": rep + 1, "killed": victim, "took_over": new[1] if new else None,
-                   "attempt": before["attempts"] + 1, "iteration_at_kill": before["iteration"], "checkpoint_at_kill": before["ckpt_iteration"],
+                   "attempt": before["attempts"] + 1, "iteration_at_kill": before["iteration"],
+                   "sweeps_redone": before["iteration"] - seen["ckpt_iteration"] if seen and seen["ckpt_iteration"] is not None and before["iteration"] else None, "checkpoint_at_kill": before["ckpt_iteration"],
                    "resumed_from": seen["ckpt_iteration"] if seen else None,
                    "lease_left_at_kill_s": round((int(old[3]) - kill_ms) / 1000, 3) if old else None,
                    "claim_after_kill_s": round((int(new[2]) - kill_ms) / 1000, 3) if new else None,
@@ -632,8 +639,8 @@ def tables(notes):
     if q:
         out += [f"Part 1, queue throughput (load average before: {notes.get(1, {}).get('loadavg', '?')}); "
                 "median of the repetitions, range in brackets", "",
-                "| store | workers | reps × jobs | jobs/min | wall s | mean fit s | mean gap between a worker's jobs s | fitting share | first claim after submit s | jobs per worker (last rep) |",
-                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+                "| store | workers | reps × jobs | failed | jobs/min | wall s | mean fit s | mean gap between a worker's jobs s | fitting share | first claim after submit s | jobs per worker (last rep) |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
         configs = []
         for r in q:
             if (r["store"], r["workers"]) not in configs:
@@ -644,19 +651,20 @@ def tables(notes):
             med = lambda k: statistics.median(r[k] for r in rs if r[k] is not None) if any(r[k] is not None for r in rs) else None  # noqa: E731
             rng = lambda k, d: f" ({min(r[k] for r in rs):.{d}f}–{max(r[k] for r in rs):.{d}f})" if len(rs) > 1 else ""  # noqa: E731
             name = "SQLite, one `both` process" if store == "sqlite" else "PostgreSQL, `api` + workers"
-            out.append(f"| {name} | {workers} | {len(rs)} × {rs[0]['jobs']} | {med('jobs_per_min'):.0f}{rng('jobs_per_min', 0)} | {med('wall_s'):.2f} | "
+            failed = sum(n for r in rs for st, n in r["statuses"].items() if st != "succeeded")
+            out.append(f"| {name} | {workers} | {len(rs)} × {rs[0]['jobs']} | {failed} | {med('jobs_per_min'):.0f}{rng('jobs_per_min', 0)} | {med('wall_s'):.2f} | "
                        f"{med('mean_fit_s'):.3f}{rng('mean_fit_s', 3)} | {f(med('mean_gap_s'), 3)} | {med('fitting_share'):.2f}{rng('fitting_share', 2)} | "
                        f"{med('first_start_after_submit_s'):.2f} | {', '.join(f'{k} {v}' for k, v in rs[-1]['jobs_per_owner'].items())} |")
         out.append("")
     t = [r for r in RESULTS if r.get("part") == 2 and "rep" in r]
     if t:
         out += [f"Part 2, takeover after SIGKILL (load average before: {notes.get(2, {}).get('loadavg', '?')})", "",
-                "| lease s | rep | killed → new holder | lease left at kill s | claimed after kill s | running seen s | first progress s | first checkpoint s | resumed from / iteration at kill |",
+                "| lease s | rep | killed → new holder | lease left at kill s | claimed after kill s | running seen s | first progress s | first checkpoint s | resumed from checkpoint (sweeps redone) |",
                 "|---:|---:|---|---:|---:|---:|---:|---:|---|"]
         for r in t:
             out.append(f"| {r['lease_s']:g} | {r['rep']} | {r['killed']} → {r['took_over']} | {f(r['lease_left_at_kill_s'])} | {f(r['claim_after_kill_s'])} | "
                        f"{f(r['running_seen_after_kill_s'])} | {f(r['progress_after_kill_s'])} | {f(r['checkpoint_after_kill_s'])} | "
-                       f"{r['resumed_from']} / {r['iteration_at_kill']} |")
+                       f"{r['resumed_from']} ({r.get('sweeps_redone', '–')}) |")
         for lease in sorted({r["lease_s"] for r in t}):
             rs = [r for r in t if r["lease_s"] == lease]
             mean = lambda k: statistics.mean(r[k] for r in rs) if all(r[k] is not None for r in rs) else None  # noqa: E731
@@ -734,9 +742,22 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small sizes, one repetition, no idle wait (to debug)")
     ap.add_argument("--parts", default="1,2,3,4")
     ap.add_argument("--no-wait-idle", action="store_true")
+    ap.add_argument("--tables-from", metavar="RESULTS_JSONL", help="only print the tables of a results.jsonl written before")
     ap.add_argument("--hpc-documents", type=int, default=None, help="default 30000 (1000 with --quick)")
     args = ap.parse_args()
     BIN = os.path.abspath(args.binary)
+    if args.tables_from:
+        notes = {}
+        for line in open(args.tables_from):
+            rec = json.loads(line)
+            if rec.get("event") == "idle_check":
+                notes[rec["part"]] = rec
+            elif rec.get("event") == "anomaly":
+                ANOMALIES.append(rec["message"])
+            elif rec.get("event") is None:
+                RESULTS.append(rec)
+        print(tables(notes))
+        return
     os.makedirs(OUT, exist_ok=True)
     for name in os.listdir(OUT):
         if name.endswith((".log", ".txt", ".jsonl", ".md")):

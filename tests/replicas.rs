@@ -248,8 +248,9 @@ async fn a_replica_cut_off_from_the_database_recovers_without_losing_its_job() {
 
 /// Roles, caches and cancellation across replicas: an `api` replica runs no job and a
 /// `worker` replica answers no API request; a rename on one replica shows on another
-/// that had the model cached, and a delete makes it 404 there; a cancel asked of one
-/// replica stops the job another runs.
+/// that had the model cached, and a delete makes it 404 there (within moments: the
+/// change is announced by LISTEN/NOTIFY); a cancel asked of one replica stops the job
+/// another runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn roles_caches_and_cancellation_hold_across_replicas() {
     let db = PgDatabase::create().await;
@@ -278,11 +279,12 @@ async fn roles_caches_and_cancellation_hold_across_replicas() {
     assert_eq!(both.get(&topics).await.1["topics"][1]["name"], Value::Null);
     let r = api.client.patch(format!("{}/v1/models/{model}/topics/1", api.base)).json(&json!({"name": "bars one"})).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 200);
-    assert_eq!(both.get(&topics).await.1["topics"][1]["name"], "bars one", "the other replica shows a stale name");
+    // The change is announced when it commits; allow it a moment to arrive.
+    wait_until("the rename shown on the other replica", Duration::from_secs(5), async || both.get(&topics).await.1["topics"][1]["name"] == "bars one").await;
     // A delete on one replica makes the model 404 on the other, which had it cached.
     let r = both.client.delete(format!("{}/v1/models/{model}", both.base)).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 204);
-    assert_eq!(api.get(&topics).await.0, 404, "the other replica serves a deleted model from its cache");
+    wait_until("the deleted model gone from the other replica", Duration::from_secs(5), async || api.get(&topics).await.0 == 404).await;
 
     // A cancel asked of the api replica stops the job the worker runs.
     let (st, job) = api.post("/v1/jobs", &json!({"corpus_id": corpus["id"], "model": "lda", "params": {"topics": 4, "iterations": 1000000}, "seed": 2})).await;

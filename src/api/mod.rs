@@ -211,12 +211,14 @@ pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
             claims_jobs: config.role.runs_jobs(),
         },
     );
+    let models = Arc::new(model_cache::ModelCache::new(8));
+    let follow_models = tokio::spawn(models.clone().follow(store.clone()));
     let predict_pool = rayon::ThreadPoolBuilder::new().num_threads(config.threads.max(1)).thread_name(|i| format!("predict-{i}")).build()?;
     let state = AppState {
         store,
         runner: runner.clone(),
         metrics: Arc::new(metrics::HttpMetrics::default()),
-        models: Arc::new(model_cache::ModelCache::new(8)),
+        models: models.clone(),
         predict_pool: Arc::new(predict_pool),
         max_body_bytes: config.max_body_mb.saturating_mul(1024 * 1024),
         auth: auth::AuthPolicy { mode: auth_mode, public_metrics: config.public_metrics },
@@ -249,6 +251,7 @@ pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
         }
         runner.shutdown().await;
         runner_task.abort();
+        follow_models.abort();
     });
     tracing::info!(%addr, auth = ?auth_mode, db = %config.db, role = ?config.role, "topicd listening");
     Ok(Server { addr, shutdown: tx, handle })

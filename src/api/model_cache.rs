@@ -5,21 +5,25 @@
 //! their cost. A small cache keeps the most recently used models decoded.
 //!
 //! On a shared store (PostgreSQL, many replicas) another replica may delete a model or
-//! rename its topics: every hit then asks the store for the model's names generation
-//! (one indexed read), forgets a model that is gone (404) and drops names and pages
-//! older than the last rename. On SQLite this process makes every change itself, so a
-//! hit asks nothing.
+//! rename its topics. Those changes are announced (`store::model_events`) and
+//! [`ModelCache::follow`] applies them: a deleted model is forgotten, a renamed one
+//! drops its names and pages. While the listener is down (and once per cached model
+//! after it listens again, since it may have missed some) a hit asks the store instead:
+//! the model's names generation, one indexed read, forgetting a model that is gone
+//! (404) and dropping names older than the last rename. On SQLite this process makes
+//! every change itself, so a hit asks nothing.
 
 use crate::corpus::tokenize::TextPipeline;
 use crate::corpus::Lexicon;
 use crate::models::community::CommunityModel;
 use crate::models::registry::{self, Fitted};
 use crate::models::{Comparison, TableOptions, TopicModel};
+use crate::store::model_events::ModelEvent;
 use crate::store::{ModelRow, Store};
 use crate::summaries::topic_map::TopicMap;
 use crate::summaries::RankedTable;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::error::{ApiError, ApiResult};
@@ -76,18 +80,77 @@ enum Entry {
     Communities(Arc<LoadedCommunities>),
 }
 
-/// The use counter, and by id each cached model with the count at its last use.
-type Entries = (u64, HashMap<String, (u64, Entry)>);
+/// A cached model, the use count at its last use, and the listening epoch it was last
+/// checked against the store in (0: never).
+struct Slot {
+    tick: u64,
+    entry: Entry,
+    checked: u64,
+}
+
+/// The use counter, and the cached models by id.
+type Entries = (u64, HashMap<String, Slot>);
 
 /// Least-recently-used cache of decoded models, topic and graph alike.
 pub struct ModelCache {
     capacity: usize,
     entries: Mutex<Entries>,
+    /// The current listening epoch: nonzero while model events arrive (a new value each
+    /// time the listener starts), 0 while they do not.
+    epoch: AtomicU64,
+    next_epoch: AtomicU64,
+    /// Events applied so far: a load that saw one arrive is checked at its next hit.
+    events: AtomicU64,
 }
 
 impl ModelCache {
     pub fn new(capacity: usize) -> Self {
-        ModelCache { capacity: capacity.max(1), entries: Mutex::new((0, HashMap::new())) }
+        ModelCache {
+            capacity: capacity.max(1),
+            entries: Mutex::new((0, HashMap::new())),
+            epoch: AtomicU64::new(0),
+            next_epoch: AtomicU64::new(1),
+            events: AtomicU64::new(0),
+        }
+    }
+
+    /// Apply model events announced on a shared store, until the process ends; nothing
+    /// on SQLite. A lost listener is started again after a second.
+    pub async fn follow(self: Arc<Self>, store: Store) {
+        loop {
+            match store.model_events().await {
+                Ok(None) => return,
+                Ok(Some(mut events)) => {
+                    self.epoch.store(self.next_epoch.fetch_add(1, Ordering::SeqCst), Ordering::SeqCst);
+                    loop {
+                        match events.next().await {
+                            Ok(Some(Some(event))) => self.apply(event),
+                            Ok(Some(None)) => {}
+                            Ok(None) | Err(_) => break,
+                        }
+                    }
+                    self.epoch.store(0, Ordering::SeqCst);
+                    tracing::warn!("lost the model-change listener; checking cached models against the store until it is back");
+                }
+                Err(e) => {
+                    self.epoch.store(0, Ordering::SeqCst);
+                    tracing::warn!(error = %e, "could not listen for model changes; trying again in 1 s");
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        }
+    }
+
+    fn apply(&self, event: ModelEvent) {
+        self.events.fetch_add(1, Ordering::SeqCst);
+        match event {
+            ModelEvent::Deleted(id) => self.forget(&id),
+            ModelEvent::Renamed(id) => {
+                if let Some(Slot { entry: Entry::Topics(m), .. }) = self.entries.lock().expect("cache lock").1.get(&id) {
+                    m.topic_pages.names_changed();
+                }
+            }
+        }
     }
 
     /// The decoded topic model, from the cache or the store; a 409 naming `model` for a
@@ -112,17 +175,18 @@ impl ModelCache {
     }
 
     async fn entry(&self, store: &Store, id: &str) -> ApiResult<Entry> {
+        let epoch = self.epoch.load(Ordering::SeqCst);
         let hit = {
             let mut guard = self.entries.lock().expect("cache lock");
             guard.0 += 1;
             let tick = guard.0;
-            guard.1.get_mut(id).map(|entry| {
-                entry.0 = tick;
-                entry.1.clone()
+            guard.1.get_mut(id).map(|slot| {
+                slot.tick = tick;
+                (slot.entry.clone(), slot.checked)
             })
         };
-        if let Some(entry) = hit {
-            if !store.is_shared() {
+        if let Some((entry, checked)) = hit {
+            if !store.is_shared() || (epoch != 0 && checked == epoch) {
                 return Ok(entry);
             }
             let Some(generation) = store.model_names_generation(id).await? else {
@@ -134,8 +198,12 @@ impl ModelCache {
                     m.topic_pages.names_changed();
                 }
             }
+            if let Some(slot) = self.entries.lock().expect("cache lock").1.get_mut(id) {
+                slot.checked = epoch;
+            }
             return Ok(entry);
         }
+        let events_before = self.events.load(Ordering::SeqCst);
         // Read before the names are, so a rename in between shows as a newer generation.
         let generation = if store.is_shared() { store.model_names_generation(id).await?.unwrap_or(-1) } else { -1 };
         let row = store.get_model(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
@@ -168,11 +236,13 @@ impl ModelCache {
         guard.0 += 1;
         let tick = guard.0;
         if guard.1.len() >= self.capacity {
-            if let Some(oldest) = guard.1.iter().min_by_key(|(_, (t, _))| *t).map(|(k, _)| k.clone()) {
+            if let Some(oldest) = guard.1.iter().min_by_key(|(_, slot)| slot.tick).map(|(k, _)| k.clone()) {
                 guard.1.remove(&oldest);
             }
         }
-        guard.1.insert(id.to_string(), (tick, entry.clone()));
+        // Checked now, unless an event arrived while it loaded (it may be about this one).
+        let checked = if self.events.load(Ordering::SeqCst) == events_before { epoch } else { 0 };
+        guard.1.insert(id.to_string(), Slot { tick, entry: entry.clone(), checked });
         Ok(entry)
     }
 

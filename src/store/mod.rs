@@ -24,6 +24,7 @@ pub mod corpora;
 pub mod graphs;
 pub mod jobs;
 pub mod leases;
+pub mod model_events;
 pub mod models;
 pub mod tokens;
 pub mod topic_names;
@@ -142,6 +143,8 @@ pub enum Dialect {
 pub struct Store {
     pool: AnyPool,
     dialect: Dialect,
+    /// The PostgreSQL URL, for the model-change listener (`None` on SQLite).
+    url: Option<std::sync::Arc<str>>,
 }
 
 /// How the database is opened.
@@ -217,7 +220,7 @@ impl Store {
             return Err(damaged(path, &problems));
         }
         sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
-        Ok(Store { pool, dialect: Dialect::Sqlite })
+        Ok(Store { pool, dialect: Dialect::Sqlite, url: None })
     }
 
     /// Connect to a PostgreSQL database (which must exist) and apply its migrations;
@@ -232,7 +235,7 @@ impl Store {
             .connect(url)
             .await?;
         sqlx::migrate!("./migrations/postgres").run(&pool).await?;
-        Ok(Store { pool, dialect: Dialect::Postgres })
+        Ok(Store { pool, dialect: Dialect::Postgres, url: Some(url.into()) })
     }
 
     pub fn pool(&self) -> &AnyPool {

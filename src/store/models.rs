@@ -125,6 +125,7 @@ impl Store {
         // A checkpoint of the job that made it (normally gone with the job's success).
         sqlx::query("DELETE FROM checkpoints WHERE job_id IN (SELECT job_id FROM models WHERE id = $1)").bind(id).execute(&mut *tx).await?;
         let n = sqlx::query("DELETE FROM models WHERE id = $1").bind(id).execute(&mut *tx).await?.rows_affected();
+        self.announce(&mut tx, super::model_events::ModelEvent::Deleted(id.to_string())).await?;
         tx.commit().await?;
         Ok(if n == 0 { super::DeleteOutcome::NotFound } else { super::DeleteOutcome::Deleted })
     }

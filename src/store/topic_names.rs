@@ -44,6 +44,7 @@ impl Store {
         }
         // Replicas that cache the model's names see they are stale.
         sqlx::query("UPDATE models SET names_generation = names_generation + 1 WHERE id = $1").bind(model_id).execute(&mut *tx).await?;
+        self.announce(&mut tx, super::model_events::ModelEvent::Renamed(model_id.to_string())).await?;
         tx.commit().await?;
         Ok(true)
     }

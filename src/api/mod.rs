@@ -97,18 +97,27 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/models/{id}/communities"),
 ];
 
-/// The application router (without the outer middleware of [`serve`]).
-/// A worker-only replica's routes: health, readiness and metrics.
-pub fn ops_router(state: AppState) -> Router {
-    Router::new().route("/healthz", get(ops::healthz)).route("/readyz", get(ops::readyz)).route("/metrics", get(ops::metrics)).with_state(state)
+/// The application router (without the outer middleware of [`serve`]). A replica that
+/// does not serve the API (`--role worker`) answers only health, readiness and metrics,
+/// behind the same rate limit, token check and request metrics.
+pub fn router(state: AppState, serves_api: bool) -> Router {
+    let body_limit = state.max_body_bytes;
+    let ops = Router::new().route("/healthz", get(ops::healthz)).route("/readyz", get(ops::readyz)).route("/metrics", get(ops::metrics));
+    let routes = if serves_api { ops.merge(api_routes()) } else { ops };
+    routes
+        .fallback(ops::not_found)
+        .method_not_allowed_fallback(ops::method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), limits::time_limit))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), limits::rate_limit))
+        .layer(axum::middleware::from_fn_with_state(state.metrics.clone(), metrics::record))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .with_state(state)
 }
 
-pub fn router(state: AppState) -> Router {
-    let body_limit = state.max_body_bytes;
+/// Every route but the operational three.
+fn api_routes() -> Router<AppState> {
     Router::new()
-        .route("/healthz", get(ops::healthz))
-        .route("/readyz", get(ops::readyz))
-        .route("/metrics", get(ops::metrics))
         .route("/openapi.json", get(ops::openapi))
         .route("/", get(console::index))
         .route("/console/{*path}", get(console::asset))
@@ -135,14 +144,6 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/graphs", post(graphs::create).get(graphs::list))
         .route("/v1/graphs/{id}", get(graphs::get_one).delete(graphs::delete))
         .route("/v1/models/{id}/communities", get(graphs::communities))
-        .fallback(ops::not_found)
-        .method_not_allowed_fallback(ops::method_not_allowed)
-        .layer(axum::middleware::from_fn_with_state(state.clone(), limits::time_limit))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), limits::rate_limit))
-        .layer(axum::middleware::from_fn_with_state(state.metrics.clone(), metrics::record))
-        .layer(DefaultBodyLimit::max(body_limit))
-        .with_state(state)
 }
 
 /// Wrap the router with request ids, tracing and CORS.
@@ -234,8 +235,7 @@ pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
             }
         });
     }
-    let routes = if config.role.serves_api() { router(state) } else { ops_router(state) };
-    let app = with_middleware(routes, &config.cors_origins);
+    let app = with_middleware(router(state, config.role.serves_api()), &config.cors_origins);
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
     let addr = listener.local_addr()?;
     let runner_task = tokio::spawn(runner.clone().run());

@@ -18,7 +18,7 @@ use crate::corpus::Lexicon;
 use crate::models::community::CommunityModel;
 use crate::models::registry::{self, Fitted};
 use crate::models::{Comparison, TableOptions, TopicModel};
-use crate::store::model_events::ModelEvent;
+use crate::store::model_events::{Heard, ModelEvent};
 use crate::store::{ModelRow, Store};
 use crate::summaries::topic_map::TopicMap;
 use crate::summaries::RankedTable;
@@ -124,9 +124,9 @@ impl ModelCache {
                     self.epoch.store(self.next_epoch.fetch_add(1, Ordering::SeqCst), Ordering::SeqCst);
                     loop {
                         match events.next().await {
-                            Ok(Some(Some(event))) => self.apply(event),
-                            Ok(Some(None)) => {}
-                            Ok(None) | Err(_) => break,
+                            Ok(Heard::Event(event)) => self.apply(event),
+                            Ok(Heard::Unknown) => {}
+                            Ok(Heard::Lost) | Err(_) => break,
                         }
                     }
                     self.epoch.store(0, Ordering::SeqCst);

@@ -480,23 +480,14 @@ impl Store {
         .bind(now_ms())
         .execute(&mut *tx)
         .await?;
-        let failed = sqlx::query(
-            "UPDATE jobs SET status = 'failed', finished_at = $1,
-                error = 'the server stopped while this job was running, ' || (attempts - COALESCE((SELECT attempt FROM checkpoints WHERE job_id = jobs.id), 0)) || ' times without a checkpoint in between; not retried again'
-             WHERE status = 'running' AND attempts - COALESCE((SELECT attempt FROM checkpoints WHERE job_id = jobs.id), 0) >= $2",
-        )
-        .bind(now())
-        .bind(max_attempts)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
+        // The one process that held them is gone: every running job's hold has ended.
+        let failed = super::leases::fail_exhausted(&mut tx, i64::MAX, max_attempts).await?;
         let requeued = sqlx::query(
             "UPDATE jobs SET status = 'queued', started_at = NULL, lease_owner = NULL, lease_expires_ms = NULL, error = 'requeued: the server stopped while it was running' WHERE status = 'running'",
         )
         .execute(&mut *tx)
         .await?
         .rows_affected();
-        sqlx::query("DELETE FROM checkpoints WHERE job_id IN (SELECT id FROM jobs WHERE status = 'failed')").execute(&mut *tx).await?;
         tx.commit().await?;
         Ok((requeued, failed))
     }

@@ -116,9 +116,10 @@ impl Store {
         }
     }
 
-    /// A transaction for a fenced write: on SQLite it takes the write lock at once (it
-    /// reads the job row, then writes, which a deferred transaction could not upgrade
-    /// after another connection's write); on PostgreSQL the fence's row lock suffices.
+    /// A transaction that reads job rows and then writes them (a fenced write, a claim):
+    /// on SQLite it takes the write lock at once (a deferred transaction could not
+    /// upgrade its read after another connection's write); on PostgreSQL row locks
+    /// suffice.
     pub(crate) async fn begin_fenced(&self) -> StoreResult<sqlx::Transaction<'static, sqlx::Any>> {
         match self.dialect {
             Dialect::Sqlite => self.begin_write().await,
@@ -129,28 +130,8 @@ impl Store {
     /// Claim the oldest job that is queued or whose lease expired, for `worker`.
     pub async fn claim_next_job(&self, worker: &Worker) -> StoreResult<Option<JobRow>> {
         let now = now_ms();
-        let mut tx = match self.dialect {
-            Dialect::Sqlite => self.begin_write().await?,
-            Dialect::Postgres => self.pool.begin().await?,
-        };
-        // Expired holds that used up their attempts fail instead of running again.
-        let exhausted = sqlx::query(
-            "UPDATE jobs SET status = 'failed', finished_at = $1, lease_owner = NULL,
-                error = 'its worker stopped while it was running, ' || (attempts - COALESCE((SELECT attempt FROM checkpoints WHERE job_id = jobs.id), 0)) || ' times without a checkpoint in between; not retried again'
-             WHERE status = 'running' AND lease_expires_ms < $2
-               AND attempts - COALESCE((SELECT attempt FROM checkpoints WHERE job_id = jobs.id), 0) >= $3
-             RETURNING id, attempts",
-        )
-        .bind(super::now())
-        .bind(now)
-        .bind(worker.max_attempts)
-        .fetch_all(&mut *tx)
-        .await?;
-        for r in &exhausted {
-            let (id, attempt): (String, i64) = (r.try_get(0)?, r.try_get(1)?);
-            end_hold(&mut tx, &id, attempt, "taken_over", None).await?;
-            sqlx::query("DELETE FROM checkpoints WHERE job_id = $1").bind(&id).execute(&mut *tx).await?;
-        }
+        let mut tx = self.begin_fenced().await?;
+        fail_exhausted(&mut tx, now, worker.max_attempts).await?;
         let pick = format!(
             "SELECT id, status, attempts FROM jobs WHERE status = 'queued' OR (status = 'running' AND lease_expires_ms < $1)
              ORDER BY created_at, id LIMIT 1{}",
@@ -257,6 +238,30 @@ impl Store {
             })
             .collect()
     }
+}
+
+/// Fail the `running` jobs whose lease expired before `expired_before` (ms) and that
+/// used up `max_attempts` attempts in a row without a checkpoint, instead of running
+/// them again; their holds end as taken over and their checkpoints go. Returns how many.
+pub(crate) async fn fail_exhausted(conn: &mut sqlx::AnyConnection, expired_before: i64, max_attempts: i64) -> StoreResult<u64> {
+    let exhausted = sqlx::query(
+        "UPDATE jobs SET status = 'failed', finished_at = $1, lease_owner = NULL,
+            error = 'its worker stopped while it was running, ' || (attempts - COALESCE((SELECT attempt FROM checkpoints WHERE job_id = jobs.id), 0)) || ' times without a checkpoint in between; not retried again'
+         WHERE status = 'running' AND COALESCE(lease_expires_ms, 0) < $2
+           AND attempts - COALESCE((SELECT attempt FROM checkpoints WHERE job_id = jobs.id), 0) >= $3
+         RETURNING id, attempts",
+    )
+    .bind(super::now())
+    .bind(expired_before)
+    .bind(max_attempts)
+    .fetch_all(&mut *conn)
+    .await?;
+    for r in &exhausted {
+        let (id, attempt): (String, i64) = (r.try_get(0)?, r.try_get(1)?);
+        end_hold(conn, &id, attempt, "taken_over", None).await?;
+        sqlx::query("DELETE FROM checkpoints WHERE job_id = $1").bind(&id).execute(&mut *conn).await?;
+    }
+    Ok(exhausted.len() as u64)
 }
 
 /// Close the history row of a hold that ends: `ended` is when the holder let go (`None`:

@@ -16,16 +16,6 @@ pub enum DbLocation {
     Postgres(String),
 }
 
-impl DbLocation {
-    /// The SQLite file, if this is one.
-    pub fn sqlite_path(&self) -> Option<&std::path::Path> {
-        match self {
-            DbLocation::Sqlite(p) => Some(p),
-            DbLocation::Postgres(_) => None,
-        }
-    }
-}
-
 impl FromStr for DbLocation {
     type Err = String;
 

@@ -242,10 +242,6 @@ impl Store {
         &self.pool
     }
 
-    pub fn dialect(&self) -> Dialect {
-        self.dialect
-    }
-
     /// Whether other processes may change the database beside this one (PostgreSQL):
     /// then what a process caches must be checked against the store.
     pub fn is_shared(&self) -> bool {

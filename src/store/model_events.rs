@@ -39,16 +39,29 @@ impl ModelEvent {
     }
 }
 
+/// What a listener heard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Heard {
+    Event(ModelEvent),
+    /// A payload this version does not know (a newer replica's).
+    Unknown,
+    /// The connection was lost: events may have been missed (the listener reconnects on
+    /// the next call).
+    Lost,
+}
+
 /// A listener on [`CHANNEL`].
 pub struct ModelEvents {
     listener: sqlx::postgres::PgListener,
 }
 
 impl ModelEvents {
-    /// The next event; `Ok(None)` when the connection was lost (events may have been
-    /// missed; the listener reconnects on the next call).
-    pub async fn next(&mut self) -> StoreResult<Option<Option<ModelEvent>>> {
-        Ok(self.listener.try_recv().await?.map(|n| ModelEvent::parse(n.payload())))
+    /// The next notification.
+    pub async fn next(&mut self) -> StoreResult<Heard> {
+        Ok(match self.listener.try_recv().await? {
+            None => Heard::Lost,
+            Some(n) => ModelEvent::parse(n.payload()).map_or(Heard::Unknown, Heard::Event),
+        })
     }
 }
 

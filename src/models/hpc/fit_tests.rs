@@ -235,3 +235,52 @@ fn label_set_likelihoods_are_the_poisson_likelihood_of_the_set() {
     let again = candidate_sets(std::iter::empty(), k, &model.parent, true, 100);
     assert_eq!(again.len(), k, "without documents only the singletons remain");
 }
+
+/// The label priors count the validation documents' label sets beside the training
+/// documents', and never the test documents': a pair of labels carried only by
+/// validation documents becomes a candidate set with their count, a pair carried only
+/// by test documents does not, and every prior's denominator is the training plus
+/// validation documents.
+#[test]
+fn label_priors_count_training_and_validation_sets_not_test_sets() {
+    use crate::corpus::input::RawDocument;
+    let words = ["apple", "pear", "plum", "fig", "kiwi", "lime", "date", "sloe"];
+    let doc = |i: usize, labels: &[&str], split: &str| RawDocument {
+        id: Some(format!("d{i}")),
+        text: Some((0..12).map(|j| words[(i * 7 + j * 3) % words.len()]).collect::<Vec<_>>().join(" ")),
+        labels: Some(labels.iter().map(|l| l.to_string()).collect()),
+        split: Some(split.to_string()),
+        ..RawDocument::default()
+    };
+    let mut docs = Vec::new();
+    for i in 0..24 {
+        let labels: &[&str] = [&["a"][..], &["b"], &["c"]][i % 3];
+        docs.push(doc(i, labels, "train"));
+    }
+    // Three validation documents carry {a, b}, which no training document does; two test
+    // documents carry {b, c}.
+    for i in 24..27 {
+        docs.push(doc(i, &["a", "b"], "validation"));
+    }
+    docs.push(doc(27, &["c"], "validation"));
+    for i in 28..30 {
+        docs.push(doc(i, &["b", "c"], "test"));
+    }
+    let corpus = build_corpus(PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() }, &[], docs).expect("corpus builds");
+    let model = fit(&corpus, json!({"iterations": 4, "burn_in": 1}), 3);
+    assert_eq!((model.summary.training_documents, model.summary.validation_documents, model.summary.test_documents), (24, 4, 2));
+    let id = |name: &str| model.labels.iter().position(|l| l == name).expect("label exists") as u32;
+    let (a, b, c) = (id("a"), id("b"), id("c"));
+    let prior = |labels: &[u32]| {
+        let mut labels = labels.to_vec();
+        labels.sort_unstable();
+        model.prediction.sets.iter().find(|s| s.labels == labels).map(|s| s.log_prior)
+    };
+    // 24 training + 4 validation documents, half a document added: (n + ½) / 29.
+    let want = |n: f64| ((n + 0.5) / 29.0f64).ln();
+    assert!((prior(&[a, b]).expect("the validation pair is a candidate") - want(3.0)).abs() < 1e-12);
+    assert!((prior(&[c]).unwrap() - want(9.0)).abs() < 1e-12, "8 training and 1 validation document carry c alone");
+    assert!((prior(&[a]).unwrap() - want(8.0)).abs() < 1e-12);
+    assert!(prior(&[b, c]).is_none(), "test documents' labels are never counted");
+    assert_eq!(model.prediction.sets.len(), 4, "three singletons and the validation pair");
+}

@@ -10,17 +10,18 @@
 //!   label is the document's deepest one, each explaining the words alone. Under HPC's
 //!   likelihood with the posterior-mean rates β* = exp(E[μ]), a document whose only
 //!   active label is j has θ = e_j and log p(w | j) = Σ_f w_f μ*_fj − l B_j (up to
-//!   terms shared by all j); with the training frequency π_j of label j among the
-//!   documents' (stripped) labels, P(j | w) ∝ π_j p(w | j)^{1/T}. The temperature T ≥ 1
+//!   terms shared by all j); with the frequency π_j of label j among the labelled
+//!   documents' (stripped) labels (training and validation documents: see
+//!   `fit::prediction_settings`), P(j | w) ∝ π_j p(w | j)^{1/T}. The temperature T ≥ 1
 //!   tempers the Poisson likelihood, whose independent-word assumption makes it
 //!   over-confident (bursty words count many times); it is chosen on the validation
 //!   split with the thresholds. Cost: O(words · K) per document, no optimisation.
 //! * **Label-set posterior** ([`Predictor::LabelSets`], the default): the posterior over
-//!   which *set* of labels the document carries, among the sets training documents
+//!   which *set* of labels the document carries, among the sets labelled documents
 //!   carried (as trained) and every single label. A set S explains the words with θ
 //!   spread evenly over its labels, so log p(w | S) = Σ_f w_f log(Σ_{k∈S} β*_fk / |S|)
 //!   − l Σ_{k∈S} B_k / |S|, and P(S | w) ∝ π_S p(w | S)^{1/T} with π_S the share of
-//!   training documents whose set is S (half a document added, so every single label
+//!   labelled documents whose set is S (half a document added, so every single label
 //!   keeps a finite prior). P(label k) = Σ of P(S) over the sets containing k. Unlike the
 //!   single-label posterior it can put two labels of different branches together (on
 //!   AppStream a third of the training sets do, e.g. Education with Science's Math), and
@@ -51,7 +52,7 @@ pub enum Predictor {
     LabelSets,
 }
 
-/// A set of labels that training documents carried (as trained): a candidate
+/// A set of labels that labelled documents carried (as trained): a candidate
 /// explanation of a new document's words under [`Predictor::LabelSets`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LabelSet {
@@ -145,7 +146,7 @@ pub fn single_label_log_likelihoods(model: &HpcModel, words: &[(usize, f64)]) ->
     out
 }
 
-/// The candidate sets of [`Predictor::LabelSets`] from the training documents' label
+/// The candidate sets of [`Predictor::LabelSets`] from the labelled documents' label
 /// sets as trained (`doc_labels`; empty sets are skipped): every single label, and the
 /// `max_multi` most frequent sets of two or more labels (prediction costs
 /// O(words · Σ|S|), so a corpus with very many distinct sets keeps its common ones;

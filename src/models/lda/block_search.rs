@@ -54,7 +54,8 @@ pub(crate) trait BlockOps {
         (b, scans[b].iter().filter(|&&s| s <= rest).count().min(WIDTH - 1))
     }
     /// Store the prefix sums of `x` ([`BlockOps::scan`]) into `out` with one whole-block
-    /// store, and return `totals` with lane b set to their last value (LLVM otherwise
+    /// store, and return `totals` with lane b, which must be +0 (the fill sets each
+    /// lane once, from all zeros), set to their last value (LLVM otherwise
     /// splits the store around that lane, and a later whole-block load of the sums
     /// cannot be forwarded from the pieces). The portable and AVX2 forms use this
     /// default; AVX-512 keeps the sums in a register throughout.
@@ -66,8 +67,7 @@ pub(crate) trait BlockOps {
         totals[b] = out[WIDTH - 1];
         totals
     }
-    /// `x` with `delta` added to lanes i and above (default: the portable form, also
-    /// AVX2's). A plain loop, not `std::array::from_fn`: that one is not always inlined,
+    /// `x` with `delta` added to lanes i and above (default: the portable form). A plain loop, not `std::array::from_fn`: that one is not always inlined,
     /// and an out-of-line call from the AVX2 kernel runs without AVX2 (it took 17 % of
     /// an AVX2 fit's time).
     #[inline(always)]
@@ -79,7 +79,7 @@ pub(crate) trait BlockOps {
         y
     }
     /// `x` plus, in each lane j, (`d1` if j ≥ i1, else +0) + (`d2` if j ≥ i2, else +0):
-    /// two changes with one dependent add (default: the portable form, also AVX2's; a
+    /// two changes with one dependent add (default: the portable form; a
     /// plain loop for the reason given at [`BlockOps::add_from`]).
     #[inline(always)]
     unsafe fn add_two_from(x: &Block, i1: usize, d1: f32, i2: usize, d2: f32) -> Block {
@@ -318,6 +318,33 @@ unsafe fn avx2_count_at_or_below(block: &Block, bound: f32) -> usize {
     }
 }
 
+/// All ones in lanes `lane` to 15 of sixteen (two registers of eight), zeros below: read
+/// from a static window rather than built with a broadcast and compares. Adding
+/// `delta & mask` adds +0 below `lane`, as the portable form does.
+///
+/// # Safety
+/// AVX2 must be available, and `lane` < WIDTH.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn avx2_from_lane(lane: usize) -> (std::arch::x86_64::__m256, std::arch::x86_64::__m256) {
+    use std::arch::x86_64::*;
+    static FROM: [i32; 2 * WIDTH] = {
+        let mut window = [0; 2 * WIDTH];
+        let mut j = WIDTH;
+        while j < 2 * WIDTH {
+            window[j] = -1;
+            j += 1;
+        }
+        window
+    };
+    debug_assert!(lane < WIDTH);
+    // SAFETY: WIDTH − lane + 16 ≤ 2 WIDTH, so the sixteen elements read are in the window.
+    unsafe {
+        let at = FROM.as_ptr().add(WIDTH - lane);
+        (_mm256_loadu_ps(at.cast()), _mm256_loadu_ps(at.add(8).cast()))
+    }
+}
+
 /// AVX2: a block is two registers of eight.
 #[cfg(target_arch = "x86_64")]
 pub(crate) struct Avx2;
@@ -391,12 +418,51 @@ impl BlockOps for Avx2 {
             let at = ONE_LANE.as_ptr().add(WIDTH - 1 - b);
             let is_lo = _mm256_loadu_ps(at.cast());
             let is_hi = _mm256_loadu_ps(at.add(8).cast());
-            let t_lo = _mm256_blendv_ps(_mm256_loadu_ps(totals.as_ptr()), last, is_lo);
-            let t_hi = _mm256_blendv_ps(_mm256_loadu_ps(totals.as_ptr().add(8)), last, is_hi);
+            // Lane b of `totals` is +0 (all bits clear), so OR-ing in the masked total sets
+            // it exactly; and + or are single-cycle, where a variable blend on Intel is a
+            // chain of three micro-ops from one block to the next.
+            let t_lo = _mm256_or_ps(_mm256_loadu_ps(totals.as_ptr()), _mm256_and_ps(last, is_lo));
+            let t_hi = _mm256_or_ps(_mm256_loadu_ps(totals.as_ptr().add(8)), _mm256_and_ps(last, is_hi));
             let mut new = [0.0f32; WIDTH];
             _mm256_storeu_ps(new.as_mut_ptr(), t_lo);
             _mm256_storeu_ps(new.as_mut_ptr().add(8), t_hi);
             new
+        }
+    }
+
+    /// The portable form's operations, with the lanes from i on selected by a mask read
+    /// from a static window: LLVM compiled the portable loop's `j >= i` for AVX2 into
+    /// 64-bit compares, packs and inserts, dozens of instructions on the path from one
+    /// draw to the next (two thirds of linuxdoc's tokens take this path).
+    #[inline(always)]
+    unsafe fn add_from(x: &Block, i: usize, delta: f32) -> Block {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller guarantees AVX2 and i < WIDTH ([`avx2_from_lane`]).
+        unsafe {
+            let (from_lo, from_hi) = avx2_from_lane(i);
+            let d = _mm256_set1_ps(delta);
+            let mut out = [0.0f32; WIDTH];
+            _mm256_storeu_ps(out.as_mut_ptr(), _mm256_add_ps(_mm256_loadu_ps(x.as_ptr()), _mm256_and_ps(d, from_lo)));
+            _mm256_storeu_ps(out.as_mut_ptr().add(8), _mm256_add_ps(_mm256_loadu_ps(x.as_ptr().add(8)), _mm256_and_ps(d, from_hi)));
+            out
+        }
+    }
+
+    /// As [`Avx2::add_from`], for two changes with one dependent add.
+    #[inline(always)]
+    unsafe fn add_two_from(x: &Block, i1: usize, d1: f32, i2: usize, d2: f32) -> Block {
+        use std::arch::x86_64::*;
+        // SAFETY: as in `add_from`.
+        unsafe {
+            let (first_lo, first_hi) = avx2_from_lane(i1);
+            let (second_lo, second_hi) = avx2_from_lane(i2);
+            let (d1, d2) = (_mm256_set1_ps(d1), _mm256_set1_ps(d2));
+            let lo = _mm256_add_ps(_mm256_and_ps(d1, first_lo), _mm256_and_ps(d2, second_lo));
+            let hi = _mm256_add_ps(_mm256_and_ps(d1, first_hi), _mm256_and_ps(d2, second_hi));
+            let mut out = [0.0f32; WIDTH];
+            _mm256_storeu_ps(out.as_mut_ptr(), _mm256_add_ps(_mm256_loadu_ps(x.as_ptr()), lo));
+            _mm256_storeu_ps(out.as_mut_ptr().add(8), _mm256_add_ps(_mm256_loadu_ps(x.as_ptr().add(8)), hi));
+            out
         }
     }
 
@@ -568,7 +634,9 @@ mod tests {
                 out.push(bits(O::weights(&d, &r, x, &alpha, 0.01)));
                 out.push(bits(O::weights_partial(&d, &r[..n % WIDTH], &inv, &alpha, 0.01)));
                 let mut stored = [0.0; WIDTH];
-                out.push(bits(O::scan_block(x, &mut stored, &blocks[(n + 5) % blocks.len()], n % WIDTH)));
+                let mut totals = blocks[(n + 5) % blocks.len()];
+                totals[n % WIDTH] = 0.0;
+                out.push(bits(O::scan_block(x, &mut stored, &totals, n % WIDTH)));
                 out.push(bits(stored));
                 out.push(bits(O::add_from(&scan, n % WIDTH, -1e-3)));
                 out.push(bits(O::add_two_from(&scan, n % WIDTH, -1e-3, (n * 7) % WIDTH, 2e-3)));

@@ -67,9 +67,10 @@ pub(crate) trait BlockOps {
         totals[b] = out[WIDTH - 1];
         totals
     }
-    /// `x` with `delta` added to lanes i and above (default: the portable form). A plain loop, not `std::array::from_fn`: that one is not always inlined,
-    /// and an out-of-line call from the AVX2 kernel runs without AVX2 (it took 17 % of
-    /// an AVX2 fit's time).
+    /// `x` with `delta` added to lanes i and above (default: the portable form). A plain
+    /// loop, not `std::array::from_fn`: that one is not always inlined, and an
+    /// out-of-line call from the AVX2 kernel runs without AVX2 (it took 17 % of an AVX2
+    /// fit's time).
     #[inline(always)]
     unsafe fn add_from(x: &Block, i: usize, delta: f32) -> Block {
         let mut y = *x;

@@ -13,8 +13,9 @@ when the metadata names both.
 Systems (each row of the table):
 * topicd HPC through the HTTP service: upload (NDJSON, default preprocessing: Unicode
   words, lowercase, English stop words, no stemming), fit `hpc` with its defaults (plus
-  any `--hpc-param key=value`), `POST /predict` in batches; the predicted sets are the
-  service's `predicted_labels`.
+  any `--hpc-param key=value`; `--upload-param key=value` adds a preprocessing option
+  to the upload's query, e.g. `min_df=2`), `POST /predict` in batches; the predicted
+  sets are the service's `predicted_labels`.
 * L2 logistic regression, one-vs-rest, C = 10, and a linear SVM (C = 1), on TF-IDF of
   the same texts (scikit-learn's tokenizer, lowercase, its English stop words); one
   global threshold on the decision scores tuned for micro-F1 on the validation slice;
@@ -38,6 +39,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import numpy as np
@@ -226,7 +228,7 @@ def request(base, method, path, body=None, content_type="application/json"):
         sys.exit(f"{method} {path}: {e.code} {e.read().decode()}")
 
 
-def topicd_rows(binary, fit, val, test, hpc_params, seed, threads, label):
+def topicd_rows(binary, fit, val, test, hpc_params, seed, threads, label, upload_params=()):
     tmp = tempfile.mkdtemp(prefix="topicd_bench_")
     port = 20000 + os.getpid() % 20000
     base = f"http://127.0.0.1:{port}"
@@ -247,7 +249,8 @@ def topicd_rows(binary, fit, val, test, hpc_params, seed, threads, label):
             lines.append(json.dumps({"id": d["id"], "text": d["text"], "paths": d["paths"]}))
         for d in val:
             lines.append(json.dumps({"id": d["id"], "text": d["text"], "paths": d["paths"], "split": "validation"}))
-        corpus = request(base, "POST", "/v1/corpora?name=appstream", "\n".join(lines).encode(), "application/x-ndjson")
+        query = "".join(f"&{k}={urllib.parse.quote(v)}" for k, v in upload_params)
+        corpus = request(base, "POST", f"/v1/corpora?name=appstream{query}", "\n".join(lines).encode(), "application/x-ndjson")
         params = {"threads": threads, **hpc_params}
         start = time.perf_counter()
         job = request(base, "POST", "/v1/jobs", {"corpus_id": corpus["id"], "model": "hpc", "params": params, "seed": seed})
@@ -307,7 +310,7 @@ def topicd_rows(binary, fit, val, test, hpc_params, seed, threads, label):
 def run_split(args, hpc_params, shuffle):
     """Every system on the split drawn with `shuffle`: rows with their scores."""
     fit, val, test = load_split(args.data, shuffle)
-    rows = [] if args.skip_topicd else topicd_rows(args.bin, fit, val, test, hpc_params, args.seed, args.threads, args.label)
+    rows = [] if args.skip_topicd else topicd_rows(args.bin, fit, val, test, hpc_params, args.seed, args.threads, args.label, [kv.split("=", 1) for kv in args.upload_param])
     if not args.skip_baselines:
         sk, analyzer = sklearn_rows(fit, val, test)
         rows += sk
@@ -341,6 +344,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--hpc-param", action="append", default=[], help="key=value (JSON value) added to the HPC fit params")
+    ap.add_argument("--upload-param", action="append", default=[], help="key=value added to the upload's query (preprocessing, e.g. min_df=2)")
     ap.add_argument("--label", default="topicd HPC")
     ap.add_argument("--skip-baselines", action="store_true")
     ap.add_argument("--skip-topicd", action="store_true")

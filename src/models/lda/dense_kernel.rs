@@ -251,6 +251,21 @@ fn resample_portable(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mu
 /// the counts, which bounds their rounding.
 const REFILL_AFTER: u32 = 32;
 
+/// Take a token of word `w` in topic `z` out of every count it is in.
+#[inline(always)]
+fn take_out(c: &mut CellCounts, doc: &mut [u32], z: u32, w: u32) {
+    let (own, k) = (z as usize, c.k);
+    assert!(own < k, "topic {own} of a token is below K = {k}");
+    let start = c.row_start(w);
+    let row = &mut c.word_rows[start..start + k];
+    // SAFETY: own < K, and row and doc hold at least K counts.
+    unsafe {
+        *doc.get_unchecked_mut(own) -= 1;
+        *row.get_unchecked_mut(own) -= 1;
+        c.topic_left(own);
+    }
+}
+
 /// The kernel over one document's part of a cell, with block operations `O`.
 ///
 /// # Safety
@@ -265,6 +280,9 @@ unsafe fn resample_with<O: BlockOps>(c: &mut CellCounts, zs: &mut [u32], words: 
     // token joined, the one this token leaves), so only their weights change.
     let mut previous: Option<(u32, usize)> = None;
     let mut since_fill = 0u32;
+    if let (Some(&z), Some(&w)) = (zs.first(), words.first()) {
+        take_out(c, doc, z, w);
+    }
     for i in 0..zs.len() {
         let w = words[i];
         // The next word's row: its first touch in a cell is usually a cache miss.
@@ -274,17 +292,10 @@ unsafe fn resample_with<O: BlockOps>(c: &mut CellCounts, zs: &mut [u32], words: 
                 prefetch(&c.word_rows[at..at + k]);
             }
         }
+        // The token was taken out of its counts before the previous token's topic joined
+        // them (`take_out`).
         let own = zs[i] as usize;
-        assert!(own < k, "topic {own} of a token is below K = {k}");
         let start = c.row_start(w);
-        let row = &mut c.word_rows[start..start + k];
-        // Take the token out of every count it is in.
-        // SAFETY (this block): own < K, and row and doc hold K counts.
-        unsafe {
-            *doc.get_unchecked_mut(own) -= 1;
-            *row.get_unchecked_mut(own) -= 1;
-            c.topic_left(own);
-        }
         let row = &c.word_rows[start..start + k];
         match previous {
             Some((word, joined)) if word == w && since_fill < REFILL_AFTER => {
@@ -318,6 +329,14 @@ unsafe fn resample_with<O: BlockOps>(c: &mut CellCounts, zs: &mut [u32], words: 
         // SAFETY: forwarded from the caller.
         let t = unsafe { c.search.draw::<O>(rng.random::<f32>(), k) };
         debug_assert!(t < k);
+        // The next token leaves its topic before this one joins t: the counts after both
+        // moves are the same in either order, and this order lets the next token's loads
+        // of its own topic's counts go ahead of the stores for t (the processor would
+        // otherwise hold them until t, and so the stores' addresses, are known, since the
+        // two topics are often the same).
+        if i + 1 < zs.len() {
+            take_out(c, doc, zs[i + 1], words[i + 1]);
+        }
         // SAFETY (this block): a draw is below K.
         unsafe {
             *doc.get_unchecked_mut(t) += 1;

@@ -163,6 +163,22 @@ impl<'a> CellCounts<'a> {
         (w as usize - self.first_word) * self.k
     }
 
+    /// Take a token of word `w` in topic `z` out of every count it is in: the document's
+    /// n_d· (`doc`), the word's row and n_k with its inverses.
+    #[inline(always)]
+    fn take_out(&mut self, doc: &mut [u32], z: u32, w: u32) {
+        let (own, k) = (z as usize, self.k);
+        assert!(own < k, "topic {own} of a token is below K = {k}");
+        let start = self.row_start(w);
+        let row = &mut self.word_rows[start..start + k];
+        // SAFETY: own < K, and row and doc hold at least K counts.
+        unsafe {
+            *doc.get_unchecked_mut(own) -= 1;
+            *row.get_unchecked_mut(own) -= 1;
+            self.topic_left(own);
+        }
+    }
+
     /// A token left topic t: n_k and its three inverses move down by one.
     ///
     /// # Safety
@@ -251,21 +267,6 @@ fn resample_portable(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mu
 /// the counts, which bounds their rounding.
 const REFILL_AFTER: u32 = 32;
 
-/// Take a token of word `w` in topic `z` out of every count it is in.
-#[inline(always)]
-fn take_out(c: &mut CellCounts, doc: &mut [u32], z: u32, w: u32) {
-    let (own, k) = (z as usize, c.k);
-    assert!(own < k, "topic {own} of a token is below K = {k}");
-    let start = c.row_start(w);
-    let row = &mut c.word_rows[start..start + k];
-    // SAFETY: own < K, and row and doc hold at least K counts.
-    unsafe {
-        *doc.get_unchecked_mut(own) -= 1;
-        *row.get_unchecked_mut(own) -= 1;
-        c.topic_left(own);
-    }
-}
-
 /// The kernel over one document's part of a cell, with block operations `O`.
 ///
 /// # Safety
@@ -281,7 +282,7 @@ unsafe fn resample_with<O: BlockOps>(c: &mut CellCounts, zs: &mut [u32], words: 
     let mut previous: Option<(u32, usize)> = None;
     let mut since_fill = 0u32;
     if let (Some(&z), Some(&w)) = (zs.first(), words.first()) {
-        take_out(c, doc, z, w);
+        c.take_out(doc, z, w);
     }
     for i in 0..zs.len() {
         let w = words[i];
@@ -293,7 +294,7 @@ unsafe fn resample_with<O: BlockOps>(c: &mut CellCounts, zs: &mut [u32], words: 
             }
         }
         // The token was taken out of its counts before the previous token's topic joined
-        // them (`take_out`).
+        // them ([`CellCounts::take_out`]).
         let own = zs[i] as usize;
         let start = c.row_start(w);
         let row = &c.word_rows[start..start + k];
@@ -335,7 +336,7 @@ unsafe fn resample_with<O: BlockOps>(c: &mut CellCounts, zs: &mut [u32], words: 
         // otherwise hold them until t, and so the stores' addresses, are known, since the
         // two topics are often the same).
         if i + 1 < zs.len() {
-            take_out(c, doc, zs[i + 1], words[i + 1]);
+            c.take_out(doc, zs[i + 1], words[i + 1]);
         }
         // SAFETY (this block): a draw is below K.
         unsafe {

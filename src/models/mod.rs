@@ -300,6 +300,36 @@ impl FitContext<'_> {
         f(&ctx)
     }
 
+    /// Run `f` as one stage of a job made of several chains run one after another (HPC's
+    /// refit on training and validation documents after its first chain): every
+    /// iteration `f` reports (progress, samples, checkpoints, a resume) is shifted by
+    /// `offset` and the progress' total is `total`, so the job's trace, the store's
+    /// checkpoint iteration and its progress count through the stages as one sequence;
+    /// `resume_from` replaces this context's checkpoint to resume from. Cancellation and
+    /// the checkpoint interval are this context's.
+    pub fn stage<R>(&self, offset: u64, total: u64, resume_from: Option<&[u8]>, f: impl FnOnce(&FitContext) -> R) -> R {
+        let progress = |mut p: Progress| {
+            p.iteration += offset;
+            p.total = total;
+            (self.progress)(p)
+        };
+        let sample = |it: u64, bytes: Vec<u8>| (self.sample)(it + offset, bytes);
+        let save = |it: u64, bytes: Vec<u8>| (self.checkpoint.save)(it + offset, bytes);
+        let resumed = |r: chain::Resume| {
+            (self.checkpoint.resumed)(match r {
+                chain::Resume::From(it) => chain::Resume::From(it + offset),
+                rejected => rejected,
+            })
+        };
+        let ctx = FitContext {
+            progress: &progress,
+            cancel: self.cancel,
+            sample: &sample,
+            checkpoint: Checkpointing { every: self.checkpoint.every, save: &save, resume_from, resumed: &resumed },
+        };
+        f(&ctx)
+    }
+
     /// A context like [`FitContext::silent`] that asks for a checkpoint after every
     /// iteration and hands `resume` (if any) to the fit; returns `f`'s result, the
     /// checkpoints handed over as (iteration, bytes), and what became of `resume`.

@@ -10,6 +10,12 @@
 //! without tags each document is assigned by its own random stream from the seed
 //! (`validation_fraction`, `test_fraction`). Documents without labels cannot train a
 //! supervised model and are left out (and counted).
+//!
+//! Stages of an HPC job with validation documents: the chain on the training documents,
+//! the calibration on the validation documents, then (`refit_with_validation`, the
+//! default) a second chain on the training and validation documents together whose
+//! rates the model keeps, with the first chain's calibration ([`super::refit`]). The
+//! job counts its iterations through both chains as one sequence (2 × `iterations`).
 
 use super::calibration::{best_f1_threshold, calibrate, score, Thresholds};
 use super::chain::HpcChain;
@@ -17,8 +23,9 @@ use super::data::{strip_redundant_ancestors, HpcData};
 use super::label_posterior::{ancestors_are_uploaded, candidate_sets, label_probabilities, Closure, LabelPrediction, Predictor, TEMPERATURES};
 use super::model::{family_name, Evaluation, FitSummary, HpcModel, ENCODING_VERSION};
 use super::params::HpcParams;
+use super::refit::{refit_seed, Calibration, RefitChain};
 use crate::corpus::Corpus;
-use crate::models::chain;
+use crate::models::chain::{self, Chain, Checkpoint, Position, Resume};
 use crate::models::splits::{self, Split};
 use crate::models::{FitContext, FitError};
 use rayon::prelude::*;
@@ -61,8 +68,8 @@ struct Shaped {
     uploaded: Vec<Vec<usize>>,
 }
 
-fn shape(corpus: &Corpus, p: &HpcParams, supervised: bool, roles: &[Role], wanted: Role) -> Shaped {
-    let docs: Vec<usize> = (0..roles.len()).filter(|&d| roles[d] == wanted).collect();
+fn shape(corpus: &Corpus, p: &HpcParams, supervised: bool, roles: &[Role], wanted: &[Role]) -> Shaped {
+    let docs: Vec<usize> = (0..roles.len()).filter(|&d| wanted.contains(&roles[d])).collect();
     let counts: Vec<Vec<(u32, u32)>> = docs
         .iter()
         .map(|&d| {
@@ -97,17 +104,112 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
         return Err(FitError::Numerical("the corpus has no labels: HPC needs labelled documents (use pcm for an unlabelled corpus)".into()));
     }
     let roles = assign_roles(corpus, p, supervised, seed);
-    let train = shape(corpus, p, supervised, &roles, Role::Train);
-    let data = &train.data;
-    if data.num_docs() < 2 {
-        return Err(FitError::Numerical(format!("only {} training documents: HPC needs at least two", data.num_docs())));
+    let train = shape(corpus, p, supervised, &roles, &[Role::Train]);
+    if train.data.num_docs() < 2 {
+        return Err(FitError::Numerical(format!("only {} training documents: HPC needs at least two", train.data.num_docs())));
     }
-    let (v, k) = (data.num_terms(), data.num_topics());
-    let family = family_name(supervised);
-    let schedule = p.schedule();
+    if !supervised {
+        let chain = first_chain(&train.data, p, seed, ctx, false)?;
+        return Ok(assemble(chain, &train, p, &roles));
+    }
+    let validation = shape(corpus, p, supervised, &roles, &[Role::Validation]);
+    let test = shape(corpus, p, supervised, &roles, &[Role::Test]);
+    let refit = p.refit_with_validation && validation.data.num_docs() > 0;
+    let n = p.iterations as u64;
+    let total = if refit { 2 * n } else { n };
+    let both = refit.then(|| shape(corpus, p, supervised, &roles, &[Role::Train, Role::Validation]));
+    let mut resume_from = ctx.checkpoint.resume_from;
+    // A checkpoint of the second chain carries the calibration: continue it there.
+    if let (Some(both), Some(bytes)) = (&both, resume_from) {
+        if let Ok(checkpoint) = Checkpoint::decode_for(bytes, family_name(true), refit_seed(seed), &p.schedule()) {
+            match RefitChain::restore(&both.data, p, &checkpoint.state, &checkpoint.position) {
+                Ok(second) => {
+                    let (model, calibration) = ctx.stage(n, total, None, |ctx| {
+                        (ctx.checkpoint.resumed)(Resume::From(checkpoint.position.iteration as u64));
+                        second_chain(second, checkpoint.position, both, p, seed, &roles, ctx)
+                    })?;
+                    let model = calibrated(model, calibration, p, &train, &validation);
+                    return Ok(evaluated(model, both, &test));
+                }
+                Err(reason) => {
+                    (ctx.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
+                    resume_from = None;
+                }
+            }
+        }
+    }
+    let first = ctx.stage(0, total, resume_from, |ctx| first_chain(&train.data, p, seed, ctx, refit))?;
+    let mut model = assemble(first, &train, p, &roles);
+    model.prediction = prediction_settings(&model, p, &train, &validation);
+    if validation.data.num_docs() > 0 {
+        calibrate_prediction(&mut model, &validation);
+    }
+    let Some(both) = both else {
+        return Ok(evaluated(model, &train, &test));
+    };
+    let calibration = Calibration { temperature: model.prediction.temperature, thresholds: model.thresholds.clone() };
+    let second = RefitChain { chain: HpcChain::new(&both.data, p, refit_seed(seed)), calibration };
+    let (refitted, calibration) = ctx.stage(n, total, None, |ctx| second_chain(second, Position::START, &both, p, seed, &roles, ctx))?;
+    Ok(evaluated(calibrated(refitted, calibration, p, &train, &validation), &both, &test))
+}
+
+/// The first chain, on the training documents, from the context's checkpoint if it is
+/// one of this chain's. With `hand_over_end` (a second chain follows) its final state is
+/// checkpointed too, so a job stopped before the second chain's first checkpoint resumes
+/// after the first chain rather than inside it.
+fn first_chain<'a>(data: &'a HpcData, p: &'a HpcParams, seed: u64, ctx: &FitContext, hand_over_end: bool) -> Result<HpcChain<'a>, FitError> {
+    let (family, schedule) = (family_name(data.supervised), p.schedule());
     let (mut hpc, position) =
         chain::start(ctx, family, seed, &schedule, |bytes, position| HpcChain::restore(data, p, bytes, position), || HpcChain::new(data, p, seed));
-    chain::run(&mut hpc, family, seed, &schedule, position, ctx)?;
+    let end = chain::run(&mut hpc, family, seed, &schedule, position, ctx)?;
+    if hand_over_end && ctx.checkpoint.every.is_some() && end.iteration > position.iteration {
+        chain::hand_over(ctx, family, seed, &schedule, end, hpc.save());
+    }
+    Ok(hpc)
+}
+
+/// The second chain, on the training and validation documents (`both`), from
+/// `position` to its end: the model of its rates, and the calibration it carries.
+fn second_chain(
+    mut second: RefitChain,
+    position: Position,
+    both: &Shaped,
+    p: &HpcParams,
+    seed: u64,
+    roles: &[Role],
+    ctx: &FitContext,
+) -> Result<(HpcModel, Calibration), FitError> {
+    chain::run(&mut second, family_name(true), refit_seed(seed), &p.schedule(), position, ctx)?;
+    let mut model = assemble(second.chain, both, p, roles);
+    model.refitted_with_validation = true;
+    Ok((model, second.calibration))
+}
+
+/// The refitted model with the first chain's calibration: the same prediction settings
+/// (they depend on the label sets of the training and validation documents, not on the
+/// rates) and the chosen temperature and thresholds.
+fn calibrated(mut model: HpcModel, calibration: Calibration, p: &HpcParams, train: &Shaped, validation: &Shaped) -> HpcModel {
+    model.prediction = prediction_settings(&model, p, train, validation);
+    model.prediction.temperature = calibration.temperature;
+    model.thresholds = calibration.thresholds;
+    model
+}
+
+/// The model with its test-split evaluation, if the corpus has a test split; `learned`
+/// are the documents whose labels the rates learned from (the baseline's frequencies).
+fn evaluated(mut model: HpcModel, learned: &Shaped, test: &Shaped) -> HpcModel {
+    if test.data.num_docs() > 0 {
+        model.evaluation = Some(evaluate(&model, learned, test));
+    }
+    model
+}
+
+/// The model of a finished chain on `shaped`'s documents: posterior means of the rates
+/// and estimands, the hyperparameters and the fit's summary (prediction settings at
+/// their defaults).
+fn assemble(hpc: HpcChain, shaped: &Shaped, p: &HpcParams, roles: &[Role]) -> HpcModel {
+    let data = &shaped.data;
+    let (v, k) = (data.num_terms(), data.num_topics());
     let HpcChain { state, mut caches, mut sums, totals, last, .. } = hpc;
     if sums.kept == 0 {
         // No scan fell on the thinning grid: use the final state.
@@ -126,12 +228,12 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
     };
     let topic_parent: Vec<Option<usize>> = (1..=k).map(|node| data.parent[node].filter(|&p| p > 0).map(|p| p - 1)).collect();
     let mean_length = data.num_tokens / data.num_docs() as f64;
-    let mut model = HpcModel {
+    HpcModel {
         version: ENCODING_VERSION,
-        supervised,
+        supervised: data.supervised,
         params: p.clone(),
         num_terms: v,
-        labels: train.names.clone(),
+        labels: shaped.names.clone(),
         parent: topic_parent,
         frequency: to_topic_major(&sums.frequency),
         exclusivity: to_topic_major(&sums.exclusivity),
@@ -167,19 +269,8 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
             psi: state.psi,
             gamma2: state.gamma2,
         },
-    };
-    if supervised {
-        let validation = shape(corpus, p, supervised, &roles, Role::Validation);
-        model.prediction = prediction_settings(&model, p, &train, &validation);
-        if validation.data.num_docs() > 0 {
-            calibrate_prediction(&mut model, &validation);
-        }
-        let test = shape(corpus, p, supervised, &roles, Role::Test);
-        if test.data.num_docs() > 0 {
-            model.evaluation = Some(evaluate(&model, &train, &test));
-        }
+        refitted_with_validation: false,
     }
-    Ok(model)
 }
 
 /// The predictor, the ancestor rule (decided from the training documents' uploaded
@@ -253,12 +344,13 @@ pub fn evaluate_test_split(model: &HpcModel, corpus: &Corpus, seed: u64) -> Resu
         )));
     }
     let roles = assign_roles(corpus, &model.params, model.supervised, seed);
-    let test = shape(corpus, &model.params, model.supervised, &roles, Role::Test);
+    let test = shape(corpus, &model.params, model.supervised, &roles, &[Role::Test]);
     if test.data.num_docs() == 0 {
         return Ok(None);
     }
-    let train = shape(corpus, &model.params, model.supervised, &roles, Role::Train);
-    Ok(Some(evaluate(model, &train, &test)))
+    let learned = if model.refitted_with_validation { &[Role::Train, Role::Validation][..] } else { &[Role::Train] };
+    let learned = shape(corpus, &model.params, model.supervised, &roles, learned);
+    Ok(Some(evaluate(model, &learned, &test)))
 }
 
 /// P(label) under `how` for every document of `data` (row-major `docs × K`), in parallel.
@@ -274,7 +366,8 @@ fn probabilities_of(model: &HpcModel, how: &LabelPrediction, data: &HpcData) -> 
 }
 
 /// Score the calibrated predictions on the test split against the labels as uploaded,
-/// beside the trivial baseline that always predicts the most frequent training labels.
+/// beside the trivial baseline that always predicts the labels most frequent among the
+/// documents the rates learned from (`train`).
 fn evaluate(model: &HpcModel, train: &Shaped, test: &Shaped) -> Evaluation {
     let k = model.labels.len();
     let probabilities = probabilities_of(model, &model.prediction, &test.data);

@@ -106,7 +106,8 @@ fn same_seed_same_model_at_any_thread_count() {
 /// A version-1 blob (version 2 without the trailing `prediction`) decodes to the same
 /// model with the paper's predictor and no closure, as it was fitted; a version-2 blob
 /// (version 3 without the trailing label sets) decodes with its single-label settings
-/// and no sets; a version-3 blob round-trips with its prediction settings.
+/// and no sets; a version-3 blob (version 4 without the trailing refit flag) decodes as
+/// not refitted; a version-4 blob round-trips with its prediction settings.
 #[test]
 fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     use super::label_posterior::{LabelPrediction, Predictor};
@@ -114,27 +115,37 @@ fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     let model = fit(&corpus, json!({"iterations": 2, "burn_in": 1}), 4);
     assert_eq!(model.prediction.predictor, Predictor::LabelSets);
     assert!(model.prediction.sets.len() > model.labels.len(), "the training sets add to the singletons");
+    assert!(model.refitted_with_validation, "refit is the default with validation documents");
     let bytes = model.encode();
     let again = HpcModel::decode(&bytes).unwrap();
     assert_eq!((again.prediction.clone(), again.mu.clone(), again.thresholds.clone()), (model.prediction.clone(), model.mu.clone(), model.thresholds.clone()));
-    assert_eq!(bytes[0], 3, "the version is the first byte");
+    assert!(again.refitted_with_validation);
+    assert_eq!(bytes[0], 4, "the version is the first byte");
+
+    // Version 3: without the trailing flag (one byte).
+    let mut v3 = bytes[..bytes.len() - 1].to_vec();
+    v3[0] = 3;
+    let old = HpcModel::decode(&v3).unwrap();
+    assert_eq!((old.version, old.refitted_with_validation), (4, false));
+    assert_eq!((old.prediction, old.mu, old.thresholds), (model.prediction.clone(), model.mu.clone(), model.thresholds.clone()));
 
     // Version 2: a single-label model's blob without the (empty) set list.
     let single = fit(&corpus, json!({"iterations": 2, "burn_in": 1, "predictor": "single_label"}), 4);
     assert!(single.prediction.sets.is_empty());
     let bytes = single.encode();
-    let mut v2 = bytes[..bytes.len() - postcard::to_allocvec(&single.prediction.sets).unwrap().len()].to_vec();
+    let without_flag = &bytes[..bytes.len() - 1];
+    let mut v2 = without_flag[..without_flag.len() - postcard::to_allocvec(&single.prediction.sets).unwrap().len()].to_vec();
     v2[0] = 2;
     let old = HpcModel::decode(&v2).unwrap();
-    assert_eq!((old.prediction, old.version), (single.prediction.clone(), 3));
+    assert_eq!((old.prediction, old.version, old.refitted_with_validation), (single.prediction.clone(), 4, false));
 
     let tail = postcard::to_allocvec(&single.prediction).unwrap().len();
-    let mut v1 = bytes[..bytes.len() - tail].to_vec();
+    let mut v1 = without_flag[..without_flag.len() - tail].to_vec();
     v1[0] = 1;
     let old = HpcModel::decode(&v1).unwrap();
     assert_eq!(old.prediction, LabelPrediction::mode_only());
     assert_eq!((old.mu, old.thresholds, old.labels), (single.mu, single.thresholds, single.labels));
-    v1[0] = 4;
+    v1[0] = 5;
     assert!(HpcModel::decode(&v1).is_err());
 }
 
@@ -268,7 +279,8 @@ fn label_priors_count_training_and_validation_sets_not_test_sets() {
     }
     let corpus = build_corpus(PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() }, &[], docs).expect("corpus builds");
     let model = fit(&corpus, json!({"iterations": 4, "burn_in": 1}), 3);
-    assert_eq!((model.summary.training_documents, model.summary.validation_documents, model.summary.test_documents), (24, 4, 2));
+    // The rates were refitted on the 24 training and 4 validation documents (the default).
+    assert_eq!((model.summary.training_documents, model.summary.validation_documents, model.summary.test_documents), (28, 4, 2));
     let id = |name: &str| model.labels.iter().position(|l| l == name).expect("label exists") as u32;
     let (a, b, c) = (id("a"), id("b"), id("c"));
     let prior = |labels: &[u32]| {

@@ -25,6 +25,7 @@ pub mod params;
 pub mod predict;
 pub mod rate_scratch;
 pub mod rates;
+pub mod refit;
 #[cfg(test)]
 mod resume_checks;
 pub mod sampler;

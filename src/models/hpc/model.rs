@@ -20,11 +20,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::sync::OnceLock;
 
-/// Format version of [`HpcModel`]'s encoding. Version 3 appended the label sets
+/// Format version of [`HpcModel`]'s encoding. Version 4 appended
+/// [`HpcModel::refitted_with_validation`] (version 3 blobs decode with `false`, as they
+/// were fitted). Version 3 appended the label sets
 /// ([`LabelPrediction::sets`]; version 2 blobs decode with none, predicting as they were
 /// fitted); version 2 appended [`HpcModel::prediction`]; version 1 blobs decode with the
 /// paper's predictor ([`LabelPrediction::mode_only`]), as they were fitted.
-pub const ENCODING_VERSION: u32 = 3;
+pub const ENCODING_VERSION: u32 = 4;
 
 /// HPC (`supervised`, labels on a tree) or PCM (latent topics under the root).
 pub struct HpcFamily {
@@ -146,8 +148,12 @@ pub struct HpcModel {
     pub thresholds: Thresholds,
     pub evaluation: Option<Evaluation>,
     pub summary: FitSummary,
-    /// How labels are predicted (last: version 1 blobs end before it).
+    /// How labels are predicted (version 1 blobs end before it).
     pub prediction: LabelPrediction,
+    /// Whether the rates (and so the topic tables and predictions) were fitted again on
+    /// the training and validation documents after the calibration on the validation
+    /// documents (last: version 3 blobs end before it).
+    pub refitted_with_validation: bool,
     /// B_k = Σ_f exp(E[μ_fk]) over topics, computed on first use.
     #[serde(skip)]
     pub(super) rate_totals: OnceLock<Vec<f64>>,
@@ -161,12 +167,21 @@ impl HpcModel {
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(bad)?;
         let m: HpcModel = match version {
             ENCODING_VERSION => postcard::from_bytes(bytes).map_err(bad)?,
+            3 => {
+                // Version 3 ends before `refitted_with_validation`: `false` is one zero byte.
+                let mut v4 = bytes.to_vec();
+                v4.extend(postcard::to_allocvec(&false).map_err(bad)?);
+                let mut m: HpcModel = postcard::from_bytes(&v4).map_err(bad)?;
+                m.version = ENCODING_VERSION;
+                m
+            }
             // Postcard writes a struct's fields one after another, without names or
             // lengths, so an older blob is the current one without its trailing fields.
             2 => {
                 // Version 2 ends before `prediction.sets`: an empty list is one zero byte.
                 let mut v3 = bytes.to_vec();
                 v3.extend(postcard::to_allocvec(&Vec::<LabelSet>::new()).map_err(bad)?);
+                v3.extend(postcard::to_allocvec(&false).map_err(bad)?);
                 let mut m: HpcModel = postcard::from_bytes(&v3).map_err(bad)?;
                 m.version = ENCODING_VERSION;
                 m
@@ -175,11 +190,12 @@ impl HpcModel {
                 // Version 1 ends before `prediction`.
                 let mut v3 = bytes.to_vec();
                 v3.extend(postcard::to_allocvec(&LabelPrediction::mode_only()).map_err(bad)?);
+                v3.extend(postcard::to_allocvec(&false).map_err(bad)?);
                 let mut m: HpcModel = postcard::from_bytes(&v3).map_err(bad)?;
                 m.version = ENCODING_VERSION;
                 m
             }
-            v => return Err(ModelError::Decode(format!("HPC encoding version {v} is not {ENCODING_VERSION}, 2 or 1"))),
+            v => return Err(ModelError::Decode(format!("HPC encoding version {v} is not {ENCODING_VERSION}, 3, 2 or 1"))),
         };
         Ok(m)
     }
@@ -266,6 +282,7 @@ impl TopicModel for HpcModel {
         let per_label = self.thresholds.per_label.iter().filter(|t| t.is_some()).count();
         json!({
             "fit": self.summary,
+            "refitted_with_validation": self.refitted_with_validation,
             "thresholds": {"global": self.thresholds.global, "labels_with_own_threshold": per_label},
             "prediction": {"predictor": self.prediction.predictor, "ancestors": self.prediction.ancestors, "temperature": self.prediction.temperature, "label_sets": self.prediction.sets.len()},
             "evaluation": self.evaluation.as_ref().map(|e| evaluation_json(e, &self.labels)),

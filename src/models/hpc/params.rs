@@ -57,6 +57,12 @@ pub struct HpcParams {
     /// candidates beside the single labels. Read at fit time only; not stored.
     #[serde(skip)]
     pub max_label_sets: usize,
+    /// HPC: after the thresholds are calibrated on the validation documents, fit the
+    /// rates again on the training and validation documents together (a second chain,
+    /// seed derived from the job's), keeping the calibration. Read at fit time; the
+    /// model records whether it happened (`HpcModel::refitted_with_validation`).
+    #[serde(skip)]
+    pub refit_with_validation: bool,
 }
 
 /// Multi-label candidate sets kept by default (AppStream's 1 372 training documents
@@ -100,7 +106,7 @@ impl HpcParams {
         // Checked here, read by the job runner (`params::requested_checkpoint_every`): how
         // often a fit is checkpointed is not part of the model, so it is not kept.
         r.non_negative("checkpoint_every_s", MAX_CHECKPOINT_EVERY_S)?;
-        let (predictor, label_closure, max_label_sets) = if supervised {
+        let (predictor, label_closure, max_label_sets, refit_with_validation) = if supervised {
             let predictor = match r.string("predictor")?.as_deref() {
                 None | Some("label_sets") => Predictor::LabelSets,
                 Some("single_label") => Predictor::SingleLabel,
@@ -114,9 +120,10 @@ impl HpcParams {
                 Some(other) => return Err(ParamError::new("label_closure", format!("must be auto, ancestors or none, got {other:?}"))),
             };
             let max_label_sets = r.uint_in("max_label_sets", 0, 1_000_000)?.unwrap_or(DEFAULT_MAX_LABEL_SETS as u64) as usize;
-            (predictor, closure, max_label_sets)
+            let refit = r.boolean("refit_with_validation")?.unwrap_or(true);
+            (predictor, closure, max_label_sets, refit)
         } else {
-            (Predictor::default(), Closure::default(), DEFAULT_MAX_LABEL_SETS)
+            (Predictor::default(), Closure::default(), DEFAULT_MAX_LABEL_SETS, false)
         };
         r.finish()?;
         Ok(HpcParams {
@@ -136,6 +143,7 @@ impl HpcParams {
             predictor,
             label_closure,
             max_label_sets,
+            refit_with_validation,
         })
     }
 
@@ -151,6 +159,7 @@ impl HpcParams {
             o.insert("predictor".into(), json!(self.predictor));
             o.insert("label_closure".into(), json!(self.label_closure));
             o.insert("max_label_sets".into(), json!(self.max_label_sets));
+            o.insert("refit_with_validation".into(), json!(self.refit_with_validation));
         }
         v
     }
@@ -212,6 +221,8 @@ mod tests {
             (json!({"predictor": "mode"}), false, "predictor"),
             (json!({"max_label_sets": -1}), true, "max_label_sets"),
             (json!({"max_label_sets": 10}), false, "max_label_sets"),
+            (json!({"refit_with_validation": "yes"}), true, "refit_with_validation"),
+            (json!({"refit_with_validation": true}), false, "refit_with_validation"),
             (json!({"checkpoint_every_s": -1}), true, "checkpoint_every_s"),
             (json!({"checkpoint_every_s": "soon"}), false, "checkpoint_every_s"),
         ] {

@@ -1,8 +1,9 @@
-//! Checks of HPC and PCM on the chain driver: fits are pinned to the model bytes the
-//! scan loop before the driver produced, and a fit interrupted at any checkpoint (in
-//! burn-in, on and between kept scans, just after a mode refit, ...) and resumed on
-//! another thread count ends with exactly the bytes, and the progress trace, of the
-//! uninterrupted fit; checkpoints that do not fit the chain are rejected.
+//! Checks of HPC and PCM on the chain driver: fits are pinned to their model bytes, and
+//! a fit interrupted at any checkpoint (in burn-in, on and between kept scans, just
+//! after a mode refit, at the end of the first chain and inside the second chain of an
+//! HPC refit, ...) and resumed on another thread count ends with exactly the bytes, and
+//! the progress trace, of the uninterrupted fit; checkpoints that do not fit the chain
+//! are rejected.
 
 use super::fit::fit_hpc;
 use super::model::HpcModel;
@@ -110,17 +111,31 @@ fn cases() -> Vec<Case> {
 }
 
 // The three HPC pins were renewed when the label priors began counting the validation
-// documents' label sets (the chain's part of the bytes is unchanged; PCM has no labels).
-const PIN_HPC_SPLITS: u64 = 0x5e6b6a1645ed9e09;
-const PIN_HPC_THINNED_FULL: u64 = 0xc1a3e705dcc002f5;
-const PIN_HPC_TAGGED: u64 = 0x3daef1f156c6ae7f;
-const PIN_PCM: u64 = 0x95cdd2addbefb132;
-const PIN_PCM_TEST_SPLIT: u64 = 0x36de4fb956d62886;
+// documents' label sets (the chain's part of the bytes was unchanged; PCM has no labels),
+// and all five with encoding version 4 (the trailing refit flag), when HPC's rates began
+// to be refitted on the training and validation documents by default
+// (`refit_with_validation`). With the refit off, each of the five models was the
+// version-3 bytes (those pins) but for the version byte and the flag.
+const PIN_HPC_SPLITS: u64 = 0x07bb5314b2073b30;
+const PIN_HPC_THINNED_FULL: u64 = 0xabd4eceb1cf9dd91;
+const PIN_HPC_TAGGED: u64 = 0x2beea14aca8ef7b2;
+const PIN_PCM: u64 = 0xe874ea89b396d3a2;
+const PIN_PCM_TEST_SPLIT: u64 = 0xcf7b90e5f2602ad7;
 
 const SEED: u64 = 7;
 
 fn params_of(case: &Case) -> HpcParams {
     HpcParams::from_json(&case.params, case.supervised).expect("params are valid")
+}
+
+/// Whether the case's job runs the second chain (HPC with validation documents, refit on).
+fn refits(case: &Case) -> bool {
+    params_of(case).refit_with_validation && case.split.1 > 0
+}
+
+/// The job's iterations: one chain's, or both chains' for a refit.
+fn job_iterations(case: &Case) -> usize {
+    params_of(case).iterations * if refits(case) { 2 } else { 1 }
 }
 
 /// What one run did: the model, its progress reports, its checkpoints and what became
@@ -154,17 +169,25 @@ fn fit(corpus: &Corpus, case: &Case, threads: usize, resume: Option<&[u8]>) -> R
     Run { model, progress: progress.into_inner().unwrap(), checkpoints: checkpoints.into_inner().unwrap(), resumed: resumed.into_inner().unwrap() }
 }
 
-/// The same (corpus, params, seed) gives the model bytes it gave before the driver,
-/// and checkpointing after every scan changes nothing.
+/// The same (corpus, params, seed) gives the pinned model bytes, and checkpointing
+/// after every scan changes nothing.
 #[test]
-fn fits_are_pinned_to_the_bytes_before_the_chain_driver() {
+fn fits_are_pinned_to_their_model_bytes() {
     let mut wrong = Vec::new();
     for case in cases() {
         let corpus = small_corpus(case.supervised, case.tagged);
         let p = params_of(&case);
         let silent = FitContext::silent(|ctx| fit_hpc(&corpus, &p, case.supervised, SEED, ctx).expect("fit runs"));
         let s = &silent.summary;
-        assert_eq!((s.training_documents, s.validation_documents, s.test_documents), case.split, "{}: the documents' roles", case.name);
+        // A refitted model's rates learned from the validation documents too.
+        let learned = case.split.0 + if refits(&case) { case.split.1 } else { 0 };
+        assert_eq!(
+            (s.training_documents, s.validation_documents, s.test_documents),
+            (learned, case.split.1, case.split.2),
+            "{}: the documents' roles",
+            case.name
+        );
+        assert_eq!(silent.refitted_with_validation, refits(&case), "{}", case.name);
         if fingerprint(&silent) != case.pin {
             wrong.push(format!("{}: {:#018x}", case.name, fingerprint(&silent)));
         }
@@ -174,10 +197,22 @@ fn fits_are_pinned_to_the_bytes_before_the_chain_driver() {
     assert!(wrong.is_empty(), "fingerprints changed: {wrong:?}");
 }
 
-/// The scans after which the checks interrupt `p`'s fit: the first, the last of burn-in,
-/// the first after it, a kept scan and the one after it (between kept scans when
-/// thinning), just after the last mode refit, mid-way and the last but one.
-fn interruptions(p: &HpcParams) -> Vec<usize> {
+/// The job iterations after which the checks interrupt `case`'s fit: in each chain, the
+/// first scan, the last of burn-in, the first after it, a kept scan and the one after it
+/// (between kept scans when thinning), just after the last mode refit, mid-way and the
+/// last but one; for a refit also the first chain's last scan (its hand-over).
+fn interruptions(case: &Case) -> Vec<usize> {
+    let p = params_of(case);
+    let one = chain_interruptions(&p);
+    if !refits(case) {
+        return one;
+    }
+    let n = p.iterations;
+    one.iter().copied().chain([n]).chain(one.iter().map(|it| n + it)).collect()
+}
+
+/// [`interruptions`] within one chain.
+fn chain_interruptions(p: &HpcParams) -> Vec<usize> {
     let last_refit = (1..=p.iterations).filter(|&it| p.refits_modes(it)).max().expect("scan 1 refits");
     let first_kept = p.burn_in + p.thin;
     let mut at = vec![1, p.burn_in, p.burn_in + 1, first_kept, first_kept + 1, last_refit, (p.iterations + p.burn_in) / 2, p.iterations - 1];
@@ -192,13 +227,19 @@ fn interruptions(p: &HpcParams) -> Vec<usize> {
 fn check_resumed_fits(supervised: bool) {
     for case in cases().into_iter().filter(|c| c.supervised == supervised) {
         let corpus = small_corpus(case.supervised, case.tagged);
-        let p = params_of(&case);
         let full = fit(&corpus, &case, 1, None);
+        let total = job_iterations(&case);
         assert!(full.resumed.is_empty());
-        assert_eq!(full.checkpoints.len(), p.iterations - 1, "{}: one per scan but the last", case.name);
+        assert_eq!(full.checkpoints.len(), total - 1, "{}: one per scan but the last", case.name);
+        assert!(full.checkpoints.iter().enumerate().all(|(i, c)| c.0 as usize == i + 1), "{}: the second chain's count on from the first's", case.name);
+        assert!(
+            full.progress.iter().enumerate().all(|(i, r)| (r.iteration, r.total) == (i as u64 + 1, total as u64)),
+            "{}: progress counts through both chains",
+            case.name
+        );
         assert!(full.progress.iter().all(|r| r.loglik_per_token.is_some()), "{}: every scan reports its log-likelihood", case.name);
         let bytes = full.model.encode();
-        for it in interruptions(&p) {
+        for it in interruptions(&case) {
             let (saved_at, checkpoint) = &full.checkpoints[it - 1];
             assert_eq!(*saved_at as usize, it);
             let resumed = fit(&corpus, &case, 2, Some(checkpoint));
@@ -213,7 +254,7 @@ fn check_resumed_fits(supervised: bool) {
                     (b.iteration, b.loglik_per_token.map(f64::to_bits), &b.diagnostics)
                 );
             }
-            assert_eq!(resumed.checkpoints.first().map(|c| c.0), Some(it as u64 + 1).filter(|&n| (n as usize) < p.iterations));
+            assert_eq!(resumed.checkpoints.first().map(|c| c.0), Some(it as u64 + 1).filter(|&n| (n as usize) < total));
         }
     }
 }
@@ -236,8 +277,11 @@ fn progress_reports_kept_scans_and_mode_refits() {
     let p = params_of(case);
     let run = fit(&small_corpus(case.supervised, case.tagged), case, 1, None);
     let schedule = p.schedule();
+    let n = p.iterations;
+    assert!(refits(case) && run.progress.len() == 2 * n, "both chains report");
     for r in &run.progress {
-        let it = r.iteration as usize;
+        // Each chain's own scan number.
+        let it = (r.iteration as usize - 1) % n + 1;
         let kept = (1..=it).filter(|&i| schedule.is_kept(i)).count();
         assert_eq!((&r.diagnostics["kept_scans"], &r.diagnostics["kept_sweeps"]), (&json!(kept), &json!(kept)), "scan {it}");
         assert_eq!(r.diagnostics["mode_refit"], json!(p.refits_modes(it)), "scan {it}");
@@ -245,9 +289,14 @@ fn progress_reports_kept_scans_and_mode_refits() {
         for key in ["rate_acceptance", "untouched_acceptance", "affinity_acceptance", "log_likelihood_words", "log_likelihood_labels", "log_posterior"] {
             assert!(r.diagnostics[key].as_f64().is_some_and(f64::is_finite), "scan {it}: {key}");
         }
-        let words = r.diagnostics["log_likelihood_words"].as_f64().unwrap();
-        assert_eq!(r.loglik_per_token, Some(words / run.model.summary.tokens), "scan {it}: the trace is the words' log-likelihood per token");
     }
+    // The trace is the words' log-likelihood per token of the chain's documents: the
+    // same token count through each chain, the model's (both chains' documents) in the
+    // second.
+    let tokens: Vec<f64> = run.progress.iter().map(|r| r.diagnostics["log_likelihood_words"].as_f64().unwrap() / r.loglik_per_token.unwrap()).collect();
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
+    assert!(tokens[..n].iter().all(|&t| close(t, tokens[0])) && tokens[n..].iter().all(|&t| close(t, run.model.summary.tokens)), "{tokens:?}");
+    assert!(tokens[0] < run.model.summary.tokens, "the first chain has fewer documents");
     assert_eq!(run.model.summary.kept_scans, (1..=p.iterations).filter(|&i| schedule.is_kept(i)).count());
 }
 
@@ -296,5 +345,67 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
         let run = fit(&corpus, case, 1, Some(&bad));
         assert!(matches!(&run.resumed[..], [Resume::Rejected(_)]), "{what}: {:?}", run.resumed);
         assert_eq!(run.model.encode(), full.model.encode(), "{what}");
+    }
+}
+
+/// The refit keeps the first chain's calibration (temperature, thresholds, label sets)
+/// and the fit without it is the first chain's model: the two differ in their rates and
+/// in the documents those learned from, not in how probabilities become label sets.
+#[test]
+fn a_refit_keeps_the_first_chains_calibration() {
+    let case = &cases()[0];
+    assert!(refits(case));
+    let corpus = small_corpus(case.supervised, case.tagged);
+    let refitted = fit(&corpus, case, 2, None).model;
+    let mut params = case.params.clone();
+    params["refit_with_validation"] = json!(false);
+    let first_only = fit(&corpus, &Case { params, ..cases().remove(0) }, 2, None);
+    let first = first_only.model;
+    assert_eq!(first_only.checkpoints.len(), params_of(case).iterations - 1, "one chain");
+    assert!(!first.refitted_with_validation && refitted.refitted_with_validation);
+    assert_eq!((&refitted.prediction, &refitted.thresholds), (&first.prediction, &first.thresholds));
+    assert_ne!(refitted.mu, first.mu);
+    let (a, b) = (&refitted.summary, &first.summary);
+    assert_eq!((a.training_documents, b.training_documents), (case.split.0 + case.split.1, case.split.0));
+    assert!(a.tokens > b.tokens);
+    // The refitted rates fit the validation documents better than rates that never saw
+    // them: HPC's log-likelihood is in the trace, but a direct check is the held-out
+    // evaluation's micro-F1 on the test split, which must at least be a real score.
+    let score = |m: &HpcModel| m.evaluation.as_ref().expect("a test split").model.micro.f1;
+    assert!(score(&refitted) > 0.0 && score(&first) > 0.0);
+}
+
+/// A checkpoint of the second chain whose calibration does not decode, or does not fit
+/// the corpus, is rejected and the job starts over from the first chain, ending with
+/// the uninterrupted model.
+#[test]
+fn a_second_chain_checkpoint_with_a_bad_calibration_is_rejected() {
+    let case = &cases()[0];
+    let corpus = small_corpus(case.supervised, case.tagged);
+    let p = params_of(case);
+    let full = fit(&corpus, case, 1, None);
+    let (at, good) = &full.checkpoints[p.iterations + 3];
+    assert_eq!(*at as usize, p.iterations + 4);
+    let decoded = Checkpoint::decode_for(good, "hpc", super::refit::refit_seed(SEED), &p.schedule()).expect("a second-chain checkpoint");
+    let resumed = fit(&corpus, case, 2, Some(good));
+    assert_eq!(resumed.resumed, vec![Resume::From(*at)]);
+    assert_eq!(resumed.model.encode(), full.model.encode());
+    let with_state = |state: Vec<u8>| Checkpoint { state, ..decoded.clone() }.encode();
+    let state = &decoded.state;
+    let tail_len = u32::from_le_bytes(state[state.len() - 4..].try_into().unwrap()) as usize;
+    let calibration_at = state.len() - 4 - tail_len;
+    // The temperature is the calibration's first field (8 bytes): make it NaN.
+    let mut nan_temperature = state.clone();
+    nan_temperature[calibration_at..calibration_at + 8].copy_from_slice(&f64::NAN.to_le_bytes());
+    let mut long_tail = state.clone();
+    let n = long_tail.len();
+    long_tail[n - 4..].copy_from_slice(&(state.len() as u32).to_le_bytes());
+    for (what, bad) in
+        [("NaN temperature", with_state(nan_temperature)), ("tail too long", with_state(long_tail)), ("no tail", with_state(state[..calibration_at].to_vec()))]
+    {
+        let run = fit(&corpus, case, 1, Some(&bad));
+        assert!(matches!(&run.resumed[..], [Resume::Rejected(_)]), "{what}: {:?}", run.resumed);
+        assert_eq!(run.model.encode(), full.model.encode(), "{what}");
+        assert_eq!(run.progress.len(), 2 * p.iterations, "{what}: both chains run again");
     }
 }

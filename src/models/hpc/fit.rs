@@ -148,6 +148,9 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
         return Ok(evaluated(model, &train, &test));
     };
     let calibration = Calibration { temperature: model.prediction.temperature, thresholds: model.thresholds.clone() };
+    // Only the calibration is kept of the first chain's model: free its tables (K × V
+    // each) before the second chain allocates its own.
+    drop(model);
     let second = RefitChain { chain: HpcChain::new(&both.data, p, refit_seed(seed)), calibration };
     let (refitted, calibration) = ctx.stage(n, total, None, |ctx| second_chain(second, Position::START, &both, p, seed, &roles, ctx))?;
     Ok(evaluated(calibrated(refitted, calibration, p, &train, &validation), &both, &test))

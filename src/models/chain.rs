@@ -134,20 +134,14 @@ impl Checkpoint {
         Self::append_trailer(state, &Trailer { version: CHECKPOINT_VERSION, family: family.to_string(), seed, schedule: *schedule, position })
     }
 
-    fn append_trailer(mut bytes: Vec<u8>, trailer: &Trailer) -> Vec<u8> {
-        let start = bytes.len();
-        bytes = postcard::to_extend(trailer, bytes).expect("plain data encodes");
-        let len = u32::try_from(bytes.len() - start).expect("a trailer of a few dozen bytes");
-        bytes.extend_from_slice(&len.to_le_bytes());
-        bytes
+    fn append_trailer(bytes: Vec<u8>, trailer: &Trailer) -> Vec<u8> {
+        super::state_bytes::append_tail(bytes, trailer)
     }
 
     /// Decode and check that the checkpoint belongs to this chain (family, seed,
     /// schedule) and stops inside it or at its end (a family's work after the chain).
     pub fn decode_for(bytes: &[u8], family: &str, seed: u64, schedule: &Schedule) -> Result<Checkpoint, String> {
-        let (rest, len) = bytes.split_last_chunk::<4>().ok_or("does not decode: shorter than its trailer's length")?;
-        let state_len = rest.len().checked_sub(u32::from_le_bytes(*len) as usize).ok_or("does not decode: its trailer is longer than the checkpoint")?;
-        let (state, trailer) = rest.split_at(state_len);
+        let (state, trailer) = super::state_bytes::split_tail(bytes, "the checkpoint")?;
         let t: Trailer = postcard::from_bytes(trailer).map_err(|e| format!("does not decode: {e}"))?;
         if t.version != CHECKPOINT_VERSION {
             return Err(format!("format version {} is not {CHECKPOINT_VERSION}", t.version));

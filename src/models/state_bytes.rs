@@ -140,6 +140,25 @@ impl<'a> StateReader<'a> {
     }
 }
 
+/// Append `tail` (postcard) and its length (`u32`, little-endian) to `bytes`, which are
+/// neither copied nor re-encoded: how a checkpoint's driver trailer follows the family's
+/// state, and HPC's refit calibration follows its chain's state.
+pub fn append_tail<T: Serialize>(bytes: Vec<u8>, tail: &T) -> Vec<u8> {
+    let start = bytes.len();
+    let mut bytes = postcard::to_extend(tail, bytes).expect("plain data encodes");
+    let len = u32::try_from(bytes.len() - start).expect("a tail far below 4 GiB");
+    bytes.extend_from_slice(&len.to_le_bytes());
+    bytes
+}
+
+/// Split what [`append_tail`] wrote into the bytes before the tail and the tail's own
+/// bytes (still to be decoded); `what` names the encoding in the error.
+pub fn split_tail<'a>(bytes: &'a [u8], what: &str) -> Result<(&'a [u8], &'a [u8]), String> {
+    let (rest, len) = bytes.split_last_chunk::<4>().ok_or_else(|| format!("{what} does not decode: shorter than its tail's length"))?;
+    let split = rest.len().checked_sub(u32::from_le_bytes(*len) as usize).ok_or_else(|| format!("{what} does not decode: its tail is longer than it"))?;
+    Ok(rest.split_at(split))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -232,8 +232,16 @@ impl<'a> HpcChain<'a> {
 }
 
 /// A scan's progress diagnostics: acceptance rates, repairs, whether it refit the modes,
-/// its log-likelihood parts and the log posterior.
-fn scan_diagnostics(stats: &ScanStats, refit_modes: bool, (words, labels): (f64, f64), log_prior: f64, kept_scans: usize) -> Map<String, Value> {
+/// its log-likelihood parts, the log posterior, and the affinity hyperparameters (λ² and
+/// the mean of η), whose drift shows whether the chain has settled.
+fn scan_diagnostics(
+    stats: &ScanStats,
+    refit_modes: bool,
+    (words, labels): (f64, f64),
+    log_prior: f64,
+    kept_scans: usize,
+    state: &HpcState,
+) -> Map<String, Value> {
     let rate = |a: usize, n: usize| if n > 0 { a as f64 / n as f64 } else { 1.0 };
     let mut diagnostics = Map::new();
     diagnostics.insert("rate_acceptance".into(), json!(rate(stats.rate_accepted, stats.rate_draws)));
@@ -246,6 +254,8 @@ fn scan_diagnostics(stats: &ScanStats, refit_modes: bool, (words, labels): (f64,
     diagnostics.insert("log_likelihood_words".into(), json!(words));
     diagnostics.insert("log_likelihood_labels".into(), json!(labels));
     diagnostics.insert("log_posterior".into(), json!(words + labels + log_prior));
+    diagnostics.insert("lambda2".into(), json!(state.lambda2));
+    diagnostics.insert("eta_mean".into(), json!(state.eta.iter().sum::<f64>() / state.eta.len().max(1) as f64));
     // The name HPC's progress used before the driver added `kept_sweeps` (same value).
     diagnostics.insert("kept_scans".into(), json!(kept_scans));
     diagnostics
@@ -267,7 +277,7 @@ impl Chain for HpcChain<'_> {
             None => self.state.log_likelihood(self.data, &mut self.caches),
         };
         let kept_scans = self.sums.kept + self.schedule.is_kept(iteration) as usize;
-        let diagnostics = scan_diagnostics(&stats, settings.refit_modes, self.last, self.state.log_prior(self.data), kept_scans);
+        let diagnostics = scan_diagnostics(&stats, settings.refit_modes, self.last, self.state.log_prior(self.data), kept_scans, &self.state);
         self.totals = std::mem::take(&mut self.totals).merge(stats);
         Ok(diagnostics)
     }

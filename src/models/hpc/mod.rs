@@ -19,6 +19,7 @@ mod fit_tests;
 #[cfg(test)]
 mod geweke_tests;
 pub mod hyper;
+pub mod interweave;
 pub mod label_posterior;
 pub mod model;
 pub mod params;

@@ -15,11 +15,9 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -30,17 +28,8 @@ import hpc_labels  # noqa: E402
 def trace(binary, data, seed, iterations, threads):
     fit, val, _ = hpc_labels.load_split(data, 3)
     tmp = tempfile.mkdtemp(prefix="topicd_trace_")
-    port = 20000 + (os.getpid() + seed) % 20000
-    base = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen([binary, "serve", "--addr", f"127.0.0.1:{port}", "--db", os.path.join(tmp, "db.sqlite"), "--threads", str(threads)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server, base = hpc_labels.start_service(binary, threads, tmp, port_offset=seed)
     try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(base + "/healthz", timeout=1)
-                break
-            except Exception:
-                time.sleep(0.1)
         lines = [json.dumps({"id": d["id"], "text": d["text"], "paths": d["paths"]}) for d in fit]
         lines += [json.dumps({"id": d["id"], "text": d["text"], "paths": d["paths"], "split": "validation"}) for d in val]
         corpus = hpc_labels.request(base, "POST", "/v1/corpora?name=appstream", "\n".join(lines).encode(), "application/x-ndjson")

@@ -242,22 +242,28 @@ def request(base, method, path, body=None, content_type="application/json"):
         sys.exit(f"{method} {path}: {e.code} {e.read().decode()}")
 
 
-def topicd_rows(binary, fit, val, test, hpc_params, seed, threads, label, upload_params=()):
-    tmp = tempfile.mkdtemp(prefix="topicd_bench_")
-    port = 20000 + os.getpid() % 20000
+def start_service(binary, threads, tmp, port_offset=0):
+    """topicd serving a fresh SQLite file in `tmp`, once /healthz answers: (process, base URL)."""
+    port = 20000 + (os.getpid() + port_offset) % 20000
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
         [binary, "serve", "--addr", f"127.0.0.1:{port}", "--db", os.path.join(tmp, "db.sqlite"), "--threads", str(threads)],
         stdout=subprocess.DEVNULL,
         stderr=open(os.path.join(tmp, "server.log"), "w"),
     )
+    for _ in range(200):
+        try:
+            urllib.request.urlopen(base + "/healthz", timeout=1)
+            break
+        except Exception:
+            time.sleep(0.1)
+    return server, base
+
+
+def topicd_rows(binary, fit, val, test, hpc_params, seed, threads, label, upload_params=()):
+    tmp = tempfile.mkdtemp(prefix="topicd_bench_")
+    server, base = start_service(binary, threads, tmp)
     try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(base + "/healthz", timeout=1)
-                break
-            except Exception:
-                time.sleep(0.1)
         lines = []
         for d in fit:
             lines.append(json.dumps({"id": d["id"], "text": d["text"], "paths": d["paths"]}))

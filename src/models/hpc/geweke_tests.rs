@@ -44,6 +44,30 @@ fn poisson<R: rand::Rng + ?Sized>(mean: f64, rng: &mut R) -> u32 {
 /// Simulated documents: each one's active nodes and its sparse (feature, count) row.
 type Documents = (Vec<Vec<u32>>, Vec<Vec<(u32, u32)>>);
 
+/// Labels and words of `xi.len() / k` documents given their affinities (row-major
+/// D × K) and the log rates `mu` (word-major V × (K + 1)), each document of length 1:
+/// I_dk ~ Bernoulli(σ(ξ_dk)), w_fd ~ Poisson(θ_dᵀ β_f) with θ_d the softmax of its
+/// active affinities.
+fn labels_and_words(xi: &[f64], mu: &[f64], k: usize, v: usize, rng: &mut crate::rng::StreamRng) -> Documents {
+    let mut active = Vec::new();
+    let mut counts = Vec::new();
+    for d in 0..xi.len() / k {
+        let act: Vec<u32> = (0..k).filter(|&j| rng.random::<f64>() < super::affinity::sigmoid(xi[d * k + j])).map(|j| j as u32 + 1).collect();
+        let xs: Vec<f64> = act.iter().map(|&node| xi[d * k + node as usize - 1]).collect();
+        let th = super::affinity::softmax(&xs);
+        let row: Vec<(u32, u32)> = (0..v)
+            .filter_map(|f| {
+                let rate: f64 = act.iter().zip(&th).map(|(&node, t)| t * mu[f * (k + 1) + node as usize].exp()).sum();
+                let c = poisson(rate, rng);
+                (c > 0).then_some((f as u32, c))
+            })
+            .collect();
+        active.push(act);
+        counts.push(row);
+    }
+    (active, counts)
+}
+
 /// Tree: root 0; labels 1, 2 under it; 3, 4 under label 1.
 const PARENT: [Option<usize>; 5] = [None, Some(0), Some(0), Some(1), Some(1)];
 
@@ -264,25 +288,7 @@ fn affinity_block_keeps_the_joint_distribution() {
             })
             .collect()
     };
-    let draw_data = |xi: &[f64], rng: &mut crate::rng::StreamRng| -> Documents {
-        let mut active = Vec::new();
-        let mut counts = Vec::new();
-        for d in 0..docs {
-            let act: Vec<u32> = (0..k).filter(|&j| rng.random::<f64>() < super::affinity::sigmoid(xi[d * k + j])).map(|j| j as u32 + 1).collect();
-            let xs: Vec<f64> = act.iter().map(|&node| xi[d * k + node as usize - 1]).collect();
-            let th = super::affinity::softmax(&xs);
-            let row: Vec<(u32, u32)> = (0..v)
-                .filter_map(|f| {
-                    let rate: f64 = act.iter().zip(&th).map(|(&node, t)| t * mu[f * (k + 1) + node as usize].exp()).sum();
-                    let c = poisson(rate, rng);
-                    (c > 0).then_some((f as u32, c))
-                })
-                .collect();
-            active.push(act);
-            counts.push(row);
-        }
-        (active, counts)
-    };
+    let draw_data = |xi: &[f64], rng: &mut crate::rng::StreamRng| labels_and_words(xi, &mu, k, v, rng);
     let functions = |xi: &[f64]| -> Vec<f64> { xi.iter().flat_map(|&x| [x, x * x]).collect() };
     let names: Vec<String> = (0..docs * k).flat_map(|i| [format!("xi[{i}]"), format!("xi[{i}]^2")]).collect();
 
@@ -398,25 +404,7 @@ fn interweaving_moves_keep_the_joint_distribution() {
             .collect();
         (eta, lambda * lambda, xi)
     };
-    let draw_data = |xi: &[f64], rng: &mut crate::rng::StreamRng| -> Documents {
-        let mut active = Vec::new();
-        let mut counts = Vec::new();
-        for d in 0..docs {
-            let act: Vec<u32> = (0..k).filter(|&j| rng.random::<f64>() < super::affinity::sigmoid(xi[d * k + j])).map(|j| j as u32 + 1).collect();
-            let xs: Vec<f64> = act.iter().map(|&node| xi[d * k + node as usize - 1]).collect();
-            let th = super::affinity::softmax(&xs);
-            let row: Vec<(u32, u32)> = (0..v)
-                .filter_map(|f| {
-                    let rate: f64 = act.iter().zip(&th).map(|(&node, t)| t * mu[f * (k + 1) + node as usize].exp()).sum();
-                    let c = poisson(rate, rng);
-                    (c > 0).then_some((f as u32, c))
-                })
-                .collect();
-            active.push(act);
-            counts.push(row);
-        }
-        (active, counts)
-    };
+    let draw_data = |xi: &[f64], rng: &mut crate::rng::StreamRng| labels_and_words(xi, &mu, k, v, rng);
     let functions = |eta: &[f64], lambda2: f64, xi: &[f64]| -> Vec<f64> {
         let log_lambda = 0.5 * lambda2.ln();
         eta.iter().chain(std::iter::once(&log_lambda)).chain(xi).flat_map(|&x| [x, x * x]).collect()

@@ -443,7 +443,7 @@ fn interweaving_moves_keep_the_joint_distribution() {
             chain[i].push(x);
         }
     }
-    // The moves must move: a chain that never accepts keeps the prior trivially.
+    // The moves must move: they are this chain's only update of (η, λ).
     assert!(accepted.0 > 2_000 && accepted.1 > 6_000, "accepted scale and shift moves: {accepted:?}");
     assert_all_z(&names, &independent, &chain);
 }

@@ -9,7 +9,7 @@
 //! 1 000, and η's mean −5.2, −5.8, −6.3, −7.0 (bench/README.md, "HPC's affinity
 //! hyperparameters do not settle").
 //!
-//! The cure is the ancillarity–sufficiency interweaving of Yu & Meng (2011): after the
+//! The remedy here is the ancillarity–sufficiency interweaving of Yu & Meng (2011): after the
 //! centred draw, move the hyperparameters with the *standardised* affinities
 //! z_dk = (ξ_dk − η_k)/λ held fixed, so ξ moves with them:
 //!
@@ -30,12 +30,12 @@
 //! scan (index 1, which the centred draw does not use), and every sum runs in document
 //! order, so the moves are the same at any thread count.
 //!
-//! Status: wired into [`HpcState`]'s hyperparameter block (after the centred draw; the
-//! scan's reported log-likelihood must then be recomputed when a move changed ξ), the
-//! moves took λ² on AppStream to 3.9 by scan 100 and 19 by scan 1 000, still rising:
-//! along (λ → ∞, η → −∞ at fixed label frequencies) the labels' marginal likelihood is
-//! flat and the words gain as θ is freed to be one-hot, so under the flat hyperprior
-//! the posterior of λ² has no settling point. A Scaled-Inv-χ²(4, 1) prior did not
+//! Status: when wired in as a prototype (in [`HpcState`]'s hyperparameter block, after
+//! the centred draw; the scan's reported log-likelihood must then be recomputed when a
+//! move changed ξ), the moves took λ² on AppStream to 3.9 by scan 100 and 19 by scan
+//! 1 000, still rising. Our reading: along (λ → ∞, η → −∞ at fixed label frequencies)
+//! the labels' marginal likelihood is flat and the words gain as θ is freed to be
+//! one-hot, so under the flat hyperprior the posterior of λ² has no settling point. A Scaled-Inv-χ²(4, 1) prior did not
 //! stop the climb either (10.8 at scan 600). Until the hyperprior is settled the scan
 //! keeps the centred draw alone, whose slowness is the de facto regulariser every HPC
 //! model so far was fitted with; label predictions were the same either way (AppStream,
@@ -101,7 +101,8 @@ pub struct Moves {
 /// One scale move, then one shift move per label, of (η, λ) with the standardised
 /// affinities fixed (module doc). `beta`, `totals` are e^μ and its column sums
 /// ([`super::sampler::Caches::rates`]); `log_prior(η, log λ)` is the hyperprior's log
-/// density in those coordinates (zero for HPC's flat prior).
+/// density in those coordinates (zero for HPC's flat prior): a prior stated on λ² must
+/// carry the Jacobian, log p(λ²) + log(2λ²).
 pub fn interweave(
     state: &mut HpcState,
     data: &HpcData,
@@ -223,6 +224,30 @@ mod tests {
             *x = 1.5 * *x - 0.3 * (i % 4) as f64;
         }
         let after = gap(&state, &mut caches);
+        assert!((before - after).abs() < 1e-9, "the constant moved: {before} vs {after}");
+    }
+
+    /// The same identity for PCM's data: no label terms, every topic active.
+    #[test]
+    fn the_moves_likelihood_is_the_samplers_without_labels() {
+        let (labelled, mut state) = small();
+        let every = vec![vec![1, 2, 3]; labelled.num_docs()];
+        let counts = (0..labelled.num_docs()).map(|d| labelled.doc_words.row(d).iter().map(|&(w, c)| (w, c as u32)).collect()).collect();
+        let data = HpcData::new(vec![None, Some(0), Some(0), Some(0)], false, every, counts, 4);
+        let mut caches = Caches::new(&data, Curvature::Full);
+        let k = data.num_topics();
+        let mut gap = |state: &HpcState| {
+            let (words, labels) = state.log_likelihood(&data, &mut caches);
+            assert_eq!(labels, 0.0);
+            let (beta, totals) = caches.rates(&state.mu, data.num_nodes());
+            let ours: f64 = (0..data.num_docs()).map(|d| doc_term(&data, d, &state.xi[d * k..(d + 1) * k], beta, totals)).sum();
+            words - ours
+        };
+        let before = gap(&state);
+        for (i, x) in state.xi.iter_mut().enumerate() {
+            *x = 0.5 * *x + 0.2 * (i % 3) as f64;
+        }
+        let after = gap(&state);
         assert!((before - after).abs() < 1e-9, "the constant moved: {before} vs {after}");
     }
 

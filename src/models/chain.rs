@@ -125,17 +125,13 @@ struct Trailer {
 impl Checkpoint {
     pub fn encode(&self) -> Vec<u8> {
         let Checkpoint { version, family, seed, schedule, position, state } = self.clone();
-        Self::append_trailer(state, &Trailer { version, family, seed, schedule, position })
+        super::state_bytes::append_tail(state, &Trailer { version, family, seed, schedule, position })
     }
 
     /// The encoding of a current-version checkpoint of `family`'s `state`, appended to
     /// the state's own buffer.
     pub fn wrap(state: Vec<u8>, family: &str, seed: u64, schedule: &Schedule, position: Position) -> Vec<u8> {
-        Self::append_trailer(state, &Trailer { version: CHECKPOINT_VERSION, family: family.to_string(), seed, schedule: *schedule, position })
-    }
-
-    fn append_trailer(bytes: Vec<u8>, trailer: &Trailer) -> Vec<u8> {
-        super::state_bytes::append_tail(bytes, trailer)
+        super::state_bytes::append_tail(state, &Trailer { version: CHECKPOINT_VERSION, family: family.to_string(), seed, schedule: *schedule, position })
     }
 
     /// Decode and check that the checkpoint belongs to this chain (family, seed,

@@ -44,7 +44,7 @@ pub(crate) fn softmax(xi: &[f64]) -> Vec<f64> {
 }
 
 /// log(1 + e^x) without overflow.
-fn softplus(x: f64) -> f64 {
+pub(crate) fn softplus(x: f64) -> f64 {
     if x > 0.0 {
         x + (-x).exp().ln_1p()
     } else {

@@ -27,6 +27,10 @@ Systems (each row of the table):
   iterations) on the same tokens as scikit-learn's; a new document's topic shares from
   `infer` are the scores, thresholded like the others (not refitted).
 
+HPC's fit seed is `--seed` (1 by default); `--seed 1,2,3` fits once per seed on each
+split and adds the mean and standard deviation over seeds (and splits) as a last table:
+one seed's macro-F1 moves by about ±0.015 on the issue's split (bench/README.md).
+
 Output: one JSON line per system in --out and a Markdown table on stdout; micro- and
 macro-F1 carry their bootstrap standard errors over the test documents (`--bootstrap`).
 """

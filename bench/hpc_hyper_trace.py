@@ -30,11 +30,9 @@ def trace(binary, data, seed, iterations, threads):
     tmp = tempfile.mkdtemp(prefix="topicd_trace_")
     server, base = hpc_labels.start_service(binary, threads, tmp, port_offset=seed)
     try:
-        lines = [json.dumps({"id": d["id"], "text": d["text"], "paths": d["paths"]}) for d in fit]
-        lines += [json.dumps({"id": d["id"], "text": d["text"], "paths": d["paths"], "split": "validation"}) for d in val]
-        corpus = hpc_labels.request(base, "POST", "/v1/corpora?name=appstream", "\n".join(lines).encode(), "application/x-ndjson")
+        corpus_id = hpc_labels.upload_split(base, fit, val)
         params = {"threads": threads, "iterations": iterations, "refit_with_validation": False}
-        job = hpc_labels.request(base, "POST", "/v1/jobs", {"corpus_id": corpus["id"], "model": "hpc", "params": params, "seed": seed})
+        job = hpc_labels.request(base, "POST", "/v1/jobs", {"corpus_id": corpus_id, "model": "hpc", "params": params, "seed": seed})
         scans = {}
         while job["status"] not in ("succeeded", "failed", "cancelled"):
             time.sleep(0.2)

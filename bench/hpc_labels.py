@@ -264,66 +264,27 @@ def start_service(binary, threads, tmp, port_offset=0):
     return server, base
 
 
-def topicd_rows(binary, fit, val, test, hpc_params, seed, threads, label, upload_params=()):
+def upload_split(base, fit, val, upload_params=()):
+    """Upload the training documents and the validation documents (tagged
+    `split: validation`) with their label paths as one NDJSON corpus: its id."""
+    lines = [json.dumps({"id": d["id"], "text": d["text"], "paths": d["paths"]}) for d in fit]
+    lines += [json.dumps({"id": d["id"], "text": d["text"], "paths": d["paths"], "split": "validation"}) for d in val]
+    query = "".join(f"&{k}={urllib.parse.quote(v)}" for k, v in upload_params)
+    return request(base, "POST", f"/v1/corpora?name=appstream{query}", "\n".join(lines).encode(), "application/x-ndjson")["id"]
+
+
+def topicd_rows(binary, fit, val, test, hpc_params, seeds, threads, label, upload_params=()):
+    """HPC's rows: one service and one upload, then a fit per seed (labelled with its
+    seed when there are several; `group` names the system across seeds)."""
     tmp = tempfile.mkdtemp(prefix="topicd_bench_")
     server, base = start_service(binary, threads, tmp)
     try:
-        lines = []
-        for d in fit:
-            lines.append(json.dumps({"id": d["id"], "text": d["text"], "paths": d["paths"]}))
-        for d in val:
-            lines.append(json.dumps({"id": d["id"], "text": d["text"], "paths": d["paths"], "split": "validation"}))
-        query = "".join(f"&{k}={urllib.parse.quote(v)}" for k, v in upload_params)
-        corpus = request(base, "POST", f"/v1/corpora?name=appstream{query}", "\n".join(lines).encode(), "application/x-ndjson")
-        params = {"threads": threads, **hpc_params}
-        start = time.perf_counter()
-        job = request(base, "POST", "/v1/jobs", {"corpus_id": corpus["id"], "model": "hpc", "params": params, "seed": seed})
-        while job["status"] not in ("succeeded", "failed", "cancelled"):
-            time.sleep(0.2)
-            job = request(base, "GET", f"/v1/jobs/{job['id']}")
-        if job["status"] != "succeeded":
-            sys.exit(f"HPC fit {job['status']}: {json.dumps(job)[:2000]}")
-        fit_seconds = time.perf_counter() - start
-        model_id = job["model_id"]
-        gold = [truth(d) for d in test]
-        docs = [{"id": d["id"], "text": d["text"]} for d in test]
-        preds = []
-        start = time.perf_counter()
-        for i in range(0, len(docs), 100):
-            preds += request(base, "POST", f"/v1/models/{model_id}/predict", {"documents": docs[i:i + 100]})["predictions"]
-        seconds = time.perf_counter() - start
-        pred = [p["predicted_labels"] for p in preds]
-        rows = [{"system": label, **score(pred, gold), "docs_per_s": len(test) / seconds, "fit_seconds": fit_seconds, "_pred": pred}]
-        # The same probabilities cut by adding every predicted label's ancestors (the
-        # issue's outside-the-service repair), for reference.
-        parent = {}
-        for d in fit + val:
-            for p in d["paths"]:
-                for a, b in zip(p, p[1:]):
-                    parent[b] = a
-        closed = []
-        for s in pred:
-            out = set(s)
-            for l in s:
-                while l in parent:
-                    l = parent[l]
-                    out.add(l)
-            closed.append(sorted(out))
-        rows.append({"system": label + " + ancestors added outside", **score(closed, gold), "_pred": closed})
-        # Speed: the test documents repeated to 4 000, in batches of 500 (warm model), the
-        # request bodies encoded beforehand and the responses read but not parsed, so the
-        # time is the service's (HTTP, tokenising, predicting, JSON) and not Python's.
-        many = (docs * (4000 // len(docs) + 1))[:4000]
-        bodies = [json.dumps({"documents": many[i:i + 500]}).encode() for i in range(0, len(many), 500)]
-        start = time.perf_counter()
-        for b in bodies:
-            req = urllib.request.Request(f"{base}/v1/models/{model_id}/predict", data=b, method="POST", headers={"content-type": "application/json"})
-            with urllib.request.urlopen(req, timeout=3600) as r:
-                r.read()
-        rows[0]["docs_per_s"] = len(many) / (time.perf_counter() - start)
-        model = request(base, "GET", f"/v1/models/{model_id}")
-        diag = model.get("diagnostics", {})
-        rows[0]["diagnostics"] = {"thresholds": diag.get("thresholds"), "prediction": diag.get("prediction"), "evaluation_micro_f1": ((diag.get("evaluation") or {}).get("model") or {}).get("micro")}
+        corpus_id = upload_split(base, fit, val, upload_params)
+        rows = []
+        for seed in seeds:
+            name = label if len(seeds) == 1 else f"{label} (fit seed {seed})"
+            for r in seed_rows(base, corpus_id, fit, val, test, hpc_params, seed, threads, name):
+                rows.append({**r, "group": r["system"].replace(name, label), "fit_seed": seed})
         return rows
     finally:
         server.terminate()
@@ -331,18 +292,65 @@ def topicd_rows(binary, fit, val, test, hpc_params, seed, threads, label, upload
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def seed_rows(base, corpus_id, fit, val, test, hpc_params, seed, threads, label):
+    """Fit HPC with `seed` on the uploaded corpus and score its predictions of `test`."""
+    params = {"threads": threads, **hpc_params}
+    start = time.perf_counter()
+    job = request(base, "POST", "/v1/jobs", {"corpus_id": corpus_id, "model": "hpc", "params": params, "seed": seed})
+    while job["status"] not in ("succeeded", "failed", "cancelled"):
+        time.sleep(0.2)
+        job = request(base, "GET", f"/v1/jobs/{job['id']}")
+    if job["status"] != "succeeded":
+        sys.exit(f"HPC fit {job['status']}: {json.dumps(job)[:2000]}")
+    fit_seconds = time.perf_counter() - start
+    model_id = job["model_id"]
+    gold = [truth(d) for d in test]
+    docs = [{"id": d["id"], "text": d["text"]} for d in test]
+    preds = []
+    start = time.perf_counter()
+    for i in range(0, len(docs), 100):
+        preds += request(base, "POST", f"/v1/models/{model_id}/predict", {"documents": docs[i:i + 100]})["predictions"]
+    seconds = time.perf_counter() - start
+    pred = [p["predicted_labels"] for p in preds]
+    rows = [{"system": label, **score(pred, gold), "docs_per_s": len(test) / seconds, "fit_seconds": fit_seconds, "_pred": pred}]
+    # The same probabilities cut by adding every predicted label's ancestors (the
+    # issue's outside-the-service repair), for reference.
+    parent = {}
+    for d in fit + val:
+        for p in d["paths"]:
+            for a, b in zip(p, p[1:]):
+                parent[b] = a
+    closed = []
+    for s in pred:
+        out = set(s)
+        for l in s:
+            while l in parent:
+                l = parent[l]
+                out.add(l)
+        closed.append(sorted(out))
+    rows.append({"system": label + " + ancestors added outside", **score(closed, gold), "_pred": closed})
+    # Speed: the test documents repeated to 4 000, in batches of 500 (warm model), the
+    # request bodies encoded beforehand and the responses read but not parsed, so the
+    # time is the service's (HTTP, tokenising, predicting, JSON) and not Python's.
+    many = (docs * (4000 // len(docs) + 1))[:4000]
+    bodies = [json.dumps({"documents": many[i:i + 500]}).encode() for i in range(0, len(many), 500)]
+    start = time.perf_counter()
+    for b in bodies:
+        req = urllib.request.Request(f"{base}/v1/models/{model_id}/predict", data=b, method="POST", headers={"content-type": "application/json"})
+        with urllib.request.urlopen(req, timeout=3600) as r:
+            r.read()
+    rows[0]["docs_per_s"] = len(many) / (time.perf_counter() - start)
+    model = request(base, "GET", f"/v1/models/{model_id}")
+    diag = model.get("diagnostics", {})
+    rows[0]["diagnostics"] = {"thresholds": diag.get("thresholds"), "prediction": diag.get("prediction"), "evaluation_micro_f1": ((diag.get("evaluation") or {}).get("model") or {}).get("micro")}
+    return rows
+
+
 def run_split(args, hpc_params, shuffle):
     """Every system on the split drawn with `shuffle`: rows with their scores."""
     fit, val, test = load_split(args.data, shuffle)
-    rows = []
-    seeds = [int(x) for x in str(args.seed).split(",")]
-    for seed in [] if args.skip_topicd else seeds:
-        label = args.label if len(seeds) == 1 else f"{args.label} (fit seed {seed})"
-        for r in topicd_rows(args.bin, fit, val, test, hpc_params, seed, args.threads, label, [kv.split("=", 1) for kv in args.upload_param]):
-            # Rows of one system under several fit seeds share a group in the summary.
-            r["group"] = r["system"].replace(label, args.label)
-            r["fit_seed"] = seed
-            rows.append(r)
+    upload_params = [kv.split("=", 1) for kv in args.upload_param]
+    rows = [] if args.skip_topicd else topicd_rows(args.bin, fit, val, test, hpc_params, args.seeds, args.threads, args.label, upload_params)
     if not args.skip_baselines:
         sk, analyzer = sklearn_rows(fit, val, test, refit=not args.no_baseline_refit)
         rows += sk
@@ -400,20 +408,20 @@ def main():
         except json.JSONDecodeError:
             hpc_params[k] = v
     shuffles = [int(x) for x in args.shuffles.split(",")]
-    seeds = str(args.seed).split(",")
+    args.seeds = [int(x) for x in str(args.seed).split(",")]
     by_system = {}
     for shuffle in shuffles:
         for r in run_split(args, hpc_params, shuffle):
             by_system.setdefault(r.get("group", r["system"]), []).append(r)
         print()
-    if len(shuffles) > 1 or len(seeds) > 1:
+    if len(shuffles) > 1 or len(args.seeds) > 1:
         # Splits differ in which rare labels land in the test documents, and HPC's fit
         # seeds in which rare labels a chain's rates favour, so a figure moves by a few
         # hundredths from split to split and from seed to seed; the mean is what a
         # change to a system should be judged by, and the paired differences between
         # systems are steadier still. The baselines are deterministic: one row a split.
         print(f"mean ± standard deviation over {len(shuffles)} split(s) (random.Random({', '.join(map(str, shuffles))})) "
-              f"and, for HPC, fit seeds {', '.join(seeds)}")
+              f"and, for HPC, fit seeds {', '.join(map(str, args.seeds))}")
         print("| system | micro-F1 | macro-F1 | precision | recall | labels/doc | rows |")
         print("|---|---|---|---|---|---|---|")
         for system, rows in by_system.items():

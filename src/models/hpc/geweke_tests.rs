@@ -68,6 +68,27 @@ fn labels_and_words(xi: &[f64], mu: &[f64], k: usize, v: usize, rng: &mut crate:
     (active, counts)
 }
 
+/// The Gibbs step the affinity tests alternate with: labels and words drawn afresh given
+/// the state's ξ (rates `mu`, every length 1), then the affinity block (seed, iteration)
+/// on them. Returns the data and caches it ran on, for a move that follows.
+fn redraw_then_affinity_block(
+    state: &mut HpcState,
+    parent: &[Option<usize>],
+    mu: &[f64],
+    (k, v): (usize, usize),
+    (seed, iteration): (u64, u64),
+    rng: &mut crate::rng::StreamRng,
+) -> (HpcData, Caches) {
+    let (active, counts) = labels_and_words(&state.xi, mu, k, v, rng);
+    let docs = active.len();
+    let mut data = HpcData::new(parent.to_vec(), true, active, counts, v);
+    data.lengths = vec![1.0; docs];
+    let mut caches = Caches::new(&data, Curvature::Full);
+    let settings = ScanSettings { seed, iteration, refit_modes: true, leapfrog_steps: 5, step_size: 0.4 };
+    state.affinity_block(&data, &mut caches, settings);
+    (data, caches)
+}
+
 /// Tree: root 0; labels 1, 2 under it; 3, 4 under label 1.
 const PARENT: [Option<usize>; 5] = [None, Some(0), Some(0), Some(1), Some(1)];
 
@@ -288,7 +309,6 @@ fn affinity_block_keeps_the_joint_distribution() {
             })
             .collect()
     };
-    let draw_data = |xi: &[f64], rng: &mut crate::rng::StreamRng| labels_and_words(xi, &mu, k, v, rng);
     let functions = |xi: &[f64]| -> Vec<f64> { xi.iter().flat_map(|&x| [x, x * x]).collect() };
     let names: Vec<String> = (0..docs * k).flat_map(|i| [format!("xi[{i}]"), format!("xi[{i}]^2")]).collect();
 
@@ -312,12 +332,7 @@ fn affinity_block_keeps_the_joint_distribution() {
     };
     let mut chain = vec![Vec::new(); names.len()];
     for it in 0..20_000 {
-        let (active, counts) = draw_data(&state.xi, &mut rng);
-        let mut data = HpcData::new(parent.clone(), true, active, counts, v);
-        data.lengths = vec![1.0; docs];
-        let mut caches = Caches::new(&data, Curvature::Full);
-        let settings = ScanSettings { seed: 6, iteration: it, refit_modes: true, leapfrog_steps: 5, step_size: 0.4 };
-        state.affinity_block(&data, &mut caches, settings);
+        redraw_then_affinity_block(&mut state, &parent, &mu, (k, v), (6, it), &mut rng);
         for (i, x) in functions(&state.xi).into_iter().enumerate() {
             chain[i].push(x);
         }
@@ -404,7 +419,6 @@ fn interweaving_moves_keep_the_joint_distribution() {
             .collect();
         (eta, lambda * lambda, xi)
     };
-    let draw_data = |xi: &[f64], rng: &mut crate::rng::StreamRng| labels_and_words(xi, &mu, k, v, rng);
     let functions = |eta: &[f64], lambda2: f64, xi: &[f64]| -> Vec<f64> {
         let log_lambda = 0.5 * lambda2.ln();
         eta.iter().chain(std::iter::once(&log_lambda)).chain(xi).flat_map(|&x| [x, x * x]).collect()
@@ -429,12 +443,7 @@ fn interweaving_moves_keep_the_joint_distribution() {
     let mut chain = vec![Vec::new(); names.len()];
     let mut accepted = (0, 0);
     for it in 0..20_000u64 {
-        let (active, counts) = draw_data(&state.xi, &mut rng);
-        let mut data = HpcData::new(parent.clone(), true, active, counts, v);
-        data.lengths = vec![1.0; docs];
-        let mut caches = Caches::new(&data, Curvature::Full);
-        let settings = ScanSettings { seed: 7, iteration: it, refit_modes: true, leapfrog_steps: 5, step_size: 0.4 };
-        state.affinity_block(&data, &mut caches, settings);
+        let (data, mut caches) = redraw_then_affinity_block(&mut state, &parent, &mu, (k, v), (7, it), &mut rng);
         let (beta, totals) = caches.rates(&state.mu, k + 1);
         let moves = super::interweave::interweave(&mut state, &data, beta, totals, 7, it, &log_prior);
         accepted.0 += moves.scale_accepted as usize;

@@ -33,6 +33,14 @@ one seed's macro-F1 moves by about ±0.015 on the issue's split (bench/README.md
 
 Output: one JSON line per system in --out and a Markdown table on stdout; micro- and
 macro-F1 carry their bootstrap standard errors over the test documents (`--bootstrap`).
+Each JSON line also holds every label's true/false positives and false negatives, the
+macro-F1 over the test documents' labels alone and the number of labels predicted but
+absent from the test documents (each adds a zero to macro-F1); `--per-label` prints
+them as two more tables.
+
+To judge a change without tuning on the issue's split, screen it on other splits first
+(`--shuffles 11,12,13 --seed 1,2 --skip-baselines --bootstrap 0`) and run the issue's
+split (`--seed 1,2,3,4,5,6,7,8,9,10`) only for a change that gained there.
 """
 
 import argparse
@@ -100,6 +108,7 @@ def score(pred, gold):
     rec = T / (T + N) if T + N else 0.0
     micro = 2 * T / (2 * T + P + N) if T else 0.0
     f1s = [2 * tp[l] / (2 * tp[l] + fp[l] + fn[l]) if tp[l] else 0.0 for l in labels]
+    gold_labels = {l for s in gold for l in s}
     return {
         "micro_f1": micro,
         "macro_f1": float(np.mean(f1s)) if f1s else 0.0,
@@ -107,6 +116,12 @@ def score(pred, gold):
         "recall": rec,
         "labels_per_doc": float(np.mean([len(p) for p in pred])),
         "true_labels_per_doc": float(np.mean([len(g) for g in gold])),
+        # Macro-F1 averages over the labels of the test documents *and* of the
+        # predictions: a label predicted but absent from every test document adds a zero.
+        # These two split that effect out (bench/README.md, "ten fit seeds").
+        "macro_f1_test_labels": float(np.mean([f for l, f in zip(labels, f1s) if l in gold_labels])),
+        "labels_predicted_not_in_test": len(labels) - len(gold_labels),
+        "per_label": {l: [tp[l], fp[l], fn[l]] for l in labels},
     }
 
 
@@ -374,7 +389,33 @@ def run_split(args, hpc_params, shuffle):
         se = lambda key: f" ± {r[key]:.3f}" if key in r else ""
         print(f"| {r['system']} | {r['micro_f1']:.3f}{se('micro_f1_se')} | {r['macro_f1']:.3f}{se('macro_f1_se')} | {r['precision']:.3f} | {r['recall']:.3f} | {r['labels_per_doc']:.2f} | {dps} |")
     print(f"(true labels per test document: {rows[0]['true_labels_per_doc']:.2f})")
+    if args.per_label:
+        print_per_label(rows, fit + val)
     return rows
+
+
+def print_per_label(rows, labelled):
+    """Each label's F1 (tp/fp/fn) under every system, most frequent label first, then
+    how much of each system's macro-F1 the labels absent from the test documents cost."""
+    counts = {}
+    for d in labelled:
+        for l in truth(d):
+            counts[l] = counts.get(l, 0) + 1
+    labels = sorted({l for r in rows for l in r["per_label"]}, key=lambda l: (-counts.get(l, 0), l))
+    f1 = lambda c: 2 * c[0] / (2 * c[0] + c[1] + c[2]) if c[0] else 0.0
+    print()
+    print("| label | labelled docs | test docs | " + " | ".join(r["system"] for r in rows) + " |")
+    print("|---|---:|---:|" + "---|" * len(rows))
+    for l in labels:
+        cells = [r["per_label"].get(l, [0, 0, 0]) for r in rows]
+        test_docs = cells[0][0] + cells[0][2]
+        print(f"| {l} | {counts.get(l, 0)} | {test_docs} | " + " | ".join(f"{f1(c):.2f} ({c[0]}/{c[1]}/{c[2]})" for c in cells) + " |")
+    print("(each cell: F1 (true positives / false positives / false negatives))")
+    print()
+    print("| system | macro-F1 | over the test documents' labels only | labels predicted but absent from the test documents |")
+    print("|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['system']} | {r['macro_f1']:.3f} | {r['macro_f1_test_labels']:.3f} | {r['labels_predicted_not_in_test']} |")
 
 
 def main():
@@ -393,6 +434,8 @@ def main():
     ap.add_argument("--no-baseline-refit", action="store_true",
                     help="leave out the scikit-learn rows refitted on training + validation with the validation-tuned threshold "
                          "(HPC's default protocol, refit_with_validation)")
+    ap.add_argument("--per-label", action="store_true",
+                    help="also print every label's F1 under every system, and macro-F1 over the test documents' labels only")
     ap.add_argument("--llda-iterations", type=int, default=500)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "hpc_labels.jsonl"))
     ap.add_argument("--bootstrap", type=int, default=1000, help="resamples of the test documents for standard errors (0: none)")

@@ -89,26 +89,31 @@ def text_of(d):
 
 # ---------------------------------------------------------------- scoring
 
-def score(pred, gold):
+def label_counts(pred, gold):
+    """Each label's [true positives, false positives, false negatives], for every label in
+    the gold or the predicted sets, in label order."""
     labels = sorted({l for s in gold for l in s} | {l for s in pred for l in s})
-    tp = {l: 0 for l in labels}
-    fp = dict(tp)
-    fn = dict(tp)
+    counts = {l: [0, 0, 0] for l in labels}
     for p, g in zip(pred, gold):
         p, g = set(p), set(g)
         for l in p:
-            if l in g:
-                tp[l] += 1
-            else:
-                fp[l] += 1
+            counts[l][0 if l in g else 1] += 1
         for l in g - p:
-            fn[l] += 1
-    T, P, N = sum(tp.values()), sum(fp.values()), sum(fn.values())
+            counts[l][2] += 1
+    return counts
+
+
+def f1_of(c):
+    return 2 * c[0] / (2 * c[0] + c[1] + c[2]) if c[0] else 0.0
+
+
+def score(pred, gold):
+    counts = label_counts(pred, gold)
+    T, P, N = (sum(c[i] for c in counts.values()) for i in range(3))
     prec = T / (T + P) if T + P else 0.0
     rec = T / (T + N) if T + N else 0.0
     micro = 2 * T / (2 * T + P + N) if T else 0.0
-    f1s = [2 * tp[l] / (2 * tp[l] + fp[l] + fn[l]) if tp[l] else 0.0 for l in labels]
-    gold_labels = {l for s in gold for l in s}
+    f1s = [f1_of(c) for c in counts.values()]
     return {
         "micro_f1": micro,
         "macro_f1": float(np.mean(f1s)) if f1s else 0.0,
@@ -116,12 +121,19 @@ def score(pred, gold):
         "recall": rec,
         "labels_per_doc": float(np.mean([len(p) for p in pred])),
         "true_labels_per_doc": float(np.mean([len(g) for g in gold])),
-        # Macro-F1 averages over the labels of the test documents *and* of the
-        # predictions: a label predicted but absent from every test document adds a zero.
-        # These two split that effect out (bench/README.md, "ten fit seeds").
-        "macro_f1_test_labels": float(np.mean([f for l, f in zip(labels, f1s) if l in gold_labels])),
-        "labels_predicted_not_in_test": len(labels) - len(gold_labels),
-        "per_label": {l: [tp[l], fp[l], fn[l]] for l in labels},
+    }
+
+
+def label_breakdown(pred, gold):
+    """Macro-F1 averages over the labels of the test documents *and* of the predictions,
+    so a label predicted but absent from every test document adds a zero; this splits
+    that effect out (bench/README.md, "ten fit seeds") and keeps every label's counts."""
+    counts = label_counts(pred, gold)
+    gold_labels = {l for s in gold for l in s}
+    return {
+        "macro_f1_test_labels": float(np.mean([f1_of(c) for l, c in counts.items() if l in gold_labels])),
+        "labels_predicted_not_in_test": len(counts) - len(gold_labels),
+        "per_label": counts,
     }
 
 
@@ -373,6 +385,7 @@ def run_split(args, hpc_params, shuffle):
     gold = [truth(d) for d in test]
     for r in rows:
         pred = r.pop("_pred")
+        r.update(label_breakdown(pred, gold))
         if args.bootstrap:
             r["micro_f1_se"], r["macro_f1_se"] = bootstrap_se(pred, gold, args.bootstrap)
         r["shuffle"] = shuffle
@@ -402,14 +415,13 @@ def print_per_label(rows, labelled):
         for l in truth(d):
             counts[l] = counts.get(l, 0) + 1
     labels = sorted({l for r in rows for l in r["per_label"]}, key=lambda l: (-counts.get(l, 0), l))
-    f1 = lambda c: 2 * c[0] / (2 * c[0] + c[1] + c[2]) if c[0] else 0.0
     print()
     print("| label | labelled docs | test docs | " + " | ".join(r["system"] for r in rows) + " |")
     print("|---|---:|---:|" + "---|" * len(rows))
     for l in labels:
         cells = [r["per_label"].get(l, [0, 0, 0]) for r in rows]
         test_docs = cells[0][0] + cells[0][2]
-        print(f"| {l} | {counts.get(l, 0)} | {test_docs} | " + " | ".join(f"{f1(c):.2f} ({c[0]}/{c[1]}/{c[2]})" for c in cells) + " |")
+        print(f"| {l} | {counts.get(l, 0)} | {test_docs} | " + " | ".join(f"{f1_of(c):.2f} ({c[0]}/{c[1]}/{c[2]})" for c in cells) + " |")
     print("(each cell: F1 (true positives / false positives / false negatives))")
     print()
     print("| system | macro-F1 | over the test documents' labels only | labels predicted but absent from the test documents |")

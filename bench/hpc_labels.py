@@ -131,12 +131,13 @@ def label_breakdown(pred, gold, label_space):
     that effect out (bench/README.md, "ten fit seeds") and keeps every label's counts.
 
     It also gives macro-F1 over a fixed label space: every label of the uploaded
-    documents (`label_space`) and of the test documents, a label that no test document
-    carries and no system predicts counting zero. That is what scikit-learn's
-    `f1_score(average="macro")` reports on a `MultiLabelBinarizer` fitted on the
-    uploaded labels (its `zero_division` default), the figure a scikit-learn user would
-    compute; it is lower than the table's macro-F1 for every system, and more so for a
-    system that predicts fewer distinct labels."""
+    documents (`label_space`), of the test documents and of the predictions, where a
+    label that no test document carries scores zero whether it is predicted or not.
+    That is what scikit-learn's `f1_score(average="macro")` reports on a
+    `MultiLabelBinarizer` fitted on those labels (its `zero_division` default), the
+    figure a scikit-learn user would compute. It equals the first macro-F1 times the
+    share of the space's labels that occur in the test documents or the predictions, so
+    it is never higher."""
     counts = label_counts(pred, gold)
     gold_labels = {l for s in gold for l in s}
     space = set(label_space) | set(counts)

@@ -396,10 +396,13 @@ def run_split(args, hpc_params, shuffle):
         rows += sk
         rows.append(tomotopy_row(fit, val, test, analyzer, args.llda_iterations))
     gold = [truth(d) for d in test]
-    uploaded_labels = {l for d in fit + val for l in truth(d)}
+    labelled_docs = {}  # each uploaded label's number of training + validation documents
+    for d in fit + val:
+        for l in truth(d):
+            labelled_docs[l] = labelled_docs.get(l, 0) + 1
     for r in rows:
         pred = r.pop("_pred")
-        r.update(label_breakdown(pred, gold, uploaded_labels))
+        r.update(label_breakdown(pred, gold, labelled_docs.keys()))
         if args.bootstrap:
             r["micro_f1_se"], r["macro_f1_se"] = bootstrap_se(pred, gold, args.bootstrap)
         r["shuffle"] = shuffle
@@ -417,17 +420,15 @@ def run_split(args, hpc_params, shuffle):
         print(f"| {r['system']} | {r['micro_f1']:.3f}{se('micro_f1_se')} | {r['macro_f1']:.3f}{se('macro_f1_se')} | {r['precision']:.3f} | {r['recall']:.3f} | {r['labels_per_doc']:.2f} | {dps} |")
     print(f"(true labels per test document: {rows[0]['true_labels_per_doc']:.2f})")
     if args.per_label:
-        print_per_label(rows, fit + val)
+        print_per_label(rows, labelled_docs)
     return rows
 
 
-def print_per_label(rows, labelled):
+def print_per_label(rows, labelled_docs):
     """Each label's F1 (tp/fp/fn) under every system, most frequent label first, then
-    how much of each system's macro-F1 the labels absent from the test documents cost."""
-    counts = {}
-    for d in labelled:
-        for l in truth(d):
-            counts[l] = counts.get(l, 0) + 1
+    how much of each system's macro-F1 the labels absent from the test documents cost;
+    `labelled_docs` holds each uploaded label's number of documents."""
+    counts = labelled_docs
     labels = sorted({l for r in rows for l in r["per_label"]}, key=lambda l: (-counts.get(l, 0), l))
     print()
     print("| label | labelled docs | test docs | " + " | ".join(r["system"] for r in rows) + " |")

@@ -247,7 +247,7 @@ pub fn checkpoint_resume(data: &[u8]) -> Outcome {
         progress: &|_| {},
         cancel: &cancel,
         sample: &|_, _| {},
-        checkpoint: Checkpointing { every: None, save: &|_, _| {}, resume_from: Some(checkpoint), resumed: &|_| {} },
+        checkpoint: Checkpointing { every: None, save: &|_, _| {}, resume_from: Some(checkpoint), resumed: &|_| {}, ready: crate::models::ALWAYS_READY },
     };
     fit_small(index, &ctx).map(|_| ())
 }

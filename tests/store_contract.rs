@@ -6,7 +6,8 @@
 //! bounds; a claim is a lease, and a job whose lease expired is taken over and resumes
 //! with its trace and samples up to its checkpoint; a claim that lost its job can write
 //! nothing more; concurrent claims never take one job twice; checkpoints replace each
-//! other, fail their checksum when a byte flips, and go when the job ends; attempts that
+//! other (written in chunks, published at once), fail their checksum when a byte flips,
+//! and go when the job ends; attempts that
 //! checkpoint do not count against `--max-attempts`. SQLite's restart recovery (a job
 //! left `running` by the one dead process is re-queued at the next start) is tested on
 //! SQLite alone.
@@ -71,7 +72,8 @@ on_both!(
     concurrent_claims_take_each_job_once,
     attempts_that_checkpoint_are_not_counted_against_max_attempts,
     a_checkpoint_with_a_flipped_byte_is_rejected,
-    a_checkpoint_in_parts_reads_back_whole,
+    a_checkpoint_in_chunks_reads_back_whole,
+    an_unpublished_write_leaves_the_published_checkpoint,
     a_model_round_trips_and_a_cancel_reaches_the_holder,
     blobs_round_trip_byte_for_byte,
 );
@@ -260,6 +262,30 @@ async fn attempts_that_checkpoint_are_not_counted_against_max_attempts(db: TestD
     assert_eq!(store.checkpoint_iteration("j").await.unwrap(), None, "a failed job's checkpoint goes");
 }
 
+/// The chunks of the job's published checkpoint, and of all its generations.
+async fn chunks(store: &Store) -> (i64, i64) {
+    let published: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM checkpoint_chunks c JOIN checkpoints k ON k.job_id = c.job_id AND k.generation = c.generation WHERE c.job_id = 'j'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
+    let all: i64 = sqlx::query_scalar("SELECT count(*) FROM checkpoint_chunks WHERE job_id = 'j'").fetch_one(store.pool()).await.unwrap();
+    (published, all)
+}
+
+/// Overwrite chunk `part` of the job's published checkpoint.
+async fn overwrite_chunk(store: &Store, part: i64, data: Vec<u8>) {
+    sqlx::query(
+        "UPDATE checkpoint_chunks SET data = $1 WHERE job_id = 'j' AND part = $2 AND generation = (SELECT generation FROM checkpoints WHERE job_id = 'j')",
+    )
+    .bind(data)
+    .bind(part)
+    .execute(store.pool())
+    .await
+    .unwrap();
+}
+
 /// A checkpoint replaces the previous one; one with a flipped byte fails its checksum.
 async fn a_checkpoint_with_a_flipped_byte_is_rejected(db: TestDb) {
     let store = store_with_jobs(&db, &["j"]).await;
@@ -273,47 +299,99 @@ async fn a_checkpoint_with_a_flipped_byte_is_rejected(db: TestDb) {
     }
     let mut flipped = data.clone();
     flipped[100] ^= 0x10;
-    sqlx::query("UPDATE checkpoints SET data = $1 WHERE job_id = 'j'").bind(flipped).execute(store.pool()).await.unwrap();
+    overwrite_chunk(&store, 0, flipped).await;
     assert!(matches!(store.load_checkpoint("j").await.unwrap(), Some(LoadedCheckpoint::Corrupt { iteration: 7, .. })));
     store.discard_checkpoint("j").await.unwrap();
     assert_eq!(store.load_checkpoint("j").await.unwrap(), None);
 }
 
-/// A checkpoint bigger than one stored part is split and joined back byte for byte; a
-/// later, smaller one leaves no part of the old behind; a flipped byte or a missing part
-/// in the middle is reported as corrupt; discarding it removes every part.
-async fn a_checkpoint_in_parts_reads_back_whole(db: TestDb) {
+/// A checkpoint bigger than one chunk is written in chunks and joined back byte for
+/// byte; each save leaves only its own chunks (the older generation is purged); a
+/// flipped byte or a missing chunk in the middle is reported as corrupt; an ended job's
+/// chunks are purged.
+async fn a_checkpoint_in_chunks_reads_back_whole(db: TestDb) {
     let store = store_with_jobs(&db, &["j"]).await;
     let claim = Claim::of(&store.claim_next_job(&Worker::new("w")).await.unwrap().unwrap());
-    let parts = |store: &Store| {
-        let pool = store.pool().clone();
-        async move { sqlx::query_scalar::<_, i64>("SELECT count(*) FROM checkpoint_parts").fetch_one(&pool).await.unwrap() }
-    };
     let data: Vec<u8> = (0..23).collect();
-    store.save_checkpoint_in_parts(&claim, 4, data.clone(), 5).await.unwrap();
-    assert_eq!(parts(&store).await, 4, "23 bytes in parts of 5: the first in the checkpoint row, four more");
+    store.save_checkpoint_in_chunks(&claim, 4, data.clone(), 5).await.unwrap();
+    assert_eq!(chunks(&store).await, (5, 5), "23 bytes in chunks of 5");
     match store.load_checkpoint("j").await.unwrap().unwrap() {
         LoadedCheckpoint::Valid { iteration, data: back, .. } => assert_eq!((iteration, back), (4, data.clone())),
         other => panic!("{other:?}"),
     }
-    // A part with a flipped byte fails the checksum over the whole.
-    sqlx::query("UPDATE checkpoint_parts SET data = $1 WHERE job_id = 'j' AND part = 2").bind(vec![15u8, 13, 14, 15, 16]).execute(store.pool()).await.unwrap();
+    // A chunk with a flipped byte fails the checksum over the whole.
+    overwrite_chunk(&store, 2, vec![15, 11, 12, 13, 14]).await;
     assert!(matches!(store.load_checkpoint("j").await.unwrap(), Some(LoadedCheckpoint::Corrupt { iteration: 4, .. })));
-    // A missing part is named.
-    store.save_checkpoint_in_parts(&claim, 5, data.clone(), 5).await.unwrap();
-    sqlx::query("DELETE FROM checkpoint_parts WHERE job_id = 'j' AND part = 2").execute(store.pool()).await.unwrap();
+    // A missing chunk is named.
+    store.save_checkpoint_in_chunks(&claim, 5, data.clone(), 5).await.unwrap();
+    assert_eq!(chunks(&store).await, (5, 5), "the first checkpoint's chunks are purged");
+    sqlx::query("DELETE FROM checkpoint_chunks WHERE job_id = 'j' AND part = 2").execute(store.pool()).await.unwrap();
     match store.load_checkpoint("j").await.unwrap().unwrap() {
-        LoadedCheckpoint::Corrupt { iteration: 5, reason } => assert!(reason.contains("parts [1, 3, 4]"), "{reason}"),
+        LoadedCheckpoint::Corrupt { iteration: 5, reason } => assert!(reason.contains("chunks [0, 1, 3, 4]"), "{reason}"),
         other => panic!("{other:?}"),
     }
-    // A smaller checkpoint replaces every part of the bigger one.
-    store.save_checkpoint_in_parts(&claim, 6, data[..5].to_vec(), 5).await.unwrap();
-    assert_eq!(parts(&store).await, 0);
+    // A smaller checkpoint replaces every chunk of the bigger one; an empty one is one
+    // empty chunk.
+    store.save_checkpoint_in_chunks(&claim, 6, data[..5].to_vec(), 5).await.unwrap();
+    assert_eq!(chunks(&store).await, (1, 1));
     assert!(matches!(store.load_checkpoint("j").await.unwrap(), Some(LoadedCheckpoint::Valid { iteration: 6, .. })));
-    store.save_checkpoint_in_parts(&claim, 7, data.clone(), 10).await.unwrap();
-    assert_eq!(parts(&store).await, 2);
+    store.save_checkpoint_in_chunks(&claim, 7, Vec::new(), 5).await.unwrap();
+    match store.load_checkpoint("j").await.unwrap().unwrap() {
+        LoadedCheckpoint::Valid { iteration, data: back, .. } => assert_eq!((iteration, back.len()), (7, 0)),
+        other => panic!("{other:?}"),
+    }
+    store.save_checkpoint_in_chunks(&claim, 8, data.clone(), 10).await.unwrap();
+    assert_eq!(chunks(&store).await, (3, 3));
+    // A discarded checkpoint's chunks stay while the job runs (a write could be in
+    // progress), and go once it has ended.
     store.discard_checkpoint("j").await.unwrap();
-    assert_eq!((store.load_checkpoint("j").await.unwrap(), parts(&store).await), (None, 0));
+    assert_eq!(store.load_checkpoint("j").await.unwrap(), None);
+    assert_eq!(store.purge_checkpoint_chunks(Some("j")).await.unwrap(), 0);
+    store.finish_job(&claim, JobStatus::Failed, Some("test")).await.unwrap();
+    assert_eq!(store.purge_checkpoint_chunks(None).await.unwrap(), 3);
+    assert_eq!(chunks(&store).await, (0, 0));
+}
+
+/// A write that stopped between its chunks and its publication (a crash) leaves the
+/// published checkpoint readable and its own chunks unread; they are not purged while
+/// the job runs; the next save of the attempt overwrites them; a new holder's chunks
+/// are of a later generation than every chunk of the former holder's.
+async fn an_unpublished_write_leaves_the_published_checkpoint(db: TestDb) {
+    let store = store_with_jobs(&db, &["j"]).await;
+    let w = worker("w", 5, 5);
+    let claim = Claim::of(&store.claim_next_job(&w).await.unwrap().unwrap());
+    store.save_checkpoint_in_chunks(&claim, 4, b"published".to_vec(), 4).await.unwrap();
+    let generation = || async { sqlx::query_scalar::<_, i64>("SELECT generation FROM checkpoints WHERE job_id = 'j'").fetch_one(store.pool()).await.unwrap() };
+    let published = generation().await;
+    // The chunks of the next generation, never published: the same bytes as a
+    // different checkpoint would have, and one more chunk than the next save writes.
+    for (part, chunk) in [&b"unpu"[..], b"blis", b"hed ", b"and more"].iter().enumerate() {
+        sqlx::query("INSERT INTO checkpoint_chunks (job_id, generation, part, data) VALUES ('j', $1, $2, $3)")
+            .bind(published + 1)
+            .bind(part as i64)
+            .bind(chunk.to_vec())
+            .execute(store.pool())
+            .await
+            .unwrap();
+    }
+    match store.load_checkpoint("j").await.unwrap().unwrap() {
+        LoadedCheckpoint::Valid { iteration, data, .. } => assert_eq!((iteration, data), (4, b"published".to_vec())),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(store.purge_checkpoint_chunks(None).await.unwrap(), 0, "a running job's unpublished chunks may be a write in progress");
+    store.save_checkpoint_in_chunks(&claim, 5, b"next state".to_vec(), 4).await.unwrap();
+    assert_eq!(generation().await, published + 1);
+    match store.load_checkpoint("j").await.unwrap().unwrap() {
+        LoadedCheckpoint::Valid { iteration, data, .. } => assert_eq!((iteration, data), (5, b"next state".to_vec())),
+        other => panic!("{other:?}"),
+    }
+    // The lease runs out; the next holder's generation is above the former's.
+    let_expire().await;
+    let next = Claim::of(&store.claim_next_job(&w).await.unwrap().unwrap());
+    store.save_checkpoint_in_chunks(&next, 6, b"taken over".to_vec(), 4).await.unwrap();
+    assert!(generation().await > published + 1);
+    let kept: Vec<i64> = sqlx::query_scalar("SELECT DISTINCT generation FROM checkpoint_chunks WHERE job_id = 'j'").fetch_all(store.pool()).await.unwrap();
+    assert_eq!(kept, vec![generation().await], "the former holder's chunks, and the extra unpublished one, are purged");
 }
 
 /// A cancel asked of a running job reaches its holder through the renewal; a model

@@ -12,8 +12,10 @@
 //! so no job stays `running` forever. Fits on the chain and pass drivers hand the runner
 //! a checkpoint every `checkpoint_every_s`, held-out evaluation jobs one of the
 //! documents scored so far; the runner stores it (replacing the previous one) and a
-//! re-queued job resumes from it, ending with the same model or result.
+//! re-queued job resumes from it, ending with the same model or result. The next
+//! checkpoint waits until the last is stored and an interval has passed ([`cadence`]).
 
+mod cadence;
 mod progress;
 mod runner;
 

@@ -6,6 +6,7 @@
 //! lease was lost or could not be renewed before it ran out, so a job never runs in two
 //! places at once. Every write of a running job names its claim.
 
+use super::cadence::Cadence;
 use super::progress::ProgressTracker;
 use crate::corpus::Corpus;
 use crate::graph::Graph;
@@ -173,6 +174,12 @@ impl Runner {
             return;
         }
         let heartbeat = tokio::spawn(self.clone().heartbeat_loop());
+        // Chunks of checkpoints that a crash left unpublished, or whose job ended.
+        match self.store.purge_checkpoint_chunks(None).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(chunks = n, "purged checkpoint chunks no job needs"),
+            Err(e) => tracing::warn!(error = %e, "could not purge unused checkpoint chunks"),
+        }
         loop {
             if self.shutting_down.load(Ordering::SeqCst) {
                 heartbeat.abort();
@@ -319,6 +326,11 @@ impl Runner {
                     tracing::error!(error = %e, "could not mark the job failed either; its lease runs out and it is claimed again");
                 }
             }
+        }
+        // The ended job's checkpoint chunks (outside the ending transaction: deleting
+        // gigabytes would hold the write lock for seconds).
+        if let Err(e) = self.store.purge_checkpoint_chunks(Some(&job.id)).await {
+            tracing::warn!(error = %e, "could not purge the job's checkpoint chunks");
         }
         self.running.lock().expect("runner lock").remove(&job.id);
         self.wake.notify_one();
@@ -507,6 +519,8 @@ impl Runner {
         let (tx, mut rx) = mpsc::unbounded_channel::<FitEvent>();
         let token2 = token.clone();
         let CheckpointPlan { every, resume, rejected } = plan;
+        let cadence = Arc::new(Cadence::new(every.unwrap_or_default()));
+        let cadence_fit = cadence.clone();
         let handle = tokio::task::spawn_blocking(move || -> Result<T, FitError> {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
@@ -522,13 +536,16 @@ impl Runner {
                 let _ = sample_tx.send(FitEvent::Sample(it, bytes));
             };
             let checkpoint_tx = tx.clone();
+            let handing = cadence_fit.clone();
             let on_checkpoint = move |it: u64, bytes: Vec<u8>| {
+                handing.handed_over();
                 let _ = checkpoint_tx.send(FitEvent::Checkpoint(it, bytes));
             };
+            let ready = move || cadence_fit.ready();
             let on_resumed = move |r: Resume| {
                 let _ = tx.send(FitEvent::Resumed(r));
             };
-            let checkpoint = Checkpointing { every, save: &on_checkpoint, resume_from: resume.as_deref(), resumed: &on_resumed };
+            let checkpoint = Checkpointing { every, save: &on_checkpoint, resume_from: resume.as_deref(), resumed: &on_resumed, ready: &ready };
             let ctx = FitContext { progress: &on_progress, cancel: &token2, sample: &on_sample, checkpoint };
             pool.install(|| work(&ctx))
         });
@@ -593,6 +610,7 @@ impl Runner {
                             stop(&format!("the checkpoint after iteration {it}"), &e, &mut refused);
                         }
                     }
+                    cadence.stored();
                 }
                 FitEvent::Resumed(Resume::From(it)) => {
                     tracing::info!(iteration = it, "resumed from the checkpoint");

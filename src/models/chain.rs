@@ -234,12 +234,10 @@ pub fn run<C: Chain>(chain: &mut C, family: &str, seed: u64, schedule: &Schedule
         position.iteration = it;
         diagnostics.insert("kept_sweeps".into(), json!(position.kept));
         (ctx.progress)(Progress { iteration: it as u64, total: schedule.iterations as u64, loglik_per_token: ll, diagnostics, kind: chain.step_kind(it) });
-        if let Some(every) = ctx.checkpoint.every {
-            if it < schedule.iterations && last_checkpoint.elapsed() >= every {
-                save(chain, position);
-                saved = it;
-                last_checkpoint = Instant::now();
-            }
+        if it < schedule.iterations && ctx.checkpoint.due(last_checkpoint) {
+            save(chain, position);
+            saved = it;
+            last_checkpoint = Instant::now();
         }
     }
     Ok(position)
@@ -327,6 +325,7 @@ mod tests {
                 save: &|it, b| saved.lock().unwrap().push((it, b)),
                 resume_from: None,
                 resumed: &|_| {},
+                ready: crate::models::ALWAYS_READY,
             },
         };
         let mut toy = Toy { x: 1, kept: vec![] };
@@ -336,6 +335,33 @@ mod tests {
         let (resumed, _, _, outcome) = run_toy(Some(&saved[0].1));
         assert_eq!(outcome, vec![Resume::From(5)]);
         assert_eq!((resumed.x, resumed.kept), (full.x, full.kept));
+    }
+
+    /// A taker that is not ready (still storing the last checkpoint) gets none until it
+    /// is; the interval alone does not hand one over, and the chain runs on meanwhile.
+    #[test]
+    fn no_checkpoint_is_handed_over_until_the_taker_is_ready() {
+        let saved = Mutex::new(Vec::new());
+        let ready_from = 7;
+        let iteration = std::sync::atomic::AtomicUsize::new(0);
+        let cancel = CancelToken::new();
+        let ready = || iteration.load(std::sync::atomic::Ordering::SeqCst) >= ready_from;
+        let ctx = FitContext {
+            progress: &|p| iteration.store(p.iteration as usize, std::sync::atomic::Ordering::SeqCst),
+            cancel: &cancel,
+            sample: &|_, _| {},
+            checkpoint: Checkpointing {
+                every: Some(Duration::ZERO),
+                save: &|it, b| saved.lock().unwrap().push((it, b)),
+                resume_from: None,
+                resumed: &|_| {},
+                ready: &ready,
+            },
+        };
+        let mut toy = Toy { x: 1, kept: vec![] };
+        run(&mut toy, "toy", 5, &SCHEDULE, Position::START, &ctx).unwrap();
+        let its: Vec<u64> = saved.into_inner().unwrap().iter().map(|s| s.0).collect();
+        assert_eq!(its, (ready_from as u64..SCHEDULE.iterations as u64).collect::<Vec<_>>());
     }
 
     /// A checkpoint at the chain's end (a family's work after its chain) is accepted,

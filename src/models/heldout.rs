@@ -230,8 +230,10 @@ pub struct ScoringHooks<'a> {
     /// Documents finished out of all (as iterations of a [`Progress`]).
     pub progress: &'a (dyn Fn(Progress) + Sync),
     /// Hand over a checkpoint when this long has passed since the last one (or the
-    /// start); `None`: never.
+    /// start) and `ready` says so; `None`: never.
     pub every: Option<Duration>,
+    /// Whether the taker is ready for another ([`crate::models::Checkpointing::ready`]).
+    pub ready: &'a (dyn Fn() -> bool + Sync),
     /// Receives the documents finished so far.
     pub save: &'a (dyn Fn(&ScoredSoFar) + Sync),
 }
@@ -256,7 +258,7 @@ pub fn score_documents(scorer: &dyn DocScorer, docs: &[HeldoutDoc], seed: u64, c
         },
     };
     let save = |scored: &ScoredSoFar| (ctx.checkpoint.save)(scored.finished() as u64, scored.encode());
-    let hooks = ScoringHooks { cancel: ctx.cancel, progress: ctx.progress, every: ctx.checkpoint.every, save: &save };
+    let hooks = ScoringHooks { cancel: ctx.cancel, progress: ctx.progress, every: ctx.checkpoint.every, ready: ctx.checkpoint.ready, save: &save };
     score_resuming(scorer, docs, seed, from, &hooks)
 }
 
@@ -305,7 +307,7 @@ pub fn score_resuming(scorer: &dyn DocScorer, docs: &[HeldoutDoc], seed: u64, fr
         t.estimates[i] = Some(ll);
         t.finished += 1;
         (hooks.progress)(Progress { iteration: t.finished as u64, total, ..Default::default() });
-        if hooks.every.is_some_and(|every| t.finished < docs.len() && t.last_save.elapsed() >= every) {
+        if hooks.every.is_some_and(|every| t.finished < docs.len() && t.last_save.elapsed() >= every) && (hooks.ready)() {
             t.checkpoint(&from, hooks);
         }
         Ok(())
@@ -499,6 +501,7 @@ mod tests {
                 save: &|n, b| saved.lock().unwrap().push((n, b)),
                 resume_from: None,
                 resumed: &|_| {},
+                ready: crate::models::ALWAYS_READY,
             },
         };
         let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();

@@ -282,11 +282,27 @@ pub struct Checkpointing<'a> {
     pub resume_from: Option<&'a [u8]>,
     /// Told whether `resume_from` was used or rejected.
     pub resumed: &'a (dyn Fn(chain::Resume) + Sync),
+    /// Whether the taker is ready for another checkpoint. The runner says no while it is
+    /// still storing the last one, and for `every` after that: a checkpoint that takes
+    /// longer to store than the interval (gigabytes) must not queue the next whole state
+    /// behind it, nor keep the disk busy all the time.
+    pub ready: &'a (dyn Fn() -> bool + Sync),
 }
+
+/// A taker that is always ready for the next checkpoint ([`Checkpointing::ready`]).
+pub const ALWAYS_READY: &(dyn Fn() -> bool + Sync) = &|| true;
 
 impl Checkpointing<'static> {
     /// No checkpoints and nothing to resume.
-    pub const OFF: Checkpointing<'static> = Checkpointing { every: None, save: &|_, _| {}, resume_from: None, resumed: &|_| {} };
+    pub const OFF: Checkpointing<'static> = Checkpointing { every: None, save: &|_, _| {}, resume_from: None, resumed: &|_| {}, ready: ALWAYS_READY };
+}
+
+impl Checkpointing<'_> {
+    /// Whether to hand over a checkpoint now, the last having been handed over (or the
+    /// work started) at `last`: `every` has passed and the taker is ready.
+    pub fn due(&self, last: std::time::Instant) -> bool {
+        self.every.is_some_and(|every| last.elapsed() >= every) && (self.ready)()
+    }
 }
 
 /// Checkpoints a recorded fit handed over: (iteration completed, bytes).
@@ -325,7 +341,7 @@ impl FitContext<'_> {
             progress: &progress,
             cancel: self.cancel,
             sample: &sample,
-            checkpoint: Checkpointing { every: self.checkpoint.every, save: &save, resume_from, resumed: &resumed },
+            checkpoint: Checkpointing { every: self.checkpoint.every, save: &save, resume_from, resumed: &resumed, ready: self.checkpoint.ready },
         };
         f(&ctx)
     }
@@ -347,6 +363,7 @@ impl FitContext<'_> {
                 save: &|it, bytes| saved.lock().unwrap().push((it, bytes)),
                 resume_from: resume,
                 resumed: &|r| resumed.lock().unwrap().push(r),
+                ready: ALWAYS_READY,
             },
         };
         let out = f(&ctx);

@@ -217,12 +217,10 @@ pub fn run<P: Passes>(fit: &mut P, seed: u64, ctx: &FitContext) -> Result<Finish
         if settled {
             return Ok(Finish { passes: pass, converged: true });
         }
-        if let Some(every) = ctx.checkpoint.every {
-            if pass < max_passes && last_checkpoint.elapsed() >= every {
-                save(fit, position);
-                saved = pass;
-                last_checkpoint = Instant::now();
-            }
+        if pass < max_passes && ctx.checkpoint.due(last_checkpoint) {
+            save(fit, position);
+            saved = pass;
+            last_checkpoint = Instant::now();
         }
     }
     Ok(Finish { passes: position.pass, converged: false })
@@ -384,6 +382,7 @@ mod tests {
                     save: &|pass, b| saved.lock().unwrap().push((pass, b)),
                     resume_from: None,
                     resumed: &|_| {},
+                    ready: crate::models::ALWAYS_READY,
                 },
             };
             let mut toy = Toy::new(12, 0.0);

@@ -162,6 +162,7 @@ fn fit(corpus: &Corpus, case: &Case, threads: usize, resume: Option<&[u8]>) -> R
             save: &|it, bytes| checkpoints.lock().unwrap().push((it, bytes)),
             resume_from: resume,
             resumed: &|r| resumed.lock().unwrap().push(r),
+            ready: crate::models::ALWAYS_READY,
         },
     };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();

@@ -39,6 +39,10 @@ absent from the test documents (each adds a zero to macro-F1), and macro-F1 over
 uploaded label as scikit-learn computes it (`macro_f1_label_space`); `--per-label`
 prints them as two more tables.
 
+`--data FILE --source linuxdoc` runs the same protocol on a corpus of
+../shared/data/build_throughput.py, whose slash-separated directory labels are the
+tree (bench/hpc_labels_linuxdoc.sh: the second corpus of bench/README.md).
+
 To judge a change without tuning on the issue's split, screen it on other splits first
 (`--shuffles 11,12,13 --seed 1,2 --skip-baselines --bootstrap 0`) and run the issue's
 split (`--seed 1,2,3,4,5,6,7,8,9,10`) only for a change that gained there.
@@ -64,8 +68,25 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
-def load_split(path, shuffle=3):
+def label_paths(d):
+    """A document's label paths, root first. AppStream lines carry `paths`; the lines of
+    ../shared/data/build_throughput.py carry `labels` as slash-separated directory
+    paths ("devicetree/bindings/sound"), whose prefixes are the tree's nodes."""
+    if "paths" in d:
+        return d["paths"]
+    paths = []
+    for label in d.get("labels", []):
+        parts = label.split("/")
+        paths.append(["/".join(parts[: i + 1]) for i in range(len(parts))])
+    return paths
+
+
+def load_split(path, shuffle=3, source=None):
     docs = [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
+    if source is not None:
+        docs = [d for d in docs if d.get("source") == source]
+    for d in docs:
+        d["paths"] = label_paths(d)
     seen = {}
     for d in docs:
         n = seen.get(d["id"], 0) + 1
@@ -304,22 +325,22 @@ def start_service(binary, threads, tmp, port_offset=0):
     return server, base
 
 
-def upload_split(base, fit, val, upload_params=()):
+def upload_split(base, fit, val, upload_params=(), name="appstream"):
     """Upload the training documents and the validation documents (tagged
     `split: validation`) with their label paths as one NDJSON corpus: its id."""
     lines = [json.dumps({"id": d["id"], "text": d["text"], "paths": d["paths"]}) for d in fit]
     lines += [json.dumps({"id": d["id"], "text": d["text"], "paths": d["paths"], "split": "validation"}) for d in val]
     query = "".join(f"&{k}={urllib.parse.quote(v)}" for k, v in upload_params)
-    return request(base, "POST", f"/v1/corpora?name=appstream{query}", "\n".join(lines).encode(), "application/x-ndjson")["id"]
+    return request(base, "POST", f"/v1/corpora?name={name}{query}", "\n".join(lines).encode(), "application/x-ndjson")["id"]
 
 
-def topicd_rows(binary, fit, val, test, hpc_params, seeds, threads, label, upload_params=()):
+def topicd_rows(binary, fit, val, test, hpc_params, seeds, threads, label, upload_params=(), name="appstream"):
     """HPC's rows: one service and one upload, then a fit per seed (labelled with its
     seed when there are several; `group` names the system across seeds)."""
     tmp = tempfile.mkdtemp(prefix="topicd_bench_")
     server, base = start_service(binary, threads, tmp)
     try:
-        corpus_id = upload_split(base, fit, val, upload_params)
+        corpus_id = upload_split(base, fit, val, upload_params, name)
         rows = []
         for seed in seeds:
             name = label if len(seeds) == 1 else f"{label} (fit seed {seed})"
@@ -388,9 +409,9 @@ def seed_rows(base, corpus_id, fit, val, test, hpc_params, seed, threads, label)
 
 def run_split(args, hpc_params, shuffle):
     """Every system on the split drawn with `shuffle`: rows with their scores."""
-    fit, val, test = load_split(args.data, shuffle)
+    fit, val, test = load_split(args.data, shuffle, args.source)
     upload_params = [kv.split("=", 1) for kv in args.upload_param]
-    rows = [] if args.skip_topicd else topicd_rows(args.bin, fit, val, test, hpc_params, args.seeds, args.threads, args.label, upload_params)
+    rows = [] if args.skip_topicd else topicd_rows(args.bin, fit, val, test, hpc_params, args.seeds, args.threads, args.label, upload_params, args.source or "appstream")
     if not args.skip_baselines:
         sk, analyzer = sklearn_rows(fit, val, test, refit=not args.no_baseline_refit)
         rows += sk
@@ -448,6 +469,9 @@ def print_per_label(rows, labelled_docs):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data", "appstream.jsonl"))
+    ap.add_argument("--source", default=None,
+                    help="keep only the lines whose `source` is this (for a file of ../shared/data/build_throughput.py, "
+                         "e.g. linuxdoc, whose directory paths are the label tree)")
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "topicd"))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", default="1",

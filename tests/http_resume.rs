@@ -251,7 +251,10 @@ async fn a_job_with_an_unusable_checkpoint_starts_over() {
         let claimed = store.claim_next_job(&topicd::store::Worker::new("test")).await.unwrap().unwrap();
         store.save_checkpoint(&topicd::store::Claim::of(&claimed), 12, bytes).await.unwrap();
     }
-    sqlx::query("UPDATE checkpoint_chunks SET data = CAST('a checkpoint whose byte flipS' AS BLOB) WHERE job_id = 'flipped'").execute(store.pool()).await.unwrap();
+    sqlx::query("UPDATE checkpoint_chunks SET data = CAST('a checkpoint whose byte flipS' AS BLOB) WHERE job_id = 'flipped'")
+        .execute(store.pool())
+        .await
+        .unwrap();
 
     s.boot(|_| {}).await;
     let expected = store.model_blobs(reference["model_id"].as_str().unwrap()).await.unwrap().unwrap().2;

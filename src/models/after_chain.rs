@@ -123,6 +123,6 @@ pub fn score_heldout(
     if !resumed {
         save(&from);
     }
-    let hooks = ScoringHooks { cancel: ctx.cancel, progress: &|_| {}, every: ctx.checkpoint.every, ready: ctx.checkpoint.ready, save: &save };
+    let hooks = ScoringHooks { cancel: ctx.cancel, progress: &|_| {}, checkpoint: &ctx.checkpoint, save: &save };
     score_resuming(scorer, docs, at.seed, from, &hooks)
 }

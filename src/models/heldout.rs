@@ -17,13 +17,13 @@
 //! them in its own checkpoint ([`score_resuming`]).
 
 use super::chain::Resume;
-use super::{CancelToken, FitContext, FitError, Progress};
+use super::{CancelToken, Checkpointing, FitContext, FitError, Progress};
 use crate::corpus::lexicon::EncodedDoc;
 use crate::rng::{stream, Purpose, StreamRng};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// A document to score: its words (encoded with the model's lexicon) and, for models
 /// driven by metadata, its features in the model's feature order.
@@ -229,11 +229,9 @@ pub struct ScoringHooks<'a> {
     pub cancel: &'a CancelToken,
     /// Documents finished out of all (as iterations of a [`Progress`]).
     pub progress: &'a (dyn Fn(Progress) + Sync),
-    /// Hand over a checkpoint when this long has passed since the last one (or the
-    /// start) and `ready` says so; `None`: never.
-    pub every: Option<Duration>,
-    /// Whether the taker is ready for another ([`crate::models::Checkpointing::ready`]).
-    pub ready: &'a (dyn Fn() -> bool + Sync),
+    /// When a checkpoint is due ([`Checkpointing::due`]; its `save` is not called,
+    /// `save` below is).
+    pub checkpoint: &'a Checkpointing<'a>,
     /// Receives the documents finished so far.
     pub save: &'a (dyn Fn(&ScoredSoFar) + Sync),
 }
@@ -258,7 +256,7 @@ pub fn score_documents(scorer: &dyn DocScorer, docs: &[HeldoutDoc], seed: u64, c
         },
     };
     let save = |scored: &ScoredSoFar| (ctx.checkpoint.save)(scored.finished() as u64, scored.encode());
-    let hooks = ScoringHooks { cancel: ctx.cancel, progress: ctx.progress, every: ctx.checkpoint.every, ready: ctx.checkpoint.ready, save: &save };
+    let hooks = ScoringHooks { cancel: ctx.cancel, progress: ctx.progress, checkpoint: &ctx.checkpoint, save: &save };
     score_resuming(scorer, docs, seed, from, &hooks)
 }
 
@@ -281,7 +279,7 @@ impl Tally {
 }
 
 /// Score the documents `from` has not finished, in parallel, each as it finishes
-/// reported to `hooks.progress` and, once `hooks.every` has passed, handed over in a
+/// reported to `hooks.progress` and, once a checkpoint is due, handed over in a
 /// checkpoint with every finished document; a cancelled run hands over one more. The
 /// report equals the uninterrupted run's. (When several documents' estimates are not
 /// finite, which one the error names may depend on the thread count.)
@@ -307,14 +305,14 @@ pub fn score_resuming(scorer: &dyn DocScorer, docs: &[HeldoutDoc], seed: u64, fr
         t.estimates[i] = Some(ll);
         t.finished += 1;
         (hooks.progress)(Progress { iteration: t.finished as u64, total, ..Default::default() });
-        if hooks.every.is_some_and(|every| t.finished < docs.len() && t.last_save.elapsed() >= every) && (hooks.ready)() {
+        if t.finished < docs.len() && hooks.checkpoint.due(t.last_save) {
             t.checkpoint(&from, hooks);
         }
         Ok(())
     });
     let mut t = tally.into_inner().expect("scoring tally");
     if let Err(e) = scored {
-        if matches!(e, FitError::Cancelled) && hooks.every.is_some() && t.finished > t.saved {
+        if matches!(e, FitError::Cancelled) && hooks.checkpoint.every.is_some() && t.finished > t.saved {
             // Hand over where the run is, so a graceful stop resumes here.
             t.checkpoint(&from, hooks);
         }
@@ -497,7 +495,7 @@ mod tests {
             cancel: &cancel,
             sample: &|_, _| {},
             checkpoint: crate::models::Checkpointing {
-                every: Some(Duration::from_secs(3600)),
+                every: Some(std::time::Duration::from_secs(3600)),
                 save: &|n, b| saved.lock().unwrap().push((n, b)),
                 resume_from: None,
                 resumed: &|_| {},

@@ -26,6 +26,7 @@ pub mod corpus;
 pub mod fuzzing;
 pub mod graph;
 pub mod inference;
+mod isa;
 pub mod jobs;
 pub mod models;
 pub mod rng;

@@ -34,7 +34,7 @@ pub(crate) type Block = [f32; WIDTH];
 ///
 /// # Safety
 /// Every method may use the instructions of the implementing set: call them only on a
-/// processor that has them ([`super::dense_kernel::Isa::detect`]).
+/// processor that has them ([`crate::isa::Isa::detect`]).
 pub(crate) trait BlockOps {
     /// (d_i + α_i)((r_i + β) inv_i) for the sixteen topics of a block.
     unsafe fn weights(d: &[u32; WIDTH], r: &[u32; WIDTH], inv: &[f32; WIDTH], alpha: &[f32; WIDTH], beta: f32) -> Block;

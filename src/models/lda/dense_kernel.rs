@@ -26,83 +26,16 @@ use super::block_search::{padded, weight, BlockOps, BlockSearch, Portable};
 #[cfg(target_arch = "x86_64")]
 use super::block_search::{Avx2, Avx512};
 use super::sampler::SweepStats;
+pub(crate) use crate::isa::Isa;
 use crate::rng::StreamRng;
 use rand::RngExt;
 
-/// The instruction sets the kernel is compiled for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Isa {
-    Portable,
-    #[cfg(target_arch = "x86_64")]
-    Avx2,
-    #[cfg(target_arch = "x86_64")]
-    Avx512,
-}
-
-impl Isa {
-    /// The best instruction set this processor supports.
-    pub(crate) fn detect() -> Isa {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let popcnt = std::is_x86_feature_detected!("popcnt");
-            if popcnt && std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw") && std::is_x86_feature_detected!("avx512vl") {
-                return Isa::Avx512;
-            }
-            if popcnt && std::is_x86_feature_detected!("avx2") {
-                return Isa::Avx2;
-            }
-        }
-        Isa::Portable
-    }
-
-    /// The instruction set fits run: [`Isa::detect`]'s, unless the environment variable
-    /// `TOPICD_LDA_ISA` names another this processor supports (`avx512`, `avx2` or
-    /// `portable`), to measure a slower path on a machine that has a faster one. The
-    /// paths give bit-identical chains, so the choice never changes a result. Read once
-    /// per process; an unknown or unsupported name is ignored with a warning.
-    pub(crate) fn selected() -> Isa {
-        static SELECTED: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
-        *SELECTED.get_or_init(|| {
-            let best = Isa::detect();
-            let Ok(wanted) = std::env::var("TOPICD_LDA_ISA") else {
-                return best;
-            };
-            let chosen = match (wanted.as_str(), best) {
-                ("portable", _) => Some(Isa::Portable),
-                #[cfg(target_arch = "x86_64")]
-                ("avx2", Isa::Avx2 | Isa::Avx512) => Some(Isa::Avx2),
-                #[cfg(target_arch = "x86_64")]
-                ("avx512", Isa::Avx512) => Some(Isa::Avx512),
-                _ => None,
-            };
-            match chosen {
-                Some(isa) => {
-                    tracing::info!(?isa, "LDA dense kernel: TOPICD_LDA_ISA={wanted}");
-                    isa
-                }
-                None => {
-                    tracing::warn!(?best, "TOPICD_LDA_ISA={wanted:?} is unknown or not supported here; using the best path");
-                    best
-                }
-            }
-        })
-    }
-
-    /// Every instruction set this processor supports (for tests).
-    #[cfg(test)]
-    pub(crate) fn available() -> Vec<Isa> {
-        let mut out = vec![Isa::Portable];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
-                out.push(Isa::Avx2);
-            }
-            if Isa::detect() == Isa::Avx512 {
-                out.push(Isa::Avx512);
-            }
-        }
-        out
-    }
+/// The instruction set LDA fits run: the processor's best, unless `TOPICD_LDA_ISA`
+/// names a slower one ([`Isa::from_env`]). The paths give bit-identical chains, so the
+/// choice never changes a result. Read once per process.
+pub(crate) fn lda_isa() -> Isa {
+    static SELECTED: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
+    *SELECTED.get_or_init(|| Isa::from_env("TOPICD_LDA_ISA"))
 }
 
 /// The counts one cell reads and writes besides its documents' rows: the topic-word rows

@@ -19,7 +19,7 @@
 //! work balances whatever the number of threads.
 
 use super::block_search::padded;
-use super::dense_kernel::{CellCounts, Isa};
+use super::dense_kernel::{lda_isa, CellCounts, Isa};
 use super::sampler::{GibbsState, SweepStats};
 use super::tokens::Tokens;
 use crate::rng::{stream, Purpose};
@@ -130,7 +130,7 @@ impl PartitionedSampler {
 
     /// A sampler with `blocks` blocks per side.
     pub fn with_blocks(tokens: &Tokens, state: &GibbsState, blocks: usize) -> Self {
-        Self::with_isa(tokens, state, blocks, Isa::selected())
+        Self::with_isa(tokens, state, blocks, lda_isa())
     }
 
     pub(crate) fn with_isa(tokens: &Tokens, state: &GibbsState, blocks: usize, isa: Isa) -> Self {

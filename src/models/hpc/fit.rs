@@ -363,7 +363,7 @@ fn probabilities_of(model: &HpcModel, how: &LabelPrediction, data: &HpcData) -> 
     let mut out = vec![0.0; data.num_docs() * k];
     out.par_chunks_mut(k).enumerate().for_each(|(d, row)| {
         let words: Vec<(usize, f64)> = data.doc_words.row(d).iter().map(|&(w, c)| (w as usize, c)).collect();
-        row.copy_from_slice(&label_probabilities(model, how, &words, order, None));
+        row.copy_from_slice(&label_probabilities(model, how, &words, order, None, None));
     });
     out
 }

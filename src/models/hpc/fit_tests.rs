@@ -203,7 +203,7 @@ fn pcm_recovers_flat_topics_without_labels() {
 /// the direct sum adds ~400 terms of size ~10, so 1e-9 relative to their magnitude.
 #[test]
 fn label_set_likelihoods_are_the_poisson_likelihood_of_the_set() {
-    use super::label_posterior::{candidate_sets, label_set_log_likelihoods, single_label_log_likelihoods, LabelSet};
+    use super::label_posterior::{candidate_sets, document_rates, label_set_log_likelihoods, single_label_log_likelihoods, LabelSet};
     let (_, corpus) = simulated();
     let model = fit(&corpus, json!({"iterations": 3, "burn_in": 1}), 5);
     let k = model.labels.len();
@@ -213,7 +213,7 @@ fn label_set_likelihoods_are_the_poisson_likelihood_of_the_set() {
     let sets: Vec<LabelSet> =
         [vec![0u32], vec![4], vec![1, 7], vec![2, 5, 11]].into_iter().map(|labels| LabelSet { members: labels.clone(), labels, log_prior: 0.0 }).collect();
     let single = single_label_log_likelihoods(&model, &words);
-    let got = label_set_log_likelihoods(&model, &words, &sets, &single);
+    let got = label_set_log_likelihoods(&model, &words, &sets, &single, &document_rates(&model, &words));
     let length = words.iter().map(|w| w.1).sum::<f64>() / model.mean_length;
     let direct = |set: &LabelSet| -> f64 {
         let share = 1.0 / set.labels.len() as f64;

@@ -192,15 +192,20 @@ pub fn candidate_sets<'a>(
         .collect()
 }
 
+/// β*_fk = exp(E[μ_fk]) of a document's words (`words` from [`known_words`]), word-major
+/// (`words.len() × K`): what both ξ* and the label-set likelihoods read, taken once.
+pub fn document_rates(model: &HpcModel, words: &[(usize, f64)]) -> Vec<f64> {
+    let n = model.labels.len() + 1;
+    words.iter().flat_map(|&(w, _)| model.mu[w * n + 1..(w + 1) * n].iter().map(|&m| (m as f64).exp())).collect()
+}
+
 /// log p(w | S) + const for every candidate set (the same constant as
-/// [`single_label_log_likelihoods`], whose values `single` a one-label set reuses).
-pub fn label_set_log_likelihoods(model: &HpcModel, words: &[(usize, f64)], sets: &[LabelSet], single: &[f64]) -> Vec<f64> {
+/// [`single_label_log_likelihoods`], whose values `single` a one-label set reuses);
+/// `rates` from [`document_rates`].
+pub fn label_set_log_likelihoods(model: &HpcModel, words: &[(usize, f64)], sets: &[LabelSet], single: &[f64], rates: &[f64]) -> Vec<f64> {
     let k = model.labels.len();
-    let n = k + 1;
     let length = words.iter().map(|w| w.1).sum::<f64>() / model.mean_length;
     let totals = model.rate_totals();
-    // β*_fk of the document's words, word-major.
-    let rates: Vec<f64> = words.iter().flat_map(|&(w, _)| model.mu[w * n + 1..(w + 1) * n].iter().map(|&m| (m as f64).exp())).collect();
     sets.iter()
         .map(|set| match set.labels.as_slice() {
             &[j] => single[j as usize],
@@ -220,9 +225,9 @@ pub fn label_set_log_likelihoods(model: &HpcModel, words: &[(usize, f64)], sets:
 
 /// P(label) under the label-set posterior: P(S | w) ∝ π_S p(w | S)^{1/T}, each set's
 /// probability added to its members.
-pub fn label_set_probabilities(model: &HpcModel, words: &[(usize, f64)], how: &LabelPrediction) -> Vec<f64> {
+pub fn label_set_probabilities(model: &HpcModel, words: &[(usize, f64)], how: &LabelPrediction, rates: &[f64]) -> Vec<f64> {
     let single = single_label_log_likelihoods(model, words);
-    let ll = label_set_log_likelihoods(model, words, &how.sets, &single);
+    let ll = label_set_log_likelihoods(model, words, &how.sets, &single, rates);
     let a: Vec<f64> = ll.iter().zip(&how.sets).map(|(l, set)| l / how.temperature + set.log_prior).collect();
     let mut p = vec![0.0; model.labels.len()];
     for (q, set) in super::affinity::softmax(&a).into_iter().zip(&how.sets) {
@@ -293,14 +298,32 @@ pub fn known_words(model: &HpcModel, words: impl Iterator<Item = (usize, f64)>) 
 }
 
 /// P(label) for every label under `how` (the model's own settings, or a candidate
-/// temperature during calibration). `xi` is the document's ξ* if already computed (the
-/// mode predictor reads it; it is computed here if absent).
-pub fn label_probabilities(model: &HpcModel, how: &LabelPrediction, words: &[(usize, f64)], order: &[usize], xi: Option<&[f64]>) -> Vec<f64> {
+/// temperature during calibration), for `words` from [`known_words`]. `xi` is the
+/// document's ξ* and `rates` its [`document_rates`] if already computed (each is
+/// computed here if absent and needed).
+pub fn label_probabilities(
+    model: &HpcModel,
+    how: &LabelPrediction,
+    words: &[(usize, f64)],
+    order: &[usize],
+    xi: Option<&[f64]>,
+    rates: Option<&[f64]>,
+) -> Vec<f64> {
+    let computed: Vec<f64>;
+    let rates: &[f64] = match (rates, how.predictor, xi) {
+        (Some(r), _, _) => r,
+        // Not read: the single-label posterior works on μ*, the mode predictor on ξ*.
+        (None, Predictor::SingleLabel, _) | (None, Predictor::Mode, Some(_)) => &[],
+        (None, _, _) => {
+            computed = document_rates(model, words);
+            &computed
+        }
+    };
     match how.predictor {
         Predictor::Mode => {
             let p = match xi {
                 Some(xi) => xi.iter().copied().map(sigmoid).collect(),
-                None => predict_affinities(model, words.iter().copied()).into_iter().map(sigmoid).collect(),
+                None => predict_affinities(model, words, rates).into_iter().map(sigmoid).collect(),
             };
             if how.ancestors {
                 subtree_max(p, &model.parent, order)
@@ -316,7 +339,7 @@ pub fn label_probabilities(model: &HpcModel, how: &LabelPrediction, words: &[(us
                 p
             }
         }
-        Predictor::LabelSets => label_set_probabilities(model, words, how),
+        Predictor::LabelSets => label_set_probabilities(model, words, how, rates),
     }
 }
 

@@ -12,6 +12,7 @@ pub mod affinity;
 pub mod calibration;
 pub mod chain;
 pub mod data;
+pub mod dense_affinities;
 pub mod dispersion;
 pub mod fit;
 #[cfg(test)]

@@ -17,7 +17,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -387,8 +387,38 @@ struct PredictRequest {
     seed: Option<u64>,
 }
 
+/// The answer of `POST /v1/models/{id}/predict`, serialised straight from the
+/// predictions: a response holds a probability and a proportion per topic for every
+/// document (930 numbers a document on linuxdoc), and building them as a `Value` tree
+/// first cost a fifth of a prediction's time there. Fields in alphabetical order, as
+/// the `Value` maps wrote them.
+#[derive(Serialize)]
+pub struct PredictResponse {
+    model_id: String,
+    predictions: Vec<DocumentPrediction>,
+    warnings: Vec<Value>,
+}
+
+/// One document's prediction (see [`PredictResponse`]).
+#[derive(Serialize)]
+struct DocumentPrediction {
+    id: String,
+    labels: Vec<LabelProbability>,
+    oov_tokens: u64,
+    predicted_labels: Vec<String>,
+    tokens: u64,
+    topic_proportions: Vec<f64>,
+    unknown_tokens: u64,
+}
+
+#[derive(Serialize)]
+struct LabelProbability {
+    label: String,
+    probability: f64,
+}
+
 /// `POST /v1/models/{id}/predict`: documents are tokenised exactly as the corpus was.
-pub async fn predict(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap, body: Body) -> ApiResult<Json<Value>> {
+pub async fn predict(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap, body: Body) -> ApiResult<Json<PredictResponse>> {
     require_json(&headers)?;
     let body = read_body(body, state.max_body_bytes).await?;
     let m = state.models.get(&state.store, &id).await?;
@@ -455,7 +485,7 @@ fn predict_warning(index: usize, id: &str, unknown: u64) -> Value {
     })
 }
 
-fn predict_blocking(m: &Arc<LoadedModel>, pool: &rayon::ThreadPool, body: &[u8], max_documents: usize) -> ApiResult<Value> {
+fn predict_blocking(m: &Arc<LoadedModel>, pool: &rayon::ThreadPool, body: &[u8], max_documents: usize) -> ApiResult<PredictResponse> {
     let req: PredictRequest = parse_json(body)?;
     super::limits::check_document_count(req.documents.len(), max_documents)?;
     let iterations = req.iterations.unwrap_or(100);
@@ -471,21 +501,19 @@ fn predict_blocking(m: &Arc<LoadedModel>, pool: &rayon::ThreadPool, body: &[u8],
     let warnings: Vec<Value> = encoded.iter().enumerate().filter(|(_, e)| e.is_empty()).map(|(i, e)| predict_warning(i, &ids[i], e.oov_tokens)).collect();
     let options = PredictOptions { iterations, burn_in, seed: req.seed.unwrap_or(0) };
     let preds = pool.install(|| m.model.predict(&encoded, &options)).map_err(ApiError::internal)?;
-    let predictions: Vec<Value> = preds
+    let predictions = preds
         .into_iter()
         .zip(ids)
         .zip(&encoded)
-        .map(|((p, id), e)| {
-            json!({
-                "id": id,
-                "tokens": e.counts.iter().map(|&c| c as u64).sum::<u64>(),
-                "unknown_tokens": e.oov_tokens,
-                "oov_tokens": e.oov_tokens,
-                "topic_proportions": p.topic_proportions,
-                "labels": p.labels.iter().map(|(l, pr)| json!({"label": l, "probability": pr})).collect::<Vec<_>>(),
-                "predicted_labels": p.predicted_labels,
-            })
+        .map(|((p, id), e)| DocumentPrediction {
+            id,
+            tokens: e.counts.iter().map(|&c| c as u64).sum::<u64>(),
+            unknown_tokens: e.oov_tokens,
+            oov_tokens: e.oov_tokens,
+            topic_proportions: p.topic_proportions,
+            labels: p.labels.into_iter().map(|(label, probability)| LabelProbability { label, probability }).collect(),
+            predicted_labels: p.predicted_labels,
         })
         .collect();
-    Ok(json!({"model_id": m.row.id, "predictions": predictions, "warnings": warnings}))
+    Ok(PredictResponse { model_id: m.row.id.clone(), predictions, warnings })
 }

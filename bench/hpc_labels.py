@@ -307,14 +307,16 @@ def request(base, method, path, body=None, content_type="application/json"):
         sys.exit(f"{method} {path}: {e.code} {e.read().decode()}")
 
 
-def start_service(binary, threads, tmp, port_offset=0):
-    """topicd serving a fresh SQLite file in `tmp`, once /healthz answers: (process, base URL)."""
+def start_service(binary, threads, tmp, port_offset=0, env=None):
+    """topicd serving the SQLite file `db.sqlite` in `tmp` (new or not), once /healthz
+    answers: (process, base URL). `env`: the server's environment (default: ours)."""
     port = 20000 + (os.getpid() + port_offset) % 20000
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
         [binary, "serve", "--addr", f"127.0.0.1:{port}", "--db", os.path.join(tmp, "db.sqlite"), "--threads", str(threads)],
         stdout=subprocess.DEVNULL,
         stderr=open(os.path.join(tmp, "server.log"), "w"),
+        env=env,
     )
     for _ in range(200):
         try:

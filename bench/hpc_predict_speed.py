@@ -33,7 +33,6 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,21 +45,13 @@ import hpc_labels as H  # noqa: E402
 ROOT = os.path.dirname(HERE)
 
 
-def serve(binary, db, port, isa):
+def serve(binary, tmp, isa):
+    """`binary` serving `tmp`'s database with the word pass on `isa`: (process, base URL)."""
     env = dict(os.environ)
     env.pop("TOPICD_HPC_ISA", None)
     if isa != "best":
         env["TOPICD_HPC_ISA"] = isa
-    proc = subprocess.Popen([binary, "serve", "--addr", f"127.0.0.1:{port}", "--db", db, "--threads", "2"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            urllib.request.urlopen(base + "/readyz", timeout=1)
-            break
-        except Exception:
-            time.sleep(0.1)
-    return proc, base
+    return H.start_service(binary, 2, tmp, env=env)
 
 
 def post(base, path, body):
@@ -95,11 +86,9 @@ def main():
         k, v = kv.split("=", 1)
         params[k] = json.loads(v)
     tmp = tempfile.mkdtemp(prefix="topicd_predict_speed_")
-    db = os.path.join(tmp, "db.sqlite")
-    port = 20000 + os.getpid() % 20000
     rows = []
     try:
-        proc, base = serve(args.bin[0], db, port, "best")
+        proc, base = serve(args.bin[0], tmp, "best")
         try:
             corpus = H.upload_split(base, fit, val, (), args.source or "corpus")
             job = H.request(base, "POST", "/v1/jobs", {"corpus_id": corpus, "model": "hpc", "params": params, "seed": 1})
@@ -122,7 +111,7 @@ def main():
         for rnd in range(args.rounds):
             for b, binary in enumerate(args.bin):
                 for isa in isas:
-                    proc, base = serve(binary, db, port, isa)
+                    proc, base = serve(binary, tmp, isa)
                     try:
                         out = json.loads(post(base, f"/v1/models/{model}/predict", check_body))["predictions"]
                         answers.setdefault(b, out)

@@ -167,64 +167,45 @@ mod x86 {
     use super::{Lanes, LANES};
     use std::arch::x86_64::*;
 
-    /// Four 4-wide accumulators.
-    pub(super) struct Avx2;
+    /// Lanes held in `LANES / WIDTH` registers of `WIDTH` doubles, with one instruction
+    /// set's load, multiply, add and store (one multiply then one add per element).
+    macro_rules! register_lanes {
+        ($name:ident, $width:literal, $zero:ident, $load:ident, $mul:ident, $add:ident, $store:ident) => {
+            pub(super) struct $name;
 
-    impl Lanes for Avx2 {
-        #[inline(always)]
-        unsafe fn partial_sums(a: &[f64], b: &[f64]) -> [f64; LANES] {
-            debug_assert_eq!(a.len(), b.len());
-            let whole = a.len() / LANES * LANES;
-            let mut out = [0.0f64; LANES];
-            // SAFETY: every load is inside the first `whole` elements of both slices;
-            // AVX2 is available (the caller's contract).
-            unsafe {
-                let mut acc = [_mm256_setzero_pd(); LANES / 4];
-                let mut i = 0;
-                while i < whole {
-                    for (q, acc) in acc.iter_mut().enumerate() {
-                        let x = _mm256_loadu_pd(a.as_ptr().add(i + 4 * q));
-                        let y = _mm256_loadu_pd(b.as_ptr().add(i + 4 * q));
-                        *acc = _mm256_add_pd(*acc, _mm256_mul_pd(x, y));
+            impl Lanes for $name {
+                #[inline(always)]
+                unsafe fn partial_sums(a: &[f64], b: &[f64]) -> [f64; LANES] {
+                    debug_assert_eq!(a.len(), b.len());
+                    let whole = a.len() / LANES * LANES;
+                    let mut out = [0.0f64; LANES];
+                    // SAFETY: every load is inside the first `whole` elements of both
+                    // slices; the instruction set is available (the caller's contract).
+                    unsafe {
+                        let mut acc = [$zero(); LANES / $width];
+                        let mut i = 0;
+                        while i < whole {
+                            for (q, acc) in acc.iter_mut().enumerate() {
+                                let x = $load(a.as_ptr().add(i + $width * q));
+                                let y = $load(b.as_ptr().add(i + $width * q));
+                                *acc = $add(*acc, $mul(x, y));
+                            }
+                            i += LANES;
+                        }
+                        for (q, acc) in acc.iter().enumerate() {
+                            $store(out.as_mut_ptr().add($width * q), *acc);
+                        }
                     }
-                    i += LANES;
-                }
-                for (q, acc) in acc.iter().enumerate() {
-                    _mm256_storeu_pd(out.as_mut_ptr().add(4 * q), *acc);
+                    out
                 }
             }
-            out
-        }
+        };
     }
 
-    /// Two 8-wide accumulators.
-    pub(super) struct Avx512;
-
-    impl Lanes for Avx512 {
-        #[inline(always)]
-        unsafe fn partial_sums(a: &[f64], b: &[f64]) -> [f64; LANES] {
-            debug_assert_eq!(a.len(), b.len());
-            let whole = a.len() / LANES * LANES;
-            let mut out = [0.0f64; LANES];
-            // SAFETY: as for AVX2, with AVX-512F available.
-            unsafe {
-                let mut acc = [_mm512_setzero_pd(); LANES / 8];
-                let mut i = 0;
-                while i < whole {
-                    for (q, acc) in acc.iter_mut().enumerate() {
-                        let x = _mm512_loadu_pd(a.as_ptr().add(i + 8 * q));
-                        let y = _mm512_loadu_pd(b.as_ptr().add(i + 8 * q));
-                        *acc = _mm512_add_pd(*acc, _mm512_mul_pd(x, y));
-                    }
-                    i += LANES;
-                }
-                for (q, acc) in acc.iter().enumerate() {
-                    _mm512_storeu_pd(out.as_mut_ptr().add(8 * q), *acc);
-                }
-            }
-            out
-        }
-    }
+    // Four 4-wide registers.
+    register_lanes!(Avx2, 4, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_add_pd, _mm256_storeu_pd);
+    // Two 8-wide registers.
+    register_lanes!(Avx512, 8, _mm512_setzero_pd, _mm512_loadu_pd, _mm512_mul_pd, _mm512_add_pd, _mm512_storeu_pd);
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@
 use super::calibration::{best_f1_threshold, calibrate, score, Thresholds};
 use super::chain::HpcChain;
 use super::data::{strip_redundant_ancestors, HpcData};
-use super::label_posterior::{ancestors_are_uploaded, candidate_sets, label_probabilities, Closure, LabelPrediction, Predictor, TEMPERATURES};
+use super::label_posterior::{ancestors_are_uploaded, candidate_sets, document_rates, label_probabilities, Closure, LabelPrediction, Predictor, TEMPERATURES};
 use super::model::{family_name, Evaluation, FitSummary, HpcModel, ENCODING_VERSION};
 use super::params::HpcParams;
 use super::refit::{refit_seed, Calibration, RefitChain};
@@ -363,7 +363,7 @@ fn probabilities_of(model: &HpcModel, how: &LabelPrediction, data: &HpcData) -> 
     let mut out = vec![0.0; data.num_docs() * k];
     out.par_chunks_mut(k).enumerate().for_each(|(d, row)| {
         let words: Vec<(usize, f64)> = data.doc_words.row(d).iter().map(|&(w, c)| (w as usize, c)).collect();
-        row.copy_from_slice(&label_probabilities(model, how, &words, order, None, None));
+        row.copy_from_slice(&label_probabilities(model, how, &words, order, None, &document_rates(model, &words)));
     });
     out
 }

@@ -298,27 +298,10 @@ pub fn known_words(model: &HpcModel, words: impl Iterator<Item = (usize, f64)>) 
 }
 
 /// P(label) for every label under `how` (the model's own settings, or a candidate
-/// temperature during calibration), for `words` from [`known_words`]. `xi` is the
-/// document's ξ* and `rates` its [`document_rates`] if already computed (each is
-/// computed here if absent and needed).
-pub fn label_probabilities(
-    model: &HpcModel,
-    how: &LabelPrediction,
-    words: &[(usize, f64)],
-    order: &[usize],
-    xi: Option<&[f64]>,
-    rates: Option<&[f64]>,
-) -> Vec<f64> {
-    let computed: Vec<f64>;
-    let rates: &[f64] = match (rates, how.predictor, xi) {
-        (Some(r), _, _) => r,
-        // Not read: the single-label posterior works on μ*, the mode predictor on ξ*.
-        (None, Predictor::SingleLabel, _) | (None, Predictor::Mode, Some(_)) => &[],
-        (None, _, _) => {
-            computed = document_rates(model, words);
-            &computed
-        }
-    };
+/// temperature during calibration), for `words` from [`known_words`] and `rates` their
+/// [`document_rates`]. `xi` is the document's ξ* if already computed (the mode
+/// predictor reads it; it is computed here if absent).
+pub fn label_probabilities(model: &HpcModel, how: &LabelPrediction, words: &[(usize, f64)], order: &[usize], xi: Option<&[f64]>, rates: &[f64]) -> Vec<f64> {
     match how.predictor {
         Predictor::Mode => {
             let p = match xi {

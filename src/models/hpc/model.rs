@@ -261,7 +261,7 @@ impl TopicModel for HpcModel {
                 if !self.supervised {
                     return DocPrediction { topic_proportions, labels: vec![], predicted_labels: vec![] };
                 }
-                let probabilities = label_probabilities(self, &self.prediction, &words, self.deepest_first(), Some(&xi), Some(&rates));
+                let probabilities = label_probabilities(self, &self.prediction, &words, self.deepest_first(), Some(&xi), &rates);
                 let predicted = self.prediction.decide(&self.thresholds, &probabilities, &self.parent);
                 let predicted_labels = predicted.into_iter().map(|k| self.labels[k].clone()).collect();
                 let labels = self.labels.iter().cloned().zip(probabilities).collect();

@@ -25,11 +25,15 @@ pub struct LbfgsOptions {
     /// Stop when a step lowers f by at most function_tolerance · max(1, |f|) (default 1e-10).
     /// This pins x only to about its square root (1e-5); 0 stops on the gradient alone.
     pub function_tolerance: f64,
+    /// The inverse Hessian's scale h for the first step, x₁ = x₀ − h·∇f(x₀) before
+    /// backtracking, when the caller knows the curvature's order (a Gaussian prior's
+    /// variance, say). `None` (the default): a first step of unit length along −∇f.
+    pub first_step_scale: Option<f64>,
 }
 
 impl Default for LbfgsOptions {
     fn default() -> Self {
-        LbfgsOptions { memory: 8, max_iterations: 200, gradient_tolerance: 1e-6, function_tolerance: 1e-10 }
+        LbfgsOptions { memory: 8, max_iterations: 200, gradient_tolerance: 1e-6, function_tolerance: 1e-10, first_step_scale: None }
     }
 }
 
@@ -158,7 +162,11 @@ pub fn minimize<F: FnMut(&[f64], &mut [f64]) -> f64>(mut f: F, x0: &[f64], optio
         // Backtracking Armijo search; on failure retry once along −g with an empty memory.
         let accepted = loop {
             let slope = dot(&d, &g);
-            let first = if memory.len == 0 { 1.0 / dot(&g, &g).sqrt().max(1.0) } else { 1.0 };
+            let first = match (memory.len, options.first_step_scale) {
+                (0, Some(scale)) if iterations == 0 => scale,
+                (0, _) => 1.0 / dot(&g, &g).sqrt().max(1.0),
+                _ => 1.0,
+            };
             let found = (0..MAX_HALVINGS).map(|i| first * 0.5f64.powi(i)).find_map(|step| {
                 x_trial.iter_mut().zip(&x).zip(&d).for_each(|((t, xi), di)| *t = xi + step * di);
                 let trial = f(&x_trial, &mut g_trial);
@@ -215,6 +223,24 @@ mod tests {
             let r = minimize(rosenbrock, &x0, &LbfgsOptions::default());
             assert!(r.converged && r.x.iter().all(|v| (v - 1.0).abs() < 1e-5), "n = {n}: {r:?}");
         }
+    }
+
+    /// On ½c|x − m|², a first step scaled by the exact inverse curvature 1/c lands on the
+    /// minimum: one accepted step and two evaluations, where the default unit-length first
+    /// step from |x₀ − m| = 10 needs more (it moves 1, then the secant scale finishes).
+    #[test]
+    fn first_step_scale_is_the_first_inverse_hessian() {
+        let (c, m) = (4.0, [3.0, -2.0, 5.0, 1.0]);
+        let bowl = |x: &[f64], g: &mut [f64]| {
+            g.iter_mut().zip(x).zip(&m).for_each(|((gi, xi), mi)| *gi = c * (xi - mi));
+            x.iter().zip(&m).map(|(xi, mi)| 0.5 * c * (xi - mi).powi(2)).sum()
+        };
+        let x0 = [3.0 + 5.0, -2.0 - 5.0, 5.0 + 5.0, 1.0 - 5.0];
+        let scaled = minimize(bowl, &x0, &LbfgsOptions { first_step_scale: Some(1.0 / c), ..gradient_only() });
+        assert!(scaled.converged && scaled.iterations == 1 && scaled.function_evaluations == 2, "{scaled:?}");
+        assert!(scaled.x.iter().zip(&m).all(|(x, m)| (x - m).abs() < 1e-12), "{scaled:?}");
+        let plain = minimize(bowl, &x0, &gradient_only());
+        assert!(plain.converged && plain.iterations > 1, "{plain:?}");
     }
 
     /// ½xᵀAx − bᵀx with A tridiagonal (diagonal 3 + i/10, off-diagonal −1): strictly

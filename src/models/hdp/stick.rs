@@ -256,7 +256,7 @@ pub fn stick_objective_unconstrained(x: &[f64], stats: &StickStats, alpha: f64, 
 /// L-BFGS settings: the objective is divided by G + 1 so that the gradient tolerance is
 /// per group; the function tolerance is off so the gradient decides convergence.
 fn lbfgs_options() -> LbfgsOptions {
-    LbfgsOptions { memory: 10, max_iterations: 500, gradient_tolerance: 1e-8, function_tolerance: 1e-14 }
+    LbfgsOptions { memory: 10, max_iterations: 500, gradient_tolerance: 1e-8, function_tolerance: 1e-14, first_step_scale: None }
 }
 
 /// Maximise [`stick_objective`] over (ρ, ω) from `init`: L-BFGS over (logit ρ, log ω);

@@ -64,7 +64,7 @@ pub(crate) fn best_mode(target: &DenseAffinities, starts: &[(Vec<f64>, Option<f6
 /// [`EXPLANATION_LIFT`] above the largest η: among the model's candidate label sets
 /// (log π_S + log p(w | S), θ even over S, untempered), or among the single labels by
 /// their likelihood when the model has no sets (the mode predictor's and PCM's models).
-fn explanation_start(model: &HpcModel, words: &[(usize, f64)], rates: &[f64]) -> Vec<f64> {
+pub(crate) fn explanation_start(model: &HpcModel, words: &[(usize, f64)], rates: &[f64]) -> Vec<f64> {
     let single = single_label_log_likelihoods(model, words);
     let sets = &model.prediction.sets;
     let favoured: Vec<usize> = if sets.is_empty() {

@@ -20,9 +20,12 @@
 use super::calibration::{best_f1_threshold, calibrate, score, Thresholds};
 use super::chain::HpcChain;
 use super::data::{strip_redundant_ancestors, HpcData};
-use super::label_posterior::{ancestors_are_uploaded, candidate_sets, document_rates, label_probabilities, Closure, LabelPrediction, Predictor, TEMPERATURES};
+use super::label_posterior::{
+    ancestors_are_uploaded, candidate_sets, document_rates, label_probabilities, Closure, Evidence, LabelPrediction, Predictor, TEMPERATURES,
+};
 use super::model::{family_name, Evaluation, FitSummary, HpcModel, ENCODING_VERSION};
 use super::params::HpcParams;
+use super::predict::predict_affinities;
 use super::refit::{refit_seed, Calibration, RefitChain};
 use crate::corpus::Corpus;
 use crate::models::chain::{self, Chain, Checkpoint, Position, Resume};
@@ -319,11 +322,12 @@ fn prediction_settings(model: &HpcModel, p: &HpcParams, train: &Shaped, validati
 fn calibrate_prediction(model: &mut HpcModel, validation: &Shaped) {
     let k = model.labels.len();
     let truth = &validation.uploaded;
+    let scored = scored_documents(model, &validation.data);
     if model.prediction.predictor != Predictor::Mode {
         let mut best = (f64::NEG_INFINITY, 1.0);
         for t in TEMPERATURES {
             let how = LabelPrediction { temperature: t, ..model.prediction.clone() };
-            let probabilities = probabilities_of(model, &how, &validation.data);
+            let probabilities = probabilities_of(model, &how, &scored);
             let pooled = probabilities.iter().enumerate().map(|(i, &pr)| (pr, truth[i / k].contains(&(i % k)))).collect();
             let (_, f1) = best_f1_threshold(pooled);
             if f1 > best.0 {
@@ -332,7 +336,7 @@ fn calibrate_prediction(model: &mut HpcModel, validation: &Shaped) {
         }
         model.prediction.temperature = best.1;
     }
-    let probabilities = probabilities_of(model, &model.prediction, &validation.data);
+    let probabilities = probabilities_of(model, &model.prediction, &scored);
     model.thresholds = calibrate(&probabilities, truth, k, model.params.min_label_validation);
 }
 
@@ -356,14 +360,38 @@ pub fn evaluate_test_split(model: &HpcModel, corpus: &Corpus, seed: u64) -> Resu
     Ok(Some(evaluate(model, &learned, &test)))
 }
 
-/// P(label) under `how` for every document of `data` (row-major `docs × K`), in parallel.
-fn probabilities_of(model: &HpcModel, how: &LabelPrediction, data: &HpcData) -> Vec<f64> {
+/// What the predictors read of one calibration or test document: its [`Evidence`], and
+/// its ξ* when the model's predictor is the mode (the others never read it).
+struct Scored {
+    evidence: Evidence,
+    xi: Option<Vec<f64>>,
+}
+
+/// Every document of `data` [`Scored`], in parallel: computed once, then read at each
+/// temperature the calibration tries.
+fn scored_documents(model: &HpcModel, data: &HpcData) -> Vec<Scored> {
+    (0..data.num_docs())
+        .into_par_iter()
+        .map(|d| {
+            let words: Vec<(usize, f64)> = data.doc_words.row(d).iter().map(|&(w, c)| (w as usize, c)).collect();
+            let rates = document_rates(model, &words);
+            let evidence = Evidence::of(model, &words, &rates);
+            let xi = (model.prediction.predictor == Predictor::Mode).then(|| predict_affinities(model, &words, &rates, &evidence));
+            Scored { evidence, xi }
+        })
+        .collect()
+}
+
+/// P(label) under `how` for every document of `docs` (from [`scored_documents`];
+/// row-major `docs × K`), in parallel.
+fn probabilities_of(model: &HpcModel, how: &LabelPrediction, docs: &[Scored]) -> Vec<f64> {
     let k = model.labels.len();
     let order = model.deepest_first();
-    let mut out = vec![0.0; data.num_docs() * k];
-    out.par_chunks_mut(k).enumerate().for_each(|(d, row)| {
-        let words: Vec<(usize, f64)> = data.doc_words.row(d).iter().map(|&(w, c)| (w as usize, c)).collect();
-        row.copy_from_slice(&label_probabilities(model, how, &words, order, None, &document_rates(model, &words)));
+    let mut out = vec![0.0; docs.len() * k];
+    out.par_chunks_mut(k).zip(docs).for_each(|(row, doc)| {
+        // `how` is the model's predictor at some temperature, so ξ* is there when read.
+        let xi = || doc.xi.clone().expect("ξ* is found for every document when the predictor is the mode");
+        row.copy_from_slice(&label_probabilities(model, how, &doc.evidence, order, xi));
     });
     out
 }
@@ -373,7 +401,7 @@ fn probabilities_of(model: &HpcModel, how: &LabelPrediction, data: &HpcData) -> 
 /// documents the rates learned from (`train`).
 fn evaluate(model: &HpcModel, train: &Shaped, test: &Shaped) -> Evaluation {
     let k = model.labels.len();
-    let probabilities = probabilities_of(model, &model.prediction, &test.data);
+    let probabilities = probabilities_of(model, &model.prediction, &scored_documents(model, &test.data));
     let predicted: Vec<Vec<usize>> = probabilities.chunks(k).map(|row| model.prediction.decide(&model.thresholds, row, &model.parent)).collect();
     let truth = &test.uploaded;
     let mut frequency = vec![0usize; k];

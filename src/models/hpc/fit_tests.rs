@@ -307,7 +307,7 @@ fn label_priors_count_training_and_validation_sets_not_test_sets() {
 #[test]
 fn the_mode_of_a_new_document_is_the_best_of_its_starts() {
     use super::dense_affinities::{prediction_isa, DenseAffinities};
-    use super::label_posterior::{document_rates, known_words};
+    use super::label_posterior::{document_rates, known_words, Evidence};
     use super::predict::{best_mode, explanation_start, predict_affinities};
     let (_, corpus) = simulated();
     let model = fit(&corpus, json!({"iterations": 20, "burn_in": 10}), 5);
@@ -326,8 +326,9 @@ fn the_mode_of_a_new_document_is_the_best_of_its_starts() {
             lambda2: model.lambda2,
             isa: prediction_isa(),
         };
-        let xi = predict_affinities(&model, &words, &rates);
-        let starts = [(model.eta.clone(), Some(model.lambda2)), (explanation_start(&model, &words, &rates), None)];
+        let evidence = Evidence::of(&model, &words, &rates);
+        let xi = predict_affinities(&model, &words, &rates, &evidence);
+        let starts = [(model.eta.clone(), Some(model.lambda2)), (explanation_start(&model, &evidence), None)];
         let both = best_mode(&target, &starts);
         assert_eq!(xi, both.x, "document {d}: not the better run's mode");
         for (i, start) in starts.iter().enumerate() {

@@ -36,7 +36,6 @@
 use super::affinity::sigmoid;
 use super::calibration::Thresholds;
 use super::model::HpcModel;
-use super::predict::predict_affinities;
 use serde::{Deserialize, Serialize};
 
 /// How P(label) is computed for a new document.
@@ -223,12 +222,34 @@ pub fn label_set_log_likelihoods(model: &HpcModel, words: &[(usize, f64)], sets:
         .collect()
 }
 
+/// What the predictors read of one document's words, computed once for it: the
+/// log-likelihood (up to a shared constant) of every single label and of every candidate
+/// set of the model's own predictor ([`LabelPrediction::sets`]). ξ*'s second start, the
+/// single-label posterior and the label-set posterior at every temperature the
+/// calibration tries all read these, so no document's word pass is computed twice.
+pub struct Evidence {
+    /// log p(w | j) + const for every label j ([`single_label_log_likelihoods`]).
+    pub single: Vec<f64>,
+    /// log p(w | S) + const for every set of `model.prediction.sets`, in its order.
+    pub sets: Vec<f64>,
+}
+
+impl Evidence {
+    /// The evidence of `words` (from [`known_words`]) with `rates` their
+    /// [`document_rates`].
+    pub fn of(model: &HpcModel, words: &[(usize, f64)], rates: &[f64]) -> Evidence {
+        let single = single_label_log_likelihoods(model, words);
+        let sets = label_set_log_likelihoods(model, words, &model.prediction.sets, &single, rates);
+        Evidence { single, sets }
+    }
+}
+
 /// P(label) under the label-set posterior: P(S | w) ∝ π_S p(w | S)^{1/T}, each set's
-/// probability added to its members.
-pub fn label_set_probabilities(model: &HpcModel, words: &[(usize, f64)], how: &LabelPrediction, rates: &[f64]) -> Vec<f64> {
-    let single = single_label_log_likelihoods(model, words);
-    let ll = label_set_log_likelihoods(model, words, &how.sets, &single, rates);
-    let a: Vec<f64> = ll.iter().zip(&how.sets).map(|(l, set)| l / how.temperature + set.log_prior).collect();
+/// probability added to its members. `how.sets` must be the model's own sets, which
+/// `evidence` scored.
+pub fn label_set_probabilities(model: &HpcModel, evidence: &Evidence, how: &LabelPrediction) -> Vec<f64> {
+    assert_eq!(evidence.sets.len(), how.sets.len(), "the evidence scores the model's own candidate sets");
+    let a: Vec<f64> = evidence.sets.iter().zip(&how.sets).map(|(l, set)| l / how.temperature + set.log_prior).collect();
     let mut p = vec![0.0; model.labels.len()];
     for (q, set) in super::affinity::softmax(&a).into_iter().zip(&how.sets) {
         for &k in &set.members {
@@ -298,16 +319,12 @@ pub fn known_words(model: &HpcModel, words: impl Iterator<Item = (usize, f64)>) 
 }
 
 /// P(label) for every label under `how` (the model's own settings, or a candidate
-/// temperature during calibration), for `words` from [`known_words`] and `rates` their
-/// [`document_rates`]. `xi` is the document's ξ* if already computed (the mode
-/// predictor reads it; it is computed here if absent).
-pub fn label_probabilities(model: &HpcModel, how: &LabelPrediction, words: &[(usize, f64)], order: &[usize], xi: Option<&[f64]>, rates: &[f64]) -> Vec<f64> {
+/// temperature during calibration) from the document's [`Evidence`]. `xi` gives the
+/// document's ξ* ([`super::predict::predict_affinities`]); only the mode predictor calls it.
+pub fn label_probabilities(model: &HpcModel, how: &LabelPrediction, evidence: &Evidence, order: &[usize], xi: impl FnOnce() -> Vec<f64>) -> Vec<f64> {
     match how.predictor {
         Predictor::Mode => {
-            let p = match xi {
-                Some(xi) => xi.iter().copied().map(sigmoid).collect(),
-                None => predict_affinities(model, words, rates).into_iter().map(sigmoid).collect(),
-            };
+            let p = xi().into_iter().map(sigmoid).collect();
             if how.ancestors {
                 subtree_max(p, &model.parent, order)
             } else {
@@ -315,14 +332,14 @@ pub fn label_probabilities(model: &HpcModel, how: &LabelPrediction, words: &[(us
             }
         }
         Predictor::SingleLabel => {
-            let p = single_label_posterior(&single_label_log_likelihoods(model, words), &how.log_prior, how.temperature);
+            let p = single_label_posterior(&evidence.single, &how.log_prior, how.temperature);
             if how.ancestors {
                 subtree_sums(p, &model.parent, order)
             } else {
                 p
             }
         }
-        Predictor::LabelSets => label_set_probabilities(model, words, how, rates),
+        Predictor::LabelSets => label_set_probabilities(model, evidence, how),
     }
 }
 

@@ -6,7 +6,7 @@
 
 use super::calibration::{SetScores, Thresholds};
 use super::fit::fit_hpc;
-use super::label_posterior::{deepest_first, document_rates, known_words, label_probabilities, LabelPrediction, LabelSet};
+use super::label_posterior::{deepest_first, document_rates, known_words, label_probabilities, Evidence, LabelPrediction, LabelSet};
 use super::params::HpcParams;
 use super::predict::predict_affinities;
 use crate::corpus::lexicon::EncodedDoc;
@@ -254,14 +254,16 @@ impl TopicModel for HpcModel {
             .par_iter()
             .map(|doc| {
                 let words = known_words(self, doc.terms.iter().zip(&doc.counts).map(|(&t, &c)| (t as usize, c as f64)));
-                // β*_f· of the document's words, taken once for ξ* and the label sets.
+                // β*_f· of the document's words and their likelihoods under each label and
+                // candidate set, taken once for ξ* and the label probabilities.
                 let rates = document_rates(self, &words);
-                let xi = predict_affinities(self, &words, &rates);
+                let evidence = Evidence::of(self, &words, &rates);
+                let xi = predict_affinities(self, &words, &rates, &evidence);
                 let topic_proportions = super::affinity::softmax(&xi);
                 if !self.supervised {
                     return DocPrediction { topic_proportions, labels: vec![], predicted_labels: vec![] };
                 }
-                let probabilities = label_probabilities(self, &self.prediction, &words, self.deepest_first(), Some(&xi), &rates);
+                let probabilities = label_probabilities(self, &self.prediction, &evidence, self.deepest_first(), || xi);
                 let predicted = self.prediction.decide(&self.thresholds, &probabilities, &self.parent);
                 let predicted_labels = predicted.into_iter().map(|k| self.labels[k].clone()).collect();
                 let labels = self.labels.iter().cloned().zip(probabilities).collect();

@@ -19,7 +19,7 @@
 //! thread count.
 
 use super::dense_affinities::{prediction_isa, DenseAffinities};
-use super::label_posterior::{label_set_log_likelihoods, single_label_log_likelihoods};
+use super::label_posterior::Evidence;
 use super::model::HpcModel;
 use crate::inference::lbfgs::{minimize, LbfgsOptions, LbfgsResult};
 
@@ -29,8 +29,8 @@ const EXPLANATION_LIFT: f64 = 3.0;
 
 /// ξ* for one document: `words` as (term, count) from
 /// [`super::label_posterior::known_words`], `rates` their
-/// [`super::label_posterior::document_rates`].
-pub fn predict_affinities(model: &HpcModel, words: &[(usize, f64)], rates: &[f64]) -> Vec<f64> {
+/// [`super::label_posterior::document_rates`], `evidence` their [`Evidence`].
+pub fn predict_affinities(model: &HpcModel, words: &[(usize, f64)], rates: &[f64], evidence: &Evidence) -> Vec<f64> {
     if words.is_empty() {
         return model.eta.clone();
     }
@@ -38,7 +38,7 @@ pub fn predict_affinities(model: &HpcModel, words: &[(usize, f64)], rates: &[f64
     let counts: Vec<f64> = words.iter().map(|w| w.1).collect();
     let target =
         DenseAffinities { length, rate_totals: model.rate_totals(), counts: &counts, rates, eta: &model.eta, lambda2: model.lambda2, isa: prediction_isa() };
-    let starts = [(model.eta.clone(), Some(model.lambda2)), (explanation_start(model, words, rates), None)];
+    let starts = [(model.eta.clone(), Some(model.lambda2)), (explanation_start(model, evidence), None)];
     best_mode(&target, &starts).x
 }
 
@@ -64,13 +64,12 @@ pub(crate) fn best_mode(target: &DenseAffinities, starts: &[(Vec<f64>, Option<f6
 /// [`EXPLANATION_LIFT`] above the largest η: among the model's candidate label sets
 /// (log π_S + log p(w | S), θ even over S, untempered), or among the single labels by
 /// their likelihood when the model has no sets (the mode predictor's and PCM's models).
-pub(crate) fn explanation_start(model: &HpcModel, words: &[(usize, f64)], rates: &[f64]) -> Vec<f64> {
-    let single = single_label_log_likelihoods(model, words);
+pub(crate) fn explanation_start(model: &HpcModel, evidence: &Evidence) -> Vec<f64> {
     let sets = &model.prediction.sets;
     let favoured: Vec<usize> = if sets.is_empty() {
-        vec![argmax(&single)]
+        vec![argmax(&evidence.single)]
     } else {
-        let scores: Vec<f64> = label_set_log_likelihoods(model, words, sets, &single, rates).iter().zip(sets).map(|(ll, set)| ll + set.log_prior).collect();
+        let scores: Vec<f64> = evidence.sets.iter().zip(sets).map(|(ll, set)| ll + set.log_prior).collect();
         sets[argmax(&scores)].labels.iter().map(|&j| j as usize).collect()
     };
     let top = model.eta.iter().copied().fold(f64::NEG_INFINITY, f64::max);

@@ -18,6 +18,15 @@
 //! the processor's best runs, unless `TOPICD_HPC_ISA` names a slower one. The lanes are
 //! explicit in the source and Rust never fuses a multiply with an add, so every path
 //! gives the same bits (checked by a test).
+//!
+//! Sixteen lanes are two AVX-512 registers, and one word's dot product is then a chain of
+//! dependent additions on each: `perf` put 60 % of the word pass on those additions,
+//! waiting for the previous one (bench/README.md, "The word pass in blocks of words"). So
+//! the vector paths take a block of words at once (four on AVX-512, two on AVX2, whose
+//! sixteen registers hold no more), one θ load serving the block, each word in its own
+//! accumulators. Each word's lanes still add in the same order, and g still takes the
+//! words one after another, element by element, so a block gives the bits of one word at
+//! a time (checked by a test).
 
 use crate::isa::Isa;
 
@@ -72,7 +81,8 @@ impl DenseAffinities<'_> {
 /// instruction set `isa`.
 fn word_pass(isa: Isa, theta: &[f64], counts: &[f64], rates: &[f64], g: &mut [f64]) -> f64 {
     match isa {
-        Isa::Portable => word_pass_body::<Portable>(theta, counts, rates, g),
+        // SSE2's sixteen registers hold one word's sixteen lanes: blocks of one.
+        Isa::Portable => word_pass_body::<Portable, 1>(theta, counts, rates, g),
         // SAFETY: `isa` is one the processor supports (`Isa::detect` or `Isa::available`).
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => unsafe { word_pass_avx2(theta, counts, rates, g) },
@@ -85,29 +95,56 @@ fn word_pass(isa: Isa, theta: &[f64], counts: &[f64], rates: &[f64], g: &mut [f6
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn word_pass_avx2(theta: &[f64], counts: &[f64], rates: &[f64], g: &mut [f64]) -> f64 {
-    word_pass_body::<x86::Avx2>(theta, counts, rates, g)
+    // Two words' lanes (eight registers) and θ's four leave room in AVX2's sixteen.
+    word_pass_body::<x86::Avx2, 2>(theta, counts, rates, g)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn word_pass_avx512(theta: &[f64], counts: &[f64], rates: &[f64], g: &mut [f64]) -> f64 {
-    word_pass_body::<x86::Avx512>(theta, counts, rates, g)
+    // Four words' lanes are eight of AVX-512's thirty-two registers.
+    word_pass_body::<x86::Avx512, 4>(theta, counts, rates, g)
 }
 
-/// The word pass's body, inlined into each instruction set's copy.
+/// The word pass's body, inlined into each instruction set's copy: the words in blocks
+/// of `N`, then the rest one by one, with the bits of one word at a time.
 #[inline(always)]
-fn word_pass_body<L: Lanes>(theta: &[f64], counts: &[f64], rates: &[f64], g: &mut [f64]) -> f64 {
+fn word_pass_body<L: Lanes, const N: usize>(theta: &[f64], counts: &[f64], rates: &[f64], g: &mut [f64]) -> f64 {
+    let k = theta.len();
+    let blocked = counts.len() / N * N;
     let mut logp = 0.0;
-    for (&w, beta) in counts.iter().zip(rates.chunks_exact(theta.len())) {
+    for start in (0..blocked).step_by(N) {
+        let betas: [&[f64]; N] = std::array::from_fn(|i| &rates[(start + i) * k..(start + i + 1) * k]);
+        let words: [f64; N] = std::array::from_fn(|i| counts[start + i]);
         // SAFETY: the caller runs this copy only where `L`'s instruction set exists.
-        let s = combine(unsafe { L::partial_sums(theta, beta) }, theta, beta);
-        logp += w * s.ln();
-        // One division per word, not per (word, label). Element by element, so any
-        // vector width gives the same bits.
-        let r = w / s;
-        for (gk, &b) in g.iter_mut().zip(beta.iter()) {
-            *gk += r * b;
+        logp = block_pass(unsafe { L::partial_sums::<N>(theta, betas) }, logp, theta, words, betas, g);
+    }
+    for (&w, beta) in counts[blocked..].iter().zip(rates[blocked * k..].chunks_exact(k)) {
+        // SAFETY: as above.
+        logp = block_pass(unsafe { L::partial_sums::<1>(theta, [beta]) }, logp, theta, [w], [beta], g);
+    }
+    logp
+}
+
+/// A block's share of the word pass from its words' lane sums `acc`: logp plus
+/// Σ w_f log s_f, the words in order, and g += (w_f / s_f) β_f, returning the new logp.
+/// One division per word, not per (word, label); g takes the block's words one after
+/// another, element by element, so any block size and vector width give the same bits.
+#[inline(always)]
+fn block_pass<const N: usize>(acc: [[f64; LANES]; N], mut logp: f64, theta: &[f64], words: [f64; N], betas: [&[f64]; N], g: &mut [f64]) -> f64 {
+    let mut ratio = [0.0; N];
+    for i in 0..N {
+        let s = combine(acc[i], theta, betas[i]);
+        logp += words[i] * s.ln();
+        ratio[i] = words[i] / s;
+    }
+    let betas = betas.map(|b| &b[..g.len()]);
+    for (k, gk) in g.iter_mut().enumerate() {
+        let mut v = *gk;
+        for i in 0..N {
+            v += ratio[i] * betas[i][k];
         }
+        *gk = v;
     }
     logp
 }
@@ -132,17 +169,18 @@ fn combine(acc: [f64; LANES], a: &[f64], b: &[f64]) -> f64 {
 /// Σ_i a_i b_i in the order of the word pass (portable lanes): the ξ-side sums.
 pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
     // SAFETY: the portable lanes need no instruction set.
-    combine(unsafe { Portable::partial_sums(a, b) }, a, b)
+    let [acc] = unsafe { Portable::partial_sums::<1>(a, [b]) };
+    combine(acc, a, b)
 }
 
-/// [`LANES`] partial sums of a dot product: lane j adds a_i b_i for every i ≡ j (mod
-/// LANES) below the last whole group, one multiply then one add per element, so every
-/// implementation gives the same bits.
+/// [`LANES`] partial sums of dot products: for each of the `N` vectors b, lane j adds
+/// a_i b_i for every i ≡ j (mod LANES) below the last whole group, one multiply then one
+/// add per element, so every implementation and every `N` gives the same bits.
 trait Lanes {
     /// # Safety
-    /// The implementation's instruction set must be available; `a` and `b` have the same
-    /// length.
-    unsafe fn partial_sums(a: &[f64], b: &[f64]) -> [f64; LANES];
+    /// The implementation's instruction set must be available; `a` and every `b` have
+    /// the same length.
+    unsafe fn partial_sums<const N: usize>(a: &[f64], b: [&[f64]; N]) -> [[f64; LANES]; N];
 }
 
 /// Plain Rust lanes.
@@ -150,12 +188,15 @@ struct Portable;
 
 impl Lanes for Portable {
     #[inline(always)]
-    unsafe fn partial_sums(a: &[f64], b: &[f64]) -> [f64; LANES] {
-        debug_assert_eq!(a.len(), b.len());
-        let mut acc = [0.0f64; LANES];
-        for (x, y) in a.chunks_exact(LANES).zip(b.chunks_exact(LANES)) {
-            for j in 0..LANES {
-                acc[j] += x[j] * y[j];
+    unsafe fn partial_sums<const N: usize>(a: &[f64], b: [&[f64]; N]) -> [[f64; LANES]; N] {
+        debug_assert!(b.iter().all(|b| b.len() == a.len()));
+        let mut acc = [[0.0f64; LANES]; N];
+        for (group, x) in a.chunks_exact(LANES).enumerate() {
+            for (acc, b) in acc.iter_mut().zip(&b) {
+                let y = &b[group * LANES..(group + 1) * LANES];
+                for j in 0..LANES {
+                    acc[j] += x[j] * y[j];
+                }
             }
         }
         acc
@@ -175,25 +216,30 @@ mod x86 {
 
             impl Lanes for $name {
                 #[inline(always)]
-                unsafe fn partial_sums(a: &[f64], b: &[f64]) -> [f64; LANES] {
-                    debug_assert_eq!(a.len(), b.len());
+                unsafe fn partial_sums<const N: usize>(a: &[f64], b: [&[f64]; N]) -> [[f64; LANES]; N] {
+                    debug_assert!(b.iter().all(|b| b.len() == a.len()));
                     let whole = a.len() / LANES * LANES;
-                    let mut out = [0.0f64; LANES];
-                    // SAFETY: every load is inside the first `whole` elements of both
-                    // slices; the instruction set is available (the caller's contract).
+                    let mut out = [[0.0f64; LANES]; N];
+                    // SAFETY: every load is inside the first `whole` elements of `a` and
+                    // of every `b`; the instruction set is available (the caller's
+                    // contract).
                     unsafe {
-                        let mut acc = [$zero(); LANES / $width];
+                        let mut acc = [[$zero(); LANES / $width]; N];
                         let mut i = 0;
                         while i < whole {
-                            for (q, acc) in acc.iter_mut().enumerate() {
+                            for q in 0..LANES / $width {
                                 let x = $load(a.as_ptr().add(i + $width * q));
-                                let y = $load(b.as_ptr().add(i + $width * q));
-                                *acc = $add(*acc, $mul(x, y));
+                                for (acc, b) in acc.iter_mut().zip(&b) {
+                                    let y = $load(b.as_ptr().add(i + $width * q));
+                                    acc[q] = $add(acc[q], $mul(x, y));
+                                }
                             }
                             i += LANES;
                         }
-                        for (q, acc) in acc.iter().enumerate() {
-                            $store(out.as_mut_ptr().add($width * q), *acc);
+                        for (acc, out) in acc.iter().zip(out.iter_mut()) {
+                            for (q, acc) in acc.iter().enumerate() {
+                                $store(out.as_mut_ptr().add($width * q), *acc);
+                            }
                         }
                     }
                     out
@@ -285,6 +331,30 @@ mod tests {
             for isa in Isa::available() {
                 assert_eq!(at(isa), reference, "k={k}: {isa:?} differs from the portable path");
             }
+        }
+    }
+
+    /// A word pass body: (θ, counts, rates, g) to Σ w_f log s_f.
+    type WordPass = fn(&[f64], &[f64], &[f64], &mut [f64]) -> f64;
+
+    #[test]
+    fn blocks_of_words_give_the_bits_of_one_word_at_a_time() {
+        // The vector paths take words in blocks (four on AVX-512, two on AVX2); the same
+        // blocking on the portable lanes must give the bits of one word at a time, for
+        // every number of words: none, fewer than a block, whole blocks, a remainder.
+        let k = 37;
+        for words in 0..10 {
+            let (counts, beta, _, _, xi) = case(k, words, 20 + words as u64);
+            let theta = super::super::affinity::softmax(&xi);
+            let run = |pass: WordPass| {
+                let mut g: Vec<f64> = (0..k).map(|j| j as f64 * 0.25 - 3.0).collect();
+                let value = pass(&theta, &counts, &beta, &mut g);
+                (value.to_bits(), g.iter().map(|v| v.to_bits()).collect::<Vec<u64>>())
+            };
+            let one = run(word_pass_body::<Portable, 1>);
+            assert_eq!(run(word_pass_body::<Portable, 2>), one, "{words} words in blocks of 2");
+            assert_eq!(run(word_pass_body::<Portable, 3>), one, "{words} words in blocks of 3");
+            assert_eq!(run(word_pass_body::<Portable, 4>), one, "{words} words in blocks of 4");
         }
     }
 

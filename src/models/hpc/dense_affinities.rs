@@ -20,13 +20,13 @@
 //! gives the same bits (checked by a test).
 //!
 //! Sixteen lanes are two AVX-512 registers, and one word's dot product is then a chain of
-//! dependent additions on each: `perf` put 60 % of the word pass on those additions,
-//! waiting for the previous one (bench/README.md, "The word pass in blocks of words"). So
+//! dependent additions on each: `perf` put 60 % of the word pass on that dot product. So
 //! the vector paths take a block of words at once (four on AVX-512, two on AVX2, whose
 //! sixteen registers hold no more), one θ load serving the block, each word in its own
-//! accumulators. Each word's lanes still add in the same order, and g still takes the
-//! words one after another, element by element, so a block gives the bits of one word at
-//! a time (checked by a test).
+//! accumulators: 1.10× the predictions a second on linuxdoc (bench/README.md, "The word
+//! pass in blocks of words"). Each word's lanes still add in the same order, and g still
+//! takes the words one after another, element by element, so a block gives the bits of
+//! one word at a time (checked by a test).
 
 use crate::isa::Isa;
 
@@ -81,7 +81,8 @@ impl DenseAffinities<'_> {
 /// instruction set `isa`.
 fn word_pass(isa: Isa, theta: &[f64], counts: &[f64], rates: &[f64], g: &mut [f64]) -> f64 {
     match isa {
-        // SSE2's sixteen registers hold one word's sixteen lanes: blocks of one.
+        // One word's sixteen lanes fill eight of SSE2's sixteen registers, two words'
+        // would fill them all: blocks of one.
         Isa::Portable => word_pass_body::<Portable, 1>(theta, counts, rates, g),
         // SAFETY: `isa` is one the processor supports (`Isa::detect` or `Isa::available`).
         #[cfg(target_arch = "x86_64")]

@@ -306,26 +306,16 @@ fn label_priors_count_training_and_validation_sets_not_test_sets() {
 /// since these simulated documents need not have two modes.)
 #[test]
 fn the_mode_of_a_new_document_is_the_best_of_its_starts() {
-    use super::dense_affinities::{prediction_isa, DenseAffinities};
     use super::label_posterior::{document_rates, known_words, Evidence};
-    use super::predict::{best_mode, explanation_start, predict_affinities};
+    use super::predict::{best_mode, explanation_start, mode_density, predict_affinities};
     let (_, corpus) = simulated();
     let model = fit(&corpus, json!({"iterations": 20, "burn_in": 10}), 5);
     for d in 0..150 {
         let (terms, counts) = corpus.counts.row(d);
         let words = known_words(&model, terms.iter().zip(counts).map(|(&t, &c)| (t as usize, c as f64)));
         let rates = document_rates(&model, &words);
-        let length = words.iter().map(|w| w.1).sum::<f64>() / model.mean_length;
         let counts: Vec<f64> = words.iter().map(|w| w.1).collect();
-        let target = DenseAffinities {
-            length,
-            rate_totals: model.rate_totals(),
-            counts: &counts,
-            rates: &rates,
-            eta: &model.eta,
-            lambda2: model.lambda2,
-            isa: prediction_isa(),
-        };
+        let target = mode_density(&model, &counts, &rates);
         let evidence = Evidence::of(&model, &words, &rates);
         let xi = predict_affinities(&model, &words, &rates, &evidence);
         let starts = [(model.eta.clone(), Some(model.lambda2)), (explanation_start(&model, &evidence), None)];

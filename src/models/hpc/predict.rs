@@ -34,12 +34,17 @@ pub fn predict_affinities(model: &HpcModel, words: &[(usize, f64)], rates: &[f64
     if words.is_empty() {
         return model.eta.clone();
     }
-    let length: f64 = words.iter().map(|w| w.1).sum::<f64>() / model.mean_length;
     let counts: Vec<f64> = words.iter().map(|w| w.1).collect();
-    let target =
-        DenseAffinities { length, rate_totals: model.rate_totals(), counts: &counts, rates, eta: &model.eta, lambda2: model.lambda2, isa: prediction_isa() };
+    let target = mode_density(model, &counts, rates);
     let starts = [(model.eta.clone(), Some(model.lambda2)), (explanation_start(model, evidence), None)];
     best_mode(&target, &starts).x
+}
+
+/// The density whose mode is ξ*: a document's word `counts` (in the order of its
+/// `rates`) under the model's rates and affinity prior.
+pub(crate) fn mode_density<'a>(model: &'a HpcModel, counts: &'a [f64], rates: &'a [f64]) -> DenseAffinities<'a> {
+    let length = counts.iter().sum::<f64>() / model.mean_length;
+    DenseAffinities { length, rate_totals: model.rate_totals(), counts, rates, eta: &model.eta, lambda2: model.lambda2, isa: prediction_isa() }
 }
 
 /// The L-BFGS mode of `target` from each (start, first step scale), the one of highest

@@ -96,6 +96,22 @@ pub struct ServeConfig {
     /// id and a random suffix (unique per start).
     #[arg(long, env = "TOPICD_REPLICA_ID")]
     pub replica_id: Option<String>,
+    /// Megabytes of decoded models (and the pages answered from them) kept in memory
+    /// between requests, least recently used out first; a model larger than this is
+    /// served without being kept. Default: a quarter of the machine's memory.
+    #[arg(long, env = "TOPICD_MODEL_CACHE_MB", value_parser = parse_megabytes)]
+    pub model_cache_mb: Option<f64>,
+    /// Megabytes that the fits running at once on this replica may use together, by
+    /// their families' estimates: a fit estimated above it is refused at submission
+    /// (422), one that fits alone but not beside the running fits waits in the queue.
+    /// Default: half the machine's memory.
+    #[arg(long, env = "TOPICD_FIT_MEMORY_MB", value_parser = parse_megabytes)]
+    pub fit_memory_mb: Option<f64>,
+    /// Megabytes that predict requests being answered may hold together, by estimates
+    /// from their documents' size and the model's topics: a request estimated above it
+    /// is refused (422), others wait for room. Default: an eighth of the machine's memory.
+    #[arg(long, env = "TOPICD_REQUEST_MEMORY_MB", value_parser = parse_megabytes)]
+    pub request_memory_mb: Option<f64>,
     /// Log as JSON lines instead of human-readable text.
     #[arg(long, env = "TOPICD_LOG_JSON", default_value_t = false)]
     pub log_json: bool,
@@ -136,6 +152,32 @@ impl Role {
         self != Role::Api
     }
 }
+
+/// A positive, finite number of megabytes (for the memory budgets).
+fn parse_megabytes(s: &str) -> Result<f64, String> {
+    parse_max_db_mb(s)
+}
+
+/// The machine's memory in bytes: the smaller of the physical memory and the memory
+/// limit of this process' control group (a container's limit), where either can be read.
+pub fn machine_memory_bytes() -> Option<u64> {
+    let physical = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
+        line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+    });
+    let limit = ["/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"]
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .filter_map(|s| s.trim().parse::<u64>().ok())
+        .find(|&b| b > 0 && b < (1 << 60));
+    match (physical, limit) {
+        (Some(p), Some(l)) => Some(p.min(l)),
+        (p, l) => p.or(l),
+    }
+}
+
+/// Memory assumed when the machine's cannot be read.
+const FALLBACK_MACHINE_BYTES: u64 = 4 << 30;
 
 /// A positive, finite number of megabytes.
 fn parse_max_db_mb(s: &str) -> Result<f64, String> {
@@ -182,6 +224,9 @@ impl ServeConfig {
             lease_s: 30.0,
             replica_id: None,
             log_json: false,
+            model_cache_mb: None,
+            fit_memory_mb: None,
+            request_memory_mb: None,
             auth: None,
             insecure_no_auth: false,
             public_metrics: false,
@@ -193,6 +238,24 @@ impl ServeConfig {
             max_request_documents: 100_000,
             max_n: 10_000,
         }
+    }
+
+    /// The model cache's budget in bytes: `--model-cache-mb`, else a quarter of the
+    /// machine's memory.
+    pub fn model_cache_bytes(&self) -> u64 {
+        self.model_cache_mb.map_or_else(|| machine_memory_bytes().unwrap_or(FALLBACK_MACHINE_BYTES) / 4, |mb| (mb * 1048576.0) as u64)
+    }
+
+    /// The running fits' memory budget in bytes: `--fit-memory-mb`, else half the
+    /// machine's memory.
+    pub fn fit_memory_bytes(&self) -> u64 {
+        self.fit_memory_mb.map_or_else(|| machine_memory_bytes().unwrap_or(FALLBACK_MACHINE_BYTES) / 2, |mb| (mb * 1048576.0) as u64)
+    }
+
+    /// The budget of predict requests being answered, in bytes: `--request-memory-mb`,
+    /// else an eighth of the machine's memory.
+    pub fn request_memory_bytes(&self) -> u64 {
+        self.request_memory_mb.map_or_else(|| machine_memory_bytes().unwrap_or(FALLBACK_MACHINE_BYTES) / 8, |mb| (mb * 1048576.0) as u64)
     }
 
     /// The limits these flags set.

@@ -8,6 +8,7 @@
 //!   folder per model (LDA first); pure numerics on rayon.
 //! - [`inference`]: generic samplers (HMC) over a log density with gradient.
 //! - [`summaries`]: frequency, exclusivity and FREX tables from fitted word rates.
+//! - [`heap_size`]: the heap bytes a decoded model or page holds (the model cache's budget).
 //! - [`rng`]: per-(seed, iteration, index) random streams, so results do not depend on
 //!   thread count.
 //! - [`store`]: SQLite persistence (the only SQL in the crate).
@@ -15,7 +16,7 @@
 //! - [`api`]: axum router, handlers, problem+json errors, metrics.
 //! - [`config`] and [`cli`]: flags and environment; the offline `fit` command.
 //!
-//! `corpus`, `graph`, `models`, `inference`, `summaries` and `rng` never import axum, sqlx or tokio.
+//! `corpus`, `graph`, `models`, `inference`, `summaries`, `heap_size` and `rng` never import axum, sqlx or tokio.
 
 pub mod api;
 pub mod auth;
@@ -25,6 +26,7 @@ pub mod corpus;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod graph;
+pub mod heap_size;
 pub mod inference;
 mod isa;
 pub mod jobs;

@@ -258,5 +258,47 @@ async fn concurrent_first_reads_of_a_model_all_answer() {
         for (p, (st, body)) in paths.iter().zip(answers) {
             assert_eq!(st, 200, "round {round}: {p}: {body}");
         }
+        // One decode served the 48 reads (single flight), and the model is kept.
+        let metrics = s.get_text("/metrics").await.1;
+        assert_eq!(metric(&metrics, "topicd_model_cache_loads_total"), 1.0, "round {round}: {metrics}");
+        assert!(metric(&metrics, "topicd_model_cache_misses_total") + metric(&metrics, "topicd_model_cache_hits_total") >= 48.0, "round {round}: {metrics}");
+        assert!(metric(&metrics, "topicd_model_cache_bytes") > 0.0);
+        assert_eq!(metric(&metrics, "topicd_model_cache_loads_in_flight"), 0.0);
     }
+}
+
+/// A Prometheus sample's value in `/metrics` text (0 when absent).
+fn metric(text: &str, name: &str) -> f64 {
+    text.lines().find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')).and_then(|v| v.trim().parse().ok())).unwrap_or(0.0)
+}
+
+/// A model larger than the whole model cache is served to every request, never kept
+/// (the cache holds nothing), and decoded once for requests that overlap; the same
+/// answers as a server that keeps it. Predictions share the one decode too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_model_larger_than_the_cache_is_served_without_being_kept() {
+    let mut s = TestServer::start().await;
+    let cid = s.upload(json!({"documents": appstream_docs(200), "preprocess": {"min_df": 2}})).await["id"].as_str().unwrap().to_string();
+    let job = s.submit(&cid, "lda", json!({"topics": 10, "iterations": 5}), 1).await;
+    let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(120)).await;
+    let mid = done["model_id"].as_str().unwrap().to_string();
+    let topics = format!("/v1/models/{mid}/topics?n=5");
+    let expected = s.get(&topics).await;
+    assert_eq!(expected.0, 200);
+    let predict = json!({"documents": [{"text": "a game with a joystick and a keyboard"}]});
+    let expected_prediction = s.post(&format!("/v1/models/{mid}/predict"), &predict).await;
+    // 1 KB: smaller than any model.
+    s.stop().await;
+    s.boot(|c| c.model_cache_mb = Some(0.001)).await;
+    let reads = futures_util::future::join_all((0..16).map(|_| s.get(&topics)));
+    let predicts = futures_util::future::join_all((0..16).map(|_| s.post(&format!("/v1/models/{mid}/predict"), &predict)));
+    let (reads, predicts) = tokio::join!(reads, predicts);
+    assert!(reads.iter().all(|r| *r == expected), "a read differed from the keeping server's");
+    assert!(predicts.iter().all(|r| *r == expected_prediction), "a prediction differed from the keeping server's");
+    let metrics = s.get_text("/metrics").await.1;
+    assert_eq!(metric(&metrics, "topicd_model_cache_bytes"), 0.0, "{metrics}");
+    assert!(metric(&metrics, "topicd_model_cache_not_kept_total") >= 1.0, "{metrics}");
+    // Overlapping requests shared decodes: far fewer than one each.
+    assert!(metric(&metrics, "topicd_model_cache_loads_total") < 32.0, "{metrics}");
+    s.stop().await;
 }

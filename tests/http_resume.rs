@@ -246,6 +246,7 @@ async fn a_job_with_an_unusable_checkpoint_starts_over() {
             params: &params,
             seed: 5,
             queue: topicd::store::jobs::QueueGate::UNBOUNDED,
+            memory_bytes: None,
         };
         store.insert_job(job).await.unwrap().unwrap();
         let claimed = store.claim_next_job(&topicd::store::Worker::new("test")).await.unwrap().unwrap();

@@ -22,7 +22,7 @@ use topicd::corpus::CorpusStats;
 use topicd::store::corpora::NewCorpus;
 use topicd::store::jobs::{NewJob, NotQueued, QueueGate};
 use topicd::store::models::NewModel;
-use topicd::store::{Claim, DbLocation, FitInput, JobStatus, LoadedCheckpoint, Renewal, Store, StoreError, TracePoint, Worker};
+use topicd::store::{Claim, DbLocation, FitInput, JobStatus, LoadedCheckpoint, MemoryRoom, Renewal, Store, StoreError, TracePoint, Worker};
 
 /// Where a test's store lives; dropping it removes the database.
 enum TestDb {
@@ -76,6 +76,7 @@ on_both!(
     an_unpublished_write_leaves_the_published_checkpoint,
     a_model_round_trips_and_a_cancel_reaches_the_holder,
     blobs_round_trip_byte_for_byte,
+    a_job_waits_for_the_memory_its_estimate_needs,
 );
 
 fn stats() -> CorpusStats {
@@ -88,7 +89,7 @@ async fn store_with_jobs(db: &TestDb, ids: &[&str]) -> Store {
     store.insert_corpus(NewCorpus { id: "c", name: "c", stats: &stats(), summary: json!({}), data: vec![1, 2, 3] }).await.unwrap();
     for id in ids {
         store
-            .insert_job(NewJob { id, input: FitInput::Corpus("c"), model: "lda", params: &json!({}), seed: 1, queue: QueueGate::UNBOUNDED })
+            .insert_job(NewJob { id, input: FitInput::Corpus("c"), model: "lda", params: &json!({}), seed: 1, queue: QueueGate::UNBOUNDED, memory_bytes: None })
             .await
             .unwrap()
             .unwrap();
@@ -109,7 +110,15 @@ async fn let_expire() {
 async fn a_job_cannot_be_queued_for_a_missing_corpus(db: TestDb) {
     let store = db.open().await;
     let made = store
-        .insert_job(NewJob { id: "j", input: FitInput::Corpus("gone"), model: "lda", params: &json!({}), seed: 1, queue: QueueGate::UNBOUNDED })
+        .insert_job(NewJob {
+            id: "j",
+            input: FitInput::Corpus("gone"),
+            model: "lda",
+            params: &json!({}),
+            seed: 1,
+            queue: QueueGate::UNBOUNDED,
+            memory_bytes: None,
+        })
         .await
         .unwrap();
     assert_eq!(made.unwrap_err(), NotQueued::InputGone);
@@ -126,6 +135,7 @@ async fn queued_jobs_are_bounded_in_all_and_per_token_in_the_inserting_transacti
         params: &params,
         seed: 1,
         queue: QueueGate { token_key: token, max_queued: 3, max_queued_per_token: 2 },
+        memory_bytes: None,
     };
     store.insert_job(job("a1", Some("a"))).await.unwrap().unwrap();
     store.insert_job(job("a2", Some("a"))).await.unwrap().unwrap();
@@ -489,4 +499,40 @@ async fn postgres_start_leaves_running_jobs_to_their_leases() {
     store.claim_next_job(&Worker::new("other")).await.unwrap().unwrap();
     assert_eq!(store.recover_interrupted_jobs(3).await.unwrap(), (0, 0));
     assert_eq!(store.get_job("j").await.unwrap().unwrap().status, JobStatus::Running);
+}
+
+/// A queued job whose estimate exceeds the room a replica has left is not claimed, and
+/// says why; the queue stays first in, first out (a smaller job behind it waits too);
+/// with room, the job is claimed, its estimate kept and its note cleared. A job without
+/// an estimate needs nothing.
+async fn a_job_waits_for_the_memory_its_estimate_needs(db: TestDb) {
+    let store = db.open().await;
+    store.insert_corpus(NewCorpus { id: "c", name: "c", stats: &stats(), summary: json!({}), data: vec![1, 2, 3] }).await.unwrap();
+    let params = json!({});
+    for (id, bytes) in [("big", Some(3_000_u64)), ("small", Some(10)), ("none", None)] {
+        store
+            .insert_job(NewJob { id, input: FitInput::Corpus("c"), model: "lda", params: &params, seed: 1, queue: QueueGate::UNBOUNDED, memory_bytes: bytes })
+            .await
+            .unwrap()
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(store.get_job("big").await.unwrap().unwrap().memory_bytes, Some(3_000));
+    let note = |needs: u64| format!("needs {needs}, has 2000");
+    let tight = MemoryRoom { free_bytes: 2_000, waiting: &note };
+    assert!(store.claim_next_job_within(&Worker::new("w"), &tight).await.unwrap().is_none(), "a job larger than the room was claimed");
+    let big = store.get_job("big").await.unwrap().unwrap();
+    assert_eq!((big.status, big.waiting.as_deref()), (JobStatus::Queued, Some("needs 3000, has 2000")));
+    assert_eq!(store.get_job("small").await.unwrap().unwrap().status, JobStatus::Queued, "a later job overtook the head of the queue");
+    let room = MemoryRoom { free_bytes: 3_000, waiting: &note };
+    let claimed = store.claim_next_job_within(&Worker::new("w"), &room).await.unwrap().unwrap();
+    assert_eq!((claimed.id.as_str(), claimed.memory_bytes, claimed.waiting), ("big", Some(3_000), None));
+    let none = MemoryRoom { free_bytes: 0, waiting: &note };
+    assert!(store.claim_next_job_within(&Worker::new("w"), &none).await.unwrap().is_none());
+    store
+        .finish_job(&Claim::of(&store.claim_next_job_within(&Worker::new("w"), &MemoryRoom::UNLIMITED).await.unwrap().unwrap()), JobStatus::Succeeded, None)
+        .await
+        .unwrap();
+    let last = store.claim_next_job_within(&Worker::new("w"), &none).await.unwrap().expect("a job without an estimate needs no room");
+    assert_eq!((last.id.as_str(), last.memory_bytes), ("none", None));
 }

@@ -52,7 +52,8 @@ pub async fn heldout(
     require(&m.row.family, |c| c.heldout_likelihood, "held-out likelihood estimator")?;
     let m2 = m.clone();
     let max_documents = state.limits.max_request_documents;
-    let (params, seed, input) = tokio::task::spawn_blocking(move || -> ApiResult<(Value, u64, Vec<u8>)> {
+    let threads = state.runner.default_threads();
+    let (params, seed, (input, memory)) = tokio::task::spawn_blocking(move || -> ApiResult<(Value, u64, (Vec<u8>, u64))> {
         let req: HeldoutRequest = parse_json(&body)?;
         check_document_count(req.documents.len(), max_documents)?;
         let params = match req.params {
@@ -73,7 +74,10 @@ pub async fn heldout(
             let features = feature_row(&names, raw, i)?;
             docs.push(HeldoutDoc { id, doc, features });
         }
-        Ok((params, req.seed.unwrap_or(0), postcard::to_allocvec(&docs).map_err(ApiError::internal)?))
+        let input = postcard::to_allocvec(&docs).map_err(ApiError::internal)?;
+        let longest = docs.iter().map(|d| d.doc.num_tokens()).max().unwrap_or(0);
+        let memory = heldout_memory_bytes(m2.model.memory_bytes() + m2.lexicon.memory_bytes(), input.len(), longest, m2.model.num_topics(), threads);
+        Ok((params, req.seed.unwrap_or(0), (input, memory)))
     })
     .await
     .map_err(ApiError::internal)??;
@@ -90,6 +94,7 @@ pub async fn heldout(
             seed,
             input: Some(input),
             queue: state.limits.gate(caller.as_deref()),
+            memory_bytes: Some(memory),
         })
         .await?
         .map_err(|refused| not_queued(refused, &state.limits, || ApiError::not_found("model", &id)))?;
@@ -102,6 +107,13 @@ const MAX_DOC_TOKENS: u64 = 100_000;
 const MAX_DOC_TOKEN_TOPICS: u64 = 20_000_000;
 /// Most tokens of one request.
 const MAX_REQUEST_TOKENS: u64 = 2_000_000;
+
+/// A held-out likelihood job's estimated peak memory: the runner's decoded copy of the
+/// model, the stored documents (read, then decoded), and each scoring thread's
+/// tokens × K table of `f64` for the longest document.
+fn heldout_memory_bytes(model_bytes: usize, input_bytes: usize, longest_tokens: u64, topics: usize, threads: usize) -> u64 {
+    model_bytes as u64 + 2 * input_bytes as u64 + threads as u64 * longest_tokens * topics as u64 * 8
+}
 
 /// Reject documents too large to score before anything is queued.
 fn check_sizes(docs: &[crate::corpus::lexicon::EncodedDoc], num_topics: usize) -> ApiResult<()> {
@@ -167,6 +179,7 @@ pub async fn evaluate(State(state): State<AppState>, caller: Option<Extension<Ca
             seed: row.seed,
             input: None,
             queue: state.limits.gate(caller.as_deref()),
+            memory_bytes: None,
         })
         .await?
         .map_err(|refused| not_queued(refused, &state.limits, || ApiError::conflict(format!("model {id} or its corpus {corpus_id} no longer exists"))))?;

@@ -56,6 +56,8 @@ pub fn job_json(j: &JobRow) -> Value {
         "source_model_id": j.source_model_id,
         "error": j.error,
         "result": j.result,
+        "memory_estimate_bytes": j.memory_bytes,
+        "waiting": j.waiting,
     })
 }
 
@@ -98,7 +100,7 @@ pub async fn create(State(state): State<AppState>, caller: Option<Extension<Call
     let params = family.effective_params(&params)?;
     let job = state
         .store
-        .insert_job(NewJob { id: &id, input, model: family.name(), params: &params, seed, queue: state.limits.gate(caller.as_deref()) })
+        .insert_job(NewJob { id: &id, input, model: family.name(), params: &params, seed, queue: state.limits.gate(caller.as_deref()), memory_bytes: None })
         .await?
         .map_err(|refused| not_queued(refused, &state.limits, || ApiError::invalid(field, format!("{} {input_id:?} was deleted", family.input_noun()))))?;
     state.runner.wake();

@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod model_cache;
 pub mod models;
 pub mod ops;
+pub mod request_memory;
 pub mod topic_documents;
 pub mod topic_map;
 pub mod topic_names;
@@ -53,6 +54,8 @@ pub struct AppState {
     pub limits: Arc<limits::Limits>,
     /// Requests per second per client; `None`: unlimited.
     pub rate_limit: Option<Arc<limits::ClientRateLimit>>,
+    /// The memory predict requests may hold together (`--request-memory-mb`).
+    pub request_memory: Arc<request_memory::RequestMemory>,
 }
 
 /// Every route the server answers: (method, path in OpenAPI syntax). The router below is
@@ -210,9 +213,10 @@ pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
             checkpoint_every_s: config.checkpoint_every_s,
             worker: config.worker(),
             claims_jobs: config.role.runs_jobs(),
+            fit_memory_bytes: config.fit_memory_bytes(),
         },
     );
-    let models = Arc::new(model_cache::ModelCache::new(8));
+    let models = Arc::new(model_cache::ModelCache::new(usize::try_from(config.model_cache_bytes()).unwrap_or(usize::MAX)));
     let follow_models = tokio::spawn(models.clone().follow(store.clone()));
     let predict_pool = rayon::ThreadPoolBuilder::new().num_threads(config.threads.max(1)).thread_name(|i| format!("predict-{i}")).build()?;
     let state = AppState {
@@ -225,6 +229,7 @@ pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
         auth: auth::AuthPolicy { mode: auth_mode, public_metrics: config.public_metrics },
         limits: Arc::new(config.limits()),
         rate_limit: limits::ClientRateLimit::new(config.rate_limit_per_s, config.rate_limit_burst),
+        request_memory: Arc::new(request_memory::RequestMemory::new(config.request_memory_bytes())),
     };
     if let Some(rate_limit) = state.rate_limit.clone() {
         tokio::spawn(async move {
@@ -253,7 +258,16 @@ pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
         runner_task.abort();
         follow_models.abort();
     });
-    tracing::info!(%addr, auth = ?auth_mode, db = %config.db, role = ?config.role, "topicd listening");
+    tracing::info!(
+        %addr,
+        auth = ?auth_mode,
+        db = %config.db,
+        role = ?config.role,
+        model_cache_mb = config.model_cache_bytes() / 1048576,
+        fit_memory_mb = config.fit_memory_bytes() / 1048576,
+        request_memory_mb = config.request_memory_bytes() / 1048576,
+        "topicd listening"
+    );
     Ok(Server { addr, shutdown: tx, handle })
 }
 

@@ -1,8 +1,22 @@
 //! Decoded models kept in memory between requests.
 //!
 //! Why it exists: a stored model is a blob of posterior means (megabytes for K = 100 on
-//! a real vocabulary); decoding it for every topics or predict request would dominate
-//! their cost. A small cache keeps the most recently used models decoded.
+//! a real vocabulary, gigabytes for a large labelled corpus); decoding it for every
+//! topics or predict request would dominate their cost, and decoding it once per
+//! request when a crowd opens a fresh model multiplies the server's memory by the
+//! crowd. So:
+//! - **One decode per model** (single flight): requests for a model that is not loaded
+//!   wait on one load; a failed load is answered to every waiter and not kept. At most
+//!   one decoded copy of a model is alive in the process: a model pushed out of the
+//!   cache while requests still use it is found again by the next request (a weak
+//!   reference) instead of being decoded a second time.
+//! - **A budget in bytes** (`--model-cache-mb`): models and the pages answered from
+//!   them are kept by their measured heap size ([`crate::heap_size`]; re-measured as
+//!   pages are added), least recently used out first. A model larger than the whole
+//!   budget is served to the requests that asked for it without being kept.
+//!
+//! Decoding runs on a blocking thread, never on the async workers and never inside the
+//! prediction pool (see [`LoadedModel::ranked_table`] for why that matters).
 //!
 //! On a shared store (PostgreSQL, many replicas) another replica may delete a model or
 //! rename its topics. Those changes are announced (`store::model_events`) and
@@ -23,8 +37,11 @@ use crate::store::{ModelRow, Store};
 use crate::summaries::topic_map::TopicMap;
 use crate::summaries::RankedTable;
 use std::collections::HashMap;
+use std::fmt::Write;
+use std::future::Future;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
 
 use super::error::{ApiError, ApiResult};
 use super::topic_documents::RankedDocuments;
@@ -65,12 +82,30 @@ impl LoadedModel {
         };
         slot.get_or_init(|| pool.install(|| Arc::new(RankedTable::new(self.model.topic_table(&TableOptions { comparison }))))).clone()
     }
+
+    /// Heap bytes of the model, its vocabulary and everything computed from it so far.
+    pub fn memory_bytes(&self) -> usize {
+        let tables: usize = self.ranked_tables.iter().filter_map(|t| t.get()).map(|t| t.memory_bytes()).sum();
+        self.model.memory_bytes()
+            + self.lexicon.memory_bytes()
+            + tables
+            + self.topic_map.get().map_or(0, |m| m.memory_bytes())
+            + self.document_topics.get().map_or(0, |d| d.memory_bytes())
+            + self.topic_pages.memory_bytes()
+    }
 }
 
 /// A graph model ready to report its communities.
 pub struct LoadedCommunities {
     pub row: ModelRow,
     pub model: Box<dyn CommunityModel>,
+}
+
+impl LoadedCommunities {
+    /// Heap bytes of the model and its node names.
+    pub fn memory_bytes(&self) -> usize {
+        self.model.memory_bytes()
+    }
 }
 
 /// A cached model of either kind.
@@ -80,21 +115,93 @@ enum Entry {
     Communities(Arc<LoadedCommunities>),
 }
 
-/// A cached model, the use count at its last use, and the listening epoch it was last
-/// checked against the store in (0: never).
+impl Entry {
+    fn memory_bytes(&self) -> usize {
+        match self {
+            Entry::Topics(m) => m.memory_bytes(),
+            Entry::Communities(m) => m.memory_bytes(),
+        }
+    }
+
+    fn downgrade(&self) -> WeakEntry {
+        match self {
+            Entry::Topics(m) => WeakEntry::Topics(Arc::downgrade(m)),
+            Entry::Communities(m) => WeakEntry::Communities(Arc::downgrade(m)),
+        }
+    }
+}
+
+/// A decoded model that is not kept but may still be in use by requests.
+enum WeakEntry {
+    Topics(Weak<LoadedModel>),
+    Communities(Weak<LoadedCommunities>),
+}
+
+impl WeakEntry {
+    fn upgrade(&self) -> Option<Entry> {
+        match self {
+            WeakEntry::Topics(m) => m.upgrade().map(Entry::Topics),
+            WeakEntry::Communities(m) => m.upgrade().map(Entry::Communities),
+        }
+    }
+}
+
+/// A kept model: the use count at its last use, the listening epoch it was last checked
+/// against the store in (0: never), and its size when last measured.
 struct Slot {
     tick: u64,
     entry: Entry,
     checked: u64,
+    bytes: usize,
+    measured: Instant,
 }
 
-/// The use counter, and the cached models by id.
-type Entries = (u64, HashMap<String, Slot>);
+/// One load that every request for the model waits on.
+type Load = tokio::sync::OnceCell<ApiResult<Entry>>;
 
-/// Least-recently-used cache of decoded models, topic and graph alike.
+/// Everything under the cache's one lock (never held across an await).
+#[derive(Default)]
+struct Kept {
+    /// The use counter.
+    tick: u64,
+    slots: HashMap<String, Slot>,
+    /// Sum of the slots' bytes.
+    held: usize,
+    /// Loads under way, by model id.
+    loading: HashMap<String, Arc<Load>>,
+    /// Models decoded but not kept (pushed out, or too large), while anything uses them.
+    alive: HashMap<String, WeakEntry>,
+}
+
+/// How often a kept model's size is measured again while it is used (its pages grow).
+const REMEASURE_EVERY: Duration = Duration::from_millis(100);
+
+/// What `/metrics` reports of the cache.
+#[derive(Default)]
+struct Counters {
+    hits: AtomicU64,
+    misses: AtomicU64,
+    loads: AtomicU64,
+    failed_loads: AtomicU64,
+    loads_in_flight: AtomicI64,
+    evictions: AtomicU64,
+    not_kept: AtomicU64,
+}
+
+/// Decrements the loads-in-flight gauge however the load ends (even when cancelled).
+struct InFlight<'a>(&'a AtomicI64);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Least-recently-used cache of decoded models, topic and graph alike, bounded in bytes.
 pub struct ModelCache {
-    capacity: usize,
-    entries: Mutex<Entries>,
+    budget: usize,
+    kept: Mutex<Kept>,
+    counters: Counters,
     /// The current listening epoch: nonzero while model events arrive (a new value each
     /// time the listener starts), 0 while they do not.
     epoch: AtomicU64,
@@ -104,14 +211,21 @@ pub struct ModelCache {
 }
 
 impl ModelCache {
-    pub fn new(capacity: usize) -> Self {
+    /// A cache holding at most `budget` bytes of decoded models and their pages.
+    pub fn new(budget: usize) -> Self {
         ModelCache {
-            capacity: capacity.max(1),
-            entries: Mutex::new((0, HashMap::new())),
+            budget,
+            kept: Mutex::new(Kept::default()),
+            counters: Counters::default(),
             epoch: AtomicU64::new(0),
             next_epoch: AtomicU64::new(1),
             events: AtomicU64::new(0),
         }
+    }
+
+    /// The byte budget.
+    pub fn budget(&self) -> usize {
+        self.budget
     }
 
     /// Apply model events announced on a shared store, until the process ends; nothing
@@ -146,7 +260,9 @@ impl ModelCache {
         match event {
             ModelEvent::Deleted(id) => self.forget(&id),
             ModelEvent::Renamed(id) => {
-                if let Some(Slot { entry: Entry::Topics(m), .. }) = self.entries.lock().expect("cache lock").1.get(&id) {
+                let kept = self.kept.lock().expect("cache lock");
+                let entry = kept.slots.get(&id).map(|s| s.entry.clone()).or_else(|| kept.alive.get(&id).and_then(WeakEntry::upgrade));
+                if let Some(Entry::Topics(m)) = entry {
                     m.topic_pages.names_changed();
                 }
             }
@@ -176,77 +292,417 @@ impl ModelCache {
 
     async fn entry(&self, store: &Store, id: &str) -> ApiResult<Entry> {
         let epoch = self.epoch.load(Ordering::SeqCst);
-        let hit = {
-            let mut guard = self.entries.lock().expect("cache lock");
-            guard.0 += 1;
-            let tick = guard.0;
-            guard.1.get_mut(id).map(|slot| {
-                slot.tick = tick;
-                (slot.entry.clone(), slot.checked)
-            })
-        };
-        if let Some((entry, checked)) = hit {
-            if !store.is_shared() || (epoch != 0 && checked == epoch) {
-                return Ok(entry);
-            }
-            let Some(generation) = store.model_names_generation(id).await? else {
-                self.forget(id);
-                return Err(ApiError::not_found("model", id));
-            };
-            if let Entry::Topics(m) = &entry {
-                if m.names_generation.swap(generation, Ordering::SeqCst) != generation {
-                    m.topic_pages.names_changed();
-                }
-            }
-            if let Some(slot) = self.entries.lock().expect("cache lock").1.get_mut(id) {
-                slot.checked = epoch;
-            }
+        let (entry, checked) = self.get_or_load(id, epoch, || load(store, id)).await?;
+        if !store.is_shared() || (epoch != 0 && checked == epoch) {
             return Ok(entry);
         }
-        let events_before = self.events.load(Ordering::SeqCst);
-        // Read before the names are, so a rename in between shows as a newer generation.
-        let generation = if store.is_shared() { store.model_names_generation(id).await?.unwrap_or(-1) } else { -1 };
-        let row = store.get_model(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
-        let (family, lexicon, data) = store.model_blobs(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
-        let entry = tokio::task::spawn_blocking(move || -> ApiResult<Entry> {
-            let fam = registry::lookup(&family).ok_or_else(|| ApiError::internal(format!("stored model has unknown family {family}")))?;
-            Ok(match fam.decode(&data).map_err(ApiError::internal)? {
-                Fitted::Topics(model) => {
-                    let lexicon = lexicon.ok_or_else(|| ApiError::internal("stored topic model has no lexicon"))?;
-                    let lexicon: Lexicon = postcard::from_bytes(&lexicon).map_err(ApiError::internal)?;
-                    let pipeline = lexicon.pipeline();
-                    Entry::Topics(Arc::new(LoadedModel {
-                        row,
-                        model,
-                        lexicon,
-                        pipeline,
-                        topic_map: OnceLock::new(),
-                        document_topics: OnceLock::new(),
-                        ranked_tables: Default::default(),
-                        topic_pages: TopicPages::default(),
-                        names_generation: AtomicI64::new(generation),
-                    }))
-                }
-                Fitted::Communities(model) => Entry::Communities(Arc::new(LoadedCommunities { row, model })),
-            })
-        })
-        .await
-        .map_err(ApiError::internal)??;
-        let mut guard = self.entries.lock().expect("cache lock");
-        guard.0 += 1;
-        let tick = guard.0;
-        if guard.1.len() >= self.capacity {
-            if let Some(oldest) = guard.1.iter().min_by_key(|(_, slot)| slot.tick).map(|(k, _)| k.clone()) {
-                guard.1.remove(&oldest);
+        let Some(generation) = store.model_names_generation(id).await? else {
+            self.forget(id);
+            return Err(ApiError::not_found("model", id));
+        };
+        if let Entry::Topics(m) = &entry {
+            if m.names_generation.swap(generation, Ordering::SeqCst) != generation {
+                m.topic_pages.names_changed();
             }
         }
-        // Checked now, unless an event arrived while it loaded (it may be about this one).
-        let checked = if self.events.load(Ordering::SeqCst) == events_before { epoch } else { 0 };
-        guard.1.insert(id.to_string(), Slot { tick, entry: entry.clone(), checked });
+        if let Some(slot) = self.kept.lock().expect("cache lock").slots.get_mut(id) {
+            slot.checked = epoch;
+        }
         Ok(entry)
     }
 
+    /// The entry for `id` with the epoch it was last checked in: kept, alive, or loaded
+    /// by `loader` once for every request that asks while it runs. An entry just loaded
+    /// counts as checked in `epoch` unless a model event arrived while it loaded (it may
+    /// be about this one).
+    async fn get_or_load<F, Fut>(&self, id: &str, epoch: u64, loader: F) -> ApiResult<(Entry, u64)>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = ApiResult<Entry>>,
+    {
+        let load = {
+            let mut kept = self.kept.lock().expect("cache lock");
+            if let Some(found) = self.hit(&mut kept, id) {
+                self.counters.hits.fetch_add(1, Ordering::Relaxed);
+                return Ok(found);
+            }
+            kept.loading.entry(id.to_string()).or_default().clone()
+        };
+        self.counters.misses.fetch_add(1, Ordering::Relaxed);
+        let this_load = load.clone();
+        let result = load
+            .get_or_init(move || async move {
+                self.counters.loads.fetch_add(1, Ordering::Relaxed);
+                self.counters.loads_in_flight.fetch_add(1, Ordering::SeqCst);
+                let _in_flight = InFlight(&self.counters.loads_in_flight);
+                let events_before = self.events.load(Ordering::SeqCst);
+                let loaded = loader().await;
+                let mut kept = self.kept.lock().expect("cache lock");
+                if kept.loading.get(id).is_some_and(|l| Arc::ptr_eq(l, &this_load)) {
+                    kept.loading.remove(id);
+                }
+                match &loaded {
+                    Ok(entry) => {
+                        let checked = if self.events.load(Ordering::SeqCst) == events_before { epoch } else { 0 };
+                        self.keep(&mut kept, id, entry.clone(), checked);
+                    }
+                    Err(_) => {
+                        self.counters.failed_loads.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                loaded
+            })
+            .await;
+        let entry = result.clone()?;
+        // Waiters other than the loader see it as checked only if the loader kept it so.
+        let checked = self.kept.lock().expect("cache lock").slots.get(id).map_or(0, |s| s.checked);
+        Ok((entry, checked))
+    }
+
+    /// A kept or still-alive entry for `id`, marked as used now; a kept one is measured
+    /// again if its last measure is old, and the budget enforced.
+    fn hit(&self, kept: &mut Kept, id: &str) -> Option<(Entry, u64)> {
+        kept.tick += 1;
+        let tick = kept.tick;
+        if let Some(slot) = kept.slots.get_mut(id) {
+            slot.tick = tick;
+            let found = (slot.entry.clone(), slot.checked);
+            if slot.measured.elapsed() >= REMEASURE_EVERY {
+                let before = slot.bytes;
+                slot.bytes = slot.entry.memory_bytes();
+                slot.measured = Instant::now();
+                let after = slot.bytes;
+                kept.held = kept.held - before + after;
+                self.enforce_budget(kept, id);
+            }
+            return Some(found);
+        }
+        let alive = kept.alive.get(id).and_then(WeakEntry::upgrade);
+        if alive.is_none() {
+            kept.alive.remove(id);
+        }
+        alive.map(|entry| (entry, 0))
+    }
+
+    /// Keep a just-loaded entry, or only remember it weakly when it is larger than the
+    /// whole budget.
+    fn keep(&self, kept: &mut Kept, id: &str, entry: Entry, checked: u64) {
+        kept.alive.retain(|_, weak| weak.upgrade().is_some());
+        let bytes = entry.memory_bytes();
+        if bytes > self.budget {
+            self.counters.not_kept.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(
+                model = id,
+                mb = bytes as f64 / 1048576.0,
+                budget_mb = self.budget as f64 / 1048576.0,
+                "the model is larger than the model cache (--model-cache-mb): served to the requests that asked for it without being kept"
+            );
+            kept.alive.insert(id.to_string(), entry.downgrade());
+            return;
+        }
+        kept.tick += 1;
+        let tick = kept.tick;
+        if let Some(old) = kept.slots.insert(id.to_string(), Slot { tick, entry, checked, bytes, measured: Instant::now() }) {
+            kept.held -= old.bytes;
+        }
+        kept.held += bytes;
+        kept.alive.remove(id);
+        self.enforce_budget(kept, id);
+    }
+
+    /// Push out the least recently used models until the kept bytes fit the budget,
+    /// `current` last (it is in use): if it alone exceeds the budget it is not kept.
+    fn enforce_budget(&self, kept: &mut Kept, current: &str) {
+        while kept.held > self.budget {
+            let oldest = kept.slots.iter().filter(|(k, _)| k.as_str() != current).min_by_key(|(_, slot)| slot.tick).map(|(k, _)| k.clone());
+            let victim = oldest.unwrap_or_else(|| current.to_string());
+            let Some(slot) = kept.slots.remove(&victim) else { return };
+            kept.held -= slot.bytes;
+            if victim == current {
+                self.counters.not_kept.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(
+                    model = current,
+                    mb = slot.bytes as f64 / 1048576.0,
+                    budget_mb = self.budget as f64 / 1048576.0,
+                    "the model and its pages outgrew the model cache (--model-cache-mb): served without being kept"
+                );
+            } else {
+                self.counters.evictions.fetch_add(1, Ordering::Relaxed);
+            }
+            kept.alive.insert(victim, slot.entry.downgrade());
+        }
+    }
+
     pub fn forget(&self, id: &str) {
-        self.entries.lock().expect("cache lock").1.remove(id);
+        let mut kept = self.kept.lock().expect("cache lock");
+        if let Some(slot) = kept.slots.remove(id) {
+            kept.held -= slot.bytes;
+        }
+        kept.alive.remove(id);
+    }
+
+    /// Bytes of the models kept now (as last measured).
+    pub fn held_bytes(&self) -> usize {
+        self.kept.lock().expect("cache lock").held
+    }
+
+    /// The cache's series in Prometheus' text format.
+    pub fn render(&self, out: &mut String) {
+        let c = &self.counters;
+        let (held, models) = {
+            let kept = self.kept.lock().expect("cache lock");
+            (kept.held, kept.slots.len())
+        };
+        let series: [(&str, &str, &str, i128); 9] = [
+            ("topicd_model_cache_hits_total", "counter", "Model reads answered by a model already decoded.", c.hits.load(Ordering::Relaxed).into()),
+            (
+                "topicd_model_cache_misses_total",
+                "counter",
+                "Model reads that waited on a load (their own or one under way).",
+                c.misses.load(Ordering::Relaxed).into(),
+            ),
+            ("topicd_model_cache_loads_total", "counter", "Models decoded from the store.", c.loads.load(Ordering::Relaxed).into()),
+            (
+                "topicd_model_cache_failed_loads_total",
+                "counter",
+                "Loads that failed (answered to every waiter, not kept).",
+                c.failed_loads.load(Ordering::Relaxed).into(),
+            ),
+            ("topicd_model_cache_loads_in_flight", "gauge", "Loads under way.", c.loads_in_flight.load(Ordering::SeqCst).into()),
+            ("topicd_model_cache_evictions_total", "counter", "Models pushed out to stay within the budget.", c.evictions.load(Ordering::Relaxed).into()),
+            (
+                "topicd_model_cache_not_kept_total",
+                "counter",
+                "Models served without being kept because they alone exceed the budget.",
+                c.not_kept.load(Ordering::Relaxed).into(),
+            ),
+            ("topicd_model_cache_bytes", "gauge", "Bytes of the decoded models and pages kept, as last measured.", held as i128),
+            ("topicd_model_cache_models", "gauge", "Models kept.", models as i128),
+        ];
+        for (name, kind, help, value) in series {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
+        }
+        let _ = writeln!(out, "# HELP topicd_model_cache_budget_bytes The cache's budget (--model-cache-mb).\n# TYPE topicd_model_cache_budget_bytes gauge\ntopicd_model_cache_budget_bytes {}", self.budget);
+    }
+}
+
+/// Read a model and decode it on a blocking thread.
+async fn load(store: &Store, id: &str) -> ApiResult<Entry> {
+    // Read before the names are, so a rename in between shows as a newer generation.
+    let generation = if store.is_shared() { store.model_names_generation(id).await?.unwrap_or(-1) } else { -1 };
+    let row = store.get_model(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
+    let (family, lexicon, data) = store.model_blobs(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
+    tokio::task::spawn_blocking(move || -> ApiResult<Entry> {
+        let fam = registry::lookup(&family).ok_or_else(|| ApiError::internal(format!("stored model has unknown family {family}")))?;
+        Ok(match fam.decode(&data).map_err(ApiError::internal)? {
+            Fitted::Topics(model) => {
+                let lexicon = lexicon.ok_or_else(|| ApiError::internal("stored topic model has no lexicon"))?;
+                let lexicon: Lexicon = postcard::from_bytes(&lexicon).map_err(ApiError::internal)?;
+                let pipeline = lexicon.pipeline();
+                Entry::Topics(Arc::new(LoadedModel {
+                    row,
+                    model,
+                    lexicon,
+                    pipeline,
+                    topic_map: OnceLock::new(),
+                    document_topics: OnceLock::new(),
+                    ranked_tables: Default::default(),
+                    topic_pages: TopicPages::default(),
+                    names_generation: AtomicI64::new(generation),
+                }))
+            }
+            Fitted::Communities(model) => Entry::Communities(Arc::new(LoadedCommunities { row, model })),
+        })
+    })
+    .await
+    .map_err(ApiError::internal)?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::community::Communities;
+    use std::sync::atomic::AtomicUsize;
+
+    /// A graph model of a given size, standing in for any decoded model.
+    struct OfSize(usize);
+
+    impl CommunityModel for OfSize {
+        fn family(&self) -> &'static str {
+            "sized"
+        }
+        fn num_communities(&self) -> usize {
+            1
+        }
+        fn communities(&self) -> Communities {
+            Communities { nodes: Vec::new(), communities: Vec::new() }
+        }
+        fn diagnostics(&self) -> serde_json::Value {
+            serde_json::Value::Null
+        }
+        fn encode(&self) -> Vec<u8> {
+            Vec::new()
+        }
+        fn memory_bytes(&self) -> usize {
+            self.0
+        }
+    }
+
+    fn entry(id: &str, bytes: usize) -> Entry {
+        let row = ModelRow {
+            id: id.into(),
+            job_id: String::new(),
+            corpus_id: None,
+            graph_id: None,
+            family: "sized".into(),
+            params: serde_json::Value::Null,
+            seed: 0,
+            created_at: String::new(),
+            num_topics: 1,
+            diagnostics: serde_json::Value::Null,
+        };
+        Entry::Communities(Arc::new(LoadedCommunities { row, model: Box::new(OfSize(bytes)) }))
+    }
+
+    /// A loader that counts its calls and takes a while, so that requests overlap.
+    async fn slow_load(calls: &AtomicUsize, id: &str, bytes: usize) -> ApiResult<Entry> {
+        calls.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        Ok(entry(id, bytes))
+    }
+
+    fn same(a: &Entry, b: &Entry) -> bool {
+        match (a, b) {
+            (Entry::Communities(a), Entry::Communities(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_requests_share_one_load() {
+        let cache = Arc::new(ModelCache::new(1 << 20));
+        let calls = Arc::new(AtomicUsize::new(0));
+        let tasks: Vec<_> = (0..64)
+            .map(|_| {
+                let (cache, calls) = (cache.clone(), calls.clone());
+                tokio::spawn(async move { cache.get_or_load("m", 0, || slow_load(&calls, "m", 1000)).await.map(|(e, _)| e).ok().unwrap() })
+            })
+            .collect();
+        let mut entries = Vec::new();
+        for t in tasks {
+            entries.push(t.await.unwrap());
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "one load for 64 concurrent requests");
+        assert!(entries.iter().all(|e| same(e, &entries[0])), "every request got the same decoded model");
+        assert_eq!(cache.counters.loads.load(Ordering::SeqCst), 1);
+        assert_eq!(cache.counters.loads_in_flight.load(Ordering::SeqCst), 0);
+        assert_eq!(cache.counters.hits.load(Ordering::SeqCst) + cache.counters.misses.load(Ordering::SeqCst), 64);
+        // A later request is a hit.
+        cache.get_or_load("m", 0, || slow_load(&calls, "m", 1000)).await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_failed_load_reaches_every_waiter_and_is_not_kept() {
+        let cache = Arc::new(ModelCache::new(1 << 20));
+        let calls = Arc::new(AtomicUsize::new(0));
+        let failing = |calls: Arc<AtomicUsize>| async move {
+            calls.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            Err::<Entry, _>(ApiError::bad_request("the blob is damaged"))
+        };
+        let tasks: Vec<_> = (0..16)
+            .map(|_| {
+                let (cache, calls) = (cache.clone(), calls.clone());
+                tokio::spawn(async move { cache.get_or_load("m", 0, || failing(calls)).await.err().map(|e| e.detail.clone()) })
+            })
+            .collect();
+        for t in tasks {
+            assert!(t.await.unwrap().is_some_and(|d| d.contains("damaged")));
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "one load, its failure shared");
+        assert_eq!(cache.counters.failed_loads.load(Ordering::SeqCst), 1);
+        // Not cached: the next request loads again, and succeeds.
+        let ok_calls = AtomicUsize::new(0);
+        cache.get_or_load("m", 0, || slow_load(&ok_calls, "m", 10)).await.unwrap();
+        assert_eq!(ok_calls.load(Ordering::SeqCst), 1);
+        assert!(cache.kept.lock().unwrap().loading.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_load_is_taken_over_by_the_next_request() {
+        let cache = ModelCache::new(1 << 20);
+        let calls = AtomicUsize::new(0);
+        let first = tokio::time::timeout(Duration::from_millis(10), cache.get_or_load("m", 0, || slow_load(&calls, "m", 10))).await;
+        assert!(first.is_err(), "the first request gave up while loading");
+        assert_eq!(cache.counters.loads_in_flight.load(Ordering::SeqCst), 0);
+        cache.get_or_load("m", 0, || slow_load(&calls, "m", 10)).await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn the_least_recently_used_go_first_when_bytes_exceed_the_budget() {
+        let cache = ModelCache::new(2500);
+        let calls = AtomicUsize::new(0);
+        for id in ["a", "b"] {
+            cache.get_or_load(id, 0, || slow_load(&calls, id, 1000)).await.unwrap();
+        }
+        // Use a, so b is the least recently used when c arrives.
+        cache.get_or_load("a", 0, || slow_load(&calls, "a", 1000)).await.unwrap();
+        let c = cache.get_or_load("c", 0, || slow_load(&calls, "c", 1000)).await.unwrap();
+        {
+            let kept = cache.kept.lock().unwrap();
+            let mut ids: Vec<_> = kept.slots.keys().cloned().collect();
+            ids.sort();
+            assert_eq!(ids, ["a", "c"]);
+            assert_eq!(kept.held, 2000);
+        }
+        assert_eq!(cache.counters.evictions.load(Ordering::SeqCst), 1);
+        assert!(cache.held_bytes() <= cache.budget());
+        drop(c);
+        // b was dropped by everyone: asking for it loads it again.
+        cache.get_or_load("b", 0, || slow_load(&calls, "b", 1000)).await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 4);
+    }
+
+    #[tokio::test]
+    async fn a_model_larger_than_the_budget_is_served_not_kept_and_never_decoded_twice_while_used() {
+        let cache = ModelCache::new(500);
+        let calls = AtomicUsize::new(0);
+        let (big, _) = cache.get_or_load("big", 0, || slow_load(&calls, "big", 1000)).await.unwrap();
+        assert_eq!(cache.held_bytes(), 0);
+        assert_eq!(cache.counters.not_kept.load(Ordering::SeqCst), 1);
+        // While a request still holds it, the next one gets the same copy.
+        let (again, _) = cache.get_or_load("big", 0, || slow_load(&calls, "big", 1000)).await.unwrap();
+        assert!(same(&big, &again));
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        drop((big, again));
+        cache.get_or_load("big", 0, || slow_load(&calls, "big", 1000)).await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 2, "once nothing used it, it was gone");
+    }
+
+    #[tokio::test]
+    async fn an_evicted_model_still_in_use_is_not_decoded_again() {
+        let cache = ModelCache::new(1500);
+        let calls = AtomicUsize::new(0);
+        let (a, _) = cache.get_or_load("a", 0, || slow_load(&calls, "a", 1000)).await.unwrap();
+        cache.get_or_load("b", 0, || slow_load(&calls, "b", 1000)).await.unwrap();
+        assert_eq!(cache.counters.evictions.load(Ordering::SeqCst), 1, "a made room for b");
+        let (a2, _) = cache.get_or_load("a", 0, || slow_load(&calls, "a", 1000)).await.unwrap();
+        assert!(same(&a, &a2), "the copy in use is served");
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn metrics_name_every_series() {
+        let cache = ModelCache::new(1 << 20);
+        let mut out = String::new();
+        cache.render(&mut out);
+        for name in ["hits_total", "misses_total", "loads_total", "loads_in_flight", "bytes", "evictions_total", "budget_bytes"] {
+            assert!(
+                out.contains(&format!("\ntopicd_model_cache_{name} ")) || out.starts_with(&format!("topicd_model_cache_{name} ")),
+                "{name} missing from {out}"
+            );
+        }
     }
 }

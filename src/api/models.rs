@@ -5,6 +5,7 @@ use super::coherence::{coherence_of, number, CoherenceOptions, CoherenceParams, 
 use super::error::{ApiError, ApiResult};
 use super::extract::{from_str, parse_json, parse_query, read_body, require_json, Page};
 use super::model_cache::LoadedModel;
+use super::request_memory;
 use super::topic_pages::PageBody;
 use super::AppState;
 use crate::corpus::lexicon::EncodedDoc;
@@ -418,14 +419,16 @@ struct LabelProbability {
 }
 
 /// `POST /v1/models/{id}/predict`: documents are tokenised exactly as the corpus was.
-pub async fn predict(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap, body: Body) -> ApiResult<Json<PredictResponse>> {
+pub async fn predict(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
     require_json(&headers)?;
     let body = read_body(body, state.max_body_bytes).await?;
     let m = state.models.get(&state.store, &id).await?;
     let pool = state.predict_pool.clone();
     let max_documents = state.limits.max_request_documents;
+    let _room = state.request_memory.admit(request_memory::predict_bytes(&body, m.model.num_topics(), max_documents)).await?;
     let out = tokio::task::spawn_blocking(move || predict_blocking(&m, &pool, &body, max_documents)).await.map_err(ApiError::internal)??;
-    Ok(Json(out))
+    // Written while the request still holds its room: the answer's text is its peak.
+    Ok(Json(out).into_response())
 }
 
 /// Encode request documents with the model's lexicon exactly as its corpus was:

@@ -61,6 +61,7 @@ pub async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError
     let _ = writeln!(out, "topicd_fit_iterations_total {}", state.runner.fit_iterations());
     out.push_str("# HELP topicd_running_jobs Fits running in this process.\n# TYPE topicd_running_jobs gauge\n");
     let _ = writeln!(out, "topicd_running_jobs {}", state.runner.running_jobs());
+    state.models.render(&mut out);
     state.metrics.render(&mut out);
     Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], out).into_response())
 }

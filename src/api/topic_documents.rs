@@ -38,6 +38,15 @@ pub struct RankedDocuments {
     first_words: Vec<Option<String>>,
 }
 
+impl RankedDocuments {
+    /// Bytes the proportions, ids and first words hold on the heap.
+    pub fn memory_bytes(&self) -> usize {
+        use crate::heap_size::{nested, string, strings, vec};
+        let proportions = &self.topics.proportions;
+        vec(&proportions.documents) + vec(&proportions.rows) + strings(&self.ids) + nested(&self.first_words, |w| w.as_deref().map_or(0, string))
+    }
+}
+
 /// `GET /v1/models/{id}/topics/{topic}/documents`.
 pub async fn list(State(state): State<AppState>, Path((id, topic)): Path<(String, String)>, RawQuery(q): RawQuery) -> ApiResult<Json<Value>> {
     let n = parse_n(q.as_deref())?;

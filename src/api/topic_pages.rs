@@ -57,6 +57,19 @@ struct Kept {
     generation: u64,
     names: Option<Arc<Names>>,
     pages: HashMap<String, PageBody>,
+    /// Heap bytes of the names and pages kept (the model cache's budget counts them).
+    bytes: usize,
+}
+
+/// Heap bytes of one kept page: its key, its body and its slot in the map.
+fn page_bytes(key: &str, page: &PageBody) -> usize {
+    use crate::heap_size::{block, string};
+    string(key) + block(page.body.len()) + std::mem::size_of::<(String, PageBody)>()
+}
+
+/// Heap bytes of a names map.
+fn names_bytes(names: &Names) -> usize {
+    crate::heap_size::hash_map(names, |_, name| crate::heap_size::string(name))
 }
 
 /// One model's names and answered topic pages.
@@ -77,7 +90,8 @@ impl TopicPages {
         };
         let names = Arc::new(store.topic_names(model_id).await?);
         let mut kept = self.kept.lock().expect("topic pages lock");
-        if kept.generation == generation {
+        if kept.generation == generation && kept.names.is_none() {
+            kept.bytes += names_bytes(&names);
             kept.names = Some(names.clone());
         }
         Ok(NamesAt { names, generation })
@@ -99,9 +113,15 @@ impl TopicPages {
             return;
         }
         if kept.pages.len() >= MAX_PAGES {
+            let cleared: usize = kept.pages.iter().map(|(k, p)| page_bytes(k, p)).sum();
+            kept.bytes -= cleared;
             kept.pages.clear();
         }
-        kept.pages.insert(key, page);
+        let added = page_bytes(&key, &page);
+        if let Some(old) = kept.pages.insert(key.clone(), page) {
+            kept.bytes -= page_bytes(&key, &old);
+        }
+        kept.bytes += added;
     }
 
     /// A topic was renamed: forget the names and every page.
@@ -110,6 +130,12 @@ impl TopicPages {
         kept.generation += 1;
         kept.names = None;
         kept.pages.clear();
+        kept.bytes = 0;
+    }
+
+    /// Heap bytes of the names and pages kept.
+    pub fn memory_bytes(&self) -> usize {
+        self.kept.lock().expect("topic pages lock").bytes
     }
 
     #[cfg(test)]
@@ -158,5 +184,28 @@ mod tests {
             pages.keep(&at, i.to_string(), PageBody::new("text/csv", ""));
             assert!(pages.len() <= MAX_PAGES);
         }
+    }
+
+    #[test]
+    fn kept_bytes_follow_the_pages() {
+        let pages = TopicPages::default();
+        let at = names_at(&pages);
+        assert_eq!(pages.memory_bytes(), 0);
+        pages.keep(&at, "a".into(), PageBody::new("application/json", vec![b'x'; 1000]));
+        let one = pages.memory_bytes();
+        assert!((1000..1200).contains(&one), "{one}");
+        // The same key again replaces the page instead of adding to it.
+        pages.keep(&at, "a".into(), PageBody::new("application/json", vec![b'x'; 1000]));
+        assert_eq!(pages.memory_bytes(), one);
+        pages.keep(&at, "b".into(), PageBody::new("application/json", vec![b'x'; 500]));
+        assert!(pages.memory_bytes() > one + 500);
+        // Filling past the bound clears the pages and their bytes.
+        for i in 0..MAX_PAGES {
+            pages.keep(&at, i.to_string(), PageBody::new("text/csv", ""));
+        }
+        let counted: usize = pages.kept.lock().unwrap().pages.iter().map(|(k, p)| page_bytes(k, p)).sum();
+        assert_eq!(pages.memory_bytes(), counted);
+        pages.names_changed();
+        assert_eq!(pages.memory_bytes(), 0);
     }
 }

@@ -165,6 +165,12 @@ impl EncodedDoc {
 }
 
 impl Lexicon {
+    /// Bytes the vocabulary and its index hold on the heap.
+    pub fn memory_bytes(&self) -> usize {
+        use crate::heap_size::{hash_map, string, strings};
+        strings(&self.words) + hash_map(&self.index, |w, _| string(w))
+    }
+
     /// A lexicon over `words` (term id = position).
     ///
     /// # Panics

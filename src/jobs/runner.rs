@@ -17,7 +17,7 @@ use crate::models::registry::{self, FitSource, Fitted};
 use crate::models::{self, CancelToken, Checkpointing, FitContext, FitError, Progress};
 use crate::store::jobs::kind;
 use crate::store::models::NewModel;
-use crate::store::{Claim, FitInput, JobRow, JobStatus, LoadedCheckpoint, Renewal, Store, StoreError, Worker};
+use crate::store::{Claim, FitInput, JobRow, JobStatus, LoadedCheckpoint, MemoryRoom, Renewal, Store, StoreError, Worker};
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -42,6 +42,9 @@ pub struct RunnerConfig {
     pub worker: Worker,
     /// Whether this replica claims jobs at all (`--role api` does not).
     pub claims_jobs: bool,
+    /// Bytes the fits running here may need together, by their estimates
+    /// (`--fit-memory-mb`).
+    pub fit_memory_bytes: u64,
 }
 
 impl RunnerConfig {
@@ -60,6 +63,8 @@ struct RunningJob {
     lease_lost: Arc<AtomicBool>,
     /// When the lease was last renewed (or claimed).
     renewed: Instant,
+    /// The job's estimated peak memory (0 when it has none).
+    memory_bytes: u64,
 }
 
 /// Claims and runs jobs; one per server.
@@ -151,6 +156,21 @@ impl Runner {
         self.running.lock().expect("runner lock").len()
     }
 
+    /// The estimated memory of the fits running here, in bytes.
+    pub fn running_memory_bytes(&self) -> u64 {
+        self.running.lock().expect("runner lock").values().map(|r| r.memory_bytes).sum()
+    }
+
+    /// Threads a job runs on unless its params say otherwise.
+    pub fn default_threads(&self) -> usize {
+        self.config.threads
+    }
+
+    /// The fits' memory budget, in bytes.
+    pub fn fit_memory_budget(&self) -> u64 {
+        self.config.fit_memory_bytes
+    }
+
     /// Tell the loop a job was queued.
     pub fn wake(&self) {
         self.wake.notify_one();
@@ -165,6 +185,12 @@ impl Runner {
             }
             None => false,
         }
+    }
+
+    /// The fits running here and their estimated memory together.
+    fn running_memory(&self) -> (usize, u64) {
+        let running = self.running.lock().expect("runner lock");
+        (running.len(), running.values().map(|r| r.memory_bytes).sum())
     }
 
     /// The claim loop (with the lease heartbeat beside it); returns when shutdown starts.
@@ -186,11 +212,16 @@ impl Runner {
                 return;
             }
             while self.running_jobs() < self.config.max_jobs && !self.shutting_down.load(Ordering::SeqCst) {
-                match self.store.claim_next_job(&self.config.worker).await {
+                let (budget, (running, in_use)) = (self.config.fit_memory_bytes, self.running_memory());
+                let waiting = move |needs: u64| waiting_for_memory(needs, budget, in_use, running);
+                let room = MemoryRoom { free_bytes: budget.saturating_sub(in_use), waiting: &waiting };
+                match self.store.claim_next_job_within(&self.config.worker, &room).await {
                     Ok(Some(job)) => {
                         let token = CancelToken::new();
                         let lease_lost = Arc::new(AtomicBool::new(false));
-                        let running = RunningJob { claim: Claim::of(&job), token: token.clone(), lease_lost: lease_lost.clone(), renewed: Instant::now() };
+                        let memory_bytes = job.memory_bytes.unwrap_or(0);
+                        let running =
+                            RunningJob { claim: Claim::of(&job), token: token.clone(), lease_lost: lease_lost.clone(), renewed: Instant::now(), memory_bytes };
                         self.running.lock().expect("runner lock").insert(job.id.clone(), running);
                         let me = self.clone();
                         let span = tracing::info_span!("job", id = %job.id, model = %job.model, attempt = job.attempts);
@@ -663,4 +694,18 @@ impl Runner {
 
 fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Why a queued job waits: what it needs against what the running fits leave.
+fn waiting_for_memory(needs: u64, budget: u64, in_use: u64, running: usize) -> String {
+    let mb = |b: u64| b as f64 / 1048576.0;
+    format!(
+        "waiting for memory: this fit is estimated to need {:.0} MB at its peak; {} running fit{} on this replica hold {:.0} MB of its {:.0} MB fit budget (--fit-memory-mb), leaving {:.0} MB",
+        mb(needs),
+        running,
+        if running == 1 { "" } else { "s" },
+        mb(in_use),
+        mb(budget),
+        mb(budget.saturating_sub(in_use))
+    )
 }

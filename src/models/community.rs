@@ -49,6 +49,8 @@ pub trait CommunityModel: Send + Sync {
     fn diagnostics(&self) -> serde_json::Value;
     /// A versioned binary encoding, decoded by [`CommunityFamily::decode`].
     fn encode(&self) -> Vec<u8>;
+    /// Bytes this decoded model holds on the heap (see [`super::TopicModel::memory_bytes`]).
+    fn memory_bytes(&self) -> usize;
 }
 
 /// What `GET /v1/models/{id}/communities` shows.

@@ -190,6 +190,9 @@ mod tests {
         fn encode(&self) -> Vec<u8> {
             Vec::new()
         }
+        fn memory_bytes(&self) -> usize {
+            0
+        }
     }
 
     #[test]

@@ -68,6 +68,12 @@ pub struct HeldoutReport {
 }
 
 impl HeldoutReport {
+    /// Bytes the report holds on the heap: its strings and every document's estimate.
+    pub fn memory_bytes(&self) -> usize {
+        use crate::heap_size::{nested, string};
+        string(&self.estimator) + string(&self.settings) + nested(&self.documents, |d| string(&d.id))
+    }
+
     /// The wire form of a report on corpus documents (a fit's held-out split), whose
     /// words are all in the model's vocabulary.
     pub fn to_json(&self) -> serde_json::Value {

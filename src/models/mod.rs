@@ -93,6 +93,9 @@ pub trait TopicModel: Send + Sync {
     fn diagnostics(&self) -> serde_json::Value;
     /// A versioned binary encoding, decoded by [`ModelFamily::decode`].
     fn encode(&self) -> Vec<u8>;
+    /// Bytes this decoded model holds on the heap, caches it has filled since included
+    /// (counted with [`crate::heap_size`]): the server's model cache budgets by it.
+    fn memory_bytes(&self) -> usize;
 
     /// A held-out likelihood estimator configured by `params` (a JSON object; unknown or
     /// out-of-range settings are errors naming the field). `Ok(None)`: this model has

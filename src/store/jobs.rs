@@ -59,6 +59,10 @@ pub struct JobRow {
     pub source_model_id: Option<String>,
     /// For fits of relational models: the graph fitted (and no corpus).
     pub graph_id: Option<String>,
+    /// A fit's estimated peak memory in bytes (`None`: evaluation jobs, older jobs).
+    pub memory_bytes: Option<u64>,
+    /// Why a queued job was passed over at the last claim.
+    pub waiting: Option<String>,
 }
 
 /// One point of a job's log-likelihood trace.
@@ -95,6 +99,8 @@ pub(crate) fn row_to_job(r: &sqlx::any::AnyRow) -> StoreResult<JobRow> {
         result: json_col(r, "result")?,
         source_model_id: r.try_get("source_model_id")?,
         graph_id: r.try_get("graph_id")?,
+        memory_bytes: r.try_get::<Option<i64>, _>("memory_bytes")?.map(|b| b.max(0) as u64),
+        waiting: r.try_get("waiting")?,
     })
 }
 
@@ -131,6 +137,8 @@ pub struct NewJob<'a> {
     pub params: &'a serde_json::Value,
     pub seed: u64,
     pub queue: QueueGate<'a>,
+    /// The fit's estimated peak memory in bytes (see `models::registry::Family::fit_memory`).
+    pub memory_bytes: Option<u64>,
 }
 
 /// Who submits a job and how many queued jobs may wait: checked in the transaction that
@@ -201,6 +209,8 @@ pub struct NewEvaluationJob<'a> {
     /// Submitted documents, encoded by the caller; stored beside the job.
     pub input: Option<Vec<u8>>,
     pub queue: QueueGate<'a>,
+    /// The job's estimated peak memory in bytes, where the caller can tell.
+    pub memory_bytes: Option<u64>,
 }
 
 impl Store {
@@ -212,8 +222,8 @@ impl Store {
             return Ok(Err(refused));
         }
         let n = sqlx::query(
-            "INSERT INTO jobs (id, kind, corpus_id, model, params, seed, status, created_at, source_model_id, token_key)
-             SELECT $1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9 WHERE EXISTS (SELECT 1 FROM models WHERE id = $10)
+            "INSERT INTO jobs (id, kind, corpus_id, model, params, seed, status, created_at, source_model_id, token_key, memory_bytes)
+             SELECT $1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $13 WHERE EXISTS (SELECT 1 FROM models WHERE id = $10)
                AND ($11 IS NULL OR EXISTS (SELECT 1 FROM corpora WHERE id = $12))",
         )
         .bind(j.id)
@@ -228,6 +238,7 @@ impl Store {
         .bind(j.source_model_id)
         .bind(j.corpus_id)
         .bind(j.corpus_id)
+        .bind(j.memory_bytes.map(|b| b.min(i64::MAX as u64) as i64))
         .execute(&mut *tx)
         .await?
         .rows_affected();
@@ -280,8 +291,8 @@ impl Store {
             return Ok(Err(refused));
         }
         let n = sqlx::query(
-            "INSERT INTO jobs (id, kind, corpus_id, graph_id, model, params, seed, status, created_at, token_key)
-             SELECT $1, 'fit', $2, $3, $4, $5, $6, 'queued', $7, $8
+            "INSERT INTO jobs (id, kind, corpus_id, graph_id, model, params, seed, status, created_at, token_key, memory_bytes)
+             SELECT $1, 'fit', $2, $3, $4, $5, $6, 'queued', $7, $8, $13
               WHERE ($9 IS NULL OR EXISTS (SELECT 1 FROM corpora WHERE id = $10))
                 AND ($11 IS NULL OR EXISTS (SELECT 1 FROM graphs WHERE id = $12))",
         )
@@ -297,6 +308,7 @@ impl Store {
         .bind(corpus_id)
         .bind(graph_id)
         .bind(graph_id)
+        .bind(j.memory_bytes.map(|b| b.min(i64::MAX as u64) as i64))
         .execute(&mut *tx)
         .await?
         .rows_affected();

@@ -106,6 +106,18 @@ fn ms(d: Duration) -> i64 {
     d.as_millis().min(i64::MAX as u128) as i64
 }
 
+/// What a claim may take: the bytes left in the replica's fits' memory budget, and the
+/// words a job that needs more is told (given what it needs).
+pub struct MemoryRoom<'a> {
+    pub free_bytes: u64,
+    pub waiting: &'a (dyn Fn(u64) -> String + Sync),
+}
+
+impl MemoryRoom<'static> {
+    /// No memory bound (tests, and stores used without a runner).
+    pub const UNLIMITED: MemoryRoom<'static> = MemoryRoom { free_bytes: u64::MAX, waiting: &|_| String::new() };
+}
+
 impl Store {
     /// `FOR UPDATE` where row locks exist (PostgreSQL); SQLite's write transaction
     /// already excludes every other writer.
@@ -129,11 +141,19 @@ impl Store {
 
     /// Claim the oldest job that is queued or whose lease expired, for `worker`.
     pub async fn claim_next_job(&self, worker: &Worker) -> StoreResult<Option<JobRow>> {
+        self.claim_next_job_within(worker, &MemoryRoom::UNLIMITED).await
+    }
+
+    /// [`Self::claim_next_job`] for a replica with `room.free_bytes` left in its fits'
+    /// memory budget: the oldest claimable job is claimed only if its estimate fits;
+    /// else nothing is claimed (the queue is first in, first out, so a large fit is not
+    /// overtaken for ever by small ones) and a queued job is told why it waits.
+    pub async fn claim_next_job_within(&self, worker: &Worker, room: &MemoryRoom<'_>) -> StoreResult<Option<JobRow>> {
         let now = now_ms();
         let mut tx = self.begin_fenced().await?;
         fail_exhausted(&mut tx, now, worker.max_attempts).await?;
         let pick = format!(
-            "SELECT id, status, attempts FROM jobs WHERE status = 'queued' OR (status = 'running' AND lease_expires_ms < $1)
+            "SELECT id, status, attempts, memory_bytes FROM jobs WHERE status = 'queued' OR (status = 'running' AND lease_expires_ms < $1)
              ORDER BY created_at, id LIMIT 1{}",
             match self.dialect {
                 Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
@@ -145,12 +165,20 @@ impl Store {
             return Ok(None);
         };
         let (id, status, previous_attempt): (String, String, i64) = (picked.try_get(0)?, picked.try_get(1)?, picked.try_get(2)?);
+        let needs = picked.try_get::<Option<i64>, _>(3)?.map_or(0, |b| b.max(0) as u64);
+        if needs > room.free_bytes {
+            if status == "queued" {
+                sqlx::query("UPDATE jobs SET waiting = $1 WHERE id = $2 AND status = 'queued'").bind((room.waiting)(needs)).bind(&id).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+            return Ok(None);
+        }
         if status == "running" {
             end_hold(&mut tx, &id, previous_attempt, "taken_over", None).await?;
         }
         let expires = now + ms(worker.lease);
         let row = sqlx::query(
-            "UPDATE jobs SET status = 'running', started_at = $1, attempts = attempts + 1, progress = NULL, error = NULL,
+            "UPDATE jobs SET status = 'running', started_at = $1, attempts = attempts + 1, progress = NULL, error = NULL, waiting = NULL,
                 lease_owner = $2, lease_expires_ms = $3
              WHERE id = $4 RETURNING *",
         )

@@ -41,7 +41,7 @@ pub use checkpoints::LoadedCheckpoint;
 pub use corpora::{CorpusRow, DeleteOutcome};
 pub use graphs::GraphRow;
 pub use jobs::{FitInput, JobRow, JobStatus, TracePoint};
-pub use leases::{Claim, LeaseRecord, Renewal, Worker};
+pub use leases::{Claim, LeaseRecord, MemoryRoom, Renewal, Worker};
 pub use location::DbLocation;
 pub use models::ModelRow;
 

@@ -112,6 +112,14 @@ impl RankedTable {
         RankedTable { table, ecdf_frequency, ecdf_exclusivity }
     }
 
+    /// Bytes the table and its ECDFs hold on the heap.
+    pub fn memory_bytes(&self) -> usize {
+        use crate::heap_size::{nested, string, vec};
+        let array = |a: &ndarray::Array2<f64>| a.len() * std::mem::size_of::<f64>();
+        let topics = nested(&self.table.topics, |t| t.label.as_deref().map_or(0, string) + vec(&t.children));
+        array(&self.table.frequency) + array(&self.table.exclusivity) + topics + nested(&self.ecdf_frequency, vec) + nested(&self.ecdf_exclusivity, vec)
+    }
+
     /// Exactly [`rank_topic`] on the table.
     pub fn rank(&self, topic: usize, rank: Rank, weight: f64, n: Option<usize>) -> Vec<WordScore> {
         rank_with_ecdfs(&self.table, topic, rank, weight, n, &self.ecdf_frequency[topic], &self.ecdf_exclusivity[topic])

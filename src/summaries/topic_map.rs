@@ -25,6 +25,13 @@ pub struct TopicMap {
     pub divergences: Vec<f64>,
 }
 
+impl TopicMap {
+    /// Bytes the coordinates and divergences hold on the heap.
+    pub fn memory_bytes(&self) -> usize {
+        crate::heap_size::vec(&self.coordinates) + crate::heap_size::vec(&self.divergences)
+    }
+}
+
 /// Jensen–Shannon divergence of two distributions over the same support (natural
 /// logarithms, so at most ln 2): ½ KL(p ‖ m) + ½ KL(q ‖ m) with m = (p + q) / 2.
 pub fn jensen_shannon(p: &[f64], q: &[f64]) -> f64 {

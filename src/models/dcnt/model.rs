@@ -282,6 +282,22 @@ impl TopicModel for DcntModel {
     fn encode(&self) -> Vec<u8> {
         postcard::to_allocvec(self).expect("plain data encodes")
     }
+
+    fn memory_bytes(&self) -> usize {
+        use crate::heap_size::{strings, vec};
+        let loadings = |l: &Loadings| vec(&l.a) + vec(&l.eta);
+        vec(&self.topic_word)
+            + vec(&self.topic_shares)
+            + vec(&self.document_proportions)
+            + vec(&self.train_documents)
+            + vec(&self.heldout_documents)
+            + strings(&self.feature_names)
+            + vec(&self.features)
+            + vec(&self.mean_features)
+            + loadings(&self.mean)
+            + loadings(&self.last)
+            + self.heldout.as_ref().map_or(0, |h| h.memory_bytes())
+    }
 }
 
 /// [`DcntParams`] as stored by version 1 (before `topic_swaps`).

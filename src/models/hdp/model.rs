@@ -194,4 +194,10 @@ impl TopicModel for HdpModel {
     fn encode(&self) -> Vec<u8> {
         postcard::to_allocvec(self).expect("plain data encodes")
     }
+
+    fn memory_bytes(&self) -> usize {
+        use crate::heap_size::vec;
+        let expectations = self.expectations.0.get().map_or(0, |(log_phi, phi)| vec(log_phi) + vec(phi));
+        vec(&self.topic_word) + vec(&self.stick.rho) + vec(&self.stick.omega) + vec(&self.topic_tokens) + vec(&self.passes) + expectations
+    }
 }

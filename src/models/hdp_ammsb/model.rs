@@ -197,4 +197,16 @@ impl CommunityModel for AmmsbModel {
     fn encode(&self) -> Vec<u8> {
         self.encode_bytes()
     }
+
+    fn memory_bytes(&self) -> usize {
+        use crate::heap_size::{strings, vec};
+        let state = &self.state;
+        strings(&self.node_names)
+            + vec(&state.stick.rho)
+            + vec(&state.stick.omega)
+            + vec(&state.theta)
+            + vec(&state.link_on)
+            + vec(&state.link_off)
+            + vec(&self.objective_trace)
+    }
 }

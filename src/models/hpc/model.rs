@@ -297,6 +297,16 @@ impl TopicModel for HpcModel {
     fn encode(&self) -> Vec<u8> {
         postcard::to_allocvec(self).expect("plain data encodes")
     }
+
+    fn memory_bytes(&self) -> usize {
+        use crate::heap_size::{nested, strings, vec};
+        let tables = vec(&self.frequency) + vec(&self.exclusivity) + vec(&self.exclusivity_all) + vec(&self.mu);
+        let labels = strings(&self.labels) + vec(&self.parent) + vec(&self.eta) + vec(&self.shares) + vec(&self.thresholds.per_label);
+        let prediction = vec(&self.prediction.log_prior) + nested(&self.prediction.sets, |s| vec(&s.labels) + vec(&s.members));
+        let evaluation = self.evaluation.as_ref().map_or(0, |e| vec(&e.model.per_label) + vec(&e.most_frequent_baseline.per_label));
+        let caches = self.rate_totals.get().map_or(0, vec) + self.deepest_first.get().map_or(0, vec);
+        tables + labels + prediction + evaluation + caches
+    }
 }
 
 /// The model's and the baseline's test-split scores as JSON.

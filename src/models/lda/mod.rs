@@ -471,6 +471,15 @@ impl TopicModel for LdaModel {
     fn encode(&self) -> Vec<u8> {
         postcard::to_allocvec(self).expect("plain data encodes")
     }
+
+    fn memory_bytes(&self) -> usize {
+        use crate::heap_size::vec;
+        vec(&self.word_rates)
+            + vec(&self.document_proportions)
+            + vec(&self.topic_shares)
+            + vec(&self.alpha)
+            + self.heldout.as_ref().map_or(0, |h| h.memory_bytes())
+    }
 }
 
 #[cfg(test)]

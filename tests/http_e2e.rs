@@ -259,7 +259,7 @@ async fn concurrent_first_reads_of_a_model_all_answer() {
             assert_eq!(st, 200, "round {round}: {p}: {body}");
         }
         // One decode served the 48 reads (single flight), and the model is kept.
-        let metrics = s.get_text("/metrics").await.1;
+        let metrics = s.get_text("/metrics").await.2;
         assert_eq!(metric(&metrics, "topicd_model_cache_loads_total"), 1.0, "round {round}: {metrics}");
         assert!(metric(&metrics, "topicd_model_cache_misses_total") + metric(&metrics, "topicd_model_cache_hits_total") >= 48.0, "round {round}: {metrics}");
         assert!(metric(&metrics, "topicd_model_cache_bytes") > 0.0);
@@ -291,11 +291,12 @@ async fn a_model_larger_than_the_cache_is_served_without_being_kept() {
     s.stop().await;
     s.boot(|c| c.model_cache_mb = Some(0.001)).await;
     let reads = futures_util::future::join_all((0..16).map(|_| s.get(&topics)));
-    let predicts = futures_util::future::join_all((0..16).map(|_| s.post(&format!("/v1/models/{mid}/predict"), &predict)));
+    let predict_path = format!("/v1/models/{mid}/predict");
+    let predicts = futures_util::future::join_all((0..16).map(|_| s.post(&predict_path, &predict)));
     let (reads, predicts) = tokio::join!(reads, predicts);
     assert!(reads.iter().all(|r| *r == expected), "a read differed from the keeping server's");
     assert!(predicts.iter().all(|r| *r == expected_prediction), "a prediction differed from the keeping server's");
-    let metrics = s.get_text("/metrics").await.1;
+    let metrics = s.get_text("/metrics").await.2;
     assert_eq!(metric(&metrics, "topicd_model_cache_bytes"), 0.0, "{metrics}");
     assert!(metric(&metrics, "topicd_model_cache_not_kept_total") >= 1.0, "{metrics}");
     // Overlapping requests shared decodes: far fewer than one each.

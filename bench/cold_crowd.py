@@ -136,7 +136,7 @@ def prepare(binary, tmp, scans, threads):
     for line in open(APPSTREAM, encoding="utf-8"):
         d = json.loads(line)
         lines.append(json.dumps({k: v for k, v in d.items() if k in DOCUMENT_KEYS}))
-    corpus = s.json("POST", "/v1/corpora?name=appstream", "\n".join(lines).encode(), "application/x-ndjson")
+    corpus = s.json("POST", "/v1/corpora?name=appstream&duplicate_ids=keep_first", "\n".join(lines).encode(), "application/x-ndjson")
     params = {"iterations": scans, "threads": threads}
     job = s.json("POST", "/v1/jobs", {"corpus_id": corpus["id"], "model": "hpc", "params": params, "seed": 1})
     t0 = time.time()

@@ -140,6 +140,7 @@ fn resolve_window(opts: &CoherenceOptions, corpus: &Corpus) -> ApiResult<Option<
 pub async fn coherence_of(state: &AppState, m: &LoadedModel, opts: CoherenceOptions, top_words: Vec<Vec<u32>>) -> ApiResult<(String, CoherenceResult)> {
     let (corpus_id, corpus) = training_corpus(state, m, "coherence counts its documents").await?;
     let window = resolve_window(&opts, &corpus)?;
+    let _turn = state.pool_turn().await?;
     let pool = state.predict_pool.clone();
     let (num_virtual_documents, per_topic, mean) = tokio::task::spawn_blocking(move || {
         pool.install(|| {
@@ -179,6 +180,7 @@ pub async fn coherence(State(state): State<AppState>, Path(id): Path<String>, Ra
     let opts = CoherenceParams { measure: query.measure.clone(), window: query.window.clone(), top_n: query.top_n }.check()?;
     let (rank, weight) = rank_and_weight(query.rank.as_deref(), query.weight, Rank::Frequency)?;
     let m = state.models.get(&state.store, &id).await?;
+    let turn = state.pool_turn().await?;
     let (m2, pool) = (m.clone(), state.predict_pool.clone());
     let (labels, top_words) = tokio::task::spawn_blocking(move || {
         let table = m2.ranked_table(Comparison::Natural, &pool);
@@ -190,6 +192,7 @@ pub async fn coherence(State(state): State<AppState>, Path(id): Path<String>, Ra
     })
     .await
     .map_err(ApiError::internal)?;
+    drop(turn);
     let (corpus_id, result) = coherence_of(&state, &m, opts, top_words.clone()).await?;
     let topics: Vec<Value> = top_words
         .iter()

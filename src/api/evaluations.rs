@@ -221,6 +221,7 @@ pub async fn correlations(State(state): State<AppState>, Path(id): Path<String>,
     if draws.saturating_mul(m.model.num_topics()) > MAX_DRAW_VALUES {
         return Err(ApiError::invalid("query.draws", format!("draws × topics must be at most {MAX_DRAW_VALUES} ({} topics)", m.model.num_topics())));
     }
+    let _turn = state.pool_turn().await?;
     let (m2, pool) = (m.clone(), state.predict_pool.clone());
     let result = tokio::task::spawn_blocking(move || pool.install(|| m2.model.correlations(draws, seed))).await.map_err(ApiError::internal)?;
     let c = result.ok_or_else(|| ApiError::internal(format!("{} declares topic correlations but its model has none", m.row.family)))?;

@@ -32,6 +32,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, Method};
 use axum::routing::{get, patch, post};
 use axum::Router;
+use error::ApiResult;
 use std::sync::Arc;
 use std::time::Duration;
 use tower_http::cors::{AllowOrigin, CorsLayer};
@@ -47,6 +48,8 @@ pub struct AppState {
     pub models: Arc<model_cache::ModelCache>,
     /// Threads for prediction requests (shared by all of them).
     pub predict_pool: Arc<rayon::ThreadPool>,
+    /// Turns on `predict_pool`: one request's work at a time (see [`AppState::pool_turn`]).
+    pub pool_turns: Arc<tokio::sync::Semaphore>,
     pub max_body_bytes: usize,
     /// Whether requests need a token ([`auth`]).
     pub auth: auth::AuthPolicy,
@@ -56,6 +59,19 @@ pub struct AppState {
     pub rate_limit: Option<Arc<limits::ClientRateLimit>>,
     /// The memory predict requests may hold together (`--request-memory-mb`).
     pub request_memory: Arc<request_memory::RequestMemory>,
+}
+
+impl AppState {
+    /// Wait for this request's turn on the predict pool; hold the permit while its work
+    /// runs there. Why one at a time: rayon lets a worker that waits inside one
+    /// request's parallel loop take up another request's, so without turns every
+    /// waiting request's half-done work is in memory at once (64 concurrent FREX pages
+    /// of an AppStream HPC model held 1.5 GB, against 0.2 GB for one), while one
+    /// request's parallel loop already keeps every thread of the pool busy. A request
+    /// that waits for a turn holds nothing yet. Never await a turn while holding one.
+    pub async fn pool_turn(&self) -> ApiResult<tokio::sync::SemaphorePermit<'_>> {
+        self.pool_turns.acquire().await.map_err(error::ApiError::internal)
+    }
 }
 
 /// Every route the server answers: (method, path in OpenAPI syntax). The router below is
@@ -225,6 +241,7 @@ pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
         metrics: Arc::new(metrics::HttpMetrics::default()),
         models: models.clone(),
         predict_pool: Arc::new(predict_pool),
+        pool_turns: Arc::new(tokio::sync::Semaphore::new(1)),
         max_body_bytes: config.max_body_mb.saturating_mul(1024 * 1024),
         auth: auth::AuthPolicy { mode: auth_mode, public_metrics: config.public_metrics },
         limits: Arc::new(config.limits()),

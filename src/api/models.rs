@@ -253,6 +253,11 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
     if let Some(page) = key.as_deref().and_then(|k| m.topic_pages.page(&names, k)) {
         return Ok(page.into_response());
     }
+    let turn = state.pool_turn().await?;
+    // The same page may have been built while this request waited for its turn.
+    if let Some(page) = key.as_deref().and_then(|k| m.topic_pages.page(&names, k)) {
+        return Ok(page.into_response());
+    }
     let (m2, pool) = (m.clone(), state.predict_pool.clone());
     let (rank, weight, n, comparison) = (opts.rank, opts.weight, opts.n, opts.comparison);
     let top_n = opts.coherence.map(|c| c.top_n);
@@ -268,6 +273,7 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
     })
     .await
     .map_err(ApiError::internal)?;
+    drop(turn);
     let coherence = match (opts.coherence, top_words) {
         (Some(c), Some(words)) => Some(coherence_of(&state, &m, c, words).await?),
         _ => None,
@@ -331,6 +337,10 @@ pub async fn topic_frex(State(state): State<AppState>, Path((id, topic)): Path<(
     if let Some(page) = key.as_deref().and_then(|k| m.topic_pages.page(&names, k)) {
         return Ok(page.into_response());
     }
+    let turn = state.pool_turn().await?;
+    if let Some(page) = key.as_deref().and_then(|k| m.topic_pages.page(&names, k)) {
+        return Ok(page.into_response());
+    }
     let m2 = m.clone();
     let comparison = opts.comparison;
     let pool = state.predict_pool.clone();
@@ -338,6 +348,7 @@ pub async fn topic_frex(State(state): State<AppState>, Path((id, topic)): Path<(
     let table = &ranked.table;
     let k = resolve_topic(table, &topic)?;
     let words = ranked.rank(k, opts.rank, opts.weight, Some(opts.n));
+    drop(turn);
     let coherence = match opts.coherence {
         Some(c) => {
             let top = ranked.top_terms(k, opts.rank, opts.weight, c.top_n);
@@ -426,6 +437,7 @@ pub async fn predict(State(state): State<AppState>, Path(id): Path<String>, head
     let pool = state.predict_pool.clone();
     let max_documents = state.limits.max_request_documents;
     let _room = state.request_memory.admit(request_memory::predict_bytes(&body, m.model.num_topics(), max_documents)).await?;
+    let _turn = state.pool_turn().await?;
     let out = tokio::task::spawn_blocking(move || predict_blocking(&m, &pool, &body, max_documents)).await.map_err(ApiError::internal)??;
     // Written while the request still holds its room: the answer's text is its peak.
     Ok(Json(out).into_response())

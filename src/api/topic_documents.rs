@@ -15,7 +15,7 @@ use super::models::{resolve_topic, topic_header};
 use super::AppState;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::Corpus;
-use crate::models::{DocumentProportions, PredictOptions, TableOptions};
+use crate::models::{Comparison, DocumentProportions, PredictOptions};
 use crate::summaries::representative::{DocumentTopics, ProportionSource};
 use axum::extract::{Path, RawQuery, State};
 use axum::Json;
@@ -55,15 +55,17 @@ pub async fn list(State(state): State<AppState>, Path((id, topic)): Path<(String
         Some(r) => r.clone(),
         None => {
             let (_, corpus) = training_corpus(&state, &m, "representative documents are read from it").await?;
+            let _turn = state.pool_turn().await?;
             let (m2, pool) = (m.clone(), state.predict_pool.clone());
             let r = tokio::task::spawn_blocking(move || pool.install(|| ranked_documents(&m2, &corpus))).await.map_err(ApiError::internal)??;
             m.document_topics.get_or_init(|| Arc::new(r)).clone()
         }
     };
     let names = m.topic_pages.names(&state.store, &id).await?.names;
-    let m2 = m.clone();
-    let table = tokio::task::spawn_blocking(move || m2.model.topic_table(&TableOptions::default())).await.map_err(ApiError::internal)?;
-    let k = resolve_topic(&table, &topic)?;
+    let (m2, pool) = (m.clone(), state.predict_pool.clone());
+    let ranked_table = tokio::task::spawn_blocking(move || m2.ranked_table(Comparison::Natural, &pool)).await.map_err(ApiError::internal)?;
+    let table = &ranked_table.table;
+    let k = resolve_topic(table, &topic)?;
     let topics = &ranked.topics;
     let documents: Vec<Value> = topics
         .top(k, n)

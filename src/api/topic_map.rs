@@ -7,7 +7,7 @@
 
 use super::error::{ApiError, ApiResult};
 use super::AppState;
-use crate::models::TableOptions;
+use crate::models::Comparison;
 use crate::summaries::topic_map::topic_map;
 use axum::extract::{Path, State};
 use axum::Json;
@@ -17,9 +17,13 @@ use serde_json::{json, Value};
 pub async fn get(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     let m = state.models.get(&state.store, &id).await?;
     let names = m.topic_pages.names(&state.store, &id).await?.names;
+    let _turn = state.pool_turn().await?;
     let (m2, pool) = (m.clone(), state.predict_pool.clone());
     let (topics, map) = tokio::task::spawn_blocking(move || {
-        let table = m2.model.topic_table(&TableOptions::default());
+        // The kept table, not a new one per request (K × V twice: 64 first requests at
+        // once each built their own and held 1.8 GB on an AppStream HPC model).
+        let ranked = m2.ranked_table(Comparison::Natural, &pool);
+        let table = &ranked.table;
         let map = m2.topic_map.get_or_init(|| std::sync::Arc::new(pool.install(|| topic_map(&table.frequency)))).clone();
         let topics = table
             .topics

@@ -9,7 +9,11 @@
 //! word order against the API's at that weight, counts the frequency–exclusivity
 //! scatter's points against the topic's words, renames a topic and sees the name after
 //! a reload and in the API, predicts from pasted text, and fails on any error in the
-//! browser's console. It saves a screenshot of each view under `target/screenshots/`.
+//! browser's console, any request of the console's own that the server answers 4xx or
+//! 5xx, and any breach of the console's Content-Security-Policy. The server runs with
+//! the real default `--max-n` (not the tests' larger one), so a console asking for more
+//! than a default server gives fails here. It saves a screenshot of each view under
+//! `target/screenshots/`.
 //!
 //! It needs `chromium` and `chromium-driver` (Debian packages; `.ci/run` installs them).
 //! Without `chromedriver` it fails saying how to install them, unless
@@ -22,7 +26,7 @@ use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::{json, Value};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
@@ -41,6 +45,8 @@ const TOPIC_NAME: &str = "Gamepads and input";
 const TABLE_WORDS: usize = 8;
 /// The scatter labels this many top FREX words (`LABELLED` in topics.js).
 const LABELLED: usize = 12;
+/// The scatter asks for at most this many words (`SCATTER_WORDS` in topics.js).
+const SCATTER_WORDS: usize = 1000;
 /// The prediction plots show at most this many bars.
 const MAX_BARS: usize = 12;
 
@@ -88,18 +94,52 @@ impl Drop for Driver {
     }
 }
 
-/// Records `console.error`, uncaught errors and unhandled rejections in the page, for a
-/// chromedriver whose log endpoint is unavailable. Installed after every page load.
-const ERROR_HOOK: &str = r#"
-if (!window.__topicdErrors) {
-  window.__topicdErrors = [];
-  const keep = (m) => window.__topicdErrors.push(String(m));
+/// Watches the page from inside: records in `window.__topicd.errors` every
+/// `console.error`, uncaught error, unhandled rejection and Content-Security-Policy
+/// violation, and in `window.__topicd.requests` every `fetch` and `XMLHttpRequest` the
+/// page makes, when it is sent, with its answer's status once it has one (0: no
+/// answer). Chromium runs it in every new document before the page's own scripts
+/// (`Page.addScriptToEvaluateOnNewDocument`), so the page's first requests and a
+/// violation while the page loads are seen too; a hook installed after the load would
+/// miss them.
+const PAGE_HOOK: &str = r#"
+(() => {
+  if (window.__topicd) return;
+  const t = (window.__topicd = { errors: [], requests: [] });
+  const keep = (m) => t.errors.push(String(m));
   const original = console.error.bind(console);
   console.error = (...a) => { keep(a.map(String).join(" ")); original(...a); };
   window.addEventListener("error", (e) => keep(`${e.message} at ${e.filename}:${e.lineno}`));
   window.addEventListener("unhandledrejection", (e) => keep(`unhandled rejection: ${e.reason && (e.reason.stack || e.reason)}`));
-}
+  window.addEventListener("securitypolicyviolation", (e) =>
+    keep(`Content-Security-Policy violation: ${e.effectiveDirective} blocked ${e.blockedURI || "(inline)"} at ${e.sourceFile}:${e.lineNumber} ${e.sample || ""}`), true);
+  const sent = (method, url) => {
+    const q = { method: String(method || "GET").toUpperCase(), url: new URL(String(url), location.href).href, status: null };
+    t.requests.push(q);
+    return q;
+  };
+  const fetch0 = window.fetch;
+  window.fetch = function (input, init) {
+    const q = sent((init && init.method) || (input instanceof Request ? input.method : "GET"), input instanceof Request ? input.url : input);
+    return fetch0.apply(this, arguments).then(
+      (r) => { q.status = r.status; return r; },
+      (e) => { q.status = 0; throw e; });
+  };
+  const open0 = XMLHttpRequest.prototype.open;
+  XMLHttpRequest.prototype.open = function (method, url, ...rest) {
+    const q = sent(method, url);
+    this.addEventListener("loadend", () => { q.status = this.status; });
+    return open0.call(this, method, url, ...rest);
+  };
+})();
 "#;
+
+/// The page's failed requests in the hook's list: `[{method, url, status}]` with a status
+/// of 0 (no answer) or at least 400. With TAKE true, every answered request leaves the
+/// list (those still waiting stay, to be judged when answered).
+const FAILED_REQUESTS: &str = "(() => { const t = window.__topicd; if (!t) return null; \
+     const failed = t.requests.filter((q) => q.status === 0 || q.status >= 400); \
+     if (TAKE) t.requests = t.requests.filter((q) => q.status === null); return failed; })()";
 
 /// One browser session on the console, with the server it talks to.
 struct Browser<'a> {
@@ -108,8 +148,11 @@ struct Browser<'a> {
     http: reqwest::Client,
     /// chromedriver's URL for this session (`…/session/{id}`), for the log endpoint.
     session_url: String,
-    /// The log endpoint answered an error: read the in-page hook instead.
-    hooked: Cell<bool>,
+    /// The log endpoint answered an error: only the in-page hook is read.
+    no_log: Cell<bool>,
+    /// A failed request the current step expects: its status and URL prefix. Set only
+    /// while a server that requires tokens answers the console's first request 401.
+    expected_failure: RefCell<Option<(u64, String)>>,
     shots: PathBuf,
 }
 
@@ -117,18 +160,38 @@ impl Browser<'_> {
     /// Navigate to a console route (`#/corpora`) with a full page load.
     async fn open(&self, route: &str) {
         self.c.goto(&format!("{}/{route}", self.server.base)).await.expect("navigate");
-        self.after_load().await;
     }
 
     async fn reload(&self) {
         self.c.refresh().await.expect("reload");
-        self.after_load().await;
     }
 
-    async fn after_load(&self) {
-        if self.hooked.get() {
-            self.c.execute(ERROR_HOOK, vec![]).await.expect("install the error hook");
-        }
+    /// Have Chromium run [`PAGE_HOOK`] in every document of this session before its own
+    /// scripts, through chromedriver's DevTools command endpoint.
+    async fn install_page_hook(&self) {
+        let command = json!({"cmd": "Page.addScriptToEvaluateOnNewDocument", "params": {"source": PAGE_HOOK}});
+        let r = self.http.post(format!("{}/goog/cdp/execute", self.session_url)).json(&command).send().await.expect("DevTools command");
+        let status = r.status();
+        assert!(status.is_success(), "chromedriver refused to install the page hook: {status} {}", r.text().await.unwrap_or_default());
+    }
+
+    /// The page's failed requests (see [`FAILED_REQUESTS`]); `take` empties the hook's
+    /// list of requests. Fails when the page has no hook.
+    async fn failed_requests(&self, take: bool) -> Vec<Value> {
+        let v = self.js(&format!("return {};", FAILED_REQUESTS.replace("TAKE", if take { "true" } else { "false" }))).await;
+        hooked_list(v, "requests")
+    }
+
+    /// Of `failed`, those the current step does not expect, as "METHOD URL -> status".
+    fn unexpected_failures(&self, failed: &[Value]) -> Vec<String> {
+        let expected = self.expected_failure.borrow();
+        failed
+            .iter()
+            .filter(|q| {
+                !expected.as_ref().is_some_and(|(status, prefix)| q["status"] == *status && q["url"].as_str().is_some_and(|u| u.starts_with(prefix.as_str())))
+            })
+            .map(|q| format!("{} {} -> {}", q["method"].as_str().unwrap_or("?"), q["url"].as_str().unwrap_or("?"), q["status"]))
+            .collect()
     }
 
     async fn find(&self, css: &str) -> Element {
@@ -150,11 +213,16 @@ impl Browser<'_> {
     }
 
     /// Evaluate `expr` until it is truthy (not null, false, 0 or ""); returns its value.
+    /// Fails at once when a request of the page fails meanwhile (unless expected), so a
+    /// refused request is named rather than waited out.
     async fn until(&self, expr: &str, what: &str, timeout: Duration) -> Value {
         let t0 = Instant::now();
-        let script = format!("return ({expr});");
+        let script = format!("return [({expr}), {}];", FAILED_REQUESTS.replace("TAKE", "false"));
         loop {
-            let v = self.js(&script).await;
+            let answer = self.js(&script).await;
+            let failed = self.unexpected_failures(&hooked_list(answer[1].clone(), "requests"));
+            assert!(failed.is_empty(), "requests of the console failed while waiting for {what}: {failed:#?}\nthe page shows: {}", self.main_text().await);
+            let v = answer[0].clone();
             let truthy = match &v {
                 Value::Null | Value::Bool(false) => false,
                 Value::Number(n) => n.as_f64() != Some(0.0),
@@ -194,39 +262,76 @@ impl Browser<'_> {
         text.as_str().unwrap_or_default().chars().take(1500).collect()
     }
 
-    /// Fail on any error in the browser's console since the last look.
+    /// Fail on any error in the browser's console (a CSP violation included) and on any
+    /// failed request of the page since the last look.
     async fn no_console_errors(&self, view: &str) {
+        let failed = self.unexpected_failures(&self.failed_requests(true).await);
         let errors = self.console_errors().await;
-        assert!(errors.is_empty(), "errors in the browser's console on the {view} view: {errors:#?}");
+        assert!(
+            failed.is_empty() && errors.is_empty(),
+            "on the {view} view, failed requests of the console: {failed:#?}; errors in the browser's console: {errors:#?}"
+        );
     }
 
-    /// The errors in the browser's console since the last look.
+    /// The errors in the browser's console since the last look: the page hook's, and
+    /// the browser log's where chromedriver serves it (it also has the browser's own
+    /// messages, such as a resource that failed to load).
     async fn console_errors(&self) -> Vec<String> {
-        if self.hooked.get() {
-            let v = self.js("const e = window.__topicdErrors || []; window.__topicdErrors = []; return e;").await;
-            v.as_array().expect("error list").iter().map(|e| e.as_str().unwrap_or_default().to_string()).collect()
-        } else {
+        let v = self.js("const t = window.__topicd; if (!t) return null; const e = t.errors; t.errors = []; return e;").await;
+        let mut errors: Vec<String> = hooked_list(v, "errors").iter().map(|e| e.as_str().unwrap_or_default().to_string()).collect();
+        if !self.no_log.get() {
             let r = self.http.post(format!("{}/se/log", self.session_url)).json(&json!({"type": "browser"})).send().await.expect("log request");
-            if !r.status().is_success() {
-                eprintln!("chromedriver's log endpoint answered {}: watching errors from inside the page instead", r.status());
-                self.hooked.set(true);
-                self.after_load().await;
-                return Vec::new();
+            if r.status().is_success() {
+                let log: Value = r.json().await.expect("log JSON");
+                let entries = log["value"].as_array().cloned().unwrap_or_default();
+                errors.extend(entries.iter().filter(|e| e["level"] == "SEVERE").map(|e| e["message"].as_str().unwrap_or_default().to_string()));
+            } else {
+                eprintln!("chromedriver's log endpoint answered {}: watching errors from inside the page only", r.status());
+                self.no_log.set(true);
             }
-            let log: Value = r.json().await.expect("log JSON");
-            let entries = log["value"].as_array().cloned().unwrap_or_default();
-            entries.iter().filter(|e| e["level"] == "SEVERE").map(|e| e["message"].as_str().unwrap_or_default().to_string()).collect()
         }
+        errors
     }
 
-    /// Check that an error logged by the page reaches `console_errors` (so that an empty
-    /// list later means no error, not a log that cannot be read).
-    async fn probe_console_log(&self) {
-        let _ = self.console_errors().await;
+    /// Check, on the first page, that the watchers see what they must (so that an empty
+    /// list later means nothing went wrong, not a watcher that sees nothing): the hook was
+    /// in place before the page's first request, and an error the page logs, a request
+    /// the server refuses and a script the policy blocks are each reported.
+    async fn probe_watchers(&self) {
+        let seen = self.js("return window.__topicd && window.__topicd.requests.map((q) => q.url);").await;
+        let seen: Vec<&str> = seen.as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        assert!(seen.iter().any(|u| u.contains("/v1/corpora")), "the page hook did not see the page's first request (GET /v1/corpora): {seen:?}");
+        self.no_console_errors("first load").await;
+
         let probe = "topicd browser test: probe of the console log";
         self.js(&format!("console.error('{probe}');")).await;
         let errors = self.console_errors().await;
         assert!(errors.iter().any(|e| e.contains(probe)), "the probe error did not reach the browser log: {errors:?}");
+
+        let status = self
+            .c
+            .execute_async(
+                "const done = arguments[arguments.length - 1]; fetch('/v1/topicd-probe').then((r) => done(r.status), (e) => done(String(e)));",
+                vec![],
+            )
+            .await
+            .expect("probe fetch");
+        assert_eq!(status, 404, "the probe request");
+        let failed = self.unexpected_failures(&self.failed_requests(true).await);
+        assert_eq!(failed, [format!("GET {}/v1/topicd-probe -> 404", self.server.base)], "the failed probe request as the hook saw it");
+        let _ = self.console_errors().await; // Chromium logs the 404 too.
+
+        let ran = self.js("const s = document.createElement('script'); s.textContent = 'window.__topicdInline = true;'; document.head.append(s); s.remove(); return window.__topicdInline === true;").await;
+        assert_eq!(ran, false, "an inline script ran: the console's Content-Security-Policy is not in force");
+        let t0 = Instant::now();
+        loop {
+            let errors = self.console_errors().await;
+            if errors.iter().any(|e| e.contains("Content-Security-Policy violation: script-src")) {
+                break;
+            }
+            assert!(t0.elapsed() < WAIT, "the blocked inline script was not reported as a violation: {errors:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// Run the axe-core accessibility audit (vendored for the tests only) on the page as
@@ -273,7 +378,9 @@ async fn the_console_works_in_chromium() {
         );
     };
     let t0 = Instant::now();
-    let mut server = TestServer::start().await;
+    let max_n = default_max_n();
+    let mut server = TestServer { server: None, base: String::new(), client: reqwest::Client::new(), dir: tempfile::tempdir().expect("temp dir") };
+    server.boot(|c| c.max_n = max_n).await;
     let driver = Driver::start(&chromedriver).await;
 
     let mut chrome = json!({"args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,800"]});
@@ -293,9 +400,11 @@ async fn the_console_works_in_chromium() {
         server: &server,
         http: reqwest::Client::new(),
         session_url: format!("{}/session/{session}", driver.url),
-        hooked: Cell::new(false),
+        no_log: Cell::new(false),
+        expected_failure: RefCell::new(None),
         shots,
     };
+    browser.install_page_hook().await;
 
     // Run the scenario, then close the browser whether it passed or not.
     let outcome = futures_util::FutureExt::catch_unwind(AssertUnwindSafe(scenario(&browser))).await;
@@ -309,6 +418,23 @@ async fn the_console_works_in_chromium() {
     eprintln!("browser test took {:.1} s", t0.elapsed().as_secs_f64());
 }
 
+/// A list from the page hook, or a failure saying the page has no hook.
+fn hooked_list(v: Value, what: &str) -> Vec<Value> {
+    match v {
+        Value::Array(items) => items,
+        other => panic!("the page has no hook recording its {what} (got {other}): PAGE_HOOK did not run before the page's scripts"),
+    }
+}
+
+/// The default `--max-n` of `topicd serve`, read from the flag's definition: the tests'
+/// configuration allows more, and the console must work with what a default server gives.
+fn default_max_n() -> usize {
+    use clap::Args;
+    let command = topicd::config::ServeConfig::augment_args(clap::Command::new("serve"));
+    let flag = command.get_arguments().find(|a| a.get_id() == "max_n").expect("a --max-n flag");
+    flag.get_default_values().first().and_then(|v| v.to_str()).and_then(|v| v.parse().ok()).expect("--max-n has a numeric default")
+}
+
 async fn scenario(b: &Browser<'_>) {
     let corpus_id = upload_corpus(b).await;
     let (lda_job, lda) = fit(b, &corpus_id, "lda", &[("topics", LDA_TOPICS.to_string()), ("iterations", "30".into())], "lda").await;
@@ -318,7 +444,7 @@ async fn scenario(b: &Browser<'_>) {
     open_explorer(b, &lda_job, &lda, LDA_TOPICS).await;
     b.screenshot("explorer").await;
     let weight = slider_ranks_like_the_api(b, &lda, &[0.8, 0.2, 1.0, 0.0]).await;
-    scatter_has_a_point_per_word(b, &lda, 1, weight).await;
+    scatter_has_a_point_per_word(b, &corpus_id, &lda, 1, weight).await;
     b.screenshot_at("[data-testid=topic-detail]", "topic-detail").await;
     b.no_console_errors("topic detail").await;
     rename_survives_a_reload(b, &lda, 1).await;
@@ -371,6 +497,9 @@ async fn asks_for_a_token_and_uses_it(b: &Browser<'_>) {
     assert_eq!(up.status().as_u16(), 201);
 
     b.js("sessionStorage.clear(); return true;").await;
+    // The 401 is what makes the console ask: expected here, and only for this server's API.
+    let api = format!("{}/v1/", secured.base);
+    *b.expected_failure.borrow_mut() = Some((401, api.clone()));
     b.c.goto(&format!("{}/#/corpora", secured.base)).await.expect("navigate");
     b.until("document.getElementById('token-dialog').open", "the token prompt", WAIT).await;
     b.type_into("#token-input", &read).await;
@@ -378,6 +507,17 @@ async fn asks_for_a_token_and_uses_it(b: &Browser<'_>) {
     b.until("document.querySelector('main').innerText.includes('behind-a-token')", "the corpora listed with the token", WAIT).await;
     let kept = b.js("return sessionStorage.getItem('topicd.token');").await;
     assert_eq!(kept, json!(read), "the console keeps the token for the tab");
+
+    let failed = b.failed_requests(true).await;
+    *b.expected_failure.borrow_mut() = None;
+    assert!(!failed.is_empty(), "the console asked for a token without a 401");
+    let other: Vec<&Value> = failed.iter().filter(|q| q["status"] != 401 || !q["url"].as_str().is_some_and(|u| u.starts_with(&api))).collect();
+    assert!(other.is_empty(), "failed requests besides the expected 401s: {other:#?}");
+    // Chromium logs each 401 as a resource that failed to load; nothing else may show.
+    let errors = b.console_errors().await;
+    let other: Vec<&String> = errors.iter().filter(|e| !(e.contains(&api) && e.contains("status of 401"))).collect();
+    assert!(other.is_empty(), "errors in the browser's console on the token prompt: {other:#?}");
+    b.no_console_errors("corpora behind a token").await;
     secured.stop().await;
 }
 
@@ -390,8 +530,8 @@ async fn upload_corpus(b: &Browser<'_>) -> String {
 
     b.open("").await;
     b.until("document.querySelector('main h1')?.textContent === 'Corpora'", "the corpora page", WAIT).await;
-    b.no_console_errors("first load").await;
-    b.probe_console_log().await;
+    b.until("document.querySelector('[data-testid=corpus-list]')", "the corpus list", WAIT).await;
+    b.probe_watchers().await;
     b.find("#upload-file").await.send_keys(file.to_str().expect("UTF-8 path")).await.expect("choose the file");
     b.type_into("#upload-name", "browser-fixture").await;
     b.click("main form button[type=submit]").await;
@@ -523,14 +663,29 @@ async fn slider_ranks_like_the_api(b: &Browser<'_>, model: &str, candidates: &[f
 }
 
 /// Select `topic`: its scatter must draw one point per word of the topic (as the API lists
-/// them at this weight), the top FREX words again as labelled points.
-async fn scatter_has_a_point_per_word(b: &Browser<'_>, model: &str, topic: usize, weight: f64) {
+/// them at this weight) up to `SCATTER_WORDS`, the top FREX words again as labelled
+/// points, and say whether it shows every word.
+async fn scatter_has_a_point_per_word(b: &Browser<'_>, corpus: &str, model: &str, topic: usize, weight: f64) {
+    // The server refuses more words than its default limit, as a default server does.
+    let max_n = default_max_n();
+    let (st, refused) = b.server.get(&format!("/v1/models/{model}/topics/{topic}/frex?n={}", max_n + 1)).await;
+    assert_eq!(st, 422, "the browser test's server must run with the default --max-n ({max_n}): {refused}");
+
     b.click(&format!("[data-testid=topic-table] button[aria-label='Show topic {topic}']")).await;
     b.until(&format!("document.querySelector('[data-testid=topic-detail] h3')?.textContent.startsWith('Topic {topic}')"), "the topic's detail", WAIT).await;
-    let (st, all) = b.server.get(&format!("/v1/models/{model}/topics/{topic}/frex?rank=frex&weight={weight}&n=10000")).await;
+    let (_, corpus) = b.server.get(&format!("/v1/corpora/{corpus}")).await;
+    let vocabulary = corpus["num_terms"].as_u64().expect("num_terms") as usize;
+    let (st, all) = b.server.get(&format!("/v1/models/{model}/topics/{topic}/frex?rank=frex&weight={weight}&n={SCATTER_WORDS}")).await;
     assert_eq!(st, 200, "{all}");
     let words: Vec<&str> = all["words"].as_array().expect("words").iter().map(|w| w["word"].as_str().expect("word")).collect();
+    assert_eq!(words.len(), vocabulary.min(SCATTER_WORDS), "the API lists a topic's words over the whole vocabulary ({vocabulary} words), up to n");
     assert!(words.len() > LABELLED, "topic {topic} has only {} words", words.len());
+    let says = if vocabulary < SCATTER_WORDS {
+        format!("The scatter shows all {vocabulary} words")
+    } else {
+        format!("The scatter shows the {SCATTER_WORDS} words ranked highest")
+    };
+    b.until(&format!("document.querySelector('[data-testid=topic-detail]').textContent.includes('{says}')"), &format!("the note \"{says}\""), WAIT).await;
     let count = |description: &'static str| {
         move || async move {
             b.js(&format!("return document.querySelectorAll('[data-testid=frex-scatter] g[aria-description=\"{description}\"] circle').length;")).await

@@ -1,14 +1,15 @@
 //! The web console as the server serves it: `/` and every embedded asset answer with
 //! the right content type and cache policy, every file of the `console/` folder is
-//! embedded, every script or style the page or a module names is served, and the whole
-//! console stays under its page-weight budget (500 KB compressed).
+//! embedded, every script or style the page or a module names is served, every console
+//! answer carries the browser security headers (and every API answer `nosniff`), and
+//! the whole console stays under its page-weight budget (500 KB compressed).
 
 mod common;
 
 use common::TestServer;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use topicd::api::console::{ASSETS, INDEX};
+use topicd::api::console::{ASSETS, CONTENT_SECURITY_POLICY, INDEX};
 
 const WEIGHT_BUDGET_BYTES: usize = 500 * 1000;
 
@@ -106,6 +107,64 @@ async fn the_page_and_every_asset_are_served_with_their_type_and_cache_policy() 
     assert_eq!(missing.status().as_u16(), 404);
     assert_eq!(missing.headers()["content-type"], "application/problem+json");
     assert!(missing.text().await.expect("body").contains("console asset"));
+}
+
+/// The directives of a Content-Security-Policy: name -> its sources.
+fn directives(policy: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+    policy
+        .split(';')
+        .filter_map(|d| {
+            let mut words = d.split_whitespace();
+            Some((words.next()?.to_string(), words.map(str::to_string).collect()))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn console_answers_carry_the_browser_security_headers() {
+    let server = TestServer::start().await;
+    let script = ASSETS.iter().find(|a| a.path.starts_with("js/")).expect("a console script").path;
+    // The page, an asset of the console's own, a vendored one, and an unknown asset's 404.
+    for path in ["/".to_string(), format!("/console/{script}"), "/console/vendor/d3-7.9.2.min.js".into(), "/console/js/nope.js".into()] {
+        let response = server.client.get(format!("{}{path}", server.base)).send().await.expect("GET");
+        let headers = response.headers();
+        let header = |name: &str| headers.get(name).map(|v| v.to_str().expect("ascii").to_string()).unwrap_or_else(|| panic!("{path}: no {name} header"));
+        assert_eq!(header("content-security-policy"), CONTENT_SECURITY_POLICY, "{path}");
+        assert_eq!(header("x-content-type-options"), "nosniff", "{path}");
+        assert_eq!(header("referrer-policy"), "no-referrer", "{path}");
+        assert_eq!(header("x-frame-options"), "DENY", "{path}");
+    }
+
+    // The policy itself: only the server's own origin, no inline or evaluated script, no
+    // framing; a loosening here is a decision to make on purpose, not by an edit.
+    let policy = directives(CONTENT_SECURITY_POLICY);
+    let sources = |name: &str| policy.get(name).unwrap_or_else(|| panic!("no {name} in {CONTENT_SECURITY_POLICY}")).join(" ");
+    assert_eq!(sources("default-src"), "'self'");
+    assert_eq!(sources("script-src"), "'self'", "scripts only from the server's own files");
+    assert_eq!(sources("connect-src"), "'self'");
+    assert_eq!(sources("object-src"), "'none'");
+    assert_eq!(sources("base-uri"), "'none'");
+    assert_eq!(sources("frame-ancestors"), "'none'");
+    for (name, list) in &policy {
+        assert!(!list.iter().any(|s| s == "*" || (s.ends_with(':') && s != "data:") || s == "'unsafe-eval'"), "{name} allows more than its origin: {list:?}");
+        assert!(name == "style-src" || !list.iter().any(|s| s == "'unsafe-inline'"), "{name} allows inline code: {list:?}");
+    }
+
+    // The page runs no inline script and sets no inline event handler (the policy would
+    // block them): every <script> names a file.
+    let index = std::str::from_utf8(INDEX.bytes).expect("index.html is UTF-8");
+    for tag in index.split("<script").skip(1) {
+        let open = tag.split('>').next().unwrap_or_default();
+        assert!(open.contains("src=\"/console/"), "an inline script in index.html: <script{open}>");
+    }
+    assert!(!index.contains(" onclick=") && !index.contains(" onload="), "index.html has an inline event handler");
+
+    // API answers are JSON a browser must not read as anything else.
+    for path in ["/healthz", "/v1/corpora", "/v1/no-such-route"] {
+        let response = server.client.get(format!("{}{path}", server.base)).send().await.expect("GET");
+        assert_eq!(response.headers().get("x-content-type-options").map(|v| v.as_bytes()), Some(&b"nosniff"[..]), "{path}");
+        assert!(response.headers().get("content-security-policy").is_none(), "{path}: the console's policy is for the console only");
+    }
 }
 
 /// gzip -9 size of `bytes`, or None where no `gzip` program is installed (no

@@ -29,7 +29,8 @@ use crate::config::ServeConfig;
 use crate::jobs::{Runner, RunnerConfig};
 use crate::store::Store;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderName, Method};
+use axum::http::header::X_CONTENT_TYPE_OPTIONS;
+use axum::http::{HeaderName, HeaderValue, Method};
 use axum::routing::{get, patch, post};
 use axum::Router;
 use error::ApiResult;
@@ -37,6 +38,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 
 /// What every handler can reach.
@@ -138,8 +140,6 @@ pub fn router(state: AppState, serves_api: bool) -> Router {
 fn api_routes() -> Router<AppState> {
     Router::new()
         .route("/openapi.json", get(ops::openapi))
-        .route("/", get(console::index))
-        .route("/console/{*path}", get(console::asset))
         .route("/v1/corpora", post(corpora::create).get(corpora::list))
         .route("/v1/corpora/{id}", get(corpora::get_one).delete(corpora::delete))
         .route("/v1/corpora/{id}/tokens", get(coherence::tokens))
@@ -163,6 +163,7 @@ fn api_routes() -> Router<AppState> {
         .route("/v1/graphs", post(graphs::create).get(graphs::list))
         .route("/v1/graphs/{id}", get(graphs::get_one).delete(graphs::delete))
         .route("/v1/models/{id}/communities", get(graphs::communities))
+        .merge(console::routes())
 }
 
 /// Wrap the router with request ids, tracing and CORS.
@@ -174,7 +175,10 @@ pub fn with_middleware(router: Router, cors_origins: &[String]) -> Router {
             tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
         }))
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
-        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid));
+        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        // Every answer is read only as the type it declares: a browser must not guess
+        // that a JSON or text answer holding user-supplied words is HTML or script.
+        .layer(SetResponseHeaderLayer::if_not_present(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")));
     let origins: Vec<&String> = cors_origins.iter().filter(|o| !o.trim().is_empty()).collect();
     if !origins.is_empty() {
         let allow =

@@ -12,7 +12,10 @@ import { labelTree } from "./corpus.js";
 const TABLE_WORDS = 8;
 const DETAIL_WORDS = 20;
 const LABELLED = 12;
-const SCATTER_WORDS = 10000;
+// The scatter asks for at most this many words: the server's default `--max-n`, the most
+// words one topic listing may return (a server run with a lower --max-n refuses it).
+// A larger vocabulary is drawn as its top words in the current ranking.
+const SCATTER_WORDS = 1000;
 
 const topicTitle = (t) => `${t.id}${t.label ? ` ${t.label}` : ""}`;
 
@@ -151,7 +154,7 @@ export function topicsSection(model, stops) {
     const topic = top.topic;
     const title = `Topic ${topicTitle(topic)}${topic.name ? ` “${topic.name}”` : ""}`;
     const scatterBox = h("div", { "data-testid": "frex-scatter" });
-    mount(detail, h("h3", {}, title), h("p", { class: "muted" }, `Share ${fmtPct(topic.proportion)}. ${all.words.length < SCATTER_WORDS ? `The scatter shows all ${all.words.length} words` : `The scatter shows the ${SCATTER_WORDS} words ranked highest (the API's limit per request)`}; the top ${LABELLED} by FREX are labelled.`), h("div", { class: "cols" }, wordBars(top.words), scatterBox));
+    mount(detail, h("h3", {}, title), h("p", { class: "muted" }, `Share ${fmtPct(topic.proportion)}. ${all.words.length < SCATTER_WORDS ? `The scatter shows all ${all.words.length} words` : `The scatter shows the ${SCATTER_WORDS} words ranked highest (the API's default limit per request)`}; the top ${LABELLED} by FREX are labelled.`), h("div", { class: "cols" }, wordBars(top.words), scatterBox));
     const docsBox = h("div", { "aria-label": "Representative documents" }, h("p", { class: "muted" }, "Loading representative documents…"));
     detail.append(docsBox);
     representativeDocuments(model, topic).then((node) => mount(docsBox, node), (err) => mount(docsBox, problemBox(err)));

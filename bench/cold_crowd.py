@@ -160,15 +160,20 @@ def predict_body(n=100):
     return {"documents": docs}
 
 
-def cold(binary, db, model, n, path, body=None, flags=()):
-    """`n` concurrent first requests on a fresh server: (slowest s, peak bytes, answers, metrics)."""
+def cold(binary, db, model, n, path, body=None, flags=(), then_warm=False):
+    """`n` concurrent first requests on a fresh server: (slowest s, peak bytes, answers,
+    metrics), and with `then_warm` the seconds of one more request after them."""
     s = Server(binary, db, flags)
     method = "GET" if body is None else "POST"
     slowest, answers = crowd(n, lambda: s.req(method, f"/v1/models/{model}{path}", body))
     peak = s.status("VmHWM")
+    if then_warm:
+        t = time.perf_counter()
+        s.req(method, f"/v1/models/{model}{path}", body)
+        answers.append(time.perf_counter() - t)
     m = s.metrics()
     s.stop()
-    bad = [a[0] for a in answers if a[0] != 200]
+    bad = [a[0] for a in answers if isinstance(a, tuple) and a[0] != 200]
     if bad:
         raise SystemExit(f"{len(bad)} of {n} requests failed: {sorted(set(bad))}")
     return slowest, peak, answers, m
@@ -225,6 +230,8 @@ def warm(binary, db, model, seconds, clients=64, rate_limited=False):
         rps = sum(codes.values()) / seconds
         refused = codes.get(429, 0) / max(1, sum(codes.values()))
         source = "Python clients (GIL-bound: an upper bound)"
+    if rate_limited:
+        time.sleep(3)  # the client's burst refills before /metrics, which counts too
     text = s.metrics()
     route = 'route="/v1/models/{id}/topics"'
     within = total = None
@@ -284,11 +291,13 @@ def main():
     rows.append(("topics, 1 cold reader", one_t, mb(one_peak), "", ""))
     rows.append(("topics, 64 cold readers", crowd_t, mb(crowd_peak), f"{crowd_t <= 3 * one_t + 0.5} (≤ {3 * one_t + 0.5:.2f} s)", f"{crowd_peak <= 1.5 * one_peak} (≤ {mb(1.5 * one_peak):.0f} MB)"))
     body = predict_body()
-    p1_t, p1_peak, p1, _ = cold(args.bin, db, model, 1, "/predict", body)
+    p1_t, p1_peak, p1, _ = cold(args.bin, db, model, 1, "/predict", body, then_warm=True)
+    warm_predict = p1.pop()
     p64_t, p64_peak, p64, pm = cold(args.bin, db, model, 64, "/predict", body)
     same_predict = all(a[1] == p1[0][1] for a in p64)
-    rows.append(("predict 100 docs, 1 cold client", p1_t, mb(p1_peak), "", ""))
-    rows.append(("predict 100 docs, 64 cold clients", p64_t, mb(p64_peak), f"{p64_t <= 3 * p1_t + 0.5} (≤ {3 * p1_t + 0.5:.2f} s)", f"{p64_peak <= 1.5 * p1_peak} (≤ {mb(1.5 * p1_peak):.0f} MB)"))
+    work = p1_t + 63 * warm_predict + 0.5
+    rows.append(("predict 100 docs, 1 cold client", p1_t, mb(p1_peak), f"(then one warm: {warm_predict:.3f} s)", ""))
+    rows.append(("predict 100 docs, 64 cold clients", p64_t, mb(p64_peak), f"{p64_t <= 3 * p1_t + 0.5} (≤ {3 * p1_t + 0.5:.2f} s); ≤ one cold + 63 warm + 0.5 s: {p64_t <= work} ({work:.2f} s)", f"{p64_peak <= 1.5 * p1_peak} (≤ {mb(1.5 * p1_peak):.0f} MB)"))
     print(f"\nModel: HPC on AppStream, {mb(model_bytes or 0):.0f} MB decoded with its first page; loads for 64 cold readers: {loads:.0f} (topics), "
           f"{metric(pm, 'topicd_model_cache_loads_total'):.0f} (predict); every crowd answer equal to the single reader's: {same and same_predict}\n")
     print("| scenario | slowest answer (s) | server peak memory (MB) | slowest ≤ 3 × one + 0.5 s | peak ≤ 1.5 × one reader |")

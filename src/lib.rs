@@ -14,8 +14,9 @@
 //! - [`jobs`]: the job queue and runner that fits models off the async runtime.
 //! - [`api`]: axum router, handlers, problem+json errors, metrics.
 //! - [`config`] and [`cli`]: flags and environment; the offline `fit` command.
+//! - [`unknown_keys`]: the nearest known key, for every refusal of an unknown key.
 //!
-//! `corpus`, `graph`, `models`, `inference`, `summaries` and `rng` never import axum, sqlx or tokio.
+//! `corpus`, `graph`, `models`, `inference`, `summaries`, `unknown_keys` and `rng` never import axum, sqlx or tokio.
 
 pub mod api;
 pub mod auth;
@@ -32,3 +33,4 @@ pub mod models;
 pub mod rng;
 pub mod store;
 pub mod summaries;
+pub mod unknown_keys;

@@ -36,6 +36,8 @@ import tempfile
 import time
 import urllib.request
 
+from strict_docs import strict_ndjson
+
 
 def parse_args():
     a = argparse.ArgumentParser()
@@ -135,7 +137,7 @@ def main():
     db, log = os.path.join(tmp, "db.sqlite"), os.path.join(tmp, "server.log")
     s = Server(args, db, log)
     s.start()
-    corpus = s.req("POST", f"/v1/corpora?{args.query}", open(args.corpus, "rb").read(), "application/x-ndjson")
+    corpus = s.req("POST", f"/v1/corpora?{args.query}", strict_ndjson(args.corpus), "application/x-ndjson")
     fit = lambda every: s.req("POST", "/v1/jobs", {"corpus_id": corpus["id"], "model": args.model, "seed": args.seed,
                                                     "params": dict(params, threads=args.threads, checkpoint_every_s=every)})
     done = lambda j: j["status"] in ("succeeded", "failed", "cancelled")

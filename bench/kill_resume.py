@@ -31,6 +31,8 @@ import threading
 import time
 import urllib.request
 
+from strict_docs import strict_ndjson
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # The fits each family gets: sized to take tens of seconds on one thread, so kills land
@@ -94,8 +96,8 @@ class Server:
 
 
 def upload_corpora(server):
-    with open(os.path.join(ROOT, "tests", "data", "appstream.jsonl"), "rb") as f:
-        body = f.read()
+    # Its lines carry `package` and `type`, which topicd keeps only under `meta`.
+    body = strict_ndjson(os.path.join(ROOT, "tests", "data", "appstream.jsonl"))
     st, appstream = server.request("POST", "/v1/corpora?name=appstream&stem=true&top_fraction=0.2&duplicate_ids=keep_first", body, "application/x-ndjson")
     assert st == 201, appstream
     st, bars = server.request("POST", "/v1/corpora", {"name": "bars", "synthetic": {"kind": "bars", "documents": 3000, "tokens": 200, "seed": 3}})

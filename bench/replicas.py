@@ -72,6 +72,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from strict_docs import strict_ndjson  # noqa: E402
 from topicd_service import APPSTREAM  # noqa: E402
 
 OUT = os.path.join(HERE, "out", "replicas")
@@ -517,7 +518,7 @@ def latency_setup(kind):
     db = Pg("latency") if kind == "postgres" else Lite("latency")
     srv = Server(f"latency_{kind}", db, ["--role", "both", "--replica-id", f"lat-{kind}"])
     corpus = srv.req("POST", "/v1/corpora?name=appstream&duplicate_ids=keep_first&stopwords=english&min_df=2",
-                                  open(APPSTREAM, "rb").read(), "application/x-ndjson")
+                                  strict_ndjson(APPSTREAM), "application/x-ndjson")
     job = fit(srv, {"corpus_id": corpus["id"], "model": "lda", "params": {"topics": 20, "iterations": 50}, "seed": 1})
     return db, srv, job["model_id"]
 

@@ -1,7 +1,8 @@
 # Sourced by bench scripts that talk to a running topicd (not run directly).
 # start_topicd DIR: serve target/release/topicd on a free port with a database in DIR;
 # sets TOPICD_URL and stops the server when the calling script exits.
-# upload_text FILE QUERY: POST an NDJSON corpus, print its id.
+# upload_text FILE QUERY: POST an NDJSON corpus (unknown document keys moved into `meta`
+# by bench/strict_docs.py), print its id.
 start_topicd() {
   local dir=$1
   local port
@@ -20,6 +21,7 @@ start_topicd() {
 }
 
 upload_text() {
-  curl -sf -X POST -H 'Content-Type: application/x-ndjson' --data-binary "@$1" "$TOPICD_URL/v1/corpora?$2" \
+  python3 bench/strict_docs.py "$1" \
+    | curl -sf -X POST -H 'Content-Type: application/x-ndjson' --data-binary @- "$TOPICD_URL/v1/corpora?$2" \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])'
 }

@@ -1,10 +1,13 @@
 """What the bench scripts share: start `topicd serve` on a database file, call its HTTP
-API, upload a JSONL file, fit and wait for the job. Standard library only."""
+API, upload a JSONL file (extra keys moved into `meta`, bench/strict_docs.py), fit and
+wait for the job. Standard library only."""
 import json
 import os
 import subprocess
 import time
 import urllib.request
+
+from strict_docs import strict_ndjson
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 APPSTREAM = os.path.join(ROOT, "..", "shared", "data", "appstream.jsonl")
@@ -31,7 +34,8 @@ class Service:
             return json.loads(f.read() or b"null")
 
     def upload(self, path, query):
-        return self.req("POST", f"/v1/corpora?{query}", open(path, "rb").read(), "application/x-ndjson")
+        """Upload a JSONL file as NDJSON, its documents' unknown keys moved into `meta`."""
+        return self.req("POST", f"/v1/corpora?{query}", strict_ndjson(path), "application/x-ndjson")
 
     def fit(self, corpus_id, model, params, seed=1):
         """Submit a fit and wait for it to end; returns the finished job."""

@@ -82,6 +82,7 @@ pub fn corpus_ndjson(data: &[u8]) -> Outcome {
 fn roundtrip_corpus(corpus: &Corpus) -> Outcome {
     let back = Corpus::decode(&corpus.encode()).map_err(|e| e.to_string())?;
     assert_eq!(back.counts, corpus.counts, "a built corpus decodes to itself");
+    assert_eq!(back.doc_meta, corpus.doc_meta, "documents' meta decodes to itself");
     Ok(())
 }
 
@@ -310,11 +311,11 @@ pub fn valid_inputs(name: &str) -> Vec<Vec<u8>> {
     let family_byte = |i: usize, bytes: &[u8]| [&[i as u8], bytes].concat();
     match name {
         "corpus_json" => vec![
-            br#"{"name":"t","documents":[{"id":1,"text":"Apples and pears, 2024!","labels":["a/c","c"],"features":{"x":1.5},"split":"train"},{"id":"two","counts":{"apple":2,"pear":1},"paths":[["a","c"]]}],"tree":[{"label":"a"},{"label":"c","parent":"a"}],"preprocess":{"stem":true,"min_df":1}}"#.to_vec(),
+            br#"{"name":"t","documents":[{"id":1,"text":"Apples and pears, 2024!","labels":["a/c","c"],"features":{"x":1.5},"split":"train","meta":{"title":"Apples","tags":["a",1]}},{"id":"two","counts":{"apple":2,"pear":1},"paths":[["a","c"]]}],"tree":[{"label":"a"},{"label":"c","parent":"a"}],"preprocess":{"stem":true,"min_df":1}}"#.to_vec(),
             br#"{"synthetic":{"kind":"bars","documents":5,"tokens":10,"seed":1}}"#.to_vec(),
         ],
         "corpus_ndjson" => vec![
-            [&[0u8][..], b"{\"tree\":[{\"label\":\"a\"},{\"label\":\"b\",\"parent\":\"a\"}]}\n{\"id\":1,\"text\":\"red apples\",\"labels\":[\"b\"]}\n{\"id\":\"x\",\"bow\":{\"pear\":3},\"split\":\"test\"}\n"].concat(),
+            [&[0u8][..], b"{\"tree\":[{\"label\":\"a\"},{\"label\":\"b\",\"parent\":\"a\"}]}\n{\"id\":1,\"text\":\"red apples\",\"labels\":[\"b\"]}\n{\"id\":\"x\",\"bow\":{\"pear\":3},\"split\":\"test\",\"meta\":{\"url\":\"u\"}}\n"].concat(),
             [&[0x4du8][..], b"{\"text\":\"Caf\xc3\xa9 na\xc3\xafve 42 running runs\",\"paths\":[[\"x\",\"y\"]]}\n\n{\"text\":\"more text here\"}"].concat(),
         ],
         "label_tree" => vec![b"/\nTa\nTb\ta\nLb\ta\nPa|b\n".to_vec(), b"/\nLb\tc/d\nPa|e\tx|y|z\n".to_vec(), b"@/\nLa/b/c\tq/arm\nPr|arm\n".to_vec()],
@@ -322,7 +323,10 @@ pub fn valid_inputs(name: &str) -> Vec<Vec<u8>> {
         "graph_json" => vec![br#"{"name":"g","nodes":["a","b","c"],"edges":[["a","b"],["b","c"],["c","c"],["b","a"]],"directed":true}"#.to_vec()],
         "corpus_blob" => {
             let (_, with_order, _) = crate::api::corpora::build_from_json(br#"{"documents":[{"text":"apple pear apple"},{"text":"pear plum"}]}"#).expect("builds");
-            vec![corpus.encode(), with_order.encode()]
+            let (_, with_meta, _) =
+                crate::api::corpora::build_from_json(br#"{"documents":[{"text":"apple pear apple","meta":{"t":"A"}},{"text":"pear plum"}]}"#).expect("builds");
+            let (_, bow_meta, _) = crate::api::corpora::build_from_json(br#"{"documents":[{"counts":{"apple":2},"meta":{"t":"B"}}]}"#).expect("builds");
+            vec![corpus.encode(), with_order.encode(), with_meta.encode(), bow_meta.encode()]
         }
         "graph_blob" => vec![graph.encode()],
         "lexicon_blob" => vec![postcard::to_allocvec(&corpus.lexicon).expect("encodes")],

@@ -15,8 +15,9 @@
 //! - [`jobs`]: the job queue and runner that fits models off the async runtime.
 //! - [`api`]: axum router, handlers, problem+json errors, metrics.
 //! - [`config`] and [`cli`]: flags and environment; the offline `fit` command.
+//! - [`unknown_keys`]: the nearest known key, for every refusal of an unknown key.
 //!
-//! `corpus`, `graph`, `models`, `inference`, `summaries`, `heap_size` and `rng` never import axum, sqlx or tokio.
+//! `corpus`, `graph`, `models`, `inference`, `summaries`, `heap_size`, `unknown_keys` and `rng` never import axum, sqlx or tokio.
 
 pub mod api;
 pub mod auth;
@@ -34,3 +35,4 @@ pub mod models;
 pub mod rng;
 pub mod store;
 pub mod summaries;
+pub mod unknown_keys;

@@ -3,14 +3,26 @@
 
 mod common;
 
-use common::{appstream_docs, TestServer};
+use common::{appstream_docs, appstream_docs_with_meta, TestServer};
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upload_fit_read_predict_and_survive_a_restart() {
     let mut s = TestServer::start().await;
-    let docs = appstream_docs(300);
+    // Every other document keeps its AppStream package and type in `meta`.
+    let docs: Vec<Value> = appstream_docs_with_meta(300)
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut d)| {
+            if i % 2 == 1 {
+                d.as_object_mut().unwrap().remove("meta");
+            }
+            d
+        })
+        .collect();
+    let meta_of: HashMap<String, Option<Value>> = docs.iter().map(|d| (d["id"].as_str().unwrap().to_string(), d.get("meta").cloned())).collect();
     let corpus = s.upload(json!({"name": "appstream-300", "documents": docs, "preprocess": {"min_df": 2}})).await;
     assert_eq!(corpus["num_documents"], 300);
     assert!(corpus["num_terms"].as_u64().unwrap() > 500, "{corpus}");
@@ -130,6 +142,11 @@ async fn upload_fit_read_predict_and_survive_a_restart() {
     assert_eq!(more.len(), 100);
     assert_eq!(more[..5], ranked[..]);
     assert!(more[5..].iter().all(|d| d["share"].as_f64().unwrap() <= shares[4]));
+    // Each comes with the `meta` its upload gave it, and without one when it had none.
+    for d in more {
+        assert_eq!(d.get("meta"), meta_of[d["id"].as_str().unwrap()].as_ref(), "{d}");
+    }
+    assert!(more.iter().any(|d| d["meta"]["package"].is_string()) && more.iter().any(|d| d.get("meta").is_none()), "both kinds among 100");
     for (query, field) in [("n=0", "query.n"), ("n=101", "query.n"), ("n=x", "query.n"), ("top=3", "query.top")] {
         let (st, e) = s.get(&format!("/v1/models/{mid}/topics/2/documents?{query}")).await;
         assert_eq!((st, e["field"].as_str()), (422, Some(field)), "{query}: {e}");
@@ -207,7 +224,7 @@ async fn ndjson_upload_streams_documents_and_a_tree() {
     let mut s = TestServer::start().await;
     let mut body = String::from("{\"tree\": [{\"label\": \"Science\", \"parent\": null}, {\"label\": \"Math\", \"parent\": \"Science\"}]}\n");
     body.push_str("{\"id\": \"1\", \"text\": \"prime numbers and groups\", \"labels\": [\"Math\"]}\n");
-    body.push_str("{\"id\": \"2\", \"text\": \"cells and proteins\", \"labels\": [\"Science\"], \"extra\": 1}\n");
+    body.push_str("{\"id\": \"2\", \"text\": \"cells and proteins\", \"labels\": [\"Science\"], \"meta\": {\"extra\": 1}}\n");
     body.push_str("{\"id\": \"3\", \"bow\": {\"numbers\": 2, \"theorem\": 1}}");
     let (st, c) = s.post_raw("/v1/corpora?name=tiny&stopwords=none", body, "application/x-ndjson").await;
     assert_eq!(st, 201, "{c}");

@@ -40,6 +40,67 @@ async fn bad_corpus_uploads_are_rejected_and_store_nothing() {
     s.stop().await;
 }
 
+/// The problem's detail, asserting a 422 naming `field`.
+fn unknown_key_detail(st: u16, e: &serde_json::Value, field: &str) -> String {
+    assert_problem(st, e, 422, Some(field));
+    assert_eq!(e["type"], "urn:topicd:problem:validation", "{e}");
+    e["detail"].as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_keys_are_refused_with_the_nearest_known_key_and_store_nothing() {
+    let mut s = TestServer::start().await;
+    let good = json!({"text": "words about things", "labels": ["a"]});
+    // A JSON body: the document's index, the key and what was meant.
+    let (st, e) = s.post("/v1/corpora", &json!({"documents": [good, {"text": "more words", "lables": ["a"]}]})).await;
+    let detail = unknown_key_detail(st, &e, "documents[1].lables");
+    assert_eq!(detail, r#"unknown key "lables" in document 1; did you mean "labels"?"#);
+    // Nothing close: the known keys, and where the rest goes.
+    let (st, e) = s.post("/v1/corpora", &json!({"documents": [{"text": "words", "package": "git"}]})).await;
+    let detail = unknown_key_detail(st, &e, "documents[0].package");
+    assert!(detail.contains("known keys: id, text, bow, counts") && detail.contains(r#"under "meta""#), "{detail}");
+    // A label-tree entry.
+    let (st, e) = s.post("/v1/corpora", &json!({"documents": [good], "tree": [{"label": "a", "parnet": null}]})).await;
+    assert_eq!(unknown_key_detail(st, &e, "tree[0].parnet"), r#"unknown key "parnet" in tree entry 0; did you mean "parent"?"#);
+    // Nested options and the top of the body.
+    let (st, e) = s.post("/v1/corpora", &json!({"documents": [good], "preprocess": {"min_dff": 2}})).await;
+    assert_eq!(unknown_key_detail(st, &e, "preprocess.min_dff"), r#"unknown key "min_dff" in preprocess; did you mean "min_df"?"#);
+    let (st, e) = s.post("/v1/corpora", &json!({"documents": [good], "preproces": {}})).await;
+    assert_eq!(unknown_key_detail(st, &e, "preproces"), r#"unknown key "preproces"; did you mean "preprocess"?"#);
+
+    // NDJSON: the document, its line (a tree line and a blank line come first) and the key.
+    let lines = "{\"tree\": [{\"label\": \"a\"}]}\n{\"text\": \"alpha beta\", \"labels\": [\"a\"]}\n\n{\"text\": \"gamma\", \"lables\": [\"a\"]}\n{\"text\": \"delta\"}\n";
+    let (st, e) = s.post_raw("/v1/corpora?name=typo", lines, "application/x-ndjson").await;
+    assert_eq!(unknown_key_detail(st, &e, "documents[1].lables"), r#"unknown key "lables" in document 1 (line 4); did you mean "labels"?"#);
+    assert_eq!(e["line"], 4, "{e}");
+    // A typo in a tree line, inside its entries or beside them.
+    let (st, e) = s.post_raw("/v1/corpora", "{\"tree\": [{\"label\": \"a\", \"parnet\": null}]}\n{\"text\": \"alpha\"}\n", "application/x-ndjson").await;
+    assert_eq!(unknown_key_detail(st, &e, "tree[0].parnet"), r#"unknown key "parnet" in tree entry 0 (line 1); did you mean "parent"?"#);
+    let (st, e) = s.post_raw("/v1/corpora", "{\"tree\": [], \"tre\": []}\n{\"text\": \"alpha\"}\n", "application/x-ndjson").await;
+    assert_eq!(unknown_key_detail(st, &e, "tre"), r#"unknown key "tre" in the tree line (line 1); did you mean "tree"?"#);
+    assert_eq!(corpus_count(&s).await, 0, "a refused upload stored something");
+
+    // Fit params: the nearest of the family's own params.
+    let cid = s.upload(json!({"documents": appstream_docs(20)})).await["id"].as_str().unwrap().to_string();
+    let (st, e) = s.post("/v1/jobs", &json!({"corpus_id": cid, "model": "lda", "params": {"topcs": 3}})).await;
+    let detail = unknown_key_detail(st, &e, "params.topcs");
+    assert!(detail.ends_with(r#"unknown key "topcs"; did you mean "topics"?"#), "{detail}");
+    let (st, e) = s.post("/v1/jobs", &json!({"corpus_id": cid, "model": "lda", "params": {"zzzz": 3}})).await;
+    let detail = unknown_key_detail(st, &e, "params.zzzz");
+    assert!(detail.contains("known keys: topics, alpha, beta, iterations"), "{detail}");
+    let (st, e) = s.post("/v1/jobs", &json!({"corpus_id": cid, "modle": "lda"})).await;
+    assert_eq!(unknown_key_detail(st, &e, "modle"), r#"unknown key "modle"; did you mean "model"?"#);
+    assert_eq!(s.get("/v1/jobs").await.1["total"], 0, "a refused job was queued");
+
+    // A graph body (its nodes and edges are plain strings and pairs: the keys are all at
+    // the top).
+    let (st, e) = s.post("/v1/graphs", &json!({"nodes": ["a", "b"], "edegs": [["a", "b"]]})).await;
+    assert_eq!(unknown_key_detail(st, &e, "edegs"), r#"unknown key "edegs"; did you mean "edges"?"#);
+    assert_eq!(s.get("/v1/graphs").await.1["total"], 0, "a refused graph was stored");
+    assert_eq!(corpus_count(&s).await, 1);
+    s.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn label_tree_errors_name_the_label() {
     let mut s = TestServer::start().await;

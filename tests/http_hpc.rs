@@ -12,7 +12,7 @@ use std::time::Duration;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hpc_fits_appstream_and_beats_the_baseline() {
     let s = TestServer::start().await;
-    let body = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/appstream.jsonl")).unwrap();
+    let body = common::strict_ndjson(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/appstream.jsonl"));
     // The corpus repeats one application id: keep the first and report the other.
     let (st, corpus) = s.post_raw("/v1/corpora?name=appstream&stem=true&top_fraction=0.2&duplicate_ids=keep_first", body, "application/x-ndjson").await;
     assert_eq!(st, 201, "{corpus}");

@@ -1,12 +1,14 @@
 //! `/v1/corpora`: upload (JSON or streamed NDJSON), list, read, delete.
 
 use super::error::{ApiError, ApiResult};
-use super::extract::{form_pairs, media_type, parse_json, parse_query, read_body, Page};
+use super::extract::{data_error, form_pairs, media_type, parse_json, parse_query, read_body, Page};
 use super::AppState;
+use crate::corpus::input::document_from_value;
 use crate::corpus::synthetic::{bars, BarsConfig, BarsVariant, Orientation};
 use crate::corpus::{Corpus, CorpusBuilder, CorpusError, PreprocessOptions, RawDocument, TreeEntry};
 use crate::store::corpora::NewCorpus;
 use crate::store::{CorpusRow, DeleteOutcome};
+use crate::unknown_keys::unknown_key_message;
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -239,20 +241,26 @@ pub(crate) fn build_from_lines(options: PreprocessOptions, rx: std::sync::mpsc::
         }
         let value: Value =
             serde_json::from_str(text).map_err(|e| ApiError::malformed_json(format!("line {line_no} is not valid JSON: {e}")).with_line(Some(line_no)))?;
-        if let Some(entries) = value.as_object().filter(|o| o.len() == 1).and_then(|o| o.get("tree")) {
+        if let Some(line) = value.as_object().filter(|o| o.contains_key("tree")) {
+            if let Some(other) = line.keys().find(|k| k.as_str() != "tree") {
+                return Err(ApiError::invalid(other.clone(), unknown_key_message(other, &format!("in the tree line (line {line_no})"), &["tree"]))
+                    .with_line(Some(line_no)));
+            }
             if builder.is_some() {
                 return Err(ApiError::invalid("tree", "tree lines must come before the first document").with_line(Some(line_no)));
             }
-            let mut more: Vec<TreeEntry> = serde_path_to_error::deserialize(entries.clone())
-                .map_err(|e| ApiError::invalid(format!("tree{}", e.path()), e.into_inner().to_string()).with_line(Some(line_no)))?;
+            let mut more: Vec<TreeEntry> = serde_path_to_error::deserialize(line["tree"].clone()).map_err(|e| {
+                let path = e.path().to_string();
+                let path = if path == "." { "tree".to_string() } else { format!("tree{path}") };
+                data_error(&path, &e.into_inner().to_string(), Some(line_no))
+            })?;
             tree.append(&mut more);
             return Ok(());
         }
         if builder.is_none() {
             *builder = Some(CorpusBuilder::new(options.clone(), tree)?);
         }
-        let doc: RawDocument = serde_path_to_error::deserialize(value)
-            .map_err(|e| ApiError::invalid(format!("documents[{docs}].{}", e.path()), e.into_inner().to_string()).with_line(Some(line_no)))?;
+        let doc: RawDocument = document_from_value(value, docs, Some(line_no))?;
         builder.as_mut().expect("created above").add_document(doc, docs, Some(line_no)).map_err(|e: CorpusError| ApiError::from(e.with_line(line_no)))?;
         docs += 1;
         Ok(())

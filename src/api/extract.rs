@@ -5,6 +5,7 @@
 //! a wrong field a 422 naming the field's path.
 
 use super::error::{ApiError, ApiResult};
+use crate::unknown_keys::{parent_path, parse_serde_unknown_field, place_of, unknown_key_message};
 use axum::http::HeaderMap;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -19,14 +20,34 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
             serde_json::error::Category::Syntax | serde_json::error::Category::Eof | serde_json::error::Category::Io => {
                 ApiError::malformed_json(format!("the body is not valid JSON: {inner}"))
             }
-            serde_json::error::Category::Data => {
-                let field = if path == "." { "body".to_string() } else { path };
-                ApiError::invalid(field, inner.to_string())
-            }
+            serde_json::error::Category::Data => data_error(&path, &inner.to_string(), None),
         }
     })?;
     de.end().map_err(|e| ApiError::malformed_json(format!("trailing characters after the JSON value: {e}")))?;
     Ok(value)
+}
+
+/// A well-formed value that does not fit its type, as a 422 at the JSON `path` (`.` is
+/// the top of the body). An unknown key (serde's `deny_unknown_fields`) names the key,
+/// where it was and the nearest known key: field `documents[3].lables`, detail
+/// `unknown key "lables" in document 3; did you mean "labels"?`. `line` is an NDJSON
+/// line, said in the detail and set on the problem.
+pub fn data_error(path: &str, message: &str, line: Option<usize>) -> ApiError {
+    let path = if path == "." { "" } else { path };
+    let error = match parse_serde_unknown_field(message) {
+        Some((key, known)) => {
+            let path = parent_path(path, &key);
+            let mut place = place_of(path);
+            if let Some(l) = line {
+                place.push_str(&if place.is_empty() { format!("on line {l}") } else { format!(" (line {l})") });
+            }
+            let known: Vec<&str> = known.iter().map(String::as_str).collect();
+            let field = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+            ApiError::invalid(field, unknown_key_message(&key, &place, &known))
+        }
+        None => ApiError::invalid(if path.is_empty() { "body" } else { path }, message),
+    };
+    error.with_line(line)
 }
 
 /// Read a whole request body, answering an oversized one with a problem+json 413.
@@ -67,7 +88,14 @@ fn serde_urlencoded_like<T: DeserializeOwned>(q: &str) -> ApiResult<T> {
     let value = serde_json::Value::Object(map);
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
-        ApiError::invalid(format!("query.{path}"), e.into_inner().to_string())
+        let message = e.into_inner().to_string();
+        match parse_serde_unknown_field(&message) {
+            Some((key, known)) => {
+                let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                ApiError::invalid(format!("query.{key}"), unknown_key_message(&key, "in the query", &known))
+            }
+            None => ApiError::invalid(format!("query.{path}"), message),
+        }
     })
 }
 
@@ -175,6 +203,30 @@ mod tests {
         assert_eq!(e.field.as_deref(), Some("n"));
         let e = parse_json::<Body>(br#"{"name": "a", "n": 1, "x": 2}"#).unwrap_err();
         assert_eq!(e.status.as_u16(), 422);
+        assert_eq!(e.field.as_deref(), Some("x"));
+        assert_eq!(e.detail, r#"unknown key "x"; known keys: name, n"#);
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Outer {
+        documents: Vec<Body>,
+    }
+
+    #[test]
+    fn unknown_keys_name_their_place_and_the_nearest_key() {
+        let e = parse_json::<Outer>(br#"{"documents": [{"name": "a", "n": 1}, {"name": "b", "nn": 2}]}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("documents[1].nn"));
+        assert_eq!(e.detail, r#"unknown key "nn" in document 1; did you mean "n"?"#);
+        assert_eq!(e.line, None);
+        let e = parse_json::<Outer>(br#"{"documnets": []}"#).unwrap_err();
+        assert_eq!((e.field.as_deref(), e.detail.as_str()), (Some("documnets"), r#"unknown key "documnets"; did you mean "documents"?"#));
+        let e = data_error("tree[2]", "unknown field `parnet`, expected `label` or `parent`", Some(1));
+        assert_eq!((e.field.as_deref(), e.line), (Some("tree[2].parnet"), Some(1)));
+        assert_eq!(e.detail, r#"unknown key "parnet" in tree entry 2 (line 1); did you mean "parent"?"#);
+        let e = parse_query::<Page>(Some("limt=3")).unwrap_err();
+        assert_eq!((e.field.as_deref(), e.detail.as_str()), (Some("query.limt"), r#"unknown key "limt" in the query; did you mean "limit"?"#));
     }
 
     #[test]

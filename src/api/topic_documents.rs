@@ -5,7 +5,8 @@
 //! training corpus: the fit's posterior-mean proportions where the model keeps them
 //! (LDA, DCNT/SCNT: the training documents), else every corpus document folded in
 //! through the model's own prediction. Either is computed once per loaded model and kept
-//! in the model cache; ranking is [`crate::summaries::representative`].
+//! in the model cache; ranking is [`crate::summaries::representative`]. Each document
+//! comes with its id, first words (text uploads) and the `meta` its upload gave it.
 
 use super::coherence::training_corpus;
 use super::error::{ApiError, ApiResult};
@@ -14,7 +15,7 @@ use super::model_cache::LoadedModel;
 use super::models::{resolve_topic, topic_header};
 use super::AppState;
 use crate::corpus::lexicon::EncodedDoc;
-use crate::corpus::Corpus;
+use crate::corpus::{meta, Corpus};
 use crate::models::{Comparison, DocumentProportions, PredictOptions};
 use crate::summaries::representative::{DocumentTopics, ProportionSource};
 use axum::extract::{Path, RawQuery, State};
@@ -31,19 +32,28 @@ const FIRST_WORDS: usize = 30;
 
 /// A model's documents as representative-document answers read them, computed once
 /// per loaded model and kept beside it: the proportions, and for each of their rows the
-/// document's id and first words (so a request after the first reads no corpus).
+/// document's id, first words and `meta` (so a request after the first reads no corpus).
 pub struct RankedDocuments {
     topics: DocumentTopics,
     ids: Vec<String>,
     first_words: Vec<Option<String>>,
+    meta: Vec<Option<Value>>,
+    /// Heap bytes of `meta`, estimated once from the stored texts (a parsed JSON value
+    /// holds about four times its text: map nodes, keys and values).
+    meta_bytes: usize,
 }
 
 impl RankedDocuments {
-    /// Bytes the proportions, ids and first words hold on the heap.
+    /// Bytes the proportions, ids, first words and meta hold on the heap.
     pub fn memory_bytes(&self) -> usize {
         use crate::heap_size::{nested, string, strings, vec};
         let proportions = &self.topics.proportions;
-        vec(&proportions.documents) + vec(&proportions.rows) + strings(&self.ids) + nested(&self.first_words, |w| w.as_deref().map_or(0, string))
+        vec(&proportions.documents)
+            + vec(&proportions.rows)
+            + strings(&self.ids)
+            + nested(&self.first_words, |w| w.as_deref().map_or(0, string))
+            + vec(&self.meta)
+            + self.meta_bytes
     }
 }
 
@@ -71,12 +81,16 @@ pub async fn list(State(state): State<AppState>, Path((id, topic)): Path<(String
         .top(k, n)
         .into_iter()
         .map(|(row, share)| {
-            json!({
+            let mut doc = json!({
                 "id": ranked.ids[row],
                 "share": share,
                 "first_words": ranked.first_words[row],
                 "topic_proportions": topics.row(row),
-            })
+            });
+            if let Some(meta) = &ranked.meta[row] {
+                doc["meta"] = meta.clone();
+            }
+            doc
         })
         .collect();
     Ok(Json(json!({
@@ -106,13 +120,16 @@ fn parse_n(query: Option<&str>) -> ApiResult<usize> {
     }
 }
 
-/// The model's documents over `corpus`, with the ids and first words of their rows.
+/// The model's documents over `corpus`, with the ids, first words and meta of their rows.
 fn ranked_documents(m: &LoadedModel, corpus: &Corpus) -> ApiResult<RankedDocuments> {
     let topics = document_topics(m, corpus)?;
     let docs = &topics.proportions.documents;
     let ids = docs.iter().map(|&d| corpus.doc_ids[d].clone()).collect();
     let first_words = docs.iter().map(|&d| first_words(corpus, d)).collect();
-    Ok(RankedDocuments { topics, ids, first_words })
+    let meta_text = |d: usize| corpus.doc_meta.as_ref().and_then(|m| m[d].as_deref());
+    let meta = docs.iter().map(|&d| meta_text(d).and_then(meta::parse)).collect();
+    let meta_bytes = docs.iter().map(|&d| 4 * meta_text(d).map_or(0, str::len)).sum();
+    Ok(RankedDocuments { topics, ids, first_words, meta, meta_bytes })
 }
 
 /// The model's document proportions over `corpus`: the fit's, or every document folded in.

@@ -1,7 +1,8 @@
 //! `topicd fit`: the fit code path without HTTP.
 
+use crate::corpus::input::document_from_value;
 use crate::corpus::preprocess::DuplicateIds;
-use crate::corpus::{CorpusBuilder, PreprocessOptions, RawDocument, StopWords};
+use crate::corpus::{CorpusBuilder, PreprocessOptions, StopWords};
 use crate::models::{self, CancelToken, Checkpointing, FitContext, Progress, StepKind};
 use clap::Args;
 use serde_json::{json, Map, Value};
@@ -12,7 +13,8 @@ use std::time::Instant;
 
 #[derive(Debug, Clone, Args)]
 pub struct FitArgs {
-    /// JSONL corpus: one document object per line (`text` or `counts`, `labels`, ...).
+    /// JSONL corpus: one document object per line (`text` or `counts`, `labels`, ...; an
+    /// unknown key is an error, extra data goes in `meta`).
     #[arg(long)]
     pub input: PathBuf,
     /// Model family (e.g. `lda`).
@@ -115,7 +117,9 @@ pub fn run(args: FitArgs) -> Result<(), String> {
         if line.trim().is_empty() {
             continue;
         }
-        let doc: RawDocument = serde_json::from_str(&line).map_err(|e| format!("line {}: {e}", i + 1))?;
+        // The same document rules as an NDJSON upload: unknown keys are errors.
+        let value: Value = serde_json::from_str(&line).map_err(|e| format!("line {}: {e}", i + 1))?;
+        let doc = document_from_value(value, i, Some(i + 1)).map_err(|e| format!("line {}: {e}", i + 1))?;
         builder.add_document(doc, i, Some(i + 1)).map_err(|e| format!("line {}: {e}", i + 1))?;
     }
     let corpus = builder.finish().map_err(|e| e.to_string())?;

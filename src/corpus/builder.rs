@@ -60,6 +60,9 @@ pub struct CorpusBuilder {
     features: Vec<Vec<(u32, f64)>>,
     splits: Vec<Option<String>>,
     any_split: bool,
+    /// Per document its `meta` as compact JSON (see [`super::meta`]).
+    meta: Vec<Option<String>>,
+    any_meta: bool,
     /// Scratch per-document counter over provisional ids (all zero between documents).
     counter: Vec<u32>,
     touched: Vec<u32>,
@@ -101,6 +104,8 @@ impl CorpusBuilder {
             features: Vec::new(),
             splits: Vec::new(),
             any_split: false,
+            meta: Vec::new(),
+            any_meta: false,
             counter: Vec::new(),
             touched: Vec::new(),
             row: Vec::new(),
@@ -123,7 +128,8 @@ impl CorpusBuilder {
     ///
     /// Rules: exactly one of `text`/`counts`; counts finite non-negative integers;
     /// ids unique and non-empty (a missing id becomes `index` as a string); feature
-    /// values finite; labels consistent with the label tree.
+    /// values finite; labels consistent with the label tree; `meta` at most
+    /// [`super::meta::MAX_META_BYTES`] as JSON.
     pub fn add_document(&mut self, doc: RawDocument, index: usize, line: Option<usize>) -> Result<(), CorpusError> {
         self.add_inner(doc, index).map_err(|e| e.with_line(line.unwrap_or(index)))
     }
@@ -172,6 +178,7 @@ impl CorpusBuilder {
         if let Some((name, value)) = features.iter().find(|(_, v)| !v.is_finite()) {
             return Err(CorpusError::field(at(&format!(".features.{name}")), format!("feature values must be finite numbers, got {value}")));
         }
+        let meta = doc.meta.as_ref().map(|m| super::meta::serialise(m, index)).transpose()?;
 
         // 2. Labels (the label builder rolls itself back on error).
         let labels = self.labels.add_document_labels(doc.labels.as_deref().unwrap_or(&[]), doc.paths.as_deref().unwrap_or(&[]), index)?;
@@ -192,6 +199,8 @@ impl CorpusBuilder {
         self.features.push(features);
         self.any_split |= doc.split.is_some();
         self.splits.push(doc.split);
+        self.any_meta |= meta.is_some();
+        self.meta.push(meta);
         Ok(())
     }
 
@@ -404,6 +413,7 @@ impl CorpusBuilder {
         });
 
         let splits = self.any_split.then(|| kept_docs.iter().map(|&d| self.splits[d].clone()).collect());
+        let doc_meta = self.any_meta.then(|| kept_docs.iter().map(|&d| self.meta[d].clone()).collect());
 
         let stats = CorpusStats {
             num_documents: doc_ids.len(),
@@ -418,7 +428,7 @@ impl CorpusBuilder {
             num_types_before_pruning: num_types,
         };
 
-        Ok(Corpus { lexicon, counts, doc_ids, labels, doc_labels, features, splits, stats, token_order })
+        Ok(Corpus { lexicon, counts, doc_ids, labels, doc_labels, features, splits, stats, token_order, doc_meta })
     }
 }
 

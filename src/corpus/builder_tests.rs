@@ -373,3 +373,25 @@ fn larger_corpus_builds_quickly() {
     assert!(c.counts.check(Some(c.num_terms())).is_ok());
     assert!(elapsed.as_secs() < 20, "took {elapsed:?}");
 }
+
+#[test]
+fn meta_is_kept_for_kept_documents_and_bounded() {
+    let with_meta = |id: &str, t: &str, meta: serde_json::Value| RawDocument { meta: meta.as_object().cloned(), ..text(id, t) };
+    let docs = vec![
+        with_meta("a", "alpha beta", serde_json::json!({"title": "A"})),
+        text("b", "the"),
+        text("c", "beta gamma"),
+        with_meta("d", "alpha", serde_json::json!({"url": "u"})),
+    ];
+    let c = build(PreprocessOptions { stopwords: StopWords::English, ..no_stop() }, docs).unwrap();
+    assert_eq!(c.doc_ids, ["a", "c", "d"], "b is empty after stop words");
+    assert_eq!(c.doc_meta, Some(vec![Some(r#"{"title":"A"}"#.to_string()), None, Some(r#"{"url":"u"}"#.to_string())]));
+    assert_eq!(build(no_stop(), vec![text("a", "alpha")]).unwrap().doc_meta, None, "no meta, no column");
+
+    let mut b = CorpusBuilder::new(no_stop(), &[]).unwrap();
+    let big = serde_json::json!({"x": "y".repeat(crate::corpus::meta::MAX_META_BYTES)});
+    let e = b.add_document(with_meta("a", "alpha", big), 5, Some(6)).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("documents[5].meta"));
+    assert_eq!(e.line, Some(6));
+    assert_eq!(b.num_documents(), 0, "nothing of the refused document is kept");
+}

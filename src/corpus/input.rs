@@ -2,22 +2,28 @@
 //! explicit label tree as a list of [`TreeEntry`].
 //!
 //! Why it exists: uploads come from many tools (JSON arrays, NDJSON files written by
-//! scripts) and carry fields this service does not use, so the document shape is lenient
-//! (unknown fields ignored, integer ids accepted), while the explicit tree is strict
-//! (`deny_unknown_fields`) because a typo there silently changes the model. Nothing here
-//! validates semantics; [`crate::corpus::CorpusBuilder`] does that with field paths.
+//! scripts, `topicd fit --input`), and all of them must read a document the same way.
+//! Both shapes are strict (`deny_unknown_fields`): a typo such as `"lables"` would
+//! otherwise be dropped silently and change the model, so an unknown key is an error
+//! naming the nearest known key ([`crate::unknown_keys`]). What a user wants kept beside
+//! a document without it being a model input (a title, a URL, a package name) goes in
+//! its `meta` object. Integer ids are accepted. Nothing here validates semantics;
+//! [`crate::corpus::CorpusBuilder`] does that with field paths.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+
+use super::CorpusError;
+use crate::unknown_keys::{parent_path, parse_serde_unknown_field, place_of, unknown_key_message};
 
 /// One uploaded document, exactly as it arrived (before any validation).
 ///
 /// Exactly one of `text` and `counts` must be present (checked by the builder).
-/// Unknown fields are ignored so that real data files with extra fields (e.g.
-/// `"package"`) load unchanged.
+/// Unknown keys are refused; extra data (e.g. `"package"`) belongs in `meta`.
 #[derive(Deserialize, Debug, Clone, Default, PartialEq)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct RawDocument {
     /// The document's id: a JSON string or integer (integers are kept as their decimal
     /// text). Absent means "use the 0-based document index".
@@ -39,6 +45,41 @@ pub struct RawDocument {
     pub features: Option<BTreeMap<String, f64>>,
     /// Free-form split tag such as `"train"` or `"test"`.
     pub split: Option<String>,
+    /// Anything the uploader wants kept beside the document (a title, a URL, a package
+    /// name): stored with the corpus, returned with representative documents, never a
+    /// model input. At most [`super::meta::MAX_META_BYTES`] serialised.
+    pub meta: Option<Map<String, Value>>,
+}
+
+/// Reads one document from its JSON value (an NDJSON line, a line of `topicd fit
+/// --input`). An error names the document and its line: an unknown key with the
+/// nearest known one (`unknown key "lables" in document 3 (line 4); did you mean
+/// "labels"?`, field `documents[3].lables`), any other with its field path.
+pub fn document_from_value(value: Value, index: usize, line: Option<usize>) -> Result<RawDocument, CorpusError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let at = format!("documents[{index}]");
+        let path = e.path().to_string();
+        let message = e.into_inner().to_string();
+        let error = match parse_serde_unknown_field(&message) {
+            Some((key, known)) => {
+                let mut place = place_of(&at);
+                if let Some(l) = line {
+                    place.push_str(&format!(" (line {l})"));
+                }
+                let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                let within = match parent_path(&path, &key) {
+                    "" => at,
+                    parent => format!("{at}.{parent}"),
+                };
+                CorpusError::field(format!("{within}.{key}"), unknown_key_message(&key, &place, &known))
+            }
+            None => CorpusError::field(if path == "." { at } else { format!("{at}.{path}") }, message),
+        };
+        match line {
+            Some(l) => error.with_line(l),
+            None => error,
+        }
+    })
 }
 
 /// One node of an explicitly uploaded label tree: `parent: null` (or absent) hangs the
@@ -143,9 +184,9 @@ mod tests {
     }
 
     #[test]
-    fn unknown_fields_ignored_and_bow_alias() {
+    fn bow_alias_and_meta() {
         let d: RawDocument = serde_json::from_str(
-            r#"{"package":"git","id":"git","bow":{"commit":3,"branch":1},
+            r#"{"meta":{"package":"git","n":[1,2]},"id":"git","bow":{"commit":3,"branch":1},
                 "paths":[["Development"],["Development","RevisionControl"]],
                 "split":"train","features":{"year":2001}}"#,
         )
@@ -156,8 +197,28 @@ mod tests {
         assert_eq!(d.paths.unwrap()[1], vec!["Development", "RevisionControl"]);
         assert_eq!(d.split.as_deref(), Some("train"));
         assert_eq!(d.features.unwrap()["year"], 2001.0);
+        assert_eq!(d.meta.unwrap()["package"], "git");
         assert!(d.text.is_none());
         assert!(d.labels.is_none());
+        assert!(serde_json::from_str::<RawDocument>(r#"{"text":"x","meta":"git"}"#).is_err(), "meta is an object");
+    }
+
+    #[test]
+    fn unknown_keys_name_the_document_line_and_nearest_key() {
+        let e = document_from_value(serde_json::json!({"text": "x", "lables": ["a"]}), 3, Some(4)).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("documents[3].lables"));
+        assert_eq!(e.line, Some(4));
+        assert_eq!(e.message, r#"unknown key "lables" in document 3 (line 4); did you mean "labels"?"#);
+        let e = document_from_value(serde_json::json!({"text": "x", "package": "git"}), 0, None).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("documents[0].package"));
+        assert_eq!(e.line, None);
+        assert!(e.message.starts_with(r#"unknown key "package" in document 0; known keys: id, text, bow, counts"#), "{}", e.message);
+        assert!(e.message.ends_with(r#"keep other data under "meta""#), "{}", e.message);
+        // Other errors keep their field path.
+        let e = document_from_value(serde_json::json!({"counts": {"a": "two"}}), 1, Some(2)).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("documents[1].counts.a"));
+        let d = document_from_value(serde_json::json!({"text": "x", "meta": {"title": "T"}}), 0, Some(1)).unwrap();
+        assert_eq!(d.meta.unwrap()["title"], "T");
     }
 
     #[test]

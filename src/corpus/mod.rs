@@ -11,6 +11,7 @@ pub mod builder;
 pub mod input;
 pub mod labels;
 pub mod lexicon;
+pub mod meta;
 pub mod order;
 pub mod preprocess;
 pub mod sparse;
@@ -57,6 +58,11 @@ pub struct Corpus {
     /// [`Corpus::encode`].
     #[serde(skip)]
     pub token_order: Option<TokenOrder>,
+    /// Each kept document's `meta` as compact JSON text, when any document of the upload
+    /// had one (see [`meta`]). Like `token_order`, stored as a trailer, not in the
+    /// postcard encoding of this struct.
+    #[serde(skip)]
+    pub doc_meta: Option<Vec<Option<String>>>,
 }
 
 /// Dense document × feature matrix for metadata (DCNT uses it).

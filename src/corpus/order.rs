@@ -8,12 +8,17 @@
 //! mixes them with text.
 //!
 //! Storage: a stored corpus blob is the postcard encoding of [`Corpus`] (unversioned,
-//! as written before token order existed), optionally followed by a trailer
-//! `(ORDER_TRAILER_VERSION, TokenOrder)`. Blobs without a trailer (every corpus stored
-//! before this module) decode with no order; readers that stop after the `Corpus`
-//! (fits) never pay for the sequences, and older binaries, whose postcard decoding
-//! ignores trailing bytes, still read new blobs.
+//! as written before token order existed), optionally followed by trailers, each a
+//! postcard `(tag, payload)` and each at most once, in this order:
+//! `(ORDER_TRAILER_VERSION = 1, TokenOrder)`, then `(META_TRAILER = 2, documents' meta)`
+//! ([`super::meta`]). Blobs without a trailer (every corpus stored before this module)
+//! decode with no order and no meta; readers that stop after the `Corpus` (fits) never
+//! pay for the trailers. Older binaries, whose postcard decoding ignores trailing bytes,
+//! still read new blobs that have token order (they stop after it); a blob with meta but
+//! no token order (a bag-of-words upload with `meta`) is refused by binaries from before
+//! the meta trailer, whose decoder knew only tag 1.
 
+use super::meta::META_TRAILER;
 use super::Corpus;
 use serde::{Deserialize, Serialize};
 
@@ -61,31 +66,56 @@ impl TokenOrder {
 pub struct BlobError(pub String);
 
 impl Corpus {
-    /// The stored form: the corpus, then the token-order trailer when there is one.
+    /// The stored form: the corpus, then the token-order and meta trailers when there
+    /// are any.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = postcard::to_allocvec(self).expect("a corpus always encodes");
         if let Some(order) = &self.token_order {
             out.extend(postcard::to_allocvec(&(ORDER_TRAILER_VERSION, order)).expect("token order encodes"));
         }
+        if let Some(meta) = &self.doc_meta {
+            out.extend(postcard::to_allocvec(&(META_TRAILER, meta)).expect("meta encodes"));
+        }
         out
     }
 
-    /// Decodes a stored blob with its token order (if it has one).
+    /// Decodes a stored blob with its token order and meta (if it has them).
     pub fn decode(blob: &[u8]) -> Result<Corpus, BlobError> {
         let err = |e: postcard::Error| BlobError(e.to_string());
-        let (mut corpus, rest) = postcard::take_from_bytes::<Corpus>(blob).map_err(err)?;
-        if rest.is_empty() {
-            return Ok(corpus);
+        let (mut corpus, mut rest) = postcard::take_from_bytes::<Corpus>(blob).map_err(err)?;
+        // The highest tag read so far: each trailer at most once, in tag order.
+        let mut last = 0;
+        while !rest.is_empty() {
+            let (tag, _) = postcard::take_from_bytes::<u32>(rest).map_err(err)?;
+            if tag <= last {
+                return Err(BlobError(format!("corpus trailer {tag} after trailer {last}")));
+            }
+            last = tag;
+            let documents = match tag {
+                ORDER_TRAILER_VERSION => {
+                    let ((_, order), tail): ((u32, TokenOrder), _) = postcard::take_from_bytes(rest).map_err(err)?;
+                    rest = tail;
+                    let n = order.num_documents();
+                    corpus.token_order = Some(order);
+                    n
+                }
+                META_TRAILER => {
+                    let ((_, meta), tail): ((u32, Vec<Option<String>>), _) = postcard::take_from_bytes(rest).map_err(err)?;
+                    rest = tail;
+                    let n = meta.len();
+                    corpus.doc_meta = Some(meta);
+                    n
+                }
+                other => {
+                    return Err(BlobError(format!(
+                        "unknown corpus trailer {other} (this binary knows {ORDER_TRAILER_VERSION}, token order, and {META_TRAILER}, meta)"
+                    )))
+                }
+            };
+            if documents != corpus.num_documents() {
+                return Err(BlobError(format!("corpus trailer {tag} has {documents} documents, the corpus {}", corpus.num_documents())));
+            }
         }
-        let (version, _) = postcard::take_from_bytes::<u32>(rest).map_err(err)?;
-        if version != ORDER_TRAILER_VERSION {
-            return Err(BlobError(format!("token-order trailer version {version} is not {ORDER_TRAILER_VERSION}")));
-        }
-        let (_, order): (u32, TokenOrder) = postcard::from_bytes(rest).map_err(err)?;
-        if order.num_documents() != corpus.num_documents() {
-            return Err(BlobError(format!("token order has {} documents, the corpus {}", order.num_documents(), corpus.num_documents())));
-        }
-        corpus.token_order = Some(order);
         Ok(corpus)
     }
 
@@ -97,6 +127,7 @@ impl Corpus {
 
 #[cfg(test)]
 mod tests {
+    use crate::corpus::meta::META_TRAILER;
     use crate::corpus::Corpus;
     use crate::corpus::{build_corpus, PreprocessOptions, RawDocument, StopWords};
     use std::collections::BTreeMap;
@@ -160,9 +191,46 @@ mod tests {
         let back = Corpus::decode(&old).unwrap();
         assert!(back.token_order.is_none());
         assert_eq!(back.doc_ids, c.doc_ids);
-        // An unknown trailer version is an error, not a silent loss.
+        // An unknown trailer is an error, not a silent loss.
         let mut future = old.clone();
-        future.extend(postcard::to_allocvec(&(2u32, c.token_order.as_ref().unwrap())).unwrap());
+        future.extend(postcard::to_allocvec(&(9u32, c.token_order.as_ref().unwrap())).unwrap());
         assert!(Corpus::decode(&future).is_err());
+    }
+
+    #[test]
+    fn meta_trailer_round_trips_with_and_without_order() {
+        let meta = |t: &str| serde_json::json!({ "title": t }).as_object().cloned();
+        let docs = vec![RawDocument { meta: meta("A"), ..text("a", "alpha beta alpha") }, text("b", "beta gamma")];
+        let c = build_corpus(options(), &[], docs).unwrap();
+        assert!(c.token_order.is_some() && c.doc_meta.is_some());
+        let blob = c.encode();
+        let back = Corpus::decode(&blob).unwrap();
+        assert_eq!(back.doc_meta, c.doc_meta);
+        assert_eq!(back.token_order, c.token_order);
+        assert!(Corpus::decode_without_order(&blob).unwrap().doc_meta.is_none(), "fits skip the trailers");
+        // A binary from before the meta trailer read the order and stopped there.
+        let (_, rest) = postcard::take_from_bytes::<Corpus>(&blob).unwrap();
+        let (_, old_reader): (u32, super::TokenOrder) = postcard::from_bytes(rest).unwrap();
+        assert_eq!(Some(old_reader), c.token_order);
+
+        // Bag-of-words documents: meta without order.
+        let bow = RawDocument { id: Some("x".into()), counts: Some(BTreeMap::from([("alpha".to_string(), 2.0)])), meta: meta("X"), ..Default::default() };
+        let c = build_corpus(options(), &[], vec![bow]).unwrap();
+        assert!(c.token_order.is_none());
+        let back = Corpus::decode(&c.encode()).unwrap();
+        assert_eq!(back.doc_meta, Some(vec![Some(r#"{"title":"X"}"#.to_string())]));
+        assert!(back.token_order.is_none());
+
+        // Trailers out of order, repeated, or of the wrong length are refused.
+        let mut c2 = c.clone();
+        c2.doc_meta = Some(vec![None, None]);
+        assert!(Corpus::decode(&c2.encode()).is_err(), "two metas for one document");
+        let mut twice = c.encode();
+        twice.extend(postcard::to_allocvec(&(META_TRAILER, c.doc_meta.as_ref().unwrap())).unwrap());
+        assert!(Corpus::decode(&twice).is_err());
+        let mut swapped = postcard::to_allocvec(&c).unwrap();
+        swapped.extend(postcard::to_allocvec(&(META_TRAILER, c.doc_meta.as_ref().unwrap())).unwrap());
+        swapped.extend(postcard::to_allocvec(&(super::ORDER_TRAILER_VERSION, super::TokenOrder { indptr: vec![0, 0], tokens: vec![] })).unwrap());
+        assert!(Corpus::decode(&swapped).is_err());
     }
 }

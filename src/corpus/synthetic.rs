@@ -220,6 +220,7 @@ impl BarsCorpus {
             splits: None,
             stats,
             token_order: None,
+            doc_meta: None,
         }
     }
 }

@@ -20,21 +20,27 @@ impl ParamError {
     }
 }
 
-/// Takes typed values out of a params object; [`ParamReader::finish`] rejects leftovers.
+/// Takes typed values out of a params object; [`ParamReader::finish`] rejects leftovers,
+/// naming the nearest of the keys the family asked for.
 pub struct ParamReader {
     rest: Map<String, Value>,
+    /// Every key asked for so far, in order: the family's known params.
+    known: Vec<String>,
 }
 
 impl ParamReader {
     pub fn new(params: &Value) -> Result<Self, ParamError> {
         match params {
-            Value::Object(m) => Ok(ParamReader { rest: m.clone() }),
-            Value::Null => Ok(ParamReader { rest: Map::new() }),
+            Value::Object(m) => Ok(ParamReader { rest: m.clone(), known: Vec::new() }),
+            Value::Null => Ok(ParamReader { rest: Map::new(), known: Vec::new() }),
             _ => Err(ParamError::new("", "params must be a JSON object")),
         }
     }
 
     fn take(&mut self, key: &str) -> Option<Value> {
+        if !self.known.iter().any(|k| k == key) {
+            self.known.push(key.to_string());
+        }
         match self.rest.remove(key) {
             Some(Value::Null) | None => None,
             Some(v) => Some(v),
@@ -110,11 +116,15 @@ impl ParamReader {
         }
     }
 
-    /// Rejects any key not taken.
+    /// Rejects any key not taken: `unknown key "topcs"; did you mean "topics"?`, or the
+    /// known keys listed when none is close.
     pub fn finish(self) -> Result<(), ParamError> {
         match self.rest.keys().next() {
             None => Ok(()),
-            Some(k) => Err(ParamError::new(k.clone(), "unknown parameter")),
+            Some(k) => {
+                let known: Vec<&str> = self.known.iter().map(String::as_str).collect();
+                Err(ParamError::new(k.clone(), crate::unknown_keys::unknown_key_message(k, "", &known)))
+            }
         }
     }
 }
@@ -161,6 +171,16 @@ mod tests {
         assert_eq!(r.uint_in("topics", 1, 10).unwrap_err().field, "topics");
         assert_eq!(r.positive("alpha").unwrap_err().field, "alpha");
         assert_eq!(r.finish().unwrap_err().field, "zzz");
+        let mut r = ParamReader::new(&json!({"topcs": 3})).unwrap();
+        assert_eq!(r.uint_in("topics", 1, 10).unwrap(), None);
+        r.positive("alpha").unwrap();
+        let e = r.finish().unwrap_err();
+        assert_eq!(e.field, "topcs");
+        assert_eq!(e.message, r#"unknown key "topcs"; did you mean "topics"?"#);
+        let mut r = ParamReader::new(&json!({"zzz": 3})).unwrap();
+        r.uint("topics").unwrap();
+        r.positive("alpha").unwrap();
+        assert_eq!(r.finish().unwrap_err().message, r#"unknown key "zzz"; known keys: topics, alpha"#);
         let mut r = ParamReader::new(&json!({"beta": "x"})).unwrap();
         assert!(r.positive("beta").is_err());
         assert!(ParamReader::new(&json!([1])).is_err());

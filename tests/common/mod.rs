@@ -136,6 +136,39 @@ pub fn appstream_docs(limit: usize) -> Vec<Value> {
         .collect()
 }
 
+/// [`appstream_docs`] with each document's AppStream `package` and `type` in its `meta`.
+pub fn appstream_docs_with_meta(limit: usize) -> Vec<Value> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/appstream_300.jsonl");
+    std::fs::read_to_string(path)
+        .expect("fixture present")
+        .lines()
+        .take(limit)
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            json!({"id": v["id"], "text": v["text"], "labels": v["labels"], "meta": {"package": v["package"], "type": v["type"]}})
+        })
+        .collect()
+}
+
+/// A JSONL fixture as an NDJSON upload body, each document's keys that topicd does not
+/// know (AppStream's `package`, `type`, `n_desc_langs`) moved into its `meta` object.
+pub fn strict_ndjson(path: &str) -> Vec<u8> {
+    const DOCUMENT_KEYS: [&str; 9] = ["id", "text", "counts", "bow", "labels", "paths", "features", "split", "meta"];
+    let mut out = Vec::new();
+    for line in std::fs::read_to_string(path).expect("fixture present").lines().filter(|l| !l.trim().is_empty()) {
+        let Value::Object(fields) = serde_json::from_str::<Value>(line).unwrap() else { panic!("not an object: {line}") };
+        let (mut doc, extra): (serde_json::Map<String, Value>, serde_json::Map<String, Value>) =
+            fields.into_iter().partition(|(k, _)| DOCUMENT_KEYS.contains(&k.as_str()));
+        if !extra.is_empty() {
+            let meta = doc.entry("meta").or_insert_with(|| json!({}));
+            meta.as_object_mut().expect("meta is an object").extend(extra);
+        }
+        out.extend(serde_json::to_vec(&doc).unwrap());
+        out.push(b'\n');
+    }
+    out
+}
+
 /// Assert a problem+json 4xx that names `field`.
 pub fn assert_problem(status: u16, body: &Value, expected_status: u16, field: Option<&str>) {
     assert_eq!(status, expected_status, "body: {body}");

@@ -103,7 +103,12 @@ pub(super) fn appstream_corpus() -> Corpus {
     let options = PreprocessOptions { min_df: 3, ..Default::default() };
     let mut builder = CorpusBuilder::new(options, &[]).unwrap();
     for (i, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
-        let doc: RawDocument = serde_json::from_str(line).unwrap();
+        // The fixture's lines carry AppStream's own keys, which a document keeps in `meta`.
+        let mut value: serde_json::Value = serde_json::from_str(line).unwrap();
+        let fields = value.as_object_mut().unwrap();
+        let meta: serde_json::Map<String, serde_json::Value> = ["package", "type", "n_desc_langs"].iter().filter_map(|k| fields.remove_entry(*k)).collect();
+        fields.insert("meta".into(), meta.into());
+        let doc: RawDocument = serde_json::from_value(value).unwrap();
         builder.add_document(doc, i, Some(i + 1)).unwrap();
     }
     builder.finish().unwrap()

@@ -320,3 +320,58 @@ async fn a_model_larger_than_the_cache_is_served_without_being_kept() {
     assert!(metric(&metrics, "topicd_model_cache_loads_total") < 32.0, "{metrics}");
     s.stop().await;
 }
+
+/// Fits are admitted by their memory estimate: a job shows its estimate; a fit whose
+/// estimate exceeds `--fit-memory-mb` alone is a 422 naming `params` and queues
+/// nothing; two fits that fit the budget alone but not together run one after the
+/// other, the second saying why it waits, and both succeed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fits_are_admitted_by_their_memory_estimate() {
+    let mut s = TestServer::start().await;
+    let cid = s.upload(json!({"documents": appstream_docs(200), "preprocess": {"min_df": 2}})).await["id"].as_str().unwrap().to_string();
+    let params = json!({"topics": 10, "iterations": 2000, "threads": 1});
+    let probe = s.submit(&cid, "lda", params.clone(), 1).await;
+    let estimate = probe["memory_estimate_bytes"].as_u64().expect("a fit job carries its memory estimate");
+    assert!(estimate > 0);
+    s.wait(probe["id"].as_str().unwrap(), Duration::from_secs(120)).await;
+
+    // A budget below one fit's estimate: refused at submission, nothing queued.
+    s.stop().await;
+    s.boot(|c| c.fit_memory_mb = Some(estimate as f64 / 2.0 / 1048576.0)).await;
+    let before = s.get("/v1/jobs").await.1["total"].clone();
+    let (status, body) = s.post("/v1/jobs", &json!({"corpus_id": cid, "model": "lda", "params": params, "seed": 2})).await;
+    common::assert_problem(status, &body, 422, Some("params"));
+    assert_eq!(body["limit"], "fit-memory-mb", "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("MB"), "{body}");
+    assert_eq!(s.get("/v1/jobs").await.1["total"], before, "a refused fit was queued");
+
+    // Room for one and a half fits, two may run at once: the second waits its turn.
+    s.stop().await;
+    s.boot(|c| {
+        c.fit_memory_mb = Some(1.5 * estimate as f64 / 1048576.0);
+        c.max_jobs = 2;
+    })
+    .await;
+    let first = s.submit(&cid, "lda", params.clone(), 3).await;
+    let second = s.submit(&cid, "lda", params.clone(), 4).await;
+    let (first_id, second_id) = (first["id"].as_str().unwrap().to_string(), second["id"].as_str().unwrap().to_string());
+    let mut saw_waiting = None;
+    let t0 = std::time::Instant::now();
+    loop {
+        let (a, b) = (s.get(&format!("/v1/jobs/{first_id}")).await.1, s.get(&format!("/v1/jobs/{second_id}")).await.1);
+        assert!(!(a["status"] == "running" && b["status"] == "running"), "two fits ran together beyond the budget");
+        if a["status"] == "running" && b["status"] == "queued" && b["waiting"].is_string() {
+            saw_waiting = b["waiting"].as_str().map(str::to_string);
+        }
+        if a["status"] == "succeeded" && b["status"] == "succeeded" {
+            assert!(b["waiting"].is_null(), "the note stays after the job started: {b}");
+            break;
+        }
+        assert!(a["status"] != "failed" && b["status"] != "failed", "{a} {b}");
+        assert!(t0.elapsed() < Duration::from_secs(120), "the fits did not end: {a} {b}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let waiting = saw_waiting.expect("the second fit was never seen waiting for memory while the first ran");
+    assert!(waiting.contains("fit budget"), "{waiting}");
+    s.stop().await;
+}

@@ -83,24 +83,44 @@ pub async fn create(State(state): State<AppState>, caller: Option<Extension<Call
     };
     let input_id = input_id.ok_or_else(|| missing_input(family, other_given))?;
     let field = family.input_field();
-    let input = match family.input() {
+    let (corpus_stats, graph_stats) = match family.input() {
         Input::Corpus => {
             let corpus = state.store.get_corpus(&input_id).await?.ok_or_else(|| ApiError::invalid(field, format!("no corpus with id {input_id:?}")))?;
             let stats: CorpusStats = serde_json::from_value(corpus.summary["stats"].clone()).map_err(ApiError::internal)?;
-            family.check_params(&params, InputStats::Corpus(&stats))?;
-            FitInput::Corpus(&input_id)
+            (Some(stats), None)
         }
         Input::Graph => {
             let graph = state.store.get_graph(&input_id).await?.ok_or_else(|| ApiError::invalid(field, format!("no graph with id {input_id:?}")))?;
-            family.check_params(&params, InputStats::Graph(&graph.stats))?;
-            FitInput::Graph(&input_id)
+            (None, Some(graph.stats))
         }
     };
+    let (stats, input) = match (&corpus_stats, &graph_stats) {
+        (Some(c), _) => (InputStats::Corpus(c), FitInput::Corpus(&input_id)),
+        (None, Some(g)) => (InputStats::Graph(g), FitInput::Graph(&input_id)),
+        (None, None) => return Err(ApiError::internal("a family fits neither a corpus nor a graph")),
+    };
+    family.check_params(&params, stats)?;
     // The job keeps its parameters with every default filled in.
     let params = family.effective_params(&params)?;
+    let threads = crate::models::params::requested_threads(&params).filter(|&t| t > 0).unwrap_or(state.runner.default_threads());
+    let memory = family.fit_memory(stats, &params, threads);
+    let budget = state.runner.fit_memory_budget();
+    if memory > budget {
+        let mut e = ApiError::invalid(
+            "params",
+            format!(
+                "this {} fit is estimated to need {:.0} MB at its peak, more than this server's fit memory budget of {:.0} MB (--fit-memory-mb): fewer topics, documents or threads need less",
+                family.name(),
+                memory as f64 / 1048576.0,
+                budget as f64 / 1048576.0
+            ),
+        );
+        e.limit = Some("fit-memory-mb");
+        return Err(e);
+    }
     let job = state
         .store
-        .insert_job(NewJob { id: &id, input, model: family.name(), params: &params, seed, queue: state.limits.gate(caller.as_deref()), memory_bytes: None })
+        .insert_job(NewJob { id: &id, input, model: family.name(), params: &params, seed, queue: state.limits.gate(caller.as_deref()), memory_bytes: Some(memory) })
         .await?
         .map_err(|refused| not_queued(refused, &state.limits, || ApiError::invalid(field, format!("{} {input_id:?} was deleted", family.input_noun()))))?;
     state.runner.wake();

@@ -56,6 +56,7 @@ pub enum FitSource<'a> {
 }
 
 /// The statistics a family's parameter checks read (bounds that depend on the input).
+#[derive(Clone, Copy)]
 pub enum InputStats<'a> {
     Corpus(&'a CorpusStats),
     Graph(&'a GraphStats),

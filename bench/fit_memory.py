@@ -161,6 +161,7 @@ def measure(binary, workdir, run):
             "measured_mb": round(increment / 2**20, 1),
             "ratio": round(estimate / increment, 2) if increment > 0 else None,
             "checkpoint_iteration": checkpoints,
+            "stats": [str(x) for x in stats],
         }
     finally:
         server.stop()

@@ -49,6 +49,12 @@ fn main() {
                 std::process::exit(2);
             }
         }
+        Command::EstimateFit(args) => {
+            if let Err(e) = topicd::cli::estimate::run(args) {
+                eprintln!("topicd estimate-fit: {e}");
+                std::process::exit(2);
+            }
+        }
         Command::SimulateHpc(args) => {
             if let Err(e) = simulate::run(args) {
                 eprintln!("topicd simulate-hpc: {e}");

@@ -178,8 +178,19 @@ pub fn run(args: FitArgs) -> Result<(), String> {
             "loglik_per_token": loglik,
             "seconds_per_steady_scan": mean(by_kind[0]),
             "seconds_per_refit_scan": mean(by_kind[1]),
+            "memory_estimate_bytes": family.fit_memory(&corpus.stats, &family.effective_params(&params).map_err(|e| e.to_string())?, args.threads.max(1)),
+            "peak_rss_bytes": peak_rss_bytes(),
             "diagnostics": model.diagnostics(),
         })
     );
     Ok(())
+}
+
+/// This process' peak resident memory (`VmHWM` of `/proc/self/status`), where Linux
+/// reports it. It includes the corpus as `topicd fit` builds it and the process' base,
+/// which a fit's estimate leaves out; `topicd fit` holds no checkpoints.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
 }

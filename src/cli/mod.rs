@@ -1,10 +1,11 @@
 //! The command line: `topicd serve`, `topicd fit`, `topicd simulate-hpc` and
-//! `topicd score-lda`, and `topicd token` for the operator.
+//! `topicd score-lda`, `topicd estimate-fit`, and `topicd token` for the operator.
 //!
 //! Why it exists: `serve` runs the HTTP service; `fit` runs the very same corpus and
 //! model code without HTTP, for benchmarks and offline users, and prints one JSON line.
 
 pub mod backup;
+pub mod estimate;
 pub mod fit;
 pub mod score_lda;
 pub mod simulate;
@@ -33,6 +34,8 @@ pub enum Command {
     /// Held-out log-likelihood of documents under an LDA given as JSON (vocabulary, φ,
     /// α), by the `lda` family's Chib-style estimator (benchmarks against other tools).
     ScoreLda(score_lda::ScoreLdaArgs),
+    /// Print a family's fit memory estimate for an input of the given size.
+    EstimateFit(estimate::EstimateArgs),
     /// Copy the database consistently, even while the server runs, and print one JSON line.
     Backup(backup::BackupArgs),
 }

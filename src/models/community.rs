@@ -27,6 +27,11 @@ pub trait CommunityFamily: Sync {
     fn check_params(&self, params: &serde_json::Value, graph: &GraphStats) -> Result<(), ParamError>;
     /// `params` with every default filled in (see [`super::ModelFamily::effective_params`]).
     fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError>;
+    /// Peak resident memory of this family's fit as the service runs it (the decoded
+    /// graph, the state, the memo, checkpoint bytes while one is written, the encoded
+    /// model), in bytes, from the graph summary, the *effective* params and `threads`
+    /// (see [`super::ModelFamily::fit_memory`]).
+    fn fit_memory(&self, graph: &GraphStats, params: &serde_json::Value, threads: usize) -> u64;
     /// Fit on `graph`. Must poll `ctx.cancel` at least once per pass.
     fn fit(&self, graph: &Graph, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn CommunityModel>, FitError>;
     /// Decode a model previously produced by [`CommunityModel::encode`].

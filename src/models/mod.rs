@@ -24,6 +24,7 @@ pub mod hdp_ammsb;
 pub mod heldout;
 pub mod hpc;
 pub mod lda;
+pub mod memory;
 pub mod params;
 pub mod passes;
 pub mod registry;
@@ -70,6 +71,12 @@ pub trait ModelFamily: Sync {
     /// keeps its meaning when a default changes later). Errors as [`Self::check_params`];
     /// feeding the result back gives the same parameters and the same JSON.
     fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError>;
+    /// Peak resident memory of this family's fit as the service runs it (the decoded
+    /// corpus, the sampler's state, kept samples, checkpoint bytes while one is written,
+    /// the encoded model), in bytes, from the corpus summary, the *effective* params
+    /// (see [`Self::effective_params`]; params that do not parse count as the defaults)
+    /// and `threads`. Formulas and their measured accuracy: [`memory`].
+    fn fit_memory(&self, corpus: &CorpusStats, params: &serde_json::Value, threads: usize) -> u64;
     /// Fit on `corpus`. Must poll `ctx.cancel` at least once per sweep.
     fn fit(&self, corpus: &Corpus, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError>;
     /// Decode a model previously produced by [`TopicModel::encode`].

@@ -99,6 +99,18 @@ impl Family {
         }
     }
 
+    /// Peak resident memory of a fit on an input summarised by `stats` with the
+    /// effective `params` on `threads` workers ([`ModelFamily::fit_memory`]); 0 when the
+    /// input is not what the family fits (such a job is refused by
+    /// [`Family::check_params`]).
+    pub fn fit_memory(self, stats: InputStats<'_>, params: &serde_json::Value, threads: usize) -> u64 {
+        match (self, stats) {
+            (Family::Topics(f), InputStats::Corpus(s)) => f.fit_memory(s, params, threads),
+            (Family::Communities(f), InputStats::Graph(s)) => f.fit_memory(s, params, threads),
+            _ => 0,
+        }
+    }
+
     /// Fit on `input`, which must be what the family fits.
     pub fn fit(self, input: FitSource<'_>, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Fitted, FitError> {
         match (self, input) {

@@ -68,6 +68,11 @@ impl ModelFamily for DcntFamily {
         Ok(Box::new(fit_dcnt(corpus, &p, self.diagonal, seed, ctx)?))
     }
 
+    fn fit_memory(&self, corpus: &CorpusStats, params: &serde_json::Value, threads: usize) -> u64 {
+        let p = DcntParams::from_json(params).or_else(|_| DcntParams::from_json(&serde_json::json!({}))).expect("the defaults parse");
+        crate::models::memory::dcnt(corpus, &p, threads)
+    }
+
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
         let m = DcntModel::decode(bytes)?;
         if m.diagonal != self.diagonal {

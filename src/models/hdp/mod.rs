@@ -77,6 +77,11 @@ impl ModelFamily for HdpFamily {
         Ok(Box::new(fit_hdp(corpus, &p, seed, ctx)?))
     }
 
+    fn fit_memory(&self, corpus: &CorpusStats, params: &serde_json::Value, threads: usize) -> u64 {
+        let p = HdpParams::from_json(params).or_else(|_| HdpParams::from_json(&serde_json::json!({}))).expect("the defaults parse");
+        crate::models::memory::hdp(corpus, &p, threads)
+    }
+
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
         Ok(Box::new(HdpModel::decode(bytes)?))
     }

@@ -64,6 +64,11 @@ impl CommunityFamily for HdpAmmsbFamily {
         Ok(Box::new(fit_ammsb(graph, &p, seed, ctx)?))
     }
 
+    fn fit_memory(&self, graph: &GraphStats, params: &serde_json::Value, threads: usize) -> u64 {
+        let p = AmmsbParams::from_json(params).or_else(|_| AmmsbParams::from_json(&serde_json::json!({}))).expect("the defaults parse");
+        crate::models::memory::ammsb(graph, &p, threads)
+    }
+
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn CommunityModel>, ModelError> {
         Ok(Box::new(AmmsbModel::decode(bytes)?))
     }

@@ -75,6 +75,13 @@ impl ModelFamily for HpcFamily {
         Ok(Box::new(fit_hpc(corpus, &p, self.supervised, seed, ctx)?))
     }
 
+    fn fit_memory(&self, corpus: &CorpusStats, params: &serde_json::Value, threads: usize) -> u64 {
+        let p = HpcParams::from_json(params, self.supervised)
+            .or_else(|_| HpcParams::from_json(&serde_json::json!({}), self.supervised))
+            .expect("the defaults parse");
+        crate::models::memory::hpc(corpus, &p, self.supervised, threads)
+    }
+
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
         Ok(Box::new(HpcModel::decode(bytes)?))
     }

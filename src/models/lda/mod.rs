@@ -81,6 +81,11 @@ impl ModelFamily for LdaFamily {
         Ok(Box::new(fit_lda(corpus, &p, seed, ctx)?))
     }
 
+    fn fit_memory(&self, corpus: &CorpusStats, params: &serde_json::Value, threads: usize) -> u64 {
+        let p = LdaParams::from_json(params).or_else(|_| LdaParams::from_json(&serde_json::json!({}))).expect("the defaults parse");
+        crate::models::memory::lda(corpus, &p, threads)
+    }
+
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
         Ok(Box::new(LdaModel::decode(bytes)?))
     }

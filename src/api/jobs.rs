@@ -120,7 +120,15 @@ pub async fn create(State(state): State<AppState>, caller: Option<Extension<Call
     }
     let job = state
         .store
-        .insert_job(NewJob { id: &id, input, model: family.name(), params: &params, seed, queue: state.limits.gate(caller.as_deref()), memory_bytes: Some(memory) })
+        .insert_job(NewJob {
+            id: &id,
+            input,
+            model: family.name(),
+            params: &params,
+            seed,
+            queue: state.limits.gate(caller.as_deref()),
+            memory_bytes: Some(memory),
+        })
         .await?
         .map_err(|refused| not_queued(refused, &state.limits, || ApiError::invalid(field, format!("{} {input_id:?} was deleted", family.input_noun()))))?;
     state.runner.wake();

@@ -700,10 +700,11 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
 fn waiting_for_memory(needs: u64, budget: u64, in_use: u64, running: usize) -> String {
     let mb = |b: u64| b as f64 / 1048576.0;
     format!(
-        "waiting for memory: this fit is estimated to need {:.0} MB at its peak; {} running fit{} on this replica hold {:.0} MB of its {:.0} MB fit budget (--fit-memory-mb), leaving {:.0} MB",
+        "waiting for memory: this fit is estimated to need {:.0} MB at its peak; {} running fit{} on this replica {} {:.0} MB of its {:.0} MB fit budget (--fit-memory-mb), leaving {:.0} MB",
         mb(needs),
         running,
         if running == 1 { "" } else { "s" },
+        if running == 1 { "holds" } else { "hold" },
         mb(in_use),
         mb(budget),
         mb(budget.saturating_sub(in_use))

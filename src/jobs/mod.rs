@@ -15,6 +15,7 @@
 //! re-queued job resumes from it, ending with the same model or result. The next
 //! checkpoint waits until the last is stored and an interval has passed ([`cadence`]).
 
+mod admission;
 mod cadence;
 mod progress;
 mod runner;

@@ -6,6 +6,7 @@
 //! lease was lost or could not be renewed before it ran out, so a job never runs in two
 //! places at once. Every write of a running job names its claim.
 
+use super::admission::waiting_for_memory;
 use super::cadence::Cadence;
 use super::progress::ProgressTracker;
 use crate::corpus::Corpus;
@@ -154,11 +155,6 @@ impl Runner {
     /// Jobs currently running in this process.
     pub fn running_jobs(&self) -> usize {
         self.running.lock().expect("runner lock").len()
-    }
-
-    /// The estimated memory of the fits running here, in bytes.
-    pub fn running_memory_bytes(&self) -> u64 {
-        self.running.lock().expect("runner lock").values().map(|r| r.memory_bytes).sum()
     }
 
     /// Threads a job runs on unless its params say otherwise.
@@ -694,19 +690,4 @@ impl Runner {
 
 fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into())
-}
-
-/// Why a queued job waits: what it needs against what the running fits leave.
-fn waiting_for_memory(needs: u64, budget: u64, in_use: u64, running: usize) -> String {
-    let mb = |b: u64| b as f64 / 1048576.0;
-    format!(
-        "waiting for memory: this fit is estimated to need {:.0} MB at its peak; {} running fit{} on this replica {} {:.0} MB of its {:.0} MB fit budget (--fit-memory-mb), leaving {:.0} MB",
-        mb(needs),
-        running,
-        if running == 1 { "" } else { "s" },
-        if running == 1 { "holds" } else { "hold" },
-        mb(in_use),
-        mb(budget),
-        mb(budget.saturating_sub(in_use))
-    )
 }

@@ -19,6 +19,7 @@
 //!
 //! `corpus`, `graph`, `models`, `inference`, `summaries`, `heap_size`, `unknown_keys` and `rng` never import axum, sqlx or tokio.
 
+pub mod allocator;
 pub mod api;
 pub mod auth;
 pub mod cli;

@@ -15,6 +15,7 @@ fn init_logging(json: bool) {
 }
 
 fn main() {
+    topicd::allocator::tune();
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(config) => {

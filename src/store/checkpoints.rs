@@ -50,10 +50,12 @@ pub enum LoadedCheckpoint {
     Corrupt { iteration: i64, reason: String },
 }
 
-/// The largest chunk written in one transaction: about a tenth of a second to a second
-/// of disk writing, well inside SQLite's 10 s busy timeout, and few enough chunks (32
-/// for 2 GB) that the pauses between them cost little.
-pub const CHECKPOINT_CHUNK_BYTES: usize = 64 << 20;
+/// The largest chunk written in one transaction: a fraction of a second of disk writing,
+/// well inside SQLite's 10 s busy timeout, few enough chunks (64 for 2 GB) that the
+/// pauses between them cost little, and small enough that the copies the database
+/// driver makes of the chunk being written (SQLite copies a bound blob, then builds its
+/// record from it) add at most 64 MiB to a checkpoint's own bytes.
+pub const CHECKPOINT_CHUNK_BYTES: usize = 32 << 20;
 
 /// Between two chunk transactions on SQLite, longer than the longest sleep of SQLite's
 /// default busy handler (100 ms): a writer waiting for the lock (a lease renewal) retries
@@ -84,7 +86,7 @@ impl Store {
 
     /// [`Store::save_checkpoint`] with chunks of at most `chunk_bytes` (tests use small ones).
     #[doc(hidden)]
-    pub async fn save_checkpoint_in_chunks(&self, claim: &Claim, iteration: i64, data: Vec<u8>, chunk_bytes: usize) -> StoreResult<()> {
+    pub async fn save_checkpoint_in_chunks(&self, claim: &Claim, iteration: i64, mut data: Vec<u8>, chunk_bytes: usize) -> StoreResult<()> {
         let job_id = claim.job_id.as_str();
         let sum = checksum(&data);
         let published = sqlx::query("SELECT generation FROM checkpoints WHERE job_id = $1").bind(job_id).fetch_optional(&self.pool).await?;
@@ -94,11 +96,15 @@ impl Store {
             Some(g) if g >> 32 == claim.attempt => g + 1,
             _ => generation(claim.attempt, 1),
         };
-        let chunks: Vec<&[u8]> = if data.is_empty() { vec![&[]] } else { data.chunks(chunk_bytes.max(1)).collect() };
-        for (part, chunk) in chunks.iter().enumerate() {
+        let chunk_bytes = chunk_bytes.max(1);
+        let parts = data.len().div_ceil(chunk_bytes).max(1);
+        for part in 0..parts {
             if part > 0 {
                 self.pause_for_other_writers().await;
             }
+            // One chunk is the state itself, moved to the driver; of several, each is
+            // copied out in turn, so no more than one chunk is ever copied at once.
+            let chunk = if parts == 1 { std::mem::take(&mut data) } else { data[part * chunk_bytes..((part + 1) * chunk_bytes).min(data.len())].to_vec() };
             let mut tx = self.begin_fenced().await?;
             self.fence(&mut tx, claim).await?;
             // A chunk left by an earlier write of this generation that was never
@@ -110,7 +116,7 @@ impl Store {
             .bind(job_id)
             .bind(this)
             .bind(part as i64)
-            .bind(chunk.to_vec())
+            .bind(chunk)
             .execute(&mut *tx)
             .await?;
             tx.commit().await?;
@@ -127,7 +133,7 @@ impl Store {
         .bind(iteration)
         .bind(sum as i64)
         .bind(now())
-        .bind(chunks.len() as i64)
+        .bind(parts as i64)
         .bind(this)
         .execute(&mut *tx)
         .await?;

@@ -16,6 +16,7 @@
 //! a document is one non-zero), labels per document and the nodes a word touches in the
 //! label tree by the tree depth, and DCNT's metadata features by none.
 
+use super::hpc::rates::Curvature;
 use crate::corpus::CorpusStats;
 use crate::graph::GraphStats;
 
@@ -142,17 +143,35 @@ pub fn hpc(c: &CorpusStats, p: &super::hpc::params::HpcParams, supervised: bool,
     let data = shaped * (2 * 16 * s.nnz + W4 * d * active + W8 * 2 * d);
     // `HpcState`: μ and τ² (V × N f64 each), ξ (D × K f64).
     let state = 2 * W8 * v * nodes + W8 * d * k;
-    // `Caches`: β = e^μ (V × N f64); each word's block (4 per touched node) and its
-    // rate Hessian's diagonal and off-diagonal (8 + 8 per touched node); each
-    // document's affinity Hessian (active² f64).
-    let caches = W8 * v * nodes + (W4 + 2 * W8) * v * touched + W8 * d * active * active;
+    // Off-diagonal entries of a word's rate Hessian. With the tree-plus-diagonal
+    // curvature (above 200 topics unless the params say otherwise) one per touched node.
+    // With the full curvature, every pair of nodes active together in one of the word's
+    // documents: all pairs for PCM (every topic is active everywhere); for HPC about
+    // active² / 2 new pairs per document holding the word, at most all pairs.
+    let all_pairs = touched * touched.saturating_sub(1) / 2;
+    let off = match p.curvature(k as usize) {
+        Curvature::TreeDiagonal => touched,
+        Curvature::Full if supervised => (s.nnz.div_ceil(v.max(1)) * active * active.saturating_sub(1) / 2 + touched).min(all_pairs.max(touched)),
+        Curvature::Full => all_pairs,
+    };
+    // The full curvature's sparse factor pattern per word: a row index (4) per entry of
+    // the factor (its fill-in counted as none) and order, position and column pointers
+    // (4 each per touched node).
+    let pattern = match p.curvature(k as usize) {
+        Curvature::TreeDiagonal => 0,
+        Curvature::Full => W4 * off + 3 * W4 * touched + 96,
+    };
+    // `Caches`: β = e^μ (V × N f64); each word's block (4 per touched node), its rate
+    // Hessian's diagonal (8 per touched node) and off-diagonal (8 per entry) in two
+    // vectors (48) and its pattern; each document's affinity Hessian (active² f64).
+    let caches = W8 * v * nodes + v * (W4 * touched + W8 * (touched + off) + 48 + pattern) + W8 * d * active * active;
     // `EstimandSums`: frequency, exclusivity against siblings and against all (V × K
     // f64 each), μ (V × N f64).
     let sums = 3 * W8 * v * k + W8 * v * nodes;
     let steady = data + state + caches + sums;
     // A checkpoint: μ, τ² at parent nodes (at most N per word), ξ, the Hessians and the
     // sums, as raw f64 sections.
-    let checkpoint = W8 * v * nodes * 2 + W8 * d * k + 2 * W8 * v * touched + W8 * d * active * active + sums;
+    let checkpoint = W8 * v * nodes * 2 + W8 * d * k + W8 * v * (touched + off) + W8 * d * active * active + sums;
     // The end: the model's tables (frequency, exclusivity ×2 over V × K and μ over
     // V × N, f32) are built while the chain lives, then encoded once it is gone.
     let model = 3 * W4 * v * k + W4 * v * nodes;

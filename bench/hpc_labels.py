@@ -149,7 +149,8 @@ def score(pred, gold):
 def label_breakdown(pred, gold, label_space):
     """Macro-F1 averages over the labels of the test documents *and* of the predictions,
     so a label predicted but absent from every test document adds a zero; this splits
-    that effect out (bench/README.md, "ten fit seeds") and keeps every label's counts.
+    that effect out (docs/decisions/0022-hpc-ten-seed-mean-and-screening.md) and keeps
+    every label's counts.
 
     It also gives macro-F1 over a fixed label space: every label of the uploaded
     documents (`label_space`), of the test documents and of the predictions, where a

@@ -11,7 +11,7 @@
 //! gigabytes (HPC on a 100 000-word vocabulary with 464 labels: 2 GB); written as one
 //! transaction it held SQLite's write lock, and PostgreSQL's lock on the job's row, for
 //! up to a minute, during which the job's own lease could not be renewed and ran out
-//! (bench/README.md, "Checkpoints that outlast the lease"). Chunked, no lock is held
+//! (docs/decisions/0031-chunked-checkpoints.md). Chunked, no lock is held
 //! longer than one chunk takes, and on SQLite the writer pauses between chunks so that a
 //! renewal waiting in SQLite's busy handler gets in ([`pause_for_other_writers`]).
 //!

@@ -16,7 +16,7 @@
 //! other failures ([`StoreError::unwritable`]) and consistent copies ([`backup`]). A
 //! trait with one implementation per database would have duplicated ~60 queries for
 //! the sake of those few differences; the price of `Any` is one copy of a blob as it is
-//! bound or read (measured in bench/README.md).
+//! bound or read (measured in bench/README.md, "Past one machine: PostgreSQL replicas").
 
 pub mod backup;
 pub mod checkpoints;

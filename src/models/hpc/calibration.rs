@@ -68,7 +68,8 @@ pub fn best_f1_threshold(mut pairs: Vec<(f64, bool)>) -> (f64, f64) {
 /// A label's own threshold is pulled towards the global one as if the global one had
 /// been seen on this many positive documents: the F1-optimal cut of a handful of
 /// documents is noisy (on AppStream, unshrunk per-label thresholds lost 0.02 of test
-/// micro-F1 against the global threshold alone; see bench/README.md).
+/// micro-F1 against the global threshold alone; see
+/// docs/decisions/0015-hpc-single-label-posterior-and-calibration.md).
 pub const THRESHOLD_SHRINKAGE: f64 = 10.0;
 
 /// `own` from `positives` documents, shrunk towards `global`.

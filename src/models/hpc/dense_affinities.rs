@@ -23,10 +23,10 @@
 //! dependent additions on each: `perf` put 60 % of the word pass on that dot product. So
 //! the vector paths take a block of words at once (four on AVX-512, two on AVX2, whose
 //! sixteen registers hold no more), one θ load serving the block, each word in its own
-//! accumulators: 1.10× the predictions a second on linuxdoc (bench/README.md, "The word
-//! pass in blocks of words"). Each word's lanes still add in the same order, and g still
-//! takes the words one after another, element by element, so a block gives the bits of
-//! one word at a time (checked by a test).
+//! accumulators: 1.10× the predictions a second on linuxdoc
+//! (docs/decisions/0028-hpc-word-pass-in-blocks.md). Each word's lanes still add in the
+//! same order, and g still takes the words one after another, element by element, so a
+//! block gives the bits of one word at a time (checked by a test).
 
 use crate::isa::Isa;
 

@@ -286,7 +286,8 @@ fn assemble(hpc: HpcChain, shaped: &Shaped, p: &HpcParams, roles: &[Role]) -> Hp
 /// validation documents' words train no rate (their probabilities calibrate the
 /// thresholds), but their labels are as much the user's evidence about which labels
 /// and which combinations occur as the training documents' are: on AppStream, counting
-/// them raised macro-F1 on each of five random splits (+0.007 to +0.014; bench/README.md).
+/// them raised macro-F1 on each of five random splits (+0.007 to +0.014;
+/// docs/decisions/0017-hpc-validation-label-sets-in-priors.md).
 /// Each label's prior is its frequency among those documents' labels, with half a
 /// document added so an unseen label keeps a finite prior; the label-set predictor's
 /// candidates are those documents' label sets with their frequencies.

@@ -302,7 +302,8 @@ fn label_priors_count_training_and_validation_sets_not_test_sets() {
 /// as new ones, `predict_affinities` returns the run that ended lowest in −log density,
 /// bit for bit, no higher than either run alone, at a point whose gradient meets the
 /// optimiser's tolerance. (A reversed comparison, a lost start, or a run that stops short
-/// fails here; the gain over one start is measured on real data in bench/README.md,
+/// fails here; the gain over one start is measured on real data in
+/// docs/decisions/0026-hpc-mode-two-starts.md,
 /// since these simulated documents need not have two modes.)
 #[test]
 fn the_mode_of_a_new_document_is_the_best_of_its_starts() {

@@ -7,7 +7,8 @@ use crate::models::params::{ParamError, ParamReader, MAX_CHECKPOINT_EVERY_S};
 
 /// `rate_curvature = auto` uses the full Hessian up to this many topics: beyond it the
 /// co-occurrence core of frequent words makes the sparse factor's fill, and its cost,
-/// grow quadratically (see the benchmark in `bench/README.md`).
+/// grow quadratically (see the benchmark in
+/// `docs/decisions/0011-hpc-tree-diagonal-curvature-above-200-labels.md`).
 pub const AUTO_FULL_CURVATURE_MAX_TOPICS: usize = 200;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

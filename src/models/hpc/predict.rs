@@ -11,7 +11,7 @@
 //! long documents it has several modes: θ on a label or on its parent, on one set of
 //! labels or another. A single start at η found a mode worse by more than 0.01 nats than
 //! the best of four starts for 11 % of linuxdoc's test documents (by 12 nats or more for
-//! 5 %; bench/README.md, "The mode of a new document"). So the mode is sought from two
+//! 5 %; docs/decisions/0026-hpc-mode-two-starts.md). So the mode is sought from two
 //! starts and the higher kept: η with a first step scaled by the prior's variance λ², and
 //! the candidate explanation the words favour most (the label set of the training
 //! documents, or the single label, with the highest prior times likelihood), its labels

@@ -7,8 +7,9 @@
 //! Once chosen, those documents are as good training data as the rest, and the labels
 //! with a handful of documents gain most from them: on AppStream, over five splits and
 //! three seeds, the refit raised micro-F1 in 15 of 15 fits and macro-F1 in 12 of 15
-//! (bench/README.md). It is what scikit-learn's `refit` does after a cross-validated
-//! search. The calibration is kept as the first chain chose it.
+//! (docs/decisions/0018-hpc-refit-with-validation.md). It is what scikit-learn's `refit`
+//! does after a cross-validated search. The calibration is kept as the first chain chose
+//! it.
 //!
 //! The second chain has its own seed ([`refit_seed`]), so its checkpoints are never
 //! mistaken for the first chain's (the driver's trailer carries the seed), and each of

@@ -11,7 +11,7 @@ measured peak is the largest VmRSS less the one before. The job's own
 0.2), since a checkpoint's bytes are part of a fit's peak; iterations are few, since
 nothing a fit holds grows with them (kept samples are thinned into sums).
 
-    python3 bench/fit_memory.py --bin target/release/topicd [--sizes 500,2017] [--threads 2]
+    python3 bench/fit_memory.py --bin target/release/topicd [--sizes 500,2017] [--graph-nodes 1000,4000] [--threads 2]
 
 Prints a Markdown table. Standard library only.
 """
@@ -34,7 +34,7 @@ PARAMS = {
     "dcnt": {"topics": 50, "iterations": 12, "burn_in": 4},
     "scnt": {"topics": 50, "iterations": 12, "burn_in": 4},
     "hdp": {"topics": 100, "passes": 4},
-    "hdp_ammsb": {"communities": 20, "passes": 4},
+    "hdp_ammsb": {"communities": 50, "passes": 4},
 }
 
 
@@ -89,7 +89,8 @@ def measure(binary, family, size, threads, tmp):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default="target/release/topicd")
-    ap.add_argument("--sizes", default="500,2017", help="AppStream documents (graph nodes: a fifth of them)")
+    ap.add_argument("--sizes", default="500,2017", help="AppStream documents of the corpus families")
+    ap.add_argument("--graph-nodes", default="1000,4000", help="nodes of HDP-aMMSB's planted-partition graphs")
     ap.add_argument("--families", default=",".join(PARAMS))
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
@@ -98,8 +99,8 @@ def main():
     print("|---|---|---|---|---|---|")
     ratios = []
     for family in args.families.split(","):
-        for size in (int(x) for x in args.sizes.split(",")):
-            n = size // 5 if family == "hdp_ammsb" else size
+        sizes = args.graph_nodes if family == "hdp_ammsb" else args.sizes
+        for n in (int(x) for x in sizes.split(",")):
             what, measured, estimate = measure(args.bin, family, n, args.threads, tmp)
             ratio = estimate / measured if estimate and measured > 0 else float("nan")
             ratios.append(ratio)

@@ -1,0 +1,106 @@
+//! Every family's stored model bytes for one seed, against digests recorded earlier.
+//!
+//! Why it exists: refactors that should not change a fit's result (moving modules
+//! between crates, typing parameters, reordering a family's files) must give the very
+//! same model bytes for the same seed and input. Each family is fitted briefly on a
+//! corpus (or graph) simulated from a fixed seed, on one thread and on two (the result
+//! may not depend on the thread count), and the SHA-256 of `Fitted::encode` is compared
+//! with the digest recorded before the workspace split (commit 6095f7b's samplers).
+//! HDP's per-pass wall-clock seconds are zeroed first: they are stored in its model
+//! and differ from run to run.
+//!
+//! Every vectorised kernel gives bit-identical results on every instruction set
+//! (`isa`), so the digests hold on AVX-512, AVX2 and portable machines alike. A change
+//! that is meant to change a family's result (a sampler fix, a new default) records the
+//! new digest here in the same commit, saying why in its message.
+
+use sha2::{Digest, Sha256};
+use topicd::corpus::{build_corpus, PreprocessOptions, StopWords};
+use topicd::graph::build_graph;
+use topicd::models::hdp::model::HdpModel;
+use topicd::models::hpc::simulate::{simulate, SimulationConfig};
+use topicd::models::registry::{self, FitSource};
+use topicd::models::{FitContext, TopicModel};
+
+/// Each family's brief fit and the digest of its model's bytes.
+const EXPECTED: &[(&str, &str, &str)] = &[
+    ("lda", r#"{"topics": 8, "iterations": 6, "burn_in": 3}"#, "22fca9993ff66e8ad4abfe18492415ecbcb347e378b0e7af5131b075440edcb2"),
+    ("hpc", r#"{"iterations": 4, "burn_in": 2, "test_fraction": 0.2}"#, "f50ad75496b371c644f6466b5d244a290575df7a6fd712ff96371086e39d0a1c"),
+    ("pcm", r#"{"topics": 6, "iterations": 4, "burn_in": 2}"#, "83ba3791aecfe6216659e3c84b90060a12fb3782bc105e5f043c158bc267d63b"),
+    ("dcnt", r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#, "60c2a4da4a4e1eaf48dd53cda978623192d286a5359170e413fc590aa41b592c"),
+    ("scnt", r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#, "3dee1a84ff18af0e0aa1d489cb4e835f95aa57854d3fed18311954645d829ddc"),
+    ("hdp", r#"{"topics": 8, "passes": 3}"#, "cdac37ee765ae27c0d3433b7ea8dec1a8cd1959aa4e24a773be61493fb0865b4"),
+    ("hdp_ammsb", r#"{"communities": 6, "passes": 3}"#, "395f6cc0050954bd14fa51ca090ee7baae18fdf7630bfdcdf1ca679a7ac566a5"),
+];
+
+/// The model's bytes with its wall-clock times zeroed: HDP records each pass' seconds,
+/// the one thing two runs of the same fit may differ in.
+fn without_wall_clock(family: &str, bytes: Vec<u8>) -> Vec<u8> {
+    match family {
+        "hdp" => {
+            let mut m = HdpModel::decode(&bytes).expect("an HDP model decodes");
+            m.passes.iter_mut().for_each(|p| p.seconds = 0.0);
+            m.encode()
+        }
+        _ => bytes,
+    }
+}
+
+fn digest(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn every_family_gives_the_recorded_model_bytes_on_one_and_two_threads() {
+    let config = SimulationConfig {
+        documents: 120,
+        words: 300,
+        fanout: vec![3, 2],
+        psi: -1.0,
+        gamma2: 1.0,
+        nu: 6.0,
+        sigma2: 0.5,
+        eta: -1.5,
+        lambda2: 1.0,
+        mean_length: 40.0,
+    };
+    let corpus = build_corpus(PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() }, &[], simulate(&config, 11).to_raw_documents())
+        .expect("corpus builds");
+    // A planted partition: 40 nodes in 4 blocks, every node linked to the next two of
+    // its block and every fifth node to one outside it.
+    let nodes: Vec<String> = (0..40).map(|i| format!("n{i}")).collect();
+    let mut edges = Vec::new();
+    for i in 0..40usize {
+        for step in [4, 8] {
+            edges.push((nodes[i].clone(), nodes[(i + step) % 40].clone()));
+        }
+        if i % 5 == 0 {
+            edges.push((nodes[i].clone(), nodes[(i + 1) % 40].clone()));
+        }
+    }
+    let (graph, _) = build_graph(nodes, &edges, false).expect("graph builds");
+
+    assert_eq!(EXPECTED.len(), registry::REGISTRY.len(), "every registered family has a recorded digest");
+    let mut report = Vec::new();
+    let mut mismatched = Vec::new();
+    for (name, params, expected) in EXPECTED {
+        let family = registry::lookup(name).unwrap_or_else(|| panic!("{name} is registered"));
+        let params: serde_json::Value = serde_json::from_str(params).unwrap();
+        let mut digests = Vec::new();
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let source = match family.input() {
+                topicd::models::capabilities::Input::Corpus => FitSource::Corpus(&corpus),
+                topicd::models::capabilities::Input::Graph => FitSource::Graph(&graph),
+            };
+            let fitted = pool.install(|| FitContext::silent(|ctx| family.fit(source, &params, 7, ctx))).unwrap_or_else(|e| panic!("{name} fits: {e}"));
+            digests.push(digest(&without_wall_clock(name, fitted.encode())));
+        }
+        assert_eq!(digests[0], digests[1], "{name}: one thread and two give different model bytes");
+        report.push(format!("(\"{name}\", {params}, \"{}\")", digests[0]));
+        if digests[0] != *expected {
+            mismatched.push(*name);
+        }
+    }
+    assert!(mismatched.is_empty(), "model bytes changed for {mismatched:?}; every digest now:\n{}", report.join("\n"));
+}

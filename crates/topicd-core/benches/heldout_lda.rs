@@ -6,8 +6,8 @@
 use rand::RngExt;
 use rand_distr::{Distribution, Gamma};
 use std::time::Instant;
-use topicd::models::lda::heldout::{chib_log_likelihood, ChibSettings};
-use topicd::rng::{stream, Purpose, StreamRng};
+use topicd_core::models::lda::heldout::{chib_log_likelihood, ChibSettings};
+use topicd_core::rng::{stream, Purpose, StreamRng};
 
 const NUM_TERMS: usize = 5_000;
 const DOC_TOKENS: usize = 100;

@@ -25,8 +25,8 @@ const W8: u64 = 8;
 /// Bytes of a `u32` or `f32`.
 const W4: u64 = 4;
 /// The largest chunk of a checkpoint the store writes at once
-/// ([`crate::store::checkpoints::CHECKPOINT_CHUNK_BYTES`]).
-const CHUNK: u64 = 64 << 20;
+/// (`CHECKPOINT_CHUNK_BYTES` in the service's `store::checkpoints`).
+const CHUNK: u64 = 32 << 20;
 /// Per rayon worker: its stack as far as a fit touches it, and the allocator's
 /// per-thread arena that its first allocations open.
 const PER_THREAD: u64 = 1 << 20;
@@ -75,10 +75,12 @@ fn corpus_bytes(s: &Sizes) -> u64 {
 }
 
 /// What a checkpoint of `state` bytes costs while it is handed over and stored: the
-/// encoded state, the runner's copy of the chunk being written, and the database
-/// driver's copy of it (chunks of at most 64 MiB).
+/// encoded state; when it is written in several chunks, the copy of the chunk being
+/// written; and the database driver's two copies of that chunk (SQLite copies a bound
+/// blob, then builds its record from it). Chunks are at most 32 MiB.
 fn checkpoint_bytes(state: u64) -> u64 {
-    state + 2 * state.min(CHUNK)
+    let copied_chunk = if state > CHUNK { CHUNK } else { 0 };
+    state + copied_chunk + 2 * state.min(CHUNK)
 }
 
 /// The peak of a fit whose steady state holds `steady` bytes, whose checkpoints are

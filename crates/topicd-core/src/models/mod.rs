@@ -316,7 +316,7 @@ impl Checkpointing<'_> {
 }
 
 /// Checkpoints a recorded fit handed over: (iteration completed, bytes).
-pub(crate) type SavedCheckpoints = Vec<(u64, Vec<u8>)>;
+pub type SavedCheckpoints = Vec<(u64, Vec<u8>)>;
 
 impl FitContext<'_> {
     /// A context that ignores progress and samples and is never cancelled.
@@ -360,7 +360,7 @@ impl FitContext<'_> {
     /// iteration and hands `resume` (if any) to the fit; returns `f`'s result, the
     /// checkpoints handed over as (iteration, bytes), and what became of `resume`.
     /// (Tests, and the fuzz targets' valid checkpoints.)
-    pub(crate) fn recording<R>(resume: Option<&[u8]>, f: impl FnOnce(&FitContext) -> R) -> (R, SavedCheckpoints, Vec<chain::Resume>) {
+    pub fn recording<R>(resume: Option<&[u8]>, f: impl FnOnce(&FitContext) -> R) -> (R, SavedCheckpoints, Vec<chain::Resume>) {
         let saved = std::sync::Mutex::new(Vec::new());
         let resumed = std::sync::Mutex::new(Vec::new());
         let cancel = CancelToken::new();

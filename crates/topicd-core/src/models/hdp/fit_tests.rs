@@ -99,7 +99,7 @@ fn objective_never_decreases_on_synthetic_data_with_batches_and_merges() {
 }
 
 pub(super) fn appstream_corpus() -> Corpus {
-    let text = include_str!("../../../tests/data/appstream_300.jsonl");
+    let text = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/appstream_300.jsonl"));
     let options = PreprocessOptions { min_df: 3, ..Default::default() };
     let mut builder = CorpusBuilder::new(options, &[]).unwrap();
     for (i, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {

@@ -15,12 +15,12 @@
 //! new digest here in the same commit, saying why in its message.
 
 use sha2::{Digest, Sha256};
-use topicd::corpus::{build_corpus, PreprocessOptions, StopWords};
-use topicd::graph::build_graph;
-use topicd::models::hdp::model::HdpModel;
-use topicd::models::hpc::simulate::{simulate, SimulationConfig};
-use topicd::models::registry::{self, FitSource};
-use topicd::models::{FitContext, TopicModel};
+use topicd_core::corpus::{build_corpus, PreprocessOptions, StopWords};
+use topicd_core::graph::build_graph;
+use topicd_core::models::hdp::model::HdpModel;
+use topicd_core::models::hpc::simulate::{simulate, SimulationConfig};
+use topicd_core::models::registry::{self, FitSource};
+use topicd_core::models::{FitContext, TopicModel};
 
 /// Each family's brief fit and the digest of its model's bytes.
 const EXPECTED: &[(&str, &str, &str)] = &[
@@ -90,8 +90,8 @@ fn every_family_gives_the_recorded_model_bytes_on_one_and_two_threads() {
         for threads in [1, 2] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             let source = match family.input() {
-                topicd::models::capabilities::Input::Corpus => FitSource::Corpus(&corpus),
-                topicd::models::capabilities::Input::Graph => FitSource::Graph(&graph),
+                topicd_core::models::capabilities::Input::Corpus => FitSource::Corpus(&corpus),
+                topicd_core::models::capabilities::Input::Graph => FitSource::Graph(&graph),
             };
             let fitted = pool.install(|| FitContext::silent(|ctx| family.fit(source, &params, 7, ctx))).unwrap_or_else(|e| panic!("{name} fits: {e}"));
             digests.push(digest(&without_wall_clock(name, fitted.encode())));

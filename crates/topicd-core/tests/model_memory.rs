@@ -12,18 +12,18 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
 use serde_json::json;
-use topicd::corpus::{build_corpus, PreprocessOptions, StopWords};
-use topicd::models::hpc::simulate::{simulate, SimulationConfig};
-use topicd::models::registry::{self, Fitted};
-use topicd::models::{FitContext, TableOptions};
-use topicd::summaries::RankedTable;
+use topicd_core::corpus::{build_corpus, PreprocessOptions, StopWords};
+use topicd_core::models::hpc::simulate::{simulate, SimulationConfig};
+use topicd_core::models::registry::{self, Fitted};
+use topicd_core::models::{FitContext, TableOptions};
+use topicd_core::summaries::RankedTable;
 
 /// Bytes allocated and not yet freed, in the whole process, and the blocks holding them.
 static LIVE: AtomicIsize = AtomicIsize::new(0);
 static BLOCKS: AtomicIsize = AtomicIsize::new(0);
 
 /// What `heap_size` charges every block for the allocator's own header and rounding
-/// (see `topicd::heap_size`); charged here per live block too, so that the comparison
+/// (see `topicd_core::heap_size`); charged here per live block too, so that the comparison
 /// checks which blocks a model holds and how large they are.
 const BLOCK_OVERHEAD: isize = 16;
 
@@ -89,7 +89,7 @@ fn every_family_reports_the_bytes_its_decoded_model_holds() {
     // One thread: rayon's workers would otherwise allocate beside the measured code.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     let mut report = Vec::new();
-    for family in topicd::models::topic_families() {
+    for family in topicd_core::models::topic_families() {
         let name = family.name();
         let fitted = pool.install(|| FitContext::silent(|ctx| family.fit(&corpus, &params(name), 1, ctx))).unwrap_or_else(|e| panic!("{name} fits: {e}"));
         let bytes = fitted.encode();
@@ -115,7 +115,7 @@ fn every_family_reports_the_bytes_its_decoded_model_holds() {
     }
     // The vocabulary every topic model carries.
     let encoded = postcard::to_allocvec(&corpus.lexicon).unwrap();
-    let (lexicon, held) = held_by(|| postcard::from_bytes::<topicd::corpus::Lexicon>(&encoded).unwrap());
+    let (lexicon, held) = held_by(|| postcard::from_bytes::<topicd_core::corpus::Lexicon>(&encoded).unwrap());
     let ratio = lexicon.memory_bytes() as f64 / held as f64;
     report.push(format!("lexicon: held {held} B, reported {} B ({ratio:.3})", lexicon.memory_bytes()));
     eprintln!("{report:#?}");

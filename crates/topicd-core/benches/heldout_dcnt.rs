@@ -8,13 +8,13 @@
 use rand::RngExt;
 use rand_distr::{Distribution, Gamma, StandardNormal};
 use std::time::Instant;
-use topicd::corpus::EncodedDoc;
-use topicd::models::dcnt::covariance::topic_covariance;
-use topicd::models::dcnt::heldout::{chib_batch, ChibSettings};
-use topicd::models::dcnt::point::DcntPoint;
-use topicd::models::dcnt::stick::stick_weights;
-use topicd::models::CancelToken;
-use topicd::rng::{stream, Purpose, StreamRng};
+use topicd_core::corpus::EncodedDoc;
+use topicd_core::models::dcnt::covariance::topic_covariance;
+use topicd_core::models::dcnt::heldout::{chib_batch, ChibSettings};
+use topicd_core::models::dcnt::point::DcntPoint;
+use topicd_core::models::dcnt::stick::stick_weights;
+use topicd_core::models::CancelToken;
+use topicd_core::rng::{stream, Purpose, StreamRng};
 
 const V: usize = 5_000;
 const FEATURES: usize = 3;

@@ -8,7 +8,7 @@ use crate::corpus::{DocTermMatrix, TokenOrder};
 use serde_json::Value;
 use std::collections::HashMap;
 
-const FIXTURE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/coherence_fixture.json"));
+const FIXTURE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/coherence_fixture.json"));
 
 struct Fixture {
     order: TokenOrder,

@@ -173,7 +173,7 @@ fn checkpoint_cost_on_linuxdoc() {
     use crate::corpus::{CorpusBuilder, PreprocessOptions, RawDocument, StopWords};
     use crate::models::passes::{Passes, Position};
     use std::time::Instant;
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/out/linuxdoc_bow.jsonl");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/out/linuxdoc_bow.jsonl");
     let text = std::fs::read_to_string(path).expect("bench/out/linuxdoc_bow.jsonl (python3 bench/prepare_linuxdoc.py)");
     let mut builder = CorpusBuilder::new(PreprocessOptions { stopwords: StopWords::None, min_df: 1, ..Default::default() }, &[]).unwrap();
     for (i, line) in text.lines().enumerate() {

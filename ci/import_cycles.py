@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Import circles among the files of one folder (issue 41: "no import circle inside a folder").
+
+A Rust module is a file (`a.rs`) or a folder (`a/mod.rs`). For every folder under each
+crate's `src/`, this draws an edge from one sibling module to another when the first
+names the second (`super::b`, `crate::models::hpc::b`, `self::b` in `mod.rs`), and prints
+each strongly connected set of two or more siblings. Test modules (`*_tests.rs`,
+`*_checks.rs`, and `#[cfg(test)] mod tests` blocks) are left out: a test may read any of
+its folder. `mod.rs` is left out too: it declares its children and re-exports them, so
+it names them all, and a child naming `super::` items defined in `mod.rs` is the usual
+way down.
+
+    python3 ci/import_cycles.py [--max N]    exit 1 when there are more than N circles
+
+CI runs it with `--max` at the number of circles left, so no new one comes in while the
+existing ones are taken apart (ARCHITECTURE.md, "Crates").
+"""
+import os
+import re
+import sys
+
+ROOTS = ["src", "crates/topicd-core/src"]
+
+
+def strip_tests(text):
+    """Drop `#[cfg(test)] mod tests { ... }` blocks (brace-matched)."""
+    out, i = [], 0
+    for m in re.finditer(r"#\[cfg\(test\)\]\s*(pub(\([a-z]+\))?\s+)?mod\s+\w+\s*\{", text):
+        if m.start() < i:
+            continue
+        out.append(text[i:m.start()])
+        depth, j = 1, m.end()
+        while j < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            j += 1
+        i = j
+    out.append(text[i:])
+    return "".join(out)
+
+
+def module_path(root, folder):
+    rel = os.path.relpath(folder, root)
+    return [] if rel == "." else rel.split(os.sep)
+
+
+def siblings(folder):
+    mods = {}
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if name.endswith(".rs") and name not in ("mod.rs", "lib.rs", "main.rs"):
+            stem = name[:-3]
+            if stem.endswith("_tests") or stem.endswith("_checks"):
+                continue
+            mods[stem] = [path]
+        elif os.path.isdir(path):
+            files = []
+            for d, _, fs in os.walk(path):
+                files += [os.path.join(d, f) for f in fs if f.endswith(".rs") and not f[:-3].endswith(("_tests", "_checks"))]
+            mods[name] = files
+    return mods
+
+
+def edges(root, folder, mods):
+    prefix = "::".join(["crate"] + module_path(root, folder))
+    graph = {m: set() for m in mods}
+    for m, files in mods.items():
+        for f in files:
+            text = strip_tests(open(f, encoding="utf-8").read())
+            # Names reachable as siblings: `super::x` from a direct child file; from a
+            # file deeper inside a folder module, `super::super::x`; and absolute paths.
+            depth = os.path.relpath(f, folder).count(os.sep)
+            sup = "super::" * (depth + 1)
+            for other in mods:
+                if other == m:
+                    continue
+                pats = [re.escape(prefix + "::" + other) + r"\b", r"(?<![:\w])" + re.escape(sup + other) + r"\b"]
+                # `use super::{a, b}` groups
+                for g in re.finditer(r"(?<![:\w])" + re.escape(sup) + r"\{([^}]*)\}", text):
+                    if re.search(r"(?<![:\w])" + re.escape(other) + r"\b", g.group(1)):
+                        graph[m].add(other)
+                for g in re.finditer(re.escape(prefix) + r"::\{([^}]*)\}", text):
+                    if re.search(r"(?<![:\w])" + re.escape(other) + r"\b", g.group(1)):
+                        graph[m].add(other)
+                if any(re.search(p, text) for p in pats):
+                    graph[m].add(other)
+    return graph
+
+
+def sccs(graph):
+    index, low, stack, on, out, n = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = n[0]
+        n[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def main():
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = 0
+    for r in ROOTS:
+        root = os.path.join(here, r)
+        if not os.path.isdir(root):
+            continue
+        for folder, _, _ in os.walk(root):
+            mods = siblings(folder)
+            for comp in sccs(edges(root, folder, mods)):
+                found += 1
+                print(f"{os.path.relpath(folder, here)}: {', '.join(comp)}")
+    print(f"{found} import circle(s) inside folders")
+    limit = int(sys.argv[sys.argv.index("--max") + 1]) if "--max" in sys.argv else 0
+    if found > limit:
+        print(f"more than the {limit} allowed: take the new circle apart (one direction: params, state, chain, fit, model)")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

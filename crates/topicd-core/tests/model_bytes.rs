@@ -52,18 +52,7 @@ fn digest(bytes: &[u8]) -> String {
 
 #[test]
 fn every_family_gives_the_recorded_model_bytes_on_one_and_two_threads() {
-    let config = SimulationConfig {
-        documents: 120,
-        words: 300,
-        fanout: vec![3, 2],
-        psi: -1.0,
-        gamma2: 1.0,
-        nu: 6.0,
-        sigma2: 0.5,
-        eta: -1.5,
-        lambda2: 1.0,
-        mean_length: 40.0,
-    };
+    let config = SimulationConfig::small(120, 300, vec![3, 2], 40.0);
     let corpus = build_corpus(PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() }, &[], simulate(&config, 11).to_raw_documents())
         .expect("corpus builds");
     // A planted partition: 40 nodes in 4 blocks, every node linked to the next two of

@@ -72,18 +72,7 @@ fn params(family: &str) -> serde_json::Value {
 
 #[test]
 fn every_family_reports_the_bytes_its_decoded_model_holds() {
-    let config = SimulationConfig {
-        documents: 300,
-        words: 800,
-        fanout: vec![3, 3],
-        psi: -1.0,
-        gamma2: 1.0,
-        nu: 6.0,
-        sigma2: 0.5,
-        eta: -1.5,
-        lambda2: 1.0,
-        mean_length: 60.0,
-    };
+    let config = SimulationConfig::small(300, 800, vec![3, 3], 60.0);
     let corpus = build_corpus(PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() }, &[], simulate(&config, 3).to_raw_documents())
         .expect("corpus builds");
     // One thread: rayon's workers would otherwise allocate beside the measured code.

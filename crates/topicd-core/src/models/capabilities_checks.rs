@@ -25,18 +25,7 @@ fn quick_params(family: &str) -> serde_json::Value {
 
 #[test]
 fn declared_capabilities_match_what_fitted_models_answer() {
-    let config = SimulationConfig {
-        documents: 120,
-        words: 60,
-        fanout: vec![2, 2],
-        psi: -1.0,
-        gamma2: 1.0,
-        nu: 6.0,
-        sigma2: 0.5,
-        eta: -1.5,
-        lambda2: 1.0,
-        mean_length: 40.0,
-    };
+    let config = SimulationConfig::small(120, 60, vec![2, 2], 40.0);
     let corpus = build_corpus(PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() }, &[], simulate(&config, 3).to_raw_documents())
         .expect("corpus builds");
     let doc = EncodedDoc { terms: vec![0, 3, 7], counts: vec![2, 1, 1], oov_tokens: 0 };

@@ -151,7 +151,8 @@ pub fn hpc(c: &CorpusStats, p: &super::hpc::params::HpcParams, supervised: bool,
     // documents: all pairs for PCM (every topic is active everywhere); for HPC about
     // active² / 2 new pairs per document holding the word, at most all pairs.
     let all_pairs = touched * touched.saturating_sub(1) / 2;
-    let off = match p.curvature(k as usize) {
+    let curvature = p.curvature(k as usize);
+    let off = match curvature {
         Curvature::TreeDiagonal => touched,
         Curvature::Full if supervised => (s.nnz.div_ceil(v.max(1)) * active * active.saturating_sub(1) / 2 + touched).min(all_pairs.max(touched)),
         Curvature::Full => all_pairs,
@@ -159,7 +160,7 @@ pub fn hpc(c: &CorpusStats, p: &super::hpc::params::HpcParams, supervised: bool,
     // The full curvature's sparse factor pattern per word: a row index (4) per entry of
     // the factor (its fill-in counted as none) and order, position and column pointers
     // (4 each per touched node).
-    let pattern = match p.curvature(k as usize) {
+    let pattern = match curvature {
         Curvature::TreeDiagonal => 0,
         Curvature::Full => W4 * off + 3 * W4 * touched + 96,
     };

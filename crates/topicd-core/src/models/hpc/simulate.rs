@@ -36,6 +36,15 @@ pub struct SimulationConfig {
     pub mean_length: f64,
 }
 
+impl SimulationConfig {
+    /// A small labelled corpus for checks that need every family to fit something real
+    /// (capabilities, model sizes, model bytes): moderate rates (ψ = −1, η = −1.5) and
+    /// the paper's dispersion priors (γ² = 1, ν = 6, σ² = 0.5, λ² = 1).
+    pub fn small(documents: usize, words: usize, fanout: Vec<usize>, mean_length: f64) -> Self {
+        SimulationConfig { documents, words, fanout, psi: -1.0, gamma2: 1.0, nu: 6.0, sigma2: 0.5, eta: -1.5, lambda2: 1.0, mean_length }
+    }
+}
+
 /// The truth plus the data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimulatedCorpus {

@@ -4,9 +4,10 @@
 A Rust module is a file (`a.rs`) or a folder (`a/mod.rs`). For every folder under each
 crate's `src/`, this draws an edge from one sibling module to another when the first
 names the second (`super::b`, `crate::models::hpc::b`, `self::b` in `mod.rs`), and prints
-each strongly connected set of two or more siblings. Test modules (`*_tests.rs`,
+each strongly connected set of two or more siblings. Test modules (`tests.rs`, `*_tests.rs`,
 `*_checks.rs`, and `#[cfg(test)] mod tests` blocks) are left out: a test may read any of
-its folder. `mod.rs` is left out too: it declares its children and re-exports them, so
+its folder. Comments are left out: a doc link (``[`super::b`]``) names a module without
+depending on it. `mod.rs` is left out too: it declares its children and re-exports them, so
 it names them all, and a child naming `super::` items defined in `mod.rs` is the usual
 way down.
 
@@ -38,6 +39,12 @@ def strip_tests(text):
     return "".join(out)
 
 
+def strip_comments(text):
+    """Drop comment lines (doc comments included): a doc link names a module without
+    depending on it, and the compiler builds nothing from it."""
+    return re.sub(r"(?m)^\s*//.*$", "", text)
+
+
 def module_path(root, folder):
     rel = os.path.relpath(folder, root)
     return [] if rel == "." else rel.split(os.sep)
@@ -49,13 +56,13 @@ def siblings(folder):
         path = os.path.join(folder, name)
         if name.endswith(".rs") and name not in ("mod.rs", "lib.rs", "main.rs"):
             stem = name[:-3]
-            if stem.endswith("_tests") or stem.endswith("_checks"):
+            if stem == "tests" or stem.endswith("_tests") or stem.endswith("_checks"):
                 continue
             mods[stem] = [path]
         elif os.path.isdir(path):
             files = []
             for d, _, fs in os.walk(path):
-                files += [os.path.join(d, f) for f in fs if f.endswith(".rs") and not f[:-3].endswith(("_tests", "_checks"))]
+                files += [os.path.join(d, f) for f in fs if f.endswith(".rs") and f != "tests.rs" and not f[:-3].endswith(("_tests", "_checks"))]
             mods[name] = files
     return mods
 
@@ -65,7 +72,7 @@ def edges(root, folder, mods):
     graph = {m: set() for m in mods}
     for m, files in mods.items():
         for f in files:
-            text = strip_tests(open(f, encoding="utf-8").read())
+            text = strip_comments(strip_tests(open(f, encoding="utf-8").read()))
             # Names reachable as siblings: `super::x` from a direct child file; from a
             # file deeper inside a folder module, `super::super::x`; and absolute paths.
             depth = os.path.relpath(f, folder).count(os.sep)

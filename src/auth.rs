@@ -16,6 +16,7 @@
 use rand::Rng;
 use sha2::{Digest, Sha256};
 use std::fmt;
+use std::net::SocketAddr;
 use std::str::FromStr;
 use subtle::ConstantTimeEq;
 
@@ -116,6 +117,36 @@ pub fn secret_matches(secret: &str, stored: &[u8]) -> bool {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether requests must carry a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AuthMode {
+    /// Every request is served without a token.
+    Off,
+    /// Every request but the open ones needs `Authorization: Bearer <token>`.
+    Required,
+}
+
+/// The mode a server on `addr` runs with. Without `--auth`, a loopback address serves
+/// without tokens and any other address requires them. Serving without tokens on a
+/// non-loopback address is refused unless the operator says `--insecure-no-auth` (for
+/// a proxy in front that authenticates); that flag alone also means `off`.
+pub fn resolve_mode(addr: SocketAddr, requested: Option<AuthMode>, insecure_no_auth: bool) -> Result<AuthMode, String> {
+    let loopback = addr.ip().is_loopback();
+    let mode = match requested {
+        Some(mode) => mode,
+        None if loopback || insecure_no_auth => AuthMode::Off,
+        None => AuthMode::Required,
+    };
+    if mode == AuthMode::Off && !loopback && !insecure_no_auth {
+        return Err(format!(
+            "refusing to serve without API tokens on {addr}, which is not a loopback address: drop --auth off (tokens are then \
+             required; create one with `topicd token create --name NAME --role admin`), or pass --insecure-no-auth if something \
+             in front of this server authenticates every request"
+        ));
+    }
+    Ok(mode)
 }
 
 #[cfg(test)]

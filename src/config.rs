@@ -3,11 +3,13 @@
 //! Why it exists: one place lists every knob with its default, its flag and its
 //! `TOPICD_*` variable, so `topicd serve --help` is the full reference.
 
-use crate::api::auth::AuthMode;
-use crate::api::limits::Limits;
+use crate::auth::AuthMode;
+use crate::store::jobs::QueueGate;
+use crate::store::tokens::Caller;
 use crate::store::DbLocation;
 use clap::Args;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 /// `topicd serve` options. Every flag is also read from the environment.
 #[derive(Debug, Clone, Args)]
@@ -267,5 +269,32 @@ impl ServeConfig {
             max_request_documents: self.max_request_documents.max(1),
             max_n: self.max_n.max(1),
         }
+    }
+}
+
+/// The limits a server enforces (flags of `topicd serve`).
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Most queued jobs in all (`--max-queued-jobs`).
+    pub max_queued_jobs: u64,
+    /// Most queued jobs of one token (`--max-queued-jobs-per-token`).
+    pub max_queued_jobs_per_token: u64,
+    /// Time limit of a request that does not upload (`--request-timeout-s`); `None`: none.
+    pub request_timeout: Option<Duration>,
+    /// Most documents in one predict or held-out request (`--max-request-documents`).
+    pub max_request_documents: usize,
+    /// Largest `n` of a topic listing (`--max-n`).
+    pub max_n: usize,
+}
+
+impl Limits {
+    /// Generous limits for tests.
+    pub fn for_tests() -> Limits {
+        Limits { max_queued_jobs: 1000, max_queued_jobs_per_token: 1000, request_timeout: None, max_request_documents: 100_000, max_n: 10_000 }
+    }
+
+    /// The queue bound for a job submitted by `caller`.
+    pub fn gate<'a>(&self, caller: Option<&'a Caller>) -> QueueGate<'a> {
+        QueueGate { token_key: caller.map(|c| c.key.as_str()), max_queued: self.max_queued_jobs, max_queued_per_token: self.max_queued_jobs_per_token }
     }
 }

@@ -155,6 +155,7 @@ async fn a_full_database_refuses_writes_with_507_fails_fits_and_keeps_serving_re
     assert_eq!(done["status"], "failed", "{done}");
     let error = done["error"].as_str().unwrap();
     assert!(error.contains("could not store the model: the database is full"), "{error}");
+    assert_eq!(done["failure"], "store-fault", "a full store is a store fault, not the user's input: {done}");
 
     // A fit that cannot store its checkpoint stops at once and fails with the reason.
     let job = s.submit(&cid, "lda", json!({"topics": 60, "iterations": 100000, "checkpoint_every_s": 0.001}), 1).await;
@@ -163,6 +164,10 @@ async fn a_full_database_refuses_writes_with_507_fails_fits_and_keeps_serving_re
     let error = done["error"].as_str().unwrap();
     assert!(error.contains("could not store") && error.contains("the database is full"), "{error}");
     assert!((done["progress"]["iteration"].as_u64().unwrap_or(0)) < 100000, "{done}");
+    assert_eq!(done["failure"], "store-fault", "{done}");
+    let metrics = s.get_text("/metrics").await.2;
+    assert!(metrics.lines().any(|l| l == "topicd_jobs_failed{kind=\"store-fault\"} 2"), "{metrics}");
+    assert!(metrics.lines().any(|l| l == "topicd_jobs_failed{kind=\"numerical\"} 0"), "{metrics}");
 
     // Reads still work.
     for path in ["/healthz", "/readyz", "/v1/corpora", &format!("/v1/corpora/{cid}"), "/v1/jobs"] {

@@ -146,6 +146,13 @@ async fn bad_jobs_are_rejected_and_queue_nothing() {
         (json!({"corpus_id": "no-such-corpus", "model": "lda"}), "corpus_id"),
         (json!({"corpus_id": cid, "model": "lda", "seed": -4}), "seed"),
         (json!({"model": "lda"}), "corpus_id"),
+        // The runner's options, in `options` or (as clients always sent them) in params.
+        (json!({"corpus_id": cid, "model": "lda", "params": {"threads": 5000}}), "params.threads"),
+        (json!({"corpus_id": cid, "model": "lda", "options": {"threads": -1}}), "options.threads"),
+        (json!({"corpus_id": cid, "model": "lda", "options": {"checkpoint_every_s": "often"}}), "options.checkpoint_every_s"),
+        (json!({"corpus_id": cid, "model": "lda", "options": {"thread": 2}}), "options.thread"),
+        (json!({"corpus_id": cid, "model": "lda", "options": 2}), "options"),
+        (json!({"corpus_id": cid, "model": "lda", "options": {"threads": 1}, "params": {"threads": 2}}), "params.threads"),
     ];
     for (body, field) in cases {
         let (st, e) = s.post("/v1/jobs", &body).await;

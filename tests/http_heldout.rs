@@ -35,9 +35,13 @@ async fn lda_scores_its_test_split_and_submitted_documents() {
     let p = &job["params"];
     assert_eq!((p["topics"].as_u64(), p["alpha"].as_f64(), p["beta"].as_f64(), p["burn_in"].as_u64()), (Some(8), Some(6.25), Some(0.01), Some(30)), "{p}");
     assert_eq!((p["heldout_chain_length"].as_u64(), p["optimize_interval"].as_u64()), (Some(200), Some(0)), "{p}");
+    // `threads` is the runner's option, not a model parameter: moved out of the params.
+    assert!(p.get("threads").is_none(), "{p}");
+    assert_eq!(job["options"], json!({"threads": 2}), "{job}");
     let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(120)).await;
     assert_eq!(done["status"], "succeeded", "{done}");
     assert_eq!(&done["params"], p);
+    assert_eq!(done["progress"]["threads"], 2, "the fit ran on the threads its options asked for: {done}");
     let mid = done["model_id"].as_str().unwrap().to_string();
 
     // The fit held out about a fifth of the documents and scored each of them.

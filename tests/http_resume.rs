@@ -33,7 +33,9 @@ async fn stored_and_uninterrupted(store: &Store, model_id: &str, corpus_id: &str
     let blob = store.corpus_data(corpus_id).await.unwrap().unwrap();
     let uninterrupted = tokio::task::spawn_blocking(move || {
         let corpus = Corpus::decode_without_order(&blob).unwrap();
-        FitContext::silent(|ctx| models::family(family).unwrap().fit(&corpus, &params, seed, ctx).unwrap().encode())
+        FitContext::silent(|ctx| {
+            models::registry::lookup(family).and_then(models::registry::Family::topics).unwrap().fit(&corpus, &params, seed, ctx).unwrap().encode()
+        })
     })
     .await
     .unwrap();
@@ -247,6 +249,7 @@ async fn a_job_with_an_unusable_checkpoint_starts_over() {
             seed: 5,
             queue: topicd::store::jobs::QueueGate::UNBOUNDED,
             memory_bytes: None,
+            options: None,
         };
         store.insert_job(job).await.unwrap().unwrap();
         let claimed = store.claim_next_job(&topicd::store::Worker::new("test")).await.unwrap().unwrap();
@@ -363,7 +366,7 @@ async fn a_graph_fit_killed_with_sigkill_resumes_to_the_uninterrupted_model() {
     let blob = store.graph_data(&graph_id).await.unwrap().unwrap();
     let uninterrupted = tokio::task::spawn_blocking(move || {
         let graph = topicd::graph::Graph::decode(&blob).unwrap();
-        let family = models::community::community_family("hdp_ammsb").unwrap();
+        let family = models::registry::lookup("hdp_ammsb").and_then(models::registry::Family::communities).unwrap();
         FitContext::silent(|ctx| family.fit(&graph, &params, seed, ctx).unwrap().encode())
     })
     .await

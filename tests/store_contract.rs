@@ -77,6 +77,7 @@ on_both!(
     a_model_round_trips_and_a_cancel_reaches_the_holder,
     blobs_round_trip_byte_for_byte,
     a_job_waits_for_the_memory_its_estimate_needs,
+    a_failed_job_keeps_its_failure_class_and_is_counted_by_it,
 );
 
 fn stats() -> CorpusStats {
@@ -89,7 +90,16 @@ async fn store_with_jobs(db: &TestDb, ids: &[&str]) -> Store {
     store.insert_corpus(NewCorpus { id: "c", name: "c", stats: &stats(), summary: json!({}), data: vec![1, 2, 3] }).await.unwrap();
     for id in ids {
         store
-            .insert_job(NewJob { id, input: FitInput::Corpus("c"), model: "lda", params: &json!({}), seed: 1, queue: QueueGate::UNBOUNDED, memory_bytes: None })
+            .insert_job(NewJob {
+                id,
+                input: FitInput::Corpus("c"),
+                model: "lda",
+                params: &json!({}),
+                seed: 1,
+                queue: QueueGate::UNBOUNDED,
+                memory_bytes: None,
+                options: None,
+            })
             .await
             .unwrap()
             .unwrap();
@@ -118,6 +128,7 @@ async fn a_job_cannot_be_queued_for_a_missing_corpus(db: TestDb) {
             seed: 1,
             queue: QueueGate::UNBOUNDED,
             memory_bytes: None,
+            options: None,
         })
         .await
         .unwrap();
@@ -136,6 +147,7 @@ async fn queued_jobs_are_bounded_in_all_and_per_token_in_the_inserting_transacti
         seed: 1,
         queue: QueueGate { token_key: token, max_queued: 3, max_queued_per_token: 2 },
         memory_bytes: None,
+        options: None,
     };
     store.insert_job(job("a1", Some("a"))).await.unwrap().unwrap();
     store.insert_job(job("a2", Some("a"))).await.unwrap().unwrap();
@@ -197,7 +209,7 @@ async fn a_claim_that_lost_its_job_writes_nothing(db: TestDb) {
     assert!(lost(store.append_trace(&old, &[TracePoint { iteration: 99, elapsed_s: 1.0, loglik_per_token: None }]).await));
     assert!(lost(store.insert_sample(&old, 99, &[9]).await));
     assert!(lost(store.save_checkpoint(&old, 99, b"old".to_vec()).await));
-    assert!(lost(store.finish_job(&old, JobStatus::Failed, Some("old")).await));
+    assert!(lost(store.fail_job(&old, "internal", "old").await));
     assert!(lost(store.requeue_job(&old, "old").await));
     assert!(lost(store.complete_job_with_result(&old, &json!({})).await));
     let model = NewModel {
@@ -269,6 +281,7 @@ async fn attempts_that_checkpoint_are_not_counted_against_max_attempts(db: TestD
     let j = store.get_job("j").await.unwrap().unwrap();
     assert_eq!(j.status, JobStatus::Failed);
     assert!(j.error.unwrap().contains("2 times without a checkpoint"));
+    assert_eq!(j.failure.as_deref(), Some("interrupted"), "a job whose worker kept stopping failed as interrupted");
     assert_eq!(store.checkpoint_iteration("j").await.unwrap(), None, "a failed job's checkpoint goes");
 }
 
@@ -357,7 +370,7 @@ async fn a_checkpoint_in_chunks_reads_back_whole(db: TestDb) {
     store.discard_checkpoint("j").await.unwrap();
     assert_eq!(store.load_checkpoint("j").await.unwrap(), None);
     assert_eq!(store.purge_checkpoint_chunks(Some("j")).await.unwrap(), 0);
-    store.finish_job(&claim, JobStatus::Failed, Some("test")).await.unwrap();
+    store.fail_job(&claim, "internal", "test").await.unwrap();
     assert_eq!(store.purge_checkpoint_chunks(None).await.unwrap(), 3);
     assert_eq!(chunks(&store).await, (0, 0));
 }
@@ -479,6 +492,7 @@ async fn sqlite_restart_requeues_interrupted_jobs_then_fails_them_after_max_atte
             let j = store.get_job("j").await.unwrap().unwrap();
             assert_eq!(j.status, JobStatus::Failed);
             assert!(j.error.unwrap().contains("3 times"));
+            assert_eq!(j.failure.as_deref(), Some("interrupted"));
         }
     }
     assert!(store.claim_next_job(&Worker::new("w")).await.unwrap().is_none());
@@ -511,7 +525,16 @@ async fn a_job_waits_for_the_memory_its_estimate_needs(db: TestDb) {
     let params = json!({});
     for (id, bytes) in [("big", Some(3_000_u64)), ("small", Some(10)), ("none", None)] {
         store
-            .insert_job(NewJob { id, input: FitInput::Corpus("c"), model: "lda", params: &params, seed: 1, queue: QueueGate::UNBOUNDED, memory_bytes: bytes })
+            .insert_job(NewJob {
+                id,
+                input: FitInput::Corpus("c"),
+                model: "lda",
+                params: &params,
+                seed: 1,
+                queue: QueueGate::UNBOUNDED,
+                memory_bytes: bytes,
+                options: None,
+            })
             .await
             .unwrap()
             .unwrap();
@@ -535,4 +558,45 @@ async fn a_job_waits_for_the_memory_its_estimate_needs(db: TestDb) {
         .unwrap();
     let last = store.claim_next_job_within(&Worker::new("w"), &none).await.unwrap().expect("a job without an estimate needs no room");
     assert_eq!((last.id.as_str(), last.memory_bytes), ("none", None));
+}
+
+/// A failed job records the class of its failure beside its reason; a cancelled or
+/// succeeded job has none; `/metrics` counts failed jobs by class.
+async fn a_failed_job_keeps_its_failure_class_and_is_counted_by_it(db: TestDb) {
+    let store = store_with_jobs(&db, &["a", "b", "c"]).await;
+    let claim = |store: &Store| {
+        let store = store.clone();
+        async move { Claim::of(&store.claim_next_job(&Worker::new("w")).await.unwrap().unwrap()) }
+    };
+    let first = claim(&store).await;
+    store.fail_job(&first, "numerical", "log-likelihood is NaN at sweep 3").await.unwrap();
+    let second = claim(&store).await;
+    store.fail_job(&second, "invalid-input", "the corpus has no labels").await.unwrap();
+    let third = claim(&store).await;
+    store.finish_job(&third, JobStatus::Cancelled, Some("cancelled by request")).await.unwrap();
+    let failed = store.get_job(&first.job_id).await.unwrap().unwrap();
+    assert_eq!(
+        (failed.status, failed.failure.as_deref(), failed.error.as_deref()),
+        (JobStatus::Failed, Some("numerical"), Some("log-likelihood is NaN at sweep 3"))
+    );
+    assert_eq!(store.get_job(&third.job_id).await.unwrap().unwrap().failure, None);
+    assert_eq!(store.count_failed_jobs_by_class().await.unwrap(), vec![("invalid-input".to_string(), 1), ("numerical".to_string(), 1)]);
+    // A job's runner options are kept beside its params, as given.
+    let options = json!({"threads": 2, "checkpoint_every_s": 0.5});
+    let queued = store
+        .insert_job(NewJob {
+            id: "d",
+            input: FitInput::Corpus("c"),
+            model: "lda",
+            params: &json!({}),
+            seed: 1,
+            queue: QueueGate::UNBOUNDED,
+            memory_bytes: None,
+            options: Some(&options),
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((queued.options, queued.params), (Some(options), json!({})));
+    assert_eq!(store.get_job("a").await.unwrap().unwrap().options, None);
 }

@@ -11,21 +11,12 @@
 use super::error::ApiError;
 use super::AppState;
 use crate::auth::Role;
+pub use crate::auth::{resolve_mode, AuthMode};
 use crate::store::tokens::Caller;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use std::net::SocketAddr;
-
-/// Whether requests must carry a token.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum AuthMode {
-    /// Every request is served without a token.
-    Off,
-    /// Every request but the open ones needs `Authorization: Bearer <token>`.
-    Required,
-}
 
 /// The server's authentication settings, resolved at start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,27 +29,6 @@ pub struct AuthPolicy {
 impl AuthPolicy {
     /// No authentication (tests, loopback development).
     pub const OFF: AuthPolicy = AuthPolicy { mode: AuthMode::Off, public_metrics: true };
-}
-
-/// The mode a server on `addr` runs with. Without `--auth`, a loopback address serves
-/// without tokens and any other address requires them. Serving without tokens on a
-/// non-loopback address is refused unless the operator says `--insecure-no-auth` (for
-/// a proxy in front that authenticates); that flag alone also means `off`.
-pub fn resolve_mode(addr: SocketAddr, requested: Option<AuthMode>, insecure_no_auth: bool) -> Result<AuthMode, String> {
-    let loopback = addr.ip().is_loopback();
-    let mode = match requested {
-        Some(mode) => mode,
-        None if loopback || insecure_no_auth => AuthMode::Off,
-        None => AuthMode::Required,
-    };
-    if mode == AuthMode::Off && !loopback && !insecure_no_auth {
-        return Err(format!(
-            "refusing to serve without API tokens on {addr}, which is not a loopback address: drop --auth off (tokens are then \
-             required; create one with `topicd token create --name NAME --role admin`), or pass --insecure-no-auth if something \
-             in front of this server authenticates every request"
-        ));
-    }
-    Ok(mode)
 }
 
 /// Paths served to anyone.
@@ -118,6 +88,7 @@ pub async fn require_token(State(state): State<AppState>, mut request: Request, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::SocketAddr;
 
     fn addr(s: &str) -> SocketAddr {
         s.parse().unwrap()

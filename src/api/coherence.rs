@@ -9,7 +9,7 @@
 use super::error::{ApiError, ApiResult};
 use super::extract::{from_str, parse_query};
 use super::model_cache::LoadedModel;
-use super::models::{rank_and_weight, rank_name};
+use super::topic_query::{rank_and_weight, rank_name};
 use super::AppState;
 use crate::corpus::Corpus;
 use crate::models::Comparison;

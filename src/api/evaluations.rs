@@ -14,8 +14,9 @@ use super::limits::{check_document_count, not_queued};
 use super::models::{encode_documents, require_a_known_word};
 use super::AppState;
 use crate::corpus::RawDocument;
-use crate::models::capabilities::{self, Capabilities};
+use crate::models::capabilities::Capabilities;
 use crate::models::heldout::HeldoutDoc;
+use crate::models::registry;
 use crate::store::jobs::{kind, NewEvaluationJob};
 use crate::store::tokens::Caller;
 use axum::body::Body;
@@ -247,10 +248,10 @@ pub async fn correlations(State(state): State<AppState>, Path(id): Path<String>,
 /// A 409 naming `model` unless the model's family declares `capability` (`what` names
 /// it in the message, with the families that have it).
 fn require(family: &str, capability: fn(&Capabilities) -> bool, what: &str) -> ApiResult<()> {
-    let declared = capabilities::of(family).ok_or_else(|| ApiError::internal(format!("stored model has unknown family {family}")))?;
+    let declared = registry::lookup(family).map(|f| f.capabilities()).ok_or_else(|| ApiError::internal(format!("stored model has unknown family {family}")))?;
     if capability(&declared) {
         Ok(())
     } else {
-        Err(ApiError::not_offered(format!("{family} models have no {what} (offered by {})", capabilities::families_with(capability))))
+        Err(ApiError::not_offered(format!("{family} models have no {what} (offered by {})", registry::families_with(capability))))
     }
 }

@@ -7,7 +7,7 @@
 //! `x-families` list; a test checks that every registered family has exactly one.
 
 use super::ops::openapi_value;
-use crate::models::capabilities;
+use crate::models::registry;
 use axum::Json;
 use serde_json::{json, Value};
 
@@ -22,7 +22,7 @@ pub fn params_schema(family: &str) -> Option<Value> {
 
 /// `GET /v1/families`.
 pub async fn list() -> Json<Value> {
-    let families: Vec<Value> = capabilities::all()
+    let families: Vec<Value> = registry::capabilities()
         .into_iter()
         .map(|(name, c)| json!({"name": name, "capabilities": c, "params_schema": params_schema(name).unwrap_or_else(|| json!({"type": "object"}))}))
         .collect();

@@ -6,6 +6,7 @@ use super::limits::not_queued;
 use super::AppState;
 use crate::corpus::CorpusStats;
 use crate::models::capabilities::Input;
+use crate::models::options::{without_options, JobOptions};
 use crate::models::registry::{self, Family, InputStats};
 use crate::store::jobs::NewJob;
 use crate::store::tokens::Caller;
@@ -31,6 +32,10 @@ struct JobRequest {
     model: String,
     #[serde(default)]
     params: Value,
+    /// The runner's options (`threads`, `checkpoint_every_s`); also accepted inside
+    /// `params`, from where they are moved here.
+    #[serde(default)]
+    options: Value,
     /// Omitted: a random seed is drawn and recorded on the job.
     #[serde(default)]
     seed: Option<u64>,
@@ -55,6 +60,8 @@ pub fn job_json(j: &JobRow) -> Value {
         "model_id": j.model_id,
         "source_model_id": j.source_model_id,
         "error": j.error,
+        "failure": j.failure,
+        "options": j.options.clone().unwrap_or_else(|| json!({})),
         "result": j.result,
         "memory_estimate_bytes": j.memory_bytes,
         "waiting": j.waiting,
@@ -66,11 +73,12 @@ pub async fn create(State(state): State<AppState>, caller: Option<Extension<Call
     require_json(&headers)?;
     let body = read_body(body, state.max_body_bytes).await?;
     let req: JobRequest = parse_json(&body)?;
-    let params = match req.params {
+    let mut params = match req.params {
         Value::Null => json!({}),
         v @ Value::Object(_) => v,
         _ => return Err(ApiError::invalid("params", "must be a JSON object")),
     };
+    let options = job_options(&req.options, &mut params)?;
     let seed = req.seed.unwrap_or_else(rand::random);
     let id = uuid::Uuid::new_v4().to_string();
     if req.corpus_id.is_some() && req.graph_id.is_some() {
@@ -100,9 +108,10 @@ pub async fn create(State(state): State<AppState>, caller: Option<Extension<Call
         (None, None) => return Err(ApiError::internal("a family fits neither a corpus nor a graph")),
     };
     family.check_params(&params, stats)?;
-    // The job keeps its parameters with every default filled in.
-    let params = family.effective_params(&params)?;
-    let threads = crate::models::params::requested_threads(&params).filter(|&t| t > 0).unwrap_or(state.runner.default_threads());
+    // The job keeps its parameters with every default filled in, and its options beside
+    // them (a family that fills in `threads` does not keep it).
+    let params = without_options(family.effective_params(&params)?);
+    let threads = options.threads_or(state.runner.default_threads());
     let memory = family.fit_memory(stats, &params, threads);
     let budget = state.runner.fit_memory_budget();
     if memory > budget {
@@ -128,12 +137,25 @@ pub async fn create(State(state): State<AppState>, caller: Option<Extension<Call
             seed,
             queue: state.limits.gate(caller.as_deref()),
             memory_bytes: Some(memory),
+            options: Some(&options.to_json()),
         })
         .await?
         .map_err(|refused| not_queued(refused, &state.limits, || ApiError::invalid(field, format!("{} {input_id:?} was deleted", family.input_noun()))))?;
     state.runner.wake();
     let location = format!("/v1/jobs/{id}");
     Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(job_json(&job))).into_response())
+}
+
+/// The job's runner options: those of `options` and those given inside `params` (taken
+/// out of them), each given once; errors name the field (`options.threads`).
+fn job_options(options: &Value, params: &mut Value) -> ApiResult<JobOptions> {
+    let given = match options {
+        Value::Null => JobOptions::default(),
+        v @ Value::Object(_) => JobOptions::from_json(v).map_err(|e| ApiError::invalid(format!("options.{}", e.field), e.to_string()))?,
+        _ => return Err(ApiError::invalid("options", "must be a JSON object")),
+    };
+    let in_params = JobOptions::take_from(params)?;
+    given.merged(in_params).map_err(|key| ApiError::invalid(format!("params.{key}"), format!("{key} is given in both params and options: give it once")))
 }
 
 /// A 422 for a model name that is not registered, listing the families by input.

@@ -9,8 +9,8 @@
 
 use super::error::ApiError;
 use super::AppState;
-use crate::store::jobs::{NotQueued, QueueGate};
-use crate::store::tokens::Caller;
+pub use crate::config::Limits;
+use crate::store::jobs::NotQueued;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, Method};
 use axum::middleware::Next;
@@ -20,34 +20,6 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// The limits a server enforces (flags of `topicd serve`).
-#[derive(Debug, Clone)]
-pub struct Limits {
-    /// Most queued jobs in all (`--max-queued-jobs`).
-    pub max_queued_jobs: u64,
-    /// Most queued jobs of one token (`--max-queued-jobs-per-token`).
-    pub max_queued_jobs_per_token: u64,
-    /// Time limit of a request that does not upload (`--request-timeout-s`); `None`: none.
-    pub request_timeout: Option<Duration>,
-    /// Most documents in one predict or held-out request (`--max-request-documents`).
-    pub max_request_documents: usize,
-    /// Largest `n` of a topic listing (`--max-n`).
-    pub max_n: usize,
-}
-
-impl Limits {
-    /// Generous limits for tests.
-    pub fn for_tests() -> Limits {
-        Limits { max_queued_jobs: 1000, max_queued_jobs_per_token: 1000, request_timeout: None, max_request_documents: 100_000, max_n: 10_000 }
-    }
-
-    /// The queue bound for a job submitted by `caller`.
-    pub fn gate<'a>(&self, caller: Option<&'a Caller>) -> QueueGate<'a> {
-        QueueGate { token_key: caller.map(|c| c.key.as_str()), max_queued: self.max_queued_jobs, max_queued_per_token: self.max_queued_jobs_per_token }
-    }
-}
 
 /// Seconds a client is told to wait when the job queue is full: about one short fit.
 const QUEUE_RETRY_AFTER_S: u64 = 30;

@@ -19,11 +19,13 @@ pub mod metrics;
 pub mod model_cache;
 pub mod models;
 pub mod ops;
+pub mod ranked_documents;
 pub mod request_memory;
 pub mod topic_documents;
 pub mod topic_map;
 pub mod topic_names;
 pub mod topic_pages;
+pub mod topic_query;
 
 use crate::config::ServeConfig;
 use crate::jobs::{Runner, RunnerConfig};

@@ -44,7 +44,7 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use super::error::{ApiError, ApiResult};
-use super::topic_documents::RankedDocuments;
+use super::ranked_documents::RankedDocuments;
 use super::topic_pages::TopicPages;
 
 /// A topic model ready to answer questions.

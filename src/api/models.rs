@@ -7,10 +7,11 @@ use super::extract::{from_str, parse_json, parse_query, read_body, require_json,
 use super::model_cache::LoadedModel;
 use super::request_memory;
 use super::topic_pages::PageBody;
+use super::topic_query::{rank_and_weight, rank_name, resolve_topic, topic_header};
 use super::AppState;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::RawDocument;
-use crate::models::{Comparison, PredictOptions, TopicTable};
+use crate::models::{Comparison, PredictOptions};
 use crate::store::{DeleteOutcome, ModelRow};
 use crate::summaries::{Rank, WordScore};
 use axum::body::Body;
@@ -34,7 +35,7 @@ fn model_json(r: &ModelRow) -> Value {
         "created_at": r.created_at,
         "num_topics": r.num_topics,
         "diagnostics": r.diagnostics,
-        "capabilities": crate::models::capabilities::of(&r.family),
+        "capabilities": crate::models::registry::lookup(&r.family).map(|f| f.capabilities()),
     })
 }
 
@@ -157,52 +158,6 @@ impl TopicsQuery {
         with_coherence |= params.measure.is_some() || params.window.is_some() || params.top_n.is_some();
         let coherence = if with_coherence { Some(params.check()?) } else { None };
         Ok(TopicsOptions { n, rank, weight, comparison, csv, coherence })
-    }
-}
-
-/// The checked `rank` and `weight` query parameters (shared with `/coherence`).
-pub(super) fn rank_and_weight(rank: Option<&str>, weight: Option<f64>, default_rank: Rank) -> ApiResult<(Rank, f64)> {
-    let rank = match rank {
-        None => default_rank,
-        Some(r) => Rank::parse(r).ok_or_else(|| ApiError::invalid("query.rank", "must be frequency, exclusivity or frex"))?,
-    };
-    let weight = weight.unwrap_or(0.5);
-    if !(0.0..=1.0).contains(&weight) {
-        return Err(ApiError::invalid("query.weight", "must be a number in [0, 1]"));
-    }
-    Ok((rank, weight))
-}
-
-pub(super) fn rank_name(r: Rank) -> &'static str {
-    match r {
-        Rank::Frequency => "frequency",
-        Rank::Exclusivity => "exclusivity",
-        Rank::Frex => "frex",
-    }
-}
-
-/// A topic's id, label, name (given by a rename, else null), tree links and share.
-pub(super) fn topic_header(table: &TopicTable, k: usize, names: &TopicNames) -> Value {
-    let t = &table.topics[k];
-    json!({
-        "id": k,
-        "label": t.label,
-        "name": names.get(&k),
-        "parent": t.parent,
-        "children": t.children,
-        "proportion": t.proportion,
-    })
-}
-
-/// Names given to a model's topics, by topic id.
-pub(super) type TopicNames = std::collections::HashMap<usize, String>;
-
-/// The topic a path segment names: its id in the model's numbering, or its label.
-pub(super) fn resolve_topic(table: &TopicTable, topic: &str) -> ApiResult<usize> {
-    match topic.parse::<usize>() {
-        Ok(k) if k < table.topics.len() => Ok(k),
-        Ok(k) => Err(ApiError::not_found("topic", &k.to_string())),
-        Err(_) => table.topics.iter().position(|t| t.label.as_deref() == Some(topic)).ok_or_else(|| ApiError::not_found("topic", topic)),
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::error::ApiError;
 use super::AppState;
+use crate::models::FailureKind;
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -56,6 +57,12 @@ pub async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError
     out.push_str("# HELP topicd_jobs Jobs by status.\n# TYPE topicd_jobs gauge\n");
     for (status, n) in state.store.count_jobs_by_status().await? {
         let _ = writeln!(out, "topicd_jobs{{status=\"{}\"}} {n}", status.as_str());
+    }
+    out.push_str("# HELP topicd_jobs_failed Failed jobs by the class of their failure.\n# TYPE topicd_jobs_failed gauge\n");
+    let failed = state.store.count_failed_jobs_by_class().await?;
+    for kind in FailureKind::ALL {
+        let n = failed.iter().find(|(k, _)| k == kind.as_str()).map_or(0, |(_, n)| *n);
+        let _ = writeln!(out, "topicd_jobs_failed{{kind=\"{}\"}} {n}", kind.as_str());
     }
     out.push_str("# HELP topicd_fit_iterations_total Sweeps completed by fits in this process.\n# TYPE topicd_fit_iterations_total counter\n");
     let _ = writeln!(out, "topicd_fit_iterations_total {}", state.runner.fit_iterations());

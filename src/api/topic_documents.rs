@@ -12,7 +12,8 @@ use super::coherence::training_corpus;
 use super::error::{ApiError, ApiResult};
 use super::extract::parse_query;
 use super::model_cache::LoadedModel;
-use super::models::{resolve_topic, topic_header};
+use super::ranked_documents::RankedDocuments;
+use super::topic_query::{resolve_topic, topic_header};
 use super::AppState;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{meta, Corpus};
@@ -29,33 +30,6 @@ const DEFAULT_N: usize = 10;
 const MAX_N: usize = 100;
 /// Words of a document's text shown (when the corpus kept token order).
 const FIRST_WORDS: usize = 30;
-
-/// A model's documents as representative-document answers read them, computed once
-/// per loaded model and kept beside it: the proportions, and for each of their rows the
-/// document's id, first words and `meta` (so a request after the first reads no corpus).
-pub struct RankedDocuments {
-    topics: DocumentTopics,
-    ids: Vec<String>,
-    first_words: Vec<Option<String>>,
-    meta: Vec<Option<Value>>,
-    /// Heap bytes of `meta`, estimated once from the stored texts (a parsed JSON value
-    /// holds about four times its text: map nodes, keys and values).
-    meta_bytes: usize,
-}
-
-impl RankedDocuments {
-    /// Bytes the proportions, ids, first words and meta hold on the heap.
-    pub fn memory_bytes(&self) -> usize {
-        use crate::heap_size::{nested, string, strings, vec};
-        let proportions = &self.topics.proportions;
-        vec(&proportions.documents)
-            + vec(&proportions.rows)
-            + strings(&self.ids)
-            + nested(&self.first_words, |w| w.as_deref().map_or(0, string))
-            + vec(&self.meta)
-            + self.meta_bytes
-    }
-}
 
 /// `GET /v1/models/{id}/topics/{topic}/documents`.
 pub async fn list(State(state): State<AppState>, Path((id, topic)): Path<(String, String)>, RawQuery(q): RawQuery) -> ApiResult<Json<Value>> {

@@ -7,7 +7,7 @@
 
 use super::error::{ApiError, ApiResult};
 use super::extract::{parse_json, read_body, require_json};
-use super::models::{resolve_topic, topic_header};
+use super::topic_query::{resolve_topic, topic_header};
 use super::AppState;
 use crate::models::TableOptions;
 use axum::body::Body;

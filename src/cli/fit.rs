@@ -3,7 +3,10 @@
 use crate::corpus::input::document_from_value;
 use crate::corpus::preprocess::DuplicateIds;
 use crate::corpus::{CorpusBuilder, PreprocessOptions, StopWords};
-use crate::models::{self, CancelToken, Checkpointing, FitContext, Progress, StepKind};
+use crate::models::capabilities::Input;
+use crate::models::options::JobOptions;
+use crate::models::registry;
+use crate::models::{CancelToken, Checkpointing, FitContext, Progress, StepKind};
 use clap::Args;
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, BufReader};
@@ -107,8 +110,14 @@ type Report = (u64, Instant, Option<f64>, Option<bool>);
 
 /// Run the fit and print one JSON line; errors are returned as messages.
 pub fn run(args: FitArgs) -> Result<(), String> {
-    let family = models::family(&args.model).ok_or_else(|| format!("unknown model {:?}; known: {}", args.model, models::family_names().join(", ")))?;
-    let params = args.params_json()?;
+    let family = registry::lookup(&args.model)
+        .and_then(registry::Family::topics)
+        .ok_or_else(|| format!("unknown model {:?}; known: {}", args.model, registry::names_fitting(Input::Corpus).join(", ")))?;
+    let mut params = args.params_json()?;
+    // `--param threads=N` is the runner's option, as in a job's params: it overrides
+    // `--threads` and is not a model parameter.
+    let options = JobOptions::take_from(&mut params).map_err(|e| e.to_string())?;
+    let threads = options.threads_or(args.threads);
     let t_read = Instant::now();
     let file = std::fs::File::open(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
     let mut builder = CorpusBuilder::new(args.preprocess(), &[]).map_err(|e| e.to_string())?;
@@ -126,7 +135,7 @@ pub fn run(args: FitArgs) -> Result<(), String> {
     let read_seconds = t_read.elapsed().as_secs_f64();
     family.check_params(&params, &corpus.stats).map_err(|e| e.to_string())?;
 
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads.max(1)).build().map_err(|e| e.to_string())?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| e.to_string())?;
     let reports: Mutex<Vec<Report>> = Mutex::new(Vec::new());
     let on_progress = |p: Progress| {
         let refit = p.kind.map(|k| k == StepKind::Refit);
@@ -169,7 +178,7 @@ pub fn run(args: FitArgs) -> Result<(), String> {
             "nonzeros": corpus.counts.nnz(),
             "topics": model.num_topics(),
             "iterations": iterations,
-            "threads": args.threads,
+            "threads": threads,
             "seed": args.seed,
             "read_seconds": read_seconds,
             "fit_seconds": fit_seconds,
@@ -178,7 +187,7 @@ pub fn run(args: FitArgs) -> Result<(), String> {
             "loglik_per_token": loglik,
             "seconds_per_steady_scan": mean(by_kind[0]),
             "seconds_per_refit_scan": mean(by_kind[1]),
-            "memory_estimate_bytes": family.fit_memory(&corpus.stats, &family.effective_params(&params).map_err(|e| e.to_string())?, args.threads.max(1)),
+            "memory_estimate_bytes": family.fit_memory(&corpus.stats, &family.effective_params(&params).map_err(|e| e.to_string())?, threads),
             "peak_rss_bytes": peak_rss_bytes(),
             "diagnostics": model.diagnostics(),
         })

@@ -13,9 +13,10 @@ use crate::corpus::Corpus;
 use crate::graph::Graph;
 use crate::models::chain::Resume;
 use crate::models::heldout::{score_documents, HeldoutDoc};
+use crate::models::options::JobOptions;
 use crate::models::params::{requested_checkpoint_every, requested_threads};
 use crate::models::registry::{self, FitSource, Fitted};
-use crate::models::{self, CancelToken, Checkpointing, FitContext, FitError, Progress};
+use crate::models::{CancelToken, Checkpointing, FailureKind, FitContext, FitError, Progress};
 use crate::store::jobs::kind;
 use crate::store::models::NewModel;
 use crate::store::{Claim, FitInput, JobRow, JobStatus, LoadedCheckpoint, MemoryRoom, Renewal, Store, StoreError, Worker};
@@ -127,8 +128,20 @@ enum Outcome {
 }
 
 /// Decode a stored corpus blob (on a blocking thread); fits read no token order.
+/// A job's runner options: its `options` (checked at submit), or for an evaluation job
+/// and a job queued before options left the params, the same keys in its params.
+fn job_options(job: &JobRow) -> JobOptions {
+    match &job.options {
+        Some(options) => JobOptions::from_json(options).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the job's stored options do not parse; running with the server's defaults");
+            JobOptions::default()
+        }),
+        None => JobOptions { threads: requested_threads(&job.params), checkpoint_every_s: requested_checkpoint_every(&job.params) },
+    }
+}
+
 fn decode_corpus(blob: &[u8]) -> Result<Corpus, FitError> {
-    Corpus::decode_without_order(blob).map_err(|e| FitError::Numerical(e.to_string()))
+    Corpus::decode_without_order(blob).map_err(|e| FitError::Internal(format!("stored corpus is corrupt: {e}")))
 }
 
 /// How often progress is written to the store at most.
@@ -349,7 +362,7 @@ impl Runner {
                     Some(u) => format!("could not store {what}: {}", u.explain()),
                     None => format!("could not store {what}: {e}"),
                 };
-                if let Err(e) = self.store.finish_job(&claim, JobStatus::Failed, Some(&reason)).await {
+                if let Err(e) = self.store.fail_job(&claim, FailureKind::StoreFault.as_str(), &reason).await {
                     tracing::error!(error = %e, "could not mark the job failed either; its lease runs out and it is claimed again");
                 }
             }
@@ -396,8 +409,8 @@ impl Runner {
                 tracing::info!("job cancelled");
             }
             Err(e) => {
-                self.store.finish_job(claim, JobStatus::Failed, Some(&e.to_string())).await?;
-                tracing::warn!(error = %e, "job failed");
+                self.store.fail_job(claim, e.kind().as_str(), &e.to_string()).await?;
+                tracing::warn!(error = %e, failure = e.kind().as_str(), "job failed");
             }
         }
         Ok(())
@@ -406,11 +419,11 @@ impl Runner {
     /// Fit a model: read the job's input (a corpus or a graph, as its family declares),
     /// run the family's fit, encode the result.
     async fn execute_fit(&self, job: &JobRow, token: &CancelToken, lease_lost: &Arc<AtomicBool>) -> Result<FittedBlobs, FitError> {
-        let family = registry::lookup(&job.model).ok_or_else(|| FitError::Numerical(format!("unknown model {:?}", job.model)))?;
+        let family = registry::lookup(&job.model).ok_or_else(|| FitError::Internal(format!("unknown model {:?}", job.model)))?;
         let input = match (&job.corpus_id, &job.graph_id) {
             (Some(corpus_id), None) => JobInput::Corpus(self.corpus_blob(corpus_id).await?),
             (None, Some(graph_id)) => JobInput::Graph(self.graph_blob(graph_id).await?),
-            _ => return Err(FitError::Numerical("a fit job needs exactly one of a corpus and a graph".into())),
+            _ => return Err(FitError::Internal("a fit job needs exactly one of a corpus and a graph".into())),
         };
         let (params, seed) = (job.params.clone(), job.seed);
         let plan = self.checkpoint_plan(job).await;
@@ -422,7 +435,7 @@ impl Runner {
                 Ok(FittedBlobs::of(&model, Some(postcard::to_allocvec(&corpus.lexicon).expect("plain data encodes"))))
             }
             JobInput::Graph(blob) => {
-                let graph = Graph::decode(&blob).map_err(|e| FitError::Numerical(format!("stored graph is corrupt: {e}")))?;
+                let graph = Graph::decode(&blob).map_err(|e| FitError::Internal(format!("stored graph is corrupt: {e}")))?;
                 drop(blob);
                 let model = family.fit(FitSource::Graph(&graph), &params, seed, ctx)?;
                 Ok(FittedBlobs::of(&model, None))
@@ -435,21 +448,22 @@ impl Runner {
         self.store
             .graph_data(graph_id)
             .await
-            .map_err(|e| FitError::Numerical(format!("could not read graph: {e}")))?
-            .ok_or_else(|| FitError::Numerical(format!("graph {graph_id} no longer exists")))
+            .map_err(|e| FitError::Store(format!("could not read graph: {e}")))?
+            .ok_or_else(|| FitError::InvalidInput(format!("graph {graph_id} no longer exists")))
     }
 
     /// Evaluate a stored model: held-out likelihood of submitted documents, or the
     /// test-split scores of a supervised model. Returns the job's result.
     async fn execute_evaluation(&self, job: &JobRow, token: &CancelToken, lease_lost: &Arc<AtomicBool>) -> Result<serde_json::Value, FitError> {
-        let model_id = job.source_model_id.clone().ok_or_else(|| FitError::Numerical("evaluation job without a model".into()))?;
+        let model_id = job.source_model_id.clone().ok_or_else(|| FitError::Internal("evaluation job without a model".into()))?;
         let (family_name, _lexicon, data) = self
             .store
             .model_blobs(&model_id)
             .await
-            .map_err(|e| FitError::Numerical(format!("could not read model: {e}")))?
-            .ok_or_else(|| FitError::Numerical(format!("model {model_id} no longer exists")))?;
-        let family = models::family(&family_name).ok_or_else(|| FitError::Numerical(format!("unknown model {family_name:?}")))?;
+            .map_err(|e| FitError::Store(format!("could not read model: {e}")))?
+            .ok_or_else(|| FitError::InvalidInput(format!("model {model_id} no longer exists")))?;
+        let family =
+            registry::lookup(&family_name).and_then(registry::Family::topics).ok_or_else(|| FitError::Internal(format!("unknown model {family_name:?}")))?;
         let (params, seed) = (job.params.clone(), job.seed);
         match job.kind.as_str() {
             kind::HELDOUT => {
@@ -457,16 +471,16 @@ impl Runner {
                     .store
                     .job_input(&job.id)
                     .await
-                    .map_err(|e| FitError::Numerical(format!("could not read the job's documents: {e}")))?
-                    .ok_or_else(|| FitError::Numerical("the job's documents are missing".into()))?;
+                    .map_err(|e| FitError::Store(format!("could not read the job's documents: {e}")))?
+                    .ok_or_else(|| FitError::Internal("the job's documents are missing".into()))?;
                 // Checkpoints: the documents scored so far (iteration = their number).
                 let plan = self.checkpoint_plan(job).await;
                 self.run_blocking(job, token, lease_lost, plan, move |ctx| {
-                    let model = family.decode(&data).map_err(|e| FitError::Numerical(e.to_string()))?;
-                    let docs: Vec<HeldoutDoc> = postcard::from_bytes(&input).map_err(|e| FitError::Numerical(format!("stored documents are corrupt: {e}")))?;
+                    let model = family.decode(&data).map_err(|e| FitError::Internal(e.to_string()))?;
+                    let docs: Vec<HeldoutDoc> = postcard::from_bytes(&input).map_err(|e| FitError::Internal(format!("stored documents are corrupt: {e}")))?;
                     let scorer = model
                         .heldout_scorer(&params)?
-                        .ok_or_else(|| FitError::Numerical(format!("{family_name} models have no held-out likelihood estimator")))?;
+                        .ok_or_else(|| FitError::InvalidInput(format!("{family_name} models have no held-out likelihood estimator")))?;
                     let report = score_documents(scorer.as_ref(), &docs, seed, ctx)?;
                     let unknown: Vec<u64> = docs.iter().map(|d| d.doc.oov_tokens).collect();
                     let mut out = report.to_json_with(&unknown);
@@ -479,16 +493,16 @@ impl Runner {
                 let corpus_id = job.corpus_id.clone().unwrap_or_default();
                 let blob = self.corpus_blob(&corpus_id).await?;
                 self.run_blocking(job, token, lease_lost, CheckpointPlan::default(), move |_ctx| {
-                    let model = family.decode(&data).map_err(|e| FitError::Numerical(e.to_string()))?;
+                    let model = family.decode(&data).map_err(|e| FitError::Internal(e.to_string()))?;
                     let corpus = decode_corpus(&blob)?;
                     let evaluation = model
                         .evaluate_test_split(&corpus, seed)
-                        .ok_or_else(|| FitError::Numerical(format!("{family_name} models have no test-split evaluation")))??;
+                        .ok_or_else(|| FitError::InvalidInput(format!("{family_name} models have no test-split evaluation")))??;
                     Ok(json!({"model_id": model_id, "evaluation": evaluation}))
                 })
                 .await
             }
-            other => Err(FitError::Numerical(format!("unknown job kind {other:?}"))),
+            other => Err(FitError::Internal(format!("unknown job kind {other:?}"))),
         }
     }
 
@@ -496,8 +510,8 @@ impl Runner {
         self.store
             .corpus_data(corpus_id)
             .await
-            .map_err(|e| FitError::Numerical(format!("could not read corpus: {e}")))?
-            .ok_or_else(|| FitError::Numerical(format!("corpus {corpus_id} no longer exists")))
+            .map_err(|e| FitError::Store(format!("could not read corpus: {e}")))?
+            .ok_or_else(|| FitError::InvalidInput(format!("corpus {corpus_id} no longer exists")))
     }
 
     /// The job's checkpoint interval (its params, else the server's) and its stored
@@ -505,7 +519,7 @@ impl Runner {
     /// the fit starts from iteration 0 (as it does, keeping the row, when the row cannot
     /// be read: the fit's next checkpoint replaces it).
     async fn checkpoint_plan(&self, job: &JobRow) -> CheckpointPlan {
-        let seconds = requested_checkpoint_every(&job.params).unwrap_or(self.config.checkpoint_every_s);
+        let seconds = job_options(job).checkpoint_every_s.unwrap_or(self.config.checkpoint_every_s);
         let every = (seconds > 0.0).then(|| Duration::try_from_secs_f64(seconds).ok()).flatten();
         let mut plan = CheckpointPlan { every, ..CheckpointPlan::default() };
         match self.store.load_checkpoint(&job.id).await {
@@ -542,7 +556,7 @@ impl Runner {
         plan: CheckpointPlan,
         work: impl FnOnce(&FitContext) -> Result<T, FitError> + Send + 'static,
     ) -> Result<T, FitError> {
-        let threads = requested_threads(&job.params).filter(|&t| t > 0).unwrap_or(self.config.threads).max(1);
+        let threads = job_options(job).threads_or(self.config.threads);
         let (tx, mut rx) = mpsc::unbounded_channel::<FitEvent>();
         let token2 = token.clone();
         let CheckpointPlan { every, resume, rejected } = plan;
@@ -553,7 +567,7 @@ impl Runner {
                 .num_threads(threads)
                 .thread_name(|i| format!("fit-{i}"))
                 .build()
-                .map_err(|e| FitError::Numerical(format!("could not start {threads} threads: {e}")))?;
+                .map_err(|e| FitError::Internal(format!("could not start {threads} threads: {e}")))?;
             let progress_tx = tx.clone();
             let on_progress = move |p: Progress| {
                 let _ = progress_tx.send(FitEvent::Progress(p));
@@ -657,12 +671,12 @@ impl Runner {
         }
         let finished = handle.await;
         if let Some(reason) = refused {
-            return Err(FitError::Numerical(reason));
+            return Err(FitError::Store(reason));
         }
         match finished {
             Ok(r) => r,
-            Err(e) if e.is_panic() => Err(FitError::Numerical(format!("internal error: the job panicked: {}", panic_message(e.into_panic())))),
-            Err(e) => Err(FitError::Numerical(format!("internal error: {e}"))),
+            Err(e) if e.is_panic() => Err(FitError::Internal(format!("internal error: the job panicked: {}", panic_message(e.into_panic())))),
+            Err(e) => Err(FitError::Internal(format!("internal error: {e}"))),
         }
     }
 

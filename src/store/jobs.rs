@@ -1,108 +1,11 @@
 //! Stored jobs, their progress, traces and thinned samples.
 
 use super::leases::{end_hold, now_ms, Claim};
-use super::{now, seed_from_sql, seed_to_sql, Store, StoreError, StoreResult};
+use super::{now, seed_to_sql, Store, StoreError, StoreResult};
 use sqlx::Row;
 
-/// A job's lifecycle state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobStatus {
-    Queued,
-    Running,
-    Succeeded,
-    Failed,
-    Cancelled,
-}
-
-impl JobStatus {
-    pub const ALL: [JobStatus; 5] = [JobStatus::Queued, JobStatus::Running, JobStatus::Succeeded, JobStatus::Failed, JobStatus::Cancelled];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobStatus::Queued => "queued",
-            JobStatus::Running => "running",
-            JobStatus::Succeeded => "succeeded",
-            JobStatus::Failed => "failed",
-            JobStatus::Cancelled => "cancelled",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<JobStatus> {
-        JobStatus::ALL.into_iter().find(|j| j.as_str() == s)
-    }
-
-    pub fn is_terminal(self) -> bool {
-        matches!(self, JobStatus::Succeeded | JobStatus::Failed | JobStatus::Cancelled)
-    }
-}
-
-/// A job row.
-#[derive(Debug, Clone)]
-pub struct JobRow {
-    pub id: String,
-    pub kind: String,
-    pub corpus_id: Option<String>,
-    pub model: String,
-    pub params: serde_json::Value,
-    pub seed: u64,
-    pub status: JobStatus,
-    pub created_at: String,
-    pub started_at: Option<String>,
-    pub finished_at: Option<String>,
-    pub attempts: i64,
-    pub cancel_requested: bool,
-    pub progress: Option<serde_json::Value>,
-    pub model_id: Option<String>,
-    pub error: Option<String>,
-    pub result: Option<serde_json::Value>,
-    /// For evaluation jobs: the model evaluated.
-    pub source_model_id: Option<String>,
-    /// For fits of relational models: the graph fitted (and no corpus).
-    pub graph_id: Option<String>,
-    /// A fit's estimated peak memory in bytes (`None`: evaluation jobs, older jobs).
-    pub memory_bytes: Option<u64>,
-    /// Why a queued job was passed over at the last claim.
-    pub waiting: Option<String>,
-}
-
-/// One point of a job's log-likelihood trace.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TracePoint {
-    pub iteration: i64,
-    pub elapsed_s: f64,
-    pub loglik_per_token: Option<f64>,
-}
-
-fn json_col(r: &sqlx::any::AnyRow, col: &str) -> StoreResult<Option<serde_json::Value>> {
-    let s: Option<String> = r.try_get(col)?;
-    s.map(|s| serde_json::from_str(&s).map_err(|e| StoreError::Corrupt(format!("{col}: {e}")))).transpose()
-}
-
-pub(crate) fn row_to_job(r: &sqlx::any::AnyRow) -> StoreResult<JobRow> {
-    let status: String = r.try_get("status")?;
-    Ok(JobRow {
-        id: r.try_get("id")?,
-        kind: r.try_get("kind")?,
-        corpus_id: r.try_get("corpus_id")?,
-        model: r.try_get("model")?,
-        params: json_col(r, "params")?.unwrap_or(serde_json::Value::Null),
-        seed: seed_from_sql(r.try_get("seed")?),
-        status: JobStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("job status {status}")))?,
-        created_at: r.try_get("created_at")?,
-        started_at: r.try_get("started_at")?,
-        finished_at: r.try_get("finished_at")?,
-        attempts: r.try_get("attempts")?,
-        cancel_requested: r.try_get::<i64, _>("cancel_requested")? != 0,
-        progress: json_col(r, "progress")?,
-        model_id: r.try_get("model_id")?,
-        error: r.try_get("error")?,
-        result: json_col(r, "result")?,
-        source_model_id: r.try_get("source_model_id")?,
-        graph_id: r.try_get("graph_id")?,
-        memory_bytes: r.try_get::<Option<i64>, _>("memory_bytes")?.map(|b| b.max(0) as u64),
-        waiting: r.try_get("waiting")?,
-    })
-}
+use super::job_rows::row_to_job;
+pub use super::job_rows::{JobRow, JobStatus, TracePoint};
 
 /// What a fit job fits.
 #[derive(Debug, Clone, Copy)]
@@ -139,6 +42,8 @@ pub struct NewJob<'a> {
     pub queue: QueueGate<'a>,
     /// The fit's estimated peak memory in bytes (see `models::registry::Family::fit_memory`).
     pub memory_bytes: Option<u64>,
+    /// The runner's options (`models::options::JobOptions` as JSON), never part of the params.
+    pub options: Option<&'a serde_json::Value>,
 }
 
 /// Who submits a job and how many queued jobs may wait: checked in the transaction that
@@ -291,8 +196,8 @@ impl Store {
             return Ok(Err(refused));
         }
         let n = sqlx::query(
-            "INSERT INTO jobs (id, kind, corpus_id, graph_id, model, params, seed, status, created_at, token_key, memory_bytes)
-             SELECT $1, 'fit', $2, $3, $4, $5, $6, 'queued', $7, $8, $13
+            "INSERT INTO jobs (id, kind, corpus_id, graph_id, model, params, seed, status, created_at, token_key, memory_bytes, options)
+             SELECT $1, 'fit', $2, $3, $4, $5, $6, 'queued', $7, $8, $13, $14
               WHERE ($9 IS NULL OR EXISTS (SELECT 1 FROM corpora WHERE id = $10))
                 AND ($11 IS NULL OR EXISTS (SELECT 1 FROM graphs WHERE id = $12))",
         )
@@ -309,6 +214,7 @@ impl Store {
         .bind(graph_id)
         .bind(graph_id)
         .bind(j.memory_bytes.map(|b| b.min(i64::MAX as u64) as i64))
+        .bind(j.options.map(|o| o.to_string()))
         .execute(&mut *tx)
         .await?
         .rows_affected();
@@ -337,6 +243,15 @@ impl Store {
         let total: i64 =
             sqlx::query("SELECT COUNT(*) FROM jobs WHERE ($1 = '' OR status = $2)").bind(filter).bind(filter).fetch_one(&self.pool).await?.try_get(0)?;
         Ok((rows.iter().map(row_to_job).collect::<StoreResult<_>>()?, total))
+    }
+
+    /// Number of failed jobs of each failure class (jobs failed before classes were
+    /// recorded are left out).
+    pub async fn count_failed_jobs_by_class(&self) -> StoreResult<Vec<(String, i64)>> {
+        let rows = sqlx::query("SELECT failure, COUNT(*) AS n FROM jobs WHERE status = 'failed' AND failure IS NOT NULL GROUP BY failure ORDER BY failure")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|r| Ok((r.try_get("failure")?, r.try_get("n")?))).collect()
     }
 
     /// Number of jobs in each status.
@@ -421,14 +336,26 @@ impl Store {
     /// End a running job as failed (or cancelled) with a reason, while `claim` holds
     /// it. An evaluation job's stored documents and its checkpoint go with it.
     pub async fn finish_job(&self, claim: &Claim, status: JobStatus, error: Option<&str>) -> StoreResult<()> {
+        debug_assert!(status != JobStatus::Failed, "a failed job has a failure class: use fail_job");
+        self.end_job(claim, status, error, None).await
+    }
+
+    /// End a running job as failed, with the class of its failure (see
+    /// [`JobRow::failure`]) and its reason, while `claim` holds it.
+    pub async fn fail_job(&self, claim: &Claim, failure: &str, reason: &str) -> StoreResult<()> {
+        self.end_job(claim, JobStatus::Failed, Some(reason), Some(failure)).await
+    }
+
+    async fn end_job(&self, claim: &Claim, status: JobStatus, error: Option<&str>, failure: Option<&str>) -> StoreResult<()> {
         debug_assert!(status.is_terminal());
         let mut tx = self.begin_fenced().await?;
         self.fence(&mut tx, claim).await?;
         let id = &claim.job_id;
-        sqlx::query("UPDATE jobs SET status = $1, finished_at = $2, error = $3, lease_owner = NULL WHERE id = $4")
+        sqlx::query("UPDATE jobs SET status = $1, finished_at = $2, error = $3, failure = $4, lease_owner = NULL WHERE id = $5")
             .bind(status.as_str())
             .bind(now())
             .bind(error)
+            .bind(failure)
             .bind(id)
             .execute(&mut *tx)
             .await?;

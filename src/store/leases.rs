@@ -28,7 +28,7 @@
 //! workers' clocks in milliseconds since the epoch: replicas' clocks must agree to well
 //! within a lease (NTP does).
 
-use super::jobs::row_to_job;
+use super::job_rows::row_to_job;
 use super::{Dialect, JobRow, Store, StoreError, StoreResult};
 use sqlx::Row;
 use std::time::Duration;
@@ -273,7 +273,7 @@ impl Store {
 /// them again; their holds end as taken over and their checkpoints go. Returns how many.
 pub(crate) async fn fail_exhausted(conn: &mut sqlx::AnyConnection, expired_before: i64, max_attempts: i64) -> StoreResult<u64> {
     let exhausted = sqlx::query(
-        "UPDATE jobs SET status = 'failed', finished_at = $1, lease_owner = NULL,
+        "UPDATE jobs SET status = 'failed', finished_at = $1, lease_owner = NULL, failure = 'interrupted',
             error = 'its worker stopped while it was running, ' || (attempts - COALESCE((SELECT attempt FROM checkpoints WHERE job_id = jobs.id), 0)) || ' times without a checkpoint in between; not retried again'
          WHERE status = 'running' AND COALESCE(lease_expires_ms, 0) < $2
            AND attempts - COALESCE((SELECT attempt FROM checkpoints WHERE job_id = jobs.id), 0) >= $3

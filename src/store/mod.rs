@@ -22,6 +22,7 @@ pub mod backup;
 pub mod checkpoints;
 pub mod corpora;
 pub mod graphs;
+pub mod job_rows;
 pub mod jobs;
 pub mod leases;
 pub mod model_events;

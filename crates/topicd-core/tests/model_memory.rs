@@ -78,7 +78,7 @@ fn every_family_reports_the_bytes_its_decoded_model_holds() {
     // One thread: rayon's workers would otherwise allocate beside the measured code.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     let mut report = Vec::new();
-    for family in topicd_core::models::topic_families() {
+    for family in topicd_core::models::registry::topic_families() {
         let name = family.name();
         let fitted = pool.install(|| FitContext::silent(|ctx| family.fit(&corpus, &params(name), 1, ctx))).unwrap_or_else(|e| panic!("{name} fits: {e}"));
         let bytes = fitted.encode();

@@ -3,9 +3,10 @@
 //! drawn from HPC's generative process, and each capability's trait method must give
 //! an answer exactly when the family declares it.
 
-use super::capabilities::{self, Capabilities, Input};
+use super::capabilities::{Capabilities, Input};
 use super::hpc::simulate::{simulate, SimulationConfig};
-use super::{topic_families, FitContext, PredictOptions};
+use super::registry::topic_families;
+use super::{FitContext, PredictOptions};
 use crate::corpus::builder::build_corpus;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::preprocess::{PreprocessOptions, StopWords};
@@ -31,7 +32,7 @@ fn declared_capabilities_match_what_fitted_models_answer() {
     let doc = EncodedDoc { terms: vec![0, 3, 7], counts: vec![2, 1, 1], oov_tokens: 0 };
     for family in topic_families() {
         let declared: Capabilities = family.capabilities();
-        assert_eq!(capabilities::of(family.name()), Some(declared));
+        assert_eq!(super::registry::lookup(family.name()).map(|f| f.capabilities()), Some(declared));
         assert_eq!(declared.input, Input::Corpus, "{}", family.name());
         assert!(!declared.communities, "{}", family.name());
         let model =

@@ -10,15 +10,6 @@
 use super::{FitContext, FitError, ModelError, ParamError};
 use crate::graph::{Graph, GraphStats};
 
-/// The relational family with wire name `name` (`"hdp_ammsb"`); `None` for topic
-/// models and unknown names.
-pub fn community_family(name: &str) -> Option<&'static dyn CommunityFamily> {
-    match super::registry::lookup(name)? {
-        super::registry::Family::Communities(f) => Some(f),
-        super::registry::Family::Topics(_) => None,
-    }
-}
-
 /// A kind of relational model: parameter checking, fitting and decoding.
 pub trait CommunityFamily: Sync {
     /// Wire name used in `POST /v1/jobs` with a `graph_id`.

@@ -19,12 +19,14 @@ pub mod chain;
 pub mod community;
 pub mod completion;
 pub mod dcnt;
+pub mod exclusivity;
 pub mod hdp;
 pub mod hdp_ammsb;
 pub mod heldout;
 pub mod hpc;
 pub mod lda;
 pub mod memory;
+pub mod options;
 pub mod params;
 pub mod passes;
 pub mod registry;
@@ -37,28 +39,6 @@ use ndarray::Array2;
 pub use params::ParamError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-
-/// The topic-model family with wire name `name` (`"lda"`, ...); `None` for graph
-/// models and unknown names (see [`registry::lookup`] for every family).
-pub fn family(name: &str) -> Option<&'static dyn ModelFamily> {
-    match registry::lookup(name)? {
-        registry::Family::Topics(f) => Some(f),
-        registry::Family::Communities(_) => None,
-    }
-}
-
-/// Every registered topic-model family, in registry order.
-pub fn topic_families() -> impl Iterator<Item = &'static dyn ModelFamily> {
-    registry::REGISTRY.iter().filter_map(|f| match f {
-        registry::Family::Topics(t) => Some(*t),
-        registry::Family::Communities(_) => None,
-    })
-}
-
-/// Names of the families that fit a corpus (for the CLI, which fits corpora).
-pub fn family_names() -> Vec<&'static str> {
-    registry::names_fitting(capabilities::Input::Corpus)
-}
 
 /// A kind of model: parameter checking, fitting and decoding.
 pub trait ModelFamily: Sync {
@@ -381,14 +361,73 @@ impl FitContext<'_> {
     }
 }
 
+/// Why a fit or an evaluation stopped without a result, in the terms its caller acts
+/// on: the user fixes an invalid input, retries a store fault, and reports an internal
+/// error; [`FitError::kind`] names which, for the job record and `/metrics`.
 #[derive(Debug, thiserror::Error)]
 pub enum FitError {
+    /// Stopped on request (a cancel, a shutdown, a lost lease).
     #[error("cancelled")]
     Cancelled,
+    /// A parameter is out of its range for this input.
     #[error(transparent)]
     Params(#[from] ParamError),
+    /// The input cannot be fitted as asked: a labelled model on an unlabelled corpus, too
+    /// few documents, an input deleted before the job ran. The user's to fix.
+    #[error("{0}")]
+    InvalidInput(String),
+    /// The store could not be read or written. Retrying the job may succeed.
+    #[error("{0}")]
+    Store(String),
+    /// The sampler or the objective reached a non-finite value.
     #[error("{0}")]
     Numerical(String),
+    /// A bug or a corrupt stored blob: a panic, a state the code should never reach.
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// The class of a failed job, as the job record and `/metrics` name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    InvalidInput,
+    StoreFault,
+    Interrupted,
+    Numerical,
+    Internal,
+}
+
+impl FailureKind {
+    pub const ALL: [FailureKind; 5] =
+        [FailureKind::InvalidInput, FailureKind::StoreFault, FailureKind::Interrupted, FailureKind::Numerical, FailureKind::Internal];
+
+    /// The wire name (`failure` on a job, the `kind` label in `/metrics`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::InvalidInput => "invalid-input",
+            FailureKind::StoreFault => "store-fault",
+            FailureKind::Interrupted => "interrupted",
+            FailureKind::Numerical => "numerical",
+            FailureKind::Internal => "internal",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<FailureKind> {
+        FailureKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl FitError {
+    /// The class of this failure.
+    pub fn kind(&self) -> FailureKind {
+        match self {
+            FitError::Cancelled => FailureKind::Interrupted,
+            FitError::Params(_) | FitError::InvalidInput(_) => FailureKind::InvalidInput,
+            FitError::Store(_) => FailureKind::StoreFault,
+            FitError::Numerical(_) => FailureKind::Numerical,
+            FitError::Internal(_) => FailureKind::Internal,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

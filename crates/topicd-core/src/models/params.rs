@@ -143,7 +143,7 @@ pub fn requested_checkpoint_every(params: &Value) -> Option<f64> {
 /// read by the runner ([`requested_checkpoint_every`]); how often a fit is checkpointed
 /// is not part of the model, so the family does not keep it.
 pub fn check_checkpoint_every(r: &mut ParamReader) -> Result<(), ParamError> {
-    r.non_negative("checkpoint_every_s", super::lda::params::MAX_CHECKPOINT_EVERY_S).map(|_| ())
+    r.non_negative("checkpoint_every_s", MAX_CHECKPOINT_EVERY_S).map(|_| ())
 }
 
 /// A family's `effective` params with `params.checkpoint_every_s` copied in when the job

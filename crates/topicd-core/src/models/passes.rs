@@ -456,6 +456,7 @@ mod tests {
         }
         let err = FitContext::silent(|ctx| run(&mut Nan, 1, ctx)).unwrap_err();
         assert!(matches!(&err, FitError::Numerical(m) if m.contains("NaN after pass 2")), "{err}");
+        assert_eq!(err.kind().as_str(), "numerical");
     }
 
     #[test]

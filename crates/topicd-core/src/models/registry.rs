@@ -26,8 +26,8 @@ pub enum Family {
 /// family here.
 pub static REGISTRY: &[Family] = &[
     Family::Topics(&super::lda::LdaFamily),
-    Family::Topics(&super::hpc::model::HPC),
-    Family::Topics(&super::hpc::model::PCM),
+    Family::Topics(&super::hpc::HPC),
+    Family::Topics(&super::hpc::PCM),
     Family::Topics(&super::dcnt::DCNT),
     Family::Topics(&super::dcnt::SCNT),
     Family::Topics(&super::hdp::HdpFamily),
@@ -37,6 +37,27 @@ pub static REGISTRY: &[Family] = &[
 /// The family with wire name `name` (`"lda"`, `"hdp_ammsb"`, ...).
 pub fn lookup(name: &str) -> Option<Family> {
     REGISTRY.iter().copied().find(|f| f.name() == name)
+}
+
+/// Every registered topic-model family, in registry order.
+pub fn topic_families() -> impl Iterator<Item = &'static dyn ModelFamily> {
+    REGISTRY.iter().filter_map(|f| f.topics())
+}
+
+/// Every registered family's wire name with its capabilities, in registry order.
+pub fn capabilities() -> Vec<(&'static str, Capabilities)> {
+    REGISTRY.iter().map(|f| (f.name(), f.capabilities())).collect()
+}
+
+/// The names of the families that have `capability`, for messages: "hpc",
+/// "dcnt and scnt", "lda, dcnt and scnt" ("no family" when none has it).
+pub fn families_with(capability: impl Fn(&Capabilities) -> bool) -> String {
+    let names: Vec<&str> = REGISTRY.iter().filter(|f| capability(&f.capabilities())).map(|f| f.name()).collect();
+    match names.as_slice() {
+        [] => "no family".to_string(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// Wire names of every registered family, in registry order.
@@ -67,6 +88,22 @@ impl Family {
         match self {
             Family::Topics(f) => f.name(),
             Family::Communities(f) => f.name(),
+        }
+    }
+
+    /// The topic-model family, if this is one.
+    pub fn topics(self) -> Option<&'static dyn ModelFamily> {
+        match self {
+            Family::Topics(f) => Some(f),
+            Family::Communities(_) => None,
+        }
+    }
+
+    /// The community-model family, if this is one.
+    pub fn communities(self) -> Option<&'static dyn CommunityFamily> {
+        match self {
+            Family::Communities(f) => Some(f),
+            Family::Topics(_) => None,
         }
     }
 
@@ -116,7 +153,7 @@ impl Family {
         match (self, input) {
             (Family::Topics(f), FitSource::Corpus(c)) => f.fit(c, params, seed, ctx).map(Fitted::Topics),
             (Family::Communities(f), FitSource::Graph(g)) => f.fit(g, params, seed, ctx).map(Fitted::Communities),
-            (f, _) => Err(FitError::Numerical(format!("{} fits a {}", f.name(), f.input_noun()))),
+            (f, _) => Err(FitError::InvalidInput(format!("{} fits a {}", f.name(), f.input_noun()))),
         }
     }
 
@@ -198,11 +235,23 @@ mod tests {
     }
 
     #[test]
+    fn family_lists_read_as_prose() {
+        assert_eq!(families_with(|c| c.label_evaluation), "hpc");
+        assert_eq!(families_with(|c| c.correlations), "dcnt and scnt");
+        assert_eq!(families_with(|c| c.heldout_likelihood), "lda, dcnt and scnt");
+        assert_eq!(families_with(|_| false), "no family");
+        assert_eq!(capabilities().len(), REGISTRY.len());
+        assert_eq!(topic_families().count(), names_fitting(Input::Corpus).len());
+        assert!(lookup("hdp_ammsb").and_then(Family::topics).is_none() && lookup("hdp_ammsb").and_then(Family::communities).is_some());
+    }
+
+    #[test]
     fn a_family_refuses_the_other_kind_of_input() {
         let lda = lookup("lda").unwrap();
         let (graph, stats) = crate::graph::build_graph(vec!["a".into(), "b".into()], &[("a".into(), "b".into())], false).unwrap();
         let err = FitContext::silent(|ctx| lda.fit(FitSource::Graph(&graph), &serde_json::json!({}), 1, ctx)).err().unwrap();
         assert_eq!(err.to_string(), "lda fits a corpus");
+        assert_eq!(err.kind(), crate::models::FailureKind::InvalidInput, "the caller's input, not a numerical fault");
         let err = lookup("lda").unwrap().check_params(&serde_json::json!({}), InputStats::Graph(&stats)).unwrap_err();
         assert_eq!(err.field, "corpus_id");
     }

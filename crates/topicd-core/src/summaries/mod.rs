@@ -9,14 +9,13 @@
 
 pub mod coherence;
 pub mod cooccurrence;
-pub mod exclusivity;
 pub mod frex;
 pub mod representative;
 pub mod topic_map;
 
+pub use crate::models::exclusivity::topic_given_word;
 pub use coherence::{model_coherence, topic_coherence, Measure};
 pub use cooccurrence::Occurrences;
-pub use exclusivity::topic_given_word;
 pub use frex::{ecdf, rank_topic, top_terms, Rank, RankedTable, WordScore};
 
 /// The `n` first of `items` in the order `cmp` gives (all of them when there are fewer):

@@ -18,8 +18,14 @@ use super::params::DcntParams;
 use crate::corpus::synthetic::{bars, BarsConfig, BarsCorpus, BarsVariant, NUM_BARS, NUM_PIXELS};
 use crate::corpus::Corpus;
 use crate::models::lda::{fit_lda, LdaParams};
-use crate::models::{family, FitContext, PredictOptions, TopicModel};
+use crate::models::registry::{lookup, Family};
+use crate::models::{FitContext, PredictOptions, TopicModel};
 use serde_json::json;
+
+/// The registered topic-model family `name`.
+fn family(name: &str) -> Option<&'static dyn crate::models::ModelFamily> {
+    lookup(name).and_then(Family::topics)
+}
 
 const L1_BOUND: f64 = 0.1;
 

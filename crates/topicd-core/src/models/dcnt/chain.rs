@@ -13,10 +13,10 @@
 //! A⁻¹ are factored afresh every scan, and the synchronisation blocks depend on the
 //! corpus only.
 
-use super::fit::{active_topics, DcntSample};
-use super::model::Loadings;
 use super::params::DcntParams;
-use super::sampler::{DcntState, Documents, SYNC_TOKENS};
+use super::sample::{active_topics, DcntSample, Loadings};
+use super::sampler::SYNC_TOKENS;
+use super::state::{DcntState, Documents};
 use super::stick::stick_weights;
 use crate::models::chain::{Chain, Position, Schedule};
 use crate::models::FitError;

@@ -34,7 +34,8 @@
 use super::covariance::topic_covariance;
 use super::params::Priors;
 use super::point::DcntPoint;
-use super::sampler::{DcntState, Documents, SYNC_TOKENS};
+use super::sampler::SYNC_TOKENS;
+use super::state::{DcntState, Documents};
 use super::stick::stick_weights;
 use crate::corpus::synthetic::{bars, BarsConfig, BarsVariant, NUM_BARS, NUM_PIXELS};
 

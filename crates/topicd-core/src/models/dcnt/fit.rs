@@ -26,20 +26,17 @@
 
 use super::chain::{self, DcntChain, PosteriorSums};
 use super::heldout::ChibSettings;
-use super::model::{family_name, DcntModel, Loadings, ENCODING_VERSION};
+use super::model::{family_name, DcntModel, ENCODING_VERSION};
 use super::params::DcntParams;
-use super::sampler::{DcntState, Documents};
+use super::sample::{active_topics, Loadings};
 use super::scoring::DcntChib;
+use super::state::Documents;
 use crate::corpus::Corpus;
 use crate::models::after_chain::{self, EndOfChain, Start};
 use crate::models::chain::Position;
 use crate::models::heldout::{corpus_documents, HeldoutReport, ScoredSoFar};
 use crate::models::splits;
 use crate::models::{FitContext, FitError, TopicModel};
-use serde::{Deserialize, Serialize};
-
-/// Share of tokens above which a topic counts as active.
-pub const ACTIVE_SHARE: f64 = 0.01;
 
 /// Corpus indices of the training and held-out documents.
 /// (The service's one split rule, [`crate::models::splits`].)
@@ -55,42 +52,6 @@ pub fn corpus_features(corpus: &Corpus) -> (Vec<String>, usize, Vec<f64>) {
         Some(fm) if !fm.names.is_empty() => (fm.names.clone(), fm.names.len(), fm.values.clone()),
         _ => (Vec::new(), 1, vec![1.0; corpus.num_documents()]),
     }
-}
-
-/// A thinned posterior sample: topic-word counts (word-major, sparse, like LDA's) and
-/// the loadings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DcntSample {
-    pub num_topics: u32,
-    /// `word_ptr[w]..word_ptr[w + 1]` indexes `topics`/`counts` for word w.
-    pub word_ptr: Vec<u32>,
-    pub topics: Vec<u16>,
-    pub counts: Vec<u32>,
-    pub a: Vec<f64>,
-    pub eta: Vec<f64>,
-    pub lambda_v: f64,
-}
-
-impl DcntSample {
-    pub(super) fn from_state(state: &DcntState) -> Self {
-        let k = state.num_topics;
-        let mut word_ptr = vec![0u32];
-        let (mut topics, mut counts) = (Vec::new(), Vec::new());
-        for row in state.word_topic.chunks(k) {
-            for (t, &n) in row.iter().enumerate().filter(|(_, &n)| n > 0) {
-                topics.push(t as u16);
-                counts.push(n);
-            }
-            word_ptr.push(topics.len() as u32);
-        }
-        let g = &state.globals;
-        DcntSample { num_topics: k as u32, word_ptr, topics, counts, a: g.a.clone(), eta: g.eta.clone(), lambda_v: g.lambda_v }
-    }
-}
-
-/// Topics whose share is above [`ACTIVE_SHARE`].
-pub(super) fn active_topics(shares: impl IntoIterator<Item = f64>) -> usize {
-    shares.into_iter().filter(|&s| s > ACTIVE_SHARE).count()
 }
 
 /// What a fit fixes before its chain runs: the split, every document's metadata and the
@@ -120,7 +81,7 @@ impl TrainingSet {
         let train_features: Vec<f64> = train.iter().flat_map(|&d| features[d * f..(d + 1) * f].iter().copied()).collect();
         let docs = Documents::new(rows, train_features, f, corpus.num_terms());
         if docs.num_tokens() == 0 {
-            return Err(FitError::Numerical("no training tokens (every document held out or empty)".into()));
+            return Err(FitError::InvalidInput("no training tokens (every document held out or empty)".into()));
         }
         let mut mean_features = vec![0.0; f];
         for d in 0..docs.num_docs() {

@@ -314,7 +314,7 @@ fn max_abs(x: &[f64]) -> f64 {
 /// The z-scores of the per-document block's Geweke test (see above), optionally
 /// followed by two topic swaps per document accepted by `swap_rule`.
 fn document_block_z_scores(diagonal: bool, swap_rule: Option<fn(&SwapTerms) -> f64>) -> Vec<f64> {
-    use super::sampler::{DcntState, Documents};
+    use super::state::{DcntState, Documents};
     let (docs_n, tokens, words) = (3usize, 4usize, 4usize);
     let mut g = if diagonal { Globals::from_prior(K, F, true, &priors(), &mut stream(5, Purpose::Estimate, 1, 0)) } else { fixed_globals() };
     g.lambda_v = 1.0;

@@ -6,30 +6,37 @@
 //! - [`activations`]: the v_d (independence MH) and u_d (Gaussian) updates;
 //! - [`params`]: job parameters, priors and defaults (the toy experiment's);
 //! - [`globals`]: the global parameters and their conjugate draws;
-//! - [`sampler`]: the state and one Gibbs scan (z, v, u per document; topic swaps;
-//!   then globals);
+//! - [`state`]: the sampler's state and the training documents, as plain data;
+//! - [`sampler`]: the state's initialisation and one Gibbs scan (z, v, u per document;
+//!   topic swaps; then globals);
 //! - [`swap`]: the within-document topic swap, an exact Metropolis–Hastings move;
+//! - [`sample`]: what the chain produces: loadings, thinned samples, active topics;
 //! - [`chain`]: what the family supplies to the shared chain driver (one scan, the log
 //!   joint, the posterior sums, the checkpointed state);
 //! - [`fit`]: split, the chain on the driver, posterior means, held-out scores after it;
 //! - [`predict`]: fold-in topic proportions of new documents;
-//! - [`model`]: the `dcnt`/`scnt` families and the stored [`model::DcntModel`];
+//! - [`model`]: the stored [`model::DcntModel`];
 //! - [`heldout`]: the Chib-style held-out likelihood p(w_d | ζ) (paper 000, A.4);
 //! - [`covariance`]: the Monte Carlo covariance of topic weights (paper 000, A.3);
-//! - [`scoring`]: both, as a fitted model offers them to evaluation jobs.
+//! - [`scoring`]: both, as a fitted model offers them to evaluation jobs;
+//! - [`family`]: the `dcnt`/`scnt` families and the model's served face, above the rest.
 
 pub mod activations;
 pub mod chain;
 pub mod covariance;
+pub mod family;
 pub mod fit;
+pub mod fit_memory;
 pub mod globals;
 pub mod heldout;
 pub mod model;
 pub mod params;
 pub mod point;
 pub mod predict;
+pub mod sample;
 pub mod sampler;
 pub mod scoring;
+pub mod state;
 pub mod stick;
 pub mod swap;
 
@@ -44,5 +51,6 @@ mod heldout_tests;
 #[cfg(test)]
 mod resume_checks;
 
-pub use model::{DcntFamily, DcntModel, DCNT, SCNT};
+pub use family::{DcntFamily, DCNT, SCNT};
+pub use model::DcntModel;
 pub use params::DcntParams;

@@ -1,36 +1,24 @@
-//! The `dcnt` and `scnt` families and the stored model.
+//! The stored DCNT/SCNT model.
 //!
-//! Why it exists: it is the boundary between the sampler and the rest of the service:
-//! parameter checking, fitting through [`super::fit::fit_dcnt`], the versioned
-//! encoding, and the questions a fitted model answers (topic table, prediction,
-//! diagnostics), plus the accessors the held-out and covariance estimators read.
+//! Why it exists: it is the fitted, served form of the sampler's output: the versioned
+//! encoding, the global parameters prediction and the estimators condition on
+//! ([`DcntModel::plugin_point`]), prediction with explicit features, and the accessors
+//! the held-out and covariance estimators read. The `dcnt`/`scnt` families and the
+//! model's [`crate::models::TopicModel`] face (topic table, prediction, held-out
+//! scoring, correlations, diagnostics) are [`super::family`]'s, above the fit and the
+//! scoring, so that neither of them is named from here.
 
-use super::fit::fit_dcnt;
 use super::params::DcntParams;
 use super::point::DcntPoint;
 use super::predict::fold_in;
-use super::scoring::{self, DcntChib};
+pub use super::sample::Loadings;
 use crate::corpus::lexicon::EncodedDoc;
-use crate::corpus::{Corpus, CorpusStats};
-use crate::models::heldout::{DocScorer, HeldoutReport};
-use crate::models::{
-    DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicCorrelations, TopicInfo, TopicModel,
-    TopicTable,
-};
-use ndarray::Array2;
+use crate::models::heldout::HeldoutReport;
+use crate::models::{ModelError, PredictOptions};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 /// Format version of [`DcntModel`]'s encoding.
 pub const ENCODING_VERSION: u32 = 2;
-
-/// The `"dcnt"` (full A) or `"scnt"` (diagonal A) family.
-pub struct DcntFamily {
-    pub diagonal: bool,
-}
-
-pub static DCNT: DcntFamily = DcntFamily { diagonal: false };
-pub static SCNT: DcntFamily = DcntFamily { diagonal: true };
 
 pub(super) fn family_name(diagonal: bool) -> &'static str {
     if diagonal {
@@ -38,62 +26,6 @@ pub(super) fn family_name(diagonal: bool) -> &'static str {
     } else {
         "dcnt"
     }
-}
-
-impl ModelFamily for DcntFamily {
-    fn name(&self) -> &'static str {
-        family_name(self.diagonal)
-    }
-
-    fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
-        // `checkpoint_every_s` is the runner's (its default is the server's flag, not the
-        // model's): kept only when given.
-        let mut effective = DcntParams::from_json(params)?.to_json();
-        if crate::models::params::requested_checkpoint_every(params).is_some() {
-            effective["checkpoint_every_s"] = params["checkpoint_every_s"].clone();
-        }
-        Ok(effective)
-    }
-
-    fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError> {
-        DcntParams::from_json(params)?;
-        if corpus.num_tokens == 0 {
-            return Err(ParamError::new("corpus", "the corpus has no tokens"));
-        }
-        Ok(())
-    }
-
-    fn fit(&self, corpus: &Corpus, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
-        let p = DcntParams::from_json(params)?;
-        Ok(Box::new(fit_dcnt(corpus, &p, self.diagonal, seed, ctx)?))
-    }
-
-    fn fit_memory(&self, corpus: &CorpusStats, params: &serde_json::Value, threads: usize) -> u64 {
-        let p = DcntParams::from_json(params).or_else(|_| DcntParams::from_json(&serde_json::json!({}))).expect("the defaults parse");
-        crate::models::memory::dcnt(corpus, &p, threads)
-    }
-
-    fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
-        let m = DcntModel::decode(bytes)?;
-        if m.diagonal != self.diagonal {
-            return Err(ModelError::Decode(format!("a {} model, not {}", family_name(m.diagonal), self.name())));
-        }
-        Ok(Box::new(m))
-    }
-
-    fn capabilities(&self) -> crate::models::capabilities::Capabilities {
-        crate::models::capabilities::Capabilities { correlations: true, heldout_likelihood: true, ..crate::models::capabilities::Capabilities::TOPIC_MODEL }
-    }
-}
-
-/// One setting of A, η and λ_v (a posterior mean or a sample).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Loadings {
-    /// K̄ × K̄ row-major.
-    pub a: Vec<f64>,
-    /// F × K̄ row-major.
-    pub eta: Vec<f64>,
-    pub lambda_v: f64,
 }
 
 /// A fitted DCNT/SCNT model: posterior means over the kept scans.
@@ -221,87 +153,6 @@ impl DcntModel {
             return Err(ModelError::Invalid(format!("term id {bad} is outside the vocabulary")));
         }
         Ok(fold_in(&self.plugin_point(), docs, features, options.iterations, options.burn_in, options.seed))
-    }
-}
-
-impl TopicModel for DcntModel {
-    fn family(&self) -> &'static str {
-        family_name(self.diagonal)
-    }
-
-    fn num_topics(&self) -> usize {
-        self.params.topics
-    }
-
-    fn topic_table(&self, _options: &TableOptions) -> TopicTable {
-        let k = self.params.topics;
-        let omega = Array2::from_shape_vec((k, self.num_terms), self.topic_word.clone()).expect("shape stored with the model");
-        let exclusivity = crate::summaries::topic_given_word(&omega, &self.topic_shares);
-        let topics = self.topic_shares.iter().map(|&s| TopicInfo { label: None, parent: None, children: vec![], proportion: s }).collect();
-        TopicTable { frequency: omega, exclusivity, topics }
-    }
-
-    /// New documents carry no metadata: they use the training documents' mean φ.
-    fn predict(&self, docs: &[EncodedDoc], options: &PredictOptions) -> Result<Vec<DocPrediction>, ModelError> {
-        let features: Vec<f64> = docs.iter().flat_map(|_| self.mean_features.iter().copied()).collect();
-        let proportions = self.predict_with_features(docs, &features, options)?;
-        Ok(proportions.into_iter().map(|t| DocPrediction { topic_proportions: t, labels: vec![], predicted_labels: vec![] }).collect())
-    }
-
-    fn heldout_scorer(&self, params: &serde_json::Value) -> Result<Option<Box<dyn DocScorer + '_>>, ParamError> {
-        let settings = DcntChib::settings_from(params)?;
-        Ok(Some(Box::new(DcntChib::new(self, settings))))
-    }
-
-    fn feature_names(&self) -> Vec<String> {
-        self.feature_names.clone()
-    }
-
-    fn training_proportions(&self, corpus: &Corpus, _seed: u64) -> Option<crate::models::DocumentProportions> {
-        let fits = self.train_documents.iter().all(|&d| d < corpus.num_documents())
-            && self.train_documents.len() * self.params.topics == self.document_proportions.len();
-        fits.then(|| crate::models::DocumentProportions { documents: self.train_documents.clone(), rows: self.document_proportions.clone() })
-    }
-
-    fn correlations(&self, draws: usize, seed: u64) -> Option<TopicCorrelations> {
-        Some(scoring::correlations(self, draws, seed))
-    }
-
-    fn diagnostics(&self) -> serde_json::Value {
-        json!({
-            "heldout": self.heldout.as_ref().map(HeldoutReport::to_json),
-            "tokens": self.tokens,
-            "kept_scans": self.kept_scans,
-            "final_loglik_per_token": self.final_loglik_per_token,
-            "mh_acceptance": self.mh_acceptance,
-            "active_topics": self.active_topics,
-            "lambda_v": self.mean.lambda_v,
-            "truncation": self.params.topics,
-            "num_features": self.num_features,
-            "train_documents": self.train_documents.len(),
-            "heldout_documents": self.heldout_documents.len(),
-            "beta": self.params.priors.beta,
-        })
-    }
-
-    fn encode(&self) -> Vec<u8> {
-        postcard::to_allocvec(self).expect("plain data encodes")
-    }
-
-    fn memory_bytes(&self) -> usize {
-        use crate::heap_size::{strings, vec};
-        let loadings = |l: &Loadings| vec(&l.a) + vec(&l.eta);
-        vec(&self.topic_word)
-            + vec(&self.topic_shares)
-            + vec(&self.document_proportions)
-            + vec(&self.train_documents)
-            + vec(&self.heldout_documents)
-            + strings(&self.feature_names)
-            + vec(&self.features)
-            + vec(&self.mean_features)
-            + loadings(&self.mean)
-            + loadings(&self.last)
-            + self.heldout.as_ref().map_or(0, |h| h.memory_bytes())
     }
 }
 

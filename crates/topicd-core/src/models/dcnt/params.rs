@@ -112,7 +112,7 @@ impl DcntParams {
         // Checked here (within LDA's limit), read by the job runner
         // (`params::requested_checkpoint_every`): how often a fit is checkpointed is not
         // part of the model, so it is not kept.
-        r.non_negative("checkpoint_every_s", crate::models::lda::params::MAX_CHECKPOINT_EVERY_S)?;
+        r.non_negative("checkpoint_every_s", crate::models::params::MAX_CHECKPOINT_EVERY_S)?;
         r.finish()?;
         Ok(DcntParams {
             topics,

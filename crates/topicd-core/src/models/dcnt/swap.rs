@@ -35,7 +35,7 @@
 //! each drawing from its own stream `(seed, DcntSwap, scan, d)`: exact sequential MH,
 //! independent of the thread count.
 
-use super::sampler::{DcntState, Documents};
+use super::state::{DcntState, Documents};
 use super::stick::log_sigmoid;
 use crate::rng::{stream, Purpose};
 use nalgebra::DMatrix;

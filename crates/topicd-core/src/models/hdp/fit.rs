@@ -101,6 +101,8 @@ impl Moves {
 /// A running HDP fit: the memoized state and the records.
 pub struct HdpPasses<'a> {
     memo: Memo<'a>,
+    /// A delete proposal being evaluated during the current pass.
+    proposal: Option<DeleteProposal>,
     tokens: f64,
     records: Records,
 }
@@ -108,7 +110,7 @@ pub struct HdpPasses<'a> {
 impl<'a> HdpPasses<'a> {
     /// The fit's starting point ([`Memo::new`]).
     pub fn new(matrix: &'a DocTermMatrix, num_terms: usize, p: &'a HdpParams, seed: u64) -> Self {
-        HdpPasses { memo: Memo::new(matrix, num_terms, p, seed), tokens: matrix.total_tokens().max(1) as f64, records: Records::default() }
+        HdpPasses { memo: Memo::new(matrix, num_terms, p, seed), proposal: None, tokens: matrix.total_tokens().max(1) as f64, records: Records::default() }
     }
 
     /// The fitted global state.
@@ -141,7 +143,7 @@ impl<'a> HdpPasses<'a> {
         let pairs = if p.merges_after(pass) { candidate_pairs(&memo.total, p.merge_pairs) } else { Vec::new() };
         if p.deletes_in(pass) && memo.num_topics() >= 2 {
             let topic = delete::choose_topic(&memo.total, self.records.delete_rank);
-            memo.proposal = Some(DeleteProposal::new(memo, topic));
+            self.proposal = Some(DeleteProposal::new(memo, topic));
         }
         pairs
     }
@@ -155,6 +157,11 @@ impl<'a> HdpPasses<'a> {
                 return None;
             }
             let t = self.memo.visit(b, pairs);
+            // The proposal's own local step on the batch just visited (it reads only the
+            // batch, so after the current state's global step as before).
+            if let Some(proposal) = self.proposal.as_mut() {
+                proposal.visit(b, self.memo.matrix, &self.memo.layouts[b], self.memo.params);
+            }
             totals.iterations += t.iterations;
             totals.documents += t.documents;
             if self.memo.complete() {
@@ -169,7 +176,7 @@ impl<'a> HdpPasses<'a> {
     fn decide_moves(&mut self, pass: usize, pairs: &[(usize, usize)]) -> Moves {
         let (memo, records) = (&mut self.memo, &mut self.records);
         let p = memo.params;
-        let deleted = match memo.proposal.take() {
+        let deleted = match self.proposal.take() {
             Some(proposal) => delete::decide(memo, proposal),
             None => false,
         };
@@ -277,7 +284,7 @@ impl Passes for HdpPasses<'_> {
         m.total = s.total;
         m.stick = s.stick;
         m.stick_fallbacks = s.stick_fallbacks;
-        m.proposal = None;
+        self.proposal = None;
         self.records = s.records;
         Ok(())
     }

@@ -214,7 +214,7 @@ fn prediction_gives_proportions_that_sum_to_one_and_find_the_topic() {
 
 #[test]
 fn the_family_fits_through_the_registry() {
-    let family = crate::models::family("hdp").expect("registered");
+    let family = crate::models::registry::lookup("hdp").and_then(crate::models::registry::Family::topics).expect("registered");
     let corpus = appstream_corpus();
     let err = family.check_params(&json!({"topics": 0}), &corpus.stats).unwrap_err();
     assert_eq!(err.field, "topics");

@@ -12,7 +12,6 @@
 //! the total and the sticks together, so the state stays one consistent variational
 //! posterior.
 
-use super::delete::DeleteProposal;
 use super::globals::{objective, Objective, TopicWord};
 use super::local::{batch_local_step, BatchLayout, LocalGlobals, LocalTotals};
 use super::params::HdpParams;
@@ -36,8 +35,6 @@ pub struct Memo<'a> {
     pub topic_word: TopicWord,
     /// Global steps whose stick optimisation fell back (ρ only, or kept the start).
     pub stick_fallbacks: usize,
-    /// A delete proposal being evaluated during the current pass.
-    pub proposal: Option<DeleteProposal>,
 }
 
 impl<'a> Memo<'a> {
@@ -63,7 +60,6 @@ impl<'a> Memo<'a> {
             stick: StickPosterior::new(k, params.gamma),
             topic_word,
             stick_fallbacks: 0,
-            proposal: None,
         }
     }
 
@@ -90,9 +86,6 @@ impl<'a> Memo<'a> {
         self.total.add_batch(&summary, 1.0);
         self.batches[b] = Some(summary);
         self.global_step();
-        if let Some(proposal) = self.proposal.as_mut() {
-            proposal.visit(b, self.matrix, &self.layouts[b], self.params);
-        }
         totals
     }
 

@@ -19,6 +19,7 @@
 
 pub mod delete;
 pub mod fit;
+pub mod fit_memory;
 pub mod globals;
 pub mod local;
 pub mod memo;
@@ -79,7 +80,7 @@ impl ModelFamily for HdpFamily {
 
     fn fit_memory(&self, corpus: &CorpusStats, params: &serde_json::Value, threads: usize) -> u64 {
         let p = HdpParams::from_json(params).or_else(|_| HdpParams::from_json(&serde_json::json!({}))).expect("the defaults parse");
-        crate::models::memory::hdp(corpus, &p, threads)
+        fit_memory::estimate(corpus, &p, threads)
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
@@ -114,7 +115,7 @@ pub fn fit_hdp(corpus: &Corpus, p: &HdpParams, seed: u64, ctx: &FitContext) -> R
         // A variational fit has no chain for a Chib-style estimate of log p(w_d); its
         // predictive density is scored by document completion instead.
         let docs = completion::split_corpus_documents(corpus, &held_out);
-        let report = completion::document_completion(&model, &docs, &PredictOptions::default()).map_err(|e| FitError::Numerical(e.to_string()))?;
+        let report = completion::document_completion(&model, &docs, &PredictOptions::default()).map_err(|e| FitError::Internal(e.to_string()))?;
         model.heldout = Some(report);
     }
     Ok(model)

@@ -156,7 +156,7 @@ impl TopicModel for HdpModel {
         let phi = Array2::from_shape_vec((k, self.num_terms), self.topic_means()).expect("shape stored with the model");
         let total: f64 = self.topic_tokens.iter().sum();
         let shares: Vec<f64> = self.topic_tokens.iter().map(|&n| if total > 0.0 { n / total } else { 1.0 / k as f64 }).collect();
-        let exclusivity = crate::summaries::topic_given_word(&phi, &shares);
+        let exclusivity = crate::models::exclusivity::topic_given_word(&phi, &shares);
         let topics = shares.iter().map(|&s| TopicInfo { label: None, parent: None, children: vec![], proportion: s }).collect();
         TopicTable { frequency: phi, exclusivity, topics }
     }

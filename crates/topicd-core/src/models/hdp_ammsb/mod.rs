@@ -15,9 +15,12 @@
 //! - [`objective`]: the exact whole-data objective;
 //! - [`init`]: the starting point, seeded by label propagation;
 //! - [`fit`]: the memoized passes (run by [`crate::models::passes`]);
-//! - [`model`]: the `hdp_ammsb` family and the stored model.
+//! - [`model`]: the stored model;
+//! - [`family`]: the `hdp_ammsb` family (parameter checks, fit, decode), above the rest.
 
+pub mod family;
 pub mod fit;
+pub mod fit_memory;
 pub mod init;
 pub mod local;
 pub mod model;
@@ -32,5 +35,6 @@ mod resume_checks;
 #[cfg(test)]
 mod tests;
 
-pub use model::{AmmsbModel, HdpAmmsbFamily, HDP_AMMSB};
+pub use family::{HdpAmmsbFamily, HDP_AMMSB};
+pub use model::AmmsbModel;
 pub use params::AmmsbParams;

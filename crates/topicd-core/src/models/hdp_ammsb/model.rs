@@ -1,9 +1,10 @@
-//! The `hdp_ammsb` family and the stored model.
+//! The stored `hdp_ammsb` model.
 //!
-//! Why it exists: it is the boundary between the variational fit and the service:
-//! parameter checking against the uploaded graph, fitting through
-//! [`super::fit::fit_ammsb`], the versioned encoding, and what a fitted model reports
-//! (memberships, communities, diagnostics).
+//! Why it exists: it is the fitted, served form of the variational fit: the versioned
+//! encoding and what a fitted model reports (memberships, communities, diagnostics).
+//! The family ([`super::family`]: parameter checking against the uploaded graph,
+//! fitting through [`super::fit::fit_ammsb`], decoding) sits above it, so the fit can
+//! build this model without the model naming the fit.
 //!
 //! Reported communities are the *active* ones, by increasing id (their index in the
 //! truncation): those whose expected size Σ_i E[π_ik] is at least [`ACTIVE_SIZE`], one
@@ -14,12 +15,10 @@
 //! directions of a node pair are observed separately, the sender's membership choosing s
 //! and the receiver's r.
 
-use super::fit::fit_ammsb;
 use super::params::AmmsbParams;
 use super::state::GlobalState;
-use crate::graph::{Graph, GraphStats};
-use crate::models::community::{Communities, CommunityFamily, CommunityModel, CommunitySummary, NodeMembership};
-use crate::models::{FitContext, FitError, ModelError, ParamError};
+use crate::models::community::{Communities, CommunityModel, CommunitySummary, NodeMembership};
+use crate::models::ModelError;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -29,50 +28,6 @@ pub const ENCODING_VERSION: u32 = 1;
 pub const ACTIVE_SIZE: f64 = 1.0;
 /// Objective values kept in the diagnostics (the last ones).
 const TRACE_SHOWN: usize = 200;
-
-/// The `"hdp_ammsb"` family.
-pub struct HdpAmmsbFamily;
-
-pub static HDP_AMMSB: HdpAmmsbFamily = HdpAmmsbFamily;
-
-impl CommunityFamily for HdpAmmsbFamily {
-    fn name(&self) -> &'static str {
-        "hdp_ammsb"
-    }
-
-    fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
-        // The struct's fields are the wire names; `epsilon` and `batches` stay null when
-        // they default to values the graph decides. `checkpoint_every_s` is the runner's.
-        let effective = serde_json::to_value(AmmsbParams::from_json(params)?).expect("plain data serialises");
-        Ok(crate::models::params::with_requested_checkpoint_every(params, effective))
-    }
-
-    fn check_params(&self, params: &serde_json::Value, graph: &GraphStats) -> Result<(), ParamError> {
-        AmmsbParams::from_json(params)?.check_against(graph)
-    }
-
-    fn fit(&self, graph: &Graph, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn CommunityModel>, FitError> {
-        let p = AmmsbParams::from_json(params)?;
-        let stats = GraphStats {
-            num_nodes: graph.num_nodes(),
-            num_edges: graph.num_edges(),
-            directed: graph.directed,
-            self_loops_dropped: 0,
-            duplicate_edges_dropped: 0,
-        };
-        p.check_against(&stats)?;
-        Ok(Box::new(fit_ammsb(graph, &p, seed, ctx)?))
-    }
-
-    fn fit_memory(&self, graph: &GraphStats, params: &serde_json::Value, threads: usize) -> u64 {
-        let p = AmmsbParams::from_json(params).or_else(|_| AmmsbParams::from_json(&serde_json::json!({}))).expect("the defaults parse");
-        crate::models::memory::ammsb(graph, &p, threads)
-    }
-
-    fn decode(&self, bytes: &[u8]) -> Result<Box<dyn CommunityModel>, ModelError> {
-        Ok(Box::new(AmmsbModel::decode(bytes)?))
-    }
-}
 
 /// A fitted HDP-aMMSB: the final variational posterior and how the fit went.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

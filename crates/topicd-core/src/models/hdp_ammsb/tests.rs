@@ -12,8 +12,9 @@ use super::params::AmmsbParams;
 use super::state::GlobalState;
 use super::summary::Summary;
 use crate::graph::{build_graph, Graph};
-use crate::models::community::{community_family, CommunityModel};
+use crate::models::community::CommunityModel;
 use crate::models::hdp::stick::StickPosterior;
+use crate::models::registry::{lookup, Family};
 use crate::models::{CancelToken, FitContext, FitError};
 use crate::rng::{stream, Purpose};
 use rand::RngExt;
@@ -399,7 +400,7 @@ fn same_seed_gives_identical_models_on_one_and_two_threads() {
 fn encoding_round_trips_and_rejects_other_versions() {
     let (g, _) = planted(2, 10, 0.5, 0.02, false, 51);
     let m = fit(&g, json!({"communities": 4, "passes": 5}), 1);
-    let family = community_family("hdp_ammsb").expect("registered");
+    let family = lookup("hdp_ammsb").and_then(Family::communities).expect("registered");
     let back = family.decode(&m.encode()).unwrap();
     assert_eq!(back.communities(), m.communities());
     assert_eq!(back.diagnostics(), m.diagnostics());
@@ -441,7 +442,7 @@ fn bad_params_name_their_field() {
     ] {
         assert_eq!(AmmsbParams::from_json(&body).unwrap_err().field, field, "{body}");
     }
-    let family = community_family("hdp_ammsb").unwrap();
+    let family = lookup("hdp_ammsb").and_then(Family::communities).unwrap();
     let (g, _) = planted(2, 5, 0.5, 0.1, false, 1);
     let stats = crate::graph::GraphStats { num_nodes: 10, num_edges: g.num_edges(), directed: false, self_loops_dropped: 0, duplicate_edges_dropped: 0 };
     assert_eq!(family.check_params(&json!({"batches": 11}), &stats).unwrap_err().field, "batches");

@@ -104,12 +104,12 @@ fn shape(corpus: &Corpus, p: &HpcParams, supervised: bool, roles: &[Role], wante
 /// Fit HPC (`supervised`) or PCM on `corpus`.
 pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx: &FitContext) -> Result<HpcModel, FitError> {
     if supervised && corpus.labels.is_empty() {
-        return Err(FitError::Numerical("the corpus has no labels: HPC needs labelled documents (use pcm for an unlabelled corpus)".into()));
+        return Err(FitError::InvalidInput("the corpus has no labels: HPC needs labelled documents (use pcm for an unlabelled corpus)".into()));
     }
     let roles = assign_roles(corpus, p, supervised, seed);
     let train = shape(corpus, p, supervised, &roles, &[Role::Train]);
     if train.data.num_docs() < 2 {
-        return Err(FitError::Numerical(format!("only {} training documents: HPC needs at least two", train.data.num_docs())));
+        return Err(FitError::InvalidInput(format!("only {} training documents: HPC needs at least two", train.data.num_docs())));
     }
     if !supervised {
         let chain = first_chain(&train.data, p, seed, ctx, false)?;
@@ -345,7 +345,7 @@ fn calibrate_prediction(model: &mut HpcModel, validation: &Shaped) {
 /// drew it (the same roles, so the same documents); `None` without a test split.
 pub fn evaluate_test_split(model: &HpcModel, corpus: &Corpus, seed: u64) -> Result<Option<Evaluation>, FitError> {
     if corpus.num_terms() != model.num_terms {
-        return Err(FitError::Numerical(format!(
+        return Err(FitError::InvalidInput(format!(
             "the corpus has {} terms but the model {}: not the corpus it was fitted on",
             corpus.num_terms(),
             model.num_terms

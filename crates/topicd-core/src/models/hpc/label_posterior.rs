@@ -36,66 +36,11 @@
 use super::affinity::sigmoid;
 use super::calibration::Thresholds;
 use super::model::HpcModel;
-use serde::{Deserialize, Serialize};
-
-/// How P(label) is computed for a new document.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Predictor {
-    /// logistic(ξ*_k) at the mode of the simplified model (paper 003, §3.3).
-    Mode,
-    /// The tempered posterior over single-label explanations of the words.
-    SingleLabel,
-    /// The tempered posterior over the label sets seen in training (and single labels).
-    #[default]
-    LabelSets,
-}
-
-/// A set of labels that labelled documents carried (as trained): a candidate
-/// explanation of a new document's words under [`Predictor::LabelSets`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LabelSet {
-    /// Its labels, ascending; θ spreads evenly over them.
-    pub labels: Vec<u32>,
-    /// The labels whose probability this set adds to: `labels`, closed under ancestors
-    /// when the predicted sets are.
-    pub members: Vec<u32>,
-    /// log π_S.
-    pub log_prior: f64,
-}
-
-/// Whether predicted label sets include their labels' ancestors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Closure {
-    /// Decide from the corpus ([`ancestors_are_uploaded`]).
-    #[default]
-    Auto,
-    Ancestors,
-    None,
-}
-
-/// What a fitted model uses to predict labels (stored with the model).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LabelPrediction {
-    pub predictor: Predictor,
-    /// Predicted sets (and probabilities) include every predicted label's ancestors.
-    pub ancestors: bool,
-    /// T of the single-label posterior.
-    pub temperature: f64,
-    /// log π_j, each label's prior as a document's deepest label (single-label only).
-    pub log_prior: Vec<f64>,
-    /// The candidate label sets (label-set predictor only; last: version-2 blobs end
-    /// before it).
-    pub sets: Vec<LabelSet>,
-}
-
-impl LabelPrediction {
-    /// The paper's predictor without closure: what models stored before this existed did.
-    pub fn mode_only() -> Self {
-        LabelPrediction { predictor: Predictor::Mode, ancestors: false, temperature: 1.0, log_prior: Vec::new(), sets: Vec::new() }
-    }
-}
+// The prediction settings a model stores are defined with the model, the predictor and
+// closure choices with the job's parameters (so neither names this module); they are
+// re-exported here, where they are read.
+pub use super::model::{deepest_first, LabelPrediction, LabelSet};
+pub use super::params::{Closure, Predictor};
 
 /// Temperatures tried on the validation split (single-label and label-set predictors).
 pub const TEMPERATURES: [f64; 7] = [1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0];
@@ -113,22 +58,6 @@ pub fn ancestors_are_uploaded(doc_labels: &[Vec<usize>], parent: &[Option<usize>
         }
     }
     has_parent > 0 && 2 * with_parent >= has_parent
-}
-
-/// Topics ordered deepest first, so a pass in this order sees every child before its
-/// parent.
-pub fn deepest_first(parent: &[Option<usize>]) -> Vec<usize> {
-    let depth = |mut k: usize| {
-        let mut d = 0;
-        while let Some(p) = parent[k] {
-            k = p;
-            d += 1;
-        }
-        d
-    };
-    let mut order: Vec<usize> = (0..parent.len()).collect();
-    order.sort_by_key(|&k| std::cmp::Reverse(depth(k)));
-    order
 }
 
 /// log p(w | j) + const for every label j: Σ_f w_f μ*_fj − l B_j, with l the length

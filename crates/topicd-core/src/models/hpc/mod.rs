@@ -5,8 +5,8 @@
 //! conditionals as [`crate::inference::LogDensity`] values with analytic gradients and
 //! Hessians (paper 003, Appendix A.2), checked against finite differences; [`chain`]
 //! hands one scan of them to the shared chain driver (which owns the loop,
-//! checkpoints and resume), [`fit`] turns the chain into a model, and [`model`] is the
-//! `hpc` and `pcm` families (in [`crate::models::registry::REGISTRY`]).
+//! checkpoints and resume), [`fit`] turns the chain into a model ([`model`]), and
+//! [`family`] is the `hpc` and `pcm` families (in [`crate::models::registry::REGISTRY`]).
 
 pub mod affinity;
 pub mod calibration;
@@ -14,7 +14,9 @@ pub mod chain;
 pub mod data;
 pub mod dense_affinities;
 pub mod dispersion;
+pub mod family;
 pub mod fit;
+pub mod fit_memory;
 #[cfg(test)]
 mod fit_tests;
 #[cfg(test)]
@@ -36,3 +38,5 @@ pub mod touched;
 pub mod tree_prior;
 pub mod untouched;
 pub mod variances;
+
+pub use family::{HpcFamily, HPC, PCM};

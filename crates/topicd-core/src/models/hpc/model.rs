@@ -1,23 +1,16 @@
-//! The `"hpc"` and `"pcm"` model families and the fitted [`HpcModel`].
+//! The fitted [`HpcModel`] of the `"hpc"` and `"pcm"` families: what a fit produces, the
+//! stored encoding decodes and the service serves.
 //!
-//! Why it exists: it is HPC's face towards the rest of the service: parameter checks,
-//! the stored encoding, topic tables (frequency, exclusivity against siblings or every
-//! topic, FREX computed on top by the summaries), label prediction and diagnostics.
+//! Why it exists: it is the model as data, below the modules that use it: `fit` builds
+//! it, `predict` and `label_posterior` read it, and `family` serves it to the rest of the
+//! service (parameter checks, topic tables, label prediction and diagnostics). It names
+//! none of them, so they all share one form of the model without an import circle.
 
 use super::calibration::{SetScores, Thresholds};
-use super::fit::fit_hpc;
-use super::label_posterior::{deepest_first, document_rates, known_words, label_probabilities, Evidence, LabelPrediction, LabelSet};
-use super::params::HpcParams;
-use super::predict::predict_affinities;
-use crate::corpus::lexicon::EncodedDoc;
-use crate::corpus::{Corpus, CorpusStats};
-use crate::models::{
-    Comparison, DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable,
-};
+use super::params::{HpcParams, Predictor};
+use crate::models::ModelError;
 use ndarray::Array2;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use std::sync::OnceLock;
 
 /// Format version of [`HpcModel`]'s encoding. Version 4 appended
@@ -28,71 +21,12 @@ use std::sync::OnceLock;
 /// paper's predictor ([`LabelPrediction::mode_only`]), as they were fitted.
 pub const ENCODING_VERSION: u32 = 4;
 
-/// HPC (`supervised`, labels on a tree) or PCM (latent topics under the root).
-pub struct HpcFamily {
-    pub supervised: bool,
-}
-
-/// The `"hpc"` family.
-pub static HPC: HpcFamily = HpcFamily { supervised: true };
-/// The `"pcm"` family.
-pub static PCM: HpcFamily = HpcFamily { supervised: false };
-
 /// The wire name of the supervised (`hpc`) or unsupervised (`pcm`) family.
 pub(super) fn family_name(supervised: bool) -> &'static str {
     if supervised {
         "hpc"
     } else {
         "pcm"
-    }
-}
-
-impl ModelFamily for HpcFamily {
-    fn name(&self) -> &'static str {
-        family_name(self.supervised)
-    }
-
-    fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
-        // `checkpoint_every_s` is the runner's (its default is the server's flag, not the
-        // model's): kept only when given.
-        let mut effective = HpcParams::from_json(params, self.supervised)?.to_json(self.supervised);
-        if crate::models::params::requested_checkpoint_every(params).is_some() {
-            effective["checkpoint_every_s"] = params["checkpoint_every_s"].clone();
-        }
-        Ok(effective)
-    }
-
-    fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError> {
-        HpcParams::from_json(params, self.supervised)?;
-        if self.supervised && corpus.num_labels == 0 {
-            return Err(ParamError::new("", "the corpus has no labels: hpc needs labelled documents (pcm fits an unlabelled corpus)"));
-        }
-        Ok(())
-    }
-
-    fn fit(&self, corpus: &Corpus, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
-        let p = HpcParams::from_json(params, self.supervised)?;
-        Ok(Box::new(fit_hpc(corpus, &p, self.supervised, seed, ctx)?))
-    }
-
-    fn fit_memory(&self, corpus: &CorpusStats, params: &serde_json::Value, threads: usize) -> u64 {
-        let p = HpcParams::from_json(params, self.supervised)
-            .or_else(|_| HpcParams::from_json(&serde_json::json!({}), self.supervised))
-            .expect("the defaults parse");
-        crate::models::memory::hpc(corpus, &p, self.supervised, threads)
-    }
-
-    fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
-        Ok(Box::new(HpcModel::decode(bytes)?))
-    }
-
-    fn capabilities(&self) -> crate::models::capabilities::Capabilities {
-        // HPC predicts and scores labels; PCM has latent topics only.
-        crate::models::capabilities::Capabilities {
-            label_prediction: self.supervised,
-            label_evaluation: self.supervised,
-            ..crate::models::capabilities::Capabilities::TOPIC_MODEL
-        }
     }
 }
 
@@ -226,110 +160,58 @@ impl HpcModel {
         })
     }
 
-    fn table(&self, values: &[f32]) -> Array2<f64> {
+    pub(super) fn table(&self, values: &[f32]) -> Array2<f64> {
         Array2::from_shape_vec((self.labels.len(), self.num_terms), values.iter().map(|&x| x as f64).collect()).expect("shape stored with the model")
     }
 }
 
-impl TopicModel for HpcModel {
-    fn family(&self) -> &'static str {
-        family_name(self.supervised)
-    }
+/// A set of labels that labelled documents carried (as trained): a candidate
+/// explanation of a new document's words under [`Predictor::LabelSets`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabelSet {
+    /// Its labels, ascending; θ spreads evenly over them.
+    pub labels: Vec<u32>,
+    /// The labels whose probability this set adds to: `labels`, closed under ancestors
+    /// when the predicted sets are.
+    pub members: Vec<u32>,
+    /// log π_S.
+    pub log_prior: f64,
+}
 
-    fn num_topics(&self) -> usize {
-        self.labels.len()
-    }
+/// What a fitted model uses to predict labels (stored with the model).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabelPrediction {
+    pub predictor: Predictor,
+    /// Predicted sets (and probabilities) include every predicted label's ancestors.
+    pub ancestors: bool,
+    /// T of the single-label posterior.
+    pub temperature: f64,
+    /// log π_j, each label's prior as a document's deepest label (single-label only).
+    pub log_prior: Vec<f64>,
+    /// The candidate label sets (label-set predictor only; last: version-2 blobs end
+    /// before it).
+    pub sets: Vec<LabelSet>,
+}
 
-    fn topic_table(&self, options: &TableOptions) -> TopicTable {
-        let exclusivity = match options.comparison {
-            Comparison::Natural => &self.exclusivity,
-            Comparison::All => &self.exclusivity_all,
-        };
-        let topics = (0..self.labels.len())
-            .map(|t| TopicInfo {
-                label: self.supervised.then(|| self.labels[t].clone()),
-                parent: self.parent[t],
-                children: (0..self.labels.len()).filter(|&c| self.parent[c] == Some(t)).collect(),
-                proportion: self.shares[t],
-            })
-            .collect();
-        TopicTable { frequency: self.table(&self.frequency), exclusivity: self.table(exclusivity), topics }
+impl LabelPrediction {
+    /// The paper's predictor without closure: what models stored before this existed did.
+    pub fn mode_only() -> Self {
+        LabelPrediction { predictor: Predictor::Mode, ancestors: false, temperature: 1.0, log_prior: Vec::new(), sets: Vec::new() }
     }
+}
 
-    fn predict(&self, docs: &[EncodedDoc], _options: &PredictOptions) -> Result<Vec<DocPrediction>, ModelError> {
-        Ok(docs
-            .par_iter()
-            .map(|doc| {
-                let words = known_words(self, doc.terms.iter().zip(&doc.counts).map(|(&t, &c)| (t as usize, c as f64)));
-                // β*_f· of the document's words and their likelihoods under each label and
-                // candidate set, taken once for ξ* and the label probabilities.
-                let rates = document_rates(self, &words);
-                let evidence = Evidence::of(self, &words, &rates);
-                let xi = predict_affinities(self, &words, &rates, &evidence);
-                let topic_proportions = super::affinity::softmax(&xi);
-                if !self.supervised {
-                    return DocPrediction { topic_proportions, labels: vec![], predicted_labels: vec![] };
-                }
-                let probabilities = label_probabilities(self, &self.prediction, &evidence, self.deepest_first(), || xi);
-                let predicted = self.prediction.decide(&self.thresholds, &probabilities, &self.parent);
-                let predicted_labels = predicted.into_iter().map(|k| self.labels[k].clone()).collect();
-                let labels = self.labels.iter().cloned().zip(probabilities).collect();
-                DocPrediction { topic_proportions, labels, predicted_labels }
-            })
-            .collect())
-    }
-
-    fn evaluate_test_split(&self, corpus: &Corpus, seed: u64) -> Option<Result<serde_json::Value, FitError>> {
-        if !self.supervised {
-            return None;
+/// Topics ordered deepest first, so a pass in this order sees every child before its
+/// parent.
+pub fn deepest_first(parent: &[Option<usize>]) -> Vec<usize> {
+    let depth = |mut k: usize| {
+        let mut d = 0;
+        while let Some(p) = parent[k] {
+            k = p;
+            d += 1;
         }
-        Some(super::fit::evaluate_test_split(self, corpus, seed).map(|e| match e {
-            Some(e) => evaluation_json(&e, &self.labels),
-            None => serde_json::Value::Null,
-        }))
-    }
-
-    fn diagnostics(&self) -> serde_json::Value {
-        let per_label = self.thresholds.per_label.iter().filter(|t| t.is_some()).count();
-        json!({
-            "fit": self.summary,
-            "refitted_with_validation": self.refitted_with_validation,
-            "thresholds": {"global": self.thresholds.global, "labels_with_own_threshold": per_label},
-            "prediction": {"predictor": self.prediction.predictor, "ancestors": self.prediction.ancestors, "temperature": self.prediction.temperature, "label_sets": self.prediction.sets.len()},
-            "evaluation": self.evaluation.as_ref().map(|e| evaluation_json(e, &self.labels)),
-            "hyperparameters": {"eta_mean": self.eta.iter().sum::<f64>() / self.eta.len().max(1) as f64, "lambda2": self.lambda2},
-        })
-    }
-
-    fn encode(&self) -> Vec<u8> {
-        postcard::to_allocvec(self).expect("plain data encodes")
-    }
-
-    fn memory_bytes(&self) -> usize {
-        use crate::heap_size::{nested, strings, vec};
-        let tables = vec(&self.frequency) + vec(&self.exclusivity) + vec(&self.exclusivity_all) + vec(&self.mu);
-        let labels = strings(&self.labels) + vec(&self.parent) + vec(&self.eta) + vec(&self.shares) + vec(&self.thresholds.per_label);
-        let prediction = vec(&self.prediction.log_prior) + nested(&self.prediction.sets, |s| vec(&s.labels) + vec(&s.members));
-        let evaluation = self.evaluation.as_ref().map_or(0, |e| vec(&e.model.per_label) + vec(&e.most_frequent_baseline.per_label));
-        let caches = self.rate_totals.get().map_or(0, vec) + self.deepest_first.get().map_or(0, vec);
-        tables + labels + prediction + evaluation + caches
-    }
-}
-
-/// The model's and the baseline's test-split scores as JSON.
-fn evaluation_json(e: &Evaluation, labels: &[String]) -> serde_json::Value {
-    json!({
-        "model": scores_json(&e.model, labels),
-        "most_frequent_baseline": scores_json(&e.most_frequent_baseline, labels),
-    })
-}
-
-/// Test-split scores as JSON, labels by name.
-fn scores_json(s: &SetScores, names: &[String]) -> serde_json::Value {
-    json!({
-        "documents": s.documents,
-        "micro": s.micro,
-        "macro": s.macro_average,
-        "per_label": s.per_label.iter().map(|(k, sc, n)| json!({"label": names[*k], "f1": sc.f1, "precision": sc.precision, "recall": sc.recall, "documents": n})).collect::<Vec<_>>(),
-    })
+        d
+    };
+    let mut order: Vec<usize> = (0..parent.len()).collect();
+    order.sort_by_key(|&k| std::cmp::Reverse(depth(k)));
+    order
 }

@@ -1,6 +1,5 @@
 //! HPC's and PCM's job parameters, their defaults and their limits.
 
-use super::label_posterior::{Closure, Predictor};
 use super::rates::Curvature;
 use crate::models::chain::Schedule;
 use crate::models::params::{ParamError, ParamReader, MAX_CHECKPOINT_EVERY_S};
@@ -64,6 +63,30 @@ pub struct HpcParams {
     /// model records whether it happened (`HpcModel::refitted_with_validation`).
     #[serde(skip)]
     pub refit_with_validation: bool,
+}
+
+/// How P(label) is computed for a new document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Predictor {
+    /// logistic(ξ*_k) at the mode of the simplified model (paper 003, §3.3).
+    Mode,
+    /// The tempered posterior over single-label explanations of the words.
+    SingleLabel,
+    /// The tempered posterior over the label sets seen in training (and single labels).
+    #[default]
+    LabelSets,
+}
+
+/// Whether predicted label sets include their labels' ancestors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Closure {
+    /// Decide from the corpus ([`super::label_posterior::ancestors_are_uploaded`]).
+    #[default]
+    Auto,
+    Ancestors,
+    None,
 }
 
 /// Multi-label candidate sets kept by default (AppStream's 1 372 training documents

@@ -22,6 +22,7 @@
 pub(crate) mod block_search;
 pub mod chain;
 pub mod dense_kernel;
+pub mod fit_memory;
 pub mod foldin;
 pub mod heldout;
 pub mod hyper;
@@ -83,7 +84,7 @@ impl ModelFamily for LdaFamily {
 
     fn fit_memory(&self, corpus: &CorpusStats, params: &serde_json::Value, threads: usize) -> u64 {
         let p = LdaParams::from_json(params).or_else(|_| LdaParams::from_json(&serde_json::json!({}))).expect("the defaults parse");
-        crate::models::memory::lda(corpus, &p, threads)
+        fit_memory::estimate(corpus, &p, threads)
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
@@ -434,7 +435,7 @@ impl TopicModel for LdaModel {
     fn topic_table(&self, _options: &TableOptions) -> TopicTable {
         let k = self.params.topics;
         let phi = Array2::from_shape_vec((k, self.num_terms), self.word_rates.clone()).expect("shape stored with the model");
-        let exclusivity = crate::summaries::topic_given_word(&phi, &self.topic_shares);
+        let exclusivity = crate::models::exclusivity::topic_given_word(&phi, &self.topic_shares);
         let topics = self.topic_shares.iter().map(|&s| TopicInfo { label: None, parent: None, children: vec![], proportion: s }).collect();
         TopicTable { frequency: phi, exclusivity, topics }
     }

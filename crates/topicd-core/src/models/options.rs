@@ -1,0 +1,127 @@
+//! The runner's own options for a job: how many threads it runs on and how often it
+//! hands over a checkpoint.
+//!
+//! Why it exists: these say how a fit is run, not what is fitted, so they belong to the
+//! job and never to a model's params or its stored model (a model fitted on two threads
+//! is the same model as one fitted on eight, byte for byte). Clients have always sent
+//! them inside `params` (`"threads"` is one of the API's common param names); the
+//! service takes them out at submit ([`JobOptions::take_from`]), checks them once, and
+//! keeps them beside the params. A later option (chains, ranks) joins here.
+
+use super::params::{ParamError, ParamReader, MAX_CHECKPOINT_EVERY_S};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The keys of a job's params that are runner options, not model parameters.
+pub const OPTION_KEYS: [&str; 2] = ["threads", "checkpoint_every_s"];
+
+/// Most threads one job may ask for.
+pub const MAX_THREADS: u64 = 1024;
+
+/// How the runner runs a job. `None` is the server's default (`--threads`,
+/// `--checkpoint-every-s`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobOptions {
+    /// Worker threads of the fit (0 or absent: the server's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
+    /// Seconds between checkpoints (0: none; absent: the server's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_every_s: Option<f64>,
+}
+
+impl JobOptions {
+    /// Check `options` (a JSON object of option keys; `null` is none). Errors name the
+    /// key (`threads`) and reject any key that is not an option.
+    pub fn from_json(options: &Value) -> Result<JobOptions, ParamError> {
+        let mut r = ParamReader::new(options)?;
+        let threads = r.uint_in("threads", 0, MAX_THREADS)?.map(|t| t as usize);
+        let checkpoint_every_s = r.non_negative("checkpoint_every_s", MAX_CHECKPOINT_EVERY_S)?;
+        r.finish()?;
+        Ok(JobOptions { threads, checkpoint_every_s })
+    }
+
+    /// Take the option keys out of a job's `params` object and check them; `params`
+    /// keeps only the model's parameters.
+    pub fn take_from(params: &mut Value) -> Result<JobOptions, ParamError> {
+        let Some(map) = params.as_object_mut() else { return Ok(JobOptions::default()) };
+        let taken: Map<String, Value> = OPTION_KEYS.iter().filter_map(|k| map.remove(*k).map(|v| (k.to_string(), v))).collect();
+        JobOptions::from_json(&Value::Object(taken))
+    }
+
+    /// `self` with every option `other` gives and `self` does not; `Err` names an option
+    /// both give (a job says each option once).
+    pub fn merged(self, other: JobOptions) -> Result<JobOptions, &'static str> {
+        if self.threads.is_some() && other.threads.is_some() {
+            return Err("threads");
+        }
+        if self.checkpoint_every_s.is_some() && other.checkpoint_every_s.is_some() {
+            return Err("checkpoint_every_s");
+        }
+        Ok(JobOptions { threads: self.threads.or(other.threads), checkpoint_every_s: self.checkpoint_every_s.or(other.checkpoint_every_s) })
+    }
+
+    /// The options as stored and shown: only those given.
+    pub fn to_json(self) -> Value {
+        serde_json::to_value(self).expect("plain data serialises")
+    }
+
+    /// The threads to run on: the job's, else `default`; at least one.
+    pub fn threads_or(self, default: usize) -> usize {
+        self.threads.filter(|&t| t > 0).unwrap_or(default).max(1)
+    }
+}
+
+/// `params` without the option keys (what a job and its model keep as parameters).
+pub fn without_options(mut params: Value) -> Value {
+    if let Some(map) = params.as_object_mut() {
+        for k in OPTION_KEYS {
+            map.remove(k);
+        }
+    }
+    params
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn options_leave_the_params_and_are_checked_once() {
+        let mut params = json!({"topics": 5, "threads": 2, "checkpoint_every_s": 0.5});
+        let options = JobOptions::take_from(&mut params).unwrap();
+        assert_eq!(params, json!({"topics": 5}));
+        assert_eq!(options, JobOptions { threads: Some(2), checkpoint_every_s: Some(0.5) });
+        assert_eq!(options.to_json(), json!({"threads": 2, "checkpoint_every_s": 0.5}));
+        assert_eq!(JobOptions::from_json(&options.to_json()).unwrap(), options);
+        assert_eq!(JobOptions::from_json(&Value::Null).unwrap(), JobOptions::default());
+        assert_eq!(JobOptions::default().to_json(), json!({}));
+        assert_eq!((options.threads_or(8), JobOptions::default().threads_or(8), JobOptions { threads: Some(0), ..options }.threads_or(3)), (2, 8, 3));
+    }
+
+    #[test]
+    fn bad_options_name_their_key() {
+        for (bad, field) in [
+            (json!({"threads": -1}), "threads"),
+            (json!({"threads": 5000}), "threads"),
+            (json!({"threads": "two"}), "threads"),
+            (json!({"checkpoint_every_s": -1}), "checkpoint_every_s"),
+            (json!({"checkpoint_every_s": 1e9}), "checkpoint_every_s"),
+        ] {
+            let mut params = bad.clone();
+            assert_eq!(JobOptions::take_from(&mut params).unwrap_err().field, field, "{bad}");
+        }
+        assert_eq!(JobOptions::from_json(&json!({"thread": 2})).unwrap_err().field, "thread", "an unknown option is named");
+    }
+
+    #[test]
+    fn an_option_is_given_once() {
+        let a = JobOptions { threads: Some(2), checkpoint_every_s: None };
+        let b = JobOptions { threads: None, checkpoint_every_s: Some(1.0) };
+        assert_eq!(a.merged(b).unwrap(), JobOptions { threads: Some(2), checkpoint_every_s: Some(1.0) });
+        assert_eq!(a.merged(a).unwrap_err(), "threads");
+        assert_eq!(without_options(json!({"topics": 3, "threads": 0})), json!({"topics": 3}));
+    }
+}

@@ -1,0 +1,116 @@
+//! A stored job as the store reads it back: its status, its row, its trace points.
+//!
+//! Why it exists: the job operations (`jobs`) and the lease protocol (`leases`) both
+//! read job rows; with the row's type and decoding here, `jobs` uses `leases` and
+//! `leases` uses neither.
+
+use super::{seed_from_sql, StoreError, StoreResult};
+use sqlx::Row;
+
+/// A job's lifecycle state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobStatus {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+impl JobStatus {
+    pub const ALL: [JobStatus; 5] = [JobStatus::Queued, JobStatus::Running, JobStatus::Succeeded, JobStatus::Failed, JobStatus::Cancelled];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Queued => "queued",
+            JobStatus::Running => "running",
+            JobStatus::Succeeded => "succeeded",
+            JobStatus::Failed => "failed",
+            JobStatus::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<JobStatus> {
+        JobStatus::ALL.into_iter().find(|j| j.as_str() == s)
+    }
+
+    pub fn is_terminal(self) -> bool {
+        matches!(self, JobStatus::Succeeded | JobStatus::Failed | JobStatus::Cancelled)
+    }
+}
+
+/// A job row.
+#[derive(Debug, Clone)]
+pub struct JobRow {
+    pub id: String,
+    pub kind: String,
+    pub corpus_id: Option<String>,
+    pub model: String,
+    pub params: serde_json::Value,
+    pub seed: u64,
+    pub status: JobStatus,
+    pub created_at: String,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub attempts: i64,
+    pub cancel_requested: bool,
+    pub progress: Option<serde_json::Value>,
+    pub model_id: Option<String>,
+    pub error: Option<String>,
+    pub result: Option<serde_json::Value>,
+    /// For evaluation jobs: the model evaluated.
+    pub source_model_id: Option<String>,
+    /// For fits of relational models: the graph fitted (and no corpus).
+    pub graph_id: Option<String>,
+    /// A fit's estimated peak memory in bytes (`None`: evaluation jobs, older jobs).
+    pub memory_bytes: Option<u64>,
+    /// Why a queued job was passed over at the last claim.
+    pub waiting: Option<String>,
+    /// The class of a failed job's failure (`invalid-input`, `store-fault`,
+    /// `interrupted`, `numerical`, `internal`); `None` unless it failed.
+    pub failure: Option<String>,
+    /// A fit job's runner options (`threads`, `checkpoint_every_s`) as submitted;
+    /// `None` for evaluation jobs and jobs queued before options left the params.
+    pub options: Option<serde_json::Value>,
+}
+
+/// One point of a job's log-likelihood trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TracePoint {
+    pub iteration: i64,
+    pub elapsed_s: f64,
+    pub loglik_per_token: Option<f64>,
+}
+
+fn json_col(r: &sqlx::any::AnyRow, col: &str) -> StoreResult<Option<serde_json::Value>> {
+    let s: Option<String> = r.try_get(col)?;
+    s.map(|s| serde_json::from_str(&s).map_err(|e| StoreError::Corrupt(format!("{col}: {e}")))).transpose()
+}
+
+pub(crate) fn row_to_job(r: &sqlx::any::AnyRow) -> StoreResult<JobRow> {
+    let status: String = r.try_get("status")?;
+    Ok(JobRow {
+        id: r.try_get("id")?,
+        kind: r.try_get("kind")?,
+        corpus_id: r.try_get("corpus_id")?,
+        model: r.try_get("model")?,
+        params: json_col(r, "params")?.unwrap_or(serde_json::Value::Null),
+        seed: seed_from_sql(r.try_get("seed")?),
+        status: JobStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("job status {status}")))?,
+        created_at: r.try_get("created_at")?,
+        started_at: r.try_get("started_at")?,
+        finished_at: r.try_get("finished_at")?,
+        attempts: r.try_get("attempts")?,
+        cancel_requested: r.try_get::<i64, _>("cancel_requested")? != 0,
+        progress: json_col(r, "progress")?,
+        model_id: r.try_get("model_id")?,
+        error: r.try_get("error")?,
+        result: json_col(r, "result")?,
+        source_model_id: r.try_get("source_model_id")?,
+        graph_id: r.try_get("graph_id")?,
+        memory_bytes: r.try_get::<Option<i64>, _>("memory_bytes")?.map(|b| b.max(0) as u64),
+        waiting: r.try_get("waiting")?,
+        failure: r.try_get("failure")?,
+        options: json_col(r, "options")?,
+    })
+}

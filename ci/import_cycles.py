@@ -20,7 +20,7 @@ import os
 import re
 import sys
 
-ROOTS = ["src", "crates/topicd-core/src"]
+ROOTS = ["src", "crates/topicd-core/src", "crates/topicd-store/src"]
 
 
 def strip_tests(text):

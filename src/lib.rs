@@ -6,7 +6,7 @@
 //! summaries, heap sizes, random streams, unknown keys); its modules are re-exported
 //! here under their own names, so `topicd::models` and `crate::models` name them. This
 //! crate is the service around it:
-//! - [`store`]: SQLite and PostgreSQL persistence (the only SQL in the crate).
+//! - [`store`]: SQLite and PostgreSQL persistence, the crate `topicd-store` (the only SQL).
 //! - [`jobs`]: the job queue and runner that fits models off the async runtime.
 //! - [`api`]: axum router, handlers, problem+json errors, metrics, the model cache.
 //! - [`config`] and [`cli`]: flags and environment; the offline commands.
@@ -20,6 +20,6 @@ pub mod config;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod jobs;
-pub mod store;
 
 pub use topicd_core::{corpus, graph, heap_size, inference, models, rng, summaries, unknown_keys};
+pub use topicd_store as store;

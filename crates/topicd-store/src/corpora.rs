@@ -50,7 +50,7 @@ fn row_to_corpus(r: &sqlx::any::AnyRow) -> StoreResult<CorpusRow> {
 pub struct NewCorpus<'a> {
     pub id: &'a str,
     pub name: &'a str,
-    pub stats: &'a crate::corpus::CorpusStats,
+    pub stats: &'a topicd_core::corpus::CorpusStats,
     pub summary: serde_json::Value,
     pub data: Vec<u8>,
 }

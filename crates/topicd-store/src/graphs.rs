@@ -1,8 +1,8 @@
 //! Stored graphs (the inputs of relational models).
 
 use super::{now, DeleteOutcome, Store, StoreResult};
-use crate::graph::GraphStats;
 use sqlx::Row;
+use topicd_core::graph::GraphStats;
 
 /// A graph's listing row (no blob).
 #[derive(Debug, Clone)]

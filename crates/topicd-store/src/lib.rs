@@ -1,8 +1,9 @@
-//! Persistence: corpora, graphs, jobs, traces, samples, checkpoints, models and tokens,
-//! in one SQLite file (the embedded default) or one PostgreSQL database that many
-//! replicas share.
+//! topicd-store, persistence: corpora, graphs, jobs, traces, samples, checkpoints,
+//! models and tokens, in one SQLite file (the embedded default) or one PostgreSQL
+//! database that many replicas share.
 //!
-//! Why it exists: this is the only module that speaks SQL. It opens the database,
+//! Why it exists: this is the only crate that speaks SQL, and it knows no HTTP: the
+//! service (`topicd`) reaches the database only through it, as `topicd::store`. It opens the database,
 //! applies the dialect's `migrations/` on start, and offers typed operations. Every
 //! state change a crash must not lose (a corpus stored, a job finished together with its
 //! model) is one transaction.
@@ -18,6 +19,7 @@
 //! the sake of those few differences; the price of `Any` is one copy of a blob as it is
 //! bound or read (measured in bench/README.md, "Past one machine: PostgreSQL replicas").
 
+pub mod auth;
 pub mod backup;
 pub mod checkpoints;
 pub mod corpora;
@@ -220,7 +222,7 @@ impl Store {
             pool.close().await;
             return Err(damaged(path, &problems));
         }
-        sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
+        sqlx::migrate!("../../migrations/sqlite").run(&pool).await?;
         Ok(Store { pool, dialect: Dialect::Sqlite, url: None })
     }
 
@@ -235,7 +237,7 @@ impl Store {
             .before_acquire(|conn, _| Box::pin(async move { Ok(!conn.is_in_transaction()) }))
             .connect(url)
             .await?;
-        sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+        sqlx::migrate!("../../migrations/postgres").run(&pool).await?;
         Ok(Store { pool, dialect: Dialect::Postgres, url: Some(url.into()) })
     }
 

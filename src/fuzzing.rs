@@ -60,22 +60,21 @@ pub fn corpus_json(data: &[u8]) -> Outcome {
     roundtrip_corpus(&corpus)
 }
 
-/// A `POST /v1/corpora` NDJSON body, in chunks of uneven size (so lines straddle
-/// chunks as they do on the wire). The first byte picks the preprocessing variant.
+/// A `POST /v1/corpora` NDJSON body (or a `topicd fit --input` file: the same reader),
+/// in chunks of uneven size (so lines straddle chunks as they do on the wire). The first
+/// byte picks the preprocessing variant.
 pub fn corpus_ndjson(data: &[u8]) -> Outcome {
     let Some((&first, body)) = data.split_first() else { return Err("empty".into()) };
-    let options = options_from(first);
-    let (tx, rx) = std::sync::mpsc::channel();
+    let mut reader = crate::corpus::ndjson::NdjsonReader::new(options_from(first));
     let mut rest = body;
     let mut size = 1 + first as usize % 7;
     while !rest.is_empty() {
         let (chunk, tail) = rest.split_at(size.min(rest.len()));
-        tx.send(bytes::Bytes::copy_from_slice(chunk)).expect("receiver alive");
+        reader.push(chunk).map_err(|e| e.to_string())?;
         rest = tail;
         size = size * 3 % 17 + 1;
     }
-    drop(tx);
-    let corpus = crate::api::corpora::build_from_lines(options, rx).map_err(|e| e.detail.clone())?;
+    let corpus = reader.finish().map_err(|e| e.to_string())?;
     roundtrip_corpus(&corpus)
 }
 

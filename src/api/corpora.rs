@@ -1,14 +1,13 @@
 //! `/v1/corpora`: upload (JSON or streamed NDJSON), list, read, delete.
 
 use super::error::{ApiError, ApiResult};
-use super::extract::{data_error, form_pairs, media_type, parse_json, parse_query, read_body, Page};
+use super::extract::{form_pairs, media_type, parse_json, parse_query, read_body, Page};
 use super::AppState;
-use crate::corpus::input::document_from_value;
+use crate::corpus::ndjson::{NdjsonError, NdjsonReader};
 use crate::corpus::synthetic::{bars, BarsConfig, BarsVariant, Orientation};
 use crate::corpus::{Corpus, CorpusBuilder, CorpusError, PreprocessOptions, RawDocument, TreeEntry};
 use crate::store::corpora::NewCorpus;
 use crate::store::{CorpusRow, DeleteOutcome};
-use crate::unknown_keys::unknown_key_message;
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -228,62 +227,24 @@ async fn ndjson_upload(state: &AppState, query: Option<&str>, body: Body) -> Api
     Ok((name, built?))
 }
 
-pub(crate) fn build_from_lines(options: PreprocessOptions, rx: std::sync::mpsc::Receiver<bytes::Bytes>) -> ApiResult<Corpus> {
-    let mut tree: Vec<TreeEntry> = Vec::new();
-    let mut builder: Option<CorpusBuilder> = None;
-    let mut pending: Vec<u8> = Vec::new();
-    let mut line_no = 0usize;
-    let mut docs = 0usize;
-    let mut handle_line = |line: &[u8], line_no: usize, tree: &mut Vec<TreeEntry>, builder: &mut Option<CorpusBuilder>| -> ApiResult<()> {
-        let text = std::str::from_utf8(line).map_err(|_| ApiError::bad_request("line is not UTF-8").with_line(Some(line_no)))?;
-        if text.trim().is_empty() {
-            return Ok(());
-        }
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| ApiError::malformed_json(format!("line {line_no} is not valid JSON: {e}")).with_line(Some(line_no)))?;
-        if let Some(line) = value.as_object().filter(|o| o.contains_key("tree")) {
-            if let Some(other) = line.keys().find(|k| k.as_str() != "tree") {
-                return Err(ApiError::invalid(other.clone(), unknown_key_message(other, &format!("in the tree line (line {line_no})"), &["tree"]))
-                    .with_line(Some(line_no)));
-            }
-            if builder.is_some() {
-                return Err(ApiError::invalid("tree", "tree lines must come before the first document").with_line(Some(line_no)));
-            }
-            let mut more: Vec<TreeEntry> = serde_path_to_error::deserialize(line["tree"].clone()).map_err(|e| {
-                let path = e.path().to_string();
-                let path = if path == "." { "tree".to_string() } else { format!("tree{path}") };
-                data_error(&path, &e.into_inner().to_string(), Some(line_no))
-            })?;
-            tree.append(&mut more);
-            return Ok(());
-        }
-        if builder.is_none() {
-            *builder = Some(CorpusBuilder::new(options.clone(), tree)?);
-        }
-        let doc: RawDocument = document_from_value(value, docs, Some(line_no))?;
-        builder.as_mut().expect("created above").add_document(doc, docs, Some(line_no)).map_err(|e: CorpusError| ApiError::from(e.with_line(line_no)))?;
-        docs += 1;
-        Ok(())
-    };
+/// Build a corpus from NDJSON chunks as they arrive ([`NdjsonReader`], shared with
+/// `topicd fit --input` and the fuzz targets).
+fn build_from_lines(options: PreprocessOptions, rx: std::sync::mpsc::Receiver<bytes::Bytes>) -> ApiResult<Corpus> {
+    let mut reader = NdjsonReader::new(options);
     for chunk in rx.iter() {
-        pending.extend_from_slice(&chunk);
-        let mut start = 0;
-        while let Some(pos) = pending[start..].iter().position(|&b| b == b'\n') {
-            line_no += 1;
-            handle_line(&pending[start..start + pos], line_no, &mut tree, &mut builder)?;
-            start += pos + 1;
-        }
-        pending.drain(..start);
+        reader.push(&chunk).map_err(ndjson_error)?;
     }
-    if !pending.is_empty() {
-        line_no += 1;
-        handle_line(&pending, line_no, &mut tree, &mut builder)?;
+    reader.finish().map_err(ndjson_error)
+}
+
+/// An NDJSON error as problem+json: malformed bytes are a 400, an invalid document or
+/// tree a 422; both name the line.
+fn ndjson_error(e: NdjsonError) -> ApiError {
+    match e {
+        NdjsonError::NotUtf8 { line } => ApiError::bad_request("line is not UTF-8").with_line(Some(line)),
+        NdjsonError::NotJson { line, ref message } => ApiError::malformed_json(format!("line {line} is not valid JSON: {message}")).with_line(Some(line)),
+        NdjsonError::Invalid(e) => ApiError::from(e),
     }
-    let builder = match builder {
-        Some(b) => b,
-        None => CorpusBuilder::new(options, &tree)?,
-    };
-    Ok(builder.finish()?)
 }
 
 /// The corpus summary kept beside the blob (what `GET` shows without decoding it).

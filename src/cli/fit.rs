@@ -1,15 +1,15 @@
 //! `topicd fit`: the fit code path without HTTP.
 
-use crate::corpus::input::document_from_value;
+use crate::corpus::ndjson::NdjsonReader;
 use crate::corpus::preprocess::DuplicateIds;
-use crate::corpus::{CorpusBuilder, PreprocessOptions, StopWords};
+use crate::corpus::{PreprocessOptions, StopWords};
 use crate::models::capabilities::Input;
 use crate::models::options::JobOptions;
 use crate::models::registry;
 use crate::models::{CancelToken, Checkpointing, FitContext, Progress, StepKind};
 use clap::Args;
 use serde_json::{json, Map, Value};
-use std::io::{BufRead, BufReader};
+use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -119,19 +119,19 @@ pub fn run(args: FitArgs) -> Result<(), String> {
     let options = JobOptions::take_from(&mut params).map_err(|e| e.to_string())?;
     let threads = options.threads_or(args.threads);
     let t_read = Instant::now();
-    let file = std::fs::File::open(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
-    let mut builder = CorpusBuilder::new(args.preprocess(), &[]).map_err(|e| e.to_string())?;
-    for (i, line) in BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| format!("line {}: {e}", i + 1))?;
-        if line.trim().is_empty() {
-            continue;
+    let mut file = std::fs::File::open(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
+    // The same reader as an NDJSON upload: strict document keys, tree lines, errors
+    // naming their line.
+    let mut reader = NdjsonReader::new(args.preprocess());
+    let mut buffer = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buffer).map_err(|e| format!("{}: {e}", args.input.display()))?;
+        if n == 0 {
+            break;
         }
-        // The same document rules as an NDJSON upload: unknown keys are errors.
-        let value: Value = serde_json::from_str(&line).map_err(|e| format!("line {}: {e}", i + 1))?;
-        let doc = document_from_value(value, i, Some(i + 1)).map_err(|e| format!("line {}: {e}", i + 1))?;
-        builder.add_document(doc, i, Some(i + 1)).map_err(|e| format!("line {}: {e}", i + 1))?;
+        reader.push(&buffer[..n]).map_err(|e| e.to_string())?;
     }
-    let corpus = builder.finish().map_err(|e| e.to_string())?;
+    let corpus = reader.finish().map_err(|e| e.to_string())?;
     let read_seconds = t_read.elapsed().as_secs_f64();
     family.check_params(&params, &corpus.stats).map_err(|e| e.to_string())?;
 

@@ -12,6 +12,7 @@ pub mod input;
 pub mod labels;
 pub mod lexicon;
 pub mod meta;
+pub mod ndjson;
 pub mod order;
 pub mod preprocess;
 pub mod sparse;

@@ -17,6 +17,7 @@
 
 mod admission;
 mod cadence;
+mod fit_task;
 mod progress;
 mod runner;
 

@@ -7,16 +7,14 @@
 //! places at once. Every write of a running job names its claim.
 
 use super::admission::waiting_for_memory;
-use super::cadence::Cadence;
-use super::progress::ProgressTracker;
+use super::fit_task::{CheckpointPlan, FitTask};
 use crate::corpus::Corpus;
 use crate::graph::Graph;
-use crate::models::chain::Resume;
 use crate::models::heldout::{score_documents, HeldoutDoc};
 use crate::models::options::JobOptions;
 use crate::models::params::{requested_checkpoint_every, requested_threads};
 use crate::models::registry::{self, FitSource, Fitted};
-use crate::models::{CancelToken, Checkpointing, FailureKind, FitContext, FitError, Progress};
+use crate::models::{CancelToken, FailureKind, FitError};
 use crate::store::jobs::kind;
 use crate::store::models::NewModel;
 use crate::store::{Claim, FitInput, JobRow, JobStatus, LoadedCheckpoint, MemoryRoom, Renewal, Store, StoreError, Worker};
@@ -25,7 +23,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::Notify;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
@@ -80,26 +78,6 @@ pub struct Runner {
     fit_iterations: AtomicU64,
 }
 
-/// Messages from a fit (on a rayon thread) to its job task.
-enum FitEvent {
-    Progress(Progress),
-    Sample(u64, Vec<u8>),
-    /// A checkpoint after this iteration, to store.
-    Checkpoint(u64, Vec<u8>),
-    /// What became of the checkpoint the fit was handed.
-    Resumed(Resume),
-}
-
-/// A fit's checkpoints as the runner prepared them: how often, and what to resume from.
-#[derive(Default)]
-struct CheckpointPlan {
-    every: Option<Duration>,
-    /// The stored checkpoint, its checksum verified.
-    resume: Option<Vec<u8>>,
-    /// Why a stored checkpoint could not be used (it was discarded).
-    rejected: Option<String>,
-}
-
 /// What a finished fit hands back to be stored.
 struct FittedBlobs {
     num_topics: usize,
@@ -127,7 +105,6 @@ enum Outcome {
     Result(serde_json::Value),
 }
 
-/// Decode a stored corpus blob (on a blocking thread); fits read no token order.
 /// A job's runner options: its `options` (checked at submit), or for an evaluation job
 /// and a job queued before options left the params, the same keys in its params.
 fn job_options(job: &JobRow) -> JobOptions {
@@ -140,12 +117,10 @@ fn job_options(job: &JobRow) -> JobOptions {
     }
 }
 
+/// Decode a stored corpus blob (on a blocking thread); fits read no token order.
 fn decode_corpus(blob: &[u8]) -> Result<Corpus, FitError> {
     Corpus::decode_without_order(blob).map_err(|e| FitError::Internal(format!("stored corpus is corrupt: {e}")))
 }
-
-/// How often progress is written to the store at most.
-const PROGRESS_WRITE_INTERVAL: Duration = Duration::from_millis(300);
 
 impl Runner {
     pub fn new(store: Store, config: RunnerConfig) -> Arc<Runner> {
@@ -427,21 +402,22 @@ impl Runner {
         };
         let (params, seed) = (job.params.clone(), job.seed);
         let plan = self.checkpoint_plan(job).await;
-        self.run_blocking(job, token, lease_lost, plan, move |ctx| match input {
-            JobInput::Corpus(blob) => {
-                let corpus = decode_corpus(&blob)?;
-                drop(blob);
-                let model = family.fit(FitSource::Corpus(&corpus), &params, seed, ctx)?;
-                Ok(FittedBlobs::of(&model, Some(postcard::to_allocvec(&corpus.lexicon).expect("plain data encodes"))))
-            }
-            JobInput::Graph(blob) => {
-                let graph = Graph::decode(&blob).map_err(|e| FitError::Internal(format!("stored graph is corrupt: {e}")))?;
-                drop(blob);
-                let model = family.fit(FitSource::Graph(&graph), &params, seed, ctx)?;
-                Ok(FittedBlobs::of(&model, None))
-            }
-        })
-        .await
+        self.fit_task(job, token, lease_lost, plan)
+            .run(move |ctx| match input {
+                JobInput::Corpus(blob) => {
+                    let corpus = decode_corpus(&blob)?;
+                    drop(blob);
+                    let model = family.fit(FitSource::Corpus(&corpus), &params, seed, ctx)?;
+                    Ok(FittedBlobs::of(&model, Some(postcard::to_allocvec(&corpus.lexicon).expect("plain data encodes"))))
+                }
+                JobInput::Graph(blob) => {
+                    let graph = Graph::decode(&blob).map_err(|e| FitError::Internal(format!("stored graph is corrupt: {e}")))?;
+                    drop(blob);
+                    let model = family.fit(FitSource::Graph(&graph), &params, seed, ctx)?;
+                    Ok(FittedBlobs::of(&model, None))
+                }
+            })
+            .await
     }
 
     async fn graph_blob(&self, graph_id: &str) -> Result<Vec<u8>, FitError> {
@@ -475,32 +451,35 @@ impl Runner {
                     .ok_or_else(|| FitError::Internal("the job's documents are missing".into()))?;
                 // Checkpoints: the documents scored so far (iteration = their number).
                 let plan = self.checkpoint_plan(job).await;
-                self.run_blocking(job, token, lease_lost, plan, move |ctx| {
-                    let model = family.decode(&data).map_err(|e| FitError::Internal(e.to_string()))?;
-                    let docs: Vec<HeldoutDoc> = postcard::from_bytes(&input).map_err(|e| FitError::Internal(format!("stored documents are corrupt: {e}")))?;
-                    let scorer = model
-                        .heldout_scorer(&params)?
-                        .ok_or_else(|| FitError::InvalidInput(format!("{family_name} models have no held-out likelihood estimator")))?;
-                    let report = score_documents(scorer.as_ref(), &docs, seed, ctx)?;
-                    let unknown: Vec<u64> = docs.iter().map(|d| d.doc.oov_tokens).collect();
-                    let mut out = report.to_json_with(&unknown);
-                    out["model_id"] = json!(model_id);
-                    Ok(out)
-                })
-                .await
+                self.fit_task(job, token, lease_lost, plan)
+                    .run(move |ctx| {
+                        let model = family.decode(&data).map_err(|e| FitError::Internal(e.to_string()))?;
+                        let docs: Vec<HeldoutDoc> =
+                            postcard::from_bytes(&input).map_err(|e| FitError::Internal(format!("stored documents are corrupt: {e}")))?;
+                        let scorer = model
+                            .heldout_scorer(&params)?
+                            .ok_or_else(|| FitError::InvalidInput(format!("{family_name} models have no held-out likelihood estimator")))?;
+                        let report = score_documents(scorer.as_ref(), &docs, seed, ctx)?;
+                        let unknown: Vec<u64> = docs.iter().map(|d| d.doc.oov_tokens).collect();
+                        let mut out = report.to_json_with(&unknown);
+                        out["model_id"] = json!(model_id);
+                        Ok(out)
+                    })
+                    .await
             }
             kind::EVALUATE => {
                 let corpus_id = job.corpus_id.clone().unwrap_or_default();
                 let blob = self.corpus_blob(&corpus_id).await?;
-                self.run_blocking(job, token, lease_lost, CheckpointPlan::default(), move |_ctx| {
-                    let model = family.decode(&data).map_err(|e| FitError::Internal(e.to_string()))?;
-                    let corpus = decode_corpus(&blob)?;
-                    let evaluation = model
-                        .evaluate_test_split(&corpus, seed)
-                        .ok_or_else(|| FitError::InvalidInput(format!("{family_name} models have no test-split evaluation")))??;
-                    Ok(json!({"model_id": model_id, "evaluation": evaluation}))
-                })
-                .await
+                self.fit_task(job, token, lease_lost, CheckpointPlan::default())
+                    .run(move |_ctx| {
+                        let model = family.decode(&data).map_err(|e| FitError::Internal(e.to_string()))?;
+                        let corpus = decode_corpus(&blob)?;
+                        let evaluation = model
+                            .evaluate_test_split(&corpus, seed)
+                            .ok_or_else(|| FitError::InvalidInput(format!("{family_name} models have no test-split evaluation")))??;
+                        Ok(json!({"model_id": model_id, "evaluation": evaluation}))
+                    })
+                    .await
             }
             other => Err(FitError::Internal(format!("unknown job kind {other:?}"))),
         }
@@ -514,7 +493,13 @@ impl Runner {
             .ok_or_else(|| FitError::InvalidInput(format!("corpus {corpus_id} no longer exists")))
     }
 
-    /// The job's checkpoint interval (its params, else the server's) and its stored
+    /// A fit or evaluation of `job` to run on this runner's store and thread default.
+    fn fit_task<'a>(&'a self, job: &'a JobRow, token: &'a CancelToken, lease_lost: &'a Arc<AtomicBool>, plan: CheckpointPlan) -> FitTask<'a> {
+        let threads = job_options(job).threads_or(self.config.threads);
+        FitTask { store: &self.store, fit_iterations: &self.fit_iterations, threads, job, token, lease_lost, plan }
+    }
+
+    /// The job's checkpoint interval (its options, else the server's) and its stored
     /// checkpoint, if that passes its checksum; one that does not is discarded and
     /// the fit starts from iteration 0 (as it does, keeping the row, when the row cannot
     /// be read: the fit's next checkpoint replaces it).
@@ -544,164 +529,4 @@ impl Runner {
         }
         plan
     }
-
-    /// Run `work` on a blocking thread inside a rayon pool of the job's thread count,
-    /// streaming its progress, thinned samples and checkpoints to the store while it
-    /// runs.
-    async fn run_blocking<T: Send + 'static>(
-        &self,
-        job: &JobRow,
-        token: &CancelToken,
-        lease_lost: &Arc<AtomicBool>,
-        plan: CheckpointPlan,
-        work: impl FnOnce(&FitContext) -> Result<T, FitError> + Send + 'static,
-    ) -> Result<T, FitError> {
-        let threads = job_options(job).threads_or(self.config.threads);
-        let (tx, mut rx) = mpsc::unbounded_channel::<FitEvent>();
-        let token2 = token.clone();
-        let CheckpointPlan { every, resume, rejected } = plan;
-        let cadence = Arc::new(Cadence::new(every.unwrap_or_default()));
-        let cadence_fit = cadence.clone();
-        let handle = tokio::task::spawn_blocking(move || -> Result<T, FitError> {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .thread_name(|i| format!("fit-{i}"))
-                .build()
-                .map_err(|e| FitError::Internal(format!("could not start {threads} threads: {e}")))?;
-            let progress_tx = tx.clone();
-            let on_progress = move |p: Progress| {
-                let _ = progress_tx.send(FitEvent::Progress(p));
-            };
-            let sample_tx = tx.clone();
-            let on_sample = move |it: u64, bytes: Vec<u8>| {
-                let _ = sample_tx.send(FitEvent::Sample(it, bytes));
-            };
-            let checkpoint_tx = tx.clone();
-            let handing = cadence_fit.clone();
-            let on_checkpoint = move |it: u64, bytes: Vec<u8>| {
-                handing.handed_over();
-                let _ = checkpoint_tx.send(FitEvent::Checkpoint(it, bytes));
-            };
-            let ready = move || cadence_fit.ready();
-            let on_resumed = move |r: Resume| {
-                let _ = tx.send(FitEvent::Resumed(r));
-            };
-            let checkpoint = Checkpointing { every, save: &on_checkpoint, resume_from: resume.as_deref(), resumed: &on_resumed, ready: &ready };
-            let ctx = FitContext { progress: &on_progress, cancel: &token2, sample: &on_sample, checkpoint };
-            pool.install(|| work(&ctx))
-        });
-        let mut tracker = ProgressTracker::new(threads);
-        if let Some(reason) = rejected {
-            tracker.checkpoint_rejected(reason);
-        }
-        let mut last_write = Instant::now() - PROGRESS_WRITE_INTERVAL;
-        // Set when the store refuses a write (full or read-only): the fit is stopped and
-        // the job fails with this reason instead of running on to a model it cannot keep.
-        let mut refused: Option<String> = None;
-        let claim = Claim::of(job);
-        let stop = |what: &str, e: &StoreError, refused: &mut Option<String>| {
-            if let StoreError::LeaseLost(_) = e {
-                lease_lost.store(true, Ordering::SeqCst);
-                token.cancel();
-            }
-            if let Some(u) = e.unwritable() {
-                if refused.is_none() {
-                    tracing::error!(error = %e, "the store refused a write; stopping the fit");
-                    *refused = Some(format!("could not store {what}: {}", u.explain()));
-                    token.cancel();
-                }
-            }
-        };
-        while let Some(event) = rx.recv().await {
-            match event {
-                FitEvent::Progress(p) => {
-                    self.fit_iterations.fetch_add(1, Ordering::Relaxed);
-                    let last = p.iteration >= p.total;
-                    tracker.record(p);
-                    if last || last_write.elapsed() >= PROGRESS_WRITE_INTERVAL {
-                        if let Err(e) = self.write_progress(&claim, &mut tracker).await {
-                            stop("the fit's progress", &e, &mut refused);
-                        }
-                        last_write = Instant::now();
-                    }
-                }
-                FitEvent::Sample(it, bytes) => {
-                    if let Err(e) = self.store.insert_sample(&claim, it as i64, &bytes).await {
-                        tracing::warn!(error = %e, "could not store a thinned sample");
-                        stop(&format!("the sample of iteration {it}"), &e, &mut refused);
-                    }
-                }
-                FitEvent::Checkpoint(it, bytes) => {
-                    // The trace up to this iteration first, so a resume finds all of it.
-                    if let Err(e) = self.write_progress(&claim, &mut tracker).await {
-                        stop("the fit's progress", &e, &mut refused);
-                    }
-                    let (len, started) = (bytes.len(), Instant::now());
-                    match self.store.save_checkpoint(&claim, it as i64, bytes).await {
-                        Ok(()) => {
-                            tracing::info!(iteration = it, bytes = len, store_s = started.elapsed().as_secs_f64(), "checkpoint stored");
-                            tracker.checkpointed(it, crate::store::now());
-                            if let Err(e) = self.write_progress(&claim, &mut tracker).await {
-                                stop("the fit's progress", &e, &mut refused);
-                            }
-                            last_write = Instant::now();
-                        }
-                        Err(e) => {
-                            tracing::warn!(error = %e, "could not store a checkpoint");
-                            stop(&format!("the checkpoint after iteration {it}"), &e, &mut refused);
-                        }
-                    }
-                    cadence.stored();
-                }
-                FitEvent::Resumed(Resume::From(it)) => {
-                    tracing::info!(iteration = it, "resumed from the checkpoint");
-                    tracker.resumed_from(it);
-                }
-                FitEvent::Resumed(Resume::Rejected(reason)) => {
-                    tracing::warn!(%reason, "not resuming");
-                    if let Err(e) = self.store.discard_checkpoint(&job.id).await {
-                        tracing::warn!(error = %e, "could not discard the checkpoint");
-                    }
-                    tracker.checkpoint_rejected(reason);
-                }
-            }
-        }
-        if let Err(e) = self.write_progress(&claim, &mut tracker).await {
-            stop("the fit's progress", &e, &mut refused);
-        }
-        let finished = handle.await;
-        if let Some(reason) = refused {
-            return Err(FitError::Store(reason));
-        }
-        match finished {
-            Ok(r) => r,
-            Err(e) if e.is_panic() => Err(FitError::Internal(format!("internal error: the job panicked: {}", panic_message(e.into_panic())))),
-            Err(e) => Err(FitError::Internal(format!("internal error: {e}"))),
-        }
-    }
-
-    /// Store the trace so far and the progress; failures are logged, and the first is
-    /// returned so that a full or read-only store can stop the fit.
-    async fn write_progress(&self, claim: &Claim, tracker: &mut ProgressTracker) -> Result<(), StoreError> {
-        let mut first = None;
-        let trace = tracker.take_trace();
-        if !trace.is_empty() {
-            if let Err(e) = self.store.append_trace(claim, &trace).await {
-                tracing::warn!(error = %e, "could not store the trace");
-                if e.is_unreachable() {
-                    tracker.untake_trace(trace);
-                }
-                first = Some(e);
-            }
-        }
-        if let Err(e) = self.store.update_job_progress(claim, &tracker.snapshot()).await {
-            tracing::warn!(error = %e, "could not store progress");
-            first.get_or_insert(e);
-        }
-        first.map_or(Ok(()), Err)
-    }
-}
-
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into())
 }

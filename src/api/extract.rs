@@ -5,7 +5,7 @@
 //! a wrong field a 422 naming the field's path.
 
 use super::error::{ApiError, ApiResult};
-use crate::unknown_keys::{parent_path, parse_serde_unknown_field, place_of, unknown_key_message};
+use crate::unknown_keys::{describe_data_error, parse_serde_unknown_field, unknown_key_message};
 use axum::http::HeaderMap;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -33,21 +33,8 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
 /// `unknown key "lables" in document 3; did you mean "labels"?`. `line` is an NDJSON
 /// line, said in the detail and set on the problem.
 pub fn data_error(path: &str, message: &str, line: Option<usize>) -> ApiError {
-    let path = if path == "." { "" } else { path };
-    let error = match parse_serde_unknown_field(message) {
-        Some((key, known)) => {
-            let path = parent_path(path, &key);
-            let mut place = place_of(path);
-            if let Some(l) = line {
-                place.push_str(&if place.is_empty() { format!("on line {l}") } else { format!(" (line {l})") });
-            }
-            let known: Vec<&str> = known.iter().map(String::as_str).collect();
-            let field = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
-            ApiError::invalid(field, unknown_key_message(&key, &place, &known))
-        }
-        None => ApiError::invalid(if path.is_empty() { "body" } else { path }, message),
-    };
-    error.with_line(line)
+    let (field, message) = describe_data_error(path, message, line);
+    ApiError::invalid(field.unwrap_or_else(|| "body".to_string()), message).with_line(line)
 }
 
 /// Read a whole request body, answering an oversized one with a problem+json 413.

@@ -103,6 +103,27 @@ pub fn parse_serde_unknown_field(message: &str) -> Option<(String, Vec<String>)>
     Some((key.to_string(), known))
 }
 
+/// A serde data error at `path` (serde_path_to_error's, `.` for the top) as the field
+/// it names and the message to show: an unknown key with the nearest known one and where
+/// it is (`in tree entry 0 (line 3)`), any other error with its path (`None` at the
+/// top). Shared by JSON bodies and NDJSON lines, so both word it the same way.
+pub fn describe_data_error(path: &str, message: &str, line: Option<usize>) -> (Option<String>, String) {
+    let path = if path == "." { "" } else { path };
+    match parse_serde_unknown_field(message) {
+        Some((key, known)) => {
+            let parent = parent_path(path, &key);
+            let mut place = place_of(parent);
+            if let Some(l) = line {
+                place.push_str(&if place.is_empty() { format!("on line {l}") } else { format!(" (line {l})") });
+            }
+            let known: Vec<&str> = known.iter().map(String::as_str).collect();
+            let field = if parent.is_empty() { key.clone() } else { format!("{parent}.{key}") };
+            (Some(field), unknown_key_message(&key, &place, &known))
+        }
+        None => ((!path.is_empty()).then(|| path.to_string()), message.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

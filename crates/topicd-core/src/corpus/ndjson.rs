@@ -10,7 +10,7 @@
 
 use super::input::{document_from_value, TreeEntry};
 use super::{Corpus, CorpusBuilder, CorpusError, PreprocessOptions};
-use crate::unknown_keys::{parent_path, parse_serde_unknown_field, place_of, unknown_key_message};
+use crate::unknown_keys::{describe_data_error, unknown_key_message};
 use serde_json::Value;
 
 /// Why NDJSON could not be read: a line that is not text or not JSON (the caller's
@@ -127,21 +127,8 @@ fn tree_from_line(value: Value, line: usize) -> Result<Vec<TreeEntry>, CorpusErr
     serde_path_to_error::deserialize(tree).map_err(|e| {
         let path = e.path().to_string();
         let path = if path == "." { "tree".to_string() } else { format!("tree{path}") };
-        let message = e.into_inner().to_string();
-        let error = match parse_serde_unknown_field(&message) {
-            Some((key, known)) => {
-                let parent = parent_path(&path, &key);
-                let place = match place_of(parent) {
-                    p if p.is_empty() => format!("on line {line}"),
-                    p => format!("{p} (line {line})"),
-                };
-                let known: Vec<&str> = known.iter().map(String::as_str).collect();
-                let field = if parent.is_empty() { key.clone() } else { format!("{parent}.{key}") };
-                CorpusError::field(field, unknown_key_message(&key, &place, &known))
-            }
-            None => CorpusError::field(path, message),
-        };
-        error.with_line(line)
+        let (field, message) = describe_data_error(&path, &e.into_inner().to_string(), Some(line));
+        CorpusError::field(field.unwrap_or(path), message).with_line(line)
     })
 }
 

@@ -278,19 +278,6 @@ fn fixture() -> &'static (Corpus, Graph) {
     })
 }
 
-/// Small params of each family, in registry order.
-fn small_params(name: &str) -> serde_json::Value {
-    match name {
-        "lda" => serde_json::json!({"topics": 2, "iterations": 4, "burn_in": 2, "thin": 1, "threads": 1}),
-        "hpc" => serde_json::json!({"iterations": 4, "burn_in": 2, "thin": 1, "threads": 1}),
-        "pcm" => serde_json::json!({"topics": 2, "iterations": 4, "burn_in": 2, "thin": 1, "threads": 1}),
-        "dcnt" | "scnt" => serde_json::json!({"topics": 2, "iterations": 4, "burn_in": 2, "thin": 1, "threads": 1}),
-        "hdp" => serde_json::json!({"topics": 3, "passes": 3, "batches": 2, "threads": 1}),
-        "hdp_ammsb" => serde_json::json!({"communities": 2, "passes": 3, "threads": 1}),
-        _ => serde_json::json!({}),
-    }
-}
-
 fn fit_small(index: usize, ctx: &FitContext) -> Result<crate::models::registry::Fitted, String> {
     let family = REGISTRY[index];
     let (corpus, graph) = fixture();
@@ -298,7 +285,7 @@ fn fit_small(index: usize, ctx: &FitContext) -> Result<crate::models::registry::
         crate::models::capabilities::Input::Graph => FitSource::Graph(graph),
         _ => FitSource::Corpus(corpus),
     };
-    let params = small_params(family.name());
+    let params = family.parse_params(&family.quick_params()).map_err(|e| e.to_string())?;
     family.fit(source, &params, 3, ctx).map_err(|e| e.to_string())
 }
 

@@ -34,7 +34,8 @@ async fn stored_and_uninterrupted(store: &Store, model_id: &str, corpus_id: &str
     let uninterrupted = tokio::task::spawn_blocking(move || {
         let corpus = Corpus::decode_without_order(&blob).unwrap();
         FitContext::silent(|ctx| {
-            models::registry::lookup(family).and_then(models::registry::Family::topics).unwrap().fit(&corpus, &params, seed, ctx).unwrap().encode()
+            let family = models::registry::lookup(family).and_then(models::registry::Family::topics).unwrap();
+            family.fit(&corpus, &family.parse_params(&models::options::without_options(params)).unwrap(), seed, ctx).unwrap().encode()
         })
     })
     .await
@@ -367,6 +368,7 @@ async fn a_graph_fit_killed_with_sigkill_resumes_to_the_uninterrupted_model() {
     let uninterrupted = tokio::task::spawn_blocking(move || {
         let graph = topicd::graph::Graph::decode(&blob).unwrap();
         let family = models::registry::lookup("hdp_ammsb").and_then(models::registry::Family::communities).unwrap();
+        let params = family.parse_params(&models::options::without_options(params)).unwrap();
         FitContext::silent(|ctx| family.fit(&graph, &params, seed, ctx).unwrap().encode())
     })
     .await

@@ -6,7 +6,7 @@ use super::limits::not_queued;
 use super::AppState;
 use crate::corpus::CorpusStats;
 use crate::models::capabilities::Input;
-use crate::models::options::{without_options, JobOptions};
+use crate::models::options::JobOptions;
 use crate::models::registry::{self, Family, InputStats};
 use crate::store::jobs::NewJob;
 use crate::store::tokens::Caller;
@@ -107,12 +107,12 @@ pub async fn create(State(state): State<AppState>, caller: Option<Extension<Call
         (None, Some(g)) => (InputStats::Graph(g), FitInput::Graph(&input_id)),
         (None, None) => return Err(ApiError::internal("a family fits neither a corpus nor a graph")),
     };
-    family.check_params(&params, stats)?;
-    // The job keeps its parameters with every default filled in, and its options beside
-    // them (a family that fills in `threads` does not keep it).
-    let params = without_options(family.effective_params(&params)?);
+    // Parsed once, here: the job keeps the parsed params' JSON (every default filled in)
+    // and its options beside them; the runner reads that JSON back into the same type.
+    let parsed = family.parse_params(&params)?;
+    family.check_params(&parsed, stats)?;
     let threads = options.threads_or(state.runner.default_threads());
-    let memory = family.fit_memory(stats, &params, threads);
+    let memory = family.fit_memory(stats, &parsed, threads);
     let budget = state.runner.fit_memory_budget();
     if memory > budget {
         let mut e = ApiError::invalid(
@@ -133,7 +133,7 @@ pub async fn create(State(state): State<AppState>, caller: Option<Extension<Call
             id: &id,
             input,
             model: family.name(),
-            params: &params,
+            params: parsed.json(),
             seed,
             queue: state.limits.gate(caller.as_deref()),
             memory_bytes: Some(memory),

@@ -51,7 +51,7 @@ pub fn run(args: EstimateArgs) -> Result<(), String> {
         let (k, v) = kv.split_once('=').ok_or_else(|| format!("--param {kv:?} is not KEY=VALUE"))?;
         m.insert(k.to_string(), serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_string())));
     }
-    let params = family.effective_params(&Value::Object(m)).map_err(|e| e.to_string())?;
+    let params = family.parse_params(&Value::Object(m)).map_err(|e| e.to_string())?;
     let corpus = CorpusStats {
         num_documents: args.documents,
         num_terms: args.terms,
@@ -66,6 +66,6 @@ pub fn run(args: EstimateArgs) -> Result<(), String> {
         registry::Family::Communities(_) => InputStats::Graph(&graph),
     };
     let bytes = family.fit_memory(stats, &params, args.threads.max(1));
-    println!("{}", json!({"model": family.name(), "params": params, "threads": args.threads.max(1), "memory_estimate_bytes": bytes}));
+    println!("{}", json!({"model": family.name(), "params": params.json(), "threads": args.threads.max(1), "memory_estimate_bytes": bytes}));
     Ok(())
 }

@@ -133,6 +133,7 @@ pub fn run(args: FitArgs) -> Result<(), String> {
     }
     let corpus = reader.finish().map_err(|e| e.to_string())?;
     let read_seconds = t_read.elapsed().as_secs_f64();
+    let params = family.parse_params(&params).map_err(|e| e.to_string())?;
     family.check_params(&params, &corpus.stats).map_err(|e| e.to_string())?;
 
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| e.to_string())?;
@@ -187,7 +188,7 @@ pub fn run(args: FitArgs) -> Result<(), String> {
             "loglik_per_token": loglik,
             "seconds_per_steady_scan": mean(by_kind[0]),
             "seconds_per_refit_scan": mean(by_kind[1]),
-            "memory_estimate_bytes": family.fit_memory(&corpus.stats, &family.effective_params(&params).map_err(|e| e.to_string())?, threads),
+            "memory_estimate_bytes": family.fit_memory(&corpus.stats, &params, threads),
             "peak_rss_bytes": peak_rss_bytes(),
             "diagnostics": model.diagnostics(),
         })

@@ -11,8 +11,7 @@ use super::fit_task::{CheckpointPlan, FitTask};
 use crate::corpus::Corpus;
 use crate::graph::Graph;
 use crate::models::heldout::{score_documents, HeldoutDoc};
-use crate::models::options::JobOptions;
-use crate::models::params::{requested_checkpoint_every, requested_threads};
+use crate::models::options::{without_options, JobOptions};
 use crate::models::registry::{self, FitSource, Fitted};
 use crate::models::{CancelToken, FailureKind, FitError};
 use crate::store::jobs::kind;
@@ -113,7 +112,7 @@ fn job_options(job: &JobRow) -> JobOptions {
             tracing::warn!(error = %e, "the job's stored options do not parse; running with the server's defaults");
             JobOptions::default()
         }),
-        None => JobOptions { threads: requested_threads(&job.params), checkpoint_every_s: requested_checkpoint_every(&job.params) },
+        None => JobOptions::in_stored_params(&job.params),
     }
 }
 
@@ -400,7 +399,12 @@ impl Runner {
             (None, Some(graph_id)) => JobInput::Graph(self.graph_blob(graph_id).await?),
             _ => return Err(FitError::Internal("a fit job needs exactly one of a corpus and a graph".into())),
         };
-        let (params, seed) = (job.params.clone(), job.seed);
+        // The params the job stored at submit, read back into the family's type (a job
+        // queued before options left the params has them among its params: dropped).
+        let params = family
+            .parse_params(&without_options(job.params.clone()))
+            .map_err(|e| FitError::InvalidInput(format!("the job's stored params no longer parse: {e}")))?;
+        let seed = job.seed;
         let plan = self.checkpoint_plan(job).await;
         self.fit_task(job, token, lease_lost, plan)
             .run(move |ctx| match input {

@@ -80,7 +80,9 @@ fn every_family_reports_the_bytes_its_decoded_model_holds() {
     let mut report = Vec::new();
     for family in topicd_core::models::registry::topic_families() {
         let name = family.name();
-        let fitted = pool.install(|| FitContext::silent(|ctx| family.fit(&corpus, &params(name), 1, ctx))).unwrap_or_else(|e| panic!("{name} fits: {e}"));
+        let fitted = pool
+            .install(|| FitContext::silent(|ctx| family.fit(&corpus, &family.parse_params(&params(name)).unwrap(), 1, ctx)))
+            .unwrap_or_else(|e| panic!("{name} fits: {e}"));
         let bytes = fitted.encode();
         drop(fitted);
         let (model, held) = held_by(|| match registry::lookup(name).unwrap().decode(&bytes).unwrap() {

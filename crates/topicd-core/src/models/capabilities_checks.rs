@@ -12,18 +12,6 @@ use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::preprocess::{PreprocessOptions, StopWords};
 use serde_json::json;
 
-/// A few sweeps or passes of each family, small enough for a unit test.
-fn quick_params(family: &str) -> serde_json::Value {
-    match family {
-        "lda" => json!({"topics": 3, "iterations": 3}),
-        "hpc" => json!({"iterations": 3, "burn_in": 1, "test_fraction": 0.2}),
-        "pcm" => json!({"topics": 3, "iterations": 3, "burn_in": 1}),
-        "dcnt" | "scnt" => json!({"topics": 3, "iterations": 4, "burn_in": 2}),
-        "hdp" => json!({"topics": 4, "passes": 2}),
-        other => panic!("no quick parameters for the family {other}: add them here"),
-    }
-}
-
 #[test]
 fn declared_capabilities_match_what_fitted_models_answer() {
     let config = SimulationConfig::small(120, 60, vec![2, 2], 40.0);
@@ -35,8 +23,13 @@ fn declared_capabilities_match_what_fitted_models_answer() {
         assert_eq!(super::registry::lookup(family.name()).map(|f| f.capabilities()), Some(declared));
         assert_eq!(declared.input, Input::Corpus, "{}", family.name());
         assert!(!declared.communities, "{}", family.name());
-        let model =
-            FitContext::silent(|ctx| family.fit(&corpus, &quick_params(family.name()), 1, ctx)).unwrap_or_else(|e| panic!("{} fits: {e}", family.name()));
+        // A family that scores labels on a test split is given one.
+        let mut quick = family.quick_params();
+        if declared.label_evaluation {
+            quick["test_fraction"] = json!(0.2);
+        }
+        let params = family.parse_params(&quick).unwrap();
+        let model = FitContext::silent(|ctx| family.fit(&corpus, &params, 1, ctx)).unwrap_or_else(|e| panic!("{} fits: {e}", family.name()));
         let name = family.name();
         assert_eq!(model.num_topics() > 0 && !model.topic_table(&Default::default()).topics.is_empty(), declared.topic_tables, "{name}: topic tables");
         let predicted = model.predict(std::slice::from_ref(&doc), &PredictOptions::default());

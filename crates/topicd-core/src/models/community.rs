@@ -7,24 +7,27 @@
 //! parameters, fits and decodes; a fitted [`CommunityModel`] reports its communities.
 //! Adding one means a folder under `models/` and a line in [`super::registry::REGISTRY`].
 
-use super::{FitContext, FitError, ModelError, ParamError};
+use super::{FitContext, FitError, FitParams, ModelError, ParamError};
 use crate::graph::{Graph, GraphStats};
 
 /// A kind of relational model: parameter checking, fitting and decoding.
 pub trait CommunityFamily: Sync {
     /// Wire name used in `POST /v1/jobs` with a `graph_id`.
     fn name(&self) -> &'static str;
-    /// Check `params` (a JSON object) before a job is queued; errors name the field.
-    fn check_params(&self, params: &serde_json::Value, graph: &GraphStats) -> Result<(), ParamError>;
-    /// `params` with every default filled in (see [`super::ModelFamily::effective_params`]).
-    fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError>;
+    /// Parse `params` (a JSON object) into this family's typed parameters, defaults
+    /// filled in; errors name the field (see [`super::ModelFamily::parse_params`]).
+    fn parse_params(&self, params: &serde_json::Value) -> Result<FitParams, ParamError>;
+    /// Check parsed `params` against the graph before a job is queued.
+    fn check_params(&self, params: &FitParams, graph: &GraphStats) -> Result<(), ParamError>;
     /// Peak resident memory of this family's fit as the service runs it (the decoded
     /// graph, the state, the memo, checkpoint bytes while one is written, the encoded
-    /// model), in bytes, from the graph summary, the *effective* params and `threads`
-    /// (see [`super::ModelFamily::fit_memory`]).
-    fn fit_memory(&self, graph: &GraphStats, params: &serde_json::Value, threads: usize) -> u64;
+    /// model), in bytes, from the graph summary, the params and `threads` (see
+    /// [`super::ModelFamily::fit_memory`]).
+    fn fit_memory(&self, graph: &GraphStats, params: &FitParams, threads: usize) -> u64;
     /// Fit on `graph`. Must poll `ctx.cancel` at least once per pass.
-    fn fit(&self, graph: &Graph, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn CommunityModel>, FitError>;
+    fn fit(&self, graph: &Graph, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn CommunityModel>, FitError>;
+    /// Params of a brief fit on any small graph (see [`super::ModelFamily::quick_params`]).
+    fn quick_params(&self) -> serde_json::Value;
     /// Decode a model previously produced by [`CommunityModel::encode`].
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn CommunityModel>, ModelError>;
     /// What a fitted model of this family offers.

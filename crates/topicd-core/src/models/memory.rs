@@ -103,8 +103,7 @@ mod tests {
 
     fn estimate(family: &str, stats: InputStats<'_>, params: serde_json::Value) -> u64 {
         let f = registry::lookup(family).unwrap();
-        let effective = f.effective_params(&params).unwrap();
-        f.fit_memory(stats, &effective, 2)
+        f.fit_memory(stats, &f.parse_params(&params).unwrap(), 2)
     }
 
     /// Every family's estimate is positive and grows with the documents and with the

@@ -19,7 +19,9 @@ pub mod chain;
 pub mod community;
 pub mod completion;
 pub mod dcnt;
+pub mod encoding_upgrade;
 pub mod exclusivity;
+pub mod fit_params;
 pub mod hdp;
 pub mod hdp_ammsb;
 pub mod heldout;
@@ -35,6 +37,7 @@ pub mod state_bytes;
 
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
+pub use fit_params::FitParams;
 use ndarray::Array2;
 pub use params::ParamError;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,21 +47,30 @@ use std::sync::Arc;
 pub trait ModelFamily: Sync {
     /// Wire name used in `POST /v1/jobs` (`"lda"`).
     fn name(&self) -> &'static str;
-    /// Check `params` (a JSON object) against this family's rules and the corpus, before
-    /// a job is queued. Unknown keys and out-of-range values are errors naming the field.
-    fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError>;
-    /// `params` with every default filled in (what the job stores and shows, so a fit
-    /// keeps its meaning when a default changes later). Errors as [`Self::check_params`];
-    /// feeding the result back gives the same parameters and the same JSON.
-    fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError>;
+    /// Parse `params` (a JSON object) into this family's typed parameters with every
+    /// default filled in; unknown keys and out-of-range values are errors naming the
+    /// field. Done once at submit; the job stores [`FitParams::json`] and the runner
+    /// parses that back into the same value (so a fit keeps its meaning when a default
+    /// changes later). Runner options (`threads`, `checkpoint_every_s`) are not
+    /// parameters: the caller takes them out first ([`options::JobOptions::take_from`]).
+    fn parse_params(&self, params: &serde_json::Value) -> Result<FitParams, ParamError>;
+    /// Check parsed `params` against the corpus before a job is queued (a family whose
+    /// parameters do not depend on the corpus accepts every corpus).
+    fn check_params(&self, params: &FitParams, corpus: &CorpusStats) -> Result<(), ParamError> {
+        let _ = (params, corpus);
+        Ok(())
+    }
     /// Peak resident memory of this family's fit as the service runs it (the decoded
     /// corpus, the sampler's state, kept samples, checkpoint bytes while one is written,
-    /// the encoded model), in bytes, from the corpus summary, the *effective* params
-    /// (see [`Self::effective_params`]; params that do not parse count as the defaults)
-    /// and `threads`. Formulas and their measured accuracy: [`memory`].
-    fn fit_memory(&self, corpus: &CorpusStats, params: &serde_json::Value, threads: usize) -> u64;
+    /// the encoded model), in bytes, from the corpus summary, the params and `threads`.
+    /// Formulas and their measured accuracy: [`memory`].
+    fn fit_memory(&self, corpus: &CorpusStats, params: &FitParams, threads: usize) -> u64;
     /// Fit on `corpus`. Must poll `ctx.cancel` at least once per sweep.
-    fn fit(&self, corpus: &Corpus, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError>;
+    fn fit(&self, corpus: &Corpus, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError>;
+    /// Params of a brief fit (a few sweeps, few topics) that any small corpus takes:
+    /// what the checks across families and the fuzz targets fit with, so that nothing
+    /// outside the family's folder needs to know its parameters.
+    fn quick_params(&self) -> serde_json::Value;
     /// Decode a model previously produced by [`TopicModel::encode`].
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError>;
     /// What a fitted model of this family offers (checked against the fitted models'

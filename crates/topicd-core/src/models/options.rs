@@ -50,6 +50,17 @@ impl JobOptions {
         JobOptions::from_json(&Value::Object(taken))
     }
 
+    /// The options of a job queued before options left the params (or an evaluation
+    /// job, whose params are the estimator's): the option keys found in its `params`,
+    /// read leniently (a value that is not a number is ignored; such a row was checked
+    /// when it was queued).
+    pub fn in_stored_params(params: &Value) -> JobOptions {
+        JobOptions {
+            threads: params.get("threads").and_then(Value::as_u64).map(|t| t as usize),
+            checkpoint_every_s: params.get("checkpoint_every_s").and_then(Value::as_f64),
+        }
+    }
+
     /// `self` with every option `other` gives and `self` does not; `Err` names an option
     /// both give (a job says each option once).
     pub fn merged(self, other: JobOptions) -> Result<JobOptions, &'static str> {
@@ -123,5 +134,7 @@ mod tests {
         assert_eq!(a.merged(b).unwrap(), JobOptions { threads: Some(2), checkpoint_every_s: Some(1.0) });
         assert_eq!(a.merged(a).unwrap_err(), "threads");
         assert_eq!(without_options(json!({"topics": 3, "threads": 0})), json!({"topics": 3}));
+        let stored = json!({"topics": 3, "threads": 4, "checkpoint_every_s": "x"});
+        assert_eq!(JobOptions::in_stored_params(&stored), JobOptions { threads: Some(4), checkpoint_every_s: None });
     }
 }

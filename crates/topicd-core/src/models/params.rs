@@ -132,34 +132,6 @@ impl ParamReader {
 /// Largest `checkpoint_every_s` accepted (a week).
 pub const MAX_CHECKPOINT_EVERY_S: f64 = 604_800.0;
 
-/// The checkpoint interval in seconds a job asks for (`params.checkpoint_every_s`, 0 =
-/// off), read by the runner; the families that checkpoint check it with their params.
-pub fn requested_checkpoint_every(params: &Value) -> Option<f64> {
-    params.get("checkpoint_every_s").and_then(Value::as_f64)
-}
-
-/// Check `params.checkpoint_every_s` (seconds, at most a week as LDA's
-/// [`super::lda::params::MAX_CHECKPOINT_EVERY_S`]) for a family that checkpoints. It is
-/// read by the runner ([`requested_checkpoint_every`]); how often a fit is checkpointed
-/// is not part of the model, so the family does not keep it.
-pub fn check_checkpoint_every(r: &mut ParamReader) -> Result<(), ParamError> {
-    r.non_negative("checkpoint_every_s", MAX_CHECKPOINT_EVERY_S).map(|_| ())
-}
-
-/// A family's `effective` params with `params.checkpoint_every_s` copied in when the job
-/// gave it (its default is the server's flag, not the family's, so it is not filled in).
-pub fn with_requested_checkpoint_every(params: &Value, mut effective: Value) -> Value {
-    if requested_checkpoint_every(params).is_some() {
-        effective["checkpoint_every_s"] = params["checkpoint_every_s"].clone();
-    }
-    effective
-}
-
-/// The thread count a job asks for (`params.threads`), read by the runner for every model.
-pub fn requested_threads(params: &Value) -> Option<usize> {
-    params.get("threads").and_then(Value::as_u64).map(|t| t as usize)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,20 +156,6 @@ mod tests {
         let mut r = ParamReader::new(&json!({"beta": "x"})).unwrap();
         assert!(r.positive("beta").is_err());
         assert!(ParamReader::new(&json!([1])).is_err());
-    }
-
-    #[test]
-    fn the_checkpoint_interval_is_checked_and_carried_only_when_given() {
-        let mut r = ParamReader::new(&json!({"checkpoint_every_s": 0.5})).unwrap();
-        check_checkpoint_every(&mut r).unwrap();
-        r.finish().unwrap();
-        for bad in [json!({"checkpoint_every_s": -1}), json!({"checkpoint_every_s": "soon"}), json!({"checkpoint_every_s": 1e9})] {
-            let mut r = ParamReader::new(&bad).unwrap();
-            assert_eq!(check_checkpoint_every(&mut r).unwrap_err().field, "checkpoint_every_s", "{bad}");
-        }
-        let effective = json!({"topics": 3});
-        assert_eq!(with_requested_checkpoint_every(&json!({}), effective.clone()), effective);
-        assert_eq!(with_requested_checkpoint_every(&json!({"checkpoint_every_s": 0}), effective), json!({"topics": 3, "checkpoint_every_s": 0}));
     }
 
     #[test]

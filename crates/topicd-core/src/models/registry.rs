@@ -11,7 +11,7 @@
 
 use super::capabilities::{Capabilities, Input};
 use super::community::{CommunityFamily, CommunityModel};
-use super::{FitContext, FitError, ModelError, ModelFamily, ParamError, TopicModel};
+use super::{FitContext, FitError, FitParams, ModelError, ModelFamily, ParamError, TopicModel};
 use crate::corpus::{Corpus, CorpusStats};
 use crate::graph::{Graph, GraphStats};
 
@@ -119,8 +119,27 @@ impl Family {
         self.capabilities().input
     }
 
-    /// Check `params` against the family's rules and the input's statistics.
-    pub fn check_params(self, params: &serde_json::Value, stats: InputStats<'_>) -> Result<(), ParamError> {
+    /// Parse `params` into the family's typed parameters, defaults filled in
+    /// ([`ModelFamily::parse_params`]): once at submit, and by the runner on what the
+    /// job stored.
+    pub fn parse_params(self, params: &serde_json::Value) -> Result<FitParams, ParamError> {
+        match self {
+            Family::Topics(f) => f.parse_params(params),
+            Family::Communities(f) => f.parse_params(params),
+        }
+    }
+
+    /// Params of a brief fit on a small input ([`ModelFamily::quick_params`]).
+    pub fn quick_params(self) -> serde_json::Value {
+        match self {
+            Family::Topics(f) => f.quick_params(),
+            Family::Communities(f) => f.quick_params(),
+        }
+    }
+
+    /// Check parsed `params` against the input's statistics.
+    pub fn check_params(self, params: &FitParams, stats: InputStats<'_>) -> Result<(), ParamError> {
+        self.owns(params).map_err(|e| ParamError::new("", e))?;
         match (self, stats) {
             (Family::Topics(f), InputStats::Corpus(s)) => f.check_params(params, s),
             (Family::Communities(f), InputStats::Graph(s)) => f.check_params(params, s),
@@ -128,19 +147,16 @@ impl Family {
         }
     }
 
-    /// `params` with every default filled in (what a job stores).
-    pub fn effective_params(self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
-        match self {
-            Family::Topics(f) => f.effective_params(params),
-            Family::Communities(f) => f.effective_params(params),
+    /// Peak resident memory of a fit on an input summarised by `stats` with `params` on
+    /// `threads` workers ([`ModelFamily::fit_memory`]); 0 when the input is not what the
+    /// family fits (such a job is refused by [`Family::check_params`]).
+    ///
+    /// # Panics
+    /// When `params` are another family's (a caller's bug, as in [`FitParams::get`]).
+    pub fn fit_memory(self, stats: InputStats<'_>, params: &FitParams, threads: usize) -> u64 {
+        if let Err(e) = self.owns(params) {
+            panic!("{e}");
         }
-    }
-
-    /// Peak resident memory of a fit on an input summarised by `stats` with the
-    /// effective `params` on `threads` workers ([`ModelFamily::fit_memory`]); 0 when the
-    /// input is not what the family fits (such a job is refused by
-    /// [`Family::check_params`]).
-    pub fn fit_memory(self, stats: InputStats<'_>, params: &serde_json::Value, threads: usize) -> u64 {
         match (self, stats) {
             (Family::Topics(f), InputStats::Corpus(s)) => f.fit_memory(s, params, threads),
             (Family::Communities(f), InputStats::Graph(s)) => f.fit_memory(s, params, threads),
@@ -148,12 +164,22 @@ impl Family {
         }
     }
 
-    /// Fit on `input`, which must be what the family fits.
-    pub fn fit(self, input: FitSource<'_>, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Fitted, FitError> {
+    /// Fit on `input`, which must be what the family fits, with params it parsed.
+    pub fn fit(self, input: FitSource<'_>, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Fitted, FitError> {
+        self.owns(params).map_err(FitError::Internal)?;
         match (self, input) {
             (Family::Topics(f), FitSource::Corpus(c)) => f.fit(c, params, seed, ctx).map(Fitted::Topics),
             (Family::Communities(f), FitSource::Graph(g)) => f.fit(g, params, seed, ctx).map(Fitted::Communities),
             (f, _) => Err(FitError::InvalidInput(format!("{} fits a {}", f.name(), f.input_noun()))),
+        }
+    }
+
+    /// `Err` when `params` were parsed by another family.
+    fn owns(self, params: &FitParams) -> Result<(), String> {
+        if params.family() == self.name() {
+            Ok(())
+        } else {
+            Err(format!("{} params handed to {}", params.family(), self.name()))
         }
     }
 
@@ -249,10 +275,46 @@ mod tests {
     fn a_family_refuses_the_other_kind_of_input() {
         let lda = lookup("lda").unwrap();
         let (graph, stats) = crate::graph::build_graph(vec!["a".into(), "b".into()], &[("a".into(), "b".into())], false).unwrap();
-        let err = FitContext::silent(|ctx| lda.fit(FitSource::Graph(&graph), &serde_json::json!({}), 1, ctx)).err().unwrap();
+        let params = lda.parse_params(&serde_json::json!({})).unwrap();
+        let err = FitContext::silent(|ctx| lda.fit(FitSource::Graph(&graph), &params, 1, ctx)).err().unwrap();
         assert_eq!(err.to_string(), "lda fits a corpus");
         assert_eq!(err.kind(), crate::models::FailureKind::InvalidInput, "the caller's input, not a numerical fault");
-        let err = lookup("lda").unwrap().check_params(&serde_json::json!({}), InputStats::Graph(&stats)).unwrap_err();
+        let err = lda.check_params(&params, InputStats::Graph(&stats)).unwrap_err();
         assert_eq!(err.field, "corpus_id");
+    }
+
+    /// The job stores `json()` and the runner parses it back: the same parameters, the
+    /// same JSON, every default filled in, and no runner option among them.
+    #[test]
+    fn stored_params_read_back_into_the_same_type() {
+        for f in REGISTRY {
+            let given = f.quick_params();
+            let parsed = f.parse_params(&given).unwrap_or_else(|e| panic!("{}: {e}", f.name()));
+            assert_eq!(parsed.family(), f.name());
+            let stored = parsed.json().clone();
+            for (k, v) in given.as_object().unwrap() {
+                assert_eq!(&stored[k], v, "{}: the given {k} is kept", f.name());
+            }
+            assert!(stored.as_object().unwrap().len() > given.as_object().unwrap().len(), "{}: defaults are filled in: {stored}", f.name());
+            let again = f.parse_params(&stored).unwrap_or_else(|e| panic!("{}: the stored params parse: {e}", f.name()));
+            assert_eq!(again.json(), &stored, "{}", f.name());
+            for option in crate::models::options::OPTION_KEYS {
+                assert!(stored.get(option).is_none(), "{}: {option} is a runner option, not a parameter", f.name());
+                let mut with_option = given.clone();
+                with_option[option] = serde_json::json!(2);
+                assert_eq!(f.parse_params(&with_option).unwrap_err().field, option, "{}: options are taken out before parsing", f.name());
+            }
+        }
+    }
+
+    #[test]
+    fn a_family_refuses_another_familys_params() {
+        let (lda, hdp) = (lookup("lda").unwrap(), lookup("hdp").unwrap());
+        let params = hdp.parse_params(&serde_json::json!({})).unwrap();
+        let stats = crate::corpus::CorpusStats::default();
+        assert!(lda.check_params(&params, InputStats::Corpus(&stats)).unwrap_err().message.contains("hdp params handed to lda"));
+        let (graph, _) = crate::graph::build_graph(vec!["a".into(), "b".into()], &[("a".into(), "b".into())], false).unwrap();
+        let err = FitContext::silent(|ctx| lda.fit(FitSource::Graph(&graph), &params, 1, ctx)).err().unwrap();
+        assert_eq!(err.kind(), crate::models::FailureKind::Internal);
     }
 }

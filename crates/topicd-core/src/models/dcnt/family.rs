@@ -18,8 +18,8 @@ use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
 use crate::models::heldout::{DocScorer, HeldoutReport};
 use crate::models::{
-    DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicCorrelations, TopicInfo, TopicModel,
-    TopicTable,
+    DocPrediction, FitContext, FitError, FitParams, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicCorrelations, TopicInfo,
+    TopicModel, TopicTable,
 };
 use ndarray::Array2;
 use serde_json::json;
@@ -37,32 +37,29 @@ impl ModelFamily for DcntFamily {
         family_name(self.diagonal)
     }
 
-    fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
-        // `checkpoint_every_s` is the runner's (its default is the server's flag, not the
-        // model's): kept only when given.
-        let mut effective = DcntParams::from_json(params)?.to_json();
-        if crate::models::params::requested_checkpoint_every(params).is_some() {
-            effective["checkpoint_every_s"] = params["checkpoint_every_s"].clone();
-        }
-        Ok(effective)
+    fn parse_params(&self, params: &serde_json::Value) -> Result<FitParams, ParamError> {
+        let p = DcntParams::from_json(params)?;
+        let json = p.to_json();
+        Ok(FitParams::new(self.name(), p, json))
     }
 
-    fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError> {
-        DcntParams::from_json(params)?;
+    fn check_params(&self, _params: &FitParams, corpus: &CorpusStats) -> Result<(), ParamError> {
         if corpus.num_tokens == 0 {
             return Err(ParamError::new("corpus", "the corpus has no tokens"));
         }
         Ok(())
     }
 
-    fn fit(&self, corpus: &Corpus, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
-        let p = DcntParams::from_json(params)?;
-        Ok(Box::new(fit_dcnt(corpus, &p, self.diagonal, seed, ctx)?))
+    fn fit(&self, corpus: &Corpus, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        Ok(Box::new(fit_dcnt(corpus, params.get::<DcntParams>(), self.diagonal, seed, ctx)?))
     }
 
-    fn fit_memory(&self, corpus: &CorpusStats, params: &serde_json::Value, threads: usize) -> u64 {
-        let p = DcntParams::from_json(params).or_else(|_| DcntParams::from_json(&serde_json::json!({}))).expect("the defaults parse");
-        super::fit_memory::estimate(corpus, &p, threads)
+    fn fit_memory(&self, corpus: &CorpusStats, params: &FitParams, threads: usize) -> u64 {
+        super::fit_memory::estimate(corpus, params.get::<DcntParams>(), threads)
+    }
+
+    fn quick_params(&self) -> serde_json::Value {
+        json!({"topics": 2, "iterations": 4, "burn_in": 2, "thin": 1})
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {

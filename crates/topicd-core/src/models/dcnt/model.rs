@@ -13,12 +13,14 @@ use super::point::DcntPoint;
 use super::predict::fold_in;
 pub use super::sample::Loadings;
 use crate::corpus::lexicon::EncodedDoc;
+use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::heldout::HeldoutReport;
 use crate::models::{ModelError, PredictOptions};
 use serde::{Deserialize, Serialize};
 
-/// Format version of [`DcntModel`]'s encoding.
-pub const ENCODING_VERSION: u32 = 2;
+/// Format version of [`DcntModel`]'s encoding (3: the parameters without the job's
+/// `threads`; 2: with `topic_swaps`; versions 1 and 2 still decode).
+pub const ENCODING_VERSION: u32 = 3;
 
 pub(super) fn family_name(diagonal: bool) -> &'static str {
     if diagonal {
@@ -73,39 +75,18 @@ impl DcntModel {
     pub fn decode(bytes: &[u8]) -> Result<Self, ModelError> {
         let decode_error = |e: postcard::Error| ModelError::Decode(e.to_string());
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
-        if version == 1 {
-            return Self::decode_v1(bytes);
-        }
-        let m: DcntModel = postcard::from_bytes(bytes).map_err(decode_error)?;
-        if m.version != ENCODING_VERSION {
-            return Err(ModelError::Decode(format!("DCNT encoding version {} is not {ENCODING_VERSION}", m.version)));
-        }
-        Ok(m)
-    }
-
-    /// Models stored before `topic_swaps` existed (version 1): their parameters lack
-    /// that field (they were fitted without swaps, so it reads as 0); everything after
-    /// the parameters is laid out as in version 2, so the rest decodes unchanged.
-    fn decode_v1(bytes: &[u8]) -> Result<Self, ModelError> {
-        let decode_error = |e: postcard::Error| ModelError::Decode(e.to_string());
-        let ((_, diagonal, old), rest) = postcard::take_from_bytes::<(u32, bool, DcntParamsV1)>(bytes).map_err(decode_error)?;
-        let params = DcntParams {
-            topics: old.topics,
-            priors: old.priors,
-            iterations: old.iterations,
-            burn_in: old.burn_in,
-            thin: old.thin,
-            loglik_every: old.loglik_every,
-            test_fraction: old.test_fraction,
-            heldout_burn_in: old.heldout_burn_in,
-            heldout_chain_length: old.heldout_chain_length,
-            heldout_acceptance_samples: old.heldout_acceptance_samples,
-            topic_swaps: 0,
-            threads: old.threads,
+        let current = match version {
+            ENCODING_VERSION => std::borrow::Cow::Borrowed(bytes),
+            // Everything after the parameters is laid out as in the current version.
+            2 => with_params_converted(bytes, |(_, diagonal): (u32, bool), p: DcntParamsV2| ((ENCODING_VERSION, diagonal), DcntParams::from(p)))
+                .map_err(decode_error)?
+                .into(),
+            1 => with_params_converted(bytes, |(_, diagonal): (u32, bool), p: DcntParamsV1| ((ENCODING_VERSION, diagonal), DcntParams::from(p)))
+                .map_err(decode_error)?
+                .into(),
+            v => return Err(ModelError::Decode(format!("DCNT encoding version {v} is not {ENCODING_VERSION}, 2 or 1"))),
         };
-        let mut upgraded = postcard::to_allocvec(&(ENCODING_VERSION, diagonal, params)).map_err(decode_error)?;
-        upgraded.extend_from_slice(rest);
-        postcard::from_bytes(&upgraded).map_err(decode_error)
+        postcard::from_bytes(&current).map_err(decode_error)
     }
 
     /// The global parameters at their posterior means (Ω, A, η, λ_v).
@@ -156,6 +137,92 @@ impl DcntModel {
     }
 }
 
+/// [`DcntParams`] as stored by version 2 (with the job's `threads`, always 0 once the
+/// runner took it from the job's options).
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+pub(super) struct DcntParamsV2 {
+    pub topics: usize,
+    pub priors: super::params::Priors,
+    pub iterations: usize,
+    pub burn_in: usize,
+    pub thin: usize,
+    pub loglik_every: usize,
+    pub test_fraction: f64,
+    pub heldout_burn_in: usize,
+    pub heldout_chain_length: usize,
+    pub heldout_acceptance_samples: usize,
+    pub topic_swaps: usize,
+    /// The job's thread count: read to pass over its bytes, never used.
+    #[allow(dead_code)]
+    pub threads: usize,
+}
+
+#[cfg(test)]
+impl From<&DcntParams> for DcntParamsV2 {
+    /// The version 2 layout of current parameters (`threads` 0, as every job's was).
+    fn from(p: &DcntParams) -> Self {
+        DcntParamsV2 {
+            topics: p.topics,
+            priors: p.priors,
+            iterations: p.iterations,
+            burn_in: p.burn_in,
+            thin: p.thin,
+            loglik_every: p.loglik_every,
+            test_fraction: p.test_fraction,
+            heldout_burn_in: p.heldout_burn_in,
+            heldout_chain_length: p.heldout_chain_length,
+            heldout_acceptance_samples: p.heldout_acceptance_samples,
+            topic_swaps: p.topic_swaps,
+            threads: 0,
+        }
+    }
+}
+
+/// Test support: a current blob in version 2's layout (`threads` 0 among the
+/// parameters), against which pins recorded before `threads` left are checked.
+#[cfg(test)]
+pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
+    with_params_converted(bytes, |(v, diagonal): (u32, bool), p: DcntParams| ((v - 1, diagonal), DcntParamsV2::from(&p))).expect("a current DCNT blob")
+}
+
+impl From<DcntParamsV2> for DcntParams {
+    fn from(p: DcntParamsV2) -> Self {
+        DcntParams {
+            topics: p.topics,
+            priors: p.priors,
+            iterations: p.iterations,
+            burn_in: p.burn_in,
+            thin: p.thin,
+            loglik_every: p.loglik_every,
+            test_fraction: p.test_fraction,
+            heldout_burn_in: p.heldout_burn_in,
+            heldout_chain_length: p.heldout_chain_length,
+            heldout_acceptance_samples: p.heldout_acceptance_samples,
+            topic_swaps: p.topic_swaps,
+        }
+    }
+}
+
+impl From<DcntParamsV1> for DcntParams {
+    /// Models stored before `topic_swaps` existed were fitted without swaps.
+    fn from(p: DcntParamsV1) -> Self {
+        DcntParams {
+            topics: p.topics,
+            priors: p.priors,
+            iterations: p.iterations,
+            burn_in: p.burn_in,
+            thin: p.thin,
+            loglik_every: p.loglik_every,
+            test_fraction: p.test_fraction,
+            heldout_burn_in: p.heldout_burn_in,
+            heldout_chain_length: p.heldout_chain_length,
+            heldout_acceptance_samples: p.heldout_acceptance_samples,
+            topic_swaps: 0,
+        }
+    }
+}
+
 /// [`DcntParams`] as stored by version 1 (before `topic_swaps`).
 #[derive(Deserialize)]
 #[cfg_attr(test, derive(Serialize))]
@@ -170,5 +237,7 @@ pub(super) struct DcntParamsV1 {
     pub heldout_burn_in: usize,
     pub heldout_chain_length: usize,
     pub heldout_acceptance_samples: usize,
+    /// The job's thread count: read to pass over its bytes, never used.
+    #[allow(dead_code)]
     pub threads: usize,
 }

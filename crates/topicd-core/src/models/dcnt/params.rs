@@ -60,8 +60,6 @@ pub struct DcntParams {
     /// Within-document topic swaps proposed per document and scan ([`super::swap`];
     /// 0 turns the move off).
     pub topic_swaps: usize,
-    /// Worker threads (read by the job runner; 0 = the server default).
-    pub threads: usize,
 }
 
 /// Default of [`DcntParams::topic_swaps`].
@@ -103,16 +101,11 @@ impl DcntParams {
         let thin = r.uint_in("thin", 1, 1_000_000)?.map(|t| t as usize).unwrap_or_else(|| 10.min(iterations - burn_in));
         let loglik_every = r.uint_in("loglik_every", 1, 1_000_000)?.unwrap_or(10) as usize;
         let test_fraction = r.fraction("test_fraction", 0.9)?.unwrap_or(0.0);
-        let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
         let topic_swaps = r.uint_in("topic_swaps", 0, 100)?.map_or(DEFAULT_TOPIC_SWAPS, |x| x as usize);
         let chib = super::heldout::ChibSettings::default();
         let heldout_burn_in = r.uint_in("heldout_burn_in", 0, 1_000_000)?.map_or(chib.burn_in, |x| x as usize);
         let heldout_chain_length = r.uint_in("heldout_chain_length", 1, 1_000_000)?.map_or(chib.chain_length, |x| x as usize);
         let heldout_acceptance_samples = r.uint_in("heldout_acceptance_samples", 1, 10_000_000)?.map_or(chib.acceptance_samples, |x| x as usize);
-        // Checked here (within LDA's limit), read by the job runner
-        // (`params::requested_checkpoint_every`): how often a fit is checkpointed is not
-        // part of the model, so it is not kept.
-        r.non_negative("checkpoint_every_s", crate::models::params::MAX_CHECKPOINT_EVERY_S)?;
         r.finish()?;
         Ok(DcntParams {
             topics,
@@ -126,7 +119,6 @@ impl DcntParams {
             heldout_chain_length,
             heldout_acceptance_samples,
             topic_swaps,
-            threads,
         })
     }
 }
@@ -144,10 +136,8 @@ mod tests {
         assert_eq!(p.priors.gamma_mu, 1e6);
         let schedule = super::super::chain::schedule(&p);
         assert!(schedule.is_kept(510) && !schedule.is_kept(500) && !schedule.is_kept(505));
-        let p = DcntParams::from_json(&json!({"a_v": 3, "b_v": 2, "iterations": 10, "threads": 2})).unwrap();
+        let p = DcntParams::from_json(&json!({"a_v": 3, "b_v": 2, "iterations": 10})).unwrap();
         assert_eq!((p.priors.a_v, p.priors.b_v, p.burn_in, p.thin), (3.0, 2.0, 5, 5));
-        // The checkpoint interval is accepted but is not part of the model's parameters.
-        assert_eq!(DcntParams::from_json(&json!({"a_v": 3, "b_v": 2, "iterations": 10, "threads": 2, "checkpoint_every_s": 0.5})).unwrap(), p);
     }
 
     #[test]
@@ -167,7 +157,8 @@ mod tests {
             (json!({"loglik_every": 0}), "loglik_every"),
             (json!({"test_fraction": 0.95}), "test_fraction"),
             (json!({"alpha": 1}), "alpha"),
-            (json!({"checkpoint_every_s": -1}), "checkpoint_every_s"),
+            (json!({"threads": 2}), "threads"),
+            (json!({"checkpoint_every_s": 0.5}), "checkpoint_every_s"),
         ] {
             assert_eq!(DcntParams::from_json(&body).unwrap_err().field, field, "{body}");
         }

@@ -13,9 +13,10 @@ use crate::models::lda::sampler::checks::{lda_corpus, raw_options};
 use crate::models::{FitContext, TopicModel};
 use serde_json::json;
 
-/// CRC-64/XZ of a model's encoding.
+/// CRC-64/XZ of a model's encoding in the layout its pins were recorded in (before
+/// `threads` left the parameters).
 fn fingerprint(model: &DcntModel) -> u64 {
-    crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&model.encode())
+    crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&super::model::as_before_threads_left(&model.encode()))
 }
 
 /// 120 documents of 40 tokens over 40 words, each with two metadata features.

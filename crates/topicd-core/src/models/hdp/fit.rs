@@ -222,8 +222,7 @@ impl Passes for HdpPasses<'_> {
     }
 
     fn params_key(&self) -> Vec<u8> {
-        let p = HdpParams { threads: 0, ..self.memo.params.clone() };
-        postcard::to_allocvec(&p).expect("plain data encodes")
+        postcard::to_allocvec(&self.memo.params).expect("plain data encodes")
     }
 
     fn max_passes(&self) -> usize {

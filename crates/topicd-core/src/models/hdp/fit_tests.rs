@@ -184,6 +184,9 @@ fn same_seed_same_model_at_one_and_two_threads_and_encoding_round_trips() {
     let mut bad = one.encode();
     bad[0] = 7;
     assert!(HdpModel::decode(&bad).is_err());
+    // Version 1: the parameters with the job's `threads` after them, the rest the same.
+    let v1 = super::model::as_before_threads_left(&one.encode());
+    assert_eq!(HdpModel::decode(&v1).expect("a version-1 model decodes"), one);
 }
 
 #[test]
@@ -216,14 +219,15 @@ fn prediction_gives_proportions_that_sum_to_one_and_find_the_topic() {
 fn the_family_fits_through_the_registry() {
     let family = crate::models::registry::lookup("hdp").and_then(crate::models::registry::Family::topics).expect("registered");
     let corpus = appstream_corpus();
-    let err = family.check_params(&json!({"topics": 0}), &corpus.stats).unwrap_err();
+    let err = family.parse_params(&json!({"topics": 0})).unwrap_err();
     assert_eq!(err.field, "topics");
     // The fit's state tables are bounded before a job is queued: (D + 4V) × K ≤ 2^27.
+    let check = |params: serde_json::Value, stats: &crate::corpus::CorpusStats| family.check_params(&family.parse_params(&params).unwrap(), stats);
     let mut huge = corpus.stats.clone();
     huge.num_documents = 1_000_000;
-    assert_eq!(family.check_params(&json!({"topics": 1000}), &huge).unwrap_err().field, "topics");
-    assert!(family.check_params(&json!({"topics": 100}), &huge).is_ok());
-    let params = json!({"topics": 8, "passes": 3, "test_fraction": 0.2});
+    assert_eq!(check(json!({"topics": 1000}), &huge).unwrap_err().field, "topics");
+    assert!(check(json!({"topics": 100}), &huge).is_ok());
+    let params = family.parse_params(&json!({"topics": 8, "passes": 3, "test_fraction": 0.2})).unwrap();
     let model = FitContext::silent(|ctx| family.fit(&corpus, &params, 4, ctx)).unwrap();
     let decoded = family.decode(&model.encode()).unwrap();
     assert_eq!(decoded.diagnostics(), model.diagnostics());

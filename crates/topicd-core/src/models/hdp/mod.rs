@@ -35,7 +35,7 @@ mod fit_tests;
 mod resume_checks;
 
 use crate::corpus::{Corpus, CorpusStats, DocTermMatrix};
-use crate::models::{completion, splits, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TopicModel};
+use crate::models::{completion, splits, FitContext, FitError, FitParams, ModelError, ModelFamily, ParamError, PredictOptions, TopicModel};
 pub use model::HdpModel;
 pub use params::HdpParams;
 
@@ -50,14 +50,13 @@ impl ModelFamily for HdpFamily {
         "hdp"
     }
 
-    fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
-        // The struct's fields are the wire names; `checkpoint_every_s` is the runner's.
-        let effective = serde_json::to_value(HdpParams::from_json(params)?).expect("plain data serialises");
-        Ok(crate::models::params::with_requested_checkpoint_every(params, effective))
+    fn parse_params(&self, params: &serde_json::Value) -> Result<FitParams, ParamError> {
+        // The struct's fields are the wire names.
+        Ok(FitParams::serialized(self.name(), HdpParams::from_json(params)?))
     }
 
-    fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError> {
-        let p = HdpParams::from_json(params)?;
+    fn check_params(&self, params: &FitParams, corpus: &CorpusStats) -> Result<(), ParamError> {
+        let p = params.get::<HdpParams>();
         if corpus.num_tokens == 0 {
             return Err(ParamError::new("corpus", "the corpus has no tokens"));
         }
@@ -73,14 +72,16 @@ impl ModelFamily for HdpFamily {
         Ok(())
     }
 
-    fn fit(&self, corpus: &Corpus, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
-        let p = HdpParams::from_json(params)?;
-        Ok(Box::new(fit_hdp(corpus, &p, seed, ctx)?))
+    fn fit(&self, corpus: &Corpus, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        Ok(Box::new(fit_hdp(corpus, params.get::<HdpParams>(), seed, ctx)?))
     }
 
-    fn fit_memory(&self, corpus: &CorpusStats, params: &serde_json::Value, threads: usize) -> u64 {
-        let p = HdpParams::from_json(params).or_else(|_| HdpParams::from_json(&serde_json::json!({}))).expect("the defaults parse");
-        fit_memory::estimate(corpus, &p, threads)
+    fn fit_memory(&self, corpus: &CorpusStats, params: &FitParams, threads: usize) -> u64 {
+        fit_memory::estimate(corpus, params.get::<HdpParams>(), threads)
+    }
+
+    fn quick_params(&self) -> serde_json::Value {
+        serde_json::json!({"topics": 3, "passes": 3, "batches": 2})
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {

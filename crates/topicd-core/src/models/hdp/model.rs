@@ -9,10 +9,11 @@
 use super::fit::{FitOutcome, PassRecord};
 use super::globals::expected_log_phi;
 use super::local::{infer_document, LocalGlobals};
-use super::params::HdpParams;
+use super::params::{HdpParams, HdpParamsV1};
 use super::stick::StickPosterior;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::models::completion::CompletionReport;
+use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::{DocPrediction, ModelError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable};
 use ndarray::Array2;
 use rayon::prelude::*;
@@ -20,8 +21,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use statrs::function::gamma::digamma;
 
-/// Format version of [`HdpModel`]'s encoding.
-pub const ENCODING_VERSION: u32 = 1;
+/// Format version of [`HdpModel`]'s encoding (2: the parameters without the job's
+/// `threads`; version 1 still decodes).
+pub const ENCODING_VERSION: u32 = 2;
+
+/// Test support: a current blob in version 1's layout (`threads` 0 among the
+/// parameters), against which pins recorded before `threads` left are checked.
+#[cfg(test)]
+pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
+    with_params_converted(bytes, |v: u32, p: HdpParams| (v - 1, HdpParamsV1::from(&p))).expect("a current HDP blob")
+}
 
 /// Least coordinate-ascent iterations per predicted document (the fit's setting may be
 /// lower, because its documents are warm-started).
@@ -94,10 +103,13 @@ impl HdpModel {
     pub fn decode(bytes: &[u8]) -> Result<Self, ModelError> {
         let decode_error = |e: postcard::Error| ModelError::Decode(e.to_string());
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
-        if version != ENCODING_VERSION {
-            return Err(ModelError::Decode(format!("HDP encoding version {version} is not {ENCODING_VERSION}")));
-        }
-        let m: HdpModel = postcard::from_bytes(bytes).map_err(decode_error)?;
+        let current = match version {
+            ENCODING_VERSION => std::borrow::Cow::Borrowed(bytes),
+            // Version 1 is version 2 with `threads` among the parameters.
+            1 => with_params_converted(bytes, |_: u32, p: HdpParamsV1| (ENCODING_VERSION, HdpParams::from(p))).map_err(decode_error)?.into(),
+            v => return Err(ModelError::Decode(format!("HDP encoding version {v} is not {ENCODING_VERSION} or 1"))),
+        };
+        let m: HdpModel = postcard::from_bytes(&current).map_err(decode_error)?;
         let k = m.num_topics;
         if Some(m.topic_word.len()) != k.checked_mul(m.num_terms) || m.stick.num_topics() != k || m.topic_tokens.len() != k {
             return Err(ModelError::Decode("HDP model arrays disagree with its topic and term counts".into()));

@@ -8,7 +8,7 @@
 //! documents (every 5th of them, 3 seeds) document completion gave −7.36 nats per token
 //! without merges and −7.50 with them (K 50 → 9–12); deletes alone left it at −7.36.
 
-use crate::models::params::{check_checkpoint_every, ParamError, ParamReader};
+use crate::models::params::{ParamError, ParamReader};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -46,8 +46,73 @@ pub struct HdpParams {
     /// Share of documents held out (by the seed) when the corpus has no `split` tags;
     /// the test split is scored by document completion.
     pub test_fraction: f64,
-    /// Worker threads (read by the job runner; 0 = the server default).
+}
+
+/// [`HdpParams`] as encoded by models of format version 1 (with the job's `threads`,
+/// always 0 once the runner took it from the job's options); upgraded by
+/// [`super::model::HdpModel::decode`].
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+pub(crate) struct HdpParamsV1 {
+    pub topics: usize,
+    pub alpha: f64,
+    pub gamma: f64,
+    pub lambda: f64,
+    pub batches: usize,
+    pub passes: usize,
+    pub local_tolerance: f64,
+    pub local_iterations: usize,
+    pub merge_every: usize,
+    pub merge_pairs: usize,
+    pub delete_every: usize,
+    pub convergence_tolerance: f64,
+    pub test_fraction: f64,
+    /// The job's thread count: read to pass over its bytes, never used.
+    #[allow(dead_code)]
     pub threads: usize,
+}
+
+#[cfg(test)]
+impl From<&HdpParams> for HdpParamsV1 {
+    /// The version 1 layout of current parameters (`threads` 0, as every job's was).
+    fn from(p: &HdpParams) -> Self {
+        HdpParamsV1 {
+            topics: p.topics,
+            alpha: p.alpha,
+            gamma: p.gamma,
+            lambda: p.lambda,
+            batches: p.batches,
+            passes: p.passes,
+            local_tolerance: p.local_tolerance,
+            local_iterations: p.local_iterations,
+            merge_every: p.merge_every,
+            merge_pairs: p.merge_pairs,
+            delete_every: p.delete_every,
+            convergence_tolerance: p.convergence_tolerance,
+            test_fraction: p.test_fraction,
+            threads: 0,
+        }
+    }
+}
+
+impl From<HdpParamsV1> for HdpParams {
+    fn from(p: HdpParamsV1) -> Self {
+        HdpParams {
+            topics: p.topics,
+            alpha: p.alpha,
+            gamma: p.gamma,
+            lambda: p.lambda,
+            batches: p.batches,
+            passes: p.passes,
+            local_tolerance: p.local_tolerance,
+            local_iterations: p.local_iterations,
+            merge_every: p.merge_every,
+            merge_pairs: p.merge_pairs,
+            delete_every: p.delete_every,
+            convergence_tolerance: p.convergence_tolerance,
+            test_fraction: p.test_fraction,
+        }
+    }
 }
 
 impl HdpParams {
@@ -67,8 +132,6 @@ impl HdpParams {
         let delete_every = r.uint_in("delete_every", 0, 100_000)?.unwrap_or(2) as usize;
         let convergence_tolerance = r.fraction("convergence_tolerance", 1.0)?.unwrap_or(1e-7);
         let test_fraction = r.fraction("test_fraction", 1.0)?.unwrap_or(0.0);
-        let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
-        check_checkpoint_every(&mut r)?;
         r.finish()?;
         Ok(HdpParams {
             topics,
@@ -84,7 +147,6 @@ impl HdpParams {
             delete_every,
             convergence_tolerance,
             test_fraction,
-            threads,
         })
     }
 
@@ -119,8 +181,6 @@ mod tests {
         assert!(!p.merges_after(2));
         let p = HdpParams::from_json(&json!({"delete_every": 3})).unwrap();
         assert!(!p.deletes_in(2) && p.deletes_in(3) && !p.deletes_in(4) && p.deletes_in(6));
-        // The checkpoint interval is accepted but is not part of the model's parameters.
-        assert_eq!(HdpParams::from_json(&json!({"delete_every": 3, "checkpoint_every_s": 0.5})).unwrap(), p);
     }
 
     #[test]
@@ -138,7 +198,8 @@ mod tests {
             (json!({"delete_every": -1}), "delete_every"),
             (json!({"convergence_tolerance": 1.5}), "convergence_tolerance"),
             (json!({"test_fraction": 1.0}), "test_fraction"),
-            (json!({"checkpoint_every_s": -1}), "checkpoint_every_s"),
+            (json!({"threads": 2}), "threads"),
+            (json!({"checkpoint_every_s": 0.5}), "checkpoint_every_s"),
             (json!({"topicz": 3}), "topicz"),
         ] {
             assert_eq!(HdpParams::from_json(&body).unwrap_err().field, field, "{body}");

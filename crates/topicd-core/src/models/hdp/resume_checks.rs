@@ -19,9 +19,10 @@ fn bytes(model: &HdpModel) -> Vec<u8> {
     m.encode()
 }
 
-/// CRC-64/XZ of [`bytes`].
+/// CRC-64/XZ of [`bytes`] in the layout the pins were recorded in (before `threads`
+/// left the parameters: [`super::model::as_before_threads_left`]).
 fn fingerprint(model: &HdpModel) -> u64 {
-    crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&bytes(model))
+    crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&super::model::as_before_threads_left(&bytes(model)))
 }
 
 const SEED: u64 = 7;

@@ -11,7 +11,7 @@ use super::model::AmmsbModel;
 use super::params::AmmsbParams;
 use crate::graph::{Graph, GraphStats};
 use crate::models::community::{CommunityFamily, CommunityModel};
-use crate::models::{FitContext, FitError, ModelError, ParamError};
+use crate::models::{FitContext, FitError, FitParams, ModelError, ParamError};
 
 /// The `"hdp_ammsb"` family.
 pub struct HdpAmmsbFamily;
@@ -23,19 +23,18 @@ impl CommunityFamily for HdpAmmsbFamily {
         "hdp_ammsb"
     }
 
-    fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
+    fn parse_params(&self, params: &serde_json::Value) -> Result<FitParams, ParamError> {
         // The struct's fields are the wire names; `epsilon` and `batches` stay null when
-        // they default to values the graph decides. `checkpoint_every_s` is the runner's.
-        let effective = serde_json::to_value(AmmsbParams::from_json(params)?).expect("plain data serialises");
-        Ok(crate::models::params::with_requested_checkpoint_every(params, effective))
+        // they default to values the graph decides.
+        Ok(FitParams::serialized(self.name(), AmmsbParams::from_json(params)?))
     }
 
-    fn check_params(&self, params: &serde_json::Value, graph: &GraphStats) -> Result<(), ParamError> {
-        AmmsbParams::from_json(params)?.check_against(graph)
+    fn check_params(&self, params: &FitParams, graph: &GraphStats) -> Result<(), ParamError> {
+        params.get::<AmmsbParams>().check_against(graph)
     }
 
-    fn fit(&self, graph: &Graph, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn CommunityModel>, FitError> {
-        let p = AmmsbParams::from_json(params)?;
+    fn fit(&self, graph: &Graph, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn CommunityModel>, FitError> {
+        let p = params.get::<AmmsbParams>();
         let stats = GraphStats {
             num_nodes: graph.num_nodes(),
             num_edges: graph.num_edges(),
@@ -44,12 +43,15 @@ impl CommunityFamily for HdpAmmsbFamily {
             duplicate_edges_dropped: 0,
         };
         p.check_against(&stats)?;
-        Ok(Box::new(fit_ammsb(graph, &p, seed, ctx)?))
+        Ok(Box::new(fit_ammsb(graph, p, seed, ctx)?))
     }
 
-    fn fit_memory(&self, graph: &GraphStats, params: &serde_json::Value, threads: usize) -> u64 {
-        let p = AmmsbParams::from_json(params).or_else(|_| AmmsbParams::from_json(&serde_json::json!({}))).expect("the defaults parse");
-        super::fit_memory::estimate(graph, &p, threads)
+    fn fit_memory(&self, graph: &GraphStats, params: &FitParams, threads: usize) -> u64 {
+        super::fit_memory::estimate(graph, params.get::<AmmsbParams>(), threads)
+    }
+
+    fn quick_params(&self) -> serde_json::Value {
+        serde_json::json!({"communities": 2, "passes": 3})
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn CommunityModel>, ModelError> {

@@ -104,8 +104,7 @@ impl Passes for AmmsbPasses<'_> {
     }
 
     fn params_key(&self) -> Vec<u8> {
-        let p = AmmsbParams { threads: 0, ..self.params.clone() };
-        postcard::to_allocvec(&p).expect("plain data encodes")
+        postcard::to_allocvec(self.params).expect("plain data encodes")
     }
 
     fn max_passes(&self) -> usize {

@@ -15,15 +15,17 @@
 //! directions of a node pair are observed separately, the sender's membership choosing s
 //! and the receiver's r.
 
-use super::params::AmmsbParams;
+use super::params::{AmmsbParams, AmmsbParamsV1};
 use super::state::GlobalState;
 use crate::models::community::{Communities, CommunityModel, CommunitySummary, NodeMembership};
+use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::ModelError;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-/// Format version of [`AmmsbModel`]'s encoding.
-pub const ENCODING_VERSION: u32 = 1;
+/// Format version of [`AmmsbModel`]'s encoding (2: the parameters without the job's
+/// `threads`; version 1 still decodes).
+pub const ENCODING_VERSION: u32 = 2;
 /// Expected size (in nodes) from which a community is reported.
 pub const ACTIVE_SIZE: f64 = 1.0;
 /// Objective values kept in the diagnostics (the last ones).
@@ -51,6 +53,13 @@ pub struct AmmsbModel {
     pub stick_fallbacks: usize,
 }
 
+/// Test support: a current blob in version 1's layout (`threads` 0 among the
+/// parameters), against which pins recorded before `threads` left are checked.
+#[cfg(test)]
+pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
+    with_params_converted(bytes, |v: u32, p: AmmsbParams| (v - 1, AmmsbParamsV1::from(&p))).expect("a current HDP-aMMSB blob")
+}
+
 impl AmmsbModel {
     pub fn encode_bytes(&self) -> Vec<u8> {
         postcard::to_allocvec(self).expect("an HDP-aMMSB model always encodes")
@@ -61,10 +70,13 @@ impl AmmsbModel {
         // The version first, so a future layout is named as such rather than failing
         // somewhere inside the struct.
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
-        if version != ENCODING_VERSION {
-            return Err(ModelError::Decode(format!("HDP-aMMSB encoding version {version} is not {ENCODING_VERSION}")));
-        }
-        let m: AmmsbModel = postcard::from_bytes(bytes).map_err(decode_error)?;
+        let current = match version {
+            ENCODING_VERSION => std::borrow::Cow::Borrowed(bytes),
+            // Version 1 is version 2 with `threads` among the parameters.
+            1 => with_params_converted(bytes, |_: u32, p: AmmsbParamsV1| (ENCODING_VERSION, AmmsbParams::from(p))).map_err(decode_error)?.into(),
+            v => return Err(ModelError::Decode(format!("HDP-aMMSB encoding version {v} is not {ENCODING_VERSION} or 1"))),
+        };
+        let m: AmmsbModel = postcard::from_bytes(&current).map_err(decode_error)?;
         let s = &m.state;
         let (n, k) = (s.num_nodes, s.num_communities);
         if m.node_names.len() != n

@@ -17,7 +17,7 @@
 //! the graph does not need.
 
 use crate::graph::GraphStats;
-use crate::models::params::{check_checkpoint_every, ParamError, ParamReader};
+use crate::models::params::{ParamError, ParamReader};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -59,13 +59,47 @@ pub struct AmmsbParams {
     /// Stop when a pass raises the objective by less than this per observed pair (in
     /// [0, 1); 0 runs every pass).
     pub tolerance: f64,
-    /// Worker threads (read by the job runner; 0 = the server default).
+}
+
+/// [`AmmsbParams`] as encoded by models of format version 1 (with the job's `threads`,
+/// always 0 once the runner took it from the job's options); upgraded by
+/// [`super::model::AmmsbModel::decode`].
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+pub(crate) struct AmmsbParamsV1 {
+    pub communities: usize,
+    pub alpha: f64,
+    pub gamma: f64,
+    pub epsilon: Option<f64>,
+    pub tau1: f64,
+    pub tau0: f64,
+    pub batches: Option<usize>,
+    pub passes: usize,
+    pub tolerance: f64,
+    /// The job's thread count: read to pass over its bytes, never used.
+    #[allow(dead_code)]
     pub threads: usize,
+}
+
+#[cfg(test)]
+impl From<&AmmsbParams> for AmmsbParamsV1 {
+    /// The version 1 layout of current parameters (`threads` 0, as every job's was).
+    fn from(p: &AmmsbParams) -> Self {
+        let AmmsbParams { communities, alpha, gamma, epsilon, tau1, tau0, batches, passes, tolerance } = p.clone();
+        AmmsbParamsV1 { communities, alpha, gamma, epsilon, tau1, tau0, batches, passes, tolerance, threads: 0 }
+    }
+}
+
+impl From<AmmsbParamsV1> for AmmsbParams {
+    fn from(p: AmmsbParamsV1) -> Self {
+        let AmmsbParamsV1 { communities, alpha, gamma, epsilon, tau1, tau0, batches, passes, tolerance, threads: _ } = p;
+        AmmsbParams { communities, alpha, gamma, epsilon, tau1, tau0, batches, passes, tolerance }
+    }
 }
 
 impl Default for AmmsbParams {
     fn default() -> Self {
-        AmmsbParams { communities: 20, alpha: 0.5, gamma: 10.0, epsilon: None, tau1: 1.0, tau0: 1.0, batches: None, passes: 100, tolerance: 1e-6, threads: 0 }
+        AmmsbParams { communities: 20, alpha: 0.5, gamma: 10.0, epsilon: None, tau1: 1.0, tau0: 1.0, batches: None, passes: 100, tolerance: 1e-6 }
     }
 }
 
@@ -86,10 +120,8 @@ impl AmmsbParams {
         let batches = r.uint_in("batches", 1, MAX_BATCHES)?.map(|b| b as usize);
         let passes = r.uint_in("passes", 1, 100_000)?.map_or(d.passes, |p| p as usize);
         let tolerance = r.fraction("tolerance", 1.0)?.unwrap_or(d.tolerance);
-        let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
-        check_checkpoint_every(&mut r)?;
         r.finish()?;
-        Ok(AmmsbParams { communities, alpha, gamma, epsilon, tau1, tau0, batches, passes, tolerance, threads })
+        Ok(AmmsbParams { communities, alpha, gamma, epsilon, tau1, tau0, batches, passes, tolerance })
     }
 
     /// ε on a graph with `num_edges` links among `num_pairs` observed pairs: the given

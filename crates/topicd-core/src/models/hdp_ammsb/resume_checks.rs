@@ -15,9 +15,10 @@ use crate::models::passes::{unusable_checkpoints, PassCheckpoint};
 use crate::models::FitContext;
 use serde_json::json;
 
-/// CRC-64/XZ of a model's encoding (it holds no timings).
+/// CRC-64/XZ of a model's encoding (it holds no timings) in the layout the pins were
+/// recorded in (before `threads` left the parameters).
 fn fingerprint(model: &AmmsbModel) -> u64 {
-    crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&model.encode_bytes())
+    crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&super::model::as_before_threads_left(&model.encode_bytes()))
 }
 
 const SEED: u64 = 7;

@@ -409,6 +409,9 @@ fn encoding_round_trips_and_rejects_other_versions() {
     other.version = 99;
     assert!(AmmsbModel::decode(&other.encode_bytes()).is_err());
     assert!(family.decode(&[1, 2, 3]).is_err());
+    // Version 1: the parameters with the job's `threads` after them, the rest the same.
+    let v1 = super::model::as_before_threads_left(&m.encode_bytes());
+    assert_eq!(AmmsbModel::decode(&v1).expect("a version-1 model decodes"), m);
     // What the communities endpoint shows is consistent with the model.
     let c = m.communities();
     assert_eq!(c.nodes.len(), 20);
@@ -436,8 +439,8 @@ fn bad_params_name_their_field() {
         (json!({"batches": 0}), "batches"),
         (json!({"passes": 0}), "passes"),
         (json!({"tolerance": -1}), "tolerance"),
-        (json!({"threads": 5000}), "threads"),
-        (json!({"checkpoint_every_s": "soon"}), "checkpoint_every_s"),
+        (json!({"threads": 2}), "threads"),
+        (json!({"checkpoint_every_s": 2.5}), "checkpoint_every_s"),
         (json!({"topics": 5}), "topics"),
     ] {
         assert_eq!(AmmsbParams::from_json(&body).unwrap_err().field, field, "{body}");
@@ -445,20 +448,19 @@ fn bad_params_name_their_field() {
     let family = lookup("hdp_ammsb").and_then(Family::communities).unwrap();
     let (g, _) = planted(2, 5, 0.5, 0.1, false, 1);
     let stats = crate::graph::GraphStats { num_nodes: 10, num_edges: g.num_edges(), directed: false, self_loops_dropped: 0, duplicate_edges_dropped: 0 };
-    assert_eq!(family.check_params(&json!({"batches": 11}), &stats).unwrap_err().field, "batches");
-    family.check_params(&json!({"batches": 10, "communities": 3}), &stats).unwrap();
+    let check = |params: serde_json::Value, stats: &crate::graph::GraphStats| family.check_params(&family.parse_params(&params).unwrap(), stats);
+    assert_eq!(check(json!({"batches": 11}), &stats).unwrap_err().field, "batches");
+    check(json!({"batches": 10, "communities": 3}), &stats).unwrap();
     let big = crate::graph::GraphStats { num_nodes: 10_000, ..stats };
-    assert_eq!(family.check_params(&json!({"batches": 100, "communities": 100}), &big).unwrap_err().field, "batches");
+    assert_eq!(check(json!({"batches": 100, "communities": 100}), &big).unwrap_err().field, "batches");
     // 10 000 nodes: about 5e7 pairs, so K = 100 is the most one pass may do.
-    family.check_params(&json!({"batches": 1, "communities": 100}), &big).unwrap();
-    assert_eq!(family.check_params(&json!({"batches": 1, "communities": 101}), &big).unwrap_err().field, "communities");
+    check(json!({"batches": 1, "communities": 100}), &big).unwrap();
+    assert_eq!(check(json!({"batches": 1, "communities": 101}), &big).unwrap_err().field, "communities");
     let d = AmmsbParams::from_json(&json!({})).unwrap();
     assert_eq!(d, AmmsbParams::default());
-    // The checkpoint interval is accepted, not kept in the model's parameters, and shown
-    // in the effective params only when the job gave it.
-    assert_eq!(AmmsbParams::from_json(&json!({"checkpoint_every_s": 2.5})).unwrap(), d);
-    assert_eq!(family.effective_params(&json!({"checkpoint_every_s": 2.5})).unwrap()["checkpoint_every_s"], 2.5);
-    assert!(family.effective_params(&json!({})).unwrap().get("checkpoint_every_s").is_none());
+    // `epsilon` and `batches` stay null in the stored params: the graph decides them.
+    let stored = family.parse_params(&json!({})).unwrap().json().clone();
+    assert_eq!((stored["epsilon"].clone(), stored["batches"].clone()), (json!(null), json!(null)));
     assert_eq!((d.alpha, d.gamma, d.epsilon, d.num_batches(10), d.num_batches(2)), (0.5, 10.0, None, 4, 2));
     assert!((d.epsilon_for(100, 1000) - 0.01).abs() < 1e-15);
     assert_eq!(d.epsilon_for(0, 1000), 1e-6);

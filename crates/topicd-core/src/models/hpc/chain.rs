@@ -158,10 +158,10 @@ struct HpcHeader {
     kept: usize,
 }
 
-/// The parameters that shape the chain, as bytes: all but `threads` (which never
-/// changes a number) and the prediction settings, which act after the chain.
+/// The parameters that shape the chain, as bytes: all but the prediction settings,
+/// which act after the chain (and are not encoded).
 fn chain_key(p: &HpcParams) -> Vec<u8> {
-    postcard::to_allocvec(&HpcParams { threads: 0, ..p.clone() }).expect("plain data encodes")
+    postcard::to_allocvec(p).expect("plain data encodes")
 }
 
 impl<'a> HpcChain<'a> {

@@ -18,7 +18,8 @@ use super::predict::predict_affinities;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
 use crate::models::{
-    Comparison, DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable,
+    Comparison, DocPrediction, FitContext, FitError, FitParams, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel,
+    TopicTable,
 };
 use rayon::prelude::*;
 use serde_json::json;
@@ -38,34 +39,33 @@ impl ModelFamily for HpcFamily {
         family_name(self.supervised)
     }
 
-    fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
-        // `checkpoint_every_s` is the runner's (its default is the server's flag, not the
-        // model's): kept only when given.
-        let mut effective = HpcParams::from_json(params, self.supervised)?.to_json(self.supervised);
-        if crate::models::params::requested_checkpoint_every(params).is_some() {
-            effective["checkpoint_every_s"] = params["checkpoint_every_s"].clone();
-        }
-        Ok(effective)
+    fn parse_params(&self, params: &serde_json::Value) -> Result<FitParams, ParamError> {
+        let p = HpcParams::from_json(params, self.supervised)?;
+        let json = p.to_json(self.supervised);
+        Ok(FitParams::new(self.name(), p, json))
     }
 
-    fn check_params(&self, params: &serde_json::Value, corpus: &CorpusStats) -> Result<(), ParamError> {
-        HpcParams::from_json(params, self.supervised)?;
+    fn check_params(&self, _params: &FitParams, corpus: &CorpusStats) -> Result<(), ParamError> {
         if self.supervised && corpus.num_labels == 0 {
             return Err(ParamError::new("", "the corpus has no labels: hpc needs labelled documents (pcm fits an unlabelled corpus)"));
         }
         Ok(())
     }
 
-    fn fit(&self, corpus: &Corpus, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
-        let p = HpcParams::from_json(params, self.supervised)?;
-        Ok(Box::new(fit_hpc(corpus, &p, self.supervised, seed, ctx)?))
+    fn fit(&self, corpus: &Corpus, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        Ok(Box::new(fit_hpc(corpus, params.get::<HpcParams>(), self.supervised, seed, ctx)?))
     }
 
-    fn fit_memory(&self, corpus: &CorpusStats, params: &serde_json::Value, threads: usize) -> u64 {
-        let p = HpcParams::from_json(params, self.supervised)
-            .or_else(|_| HpcParams::from_json(&serde_json::json!({}), self.supervised))
-            .expect("the defaults parse");
-        super::fit_memory::estimate(corpus, &p, self.supervised, threads)
+    fn fit_memory(&self, corpus: &CorpusStats, params: &FitParams, threads: usize) -> u64 {
+        super::fit_memory::estimate(corpus, params.get::<HpcParams>(), self.supervised, threads)
+    }
+
+    fn quick_params(&self) -> serde_json::Value {
+        if self.supervised {
+            json!({"iterations": 4, "burn_in": 2, "thin": 1})
+        } else {
+            json!({"topics": 2, "iterations": 4, "burn_in": 2, "thin": 1})
+        }
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {

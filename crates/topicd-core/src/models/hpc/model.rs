@@ -7,19 +7,28 @@
 //! none of them, so they all share one form of the model without an import circle.
 
 use super::calibration::{SetScores, Thresholds};
-use super::params::{HpcParams, Predictor};
+use super::params::{HpcParams, HpcParamsV4, Predictor};
+use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::ModelError;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
-/// Format version of [`HpcModel`]'s encoding. Version 4 appended
+/// Format version of [`HpcModel`]'s encoding. Version 5 took the job's `threads` out of
+/// the parameters (older blobs are upgraded by [`with_params_converted`]). Version 4 appended
 /// [`HpcModel::refitted_with_validation`] (version 3 blobs decode with `false`, as they
 /// were fitted). Version 3 appended the label sets
 /// ([`LabelPrediction::sets`]; version 2 blobs decode with none, predicting as they were
 /// fitted); version 2 appended [`HpcModel::prediction`]; version 1 blobs decode with the
 /// paper's predictor ([`LabelPrediction::mode_only`]), as they were fitted.
-pub const ENCODING_VERSION: u32 = 4;
+pub const ENCODING_VERSION: u32 = 5;
+
+/// Test support: a current blob in version 4's layout (`threads` 0 among the
+/// parameters), against which pins recorded before `threads` left are checked.
+#[cfg(test)]
+pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
+    with_params_converted(bytes, |(v, supervised): (u32, bool), p: HpcParams| ((v - 1, supervised), HpcParamsV4::from(&p))).expect("a current HPC blob")
+}
 
 /// The wire name of the supervised (`hpc`) or unsupervised (`pcm`) family.
 pub(super) fn family_name(supervised: bool) -> &'static str {
@@ -106,38 +115,37 @@ impl HpcModel {
     pub fn decode(bytes: &[u8]) -> Result<Self, ModelError> {
         let bad = |e: postcard::Error| ModelError::Decode(e.to_string());
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(bad)?;
-        let m: HpcModel = match version {
-            ENCODING_VERSION => postcard::from_bytes(bytes).map_err(bad)?,
+        // Postcard writes a struct's fields one after another, without names or lengths,
+        // so an older blob is a version 4 one without its trailing fields, and a
+        // version 4 one is the current one with `threads` among the parameters.
+        let v4: std::borrow::Cow<[u8]> = match version {
+            ENCODING_VERSION => return postcard::from_bytes(bytes).map_err(bad),
+            4 => bytes.into(),
             3 => {
                 // Version 3 ends before `refitted_with_validation`: `false` is one zero byte.
                 let mut v4 = bytes.to_vec();
                 v4.extend(postcard::to_allocvec(&false).map_err(bad)?);
-                let mut m: HpcModel = postcard::from_bytes(&v4).map_err(bad)?;
-                m.version = ENCODING_VERSION;
-                m
+                v4.into()
             }
-            // Postcard writes a struct's fields one after another, without names or
-            // lengths, so an older blob is the current one without its trailing fields.
             2 => {
                 // Version 2 ends before `prediction.sets`: an empty list is one zero byte.
-                let mut v3 = bytes.to_vec();
-                v3.extend(postcard::to_allocvec(&Vec::<LabelSet>::new()).map_err(bad)?);
-                v3.extend(postcard::to_allocvec(&false).map_err(bad)?);
-                let mut m: HpcModel = postcard::from_bytes(&v3).map_err(bad)?;
-                m.version = ENCODING_VERSION;
-                m
+                let mut v4 = bytes.to_vec();
+                v4.extend(postcard::to_allocvec(&Vec::<LabelSet>::new()).map_err(bad)?);
+                v4.extend(postcard::to_allocvec(&false).map_err(bad)?);
+                v4.into()
             }
             1 => {
                 // Version 1 ends before `prediction`.
-                let mut v3 = bytes.to_vec();
-                v3.extend(postcard::to_allocvec(&LabelPrediction::mode_only()).map_err(bad)?);
-                v3.extend(postcard::to_allocvec(&false).map_err(bad)?);
-                let mut m: HpcModel = postcard::from_bytes(&v3).map_err(bad)?;
-                m.version = ENCODING_VERSION;
-                m
+                let mut v4 = bytes.to_vec();
+                v4.extend(postcard::to_allocvec(&LabelPrediction::mode_only()).map_err(bad)?);
+                v4.extend(postcard::to_allocvec(&false).map_err(bad)?);
+                v4.into()
             }
-            v => return Err(ModelError::Decode(format!("HPC encoding version {v} is not {ENCODING_VERSION}, 3, 2 or 1"))),
+            v => return Err(ModelError::Decode(format!("HPC encoding version {v} is not {ENCODING_VERSION}, 4, 3, 2 or 1"))),
         };
+        let current =
+            with_params_converted(&v4, |(_, supervised): (u32, bool), p: HpcParamsV4| ((ENCODING_VERSION, supervised), HpcParams::from(p))).map_err(bad)?;
+        let m: HpcModel = postcard::from_bytes(&current).map_err(bad)?;
         Ok(m)
     }
 

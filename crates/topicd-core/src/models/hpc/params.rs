@@ -2,7 +2,7 @@
 
 use super::rates::Curvature;
 use crate::models::chain::Schedule;
-use crate::models::params::{ParamError, ParamReader, MAX_CHECKPOINT_EVERY_S};
+use crate::models::params::{ParamError, ParamReader};
 
 /// `rate_curvature = auto` uses the full Hessian up to this many topics: beyond it the
 /// co-occurrence core of frequent words makes the sparse factor's fill, and its cost,
@@ -43,8 +43,6 @@ pub struct HpcParams {
     pub test_fraction: f64,
     /// Validation documents a label needs for its own threshold (else the global one).
     pub min_label_validation: usize,
-    /// Worker threads (read by the job runner; 0 = the server default).
-    pub threads: usize,
     /// HPC: how P(label) is computed for new documents. Not in the stored encoding
     /// (added after version 1): the fitted choice is stored in `HpcModel::prediction`.
     #[serde(skip)]
@@ -63,6 +61,76 @@ pub struct HpcParams {
     /// model records whether it happened (`HpcModel::refitted_with_validation`).
     #[serde(skip)]
     pub refit_with_validation: bool,
+}
+
+/// HPC's and PCM's parameters as encoded by models of format version 4 and earlier
+/// (which kept the job's `threads`, always 0 once the runner took it from the job's
+/// options); upgraded by [`super::model::HpcModel::decode`].
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+pub(crate) struct HpcParamsV4 {
+    pub topics: usize,
+    pub iterations: usize,
+    pub burn_in: usize,
+    pub thin: usize,
+    pub hessian_every: usize,
+    pub leapfrog_steps: usize,
+    pub step_size: f64,
+    pub rate_curvature: Option<Curvature>,
+    pub strip_ancestors: bool,
+    pub validation_fraction: f64,
+    pub test_fraction: f64,
+    pub min_label_validation: usize,
+    /// The job's thread count: read to pass over its bytes, never used.
+    #[allow(dead_code)]
+    pub threads: usize,
+}
+
+impl From<HpcParamsV4> for HpcParams {
+    /// The settings read at fit time only were never stored: they read as their
+    /// defaults, as a current blob's do.
+    fn from(p: HpcParamsV4) -> Self {
+        HpcParams {
+            topics: p.topics,
+            iterations: p.iterations,
+            burn_in: p.burn_in,
+            thin: p.thin,
+            hessian_every: p.hessian_every,
+            leapfrog_steps: p.leapfrog_steps,
+            step_size: p.step_size,
+            rate_curvature: p.rate_curvature,
+            strip_ancestors: p.strip_ancestors,
+            validation_fraction: p.validation_fraction,
+            test_fraction: p.test_fraction,
+            min_label_validation: p.min_label_validation,
+            predictor: Predictor::default(),
+            label_closure: Closure::default(),
+            max_label_sets: 0,
+            refit_with_validation: false,
+        }
+    }
+}
+
+#[cfg(test)]
+impl From<&HpcParams> for HpcParamsV4 {
+    /// The version 4 layout of current parameters (`threads` 0, as every job's was).
+    fn from(p: &HpcParams) -> Self {
+        HpcParamsV4 {
+            topics: p.topics,
+            iterations: p.iterations,
+            burn_in: p.burn_in,
+            thin: p.thin,
+            hessian_every: p.hessian_every,
+            leapfrog_steps: p.leapfrog_steps,
+            step_size: p.step_size,
+            rate_curvature: p.rate_curvature,
+            strip_ancestors: p.strip_ancestors,
+            validation_fraction: p.validation_fraction,
+            test_fraction: p.test_fraction,
+            min_label_validation: p.min_label_validation,
+            threads: 0,
+        }
+    }
 }
 
 /// How P(label) is computed for a new document.
@@ -126,10 +194,6 @@ impl HpcParams {
             return Err(ParamError::new("test_fraction", "validation_fraction + test_fraction must be below 0.9"));
         }
         let min_label_validation = r.uint_in("min_label_validation", 1, 1_000_000)?.unwrap_or(5) as usize;
-        let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
-        // Checked here, read by the job runner (`params::requested_checkpoint_every`): how
-        // often a fit is checkpointed is not part of the model, so it is not kept.
-        r.non_negative("checkpoint_every_s", MAX_CHECKPOINT_EVERY_S)?;
         let (predictor, label_closure, max_label_sets, refit_with_validation) = if supervised {
             let predictor = match r.string("predictor")?.as_deref() {
                 None | Some("label_sets") => Predictor::LabelSets,
@@ -163,7 +227,6 @@ impl HpcParams {
             validation_fraction,
             test_fraction,
             min_label_validation,
-            threads,
             predictor,
             label_closure,
             max_label_sets,
@@ -221,8 +284,6 @@ mod tests {
         let thinned = HpcParams::from_json(&json!({"iterations": 20, "burn_in": 5, "thin": 4}), true).unwrap().schedule();
         assert_eq!((1..=20).filter(|&it| thinned.is_kept(it)).collect::<Vec<_>>(), vec![9, 13, 17]);
         assert!((1..=20).all(|it| thinned.computes_loglik(it)), "the trace has every scan");
-        // The checkpoint interval is accepted but is not part of the model's parameters.
-        assert_eq!(HpcParams::from_json(&json!({"iterations": 100, "checkpoint_every_s": 0.5}), true).unwrap(), p);
         assert_eq!(p.validation_fraction, 0.15);
         let pcm = HpcParams::from_json(&json!({"topics": 8}), false).unwrap();
         assert_eq!((pcm.topics, pcm.validation_fraction), (8, 0.0));
@@ -247,8 +308,8 @@ mod tests {
             (json!({"max_label_sets": 10}), false, "max_label_sets"),
             (json!({"refit_with_validation": "yes"}), true, "refit_with_validation"),
             (json!({"refit_with_validation": true}), false, "refit_with_validation"),
-            (json!({"checkpoint_every_s": -1}), true, "checkpoint_every_s"),
-            (json!({"checkpoint_every_s": "soon"}), false, "checkpoint_every_s"),
+            (json!({"threads": 2}), true, "threads"),
+            (json!({"checkpoint_every_s": 0.5}), false, "checkpoint_every_s"),
         ] {
             assert_eq!(HpcParams::from_json(&body, supervised).unwrap_err().field, field, "{body}");
         }

@@ -17,9 +17,10 @@ use crate::models::{CancelToken, Checkpointing, FitContext, Progress, StepKind, 
 use serde_json::json;
 use std::sync::Mutex;
 
-/// CRC-64/XZ of a model's encoding.
+/// CRC-64/XZ of a model's encoding in the layout its pins were recorded in (before
+/// `threads` left the parameters).
 fn fingerprint(model: &HpcModel) -> u64 {
-    crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&model.encode())
+    crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&super::model::as_before_threads_left(&model.encode()))
 }
 
 /// 360 documents of about 80 tokens over 200 words, drawn from HPC with two levels of
@@ -317,7 +318,7 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
     bumped_version[0] = 9;
     // The byte after the version and the parameters' bytes starts the token count.
     let mut other_tokens = decoded.state.clone();
-    let params_len = postcard::to_allocvec(&HpcParams { threads: 0, ..p.clone() }).unwrap().len();
+    let params_len = postcard::to_allocvec(&p).unwrap().len();
     assert!(params_len < 128, "a one-byte length");
     let tokens_at = 1 + 1 + params_len;
     other_tokens[tokens_at] ^= 0x10;

@@ -36,10 +36,11 @@ use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats, DocTermMatrix};
 use crate::models::after_chain::{self, EndOfChain, Start};
 use crate::models::chain::Position;
+use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::heldout::{corpus_documents, DocScorer, HeldoutDoc, HeldoutReport, ScoredSoFar};
 use crate::models::splits;
 use crate::models::{
-    DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable,
+    DocPrediction, FitContext, FitError, FitParams, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable,
 };
 use crate::rng::StreamRng;
 use chain::{LdaChain, PosteriorSums};
@@ -51,9 +52,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokens::Tokens;
 
-/// Format version of [`LdaModel`]'s encoding (4: optimisation parameters and the fitted
-/// α_k and β; 3: held-out split and its estimate; versions 2 and 3 still decode).
-const ENCODING_VERSION: u32 = 4;
+/// Format version of [`LdaModel`]'s encoding (5: the parameters without the job's
+/// `threads`; 4: optimisation parameters and the fitted α_k and β; 3: held-out split
+/// and its estimate; versions 2 to 4 still decode).
+const ENCODING_VERSION: u32 = 5;
 
 /// The `"lda"` model family.
 pub struct LdaFamily;
@@ -63,28 +65,21 @@ impl ModelFamily for LdaFamily {
         "lda"
     }
 
-    fn check_params(&self, params: &serde_json::Value, _corpus: &CorpusStats) -> Result<(), ParamError> {
-        LdaParams::from_json(params).map(|_| ())
+    fn parse_params(&self, params: &serde_json::Value) -> Result<FitParams, ParamError> {
+        // The struct's fields are the wire names.
+        Ok(FitParams::serialized(self.name(), LdaParams::from_json(params)?))
     }
 
-    fn effective_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, ParamError> {
-        // The struct's fields are the wire names. `checkpoint_every_s` is the runner's
-        // (its default is the server's flag, not the model's): kept only when given.
-        let mut effective = serde_json::to_value(LdaParams::from_json(params)?).expect("plain data serialises");
-        if crate::models::params::requested_checkpoint_every(params).is_some() {
-            effective["checkpoint_every_s"] = params["checkpoint_every_s"].clone();
-        }
-        Ok(effective)
+    fn fit(&self, corpus: &Corpus, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        Ok(Box::new(fit_lda(corpus, params.get::<LdaParams>(), seed, ctx)?))
     }
 
-    fn fit(&self, corpus: &Corpus, params: &serde_json::Value, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
-        let p = LdaParams::from_json(params)?;
-        Ok(Box::new(fit_lda(corpus, &p, seed, ctx)?))
+    fn fit_memory(&self, corpus: &CorpusStats, params: &FitParams, threads: usize) -> u64 {
+        fit_memory::estimate(corpus, params.get::<LdaParams>(), threads)
     }
 
-    fn fit_memory(&self, corpus: &CorpusStats, params: &serde_json::Value, threads: usize) -> u64 {
-        let p = LdaParams::from_json(params).or_else(|_| LdaParams::from_json(&serde_json::json!({}))).expect("the defaults parse");
-        fit_memory::estimate(corpus, &p, threads)
+    fn quick_params(&self) -> serde_json::Value {
+        json!({"topics": 2, "iterations": 4, "burn_in": 2, "thin": 1})
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
@@ -203,6 +198,13 @@ struct LdaModelV2 {
     tokens: u64,
     final_loglik_per_token: f64,
     mean_doc_topics: f64,
+}
+
+/// Test support: a current blob in version 4's layout (`threads` 0 among the
+/// parameters), against which pins recorded before `threads` left are checked.
+#[cfg(test)]
+pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
+    with_params_converted(bytes, |v: u32, p: LdaParams| (v - 1, params::LdaParamsV4::from(&p))).expect("a current LDA blob")
 }
 
 /// A thinned posterior sample: the topic-word counts, word-major and sparse.
@@ -394,6 +396,11 @@ impl LdaModel {
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
         let model: LdaModel = match version {
             ENCODING_VERSION => postcard::from_bytes(bytes).map_err(decode_error)?,
+            4 => {
+                // Version 4 is version 5 with `threads` among the parameters.
+                let upgraded = with_params_converted(bytes, |_: u32, p: params::LdaParamsV4| (ENCODING_VERSION, LdaParams::from(p))).map_err(decode_error)?;
+                postcard::from_bytes(&upgraded).map_err(decode_error)?
+            }
             3 | 2 => {
                 let old = match version {
                     3 => postcard::from_bytes::<LdaModelV3>(bytes).map_err(decode_error)?,
@@ -405,7 +412,7 @@ impl LdaModel {
                 }
                 old.into()
             }
-            v => return Err(ModelError::Decode(format!("LDA encoding version {v} is not {ENCODING_VERSION}, 3 or 2"))),
+            v => return Err(ModelError::Decode(format!("LDA encoding version {v} is not {ENCODING_VERSION}, 4, 3 or 2"))),
         };
         model.check_shapes()
     }
@@ -532,7 +539,38 @@ mod encoding_tests {
 
     #[test]
     fn version_3_models_still_decode() {
-        let old = LdaModelV3 {
+        let old = v3_example();
+        let m = LdaModel::decode(&postcard::to_allocvec(&old).unwrap()).unwrap();
+        assert_eq!(m.version, ENCODING_VERSION);
+        assert_eq!((m.params.test_fraction, m.params.heldout_chain_length, m.test_documents), (0.25, 7, 1));
+        assert_eq!((m.alpha.clone(), m.beta, m.optimizations), (vec![0.7, 0.7], 0.02, 0));
+        assert_eq!((m.params.optimize_interval, m.params.optimize_burn_in, m.params.optimize_beta), (0, 0, false));
+        // A version 4 model with an asymmetric α round-trips it.
+        let mut fitted = m.clone();
+        fitted.alpha = vec![0.1, 2.5];
+        fitted.beta = 0.03;
+        let back = LdaModel::decode(&fitted.encode()).unwrap();
+        assert_eq!((back.alpha, back.beta), (vec![0.1, 2.5], 0.03));
+    }
+
+    /// A version 4 blob (the parameters with the job's `threads`) decodes to the model
+    /// whose version 5 blob is the same but for that field.
+    #[test]
+    fn version_4_models_still_decode() {
+        let old = LdaModel::decode(&postcard::to_allocvec(&v3_example()).unwrap()).unwrap();
+        let current = old.encode();
+        let ((_, p), rest) = postcard::take_from_bytes::<(u32, LdaParams)>(&current).unwrap();
+        let v4_params = params::LdaParamsV4 { threads: 3, optimize_interval: 4, optimize_burn_in: 2, optimize_beta: true, ..params::LdaParamsV4::from(&p) };
+        let mut v4 = postcard::to_allocvec(&(4u32, v4_params)).unwrap();
+        v4.extend_from_slice(rest);
+        let m = LdaModel::decode(&v4).unwrap();
+        assert_eq!(m.version, ENCODING_VERSION);
+        assert_eq!(m.params, LdaParams { optimize_interval: 4, optimize_burn_in: 2, optimize_beta: true, ..p });
+        assert_eq!((m.word_rates, m.alpha, m.test_documents), (old.word_rates, old.alpha, old.test_documents));
+    }
+
+    fn v3_example() -> LdaModelV3 {
+        LdaModelV3 {
             version: 3,
             params: params::LdaParamsV3 {
                 topics: 2,
@@ -558,18 +596,7 @@ mod encoding_tests {
             mean_doc_topics: 1.7,
             test_documents: 1,
             heldout: None,
-        };
-        let m = LdaModel::decode(&postcard::to_allocvec(&old).unwrap()).unwrap();
-        assert_eq!(m.version, ENCODING_VERSION);
-        assert_eq!((m.params.test_fraction, m.params.heldout_chain_length, m.test_documents), (0.25, 7, 1));
-        assert_eq!((m.alpha.clone(), m.beta, m.optimizations), (vec![0.7, 0.7], 0.02, 0));
-        assert_eq!((m.params.optimize_interval, m.params.optimize_burn_in, m.params.optimize_beta), (0, 0, false));
-        // A version 4 model with an asymmetric α round-trips it.
-        let mut fitted = m.clone();
-        fitted.alpha = vec![0.1, 2.5];
-        fitted.beta = 0.03;
-        let back = LdaModel::decode(&fitted.encode()).unwrap();
-        assert_eq!((back.alpha, back.beta), (vec![0.1, 2.5], 0.03));
+        }
     }
 }
 

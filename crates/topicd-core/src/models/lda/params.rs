@@ -53,6 +53,8 @@ pub(crate) struct LdaParamsV3 {
     pub thin: usize,
     pub sync_tokens: usize,
     pub loglik_every: usize,
+    /// The job's thread count: read to pass over its bytes, never used.
+    #[allow(dead_code)]
     pub threads: usize,
     pub test_fraction: f64,
     pub heldout_burn_in: usize,
@@ -70,7 +72,6 @@ impl From<LdaParamsV3> for LdaParams {
             thin: p.thin,
             sync_tokens: p.sync_tokens,
             loglik_every: p.loglik_every,
-            threads: p.threads,
             test_fraction: p.test_fraction,
             heldout_burn_in: p.heldout_burn_in,
             heldout_chain_length: p.heldout_chain_length,
@@ -81,7 +82,75 @@ impl From<LdaParamsV3> for LdaParams {
     }
 }
 
-pub use crate::models::params::MAX_CHECKPOINT_EVERY_S;
+/// LDA's parameters as encoded by models of format version 4 (which kept the job's
+/// `threads`, always 0 once the runner took it from the job's options); decoded and
+/// upgraded by [`super::LdaModel::decode`].
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+pub(crate) struct LdaParamsV4 {
+    pub topics: usize,
+    pub alpha: f64,
+    pub beta: f64,
+    pub iterations: usize,
+    pub burn_in: usize,
+    pub thin: usize,
+    pub sync_tokens: usize,
+    pub loglik_every: usize,
+    /// The job's thread count: read to pass over its bytes, never used.
+    #[allow(dead_code)]
+    pub threads: usize,
+    pub test_fraction: f64,
+    pub heldout_burn_in: usize,
+    pub heldout_chain_length: usize,
+    pub optimize_interval: usize,
+    pub optimize_burn_in: usize,
+    pub optimize_beta: bool,
+}
+
+impl From<LdaParamsV4> for LdaParams {
+    fn from(p: LdaParamsV4) -> Self {
+        LdaParams {
+            topics: p.topics,
+            alpha: p.alpha,
+            beta: p.beta,
+            iterations: p.iterations,
+            burn_in: p.burn_in,
+            thin: p.thin,
+            sync_tokens: p.sync_tokens,
+            loglik_every: p.loglik_every,
+            test_fraction: p.test_fraction,
+            heldout_burn_in: p.heldout_burn_in,
+            heldout_chain_length: p.heldout_chain_length,
+            optimize_interval: p.optimize_interval,
+            optimize_burn_in: p.optimize_burn_in,
+            optimize_beta: p.optimize_beta,
+        }
+    }
+}
+
+#[cfg(test)]
+impl From<&LdaParams> for LdaParamsV4 {
+    /// The version 4 layout of current parameters (`threads` 0, as every job's was).
+    fn from(p: &LdaParams) -> Self {
+        LdaParamsV4 {
+            topics: p.topics,
+            alpha: p.alpha,
+            beta: p.beta,
+            iterations: p.iterations,
+            burn_in: p.burn_in,
+            thin: p.thin,
+            sync_tokens: p.sync_tokens,
+            loglik_every: p.loglik_every,
+            threads: 0,
+            test_fraction: p.test_fraction,
+            heldout_burn_in: p.heldout_burn_in,
+            heldout_chain_length: p.heldout_chain_length,
+            optimize_interval: p.optimize_interval,
+            optimize_burn_in: p.optimize_burn_in,
+            optimize_beta: p.optimize_beta,
+        }
+    }
+}
 
 /// Largest K accepted (topic ids are stored as `u16` in thinned samples).
 pub const MAX_TOPICS: u64 = 10_000;
@@ -109,8 +178,6 @@ pub struct LdaParams {
     pub sync_tokens: usize,
     /// Compute the log-likelihood every this many sweeps (and on the last one).
     pub loglik_every: usize,
-    /// Worker threads (read by the job runner; 0 = the server default).
-    pub threads: usize,
     /// Share of documents held out (by the seed) when the corpus has no `split` tags;
     /// held-out documents are scored by the Chib-style estimator at the end of the fit.
     pub test_fraction: f64,
@@ -147,7 +214,6 @@ impl LdaParams {
         let thin = r.uint_in("thin", 1, 1_000_000)?.map(|t| t as usize).unwrap_or_else(|| 10.min(iterations - burn_in));
         let sync_tokens = r.uint_in("sync_tokens", 1, 1 << 40)?.unwrap_or(32_768) as usize;
         let loglik_every = r.uint_in("loglik_every", 1, 1_000_000)?.unwrap_or(10) as usize;
-        let threads = r.uint_in("threads", 0, 1024)?.unwrap_or(0) as usize;
         let test_fraction = r.fraction("test_fraction", 1.0)?.unwrap_or(0.0);
         let chib = super::heldout::ChibSettings::default();
         let heldout_burn_in = r.uint_in("heldout_burn_in", 0, 1_000_000)?.map_or(chib.burn_in, |b| b as usize);
@@ -155,9 +221,6 @@ impl LdaParams {
         let optimize_interval = r.uint_in("optimize_interval", 0, 1_000_000)?.unwrap_or(0) as usize;
         let optimize_burn_in = r.uint_in("optimize_burn_in", 0, 1_000_000)?.unwrap_or(0) as usize;
         let optimize_beta = r.boolean("optimize_beta")?.unwrap_or(false);
-        // Checked here, read by the job runner (`params::requested_checkpoint_every`): how
-        // often a fit is checkpointed is not part of the model, so it is not kept.
-        r.non_negative("checkpoint_every_s", MAX_CHECKPOINT_EVERY_S)?;
         if optimize_beta && optimize_interval == 0 {
             return Err(ParamError::new("optimize_beta", "needs optimize_interval > 0 (β is re-estimated at the same sweeps as α)"));
         }
@@ -171,7 +234,6 @@ impl LdaParams {
             thin,
             sync_tokens,
             loglik_every,
-            threads,
             test_fraction,
             heldout_burn_in,
             heldout_chain_length,
@@ -205,8 +267,6 @@ mod tests {
         assert_eq!(p.burn_in, 100);
         assert!(p.is_kept(110) && !p.is_kept(100) && !p.is_kept(105));
         assert!((1..=200).all(|it| !p.optimizes_after(it)), "optimisation is off by default");
-        // The checkpoint interval is accepted but is not part of the model's parameters.
-        assert_eq!(LdaParams::from_json(&json!({"topics": 25, "checkpoint_every_s": 0.5})).unwrap(), p);
     }
 
     /// tomotopy's schedule: after sweep `it` (1-based) when it > burn-in and it is a
@@ -235,8 +295,8 @@ mod tests {
             (json!({"optimize_burn_in": "x"}), "optimize_burn_in"),
             (json!({"optimize_beta": true}), "optimize_beta"),
             (json!({"optimize_interval": 10, "optimize_beta": 1}), "optimize_beta"),
-            (json!({"checkpoint_every_s": -1}), "checkpoint_every_s"),
-            (json!({"checkpoint_every_s": "soon"}), "checkpoint_every_s"),
+            (json!({"threads": 2}), "threads"),
+            (json!({"checkpoint_every_s": 0.5}), "checkpoint_every_s"),
         ] {
             assert_eq!(LdaParams::from_json(&body).unwrap_err().field, field, "{body}");
         }

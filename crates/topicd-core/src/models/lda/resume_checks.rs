@@ -9,9 +9,10 @@ use crate::models::chain::Resume;
 use crate::models::lda::sampler::checks::{lda_corpus, raw_options};
 use serde_json::json;
 
-/// CRC-64/XZ of a model's encoding.
+/// CRC-64/XZ of a model's encoding in the layout the pins were recorded in (before
+/// `threads` left the parameters: [`super::as_before_threads_left`]).
 fn fingerprint(model: &LdaModel) -> u64 {
-    crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&model.encode())
+    crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&super::as_before_threads_left(&model.encode()))
 }
 
 /// 120 documents of 40 tokens over 40 words.

@@ -1,12 +1,14 @@
 //! Generic samplers and numerical kernels shared by models: Hamiltonian Monte Carlo
 //! with a dense or sparse mass matrix, and a sparse Cholesky factorisation for
-//! tree-structured Hessians; Minka's fixed point for Dirichlet parameters.
+//! tree-structured Hessians; Minka's fixed point for Dirichlet parameters; and the
+//! convergence diagnostics of multi-chain draws (split-R̂, bulk and tail ESS).
 //!
 //! Why it exists: HPC (and later models) draw non-conjugate conditionals by scheduled
 //! conditional HMC. The sampler only needs a log density with its gradient
 //! ([`LogDensity`]) and a mass matrix ([`Metric`]); it knows nothing of topics. Pure
 //! numerics: no I/O, no threads of its own.
 
+pub mod convergence;
 pub mod dirichlet;
 pub mod fast_exp;
 #[cfg(test)]

@@ -242,6 +242,46 @@ async fn ndjson_upload_streams_documents_and_a_tree() {
     s.stop().await;
 }
 
+/// Covariates: each kind read from what the documents give (numbers, dates, category
+/// names), missing values counted, the summary kept across a restart, and a document
+/// that contradicts an earlier one refused with the covariate named and nothing stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn covariates_are_summarised_and_contradictions_refused() {
+    let mut s = TestServer::start().await;
+    let docs = json!([
+        {"text": "rivers and lakes", "covariates": {"year": 2001, "party": "green", "published": "2001-07-02T12:00:00Z"}},
+        {"text": "taxes and budgets", "covariates": {"year": 2003, "party": "blue", "published": "2003-01-01"}, "features": {"length": 3}},
+        {"text": "lakes and budgets", "covariates": {"year": null, "party": "green"}},
+    ]);
+    let c = s.upload(json!({"name": "cov", "documents": docs, "preprocess": {"stopwords": "none"}})).await;
+    let id = c["id"].as_str().unwrap().to_string();
+    let check = |c: &Value| {
+        let cov = c["covariates"].as_array().unwrap_or_else(|| panic!("{c}"));
+        let names: Vec<&str> = cov.iter().map(|x| x["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["length", "party", "published", "year"], "{c}");
+        assert_eq!((cov[0]["kind"].as_str(), cov[0]["missing"].as_u64()), (Some("continuous"), Some(2)), "a feature is a continuous covariate");
+        assert_eq!(cov[1]["kind"], "categorical");
+        assert_eq!(cov[1]["levels"], json!([{"level": "green", "documents": 2}, {"level": "blue", "documents": 1}]));
+        assert_eq!((cov[2]["kind"].as_str(), cov[2]["missing"].as_u64(), cov[2]["min"].as_f64()), (Some("date"), Some(1), Some(2001.5)));
+        assert_eq!((cov[3]["missing"].as_u64(), cov[3]["min"].as_f64(), cov[3]["max"].as_f64()), (Some(1), Some(2001.0), Some(2003.0)));
+    };
+    check(&c);
+    s.restart().await;
+    let (st, again) = s.get(&format!("/v1/corpora/{id}")).await;
+    assert_eq!(st, 200);
+    check(&again);
+    // NDJSON: the second line's year is a string where the first's was a number.
+    let body = "{\"text\": \"a b\", \"covariates\": {\"year\": 2001}}\n{\"text\": \"c d\", \"covariates\": {\"year\": \"2002\"}}\n";
+    let (st, e) = s.post_raw("/v1/corpora", body, "application/x-ndjson").await;
+    common::assert_problem(st, &e, 422, Some("documents[1].covariates.year"));
+    assert_eq!(e["line"], 2);
+    let (st, e) = s.post("/v1/corpora", &json!({"documents": [{"text": "a", "covariates": {"x": [1]}}]})).await;
+    common::assert_problem(st, &e, 422, Some("documents[0].covariates.x"));
+    let (_, list) = s.get("/v1/corpora").await;
+    assert_eq!(list["total"], 1, "refused uploads store nothing");
+    s.stop().await;
+}
+
 /// Many first reads of a model at once (a dashboard opening on a fresh server): the
 /// topic table is computed once, in the predict pool, and every read answers. A rayon
 /// worker that waited for the table inside the pool could steal another read that

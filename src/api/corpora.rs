@@ -256,6 +256,7 @@ fn summary_json(c: &Corpus) -> Value {
         "preprocess": c.lexicon.options,
         "labels": labels,
         "features": c.features.as_ref().map(|f| f.names.clone()).unwrap_or_default(),
+        "covariates": c.covariates.as_ref().map(|t| t.summaries()).unwrap_or_default(),
         "has_splits": c.splits.is_some(),
     })
 }
@@ -285,6 +286,8 @@ pub fn corpus_json(r: &CorpusRow) -> Value {
         "preprocess": preprocess,
         "labels": r.summary["labels"],
         "features": r.summary["features"],
+        // Corpora stored before covariates existed have none.
+        "covariates": r.summary.get("covariates").cloned().unwrap_or(json!([])),
         "synthetic": r.summary.get("synthetic").cloned().unwrap_or(Value::Null),
     })
 }

@@ -54,6 +54,7 @@ pub struct CorpusBuilder {
     num_duplicates: usize,
     duplicate_ids: Vec<String>,
     doc_labels: Vec<Vec<u32>>,
+    covariates: super::covariates::CovariateCollector,
     feature_index: HashMap<String, u32>,
     feature_names: Vec<String>,
     /// Per document `(feature id, value)`; empty when the document had none.
@@ -101,6 +102,7 @@ impl CorpusBuilder {
             doc_labels: Vec::new(),
             feature_index: HashMap::new(),
             feature_names: Vec::new(),
+            covariates: Default::default(),
             features: Vec::new(),
             splits: Vec::new(),
             any_split: false,
@@ -179,6 +181,7 @@ impl CorpusBuilder {
             return Err(CorpusError::field(at(&format!(".features.{name}")), format!("feature values must be finite numbers, got {value}")));
         }
         let meta = doc.meta.as_ref().map(|m| super::meta::serialise(m, index)).transpose()?;
+        let covariates = self.covariates.check(doc.covariates.as_ref().unwrap_or(&BTreeMap::new()), &features, &at(""))?;
 
         // 2. Labels (the label builder rolls itself back on error).
         let labels = self.labels.add_document_labels(doc.labels.as_deref().unwrap_or(&[]), doc.paths.as_deref().unwrap_or(&[]), index)?;
@@ -195,6 +198,7 @@ impl CorpusBuilder {
         self.id_index.insert(id.clone(), index);
         self.doc_ids.push(id);
         self.doc_labels.push(labels);
+        self.covariates.push(index, covariates);
         let features = self.intern_features(features);
         self.features.push(features);
         self.any_split |= doc.split.is_some();
@@ -428,7 +432,8 @@ impl CorpusBuilder {
             num_types_before_pruning: num_types,
         };
 
-        Ok(Corpus { lexicon, counts, doc_ids, labels, doc_labels, features, splits, stats, token_order, doc_meta })
+        let covariates = self.covariates.finish(&kept_docs)?;
+        Ok(Corpus { lexicon, counts, doc_ids, labels, doc_labels, features, splits, stats, token_order, doc_meta, covariates })
     }
 }
 

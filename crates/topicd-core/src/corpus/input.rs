@@ -41,8 +41,13 @@ pub struct RawDocument {
     /// document is labelled with each path's last element and each path gives parent
     /// edges.
     pub paths: Option<Vec<Vec<String>>>,
-    /// Numeric metadata (`name → value`), values must be finite.
+    /// Numeric metadata (`name → value`), values must be finite: the numeric subset of
+    /// `covariates`, kept for models that read features.
     pub features: Option<BTreeMap<String, f64>>,
+    /// Document metadata whose effect models estimate (`name → value`): a number
+    /// (continuous), a string (a category, or a date `YYYY-MM-DD` / RFC 3339) or `null`
+    /// (missing); see [`super::covariates`].
+    pub covariates: Option<BTreeMap<String, Value>>,
     /// Free-form split tag such as `"train"` or `"test"`.
     pub split: Option<String>,
     /// Anything the uploader wants kept beside the document (a title, a URL, a package

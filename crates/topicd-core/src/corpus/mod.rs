@@ -8,6 +8,7 @@
 //! Invariant: nothing in this module knows about HTTP, SQL or tokio.
 
 pub mod builder;
+pub mod covariates;
 pub mod input;
 pub mod labels;
 pub mod lexicon;
@@ -64,6 +65,11 @@ pub struct Corpus {
     /// postcard encoding of this struct.
     #[serde(skip)]
     pub doc_meta: Option<Vec<Option<String>>>,
+    /// Each kept document's covariates (and features), when any document had one (see
+    /// [`covariates`]). Stored as a trailer, before the token order so that a fit reads
+    /// it without the order.
+    #[serde(skip)]
+    pub covariates: Option<covariates::CovariateTable>,
 }
 
 /// Dense document × feature matrix for metadata (DCNT uses it).

@@ -10,20 +10,26 @@
 //! Storage: a stored corpus blob is the postcard encoding of [`Corpus`] (unversioned,
 //! as written before token order existed), optionally followed by trailers, each a
 //! postcard `(tag, payload)` and each at most once, in this order:
+//! `(COVARIATES_TRAILER = 3, CovariateTable)` ([`super::covariates`]), then
 //! `(ORDER_TRAILER_VERSION = 1, TokenOrder)`, then `(META_TRAILER = 2, documents' meta)`
 //! ([`super::meta`]). Blobs without a trailer (every corpus stored before this module)
-//! decode with no order and no meta; readers that stop after the `Corpus` (fits) never
-//! pay for the trailers. Older binaries, whose postcard decoding ignores trailing bytes,
+//! decode with no order and no meta; readers for fits
+//! ([`Corpus::decode_without_order`]) read the covariates, which come first, and stop
+//! at the token order. Older binaries, whose postcard decoding ignores trailing bytes,
 //! still read new blobs that have token order (they stop after it); a blob with meta but
 //! no token order (a bag-of-words upload with `meta`) is refused by binaries from before
 //! the meta trailer, whose decoder knew only tag 1.
 
+use super::covariates::CovariateTable;
 use super::meta::META_TRAILER;
 use super::Corpus;
 use serde::{Deserialize, Serialize};
 
 /// Version of the token-order trailer of a stored corpus blob.
 pub const ORDER_TRAILER_VERSION: u32 = 1;
+
+/// The tag of the covariates trailer ([`super::covariates`]), written first.
+pub const COVARIATES_TRAILER: u32 = 3;
 
 /// Each document's token sequence (term ids in text order), row `d` of the corpus.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -66,10 +72,14 @@ impl TokenOrder {
 pub struct BlobError(pub String);
 
 impl Corpus {
-    /// The stored form: the corpus, then the token-order and meta trailers when there
-    /// are any.
+    /// The stored form: the corpus, then its trailers when it has them: covariates
+    /// first (so that a fit reads them without the token order), then the token order
+    /// and the meta.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = postcard::to_allocvec(self).expect("a corpus always encodes");
+        if let Some(covariates) = &self.covariates {
+            out.extend(postcard::to_allocvec(&(COVARIATES_TRAILER, covariates)).expect("covariates encode"));
+        }
         if let Some(order) = &self.token_order {
             out.extend(postcard::to_allocvec(&(ORDER_TRAILER_VERSION, order)).expect("token order encodes"));
         }
@@ -79,19 +89,45 @@ impl Corpus {
         out
     }
 
-    /// Decodes a stored blob with its token order and meta (if it has them).
+    /// Decodes a stored blob with all its trailers.
     pub fn decode(blob: &[u8]) -> Result<Corpus, BlobError> {
+        Self::decode_trailers(blob, true)
+    }
+
+    /// Decodes a stored blob without its token order and meta (what fits read): the
+    /// covariates, written before them, are read; the rest is not parsed.
+    pub fn decode_without_order(blob: &[u8]) -> Result<Corpus, BlobError> {
+        Self::decode_trailers(blob, false)
+    }
+
+    fn decode_trailers(blob: &[u8], all: bool) -> Result<Corpus, BlobError> {
         let err = |e: postcard::Error| BlobError(e.to_string());
         let (mut corpus, mut rest) = postcard::take_from_bytes::<Corpus>(blob).map_err(err)?;
-        // The highest tag read so far: each trailer at most once, in tag order.
-        let mut last = 0;
+        // Each trailer at most once: the covariates first, then the others in tag order.
+        let mut seen: Vec<u32> = Vec::new();
         while !rest.is_empty() {
             let (tag, _) = postcard::take_from_bytes::<u32>(rest).map_err(err)?;
-            if tag <= last {
-                return Err(BlobError(format!("corpus trailer {tag} after trailer {last}")));
+            if seen.contains(&tag)
+                || (tag == COVARIATES_TRAILER && !seen.is_empty())
+                || seen.last().is_some_and(|&last| last != COVARIATES_TRAILER && tag < last)
+            {
+                return Err(BlobError(format!("corpus trailer {tag} after trailers {seen:?}")));
             }
-            last = tag;
+            if !all && tag != COVARIATES_TRAILER {
+                break;
+            }
+            seen.push(tag);
             let documents = match tag {
+                COVARIATES_TRAILER => {
+                    let ((_, table), tail): ((u32, CovariateTable), _) = postcard::take_from_bytes(rest).map_err(err)?;
+                    rest = tail;
+                    if table.columns.iter().any(|c| c.len() != table.num_documents()) {
+                        return Err(BlobError("corpus covariates of different lengths".into()));
+                    }
+                    let n = table.num_documents();
+                    corpus.covariates = Some(table);
+                    n
+                }
                 ORDER_TRAILER_VERSION => {
                     let ((_, order), tail): ((u32, TokenOrder), _) = postcard::take_from_bytes(rest).map_err(err)?;
                     rest = tail;
@@ -108,7 +144,7 @@ impl Corpus {
                 }
                 other => {
                     return Err(BlobError(format!(
-                        "unknown corpus trailer {other} (this binary knows {ORDER_TRAILER_VERSION}, token order, and {META_TRAILER}, meta)"
+                        "unknown corpus trailer {other} (this binary knows {ORDER_TRAILER_VERSION}, token order, {META_TRAILER}, meta, and {COVARIATES_TRAILER}, covariates)"
                     )))
                 }
             };
@@ -117,11 +153,6 @@ impl Corpus {
             }
         }
         Ok(corpus)
-    }
-
-    /// Decodes a stored blob without its token order (what fits read).
-    pub fn decode_without_order(blob: &[u8]) -> Result<Corpus, BlobError> {
-        postcard::take_from_bytes::<Corpus>(blob).map(|(c, _)| c).map_err(|e| BlobError(e.to_string()))
     }
 }
 
@@ -232,5 +263,40 @@ mod tests {
         swapped.extend(postcard::to_allocvec(&(META_TRAILER, c.doc_meta.as_ref().unwrap())).unwrap());
         swapped.extend(postcard::to_allocvec(&(super::ORDER_TRAILER_VERSION, super::TokenOrder { indptr: vec![0, 0], tokens: vec![] })).unwrap());
         assert!(Corpus::decode(&swapped).is_err());
+    }
+
+    #[test]
+    fn covariates_come_first_and_fits_read_them_without_the_order() {
+        let cov =
+            |year: i64, party: &str| Some(BTreeMap::from([("year".to_string(), serde_json::json!(year)), ("party".to_string(), serde_json::json!(party))]));
+        let meta = serde_json::json!({ "title": "A" }).as_object().cloned();
+        let docs = vec![
+            RawDocument { covariates: cov(2001, "B"), meta, ..text("a", "alpha beta alpha") },
+            RawDocument { covariates: cov(2002, "A"), ..text("b", "beta gamma") },
+            text("c", "gamma alpha"),
+        ];
+        let c = build_corpus(options(), &[], docs).unwrap();
+        let table = c.covariates.clone().expect("the upload had covariates");
+        assert_eq!(table.num_documents(), 3);
+        assert!(table.column("party").unwrap().is_missing(2));
+        let blob = c.encode();
+        let back = Corpus::decode(&blob).unwrap();
+        // Missing numbers are NaN, which `==` never equals: compared as text.
+        let shown = |t: Option<&crate::corpus::covariates::CovariateTable>| format!("{t:?}");
+        assert_eq!(shown(back.covariates.as_ref()), shown(Some(&table)));
+        assert_eq!((back.token_order.as_ref(), back.doc_meta.as_ref()), (c.token_order.as_ref(), c.doc_meta.as_ref()));
+        let for_fit = Corpus::decode_without_order(&blob).unwrap();
+        assert_eq!(shown(for_fit.covariates.as_ref()), shown(Some(&table)));
+        assert!(for_fit.token_order.is_none() && for_fit.doc_meta.is_none());
+        // A covariates trailer after another trailer, or twice, is refused.
+        let mut late = postcard::to_allocvec(&c).unwrap();
+        late.extend(postcard::to_allocvec(&(super::ORDER_TRAILER_VERSION, c.token_order.as_ref().unwrap())).unwrap());
+        late.extend(postcard::to_allocvec(&(super::COVARIATES_TRAILER, &table)).unwrap());
+        assert!(Corpus::decode(&late).is_err());
+        let mut twice = postcard::to_allocvec(&c).unwrap();
+        for _ in 0..2 {
+            twice.extend(postcard::to_allocvec(&(super::COVARIATES_TRAILER, &table)).unwrap());
+        }
+        assert!(Corpus::decode(&twice).is_err());
     }
 }

@@ -119,3 +119,59 @@ async fn dcnt_and_scnt_on_bars() {
     assert_problem(st, &problem, 422, Some("synthetic"));
     assert_eq!(s.get("/v1/corpora").await.1["total"], before);
 }
+
+/// DCNT with φ_d from covariates: a categorical covariate of three levels (a chosen
+/// reference), a date in a spline basis; the model's features are the design's columns.
+/// A covariate missing on some documents, one the corpus lacks, a reference level or a
+/// spline it cannot have are 422s naming the param, and queue nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dcnt_reads_its_metadata_from_covariates() {
+    let s = TestServer::start().await;
+    let docs: Vec<Value> = common::appstream_docs(120)
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut d)| {
+            let score = if i % 17 == 0 { Value::Null } else { json!(i) };
+            let party = ["a", "b", "c"][i % 3];
+            d["covariates"] = json!({"party": party, "published": format!("20{}-0{}-15", 10 + i % 10, 1 + i % 9), "score": score});
+            d
+        })
+        .collect();
+    let corpus = s.upload(json!({"name": "cov", "documents": docs})).await;
+    let cid = corpus["id"].as_str().unwrap().to_string();
+    let kinds: Vec<(&str, &str)> =
+        corpus["covariates"].as_array().unwrap().iter().map(|c| (c["name"].as_str().unwrap(), c["kind"].as_str().unwrap())).collect();
+    assert_eq!(kinds, [("party", "categorical"), ("published", "date"), ("score", "continuous")]);
+
+    let params = json!({"topics": 4, "iterations": 16, "burn_in": 8, "thin": 4, "covariates": ["party", "published"],
+        "reference": {"party": "c"}, "splines": {"published": 4}});
+    let job = s.submit(&cid, "dcnt", params, 3).await;
+    let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(120)).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    assert_eq!(done["params"]["covariates"], json!(["party", "published"]), "the job keeps its design");
+    let (_, m) = s.get(&format!("/v1/models/{}", done["model_id"].as_str().unwrap())).await;
+    let columns = ["(intercept)", "party=a", "party=b", "s(published)1", "s(published)2", "s(published)3", "s(published)4"];
+    assert_eq!(m["diagnostics"]["feature_names"], json!(columns), "{m}");
+    assert_eq!(m["diagnostics"]["num_features"], 7);
+    let mid = done["model_id"].as_str().unwrap();
+    let (st, pred) = s.post(&format!("/v1/models/{mid}/predict"), &json!({"documents": [{"text": "a music player for audio files"}]})).await;
+    assert_eq!(st, 200, "{pred}");
+    let theta: f64 = pred["predictions"][0]["topic_proportions"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).sum();
+    assert!((theta - 1.0).abs() < 1e-9, "new documents take the training documents' mean design row");
+    let (st, c) = s.get(&format!("/v1/models/{mid}/correlations?draws=100&seed=1")).await;
+    assert_eq!(st, 200, "the topic covariance integrates over every document's design row: {c}");
+
+    for (params, field) in [
+        (json!({"covariates": ["score"]}), "params.covariates"),
+        (json!({"covariates": ["colour"]}), "params.covariates"),
+        (json!({"covariates": ["party"], "reference": {"party": "z"}}), "params.reference.party"),
+        (json!({"covariates": ["party"], "splines": {"party": 4}}), "params.splines.party"),
+        (json!({"covariates": ["published"], "splines": {"published": 40}}), "params.splines.published"),
+        (json!({"covariates": "party"}), "params.covariates"),
+    ] {
+        let (st, e) = s.post("/v1/jobs", &json!({"corpus_id": cid, "model": "dcnt", "params": params})).await;
+        assert_problem(st, &e, 422, Some(field));
+    }
+    let (_, jobs) = s.get("/v1/jobs").await;
+    assert_eq!(jobs["total"], 1, "refused jobs are not queued");
+}

@@ -94,7 +94,11 @@ pub async fn create(State(state): State<AppState>, caller: Option<Extension<Call
     let (corpus_stats, graph_stats) = match family.input() {
         Input::Corpus => {
             let corpus = state.store.get_corpus(&input_id).await?.ok_or_else(|| ApiError::invalid(field, format!("no corpus with id {input_id:?}")))?;
-            let stats: CorpusStats = serde_json::from_value(corpus.summary["stats"].clone()).map_err(ApiError::internal)?;
+            let mut stats: CorpusStats = serde_json::from_value(corpus.summary["stats"].clone()).map_err(ApiError::internal)?;
+            // Corpora stored before covariates existed have none in their summary.
+            if let Some(covariates) = corpus.summary.get("covariates") {
+                stats.covariates = serde_json::from_value(covariates.clone()).map_err(ApiError::internal)?;
+            }
             (Some(stats), None)
         }
         Input::Graph => {

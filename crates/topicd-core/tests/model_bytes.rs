@@ -15,6 +15,11 @@
 //! split are kept and checked against the current bytes with that byte put back and the
 //! version set back ([`as_before_threads_left`]), so the fits are still shown to be the
 //! very ones of before the split; the current bytes' digests are checked as well.
+//! DCNT's and SCNT's layout changed again when their φ_d could come from covariates (a
+//! `design` in their parameters and last in their model): their rows keep no pre-split
+//! digest. Their equivalence with the pre-split bytes was shown here at commit 55fcc06,
+//! and their resume pins (`dcnt::resume_checks`, recorded before the chain driver)
+//! still hold in the old layout.
 //!
 //! Every vectorised kernel gives bit-identical results on every instruction set
 //! (`isa`), so the digests hold on AVX-512, AVX2 and portable machines alike. A change
@@ -31,47 +36,37 @@ use topicd_core::models::{FitContext, TopicModel};
 
 /// Each family's brief fit, the digest of its model's bytes before the workspace split
 /// (with `threads` among the parameters) and the digest of its current bytes.
-const EXPECTED: &[(&str, &str, &str, &str)] = &[
+const EXPECTED: &[(&str, &str, Option<&str>, &str)] = &[
     (
         "lda",
         r#"{"topics": 8, "iterations": 6, "burn_in": 3}"#,
-        "22fca9993ff66e8ad4abfe18492415ecbcb347e378b0e7af5131b075440edcb2",
+        Some("22fca9993ff66e8ad4abfe18492415ecbcb347e378b0e7af5131b075440edcb2"),
         "073390ac2aca480bf83bb7e581a2996742c7a02bbcb3f4a004309a82e3b84d73",
     ),
     (
         "hpc",
         r#"{"iterations": 4, "burn_in": 2, "test_fraction": 0.2}"#,
-        "f50ad75496b371c644f6466b5d244a290575df7a6fd712ff96371086e39d0a1c",
+        Some("f50ad75496b371c644f6466b5d244a290575df7a6fd712ff96371086e39d0a1c"),
         "6e9922ecbe7a1eeea11df60ae2af45785c255fd327e4b928f14a32a865119e1c",
     ),
     (
         "pcm",
         r#"{"topics": 6, "iterations": 4, "burn_in": 2}"#,
-        "83ba3791aecfe6216659e3c84b90060a12fb3782bc105e5f043c158bc267d63b",
+        Some("83ba3791aecfe6216659e3c84b90060a12fb3782bc105e5f043c158bc267d63b"),
         "82d0962e2ceabbff54a273b3db5ff1ee18007a115e453ffb60516c548c6249ed",
     ),
-    (
-        "dcnt",
-        r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#,
-        "60c2a4da4a4e1eaf48dd53cda978623192d286a5359170e413fc590aa41b592c",
-        "726352c6ad2e34c0577b263510e2d2dde832ba692eef661c4462b040dafdd2d4",
-    ),
-    (
-        "scnt",
-        r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#,
-        "3dee1a84ff18af0e0aa1d489cb4e835f95aa57854d3fed18311954645d829ddc",
-        "677725c129338d09b31ee32c2c10a7729409cae6bc689c1d8a1a42edb64f80dd",
-    ),
+    ("dcnt", r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#, None, "0b1305344f8d0e05bd232682e3376ccabc8d05817508a2054d1891dbebf8085b"),
+    ("scnt", r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#, None, "f36c3643f42ba21ff14d58e1fa039b47ced31a7778f68ee41e1c5528371affb6"),
     (
         "hdp",
         r#"{"topics": 8, "passes": 3}"#,
-        "cdac37ee765ae27c0d3433b7ea8dec1a8cd1959aa4e24a773be61493fb0865b4",
+        Some("cdac37ee765ae27c0d3433b7ea8dec1a8cd1959aa4e24a773be61493fb0865b4"),
         "9de5db13ae05592da38b4fa8d834fc69ceacb0e04a0da27bcd7f15c842c6bc33",
     ),
     (
         "hdp_ammsb",
         r#"{"communities": 6, "passes": 3}"#,
-        "395f6cc0050954bd14fa51ca090ee7baae18fdf7630bfdcdf1ca679a7ac566a5",
+        Some("395f6cc0050954bd14fa51ca090ee7baae18fdf7630bfdcdf1ca679a7ac566a5"),
         "073316dd6eafe2b98b154246c0830a71488f5b5c56a552e9ee9f2f33cf90ce3e",
     ),
 ];
@@ -151,7 +146,7 @@ fn every_family_gives_the_recorded_model_bytes_on_one_and_two_threads() {
         }
         let digests: Vec<String> = blobs.iter().map(|b| digest(b)).collect();
         assert_eq!(digests[0], digests[1], "{name}: one thread and two give different model bytes");
-        let as_before = as_before_threads_left(&blobs[0], before_threads_left);
+        let as_before = before_threads_left.is_none_or(|before| as_before_threads_left(&blobs[0], before));
         report.push(format!("{name}: {} (the bytes of before the split but for threads: {as_before})", digests[0]));
         if digests[0] != *expected || !as_before {
             mismatched.push(*name);

@@ -430,9 +430,12 @@ impl CorpusBuilder {
             num_duplicates_skipped: self.num_duplicates,
             duplicate_ids: self.duplicate_ids,
             num_types_before_pruning: num_types,
+            covariates: Vec::new(),
         };
 
         let covariates = self.covariates.finish(&kept_docs)?;
+        let mut stats = stats;
+        stats.covariates = covariates.as_ref().map(|t| t.summaries()).unwrap_or_default();
         Ok(Corpus { lexicon, counts, doc_ids, labels, doc_labels, features, splits, stats, token_order, doc_meta, covariates })
     }
 }

@@ -102,6 +102,12 @@ pub struct CorpusStats {
     pub duplicate_ids: Vec<String>,
     /// Distinct token types seen before vocabulary pruning.
     pub num_types_before_pruning: usize,
+    /// Each covariate's summary (kind, missing count, range or levels), for the checks
+    /// a fit's params need before it is queued. Not part of this struct's encodings:
+    /// filled from the covariate table when a corpus is built or decoded, and from the
+    /// corpus summary's `covariates` at submit.
+    #[serde(skip)]
+    pub covariates: Vec<covariates::CovariateSummary>,
 }
 
 /// Why a corpus could not be built: names the field, document line or label at fault.

@@ -125,6 +125,7 @@ impl Corpus {
                         return Err(BlobError("corpus covariates of different lengths".into()));
                     }
                     let n = table.num_documents();
+                    corpus.stats.covariates = table.summaries();
                     corpus.covariates = Some(table);
                     n
                 }

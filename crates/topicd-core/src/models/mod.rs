@@ -19,6 +19,7 @@ pub mod chain;
 pub mod community;
 pub mod completion;
 pub mod dcnt;
+pub mod design;
 pub mod encoding_upgrade;
 pub mod exclusivity;
 pub mod fit_params;

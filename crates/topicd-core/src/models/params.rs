@@ -5,6 +5,7 @@
 //! job is queued. [`ParamReader`] does the bookkeeping once for all models.
 
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 /// A parameter that is missing, unknown, mistyped or out of range.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -116,6 +117,40 @@ impl ParamReader {
         }
     }
 
+    /// A list of distinct non-empty strings.
+    pub fn string_list(&mut self, key: &str) -> Result<Option<Vec<String>>, ParamError> {
+        let Some(v) = self.take(key) else { return Ok(None) };
+        let items = v.as_array().ok_or_else(|| ParamError::new(key, format!("must be a list of names, got {v}")))?;
+        let mut out: Vec<String> = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            match item.as_str() {
+                Some(s) if !s.is_empty() && !out.iter().any(|o| o == s) => out.push(s.to_string()),
+                Some(s) if !s.is_empty() => return Err(ParamError::new(key, format!("names {s:?} twice"))),
+                _ => return Err(ParamError::new(format!("{key}[{i}]"), format!("must be a non-empty string, got {item}"))),
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// An object whose values are strings (`{"party": "green"}`).
+    pub fn string_map(&mut self, key: &str) -> Result<Option<BTreeMap<String, String>>, ParamError> {
+        self.map_of(key, |k, v| v.as_str().map(str::to_string).ok_or_else(|| ParamError::new(format!("{key}.{k}"), format!("must be a string, got {v}"))))
+    }
+
+    /// An object whose values are integers within `[lo, hi]` (`{"year": 5}`).
+    pub fn uint_map(&mut self, key: &str, lo: u64, hi: u64) -> Result<Option<BTreeMap<String, usize>>, ParamError> {
+        self.map_of(key, |k, v| match v.as_u64() {
+            Some(x) if (lo..=hi).contains(&x) => Ok(x as usize),
+            _ => Err(ParamError::new(format!("{key}.{k}"), format!("must be an integer between {lo} and {hi}, got {v}"))),
+        })
+    }
+
+    fn map_of<T>(&mut self, key: &str, read: impl Fn(&str, &Value) -> Result<T, ParamError>) -> Result<Option<BTreeMap<String, T>>, ParamError> {
+        let Some(v) = self.take(key) else { return Ok(None) };
+        let map = v.as_object().ok_or_else(|| ParamError::new(key, format!("must be an object, got {v}")))?;
+        map.iter().map(|(k, v)| Ok((k.clone(), read(k, v)?))).collect::<Result<BTreeMap<_, _>, _>>().map(Some)
+    }
+
     /// Rejects any key not taken: `unknown key "topcs"; did you mean "topics"?`, or the
     /// known keys listed when none is close.
     pub fn finish(self) -> Result<(), ParamError> {
@@ -156,6 +191,27 @@ mod tests {
         let mut r = ParamReader::new(&json!({"beta": "x"})).unwrap();
         assert!(r.positive("beta").is_err());
         assert!(ParamReader::new(&json!([1])).is_err());
+    }
+
+    #[test]
+    fn lists_and_maps_name_the_bad_entry() {
+        let mut r = ParamReader::new(&json!({"c": ["a", "b"], "r": {"p": "x"}, "s": {"y": 5}})).unwrap();
+        assert_eq!(r.string_list("c").unwrap(), Some(vec!["a".to_string(), "b".to_string()]));
+        assert_eq!(r.string_map("r").unwrap(), Some(BTreeMap::from([("p".to_string(), "x".to_string())])));
+        assert_eq!(r.uint_map("s", 3, 20).unwrap(), Some(BTreeMap::from([("y".to_string(), 5)])));
+        r.finish().unwrap();
+        for (body, field) in [
+            (json!({"c": "a"}), "c"),
+            (json!({"c": ["a", 1]}), "c[1]"),
+            (json!({"c": ["a", "a"]}), "c"),
+            (json!({"r": {"p": 1}}), "r.p"),
+            (json!({"r": []}), "r"),
+            (json!({"s": {"y": 2}}), "s.y"),
+        ] {
+            let mut r = ParamReader::new(&body).unwrap();
+            let e = r.string_list("c").and_then(|_| r.string_map("r")).and_then(|_| r.uint_map("s", 3, 20)).unwrap_err();
+            assert_eq!(e.field, field, "{body}");
+        }
     }
 
     #[test]

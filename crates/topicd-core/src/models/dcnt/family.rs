@@ -16,6 +16,7 @@ use super::sample::Loadings;
 use super::scoring::{self, DcntChib};
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
+use crate::models::design::DesignSpec;
 use crate::models::heldout::{DocScorer, HeldoutReport};
 use crate::models::{
     DocPrediction, FitContext, FitError, FitParams, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicCorrelations, TopicInfo,
@@ -43,11 +44,11 @@ impl ModelFamily for DcntFamily {
         Ok(FitParams::new(self.name(), p, json))
     }
 
-    fn check_params(&self, _params: &FitParams, corpus: &CorpusStats) -> Result<(), ParamError> {
+    fn check_params(&self, params: &FitParams, corpus: &CorpusStats) -> Result<(), ParamError> {
         if corpus.num_tokens == 0 {
             return Err(ParamError::new("corpus", "the corpus has no tokens"));
         }
-        Ok(())
+        DesignSpec::check(&params.get::<DcntParams>().design, &corpus.covariates)
     }
 
     fn fit(&self, corpus: &Corpus, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
@@ -129,6 +130,7 @@ impl TopicModel for DcntModel {
             "lambda_v": self.mean.lambda_v,
             "truncation": self.params.topics,
             "num_features": self.num_features,
+            "feature_names": self.feature_names,
             "train_documents": self.train_documents.len(),
             "heldout_documents": self.heldout_documents.len(),
             "beta": self.params.priors.beta,

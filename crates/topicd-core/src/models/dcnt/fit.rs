@@ -34,9 +34,10 @@ use super::state::Documents;
 use crate::corpus::Corpus;
 use crate::models::after_chain::{self, EndOfChain, Start};
 use crate::models::chain::Position;
+use crate::models::design::{DesignRequest, DesignSpec};
 use crate::models::heldout::{corpus_documents, HeldoutReport, ScoredSoFar};
 use crate::models::splits;
-use crate::models::{FitContext, FitError, TopicModel};
+use crate::models::{FitContext, FitError, ParamError, TopicModel};
 
 /// Corpus indices of the training and held-out documents.
 /// (The service's one split rule, [`crate::models::splits`].)
@@ -54,6 +55,18 @@ pub fn corpus_features(corpus: &Corpus) -> (Vec<String>, usize, Vec<f64>) {
     }
 }
 
+/// φ of every corpus document from the covariates the fit names: the design's columns
+/// (an intercept, then each covariate's; [`DesignSpec`]), its column names and the
+/// spec the model keeps. Errors are the caller's: a corpus without those covariates, or
+/// a document missing one (both refused at submit, checked again here).
+fn covariate_features(corpus: &Corpus, request: &DesignRequest) -> Result<(Vec<String>, usize, Vec<f64>, DesignSpec), FitError> {
+    let table = corpus.covariates.as_ref().ok_or_else(|| FitError::Params(ParamError::new("covariates", "the corpus has no covariates")))?;
+    let spec = DesignSpec::build(request, table).map_err(FitError::Params)?;
+    let rows = spec.rows(table).map_err(|e| FitError::Params(ParamError::new("covariates", e)))?;
+    let names = spec.column_names();
+    Ok((names.clone(), names.len(), rows, spec))
+}
+
 /// What a fit fixes before its chain runs: the split, every document's metadata and the
 /// training documents in the sampler's layout.
 struct TrainingSet {
@@ -64,13 +77,21 @@ struct TrainingSet {
     /// φ_d of every corpus document, D × F.
     features: Vec<f64>,
     mean_features: Vec<f64>,
+    /// The design φ was built from, when the fit reads covariates.
+    design: Option<DesignSpec>,
     docs: Documents,
 }
 
 impl TrainingSet {
     fn new(corpus: &Corpus, p: &DcntParams, seed: u64) -> Result<Self, FitError> {
         let (train, heldout) = split_documents(corpus, p.test_fraction, seed);
-        let (feature_names, f, features) = corpus_features(corpus);
+        let (feature_names, f, features, design) = if p.design.covariates.is_empty() {
+            let (names, f, features) = corpus_features(corpus);
+            (names, f, features, None)
+        } else {
+            let (names, f, features, spec) = covariate_features(corpus, &p.design)?;
+            (names, f, features, Some(spec))
+        };
         let rows = train
             .iter()
             .map(|&d| {
@@ -87,7 +108,7 @@ impl TrainingSet {
         for d in 0..docs.num_docs() {
             mean_features.iter_mut().zip(docs.phi(d)).for_each(|(m, x)| *m += x / docs.num_docs() as f64);
         }
-        Ok(TrainingSet { train, heldout, feature_names, num_features: f, features, mean_features, docs })
+        Ok(TrainingSet { train, heldout, feature_names, num_features: f, features, mean_features, design, docs })
     }
 
     /// The model a finished chain ends in (posterior means over its kept scans), without
@@ -123,6 +144,7 @@ impl TrainingSet {
             final_loglik_per_token: end.last_loglik,
             mh_acceptance: acceptance * scale,
             heldout: None,
+            design: self.design.clone(),
         }
     }
 
@@ -133,7 +155,14 @@ impl TrainingSet {
         let checks = [
             (m.diagonal == diagonal && m.params == *p && m.num_terms == v, "parameters"),
             (m.train_documents == self.train && m.heldout_documents == self.heldout, "split"),
-            (m.feature_names == self.feature_names && m.num_features == f && m.features == self.features && m.mean_features == self.mean_features, "features"),
+            (
+                m.feature_names == self.feature_names
+                    && m.num_features == f
+                    && m.features == self.features
+                    && m.mean_features == self.mean_features
+                    && m.design == self.design,
+                "features",
+            ),
             (m.tokens == self.docs.num_tokens() as u64 && m.heldout.is_none(), "tokens"),
             (m.kept_scans == end.kept.max(1) && m.final_loglik_per_token.to_bits() == end.last_loglik.to_bits(), "position"),
             (m.topic_word.len() == k * v && m.topic_shares.len() == k && m.document_proportions.len() == self.train.len() * k, "posterior means"),

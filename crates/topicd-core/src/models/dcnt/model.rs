@@ -13,14 +13,16 @@ use super::point::DcntPoint;
 use super::predict::fold_in;
 pub use super::sample::Loadings;
 use crate::corpus::lexicon::EncodedDoc;
+use crate::models::design::{DesignRequest, DesignSpec};
 use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::heldout::HeldoutReport;
 use crate::models::{ModelError, PredictOptions};
 use serde::{Deserialize, Serialize};
 
-/// Format version of [`DcntModel`]'s encoding (3: the parameters without the job's
-/// `threads`; 2: with `topic_swaps`; versions 1 and 2 still decode).
-pub const ENCODING_VERSION: u32 = 3;
+/// Format version of [`DcntModel`]'s encoding (4: the design from covariates, in the
+/// parameters and last in the model; 3: the parameters without the job's `threads`;
+/// 2: with `topic_swaps`; versions 1 to 3 still decode).
+pub const ENCODING_VERSION: u32 = 4;
 
 pub(super) fn family_name(diagonal: bool) -> &'static str {
     if diagonal {
@@ -69,22 +71,33 @@ pub struct DcntModel {
     pub active_topics: usize,
     /// The held-out documents' Chib-style likelihood, computed at the end of the fit.
     pub heldout: Option<HeldoutReport>,
+    /// The columns φ_d was built from when the fit read covariates (`feature_names` are
+    /// its column names); `None`: the documents' features as they were.
+    pub design: Option<DesignSpec>,
 }
 
 impl DcntModel {
     pub fn decode(bytes: &[u8]) -> Result<Self, ModelError> {
         let decode_error = |e: postcard::Error| ModelError::Decode(e.to_string());
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
+        // Everything after the parameters is laid out as in the current version, but
+        // for `design`, last, which models before it hold as `None` (one zero byte).
+        let convert = |bytes: &[u8]| -> Result<Vec<u8>, postcard::Error> {
+            let up = |(_, diagonal): (u32, bool), p: DcntParamsV3| ((ENCODING_VERSION, diagonal), DcntParams::from(p));
+            match version {
+                3 => with_params_converted(bytes, up),
+                2 => with_params_converted(bytes, |h, p: DcntParamsV2| up(h, p.into())),
+                _ => with_params_converted(bytes, |h, p: DcntParamsV1| up(h, p.into())),
+            }
+        };
         let current = match version {
             ENCODING_VERSION => std::borrow::Cow::Borrowed(bytes),
-            // Everything after the parameters is laid out as in the current version.
-            2 => with_params_converted(bytes, |(_, diagonal): (u32, bool), p: DcntParamsV2| ((ENCODING_VERSION, diagonal), DcntParams::from(p)))
-                .map_err(decode_error)?
-                .into(),
-            1 => with_params_converted(bytes, |(_, diagonal): (u32, bool), p: DcntParamsV1| ((ENCODING_VERSION, diagonal), DcntParams::from(p)))
-                .map_err(decode_error)?
-                .into(),
-            v => return Err(ModelError::Decode(format!("DCNT encoding version {v} is not {ENCODING_VERSION}, 2 or 1"))),
+            1..=3 => {
+                let mut upgraded = convert(bytes).map_err(decode_error)?;
+                upgraded.extend(postcard::to_allocvec(&None::<DesignSpec>).map_err(decode_error)?);
+                upgraded.into()
+            }
+            v => return Err(ModelError::Decode(format!("DCNT encoding version {v} is not {ENCODING_VERSION}, 3, 2 or 1"))),
         };
         postcard::from_bytes(&current).map_err(decode_error)
     }
@@ -179,16 +192,57 @@ impl From<&DcntParams> for DcntParamsV2 {
     }
 }
 
-/// Test support: a current blob in version 2's layout (`threads` 0 among the
-/// parameters), against which pins recorded before `threads` left are checked.
+/// Test support: a current blob of a fit without covariates in version 2's layout
+/// (`threads` 0 among the parameters, no `design`), against which pins recorded before
+/// `threads` left are checked.
 #[cfg(test)]
 pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
-    with_params_converted(bytes, |(v, diagonal): (u32, bool), p: DcntParams| ((v - 1, diagonal), DcntParamsV2::from(&p))).expect("a current DCNT blob")
+    let mut old =
+        with_params_converted(bytes, |(v, diagonal): (u32, bool), p: DcntParams| ((v - 2, diagonal), DcntParamsV2::from(&p))).expect("a current DCNT blob");
+    assert_eq!(old.pop(), Some(0), "a fit without covariates: `design` is None, one zero byte");
+    old
 }
 
-impl From<DcntParamsV2> for DcntParams {
-    fn from(p: DcntParamsV2) -> Self {
+/// [`DcntParams`] as stored by version 3 (before `design`).
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+pub(super) struct DcntParamsV3 {
+    pub topics: usize,
+    pub priors: super::params::Priors,
+    pub iterations: usize,
+    pub burn_in: usize,
+    pub thin: usize,
+    pub loglik_every: usize,
+    pub test_fraction: f64,
+    pub heldout_burn_in: usize,
+    pub heldout_chain_length: usize,
+    pub heldout_acceptance_samples: usize,
+    pub topic_swaps: usize,
+}
+
+impl From<DcntParamsV3> for DcntParams {
+    /// Models stored before covariates were fitted on the documents' features.
+    fn from(p: DcntParamsV3) -> Self {
         DcntParams {
+            topics: p.topics,
+            priors: p.priors,
+            iterations: p.iterations,
+            burn_in: p.burn_in,
+            thin: p.thin,
+            loglik_every: p.loglik_every,
+            test_fraction: p.test_fraction,
+            heldout_burn_in: p.heldout_burn_in,
+            heldout_chain_length: p.heldout_chain_length,
+            heldout_acceptance_samples: p.heldout_acceptance_samples,
+            topic_swaps: p.topic_swaps,
+            design: DesignRequest::default(),
+        }
+    }
+}
+
+impl From<DcntParamsV2> for DcntParamsV3 {
+    fn from(p: DcntParamsV2) -> Self {
+        DcntParamsV3 {
             topics: p.topics,
             priors: p.priors,
             iterations: p.iterations,
@@ -204,10 +258,10 @@ impl From<DcntParamsV2> for DcntParams {
     }
 }
 
-impl From<DcntParamsV1> for DcntParams {
+impl From<DcntParamsV1> for DcntParamsV3 {
     /// Models stored before `topic_swaps` existed were fitted without swaps.
     fn from(p: DcntParamsV1) -> Self {
-        DcntParams {
+        DcntParamsV3 {
             topics: p.topics,
             priors: p.priors,
             iterations: p.iterations,

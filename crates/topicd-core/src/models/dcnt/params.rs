@@ -4,6 +4,7 @@
 //! every Gamma prior (λ_f, λ_A, λ_V) with shape a = 0.01 and rate b = 0.01 (mean 1,
 //! variance 100); β = 0.01, the topic smoothing the paper uses for its LDA comparison.
 
+use crate::models::design::DesignRequest;
 use crate::models::params::{ParamError, ParamReader};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -60,6 +61,10 @@ pub struct DcntParams {
     /// Within-document topic swaps proposed per document and scan ([`super::swap`];
     /// 0 turns the move off).
     pub topic_swaps: usize,
+    /// The covariates φ_d is built from (`covariates`, `reference`, `splines`;
+    /// [`crate::models::design`]); none: the documents' `features` as they are (φ_d = 1
+    /// without).
+    pub design: DesignRequest,
 }
 
 /// Default of [`DcntParams::topic_swaps`].
@@ -67,12 +72,15 @@ pub const DEFAULT_TOPIC_SWAPS: usize = 1;
 
 impl DcntParams {
     /// The parameters under their wire names, as [`DcntParams::from_json`] reads them
-    /// back: the priors are top-level keys (`beta`, `gamma_mu`, `a_f`, ...).
+    /// back: the priors and the design (`covariates`, `reference`, `splines`) are
+    /// top-level keys (`beta`, `gamma_mu`, `a_f`, ...).
     pub fn to_json(&self) -> Value {
         let mut v = serde_json::to_value(self).expect("plain data serialises");
         let o = v.as_object_mut().expect("a struct serialises to an object");
-        if let Some(Value::Object(priors)) = o.remove("priors") {
-            o.extend(priors);
+        for nested in ["priors", "design"] {
+            if let Some(Value::Object(inner)) = o.remove(nested) {
+                o.extend(inner);
+            }
         }
         v
     }
@@ -106,6 +114,11 @@ impl DcntParams {
         let heldout_burn_in = r.uint_in("heldout_burn_in", 0, 1_000_000)?.map_or(chib.burn_in, |x| x as usize);
         let heldout_chain_length = r.uint_in("heldout_chain_length", 1, 1_000_000)?.map_or(chib.chain_length, |x| x as usize);
         let heldout_acceptance_samples = r.uint_in("heldout_acceptance_samples", 1, 10_000_000)?.map_or(chib.acceptance_samples, |x| x as usize);
+        let design = DesignRequest {
+            covariates: r.string_list("covariates")?.unwrap_or_default(),
+            reference: r.string_map("reference")?.unwrap_or_default(),
+            splines: r.uint_map("splines", 0, u64::MAX)?.unwrap_or_default(),
+        };
         r.finish()?;
         Ok(DcntParams {
             topics,
@@ -119,6 +132,7 @@ impl DcntParams {
             heldout_chain_length,
             heldout_acceptance_samples,
             topic_swaps,
+            design,
         })
     }
 }

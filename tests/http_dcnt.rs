@@ -161,6 +161,44 @@ async fn dcnt_reads_its_metadata_from_covariates() {
     let (st, c) = s.get(&format!("/v1/models/{mid}/correlations?draws=100&seed=1")).await;
     assert_eq!(st, 200, "the topic covariance integrates over every document's design row: {c}");
 
+    // Effects: every level of the categorical covariate, the date held at its mean.
+    let (st, e) = s.get(&format!("/v1/models/{mid}/effects?covariate=party&contrast=a,c&seed=2")).await;
+    assert_eq!(st, 200, "{e}");
+    assert_eq!((e["kind"].as_str(), e["method"].as_str(), e["draws"].as_u64()), (Some("categorical"), Some("model"), Some(2)), "{e}");
+    assert!(e["held_at"]["published"].is_number(), "{e}");
+    let topics = e["topics"].as_array().unwrap();
+    assert_eq!(topics.len(), 4);
+    for p in 0..3 {
+        let total: f64 = topics.iter().map(|t| t["points"][p]["mean"].as_f64().unwrap()).sum();
+        assert!((total - 1.0).abs() < 1e-9, "expected shares sum to one at every point: {total}");
+        for t in topics {
+            let pt = &t["points"][p];
+            assert!(pt["lower"].as_f64() <= pt["mean"].as_f64() && pt["mean"].as_f64() <= pt["upper"].as_f64(), "{pt}");
+        }
+    }
+    assert_eq!(topics[0]["points"].as_array().unwrap().iter().map(|p| p["x"].clone()).collect::<Vec<_>>(), [json!("a"), json!("b"), json!("c")]);
+    assert_eq!((topics[0]["difference"]["a"].as_str(), topics[0]["difference"]["b"].as_str()), (Some("a"), Some("c")));
+    let (_, again) = s.get(&format!("/v1/models/{mid}/effects?covariate=party&contrast=a,c&seed=2")).await;
+    assert_eq!(again, e, "same seed, same answer");
+    // Along the date, 5 points from its earliest to its latest value, two topics.
+    let (st, e) = s.get(&format!("/v1/models/{mid}/effects?covariate=published&grid=5&topics=1,3&level=0.8")).await;
+    assert_eq!(st, 200, "{e}");
+    let points = e["topics"][0]["points"].as_array().unwrap();
+    assert_eq!((points.len(), e["topics"].as_array().unwrap().len(), e["topics"][1]["id"].as_u64()), (5, 2, Some(3)));
+    assert!(points[0]["x"].as_f64().unwrap() < 2011.0 && points[4]["x"].as_f64().unwrap() > 2019.0, "{points:?}");
+    for (query, field) in [
+        ("covariate=score", "query.covariate"),
+        ("covariate=party&contrast=a,z", "query.contrast"),
+        ("covariate=party&contrast=a", "query.contrast"),
+        ("covariate=published&grid=1", "query.grid"),
+        ("covariate=party&topics=9", "query.topics"),
+        ("covariate=party&level=1", "query.level"),
+        ("grid=5", "query.covariate"),
+    ] {
+        let (st, err) = s.get(&format!("/v1/models/{mid}/effects?{query}")).await;
+        assert_problem(st, &err, 422, Some(field));
+    }
+
     for (params, field) in [
         (json!({"covariates": ["score"]}), "params.covariates"),
         (json!({"covariates": ["colour"]}), "params.covariates"),
@@ -174,4 +212,9 @@ async fn dcnt_reads_its_metadata_from_covariates() {
     }
     let (_, jobs) = s.get("/v1/jobs").await;
     assert_eq!(jobs["total"], 1, "refused jobs are not queued");
+    // A family without an effect estimator: 409 naming `model`.
+    let lda = s.submit(&cid, "lda", json!({"topics": 2, "iterations": 4}), 1).await;
+    let done = s.wait(lda["id"].as_str().unwrap(), Duration::from_secs(60)).await;
+    let (st, err) = s.get(&format!("/v1/models/{}/effects?covariate=party", done["model_id"].as_str().unwrap())).await;
+    assert_problem(st, &err, 409, Some("model"));
 }

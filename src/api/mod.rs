@@ -8,6 +8,7 @@ pub mod auth;
 pub mod coherence;
 pub mod console;
 pub mod corpora;
+pub mod effects;
 pub mod error;
 pub mod evaluations;
 pub mod extract;
@@ -113,6 +114,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/models/{id}/evaluation"),
     ("post", "/v1/models/{id}/heldout-likelihood"),
     ("get", "/v1/models/{id}/correlations"),
+    ("get", "/v1/models/{id}/effects"),
     ("post", "/v1/graphs"),
     ("get", "/v1/graphs"),
     ("get", "/v1/graphs/{id}"),
@@ -155,6 +157,7 @@ fn api_routes() -> Router<AppState> {
         .route("/v1/models/{id}/evaluation", get(models::evaluation).post(evaluations::evaluate))
         .route("/v1/models/{id}/heldout-likelihood", post(evaluations::heldout))
         .route("/v1/models/{id}/correlations", get(evaluations::correlations))
+        .route("/v1/models/{id}/effects", get(effects::effects))
         .route("/v1/models/{id}/topics", get(models::topics))
         .route("/v1/models/{id}/topics/{topic}", patch(topic_names::rename))
         .route("/v1/models/{id}/topics/{topic}/frex", get(models::topic_frex))

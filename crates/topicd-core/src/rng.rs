@@ -39,6 +39,8 @@ pub enum Purpose {
     SyntheticCorpus = 14,
     /// DCNT/SCNT within-document topic swaps (one stream per document and scan).
     DcntSwap = 15,
+    /// Covariate effects' Monte Carlo integrals (one stream per kept draw).
+    Effects = 16,
 }
 
 /// SplitMix64 finaliser: a bijective 64-bit mixer with good avalanche.

@@ -37,6 +37,8 @@ pub struct Capabilities {
     pub correlations: bool,
     /// A held-out likelihood estimator (`/heldout-likelihood`).
     pub heldout_likelihood: bool,
+    /// Covariate effects with intervals (`/effects`), for fits that read covariates.
+    pub effects: bool,
     /// Communities of a graph's nodes (`/communities`).
     pub communities: bool,
 }
@@ -51,6 +53,7 @@ impl Capabilities {
         label_evaluation: false,
         correlations: false,
         heldout_likelihood: false,
+        effects: false,
         communities: false,
     };
 
@@ -63,6 +66,7 @@ impl Capabilities {
         label_evaluation: false,
         correlations: false,
         heldout_likelihood: false,
+        effects: false,
         communities: true,
     };
 }

@@ -39,6 +39,10 @@ fn declared_capabilities_match_what_fitted_models_answer() {
         }
         assert_eq!(model.evaluate_test_split(&corpus, 1).is_some(), declared.label_evaluation, "{name}: label evaluation");
         assert_eq!(model.correlations(4, 0).is_some(), declared.correlations, "{name}: correlations");
+        // A family with effects answers (here, without covariates, with an error naming
+        // why); one without has no estimator.
+        let query = crate::models::effects::EffectQuery { covariate: "x".into(), grid: 5, contrast: None, level: 0.95, topics: None, seed: 1 };
+        assert_eq!(!matches!(model.effects(&query), Ok(None)), declared.effects, "{name}: effects");
         let scorer = model.heldout_scorer(&json!({})).unwrap_or_else(|e| panic!("{name}: default estimator settings are valid: {e:?}"));
         assert_eq!(scorer.is_some(), declared.heldout_likelihood, "{name}: held-out likelihood");
     }

@@ -35,13 +35,22 @@ pub struct DesignRequest {
     pub splines: BTreeMap<String, usize>,
 }
 
+/// The range and mean of a continuous (or date) covariate over the fit's corpus: where
+/// an effect curve is drawn and the value it is held at while another varies.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ValueRange {
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
 /// One covariate's columns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum DesignTerm {
     /// A continuous (or date) covariate as itself.
-    Linear { covariate: String },
+    Linear { covariate: String, values: ValueRange },
     /// A continuous (or date) covariate in a B-spline basis.
-    Spline { covariate: String, basis: BSplineBasis },
+    Spline { covariate: String, basis: BSplineBasis, values: ValueRange },
     /// A categorical covariate: one indicator per level but `reference`.
     OneHot { covariate: String, levels: Vec<String>, reference: usize },
 }
@@ -206,13 +215,21 @@ impl DesignSpec {
             .covariates
             .iter()
             .map(|name| match &column(name).values {
-                CovariateValues::Numeric { values, .. } => match request.splines.get(name) {
-                    Some(&df) => {
-                        let basis = BSplineBasis::fit(values, df, SPLINE_DEGREE).expect("checked: df and range");
-                        DesignTerm::Spline { covariate: name.clone(), basis }
+                CovariateValues::Numeric { values: xs, .. } => {
+                    let summary = column(name).summary();
+                    let values = ValueRange {
+                        min: summary.min.expect("checked: no value is missing"),
+                        max: summary.max.expect("checked: no value is missing"),
+                        mean: summary.mean.expect("checked: no value is missing"),
+                    };
+                    match request.splines.get(name) {
+                        Some(&df) => {
+                            let basis = BSplineBasis::fit(xs, df, SPLINE_DEGREE).expect("checked: df and range");
+                            DesignTerm::Spline { covariate: name.clone(), basis, values }
+                        }
+                        None => DesignTerm::Linear { covariate: name.clone(), values },
                     }
-                    None => DesignTerm::Linear { covariate: name.clone() },
-                },
+                }
                 CovariateValues::Categorical { levels, .. } => {
                     let reference = request.reference.get(name).and_then(|r| levels.iter().position(|l| l == r)).unwrap_or(0);
                     DesignTerm::OneHot { covariate: name.clone(), levels: levels.clone(), reference }
@@ -228,14 +245,24 @@ impl DesignSpec {
         let mut names = vec!["(intercept)".to_string()];
         for term in &self.terms {
             match term {
-                DesignTerm::Linear { covariate } => names.push(covariate.clone()),
-                DesignTerm::Spline { covariate, basis } => names.extend((1..=basis.df()).map(|j| format!("s({covariate}){j}"))),
+                DesignTerm::Linear { covariate, .. } => names.push(covariate.clone()),
+                DesignTerm::Spline { covariate, basis, .. } => names.extend((1..=basis.df()).map(|j| format!("s({covariate}){j}"))),
                 DesignTerm::OneHot { covariate, levels, reference } => {
                     names.extend(levels.iter().enumerate().filter(|(i, _)| i != reference).map(|(_, l)| format!("{covariate}={l}")))
                 }
             }
         }
         names
+    }
+
+    /// Bytes the spec holds on the heap ([`crate::heap_size`]).
+    pub fn memory_bytes(&self) -> usize {
+        use crate::heap_size::{nested, string, strings, vec};
+        nested(&self.terms, |t| match t {
+            DesignTerm::Linear { covariate, .. } => string(covariate),
+            DesignTerm::Spline { covariate, basis, .. } => string(covariate) + vec(&basis.knots),
+            DesignTerm::OneHot { covariate, levels, .. } => string(covariate) + strings(levels),
+        })
     }
 
     /// Number of columns.
@@ -249,7 +276,7 @@ impl DesignSpec {
         let mut row = vec![1.0];
         for term in &self.terms {
             match term {
-                DesignTerm::Linear { covariate } | DesignTerm::Spline { covariate, .. } => {
+                DesignTerm::Linear { covariate, .. } | DesignTerm::Spline { covariate, .. } => {
                     let x = match value_of(covariate) {
                         Some(CovariateInput::Number(x)) if x.is_finite() => x,
                         Some(_) => return Err(format!("{covariate:?} must be a number")),

@@ -20,6 +20,7 @@ pub mod community;
 pub mod completion;
 pub mod dcnt;
 pub mod design;
+pub mod effects;
 pub mod encoding_upgrade;
 pub mod exclusivity;
 pub mod fit_params;
@@ -109,6 +110,14 @@ pub trait TopicModel: Send + Sync {
     /// [`heldout::HeldoutDoc::features`] gives them (empty: the model reads none).
     fn feature_names(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    /// How the topics' expected shares move with a covariate ([`effects`]); `Ok(None)`:
+    /// this family has no effect estimator. `Err`: a question the model cannot answer
+    /// (a covariate it does not read, a bad grid), naming what is wrong.
+    fn effects(&self, query: &effects::EffectQuery) -> Result<Option<effects::Effects>, ModelError> {
+        let _ = query;
+        Ok(None)
     }
 
     /// Monte Carlo covariance and correlation of topic weights (`draws` per document);

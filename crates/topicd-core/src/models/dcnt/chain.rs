@@ -42,11 +42,21 @@ pub(super) struct PosteriorSums {
     pub lambda_v: f64,
     pub acceptance: f64,
     pub kept: usize,
+    /// A, η and λ_v of every `draw_stride`-th kept scan, at most `keep_draws` of them.
+    pub draws: Vec<Loadings>,
+    pub draw_stride: usize,
+    pub keep_draws: usize,
 }
 
 impl PosteriorSums {
-    fn new(k: usize, f: usize, v: usize, docs: usize) -> Self {
+    /// Sums for K̄ topics, F features, V terms and D documents, keeping `keep_draws`
+    /// draws spread evenly over the schedule's kept scans.
+    fn new(k: usize, f: usize, v: usize, docs: usize, keep_draws: usize, schedule: &Schedule) -> Self {
+        let kept_scans = (1..=schedule.iterations).filter(|&it| schedule.is_kept(it)).count().max(1);
         PosteriorSums {
+            draws: Vec::new(),
+            draw_stride: kept_scans.div_ceil(keep_draws.max(1)),
+            keep_draws,
             omega: vec![0.0; k * v],
             shares: vec![0.0; k],
             proportions: vec![0.0; docs * k],
@@ -79,12 +89,16 @@ impl PosteriorSums {
         self.eta.iter_mut().zip(&g.eta).for_each(|(s, x)| *s += x);
         self.lambda_v += g.lambda_v;
         self.acceptance += acceptance;
+        if self.draws.len() < self.keep_draws && (self.kept - 1).is_multiple_of(self.draw_stride) {
+            self.draws.push(loadings(state));
+        }
     }
 
     /// Whether every length fits K̄ topics, F features, V terms and D documents.
     fn fits(&self, k: usize, f: usize, v: usize, docs: usize) -> bool {
         let lengths = [(self.omega.len(), k * v), (self.shares.len(), k), (self.proportions.len(), docs * k), (self.a.len(), k * k), (self.eta.len(), f * k)];
-        lengths.iter().all(|(got, want)| got == want)
+        let draws = self.draws.len() <= self.keep_draws && self.draw_stride > 0 && self.draws.iter().all(|d| d.a.len() == k * k && d.eta.len() == f * k);
+        draws && lengths.iter().all(|(got, want)| got == want)
     }
 }
 
@@ -107,8 +121,8 @@ pub(super) struct DcntChain<'a> {
     acceptance: f64,
 }
 
-/// Format version of [`SavedDcnt`].
-const STATE_VERSION: u32 = 1;
+/// Format version of [`SavedDcnt`] (2: the posterior sums keep draws of the loadings).
+const STATE_VERSION: u32 = 2;
 
 /// What a DCNT checkpoint inside the chain carries (besides the driver's position).
 #[derive(Serialize, Deserialize)]
@@ -142,7 +156,7 @@ impl<'a> DcntChain<'a> {
     /// A chain from the initialisation of [`DcntState::init`].
     pub fn new(p: &DcntParams, diagonal: bool, docs: &'a Documents, seed: u64) -> Self {
         let state = DcntState::init(docs, p.topics, diagonal, p.priors, p.topic_swaps, seed);
-        let sums = PosteriorSums::new(p.topics, docs.num_features, docs.num_terms, docs.num_docs());
+        let sums = PosteriorSums::new(p.topics, docs.num_features, docs.num_terms, docs.num_docs(), p.keep_draws, &schedule(p));
         let last = loadings(&state);
         Self::assemble(p, docs, state, sums, last)
     }

@@ -72,7 +72,12 @@ impl ModelFamily for DcntFamily {
     }
 
     fn capabilities(&self) -> crate::models::capabilities::Capabilities {
-        crate::models::capabilities::Capabilities { correlations: true, heldout_likelihood: true, ..crate::models::capabilities::Capabilities::TOPIC_MODEL }
+        crate::models::capabilities::Capabilities {
+            correlations: true,
+            heldout_likelihood: true,
+            effects: true,
+            ..crate::models::capabilities::Capabilities::TOPIC_MODEL
+        }
     }
 }
 
@@ -115,6 +120,10 @@ impl TopicModel for DcntModel {
         fits.then(|| crate::models::DocumentProportions { documents: self.train_documents.clone(), rows: self.document_proportions.clone() })
     }
 
+    fn effects(&self, query: &crate::models::effects::EffectQuery) -> Result<Option<crate::models::effects::Effects>, ModelError> {
+        super::effects::effects(self, query).map(Some)
+    }
+
     fn correlations(&self, draws: usize, seed: u64) -> Option<TopicCorrelations> {
         Some(scoring::correlations(self, draws, seed))
     }
@@ -142,7 +151,7 @@ impl TopicModel for DcntModel {
     }
 
     fn memory_bytes(&self) -> usize {
-        use crate::heap_size::{strings, vec};
+        use crate::heap_size::{nested, strings, vec};
         let loadings = |l: &Loadings| vec(&l.a) + vec(&l.eta);
         vec(&self.topic_word)
             + vec(&self.topic_shares)
@@ -155,5 +164,9 @@ impl TopicModel for DcntModel {
             + loadings(&self.mean)
             + loadings(&self.last)
             + self.heldout.as_ref().map_or(0, |h| h.memory_bytes())
+            + nested(&self.draws, loadings)
+            + self.design.as_ref().map_or(0, DesignSpec::memory_bytes)
+            // The request's reference and spline maps (a few short entries) are not counted.
+            + strings(&self.params.design.covariates)
     }
 }

@@ -121,7 +121,7 @@ impl TrainingSet {
         }
         let scale = 1.0 / sums.kept as f64;
         let topic_shares: Vec<f64> = sums.shares.iter().map(|x| x * scale).collect();
-        let PosteriorSums { omega, proportions, a, eta, lambda_v, acceptance, kept, .. } = sums;
+        let PosteriorSums { omega, proportions, a, eta, lambda_v, acceptance, kept, draws, .. } = sums;
         DcntModel {
             version: ENCODING_VERSION,
             diagonal,
@@ -145,6 +145,7 @@ impl TrainingSet {
             mh_acceptance: acceptance * scale,
             heldout: None,
             design: self.design.clone(),
+            draws,
         }
     }
 

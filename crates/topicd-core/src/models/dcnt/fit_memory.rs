@@ -22,8 +22,10 @@ pub fn estimate(c: &CorpusStats, p: &super::params::DcntParams, threads: usize) 
     // `DcntState`: z (u16 per token), n_dk (D × K u32), M_kw (V × K u32), u and v
     // (D × K f64 each), A (K × K f64).
     let state = 2 * s.n + W4 * (d + v) * k + 2 * W8 * d * k + W8 * k * k;
-    // Posterior sums: ω (K × V f64), proportions (D × K f64), A (K × K).
-    let sums = W8 * (v + d) * k + W8 * k * k;
+    // Posterior sums: ω (K × V f64), proportions (D × K f64), A (K × K), and the kept
+    // draws of A, η and λ_v (η's F columns are not in the summary: counted as a few).
+    let draws = p.keep_draws as u64 * W8 * (k * k + 8 * k + 1);
+    let sums = W8 * (v + d) * k + W8 * k * k + draws;
     // A scan's per-document updates (moves and new u, v rows) collected before they are
     // applied: about the state's per-document part again.
     let updates = 2 * W8 * d * k + 8 * s.n;
@@ -31,7 +33,7 @@ pub fn estimate(c: &CorpusStats, p: &super::params::DcntParams, threads: usize) 
     // A checkpoint: z (2 per token, postcard), u and v, and the sums.
     let checkpoint = 2 * s.n + 2 * W8 * d * k + sums;
     // The end: the model (ω, proportions, f64) beside the chain, then encoded.
-    let model = W8 * (v + d) * k;
+    let model = W8 * (v + d) * k + draws;
     let end = (steady + model).max(docs + 2 * model);
     corpus_bytes(&s) + peak(steady, checkpoint, end, threads)
 }

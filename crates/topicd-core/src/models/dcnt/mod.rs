@@ -19,11 +19,13 @@
 //! - [`heldout`]: the Chib-style held-out likelihood p(w_d | ζ) (paper 000, A.4);
 //! - [`covariance`]: the Monte Carlo covariance of topic weights (paper 000, A.3);
 //! - [`scoring`]: both, as a fitted model offers them to evaluation jobs;
+//! - [`effects`]: covariate effects from the kept draws, under the model's own prior;
 //! - [`family`]: the `dcnt`/`scnt` families and the model's served face, above the rest.
 
 pub mod activations;
 pub mod chain;
 pub mod covariance;
+pub mod effects;
 pub mod family;
 pub mod fit;
 pub mod fit_memory;

@@ -74,6 +74,9 @@ pub struct DcntModel {
     /// The columns φ_d was built from when the fit read covariates (`feature_names` are
     /// its column names); `None`: the documents' features as they were.
     pub design: Option<DesignSpec>,
+    /// A, η and λ_v of kept scans (`params.keep_draws` of them, evenly spread), for
+    /// covariate effects with intervals.
+    pub draws: Vec<Loadings>,
 }
 
 impl DcntModel {
@@ -81,7 +84,7 @@ impl DcntModel {
         let decode_error = |e: postcard::Error| ModelError::Decode(e.to_string());
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
         // Everything after the parameters is laid out as in the current version, but
-        // for `design`, last, which models before it hold as `None` (one zero byte).
+        // for `design` and `draws`, last, which older models hold as none.
         let convert = |bytes: &[u8]| -> Result<Vec<u8>, postcard::Error> {
             let up = |(_, diagonal): (u32, bool), p: DcntParamsV3| ((ENCODING_VERSION, diagonal), DcntParams::from(p));
             match version {
@@ -94,7 +97,7 @@ impl DcntModel {
             ENCODING_VERSION => std::borrow::Cow::Borrowed(bytes),
             1..=3 => {
                 let mut upgraded = convert(bytes).map_err(decode_error)?;
-                upgraded.extend(postcard::to_allocvec(&None::<DesignSpec>).map_err(decode_error)?);
+                upgraded.extend(postcard::to_allocvec(&(None::<DesignSpec>, Vec::<Loadings>::new())).map_err(decode_error)?);
                 upgraded.into()
             }
             v => return Err(ModelError::Decode(format!("DCNT encoding version {v} is not {ENCODING_VERSION}, 3, 2 or 1"))),
@@ -193,13 +196,17 @@ impl From<&DcntParams> for DcntParamsV2 {
 }
 
 /// Test support: a current blob of a fit without covariates in version 2's layout
-/// (`threads` 0 among the parameters, no `design`), against which pins recorded before
-/// `threads` left are checked.
+/// (`threads` 0 among the parameters, no `design`, no `draws`), against which pins
+/// recorded before `threads` left are checked.
 #[cfg(test)]
 pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
+    let mut m = DcntModel::decode(bytes).expect("a current DCNT blob");
+    assert!(m.design.is_none(), "a fit without covariates");
+    m.draws.clear();
+    let bytes = postcard::to_allocvec(&m).expect("plain data encodes");
     let mut old =
-        with_params_converted(bytes, |(v, diagonal): (u32, bool), p: DcntParams| ((v - 2, diagonal), DcntParamsV2::from(&p))).expect("a current DCNT blob");
-    assert_eq!(old.pop(), Some(0), "a fit without covariates: `design` is None, one zero byte");
+        with_params_converted(&bytes, |(v, diagonal): (u32, bool), p: DcntParams| ((v - 2, diagonal), DcntParamsV2::from(&p))).expect("a current DCNT blob");
+    assert_eq!(old.split_off(old.len() - 2), [0, 0], "no design, no draws: two zero bytes");
     old
 }
 
@@ -235,6 +242,7 @@ impl From<DcntParamsV3> for DcntParams {
             heldout_chain_length: p.heldout_chain_length,
             heldout_acceptance_samples: p.heldout_acceptance_samples,
             topic_swaps: p.topic_swaps,
+            keep_draws: 0,
             design: DesignRequest::default(),
         }
     }

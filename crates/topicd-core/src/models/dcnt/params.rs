@@ -61,11 +61,20 @@ pub struct DcntParams {
     /// Within-document topic swaps proposed per document and scan ([`super::swap`];
     /// 0 turns the move off).
     pub topic_swaps: usize,
+    /// Kept scans whose A, η and λ_v the model stores (evenly spread over the kept
+    /// scans; at most this many), from which covariate effects get their intervals.
+    pub keep_draws: usize,
     /// The covariates φ_d is built from (`covariates`, `reference`, `splines`;
     /// [`crate::models::design`]); none: the documents' `features` as they are (φ_d = 1
     /// without).
     pub design: DesignRequest,
 }
+
+/// Default of [`DcntParams::keep_draws`]: enough for stable 95 % intervals (the 2.5 %
+/// quantile of 200 draws rests on 5 of them).
+pub const DEFAULT_KEEP_DRAWS: usize = 200;
+/// Most draws a model keeps.
+pub const MAX_KEEP_DRAWS: usize = 10_000;
 
 /// Default of [`DcntParams::topic_swaps`].
 pub const DEFAULT_TOPIC_SWAPS: usize = 1;
@@ -114,6 +123,7 @@ impl DcntParams {
         let heldout_burn_in = r.uint_in("heldout_burn_in", 0, 1_000_000)?.map_or(chib.burn_in, |x| x as usize);
         let heldout_chain_length = r.uint_in("heldout_chain_length", 1, 1_000_000)?.map_or(chib.chain_length, |x| x as usize);
         let heldout_acceptance_samples = r.uint_in("heldout_acceptance_samples", 1, 10_000_000)?.map_or(chib.acceptance_samples, |x| x as usize);
+        let keep_draws = r.uint_in("keep_draws", 0, MAX_KEEP_DRAWS as u64)?.map_or(DEFAULT_KEEP_DRAWS, |x| x as usize);
         let design = DesignRequest {
             covariates: r.string_list("covariates")?.unwrap_or_default(),
             reference: r.string_map("reference")?.unwrap_or_default(),
@@ -132,6 +142,7 @@ impl DcntParams {
             heldout_chain_length,
             heldout_acceptance_samples,
             topic_swaps,
+            keep_draws,
             design,
         })
     }

@@ -259,7 +259,13 @@ impl Browser<'_> {
         let script = "const errors = [...document.querySelectorAll('main .field-error, main .problem, main .error')].map(e => e.textContent).filter(Boolean);
             return (errors.length ? `errors shown: ${errors.join(' | ')}\n` : '') + document.querySelector('main').innerText;";
         let text = self.c.execute(script, vec![]).await.unwrap_or_default();
-        text.as_str().unwrap_or_default().chars().take(1500).collect()
+        // The start and the end of a long page (the explorer's last sections are at the end).
+        let chars: Vec<char> = text.as_str().unwrap_or_default().chars().collect();
+        if chars.len() <= 1500 {
+            return chars.into_iter().collect();
+        }
+        let (head, tail): (String, String) = (chars[..700].iter().collect(), chars[chars.len() - 800..].iter().collect());
+        format!("{head}\n[…]\n{tail}")
     }
 
     /// Fail on any error in the browser's console (a CSP violation included) and on any
@@ -460,6 +466,8 @@ async fn scenario(b: &Browser<'_>) {
     b.no_console_errors("HPC explorer").await;
     b.accessible("HPC explorer").await;
     predict_shows_bars(b, &hpc, "hpc").await;
+
+    effects_view(b).await;
 
     // Phone width (390 × 844): the explorer opens, the page itself never scrolls
     // sideways (wide tables and plots scroll inside their own boxes), and it passes the
@@ -752,4 +760,45 @@ async fn predict_shows_bars(b: &Browser<'_>, model: &str, shot: &str) {
     b.until_eq("the prediction's plots and their bars", &json!(expected), figures).await;
     b.screenshot_at("#h-predict", &format!("predict-{shot}")).await;
     b.no_console_errors("predict").await;
+}
+
+/// A DCNT fitted with covariates (through the API): the explorer's Effects section
+/// draws lines with bands along the date and, with a contrast between two levels,
+/// dots with whiskers of the differences, one per topic as the API answers.
+async fn effects_view(b: &Browser<'_>) {
+    let docs: Vec<Value> = appstream_docs(DOCS)
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut d)| {
+            let party = ["green", "blue", "red"][i % 3];
+            d["covariates"] = json!({"party": party, "published": format!("20{}-06-01", 10 + i % 10)});
+            d
+        })
+        .collect();
+    let corpus = b.server.upload(json!({"name": "with-covariates", "documents": docs})).await;
+    let params = json!({"topics": 3, "iterations": 12, "burn_in": 6, "thin": 2, "covariates": ["published", "party"], "splines": {"published": 4}});
+    let job = b.server.submit(corpus["id"].as_str().expect("corpus id"), "dcnt", params, 5).await;
+    let done = b.server.wait(job["id"].as_str().expect("job id"), FIT_WAIT).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let model = done["model_id"].as_str().expect("model id").to_string();
+    b.open(&format!("#/models/{model}")).await;
+    b.until("document.querySelector('#effects-out figure svg')", "the effects along the first covariate", WAIT).await;
+    let caption = b.js("return document.querySelector('#effects-out figure.chart > figcaption').textContent;").await;
+    assert_eq!(caption, json!("Topic shares by published"));
+    let bands = b.js("return document.querySelectorAll('#effects-out g[aria-label=area] path').length;").await;
+    assert_eq!(bands, json!(3), "a band per topic");
+    b.no_console_errors("effects").await;
+    b.accessible("effects").await;
+    b.find("#effects-covariate").await.select_by_value("party").await.expect("choose party");
+    b.type_into("#effects-contrast", "green,red").await;
+    b.click("#effects-show").await;
+    // Plot wraps a chart with a legend in its own <figure>: count the console's.
+    b.until("document.querySelectorAll('#effects-out figure.chart').length === 2", "the levels and the contrast", WAIT).await;
+    let (_, answer) = b.server.get(&format!("/v1/models/{model}/effects?covariate=party&contrast=green,red")).await;
+    let dots =
+        b.js("return [...document.querySelectorAll('#effects-out figure.chart')].map(f => f.querySelectorAll('g[aria-label=dot] circle').length);").await;
+    let topics = answer["topics"].as_array().expect("topics").len();
+    assert_eq!(dots, json!([3 * topics, topics]), "a dot per level and topic, and one difference per topic: {answer}");
+    b.screenshot_at("#h-effects", "effects").await;
+    b.no_console_errors("effects contrast").await;
 }

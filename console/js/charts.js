@@ -83,6 +83,44 @@ export function lines(rows, { width, x, y, height = 260, series = false }) {
   });
 }
 
+/** Lines with interval bands: rows {series, x, y, lower, upper}, one line per series. */
+export function bands(rows, { width, x, y, height = 300 }) {
+  return Plot.plot({
+    width,
+    height,
+    marginLeft: 60,
+    grid: true,
+    x: { label: x },
+    y: { label: y, zero: true },
+    color: { legend: true },
+    marks: [
+      Plot.areaY(rows, { x: "x", y1: "lower", y2: "upper", fill: "series", fillOpacity: 0.18 }),
+      Plot.line(rows, { x: "x", y: "y", stroke: "series" }),
+      Plot.tip(rows, Plot.pointerX({ x: "x", y: "y", title: (d) => `${d.series}\n${x} ${d.x}\n${d.y} (${d.lower} to ${d.upper})` })),
+    ],
+  });
+}
+
+/** Dots with whiskers: rows {series, x (a category), y, lower, upper}, horizontal. */
+export function whiskers(rows, { width, x, y, zero = false }) {
+  const cats = [...new Set(rows.map((r) => String(r.x)))];
+  return Plot.plot({
+    width,
+    height: 40 + 26 * cats.length,
+    marginLeft: Math.min(220, 12 + 7 * Math.max(4, ...cats.map((c) => c.length))),
+    grid: true,
+    x: { label: x },
+    y: { label: y, domain: cats },
+    color: { legend: true },
+    marks: [
+      zero ? Plot.ruleX([0]) : null,
+      Plot.ruleY(rows, { y: (d) => String(d.x), x1: "lower", x2: "upper", stroke: "series" }),
+      Plot.dot(rows, { y: (d) => String(d.x), x: "y", fill: "series" }),
+      Plot.tip(rows, Plot.pointer({ y: (d) => String(d.x), x: "y", title: (d) => `${d.series}, ${d.x}: ${d.y} (${d.lower} to ${d.upper})` })),
+    ],
+  });
+}
+
 /** Horizontal bars: rows {label, value}, in the given order. */
 export function hbars(rows, { width, x, max = null }) {
   return Plot.plot({

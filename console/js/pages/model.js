@@ -1,12 +1,13 @@
 // Model explorer: one fitted model. Which sections appear is decided by the model's
 // declared capabilities (its `capabilities`, else the family's in GET /v1/families),
 // never by the family's name: topic tables and maps, label evaluation, correlations,
-// communities, prediction and held-out likelihood.
+// covariate effects, communities, prediction and held-out likelihood.
 
 import { get } from "../api.js";
 import { h, mount, fmtDate, fmtInt, download, shortId } from "../ui.js";
 import { topicsSection } from "./topics.js";
 import { topicMapSection, evaluationSection, correlationsSection, communitiesSection, predictSection, heldoutSection } from "./model_extras.js";
+import { effectsSection, fittedCovariates } from "./effects.js";
 
 async function capabilitiesOf(model) {
   if (model.capabilities) return model.capabilities;
@@ -46,6 +47,7 @@ export async function render(root, [id]) {
   }
   if (caps.label_evaluation) sections.push(evaluationSection(model));
   if (caps.correlations) sections.push(correlationsSection(model));
+  if (caps.effects && fittedCovariates(model).length) sections.push(effectsSection(model));
   if (caps.communities) sections.push(communitiesSection(model));
   if (caps.prediction) sections.push(predictSection(model, caps));
   if (caps.heldout_likelihood) sections.push(heldoutSection(model));

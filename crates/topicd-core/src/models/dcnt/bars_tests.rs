@@ -253,11 +253,11 @@ fn same_model_at_any_thread_count_and_encoding_round_trips() {
     // A model stored by version 1 (parameters without topic_swaps) still decodes, as a
     // model fitted without swaps. Its bytes: version 1, the flag, the old parameters,
     // then everything after the parameters exactly as the current version lays it out.
+    // Versions 1 to 3 end before `design` and `draws` (here none: two zero bytes).
+    let a = DcntModel { draws: Vec::new(), ..a };
     let current = a.encode();
     let (_, after_params) = postcard::take_from_bytes::<(u32, bool, DcntParams)>(&current).unwrap();
-    // Versions 1 to 3 end before `design` (here `None`, the last byte).
-    let (&design, after_params) = after_params.split_last().unwrap();
-    assert_eq!(design, 0, "a fit without covariates has no design");
+    let after_params = after_params.strip_suffix(&[0, 0]).expect("no design, no draws");
     let p = &a.params;
     let old = super::model::DcntParamsV1 {
         topics: p.topics,
@@ -281,7 +281,9 @@ fn same_model_at_any_thread_count_and_encoding_round_trips() {
     let v2_params = super::model::DcntParamsV2::from(p);
     let mut v2 = postcard::to_allocvec(&(2u32, false, v2_params)).unwrap();
     v2.extend_from_slice(after_params);
-    assert_eq!(DcntModel::decode(&v2).expect("a version-2 model decodes"), a);
+    let upgraded = DcntModel::decode(&v2).expect("a version-2 model decodes");
+    assert_eq!(upgraded.params.keep_draws, 0, "models before kept draws kept none");
+    assert_eq!(DcntModel { params: a.params.clone(), ..upgraded }, a);
     let docs: Vec<_> = a
         .heldout_documents
         .iter()

@@ -56,7 +56,7 @@ fn draw_v(g: &Loadings, phi: &[f64], rng: &mut StreamRng) -> Vec<f64> {
 /// standard error below 0.0011 on any share, a tenth of the narrowest intervals seen).
 fn true_shares(g: &Loadings, phi: &[f64], rng: &mut StreamRng) -> Vec<f64> {
     let n = 200_000;
-    let mut sum = vec![0.0; K];
+    let mut sum = [0.0; K];
     for _ in 0..n {
         stick(&draw_v(g, phi, rng)).iter().zip(sum.iter_mut()).for_each(|(p, s)| *s += p);
     }
@@ -66,7 +66,8 @@ fn true_shares(g: &Loadings, phi: &[f64], rng: &mut StreamRng) -> Vec<f64> {
 /// The fitted topic each true topic is matched to: the permutation with the least
 /// total L1 distance between word distributions (K! = 720 tried).
 fn match_topics(truth: &[Vec<f64>], fitted: &[f64]) -> Vec<usize> {
-    let dist: Vec<Vec<f64>> = truth.iter().map(|t| (0..K).map(|f| t.iter().zip(&fitted[f * V..(f + 1) * V]).map(|(a, b)| (a - b).abs()).sum()).collect()).collect();
+    let dist: Vec<Vec<f64>> =
+        truth.iter().map(|t| (0..K).map(|f| t.iter().zip(&fitted[f * V..(f + 1) * V]).map(|(a, b)| (a - b).abs()).sum()).collect()).collect();
     let mut best = (f64::INFINITY, Vec::new());
     let mut perm: Vec<usize> = (0..K).collect();
     permute(&mut perm, 0, &mut |p| {
@@ -122,8 +123,10 @@ fn main() {
             })
             .collect();
         // The design the fit will build (the same data, so the same knots).
-        let request = DesignRequest { covariates: vec!["group".into(), "x".into()], splines: BTreeMap::from([("x".to_string(), 4)]), ..DesignRequest::default() };
-        let probe = build_corpus(PreprocessOptions { stopwords: StopWords::None, min_df: 1, ..PreprocessOptions::default() }, &[], docs_meta.clone()).expect("corpus");
+        let request =
+            DesignRequest { covariates: vec!["group".into(), "x".into()], splines: BTreeMap::from([("x".to_string(), 4)]), ..DesignRequest::default() };
+        let probe =
+            build_corpus(PreprocessOptions { stopwords: StopWords::None, min_df: 1, ..PreprocessOptions::default() }, &[], docs_meta.clone()).expect("corpus");
         let spec = DesignSpec::build(&request, probe.covariates.as_ref().expect("covariates")).expect("design");
         let f = spec.width();
         // True globals: A lower-triangular, η with a group effect and a spline effect.
@@ -168,7 +171,8 @@ fn main() {
             }
         }
         let matched = match_topics(&omega, &fitted);
-        let distances: Vec<f64> = (0..K).map(|t| omega[t].iter().zip(&fitted[matched[t] * V..(matched[t] + 1) * V]).map(|(a, b)| (a - b).abs()).sum::<f64>()).collect();
+        let distances: Vec<f64> =
+            (0..K).map(|t| omega[t].iter().zip(&fitted[matched[t] * V..(matched[t] + 1) * V]).map(|(a, b)| (a - b).abs()).sum::<f64>()).collect();
         let l1: Vec<String> = distances.iter().map(|d| format!("{d:.2}")).collect();
         let mut check = |covariate: &str, points: Vec<(String, f64)>, group_count: bool| {
             let query = EffectQuery { covariate: covariate.into(), grid: GRID, contrast: None, level: 0.95, topics: None, seed: r };

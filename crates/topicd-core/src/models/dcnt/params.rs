@@ -71,8 +71,18 @@ pub struct DcntParams {
 }
 
 /// Default of [`DcntParams::keep_draws`]: enough for stable 95 % intervals (the 2.5 %
-/// quantile of 200 draws rests on 5 of them).
+/// quantile of 200 draws rests on 5 of them), fewer where K̄ is so large that 200 draws
+/// would hold more than [`DEFAULT_DRAWS_BYTES`].
 pub const DEFAULT_KEEP_DRAWS: usize = 200;
+/// The bytes the default number of draws may take in a model.
+pub const DEFAULT_DRAWS_BYTES: usize = 64 << 20;
+
+/// The default draws for `topics` topics: 200, or as many as fit in
+/// [`DEFAULT_DRAWS_BYTES`] counting A (K̄²) and an η of 8 features (8 K̄), at least 20.
+pub fn default_keep_draws(topics: usize) -> usize {
+    let per_draw = 8 * (topics * topics + 8 * topics + 1);
+    (DEFAULT_DRAWS_BYTES / per_draw).clamp(20, DEFAULT_KEEP_DRAWS)
+}
 /// Most draws a model keeps.
 pub const MAX_KEEP_DRAWS: usize = 10_000;
 
@@ -123,7 +133,7 @@ impl DcntParams {
         let heldout_burn_in = r.uint_in("heldout_burn_in", 0, 1_000_000)?.map_or(chib.burn_in, |x| x as usize);
         let heldout_chain_length = r.uint_in("heldout_chain_length", 1, 1_000_000)?.map_or(chib.chain_length, |x| x as usize);
         let heldout_acceptance_samples = r.uint_in("heldout_acceptance_samples", 1, 10_000_000)?.map_or(chib.acceptance_samples, |x| x as usize);
-        let keep_draws = r.uint_in("keep_draws", 0, MAX_KEEP_DRAWS as u64)?.map_or(DEFAULT_KEEP_DRAWS, |x| x as usize);
+        let keep_draws = r.uint_in("keep_draws", 0, MAX_KEEP_DRAWS as u64)?.map_or_else(|| default_keep_draws(topics), |x| x as usize);
         let design = DesignRequest {
             covariates: r.string_list("covariates")?.unwrap_or_default(),
             reference: r.string_map("reference")?.unwrap_or_default(),
@@ -163,6 +173,20 @@ mod tests {
         assert!(schedule.is_kept(510) && !schedule.is_kept(500) && !schedule.is_kept(505));
         let p = DcntParams::from_json(&json!({"a_v": 3, "b_v": 2, "iterations": 10})).unwrap();
         assert_eq!((p.priors.a_v, p.priors.b_v, p.burn_in, p.thin), (3.0, 2.0, 5, 5));
+    }
+
+    /// 200 draws up to K̄ = 200 (64 MB of draws), fewer above, never under 20.
+    #[test]
+    fn default_draws_stay_within_their_budget() {
+        assert_eq!((default_keep_draws(20), default_keep_draws(100), default_keep_draws(200)), (200, 200, 200));
+        assert_eq!((default_keep_draws(201), default_keep_draws(300)), (199, 90));
+        assert_eq!(default_keep_draws(1_000), 20);
+        for k in [2, 50, 199, 500, 999] {
+            let d = default_keep_draws(k);
+            assert!(d == 20 || d * 8 * (k * k + 8 * k + 1) <= DEFAULT_DRAWS_BYTES, "{k}: {d}");
+        }
+        assert_eq!(DcntParams::from_json(&json!({"topics": 300})).unwrap().keep_draws, 90);
+        assert_eq!(DcntParams::from_json(&json!({"topics": 300, "keep_draws": 500})).unwrap().keep_draws, 500, "asked for, kept");
     }
 
     #[test]

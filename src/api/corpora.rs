@@ -256,7 +256,7 @@ fn summary_json(c: &Corpus) -> Value {
         "preprocess": c.lexicon.options,
         "labels": labels,
         "features": c.features.as_ref().map(|f| f.names.clone()).unwrap_or_default(),
-        "covariates": c.covariates.as_ref().map(|t| t.summaries()).unwrap_or_default(),
+        "covariates": c.stats.covariates,
         "has_splits": c.splits.is_some(),
     })
 }

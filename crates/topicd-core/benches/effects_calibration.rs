@@ -18,6 +18,7 @@ use topicd_core::corpus::{build_corpus, PreprocessOptions, RawDocument, StopWord
 use topicd_core::models::dcnt::fit::fit_dcnt;
 use topicd_core::models::dcnt::params::DcntParams;
 use topicd_core::models::dcnt::sample::Loadings;
+use topicd_core::models::dcnt::stick::stick_weights_into;
 use topicd_core::models::design::{CovariateInput, DesignRequest, DesignSpec};
 use topicd_core::models::effects::EffectQuery;
 use topicd_core::models::{FitContext, TopicModel};
@@ -33,16 +34,10 @@ fn normal(rng: &mut StreamRng) -> f64 {
     StandardNormal.sample(rng)
 }
 
-/// Stick-breaking weights of `v`.
+/// Stick-breaking weights of `v` (the map the effects integrate).
 fn stick(v: &[f64]) -> Vec<f64> {
-    let mut rest = 1.0;
     let mut pi = vec![0.0; v.len()];
-    for (t, &x) in v.iter().enumerate().take(v.len() - 1) {
-        let s = 1.0 / (1.0 + (-x).exp());
-        pi[t] = rest * s;
-        rest *= 1.0 - s;
-    }
-    pi[v.len() - 1] = rest;
+    stick_weights_into(v, &mut pi);
     pi
 }
 

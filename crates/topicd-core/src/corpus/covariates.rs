@@ -336,22 +336,28 @@ impl CovariateCollector {
         if self.names.is_empty() {
             return Ok(None);
         }
+        // Each covariate's value per kept document, in one pass over the documents.
+        let mut given: Vec<Vec<Option<&RawCovariate>>> = vec![vec![None; kept.len()]; self.names.len()];
+        for (row, &d) in kept.iter().enumerate() {
+            for (id, value) in &self.rows[d] {
+                given[*id as usize][row] = Some(value);
+            }
+        }
         let mut order: Vec<usize> = (0..self.names.len()).collect();
         order.sort_unstable_by(|&a, &b| self.names[a].cmp(&self.names[b]));
         let mut columns = Vec::with_capacity(order.len());
         for id in order {
             let name = self.names[id].clone();
-            let value_of = |d: usize| self.rows[d].iter().find(|(c, _)| *c as usize == id).map(|(_, v)| v);
             let values = if self.seen[id].text.is_none() {
-                let values = kept.iter().map(|&d| match value_of(d) {
+                let values = given[id].iter().map(|v| match v {
                     Some(RawCovariate::Number(x)) => *x,
                     _ => f64::NAN,
                 });
                 CovariateValues::Numeric { date: false, values: values.collect() }
             } else {
-                let texts: Vec<Option<&str>> = kept
+                let texts: Vec<Option<&str>> = given[id]
                     .iter()
-                    .map(|&d| match value_of(d) {
+                    .map(|v| match v {
                         Some(RawCovariate::Text(s)) => Some(s.as_str()),
                         _ => None,
                     })

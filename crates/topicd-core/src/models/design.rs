@@ -209,18 +209,20 @@ impl DesignSpec {
     /// The design of a checked request on the corpus' covariates (errors as
     /// [`Self::check`], for a request that was not checked against this table).
     pub fn build(request: &DesignRequest, table: &CovariateTable) -> Result<DesignSpec, ParamError> {
-        Self::check(request, &table.summaries())?;
+        let summaries = table.summaries();
+        Self::check(request, &summaries)?;
         let column = |name: &str| table.column(name).expect("checked: the covariate exists");
+        let summary = |name: &str| summaries.iter().find(|s| s.name == name).expect("checked: the covariate exists");
         let terms = request
             .covariates
             .iter()
             .map(|name| match &column(name).values {
                 CovariateValues::Numeric { values: xs, .. } => {
-                    let summary = column(name).summary();
+                    let s = summary(name);
                     let values = ValueRange {
-                        min: summary.min.expect("checked: no value is missing"),
-                        max: summary.max.expect("checked: no value is missing"),
-                        mean: summary.mean.expect("checked: no value is missing"),
+                        min: s.min.expect("checked: no value is missing"),
+                        max: s.max.expect("checked: no value is missing"),
+                        mean: s.mean.expect("checked: no value is missing"),
                     };
                     match request.splines.get(name) {
                         Some(&df) => {

@@ -16,6 +16,7 @@
 
 use super::model::DcntModel;
 use super::sample::Loadings;
+use super::stick::stick_weights_into;
 use crate::models::design::{CovariateInput, DesignSpec, DesignTerm};
 use crate::models::effects::{interval, Difference, EffectPoint, EffectQuery, Effects, MonteCarlo, TopicEffect, MAX_GRID};
 use crate::models::ModelError;
@@ -69,18 +70,6 @@ pub fn expected_shares(draw: &Loadings, k: usize, rows: &[Vec<f64>], samples: us
     (mean, se)
 }
 
-/// π_k = σ(v_k) Π_{l<k} σ(−v_l), the last stick taking the rest.
-fn stick_weights_into(v: &[f64], pi: &mut [f64]) {
-    let last = v.len() - 1;
-    let mut rest = 1.0;
-    for (t, &x) in v.iter().enumerate().take(last) {
-        let s = 1.0 / (1.0 + (-x).exp());
-        pi[t] = rest * s;
-        rest *= 1.0 - s;
-    }
-    pi[last] = rest;
-}
-
 /// The covariate a design term reads.
 fn covariate_of(term: &DesignTerm) -> &str {
     match term {
@@ -88,25 +77,26 @@ fn covariate_of(term: &DesignTerm) -> &str {
     }
 }
 
-/// A covariate's value as a design reads it, and as the answer shows it.
+/// A covariate's value at a point of the curve: as a design reads it, and as the
+/// answer shows it.
 #[derive(Debug, Clone)]
-enum Value1 {
+enum PointValue {
     Number(f64),
     Level(String),
 }
 
-impl Value1 {
+impl PointValue {
     fn input(&self) -> CovariateInput<'_> {
         match self {
-            Value1::Number(x) => CovariateInput::Number(*x),
-            Value1::Level(l) => CovariateInput::Level(l),
+            PointValue::Number(x) => CovariateInput::Number(*x),
+            PointValue::Level(l) => CovariateInput::Level(l),
         }
     }
 
     fn json(&self) -> Value {
         match self {
-            Value1::Number(x) => json!(x),
-            Value1::Level(l) => json!(l),
+            PointValue::Number(x) => json!(x),
+            PointValue::Level(l) => json!(l),
         }
     }
 }
@@ -139,13 +129,13 @@ pub fn effects(model: &DcntModel, query: &EffectQuery) -> Result<Effects, ModelE
     let (kind, points) = match term {
         DesignTerm::Linear { values, .. } | DesignTerm::Spline { values, .. } => {
             let step = (values.max - values.min) / (query.grid - 1) as f64;
-            ("continuous", (0..query.grid).map(|i| Value1::Number(values.min + step * i as f64)).collect::<Vec<_>>())
+            ("continuous", (0..query.grid).map(|i| PointValue::Number(values.min + step * i as f64)).collect::<Vec<_>>())
         }
-        DesignTerm::OneHot { levels, .. } => ("categorical", levels.iter().cloned().map(Value1::Level).collect()),
+        DesignTerm::OneHot { levels, .. } => ("categorical", levels.iter().cloned().map(PointValue::Level).collect()),
     };
     let contrast = query.contrast.as_ref().map(|(a, b)| Ok::<_, ModelError>((parse_value(term, a)?, parse_value(term, b)?))).transpose()?;
     let held = held_values(spec, &query.covariate);
-    let mut values: Vec<Value1> = points.clone();
+    let mut values: Vec<PointValue> = points.clone();
     if let Some((a, b)) = &contrast {
         values.extend([a.clone(), b.clone()]);
     }
@@ -202,28 +192,28 @@ pub fn effects(model: &DcntModel, query: &EffectQuery) -> Result<Effects, ModelE
 }
 
 /// A contrast's side: a level of a categorical covariate, a number of a continuous one.
-fn parse_value(term: &DesignTerm, text: &str) -> Result<Value1, ModelError> {
+fn parse_value(term: &DesignTerm, text: &str) -> Result<PointValue, ModelError> {
     match term {
         DesignTerm::OneHot { covariate, levels, .. } => levels
             .iter()
             .find(|l| l.as_str() == text)
-            .map(|l| Value1::Level(l.clone()))
+            .map(|l| PointValue::Level(l.clone()))
             .ok_or_else(|| ModelError::Invalid(format!("contrast: {covariate:?} has no level {text:?} (levels: {})", levels.join(", ")))),
         _ => match text.parse::<f64>() {
-            Ok(x) if x.is_finite() => Ok(Value1::Number(x)),
+            Ok(x) if x.is_finite() => Ok(PointValue::Number(x)),
             _ => Err(ModelError::Invalid(format!("contrast: {text:?} is not a number"))),
         },
     }
 }
 
 /// Every covariate but `varied`, held at its mean (continuous) or reference level.
-fn held_values(spec: &DesignSpec, varied: &str) -> Vec<(String, Value1)> {
+fn held_values(spec: &DesignSpec, varied: &str) -> Vec<(String, PointValue)> {
     spec.terms
         .iter()
         .filter(|t| covariate_of(t) != varied)
         .map(|t| match t {
-            DesignTerm::Linear { covariate, values } | DesignTerm::Spline { covariate, values, .. } => (covariate.clone(), Value1::Number(values.mean)),
-            DesignTerm::OneHot { covariate, levels, reference } => (covariate.clone(), Value1::Level(levels[*reference].clone())),
+            DesignTerm::Linear { covariate, values } | DesignTerm::Spline { covariate, values, .. } => (covariate.clone(), PointValue::Number(values.mean)),
+            DesignTerm::OneHot { covariate, levels, reference } => (covariate.clone(), PointValue::Level(levels[*reference].clone())),
         })
         .collect()
 }
@@ -316,16 +306,5 @@ mod tests {
         assert!(e.monte_carlo.within, "{:?}", e.monte_carlo);
         let d = e.topics[0].difference.as_ref().unwrap();
         assert!(d.share.lower <= d.share.mean && d.share.mean <= d.share.upper);
-    }
-
-    #[test]
-    fn stick_weights_follow_the_definition() {
-        let v = [0.3, -1.2, 2.5, 0.0];
-        let mut pi = [0.0; 4];
-        stick_weights_into(&v, &mut pi);
-        let expected = super::super::stick::stick_weights(&v);
-        for (a, b) in pi.iter().zip(&expected) {
-            assert!((a - b).abs() < 1e-12, "{pi:?} against {expected:?}");
-        }
     }
 }

@@ -85,22 +85,21 @@ impl DcntModel {
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
         // Everything after the parameters is laid out as in the current version, but
         // for `design` and `draws`, last, which older models hold as none.
-        let convert = |bytes: &[u8]| -> Result<Vec<u8>, postcard::Error> {
-            let up = |(_, diagonal): (u32, bool), p: DcntParamsV3| ((ENCODING_VERSION, diagonal), DcntParams::from(p));
-            match version {
-                3 => with_params_converted(bytes, up),
-                2 => with_params_converted(bytes, |h, p: DcntParamsV2| up(h, p.into())),
-                _ => with_params_converted(bytes, |h, p: DcntParamsV1| up(h, p.into())),
-            }
-        };
-        let current = match version {
-            ENCODING_VERSION => std::borrow::Cow::Borrowed(bytes),
-            1..=3 => {
-                let mut upgraded = convert(bytes).map_err(decode_error)?;
-                upgraded.extend(postcard::to_allocvec(&(None::<DesignSpec>, Vec::<Loadings>::new())).map_err(decode_error)?);
-                upgraded.into()
-            }
+        let up = |(_, diagonal): (u32, bool), p: DcntParamsV3| ((ENCODING_VERSION, diagonal), DcntParams::from(p));
+        let upgraded = match version {
+            ENCODING_VERSION => None,
+            3 => Some(with_params_converted(bytes, up)),
+            2 => Some(with_params_converted(bytes, |h, p: DcntParamsV2| up(h, p.into()))),
+            1 => Some(with_params_converted(bytes, |h, p: DcntParamsV1| up(h, p.into()))),
             v => return Err(ModelError::Decode(format!("DCNT encoding version {v} is not {ENCODING_VERSION}, 3, 2 or 1"))),
+        };
+        let current = match upgraded {
+            None => std::borrow::Cow::Borrowed(bytes),
+            Some(blob) => {
+                let mut blob = blob.map_err(decode_error)?;
+                blob.extend(postcard::to_allocvec(&(None::<DesignSpec>, Vec::<Loadings>::new())).map_err(decode_error)?);
+                blob.into()
+            }
         };
         postcard::from_bytes(&current).map_err(decode_error)
     }
@@ -158,17 +157,8 @@ impl DcntModel {
 #[derive(Deserialize)]
 #[cfg_attr(test, derive(Serialize))]
 pub(super) struct DcntParamsV2 {
-    pub topics: usize,
-    pub priors: super::params::Priors,
-    pub iterations: usize,
-    pub burn_in: usize,
-    pub thin: usize,
-    pub loglik_every: usize,
-    pub test_fraction: f64,
-    pub heldout_burn_in: usize,
-    pub heldout_chain_length: usize,
-    pub heldout_acceptance_samples: usize,
-    pub topic_swaps: usize,
+    /// Laid out as version 3's (postcard writes a nested struct's fields in place).
+    pub v3: DcntParamsV3,
     /// The job's thread count: read to pass over its bytes, never used.
     #[allow(dead_code)]
     pub threads: usize,
@@ -178,7 +168,7 @@ pub(super) struct DcntParamsV2 {
 impl From<&DcntParams> for DcntParamsV2 {
     /// The version 2 layout of current parameters (`threads` 0, as every job's was).
     fn from(p: &DcntParams) -> Self {
-        DcntParamsV2 {
+        let v3 = DcntParamsV3 {
             topics: p.topics,
             priors: p.priors,
             iterations: p.iterations,
@@ -190,8 +180,8 @@ impl From<&DcntParams> for DcntParamsV2 {
             heldout_chain_length: p.heldout_chain_length,
             heldout_acceptance_samples: p.heldout_acceptance_samples,
             topic_swaps: p.topic_swaps,
-            threads: 0,
-        }
+        };
+        DcntParamsV2 { v3, threads: 0 }
     }
 }
 
@@ -250,19 +240,7 @@ impl From<DcntParamsV3> for DcntParams {
 
 impl From<DcntParamsV2> for DcntParamsV3 {
     fn from(p: DcntParamsV2) -> Self {
-        DcntParamsV3 {
-            topics: p.topics,
-            priors: p.priors,
-            iterations: p.iterations,
-            burn_in: p.burn_in,
-            thin: p.thin,
-            loglik_every: p.loglik_every,
-            test_fraction: p.test_fraction,
-            heldout_burn_in: p.heldout_burn_in,
-            heldout_chain_length: p.heldout_chain_length,
-            heldout_acceptance_samples: p.heldout_acceptance_samples,
-            topic_swaps: p.topic_swaps,
-        }
+        p.v3
     }
 }
 

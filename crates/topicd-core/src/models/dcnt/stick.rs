@@ -30,6 +30,20 @@ pub fn log_stick_weights(v: &[f64], out: &mut [f64]) {
     }
 }
 
+/// π(v) in linear space, written into `pi`, without logarithms: one exponential per
+/// topic, for the Monte Carlo integrals that evaluate π many times per point
+/// (covariate effects), where the weights' tiniest values do not matter.
+pub fn stick_weights_into(v: &[f64], pi: &mut [f64]) {
+    let last = v.len() - 1;
+    let mut rest = 1.0;
+    for (t, &x) in v.iter().enumerate().take(last) {
+        let s = 1.0 / (1.0 + (-x).exp());
+        pi[t] = rest * s;
+        rest *= 1.0 - s;
+    }
+    pi[last] = rest;
+}
+
 /// π(v) in linear space (sums to one).
 pub fn stick_weights(v: &[f64]) -> Vec<f64> {
     let mut out = vec![0.0; v.len()];
@@ -41,6 +55,17 @@ pub fn stick_weights(v: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_direct_weights_equal_the_log_space_ones() {
+        let v = [0.3, -1.2, 2.5, 0.0];
+        let mut pi = [0.0; 4];
+        stick_weights_into(&v, &mut pi);
+        let expected = stick_weights(&v);
+        for (a, b) in pi.iter().zip(&expected) {
+            assert!((a - b).abs() < 1e-12, "{pi:?} against {expected:?}");
+        }
+    }
 
     #[test]
     fn weights_sum_to_one_and_follow_the_definition() {

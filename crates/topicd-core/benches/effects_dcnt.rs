@@ -72,6 +72,7 @@ fn model(k: usize, draws: usize) -> DcntModel {
         heldout: None,
         design: Some(design),
         draws,
+        convergence: None,
     }
 }
 

@@ -8,6 +8,7 @@
 //! ([`LogDensity`]) and a mass matrix ([`Metric`]); it knows nothing of topics. Pure
 //! numerics: no I/O, no threads of its own.
 
+pub mod assignment;
 pub mod convergence;
 pub mod dirichlet;
 pub mod fast_exp;

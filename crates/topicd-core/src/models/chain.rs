@@ -67,9 +67,11 @@ pub trait Chain {
     fn step_kind(&self, _iteration: usize) -> Option<StepKind> {
         None
     }
-    /// Add the current state to the posterior means (a kept iteration); returns the
-    /// encoded thinned sample to store, if the family keeps one.
-    fn keep(&mut self) -> Option<Vec<u8>>;
+    /// Add the current state to the posterior means (a kept iteration), given its log
+    /// joint per token (the driver computes it on every kept iteration, for the
+    /// convergence trace); returns the encoded thinned sample to store, if the family
+    /// keeps one.
+    fn keep(&mut self, loglik_per_token: f64) -> Option<Vec<u8>>;
     /// Everything the family needs to continue after the current iteration (state,
     /// accumulators, fitted hyperparameters), encoded; read back by its own restore.
     fn save(&self) -> Vec<u8>;
@@ -218,16 +220,17 @@ pub fn run<C: Chain>(chain: &mut C, family: &str, seed: u64, schedule: &Schedule
             return Err(FitError::Cancelled);
         }
         let mut diagnostics = chain.step(seed, it)?;
-        let ll = schedule.computes_loglik(it).then(|| chain.log_joint_per_token());
+        let kept = schedule.is_kept(it);
+        let ll = (kept || schedule.computes_loglik(it)).then(|| chain.log_joint_per_token());
         if let Some(x) = ll {
             if !x.is_finite() {
                 return Err(FitError::Numerical(format!("log-likelihood is {x} at sweep {it}")));
             }
             position.last_loglik = x;
         }
-        if schedule.is_kept(it) {
+        if let (true, Some(ll)) = (kept, ll) {
             position.kept += 1;
-            if let Some(sample) = chain.keep() {
+            if let Some(sample) = chain.keep(ll) {
                 (ctx.sample)(it as u64, sample);
             }
         }
@@ -264,7 +267,7 @@ mod tests {
         fn log_joint_per_token(&self) -> f64 {
             -((self.x % 1000) as f64)
         }
-        fn keep(&mut self) -> Option<Vec<u8>> {
+        fn keep(&mut self, _: f64) -> Option<Vec<u8>> {
             self.kept.push(self.x);
             None
         }

@@ -16,8 +16,10 @@ pub mod capabilities;
 #[cfg(test)]
 mod capabilities_checks;
 pub mod chain;
+pub mod chains;
 pub mod community;
 pub mod completion;
+pub mod convergence;
 pub mod dcnt;
 pub mod design;
 pub mod effects;

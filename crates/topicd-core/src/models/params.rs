@@ -151,6 +151,15 @@ impl ParamReader {
         map.iter().map(|(k, v)| Ok((k.clone(), read(k, v)?))).collect::<Result<BTreeMap<_, _>, _>>().map(Some)
     }
 
+    /// Takes `chains` for a family that runs one chain per job: 1 is accepted (and not
+    /// stored: it is what the family does); more is refused with `why`.
+    pub fn one_chain_only(&mut self, why: &str) -> Result<(), ParamError> {
+        match self.uint_in("chains", 1, super::chains::MAX_CHAINS as u64)? {
+            Some(c) if c > 1 => Err(ParamError::new("chains", format!("{c} chains asked for: {why}"))),
+            _ => Ok(()),
+        }
+    }
+
     /// Rejects any key not taken: `unknown key "topcs"; did you mean "topics"?`, or the
     /// known keys listed when none is close.
     pub fn finish(self) -> Result<(), ParamError> {
@@ -171,6 +180,27 @@ pub const MAX_CHECKPOINT_EVERY_S: f64 = 604_800.0;
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Families with one chain take `chains: 1` and refuse more, naming the field; every
+    /// family's reader agrees.
+    #[test]
+    fn one_chain_families_refuse_several() {
+        let mut r = ParamReader::new(&json!({"chains": 1})).unwrap();
+        r.one_chain_only("why").unwrap();
+        r.finish().unwrap();
+        let mut r = ParamReader::new(&json!({"chains": 3})).unwrap();
+        let e = r.one_chain_only("why").unwrap_err();
+        assert_eq!((e.field.as_str(), e.message.as_str()), ("chains", "3 chains asked for: why"));
+        for family in super::super::registry::REGISTRY.iter() {
+            let several = family.parse_params(&json!({"chains": 2}));
+            assert_eq!(several.is_ok(), family.name() == "lda", "{}", family.name());
+            if let Err(e) = several {
+                assert_eq!(e.field, "chains", "{}", family.name());
+            }
+            let nine = family.parse_params(&json!({"chains": 9})).unwrap_err();
+            assert_eq!(nine.field, "chains");
+        }
+    }
 
     #[test]
     fn rejects_unknown_and_bad_values_naming_the_field() {

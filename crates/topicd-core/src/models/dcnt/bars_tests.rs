@@ -253,11 +253,12 @@ fn same_model_at_any_thread_count_and_encoding_round_trips() {
     // A model stored by version 1 (parameters without topic_swaps) still decodes, as a
     // model fitted without swaps. Its bytes: version 1, the flag, the old parameters,
     // then everything after the parameters exactly as the current version lays it out.
-    // Versions 1 to 3 end before `design` and `draws` (here none: two zero bytes).
-    let a = DcntModel { draws: Vec::new(), ..a };
+    // Versions 1 to 3 end before `design`, `draws` and `convergence` (here none: three
+    // zero bytes).
+    let a = DcntModel { draws: Vec::new(), convergence: None, ..a };
     let current = a.encode();
     let (_, after_params) = postcard::take_from_bytes::<(u32, bool, DcntParams)>(&current).unwrap();
-    let after_params = after_params.strip_suffix(&[0, 0]).expect("no design, no draws");
+    let after_params = after_params.strip_suffix(&[0, 0, 0]).expect("no design, no draws, no report");
     let p = &a.params;
     let old = super::model::DcntParamsV1 {
         topics: p.topics,
@@ -284,6 +285,11 @@ fn same_model_at_any_thread_count_and_encoding_round_trips() {
     let upgraded = DcntModel::decode(&v2).expect("a version-2 model decodes");
     assert_eq!(upgraded.params.keep_draws, 0, "models before kept draws kept none");
     assert_eq!(DcntModel { params: a.params.clone(), ..upgraded }, a);
+    // Version 4: the current blob without the trailing convergence report.
+    let mut v4 = current.clone();
+    assert_eq!(v4.pop(), Some(0));
+    v4[0] = 4;
+    assert_eq!(DcntModel::decode(&v4).expect("a version-4 model decodes"), a);
     let docs: Vec<_> = a
         .heldout_documents
         .iter()

@@ -19,6 +19,7 @@ use super::sampler::SYNC_TOKENS;
 use super::state::{DcntState, Documents};
 use super::stick::stick_weights;
 use crate::models::chain::{Chain, Position, Schedule};
+use crate::models::convergence::KeptTrace;
 use crate::models::FitError;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -46,7 +47,13 @@ pub(super) struct PosteriorSums {
     pub draws: Vec<Loadings>,
     pub draw_stride: usize,
     pub keep_draws: usize,
+    /// At every kept scan: the log joint per token, λ_v, λ_a and the topic shares
+    /// sorted.
+    pub trace: KeptTrace,
 }
+
+/// The precisions traced at every kept scan.
+const TRACED: [&str; 2] = ["lambda_v", "lambda_a"];
 
 impl PosteriorSums {
     /// Sums for K̄ topics, F features, V terms and D documents, keeping `keep_draws`
@@ -65,6 +72,7 @@ impl PosteriorSums {
             lambda_v: 0.0,
             acceptance: 0.0,
             kept: 0,
+            trace: KeptTrace::topic_model(&TRACED, k),
         }
     }
 
@@ -96,9 +104,10 @@ impl PosteriorSums {
 
     /// Whether every length fits K̄ topics, F features, V terms and D documents.
     fn fits(&self, k: usize, f: usize, v: usize, docs: usize) -> bool {
+        let traced = self.trace.names == KeptTrace::topic_model(&TRACED, k).names && self.trace.is_consistent() && self.trace.draws() == self.kept;
         let lengths = [(self.omega.len(), k * v), (self.shares.len(), k), (self.proportions.len(), docs * k), (self.a.len(), k * k), (self.eta.len(), f * k)];
         let draws = self.draws.len() <= self.keep_draws && self.draw_stride > 0 && self.draws.iter().all(|d| d.a.len() == k * k && d.eta.len() == f * k);
-        draws && lengths.iter().all(|(got, want)| got == want)
+        traced && draws && lengths.iter().all(|(got, want)| got == want)
     }
 }
 
@@ -121,8 +130,9 @@ pub(super) struct DcntChain<'a> {
     acceptance: f64,
 }
 
-/// Format version of [`SavedDcnt`] (2: the posterior sums keep draws of the loadings).
-const STATE_VERSION: u32 = 2;
+/// Format version of [`SavedDcnt`] (3: the posterior sums keep the convergence trace;
+/// 2: draws of the loadings; older checkpoints are rejected and their fit starts over).
+const STATE_VERSION: u32 = 3;
 
 /// What a DCNT checkpoint inside the chain carries (besides the driver's position).
 #[derive(Serialize, Deserialize)]
@@ -232,8 +242,12 @@ impl Chain for DcntChain<'_> {
         self.state.log_joint(self.docs) / self.docs.num_tokens().max(1) as f64
     }
 
-    fn keep(&mut self) -> Option<Vec<u8>> {
+    fn keep(&mut self, loglik_per_token: f64) -> Option<Vec<u8>> {
         self.sums.add(&self.state, self.docs, self.acceptance);
+        let n = self.docs.num_tokens().max(1) as f64;
+        let shares: Vec<f64> = self.state.topic_totals.iter().map(|&c| c as f64 / n).collect();
+        let g = &self.state.globals;
+        self.sums.trace.push_topic_model(loglik_per_token, &[g.lambda_v, g.lambda_a], &shares);
         self.last = loadings(&self.state);
         let sample = DcntSample::from_state(&self.state);
         Some(postcard::to_allocvec(&sample).expect("plain data encodes"))

@@ -16,6 +16,7 @@ use super::sample::Loadings;
 use super::scoring::{self, DcntChib};
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
+use crate::models::convergence::ConvergenceReport;
 use crate::models::design::DesignSpec;
 use crate::models::heldout::{DocScorer, HeldoutReport};
 use crate::models::{
@@ -143,6 +144,8 @@ impl TopicModel for DcntModel {
             "train_documents": self.train_documents.len(),
             "heldout_documents": self.heldout_documents.len(),
             "beta": self.params.priors.beta,
+            "chains": 1,
+            "convergence": self.convergence.as_ref().map(ConvergenceReport::to_json),
         })
     }
 

@@ -34,6 +34,7 @@ use super::state::Documents;
 use crate::corpus::Corpus;
 use crate::models::after_chain::{self, EndOfChain, Start};
 use crate::models::chain::Position;
+use crate::models::convergence::ConvergenceReport;
 use crate::models::design::{DesignRequest, DesignSpec};
 use crate::models::heldout::{corpus_documents, HeldoutReport, ScoredSoFar};
 use crate::models::splits;
@@ -121,7 +122,7 @@ impl TrainingSet {
         }
         let scale = 1.0 / sums.kept as f64;
         let topic_shares: Vec<f64> = sums.shares.iter().map(|x| x * scale).collect();
-        let PosteriorSums { omega, proportions, a, eta, lambda_v, acceptance, kept, draws, .. } = sums;
+        let PosteriorSums { omega, proportions, a, eta, lambda_v, acceptance, kept, draws, trace, .. } = sums;
         DcntModel {
             version: ENCODING_VERSION,
             diagonal,
@@ -146,6 +147,7 @@ impl TrainingSet {
             heldout: None,
             design: self.design.clone(),
             draws,
+            convergence: ConvergenceReport::from_traces(&[trace]),
         }
     }
 

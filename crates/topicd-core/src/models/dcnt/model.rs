@@ -13,16 +13,17 @@ use super::point::DcntPoint;
 use super::predict::fold_in;
 pub use super::sample::Loadings;
 use crate::corpus::lexicon::EncodedDoc;
+use crate::models::convergence::ConvergenceReport;
 use crate::models::design::{DesignRequest, DesignSpec};
 use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::heldout::HeldoutReport;
 use crate::models::{ModelError, PredictOptions};
 use serde::{Deserialize, Serialize};
 
-/// Format version of [`DcntModel`]'s encoding (4: the design from covariates, in the
-/// parameters and last in the model; 3: the parameters without the job's `threads`;
+/// Format version of [`DcntModel`]'s encoding (5: the convergence report, last; 4: the
+/// design from covariates, in the parameters and last in the model; 3: the parameters without the job's `threads`;
 /// 2: with `topic_swaps`; versions 1 to 3 still decode).
-pub const ENCODING_VERSION: u32 = 4;
+pub const ENCODING_VERSION: u32 = 5;
 
 pub(super) fn family_name(diagonal: bool) -> &'static str {
     if diagonal {
@@ -77,6 +78,8 @@ pub struct DcntModel {
     /// A, η and λ_v of kept scans (`params.keep_draws` of them, evenly spread), for
     /// covariate effects with intervals.
     pub draws: Vec<Loadings>,
+    /// Split-R̂ and ESS of the chain's traced quantities (`None` before version 5).
+    pub convergence: Option<ConvergenceReport>,
 }
 
 impl DcntModel {
@@ -84,20 +87,30 @@ impl DcntModel {
         let decode_error = |e: postcard::Error| ModelError::Decode(e.to_string());
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
         // Everything after the parameters is laid out as in the current version, but
-        // for `design` and `draws`, last, which older models hold as none.
+        // for `design` and `draws` (before version 4) and `convergence` (before version
+        // 5), last, which older models hold as none.
         let up = |(_, diagonal): (u32, bool), p: DcntParamsV3| ((ENCODING_VERSION, diagonal), DcntParams::from(p));
+        let no_convergence = postcard::to_allocvec(&None::<ConvergenceReport>).map_err(decode_error)?;
         let upgraded = match version {
             ENCODING_VERSION => None,
+            4 => {
+                let mut blob = bytes.to_vec();
+                blob.extend_from_slice(&no_convergence);
+                let mut m: DcntModel = postcard::from_bytes(&blob).map_err(decode_error)?;
+                m.version = ENCODING_VERSION;
+                return Ok(m);
+            }
             3 => Some(with_params_converted(bytes, up)),
             2 => Some(with_params_converted(bytes, |h, p: DcntParamsV2| up(h, p.into()))),
             1 => Some(with_params_converted(bytes, |h, p: DcntParamsV1| up(h, p.into()))),
-            v => return Err(ModelError::Decode(format!("DCNT encoding version {v} is not {ENCODING_VERSION}, 3, 2 or 1"))),
+            v => return Err(ModelError::Decode(format!("DCNT encoding version {v} is not {ENCODING_VERSION}, 4, 3, 2 or 1"))),
         };
         let current = match upgraded {
             None => std::borrow::Cow::Borrowed(bytes),
             Some(blob) => {
                 let mut blob = blob.map_err(decode_error)?;
                 blob.extend(postcard::to_allocvec(&(None::<DesignSpec>, Vec::<Loadings>::new())).map_err(decode_error)?);
+                blob.extend_from_slice(&no_convergence);
                 blob.into()
             }
         };
@@ -186,17 +199,19 @@ impl From<&DcntParams> for DcntParamsV2 {
 }
 
 /// Test support: a current blob of a fit without covariates in version 2's layout
-/// (`threads` 0 among the parameters, no `design`, no `draws`), against which pins
+/// (`threads` 0 among the parameters, no `design`, no `draws`, no convergence report),
+/// against which pins
 /// recorded before `threads` left are checked.
 #[cfg(test)]
 pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
     let mut m = DcntModel::decode(bytes).expect("a current DCNT blob");
     assert!(m.design.is_none(), "a fit without covariates");
     m.draws.clear();
+    m.convergence = None;
     let bytes = postcard::to_allocvec(&m).expect("plain data encodes");
     let mut old =
-        with_params_converted(&bytes, |(v, diagonal): (u32, bool), p: DcntParams| ((v - 2, diagonal), DcntParamsV2::from(&p))).expect("a current DCNT blob");
-    assert_eq!(old.split_off(old.len() - 2), [0, 0], "no design, no draws: two zero bytes");
+        with_params_converted(&bytes, |(_, diagonal): (u32, bool), p: DcntParams| ((2u32, diagonal), DcntParamsV2::from(&p))).expect("a current DCNT blob");
+    assert_eq!(old.split_off(old.len() - 3), [0, 0, 0], "no design, no draws, no convergence report: three zero bytes");
     old
 }
 

@@ -107,6 +107,7 @@ impl DcntParams {
     /// Parse and check `params`; every error names its field.
     pub fn from_json(params: &Value) -> Result<Self, ParamError> {
         let mut r = ParamReader::new(params)?;
+        r.one_chain_only("this family runs one chain per job for now (its convergence report compares the chain's halves); lda runs up to 8")?;
         let topics = r.uint_in("topics", 2, MAX_TOPICS)?.unwrap_or(20) as usize;
         let defaults = Priors::default();
         let priors = Priors {

@@ -119,6 +119,7 @@ impl HdpParams {
     /// Parse and check `params`; every error names its field.
     pub fn from_json(params: &Value) -> Result<Self, ParamError> {
         let mut r = ParamReader::new(params)?;
+        r.one_chain_only("this family is fitted by memoized variational inference, which runs no chains")?;
         let topics = r.uint_in("topics", 1, MAX_TOPICS)?.unwrap_or(50) as usize;
         let alpha = r.positive("alpha")?.unwrap_or(0.5);
         let gamma = r.positive("gamma")?.unwrap_or(10.0);

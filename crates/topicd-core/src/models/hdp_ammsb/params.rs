@@ -108,6 +108,7 @@ impl AmmsbParams {
     pub fn from_json(params: &Value) -> Result<Self, ParamError> {
         let d = AmmsbParams::default();
         let mut r = ParamReader::new(params)?;
+        r.one_chain_only("this family is fitted by memoized variational inference, which runs no chains")?;
         let communities = r.uint_in("communities", 1, MAX_COMMUNITIES)?.map_or(d.communities, |k| k as usize);
         let alpha = r.positive("alpha")?.unwrap_or(d.alpha);
         let gamma = r.positive("gamma")?.unwrap_or(d.gamma);

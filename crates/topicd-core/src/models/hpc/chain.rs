@@ -22,6 +22,7 @@ use super::data::HpcData;
 use super::params::HpcParams;
 use super::sampler::{document_weights, linear_term, Caches, HpcState, ScanSettings, ScanStats};
 use crate::models::chain::{Chain, Position, Schedule};
+use crate::models::convergence::KeptTrace;
 use crate::models::state_bytes::{StateReader, StateWriter};
 use crate::models::{FitError, StepKind};
 use rayon::prelude::*;
@@ -72,7 +73,8 @@ impl EstimandSums {
     /// Add one scan: β_fk, φ_fk against the siblings (an only child against its
     /// parent) and against every topic, μ, and each topic's share of expected tokens.
     /// `beta` and `rate_totals` are exp(μ) and its column sums ([`Caches::rates`]).
-    pub fn add(&mut self, data: &HpcData, state: &HpcState, beta: &[f64], rate_totals: &[f64]) {
+    /// Returns this scan's shares (for the convergence trace).
+    pub fn add(&mut self, data: &HpcData, state: &HpcState, beta: &[f64], rate_totals: &[f64]) -> Vec<f64> {
         let (n, k) = (data.num_nodes(), data.num_topics());
         self.kept += 1;
         self.frequency
@@ -110,9 +112,11 @@ impl EstimandSums {
         expected.iter_mut().zip(rate_totals).for_each(|(e, t)| *e *= t);
         let total: f64 = expected.iter().sum::<f64>().max(f64::MIN_POSITIVE);
         // Topic k is node k + 1: the root has no share.
-        for (share, e) in self.shares.iter_mut().zip(&expected[1..]) {
-            *share += e / total;
+        let scan: Vec<f64> = expected[1..].iter().map(|e| e / total).collect();
+        for (share, e) in self.shares.iter_mut().zip(&scan) {
+            *share += e;
         }
+        scan
     }
 }
 
@@ -128,10 +132,23 @@ pub(super) struct HpcChain<'a> {
     pub totals: ScanStats,
     /// (words, labels) log-likelihood after the last scan (NaN before the first).
     pub last: (f64, f64),
+    /// The convergence trace of the kept scans ([`trace_of`]).
+    pub trace: KeptTrace,
+}
+
+/// The hyperparameters traced at every kept scan, beside the log-likelihood per token
+/// and the sorted topic shares.
+const TRACED: [&str; 5] = ["psi", "gamma2", "lambda2", "nu", "sigma2"];
+
+/// An empty trace of a chain with `k` topics.
+fn trace_of(k: usize) -> KeptTrace {
+    KeptTrace::topic_model(&TRACED, k)
 }
 
 /// Format version of an HPC checkpoint's state.
-const STATE_VERSION: u32 = 2;
+/// Version 3 added the convergence trace to the header; older checkpoints are rejected
+/// (their fit starts over).
+const STATE_VERSION: u32 = 3;
 
 /// The small part of an HPC checkpoint's state; the big buffers follow it as raw
 /// sections ([`crate::models::state_bytes`]), in this order: μ, τ² at the parent nodes
@@ -156,6 +173,7 @@ struct HpcHeader {
     last: (f64, f64),
     /// Kept scans in the estimand sums (0: the sums are not stored).
     kept: usize,
+    trace: KeptTrace,
 }
 
 /// The parameters that shape the chain, as bytes: all but the prediction settings,
@@ -170,7 +188,8 @@ impl<'a> HpcChain<'a> {
         let state = HpcState::initial(data, seed);
         let caches = Caches::new(data, params.curvature(data.num_topics()));
         let sums = EstimandSums::new(data.num_terms(), data.num_topics());
-        HpcChain { data, params, schedule: params.schedule(), state, caches, sums, totals: ScanStats::default(), last: (f64::NAN, f64::NAN) }
+        let trace = trace_of(data.num_topics());
+        HpcChain { data, params, schedule: params.schedule(), state, caches, sums, totals: ScanStats::default(), last: (f64::NAN, f64::NAN), trace }
     }
 
     /// A chain continued from [`Chain::save`]'s bytes; every length and value range is
@@ -213,6 +232,7 @@ impl<'a> HpcChain<'a> {
             (all_finite(&affinity_hessians), "affinity Hessians"),
             (sums.as_ref().map_or(position.kept == 0, |sums| sums.has_shape(v, k) && sums.kept == position.kept), "estimand sums"),
             (s.last.0.is_finite() && (s.last.0 / data.num_tokens).to_bits() == position.last_loglik.to_bits(), "log-likelihood"),
+            (s.trace.names == trace_of(k).names && s.trace.is_consistent() && s.trace.draws() == position.kept, "convergence trace"),
         ];
         if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
             return Err(format!("HPC state does not fit this corpus and these parameters ({what})"));
@@ -227,7 +247,7 @@ impl<'a> HpcChain<'a> {
         let rate_hessians = rate_diagonals.into_iter().zip(rate_off_diagonals).collect();
         let caches = Caches::resumed(data, params.curvature(k), &state.mu, rate_hessians, affinity_hessians)?;
         let sums = sums.unwrap_or_else(|| EstimandSums::new(v, k));
-        Ok(HpcChain { data, params, schedule: params.schedule(), state, caches, sums, totals: s.totals, last: s.last })
+        Ok(HpcChain { data, params, schedule: params.schedule(), state, caches, sums, totals: s.totals, last: s.last, trace: s.trace })
     }
 }
 
@@ -291,9 +311,11 @@ impl Chain for HpcChain<'_> {
         self.last.0 / self.data.num_tokens
     }
 
-    fn keep(&mut self) -> Option<Vec<u8>> {
+    fn keep(&mut self, loglik_per_token: f64) -> Option<Vec<u8>> {
         let (beta, rate_totals) = self.caches.rates(&self.state.mu, self.data.num_nodes());
-        self.sums.add(self.data, &self.state, beta, rate_totals);
+        let shares = self.sums.add(self.data, &self.state, beta, rate_totals);
+        let s = &self.state;
+        self.trace.push_topic_model(loglik_per_token, &[s.psi, s.gamma2, s.lambda2, s.nu, s.sigma2], &shares);
         None
     }
 
@@ -330,6 +352,7 @@ impl Chain for HpcChain<'_> {
             totals: self.totals.clone(),
             last: self.last,
             kept: self.sums.kept,
+            trace: self.trace.clone(),
         });
         w.f64s(&s.mu);
         w.f64s(&tau2_parents);

@@ -17,6 +17,7 @@ use super::params::HpcParams;
 use super::predict::predict_affinities;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
+use crate::models::convergence::ConvergenceReport;
 use crate::models::{
     Comparison, DocPrediction, FitContext, FitError, FitParams, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel,
     TopicTable,
@@ -149,6 +150,8 @@ impl TopicModel for HpcModel {
             "prediction": {"predictor": self.prediction.predictor, "ancestors": self.prediction.ancestors, "temperature": self.prediction.temperature, "label_sets": self.prediction.sets.len()},
             "evaluation": self.evaluation.as_ref().map(|e| evaluation_json(e, &self.labels)),
             "hyperparameters": {"eta_mean": self.eta.iter().sum::<f64>() / self.eta.len().max(1) as f64, "lambda2": self.lambda2},
+            "chains": 1,
+            "convergence": self.convergence.as_ref().map(ConvergenceReport::to_json),
         })
     }
 

@@ -29,6 +29,7 @@ use super::predict::predict_affinities;
 use super::refit::{refit_seed, Calibration, RefitChain};
 use crate::corpus::Corpus;
 use crate::models::chain::{self, Chain, Checkpoint, Position, Resume};
+use crate::models::convergence::ConvergenceReport;
 use crate::models::splits::{self, Split};
 use crate::models::{FitContext, FitError};
 use rayon::prelude::*;
@@ -216,12 +217,13 @@ fn evaluated(mut model: HpcModel, learned: &Shaped, test: &Shaped) -> HpcModel {
 fn assemble(hpc: HpcChain, shaped: &Shaped, p: &HpcParams, roles: &[Role]) -> HpcModel {
     let data = &shaped.data;
     let (v, k) = (data.num_terms(), data.num_topics());
-    let HpcChain { state, mut caches, mut sums, totals, last, .. } = hpc;
+    let HpcChain { state, mut caches, mut sums, totals, last, trace, .. } = hpc;
     if sums.kept == 0 {
         // No scan fell on the thinning grid: use the final state.
         let (beta, rate_totals) = caches.rates(&state.mu, data.num_nodes());
         sums.add(data, &state, beta, rate_totals);
     }
+    let convergence = ConvergenceReport::from_traces(&[trace]);
     let scale = 1.0 / sums.kept as f64;
     let to_topic_major = |word_major: &[f64]| -> Vec<f32> {
         let mut out = vec![0.0f32; k * v];
@@ -276,6 +278,7 @@ fn assemble(hpc: HpcChain, shaped: &Shaped, p: &HpcParams, roles: &[Role]) -> Hp
             gamma2: state.gamma2,
         },
         refitted_with_validation: false,
+        convergence,
     }
 }
 

@@ -107,8 +107,9 @@ fn same_seed_same_model_at_any_thread_count() {
 /// model with the paper's predictor and no closure, as it was fitted; a version-2 blob
 /// (version 3 without the trailing label sets) decodes with its single-label settings
 /// and no sets; a version-3 blob (version 4 without the trailing refit flag) decodes as
-/// not refitted; a version-4 blob (the parameters with `threads`) decodes to the same
-/// model; a version-5 blob round-trips with its prediction settings.
+/// not refitted; a version-4 blob (the parameters with `threads`) and a version-5 blob
+/// (without the trailing convergence report) decode to the same model without the
+/// report; a version-6 blob round-trips with its prediction settings.
 #[test]
 fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     use super::label_posterior::{LabelPrediction, Predictor};
@@ -121,18 +122,27 @@ fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     let again = HpcModel::decode(&bytes).unwrap();
     assert_eq!((again.prediction.clone(), again.mu.clone(), again.thresholds.clone()), (model.prediction.clone(), model.mu.clone(), model.thresholds.clone()));
     assert!(again.refitted_with_validation);
-    assert_eq!(bytes[0], 5, "the version is the first byte");
+    assert_eq!(bytes[0], 6, "the version is the first byte");
+    assert!(model.convergence.is_some());
+    let mut without_report = model.clone();
+    without_report.convergence = None;
+
+    // Version 5: the current blob without the report (one zero byte for none).
+    let mut v5 = without_report.encode();
+    assert_eq!(v5.pop(), Some(0));
+    v5[0] = 5;
+    assert_eq!(HpcModel::decode(&v5).unwrap().encode(), without_report.encode(), "the same model");
 
     // Version 4: the parameters carry `threads` (one byte for 0).
     let bytes = as_version_4(&bytes);
     let old = HpcModel::decode(&bytes).unwrap();
-    assert_eq!(old.encode(), model.encode(), "the same model");
+    assert_eq!(old.encode(), without_report.encode(), "the same model");
 
     // Version 3: without the trailing flag (one byte).
     let mut v3 = bytes[..bytes.len() - 1].to_vec();
     v3[0] = 3;
     let old = HpcModel::decode(&v3).unwrap();
-    assert_eq!((old.version, old.refitted_with_validation), (5, false));
+    assert_eq!((old.version, old.refitted_with_validation), (6, false));
     assert_eq!((old.prediction, old.mu, old.thresholds), (model.prediction.clone(), model.mu.clone(), model.thresholds.clone()));
 
     // Version 2: a single-label model's blob without the (empty) set list.
@@ -143,7 +153,7 @@ fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     let mut v2 = without_flag[..without_flag.len() - postcard::to_allocvec(&single.prediction.sets).unwrap().len()].to_vec();
     v2[0] = 2;
     let old = HpcModel::decode(&v2).unwrap();
-    assert_eq!((old.prediction, old.version, old.refitted_with_validation), (single.prediction.clone(), 5, false));
+    assert_eq!((old.prediction, old.version, old.refitted_with_validation), (single.prediction.clone(), 6, false));
 
     let tail = postcard::to_allocvec(&single.prediction).unwrap().len();
     let mut v1 = without_flag[..without_flag.len() - tail].to_vec();
@@ -151,11 +161,12 @@ fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     let old = HpcModel::decode(&v1).unwrap();
     assert_eq!(old.prediction, LabelPrediction::mode_only());
     assert_eq!((old.mu, old.thresholds, old.labels), (single.mu, single.thresholds, single.labels));
-    v1[0] = 6;
+    v1[0] = 7;
     assert!(HpcModel::decode(&v1).is_err());
 }
 
-/// A version 5 blob in version 4's layout: `threads` (0) after the other parameters.
+/// A current blob in version 4's layout: `threads` (0) after the other parameters, no
+/// convergence report.
 fn as_version_4(bytes: &[u8]) -> Vec<u8> {
     super::model::as_before_threads_left(bytes)
 }

@@ -8,26 +8,36 @@
 
 use super::calibration::{SetScores, Thresholds};
 use super::params::{HpcParams, HpcParamsV4, Predictor};
+use crate::models::convergence::ConvergenceReport;
 use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::ModelError;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
-/// Format version of [`HpcModel`]'s encoding. Version 5 took the job's `threads` out of
+/// Format version of [`HpcModel`]'s encoding. Version 6 appended
+/// [`HpcModel::convergence`] (version 5 blobs decode with none). Version 5 took the job's `threads` out of
 /// the parameters (older blobs are upgraded by [`with_params_converted`]). Version 4 appended
 /// [`HpcModel::refitted_with_validation`] (version 3 blobs decode with `false`, as they
 /// were fitted). Version 3 appended the label sets
 /// ([`LabelPrediction::sets`]; version 2 blobs decode with none, predicting as they were
 /// fitted); version 2 appended [`HpcModel::prediction`]; version 1 blobs decode with the
 /// paper's predictor ([`LabelPrediction::mode_only`]), as they were fitted.
-pub const ENCODING_VERSION: u32 = 5;
+pub const ENCODING_VERSION: u32 = 6;
+
+/// What a version 5 blob lacks at its end: no convergence report (`None`, one zero
+/// byte).
+const NO_CONVERGENCE: [u8; 1] = [0];
 
 /// Test support: a current blob in version 4's layout (`threads` 0 among the
 /// parameters), against which pins recorded before `threads` left are checked.
 #[cfg(test)]
 pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
-    with_params_converted(bytes, |(v, supervised): (u32, bool), p: HpcParams| ((v - 1, supervised), HpcParamsV4::from(&p))).expect("a current HPC blob")
+    let mut m = HpcModel::decode(bytes).expect("a current HPC blob");
+    m.convergence = None;
+    let mut b = postcard::to_allocvec(&m).expect("plain data encodes");
+    b.truncate(b.len() - NO_CONVERGENCE.len());
+    with_params_converted(&b, |(_, supervised): (u32, bool), p: HpcParams| ((4u32, supervised), HpcParamsV4::from(&p))).expect("a current HPC blob")
 }
 
 /// The wire name of the supervised (`hpc`) or unsupervised (`pcm`) family.
@@ -104,6 +114,10 @@ pub struct HpcModel {
     /// the training and validation documents after the calibration on the validation
     /// documents (last: version 3 blobs end before it).
     pub refitted_with_validation: bool,
+    /// Split-R̂ and ESS of the chain's traced quantities (the chain that fitted the
+    /// rates served: the refit's when there was one); `None` before version 6 (last:
+    /// version 5 blobs end before it).
+    pub convergence: Option<ConvergenceReport>,
     /// B_k = Σ_f exp(E[μ_fk]) over topics, computed on first use.
     #[serde(skip)]
     pub(super) rate_totals: OnceLock<Vec<f64>>,
@@ -116,10 +130,18 @@ impl HpcModel {
         let bad = |e: postcard::Error| ModelError::Decode(e.to_string());
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(bad)?;
         // Postcard writes a struct's fields one after another, without names or lengths,
-        // so an older blob is a version 4 one without its trailing fields, and a
-        // version 4 one is the current one with `threads` among the parameters.
+        // so an older blob is a version 4 one without its trailing fields, a version 4
+        // one is a version 5 one with `threads` among the parameters, and a version 5
+        // one is the current one without the convergence report at its end.
         let v4: std::borrow::Cow<[u8]> = match version {
             ENCODING_VERSION => return postcard::from_bytes(bytes).map_err(bad),
+            5 => {
+                let mut current = bytes.to_vec();
+                current.extend_from_slice(&NO_CONVERGENCE);
+                let mut m: HpcModel = postcard::from_bytes(&current).map_err(bad)?;
+                m.version = ENCODING_VERSION;
+                return Ok(m);
+            }
             4 => bytes.into(),
             3 => {
                 // Version 3 ends before `refitted_with_validation`: `false` is one zero byte.
@@ -141,10 +163,11 @@ impl HpcModel {
                 v4.extend(postcard::to_allocvec(&false).map_err(bad)?);
                 v4.into()
             }
-            v => return Err(ModelError::Decode(format!("HPC encoding version {v} is not {ENCODING_VERSION}, 4, 3, 2 or 1"))),
+            v => return Err(ModelError::Decode(format!("HPC encoding version {v} is not {ENCODING_VERSION}, 5, 4, 3, 2 or 1"))),
         };
-        let current =
+        let mut current =
             with_params_converted(&v4, |(_, supervised): (u32, bool), p: HpcParamsV4| ((ENCODING_VERSION, supervised), HpcParams::from(p))).map_err(bad)?;
+        current.extend_from_slice(&NO_CONVERGENCE);
         let m: HpcModel = postcard::from_bytes(&current).map_err(bad)?;
         Ok(m)
     }

@@ -80,8 +80,8 @@ impl Chain for RefitChain<'_> {
         self.chain.log_joint_per_token()
     }
 
-    fn keep(&mut self) -> Option<Vec<u8>> {
-        self.chain.keep()
+    fn keep(&mut self, loglik_per_token: f64) -> Option<Vec<u8>> {
+        self.chain.keep(loglik_per_token)
     }
 
     fn save(&self) -> Vec<u8> {

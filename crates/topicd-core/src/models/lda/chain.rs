@@ -16,6 +16,7 @@ use super::sampler::{self, GibbsState, Snapshot};
 use super::tokens::Tokens;
 use super::{LdaParams, TopicWordSample};
 use crate::models::chain::{Chain, Position, Schedule};
+use crate::models::convergence::KeptTrace;
 use crate::models::FitError;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -25,7 +26,8 @@ pub fn schedule(p: &LdaParams) -> Schedule {
     Schedule { iterations: p.iterations, burn_in: p.burn_in, thin: p.thin, loglik_every: p.loglik_every }
 }
 
-/// Running sums of φ, θ and topic shares over the kept sweeps.
+/// Running sums of φ, θ and topic shares over the kept sweeps, and the convergence
+/// trace of those sweeps.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(super) struct PosteriorSums {
     /// Word-major `V × K`.
@@ -34,11 +36,15 @@ pub(super) struct PosteriorSums {
     pub theta: Vec<f64>,
     pub shares: Vec<f64>,
     pub kept: usize,
+    /// At each kept sweep: the log joint per token, α's sum and β when they are
+    /// re-estimated, and the topic shares sorted.
+    pub trace: KeptTrace,
 }
 
 impl PosteriorSums {
-    fn new(num_terms: usize, num_docs: usize, k: usize) -> Self {
-        PosteriorSums { phi: vec![0.0; num_terms * k], theta: vec![0.0; num_docs * k], shares: vec![0.0; k], kept: 0 }
+    fn new(params: &LdaParams, num_terms: usize, num_docs: usize) -> Self {
+        let k = params.topics;
+        PosteriorSums { phi: vec![0.0; num_terms * k], theta: vec![0.0; num_docs * k], shares: vec![0.0; k], kept: 0, trace: trace_of(params) }
     }
 
     pub(super) fn add(&mut self, state: &GibbsState, tokens: &Tokens) {
@@ -50,6 +56,31 @@ impl PosteriorSums {
             *s += c as f64 / n;
         }
     }
+
+    /// Record the kept sweep's traced quantities.
+    fn trace(&mut self, params: &LdaParams, state: &GibbsState, tokens: &Tokens, loglik_per_token: f64) {
+        let n = tokens.num_tokens().max(1) as f64;
+        let shares: Vec<f64> = state.n_k.iter().map(|&c| c as f64 / n).collect();
+        let alpha_sum = state.alpha.iter().sum::<f64>();
+        let scalars = [alpha_sum, state.beta];
+        let traced = traced_scalars(params).len();
+        self.trace.push_topic_model(loglik_per_token, &scalars[..traced], &shares);
+    }
+}
+
+/// The scalar hyperparameters that move, and so are traced: α's sum when it is
+/// re-estimated, and β too when it is.
+fn traced_scalars(params: &LdaParams) -> &'static [&'static str] {
+    match (params.optimize_interval > 0, params.optimize_beta) {
+        (false, _) => &[],
+        (true, false) => &["alpha_sum"],
+        (true, true) => &["alpha_sum", "beta"],
+    }
+}
+
+/// An empty trace of an LDA chain with these parameters.
+pub(super) fn trace_of(params: &LdaParams) -> KeptTrace {
+    KeptTrace::topic_model(traced_scalars(params), params.topics)
 }
 
 /// How sweeps are scheduled: the dense kernel's partitioned grid, or the sparse
@@ -83,7 +114,9 @@ pub(super) struct LdaChain<'a> {
 }
 
 /// Format version of [`SavedLda`].
-const STATE_VERSION: u32 = 1;
+/// Version 2 added the convergence trace to the posterior sums; a version 1 checkpoint
+/// is rejected (its fit starts over).
+const STATE_VERSION: u32 = 2;
 
 /// What an LDA checkpoint carries (besides the driver's position).
 #[derive(Serialize, Deserialize)]
@@ -101,7 +134,7 @@ impl<'a> LdaChain<'a> {
     /// A chain from random initial assignments.
     pub fn new(params: &'a LdaParams, tokens: &'a Tokens, seed: u64) -> Self {
         let state = GibbsState::init(tokens, params.topics, params.alpha, params.beta, seed);
-        let sums = PosteriorSums::new(tokens.num_terms, tokens.num_docs(), params.topics);
+        let sums = PosteriorSums::new(params, tokens.num_terms, tokens.num_docs());
         Self::assemble(params, tokens, state, sums, 0.0, 0)
     }
 
@@ -122,7 +155,8 @@ impl<'a> LdaChain<'a> {
             (s.alpha.len() == k && s.alpha.iter().all(|a| a.is_finite() && *a > 0.0), "α"),
             (s.beta.is_finite() && s.beta > 0.0, "β"),
             (s.sums.phi.len() == v * k && s.sums.theta.len() == d * k && s.sums.shares.len() == k, "posterior sums"),
-            (s.sums.kept == position.kept, "kept sweeps"),
+            (s.sums.kept == position.kept && s.sums.trace.draws() == position.kept, "kept sweeps"),
+            (s.sums.trace.names == trace_of(params).names && s.sums.trace.is_consistent(), "convergence trace"),
             (s.optimizations <= position.iteration, "optimisations"),
         ];
         if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
@@ -160,8 +194,9 @@ impl Chain for LdaChain<'_> {
         self.state.log_joint(self.tokens) / self.tokens.num_tokens().max(1) as f64
     }
 
-    fn keep(&mut self) -> Option<Vec<u8>> {
+    fn keep(&mut self, loglik_per_token: f64) -> Option<Vec<u8>> {
         self.sums.add(&self.state, self.tokens);
+        self.sums.trace(self.params, &self.state, self.tokens, loglik_per_token);
         let sample = TopicWordSample::from_state(&self.state);
         Some(postcard::to_allocvec(&sample).expect("plain data encodes"))
     }

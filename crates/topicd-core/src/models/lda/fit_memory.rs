@@ -28,14 +28,19 @@ pub fn estimate(c: &CorpusStats, p: &super::params::LdaParams, threads: usize) -
     // A kept sample handed to the runner: the non-zero (word, topic) counts, at most one
     // per token, 6 bytes each.
     let sample = 6 * s.n.min(s.v * k);
-    let steady = training + tokens + state + sweeps + sums + sample;
-    // A checkpoint: z as varints (1 byte below 128 topics, else 2) and the sums.
-    let z_bytes = if k <= 128 { 1 } else { 2 };
-    let checkpoint = z_bytes * s.n + sums;
-    // The end: the model (φ transposed and θ, f64) is built while the sums and state
-    // live, then encoded (the same again) once the chain is gone.
+    // The model (φ transposed and θ, f64).
     let model = W8 * (s.v + s.d) * k;
-    let end = (training + tokens + state + sums + model).max(training + tokens + 2 * model);
+    // With several chains, the finished chains' models are held until the last one
+    // ends, and written into every checkpoint.
+    let finished = (p.chains.max(1) as u64 - 1) * model;
+    let steady = training + tokens + state + sweeps + sums + sample + finished;
+    // A checkpoint: z as varints (1 byte below 128 topics, else 2), the sums and the
+    // finished chains' models.
+    let z_bytes = if k <= 128 { 1 } else { 2 };
+    let checkpoint = z_bytes * s.n + sums + finished;
+    // The end: the model is built while the sums and state live, then pooled with the
+    // finished ones and encoded (the same again) once the chain is gone.
+    let end = (training + tokens + state + sums + model + finished).max(training + tokens + 2 * model + finished);
     corpus_bytes(&s) + peak(steady, checkpoint, end, threads)
 }
 

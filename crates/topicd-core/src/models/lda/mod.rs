@@ -13,7 +13,8 @@
 //!   `optimize_interval` sweeps, by Minka's fixed point;
 //! - [`loglik`]: the collapsed log joint;
 //! - [`foldin`]: topic proportions of new documents;
-//! - [`heldout`]: held-out log-likelihood of new documents (Chib-style estimator).
+//! - [`heldout`]: held-out log-likelihood of new documents (Chib-style estimator);
+//! - `pooled`: several chains' models matched topic to topic and averaged.
 //!
 //! The fitted [`LdaModel`] stores posterior means over kept sweeps: word rates φ,
 //! training documents' proportions θ and topic shares, and the α and β the fit ended with
@@ -29,6 +30,7 @@ pub mod hyper;
 pub mod loglik;
 pub mod params;
 pub mod partition;
+mod pooled;
 pub mod sampler;
 pub mod tokens;
 
@@ -36,6 +38,8 @@ use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats, DocTermMatrix};
 use crate::models::after_chain::{self, EndOfChain, Start};
 use crate::models::chain::Position;
+use crate::models::chains::{self, Alignment};
+use crate::models::convergence::ConvergenceReport;
 use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::heldout::{corpus_documents, DocScorer, HeldoutDoc, HeldoutReport, ScoredSoFar};
 use crate::models::splits;
@@ -47,15 +51,21 @@ use chain::{LdaChain, PosteriorSums};
 use heldout::{chib_log_likelihood, ChibSettings};
 use ndarray::Array2;
 pub use params::LdaParams;
+use pooled::ChainResult;
 use sampler::GibbsState;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokens::Tokens;
 
-/// Format version of [`LdaModel`]'s encoding (5: the parameters without the job's
+/// Format version of [`LdaModel`]'s encoding (6: `chains` among the parameters, the
+/// convergence report and the chains' alignments; 5: the parameters without the job's
 /// `threads`; 4: optimisation parameters and the fitted α_k and β; 3: held-out split
-/// and its estimate; versions 2 to 4 still decode).
-const ENCODING_VERSION: u32 = 5;
+/// and its estimate; versions 2 to 5 still decode).
+const ENCODING_VERSION: u32 = 6;
+
+/// What a blob of version 4 or 5 lacks at its end: no convergence report (`None`) and
+/// no alignments (an empty list), in postcard.
+const NO_CHAIN_REPORTS: [u8; 2] = [0, 0];
 
 /// The `"lda"` model family.
 pub struct LdaFamily;
@@ -118,6 +128,12 @@ pub struct LdaModel {
     pub beta: f64,
     /// How many times α (and β) were re-estimated.
     pub optimizations: usize,
+    /// Split-R̂ and ESS of the traced quantities, per chain and pooled (none for models
+    /// fitted before version 6).
+    pub convergence: Option<ConvergenceReport>,
+    /// How each chain after the first was matched to it before pooling (empty for one
+    /// chain).
+    pub alignments: Vec<Alignment>,
 }
 
 /// [`LdaModel`] as encoded by format version 3.
@@ -159,6 +175,8 @@ impl From<LdaModelV3> for LdaModel {
             mean_doc_topics: m.mean_doc_topics,
             test_documents: m.test_documents,
             heldout: m.heldout,
+            convergence: None,
+            alignments: Vec::new(),
         }
     }
 }
@@ -204,7 +222,12 @@ struct LdaModelV2 {
 /// parameters), against which pins recorded before `threads` left are checked.
 #[cfg(test)]
 pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
-    with_params_converted(bytes, |v: u32, p: LdaParams| (v - 1, params::LdaParamsV4::from(&p))).expect("a current LDA blob")
+    let mut m = LdaModel::decode(bytes).expect("a current LDA blob");
+    assert_eq!(m.params.chains, 1, "one chain, as every fit before version 6");
+    (m.convergence, m.alignments) = (None, Vec::new());
+    let mut b = m.encode();
+    b.truncate(b.len() - NO_CHAIN_REPORTS.len());
+    with_params_converted(&b, |_: u32, p: LdaParams| (4u32, params::LdaParamsV4::from(&p))).expect("a current LDA blob")
 }
 
 /// A thinned posterior sample: the topic-word counts, word-major and sparse.
@@ -254,35 +277,50 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
     let mut tokens = Tokens::from_counts(&training, v);
     tokens.set_blocks(p.sync_tokens);
     let schedule = chain::schedule(p);
-    let (start, position) = crate::models::chain::start(
-        ctx,
-        "lda",
-        seed,
-        &schedule,
-        |bytes, position| {
-            Start::restore(
-                bytes,
-                position,
-                p.iterations,
-                |b| LdaChain::restore(p, &tokens, b, position),
-                |m, scored| restore_after_chain(p, &tokens, v, test_documents, seed, m, scored, position),
-            )
-        },
-        || Start::Chain(Box::new(LdaChain::new(p, &tokens, seed))),
-    );
-    let (mut model, end, scored) = start.finish(position, ctx, |mut lda, position| {
-        let end = crate::models::chain::run(lda.as_mut(), "lda", seed, &schedule, position, ctx)?;
-        Ok((model_of(p, *lda, &tokens, v, test_documents, &end), end))
+    let last = chains::run(ctx, p.chains, p.iterations as u64, |ctx, c, finished| {
+        let is_last = c + 1 == p.chains;
+        let seed_c = chains::chain_seed(seed, c);
+        let (start, position) = crate::models::chain::start(
+            ctx,
+            "lda",
+            seed_c,
+            &schedule,
+            |bytes, position| {
+                Start::restore(
+                    bytes,
+                    position,
+                    p.iterations,
+                    |b| LdaChain::restore(p, &tokens, b, position),
+                    |m, scored| restore_after_chain(p, &tokens, v, test_documents, seed_c, m, scored, position),
+                )
+            },
+            || Start::Chain(Box::new(LdaChain::new(p, &tokens, seed_c))),
+        );
+        let mut own_trace = None;
+        let (mut model, end, scored) = start.finish(position, ctx, |mut lda, position| {
+            let end = crate::models::chain::run(lda.as_mut(), "lda", seed_c, &schedule, position, ctx)?;
+            let trace = std::mem::take(&mut lda.sums.trace);
+            let model = model_of(p, *lda, &tokens, v, test_documents, &end);
+            if !is_last {
+                own_trace = Some(trace);
+                return Ok((model, end));
+            }
+            Ok((pooled::pool(finished, ChainResult { model, trace }), end))
+        })?;
+        if let Some(trace) = own_trace {
+            return Ok(ChainResult { model, trace });
+        }
+        if test_documents > 0 {
+            let scorer = LdaChib { model: &model, settings: chib_settings(p) };
+            let held: Vec<usize> = (0..corpus.num_documents()).filter(|&d| held_out[d]).collect();
+            let docs = corpus_documents(corpus, &held, |_| Vec::new());
+            let at = EndOfChain { family: "lda", seed: seed_c, schedule: &schedule, position: end };
+            let report = after_chain::score_heldout(&scorer, &docs, || model.encode(), scored, &at, ctx)?;
+            model.heldout = Some(report);
+        }
+        Ok(ChainResult { model, trace: Default::default() })
     })?;
-    if test_documents > 0 {
-        let scorer = LdaChib { model: &model, settings: chib_settings(p) };
-        let held: Vec<usize> = (0..corpus.num_documents()).filter(|&d| held_out[d]).collect();
-        let docs = corpus_documents(corpus, &held, |_| Vec::new());
-        let at = EndOfChain { family: "lda", seed, schedule: &schedule, position: end };
-        let report = after_chain::score_heldout(&scorer, &docs, || model.encode(), scored, &at, ctx)?;
-        model.heldout = Some(report);
-    }
-    Ok(model)
+    Ok(last.model)
 }
 
 /// The held-out estimator's settings a fit scores its test documents with.
@@ -308,7 +346,12 @@ fn restore_after_chain(
     let checks = [
         (m.version == ENCODING_VERSION && m.params == *p && m.num_terms == v, "parameters"),
         (m.tokens == tokens.num_tokens() as u64 && m.test_documents == test_documents && m.heldout.is_none(), "split"),
-        (m.kept_sweeps == position.kept.max(1) && m.final_loglik_per_token.to_bits() == position.last_loglik.to_bits(), "position"),
+        // A pooled model's figures are the chains' (their kept sweeps add up, its final
+        // log joint is their mean); one chain's are this chain's.
+        (
+            m.kept_sweeps == position.kept.max(1) * p.chains && (p.chains > 1 || m.final_loglik_per_token.to_bits() == position.last_loglik.to_bits()),
+            "position",
+        ),
         (m.word_rates.len() == k * v && m.topic_shares.len() == k && m.alpha.len() == k, "posterior means"),
     ];
     if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
@@ -327,7 +370,7 @@ fn model_of(p: &LdaParams, lda: LdaChain, tokens: &Tokens, v: usize, test_docume
         // No sweep fell on the thinning grid: use the final state.
         sums.add(&state, tokens);
     }
-    let PosteriorSums { phi: phi_sum, theta: theta_sum, shares: share_sum, kept } = sums;
+    let PosteriorSums { phi: phi_sum, theta: theta_sum, shares: share_sum, kept, .. } = sums;
     let scale = 1.0 / kept as f64;
     // Transpose φ to topic-major for the summaries.
     let mut word_rates = vec![0.0; k * v];
@@ -349,6 +392,8 @@ fn model_of(p: &LdaParams, lda: LdaChain, tokens: &Tokens, v: usize, test_docume
         mean_doc_topics: doc_topics_sum / p.iterations as f64,
         test_documents,
         heldout: None,
+        convergence: None,
+        alignments: Vec::new(),
         alpha: state.alpha.clone(),
         beta: state.beta,
         optimizations,
@@ -396,9 +441,16 @@ impl LdaModel {
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
         let model: LdaModel = match version {
             ENCODING_VERSION => postcard::from_bytes(bytes).map_err(decode_error)?,
-            4 => {
-                // Version 4 is version 5 with `threads` among the parameters.
-                let upgraded = with_params_converted(bytes, |_: u32, p: params::LdaParamsV4| (ENCODING_VERSION, LdaParams::from(p))).map_err(decode_error)?;
+            5 | 4 => {
+                // Version 5 is version 6 without `chains` among the parameters and
+                // without the chain reports at the end; version 4 is version 5 with
+                // `threads` among the parameters.
+                let mut upgraded = match version {
+                    5 => with_params_converted(bytes, |_: u32, p: params::LdaParamsV5| (ENCODING_VERSION, LdaParams::from(p))),
+                    _ => with_params_converted(bytes, |_: u32, p: params::LdaParamsV4| (ENCODING_VERSION, LdaParams::from(p))),
+                }
+                .map_err(decode_error)?;
+                upgraded.extend_from_slice(&NO_CHAIN_REPORTS);
                 postcard::from_bytes(&upgraded).map_err(decode_error)?
             }
             3 | 2 => {
@@ -412,7 +464,7 @@ impl LdaModel {
                 }
                 old.into()
             }
-            v => return Err(ModelError::Decode(format!("LDA encoding version {v} is not {ENCODING_VERSION}, 4, 3 or 2"))),
+            v => return Err(ModelError::Decode(format!("LDA encoding version {v} is not {ENCODING_VERSION}, 5, 4, 3 or 2"))),
         };
         model.check_shapes()
     }
@@ -478,6 +530,13 @@ impl TopicModel for LdaModel {
             "fitted_alpha": self.alpha,
             "fitted_alpha_sum": self.alpha.iter().sum::<f64>(),
             "fitted_beta": self.beta,
+            "chains": self.params.chains,
+            "convergence": self.convergence.as_ref().map(ConvergenceReport::to_json),
+            "chain_alignment": self.alignments.iter().map(|a| json!({
+                "permutation": a.permutation,
+                "max_distance": a.distances.iter().copied().fold(0.0, f64::max),
+                "distances": a.distances,
+            })).collect::<Vec<_>>(),
         })
     }
 
@@ -553,6 +612,19 @@ mod encoding_tests {
         assert_eq!((back.alpha, back.beta), (vec![0.1, 2.5], 0.03));
     }
 
+    /// A version 5 blob (no `chains`, no chain reports) decodes to one chain's model.
+    #[test]
+    fn version_5_models_still_decode() {
+        let old = LdaModel::decode(&postcard::to_allocvec(&v3_example()).unwrap()).unwrap();
+        let current = old.encode();
+        let ((_, p), rest) = postcard::take_from_bytes::<(u32, LdaParams)>(&current).unwrap();
+        let mut v5 = postcard::to_allocvec(&(5u32, params::LdaParamsV5::from(&p))).unwrap();
+        v5.extend_from_slice(&rest[..rest.len() - NO_CHAIN_REPORTS.len()]);
+        let m = LdaModel::decode(&v5).unwrap();
+        assert_eq!((m.version, m.params.chains, m.convergence.is_none(), m.alignments.len()), (ENCODING_VERSION, 1, true, 0));
+        assert_eq!(m.encode(), current);
+    }
+
     /// A version 4 blob (the parameters with the job's `threads`) decodes to the model
     /// whose version 5 blob is the same but for that field.
     #[test]
@@ -560,6 +632,7 @@ mod encoding_tests {
         let old = LdaModel::decode(&postcard::to_allocvec(&v3_example()).unwrap()).unwrap();
         let current = old.encode();
         let ((_, p), rest) = postcard::take_from_bytes::<(u32, LdaParams)>(&current).unwrap();
+        let rest = &rest[..rest.len() - NO_CHAIN_REPORTS.len()];
         let v4_params = params::LdaParamsV4 { threads: 3, optimize_interval: 4, optimize_burn_in: 2, optimize_beta: true, ..params::LdaParamsV4::from(&p) };
         let mut v4 = postcard::to_allocvec(&(4u32, v4_params)).unwrap();
         v4.extend_from_slice(rest);

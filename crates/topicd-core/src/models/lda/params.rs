@@ -78,6 +78,7 @@ impl From<LdaParamsV3> for LdaParams {
             optimize_interval: 0,
             optimize_burn_in: 0,
             optimize_beta: false,
+            chains: 1,
         }
     }
 }
@@ -110,6 +111,74 @@ pub(crate) struct LdaParamsV4 {
 impl From<LdaParamsV4> for LdaParams {
     fn from(p: LdaParamsV4) -> Self {
         LdaParams {
+            topics: p.topics,
+            alpha: p.alpha,
+            beta: p.beta,
+            iterations: p.iterations,
+            burn_in: p.burn_in,
+            thin: p.thin,
+            sync_tokens: p.sync_tokens,
+            loglik_every: p.loglik_every,
+            test_fraction: p.test_fraction,
+            heldout_burn_in: p.heldout_burn_in,
+            heldout_chain_length: p.heldout_chain_length,
+            optimize_interval: p.optimize_interval,
+            optimize_burn_in: p.optimize_burn_in,
+            optimize_beta: p.optimize_beta,
+            chains: 1,
+        }
+    }
+}
+
+/// LDA's parameters as encoded by models of format version 5 (one chain per fit);
+/// decoded and upgraded by [`super::LdaModel::decode`].
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+pub(crate) struct LdaParamsV5 {
+    pub topics: usize,
+    pub alpha: f64,
+    pub beta: f64,
+    pub iterations: usize,
+    pub burn_in: usize,
+    pub thin: usize,
+    pub sync_tokens: usize,
+    pub loglik_every: usize,
+    pub test_fraction: f64,
+    pub heldout_burn_in: usize,
+    pub heldout_chain_length: usize,
+    pub optimize_interval: usize,
+    pub optimize_burn_in: usize,
+    pub optimize_beta: bool,
+}
+
+impl From<LdaParamsV5> for LdaParams {
+    fn from(p: LdaParamsV5) -> Self {
+        LdaParams {
+            topics: p.topics,
+            alpha: p.alpha,
+            beta: p.beta,
+            iterations: p.iterations,
+            burn_in: p.burn_in,
+            thin: p.thin,
+            sync_tokens: p.sync_tokens,
+            loglik_every: p.loglik_every,
+            test_fraction: p.test_fraction,
+            heldout_burn_in: p.heldout_burn_in,
+            heldout_chain_length: p.heldout_chain_length,
+            optimize_interval: p.optimize_interval,
+            optimize_burn_in: p.optimize_burn_in,
+            optimize_beta: p.optimize_beta,
+            chains: 1,
+        }
+    }
+}
+
+#[cfg(test)]
+impl From<&LdaParams> for LdaParamsV5 {
+    /// The version 5 layout of one chain's parameters.
+    fn from(p: &LdaParams) -> Self {
+        assert_eq!(p.chains, 1, "version 5 had one chain");
+        LdaParamsV5 {
             topics: p.topics,
             alpha: p.alpha,
             beta: p.beta,
@@ -195,6 +264,11 @@ pub struct LdaParams {
     /// Also re-estimate a symmetric β at the same sweeps (default false; tomotopy keeps
     /// its η fixed).
     pub optimize_beta: bool,
+    /// Independent chains run one after another from seeds derived from the job's
+    /// (default 1, at most [`crate::models::chains::MAX_CHAINS`]); their topics are
+    /// matched to the first chain's and their posterior means pooled, and split-R̂
+    /// compares them.
+    pub chains: usize,
 }
 
 impl LdaParams {
@@ -221,6 +295,7 @@ impl LdaParams {
         let optimize_interval = r.uint_in("optimize_interval", 0, 1_000_000)?.unwrap_or(0) as usize;
         let optimize_burn_in = r.uint_in("optimize_burn_in", 0, 1_000_000)?.unwrap_or(0) as usize;
         let optimize_beta = r.boolean("optimize_beta")?.unwrap_or(false);
+        let chains = r.uint_in("chains", 1, crate::models::chains::MAX_CHAINS as u64)?.unwrap_or(1) as usize;
         if optimize_beta && optimize_interval == 0 {
             return Err(ParamError::new("optimize_beta", "needs optimize_interval > 0 (β is re-estimated at the same sweeps as α)"));
         }
@@ -240,6 +315,7 @@ impl LdaParams {
             optimize_interval,
             optimize_burn_in,
             optimize_beta,
+            chains,
         })
     }
 

@@ -158,3 +158,52 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
         assert_eq!(run.model.encode(), full.model.encode());
     }
 }
+
+/// Several chains: chain 0 is the one-chain fit (the job's seed), the pooled model is
+/// chain 0's and chain 1's means matched topic to topic, and a job stopped anywhere
+/// (inside a chain, at the boundary between chains, while scoring) and resumed on 2
+/// threads ends with the bytes of the uninterrupted one.
+#[test]
+fn several_chains_pool_and_resume_to_the_same_bytes() {
+    let corpus = small_corpus();
+    let (_, params, _) = cases().into_iter().find(|c| c.0 == "heldout").unwrap();
+    let mut params = params;
+    params["chains"] = json!(2);
+    let p = LdaParams::from_json(&params).unwrap();
+    let full = fit(&corpus, &p, 1, None);
+    let m = &full.model;
+    let (k, v) = (p.topics, m.num_terms);
+    assert_eq!((m.params.chains, m.alignments.len()), (2, 1));
+    let report = m.convergence.as_ref().expect("a convergence report");
+    assert_eq!((report.chains, report.draws_per_chain), (2, (p.iterations - p.burn_in) / p.thin));
+    assert_eq!(m.kept_sweeps, 2 * report.draws_per_chain);
+    for t in 0..k {
+        let total: f64 = m.word_rates[t * v..(t + 1) * v].iter().sum();
+        assert!((total - 1.0).abs() < 1e-9, "topic {t} sums to {total}");
+    }
+    // Chain 0 alone is the one-chain fit's posterior mean: the pooled φ is the mean of
+    // it and chain 1's, aligned; every pooled topic lies within half the matched
+    // distance of chain 0's topic.
+    let one = fit(&corpus, &LdaParams { chains: 1, ..p.clone() }, 1, None).model;
+    let al = &m.alignments[0];
+    for t in 0..k {
+        let l1: f64 = (0..v).map(|w| (m.word_rates[t * v + w] - one.word_rates[t * v + w]).abs()).sum();
+        assert!((l1 - al.distances[t] / 2.0).abs() < 1e-9, "topic {t}: {l1} vs {}", al.distances[t] / 2.0);
+    }
+    // Checkpoints: one per sweep but the last in each chain, the boundary after chain
+    // 0, and the scoring phase's after chain 1.
+    let heldout = m.test_documents;
+    assert_eq!(full.checkpoints.len(), 2 * (p.iterations - 1) + 1 + heldout);
+    let n = p.iterations as u64;
+    let boundary = full.checkpoints.iter().position(|c| c.0 == n).unwrap();
+    let bytes = m.encode();
+    for i in [2, boundary, boundary + 3, full.checkpoints.len() - 2] {
+        let (it, checkpoint) = &full.checkpoints[i];
+        let resumed = fit(&corpus, &p, 2, Some(checkpoint));
+        assert_eq!(resumed.resumed, vec![Resume::From(*it)], "checkpoint {i}");
+        assert_eq!(resumed.model.encode(), bytes, "resumed from checkpoint {i} (iteration {it})");
+    }
+    // A checkpoint of a one-chain job is not one of this job's.
+    let run = fit(&corpus, &p, 1, Some(&fit(&corpus, &LdaParams { chains: 1, ..p.clone() }, 1, None).checkpoints[3].1));
+    assert!(matches!(&run.resumed[..], [Resume::Rejected(_)]), "{:?}", run.resumed);
+}

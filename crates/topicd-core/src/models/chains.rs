@@ -1,0 +1,235 @@
+//! Several independent chains in one job, one after another, and the matching of their
+//! exchangeable topics before their posterior means are pooled.
+//!
+//! Why it exists: convergence is judged by comparing chains started apart (split-R̂,
+//! [`super::convergence`]), and a posterior mean over several chains is steadier than
+//! over one. A job asks for `chains` (1 to [`MAX_CHAINS`]); chain c runs from its own
+//! seed ([`chain_seed`]: chain 0's is the job's seed, so a one-chain job is the fit it
+//! always was) as one stage of the job: its iterations, progress, kept samples and
+//! checkpoints are shifted by c × iterations, so the job counts through the chains as one
+//! sequence.
+//!
+//! Checkpoints: with several chains, a checkpoint is the current chain's own (as the
+//! family writes it) followed by a trailer holding the results of the chains already
+//! finished; at the end of every chain but the last one, a checkpoint with no current
+//! state is handed over, so a job stopped there resumes with the next chain. A resumed
+//! job therefore repeats no finished chain, and ends with the bytes of an uninterrupted
+//! one. A one-chain job's checkpoints are the family's own, as before.
+//!
+//! Pooling is the family's: the closure run for the last chain receives the finished
+//! chains' results. For exchangeable topics [`align_topics`] gives the permutation that
+//! maps a chain's topics onto a reference's.
+
+use super::chain::Resume;
+use super::state_bytes::{append_tail, split_tail};
+use super::{Checkpointing, FitContext, FitError};
+use crate::inference::assignment::min_cost_assignment;
+use rayon::prelude::*;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+/// The most chains a job may run.
+pub const MAX_CHAINS: usize = 8;
+
+/// Marks a multi-chain checkpoint's trailer ("chains" in ASCII).
+const MAGIC: u64 = 0x0000_6368_6169_6e73;
+
+/// The seed of chain `chain` of a job seeded with `seed`: the job's own for chain 0.
+pub fn chain_seed(seed: u64, chain: usize) -> u64 {
+    if chain == 0 {
+        seed
+    } else {
+        crate::rng::mix64(seed ^ crate::rng::mix64(MAGIC.wrapping_add(chain as u64)))
+    }
+}
+
+/// What follows the current chain's bytes in a multi-chain checkpoint.
+#[derive(Serialize, Deserialize)]
+struct Trailer<F> {
+    magic: u64,
+    chains: u32,
+    /// Whether the bytes before this trailer are the current chain's checkpoint (false:
+    /// the next chain has not started).
+    has_current: bool,
+    /// The finished chains' results (a slice when written, a `Vec` when read: postcard
+    /// encodes both alike).
+    finished: F,
+}
+
+/// Run `chains` chains of `iterations` each: `one(ctx, c, finished)` runs chain c (from
+/// the context's checkpoint, if it is given one) given the results of chains 0..c, and
+/// returns chain c's result; the last chain's result (which the family pools with the
+/// finished ones) is returned.
+pub fn run<T>(ctx: &FitContext, chains: usize, iterations: u64, mut one: impl FnMut(&FitContext, usize, &[T]) -> Result<T, FitError>) -> Result<T, FitError>
+where
+    T: Serialize + DeserializeOwned + Sync,
+{
+    if chains <= 1 {
+        return one(ctx, 0, &[]);
+    }
+    let (mut finished, mut current) = match ctx.checkpoint.resume_from.map(|bytes| decode::<T>(bytes, chains)) {
+        None => (Vec::new(), None),
+        Some(Ok((finished, current))) => {
+            if current.is_none() {
+                (ctx.checkpoint.resumed)(Resume::From(finished.len() as u64 * iterations));
+            }
+            (finished, current)
+        }
+        Some(Err(reason)) => {
+            (ctx.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
+            (Vec::new(), None)
+        }
+    };
+    let total = chains as u64 * iterations;
+    loop {
+        let c = finished.len();
+        let result = ctx.stage(c as u64 * iterations, total, current.take(), |staged| {
+            let save = |it: u64, bytes: Vec<u8>| (staged.checkpoint.save)(it, wrap(bytes, true, chains, &finished));
+            let wrapped = FitContext { checkpoint: Checkpointing { save: &save, ..staged.checkpoint }, ..*staged };
+            one(&wrapped, c, &finished)
+        })?;
+        if c + 1 == chains {
+            return Ok(result);
+        }
+        finished.push(result);
+        if ctx.checkpoint.every.is_some() {
+            (ctx.checkpoint.save)(finished.len() as u64 * iterations, wrap(Vec::new(), false, chains, &finished));
+        }
+    }
+}
+
+fn wrap<T: Serialize>(current: Vec<u8>, has_current: bool, chains: usize, finished: &[T]) -> Vec<u8> {
+    append_tail(current, &Trailer { magic: MAGIC, chains: chains as u32, has_current, finished })
+}
+
+/// The finished chains' results and the current chain's checkpoint, if any.
+#[allow(clippy::type_complexity)]
+fn decode<T: DeserializeOwned>(bytes: &[u8], chains: usize) -> Result<(Vec<T>, Option<&[u8]>), String> {
+    let (current, tail) = split_tail(bytes, "a multi-chain checkpoint")?;
+    let t: Trailer<Vec<T>> = postcard::from_bytes(tail).map_err(|e| format!("not a multi-chain checkpoint: {e}"))?;
+    if t.magic != MAGIC || t.chains as usize != chains {
+        return Err(format!("a checkpoint of {} chains, not {chains}", t.chains));
+    }
+    if t.finished.len() >= chains || (!t.has_current && t.finished.is_empty()) {
+        return Err(format!("{} finished chains of {chains}", t.finished.len()));
+    }
+    Ok((t.finished, t.has_current.then_some(current)))
+}
+
+/// How a chain's topics were matched to the reference chain's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Alignment {
+    /// `permutation[k]`: the reference topic this chain's topic k is pooled into.
+    pub permutation: Vec<usize>,
+    /// The L1 distance (0 to 2) between each reference topic's word distribution and
+    /// the one matched to it, indexed by reference topic.
+    pub distances: Vec<f64>,
+}
+
+/// Match the `k` topics of `other` to those of `reference` (both topic-major `k × v`
+/// word distributions) by the permutation minimising the summed L1 distance.
+pub fn align_topics(reference: &[f64], other: &[f64], k: usize, v: usize) -> Alignment {
+    let cost: Vec<f64> = (0..k * k)
+        .into_par_iter()
+        .map(|c| {
+            let (a, b) = (c / k, c % k);
+            other[a * v..(a + 1) * v].iter().zip(&reference[b * v..(b + 1) * v]).map(|(x, y)| (x - y).abs()).sum()
+        })
+        .collect();
+    let permutation = min_cost_assignment(&cost, k);
+    let mut distances = vec![0.0; k];
+    for (a, &b) in permutation.iter().enumerate() {
+        distances[b] = cost[a * k + b];
+    }
+    Alignment { permutation, distances }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::SavedCheckpoints;
+    use std::sync::Mutex;
+
+    /// A toy family: chain c's "result" is the list of iterations it ran, plus its seed.
+    fn toy(ctx: &FitContext, c: usize, finished: &[(u64, Vec<u64>)], seed: u64, n: u64) -> Result<(u64, Vec<u64>), FitError> {
+        assert_eq!(finished.len(), c);
+        let start = match ctx.checkpoint.resume_from {
+            Some(b) => {
+                let it = u64::from_le_bytes(b.try_into().unwrap());
+                (ctx.checkpoint.resumed)(Resume::From(it));
+                it
+            }
+            None => 0,
+        };
+        for it in start + 1..=n {
+            if it < n {
+                (ctx.checkpoint.save)(it, it.to_le_bytes().to_vec());
+            }
+        }
+        Ok((chain_seed(seed, c), (start + 1..=n).collect()))
+    }
+
+    fn run_recording(resume: Option<&[u8]>) -> ((u64, Vec<u64>), SavedCheckpoints, Vec<Resume>, usize) {
+        let calls = Mutex::new(0);
+        let ((last, _), saved, resumed) = FitContext::recording(resume, |ctx| {
+            let r = run(ctx, 3, 4, |ctx, c, f| {
+                *calls.lock().unwrap() += 1;
+                toy(ctx, c, f, 9, 4)
+            });
+            (r.unwrap(), ())
+        });
+        (last, saved, resumed, calls.into_inner().unwrap())
+    }
+
+    #[test]
+    fn chains_run_in_sequence_and_resume_where_they_stopped() {
+        let (last, saved, _, calls) = run_recording(None);
+        assert_eq!(calls, 3);
+        assert_eq!(last.0, chain_seed(9, 2));
+        // Three in each chain, plus the boundaries after chains 0 and 1.
+        let its: Vec<u64> = saved.iter().map(|s| s.0).collect();
+        assert_eq!(its, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+        // Resuming inside chain 1 (job iteration 6) runs chains 1 (from 2) and 2 only.
+        let (resumed_last, _, outcome, calls) = run_recording(Some(&saved[5].1));
+        assert_eq!((outcome, calls), (vec![Resume::From(6)], 2));
+        assert_eq!(resumed_last, last);
+        // Resuming at the boundary after chain 1 runs only chain 2, from its start.
+        let (_, _, outcome, calls) = run_recording(Some(&saved[7].1));
+        assert_eq!((outcome, calls), (vec![Resume::From(8)], 1));
+    }
+
+    #[test]
+    fn foreign_checkpoints_are_rejected_and_every_chain_runs() {
+        let (_, saved, _, _) = run_recording(None);
+        for bytes in [vec![1u8, 2, 3], 5u64.to_le_bytes().to_vec(), saved[0].1[..saved[0].1.len() - 1].to_vec()] {
+            let (_, _, outcome, calls) = run_recording(Some(&bytes));
+            assert!(matches!(&outcome[..], [Resume::Rejected(_)]), "{outcome:?}");
+            assert_eq!(calls, 3);
+        }
+    }
+
+    #[test]
+    fn one_chain_is_the_family_alone() {
+        let (r, saved, _) = FitContext::recording(None, |ctx| run(ctx, 1, 4, |ctx, c, f| toy(ctx, c, f, 9, 4)).unwrap());
+        assert_eq!(r.0, 9, "chain 0 runs from the job's seed");
+        assert!(saved.iter().all(|(it, b)| *b == it.to_le_bytes()), "checkpoints are the family's own bytes");
+        assert_ne!(chain_seed(9, 1), chain_seed(9, 2));
+        assert_ne!(chain_seed(9, 1), 9);
+    }
+
+    #[test]
+    fn topics_are_matched_by_their_word_distributions() {
+        let (k, v) = (4, 3);
+        let reference = [0.8, 0.1, 0.1, 0.1, 0.8, 0.1, 0.1, 0.1, 0.8, 0.4, 0.3, 0.3];
+        // Topic a of `other` is reference topic perm[a], slightly perturbed.
+        let perm = [2, 0, 3, 1];
+        let mut other = vec![0.0; k * v];
+        for a in 0..k {
+            for w in 0..v {
+                other[a * v + w] = reference[perm[a] * v + w] + if w == 0 { 0.02 } else { -0.01 };
+            }
+        }
+        let al = align_topics(&reference, &other, k, v);
+        assert_eq!(al.permutation, perm);
+        assert!(al.distances.iter().all(|d| (d - 0.04).abs() < 1e-12), "{:?}", al.distances);
+    }
+}

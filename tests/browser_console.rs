@@ -443,11 +443,18 @@ fn default_max_n() -> usize {
 
 async fn scenario(b: &Browser<'_>) {
     let corpus_id = upload_corpus(b).await;
-    let (lda_job, lda) = fit(b, &corpus_id, "lda", &[("topics", LDA_TOPICS.to_string()), ("iterations", "30".into())], "lda").await;
+    let (lda_job, lda) = fit(b, &corpus_id, "lda", &[("topics", LDA_TOPICS.to_string()), ("iterations", "30".into()), ("chains", "2".into())], "lda").await;
     let (hpc_job, hpc) = fit(b, &corpus_id, "hpc", &[("iterations", "10".into()), ("test_fraction", "0.2".into())], "hpc").await;
 
     // The LDA model: slider, scatter, rename, predict.
     open_explorer(b, &lda_job, &lda, LDA_TOPICS).await;
+    // LDA keeps samples: the topic detail says, per word, its FREX interval and how
+    // often the posterior draws put it in the topic's top n, one bar per listed word.
+    let bars = b.until("document.querySelectorAll('[data-testid=topic-detail] [data-testid=in-top-n]').length", "the words' in-top-n bars", WAIT).await;
+    let topic = b.js("return document.querySelector('[data-testid=topic-detail]').dataset.topic;").await;
+    let (_, sure) =
+        b.server.get(&format!("/v1/models/{lda}/topics/{}/frex?rank=frex&weight=0.5&comparison=siblings&n=20&with=intervals", topic.as_str().unwrap())).await;
+    assert_eq!(bars.as_u64(), Some(sure["words"].as_array().expect("words").len() as u64), "{sure}");
     b.screenshot("explorer").await;
     let weight = slider_ranks_like_the_api(b, &lda, &[0.8, 0.2, 1.0, 0.0]).await;
     scatter_has_a_point_per_word(b, &corpus_id, &lda, 1, weight).await;
@@ -605,6 +612,17 @@ async fn fit(b: &Browser<'_>, corpus_id: &str, family: &str, params: &[(&str, St
     }
     if family == "lda" {
         b.until("document.querySelector('main figure.chart svg')", "the log-likelihood trace", WAIT).await;
+    }
+    // The fitted model's convergence report: its table, and the API's warning (or the
+    // all-clear) as the page words it.
+    let report = &job["convergence"];
+    assert!(report.is_object(), "an MCMC fit reports its convergence: {job}");
+    b.until("document.querySelector('[data-testid=convergence] table')", "the convergence table", WAIT).await;
+    let rows = b.js("return document.querySelectorAll('[data-testid=convergence] tbody tr').length;").await;
+    assert_eq!(rows.as_u64(), Some(report["quantities"].as_array().unwrap().len() as u64 + 1), "a row per scalar and one for the sorted shares");
+    match report["warning"].as_str() {
+        Some(warning) => assert_eq!(b.js("return document.querySelector('[data-testid=convergence-warning]')?.textContent;").await, warning),
+        None => assert!(b.js("return !!document.querySelector('[data-testid=convergence-ok]');").await.as_bool().unwrap()),
     }
     b.screenshot(&format!("job-{shot}")).await;
     b.no_console_errors("job").await;

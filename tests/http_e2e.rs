@@ -415,3 +415,78 @@ async fn fits_are_admitted_by_their_memory_estimate() {
     assert!(waiting.contains("fit budget"), "{waiting}");
     s.stop().await;
 }
+
+/// Several chains through the service: the job counts through both chains, its answer
+/// carries the model's convergence report (two chains, R̂ over them), the model keeps
+/// the chains' alignment; families that run one chain refuse more, naming the field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_chains_report_convergence_on_the_job_and_the_model() {
+    let s = TestServer::start().await;
+    let corpus = s.upload(json!({"name": "appstream-200", "documents": appstream_docs(200), "preprocess": {"min_df": 2}})).await;
+    let cid = corpus["id"].as_str().unwrap().to_string();
+    let job = s.submit(&cid, "lda", json!({"topics": 5, "iterations": 40, "burn_in": 20, "thin": 2, "chains": 2}), 3).await;
+    assert_eq!(job["params"]["chains"], 2);
+    let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(120)).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    assert_eq!((done["progress"]["iteration"].as_u64(), done["progress"]["total"].as_u64()), (Some(80), Some(80)));
+    let report = &done["convergence"];
+    assert_eq!((report["chains"].as_u64(), report["draws_per_chain"].as_u64()), (Some(2), Some(10)), "{report}");
+    let loglik = report["quantities"].as_array().unwrap().iter().find(|q| q["name"] == "loglik_per_token").expect("the log joint is traced");
+    assert!(loglik["rhat"].as_f64().unwrap() > 0.9, "{loglik}");
+    assert_eq!(loglik["per_chain"].as_array().unwrap().len(), 2);
+    assert_eq!(report["sorted_topic_shares"]["count"], 5);
+    assert_eq!(report["traces"][0]["chains"].as_array().unwrap().len(), 2);
+    assert_eq!(report["converged"].as_bool(), Some(report["max_rhat"].as_f64().unwrap() <= 1.01));
+    assert_eq!(report["warning"].is_null(), report["converged"] == true);
+    let (_, model) = s.get(&format!("/v1/models/{}", done["model_id"].as_str().unwrap())).await;
+    assert_eq!(model["diagnostics"]["convergence"], *report);
+    let permutation = model["diagnostics"]["chain_alignment"][0]["permutation"].as_array().unwrap();
+    let mut sorted: Vec<u64> = permutation.iter().map(|x| x.as_u64().unwrap()).collect();
+    sorted.sort();
+    assert_eq!(sorted, vec![0, 1, 2, 3, 4]);
+    // Intervals from the kept sweeps of both chains, chain 1's relabelled onto chain 0's
+    // topics: the fixed β makes the mean of the draws' φ the pooled posterior mean
+    // exactly (up to rounding), and the mean of their shares the topic's proportion.
+    let model_id = done["model_id"].as_str().unwrap();
+    let (status, t) = s.get(&format!("/v1/models/{model_id}/topics?n=5&with=intervals&level=0.9")).await;
+    assert_eq!(status, 200, "{t}");
+    assert_eq!((t["intervals"]["draws"].as_u64(), t["intervals"]["level"].as_f64()), (Some(20), Some(0.9)), "{}", t["intervals"]);
+    for topic in t["topics"].as_array().unwrap() {
+        let share = &topic["proportion_interval"];
+        assert!((share["mean"].as_f64().unwrap() - topic["proportion"].as_f64().unwrap()).abs() < 1e-9, "{topic}");
+        for (j, w) in topic["words"].as_array().unwrap().iter().enumerate() {
+            let i = &w["intervals"];
+            let f = &i["frequency"];
+            assert!((f["mean"].as_f64().unwrap() - w["frequency"].as_f64().unwrap()).abs() < 1e-9, "{w}");
+            for score in ["frequency", "exclusivity", "frex"] {
+                let (lo, mean, hi) = (i[score]["lower"].as_f64().unwrap(), i[score]["mean"].as_f64().unwrap(), i[score]["upper"].as_f64().unwrap());
+                assert!(lo <= mean + 1e-12 && mean <= hi + 1e-12, "{score}: {w}");
+            }
+            let p = i["in_top_n"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&p), "{w}");
+            if j == 0 {
+                assert!(p > 0.0, "the mean table's first word is in some draw's top 5: {w}");
+            }
+        }
+    }
+    let (status, one) = s.get(&format!("/v1/models/{model_id}/topics/2/frex?n=4&with=intervals")).await;
+    assert_eq!(status, 200, "{one}");
+    assert_eq!(one["intervals"]["level"].as_f64(), Some(0.95));
+    assert!(one["words"][3]["intervals"]["frex"]["mean"].is_number() && one["topic"]["proportion_interval"]["upper"].is_number(), "{one}");
+    for (query, field) in
+        [("with=intervals&level=1", "query.level"), ("level=0.9", "query.level"), ("with=intervals&format=csv", "query.format"), ("with=nothing", "query.with")]
+    {
+        let (status, body) = s.get(&format!("/v1/models/{model_id}/topics?{query}")).await;
+        common::assert_problem(status, &body, 422, Some(field));
+    }
+    let pcm = s.submit(&cid, "pcm", json!({"topics": 3, "iterations": 4, "burn_in": 2}), 1).await;
+    let pcm = s.wait(pcm["id"].as_str().unwrap(), Duration::from_secs(120)).await;
+    assert_eq!(pcm["status"], "succeeded", "{pcm}");
+    assert!(pcm["convergence"]["quantities"].as_array().unwrap().iter().any(|q| q["name"] == "lambda2"), "PCM traces its hyperparameters");
+    let (status, body) = s.get(&format!("/v1/models/{}/topics?with=intervals", pcm["model_id"].as_str().unwrap())).await;
+    common::assert_problem(status, &body, 409, Some("model"));
+    for (family, params) in [("pcm", json!({"topics": 3, "chains": 2})), ("hdp", json!({"chains": 2})), ("lda", json!({"chains": 9}))] {
+        let (status, body) = s.post("/v1/jobs", &json!({"corpus_id": cid, "model": family, "params": params})).await;
+        common::assert_problem(status, &body, 422, Some("params.chains"));
+    }
+}

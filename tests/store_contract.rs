@@ -185,6 +185,7 @@ async fn an_expired_lease_is_taken_over_and_keeps_the_trace_up_to_the_checkpoint
     let its: Vec<i64> = store.job_trace("j").await.unwrap().iter().map(|p| p.iteration).collect();
     assert_eq!(its, vec![1, 10, 20]);
     assert_eq!(store.sample_iterations("j").await.unwrap(), vec![10, 20]);
+    assert_eq!(store.samples("j").await.unwrap(), vec![(10, vec![1]), (20, vec![1])]);
     match store.load_checkpoint("j").await.unwrap().unwrap() {
         LoadedCheckpoint::Valid { iteration, data, .. } => assert_eq!((iteration, data.as_slice()), (20, &b"state"[..])),
         other => panic!("{other:?}"),

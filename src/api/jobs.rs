@@ -195,9 +195,16 @@ async fn find(state: &AppState, id: &str) -> ApiResult<JobRow> {
     state.store.get_job(id).await?.ok_or_else(|| ApiError::not_found("job", id))
 }
 
-/// `GET /v1/jobs/{id}`.
+/// `GET /v1/jobs/{id}`: the job, and once it has made a model, that model's
+/// convergence report (R̂ and ESS; null for families without one).
 pub async fn get_one(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
-    Ok(Json(job_json(&find(&state, &id).await?)))
+    let job = find(&state, &id).await?;
+    let mut answer = job_json(&job);
+    if let Some(model_id) = &job.model_id {
+        let convergence = state.store.get_model(model_id).await?.map_or(Value::Null, |m| m.diagnostics.get("convergence").cloned().unwrap_or(Value::Null));
+        answer["convergence"] = convergence;
+    }
+    Ok(Json(answer))
 }
 
 /// `GET /v1/jobs/{id}/trace`: log-likelihood per token by sweep.

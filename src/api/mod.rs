@@ -23,6 +23,7 @@ pub mod ops;
 pub mod ranked_documents;
 pub mod request_memory;
 pub mod topic_documents;
+pub mod topic_intervals;
 pub mod topic_map;
 pub mod topic_names;
 pub mod topic_pages;

@@ -6,6 +6,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{from_str, parse_json, parse_query, read_body, require_json, Page};
 use super::model_cache::LoadedModel;
 use super::request_memory;
+use super::topic_intervals;
 use super::topic_pages::PageBody;
 use super::topic_query::{rank_and_weight, rank_name, resolve_topic, topic_header};
 use super::AppState;
@@ -102,6 +103,9 @@ struct TopicsQuery {
     window: Option<String>,
     #[serde(default, deserialize_with = "from_str::opt")]
     top_n: Option<usize>,
+    /// With `with=intervals`: the intervals' probability (default 0.95).
+    #[serde(default, deserialize_with = "from_str::opt")]
+    level: Option<f64>,
 }
 
 /// Checked query options shared by both topic endpoints.
@@ -113,6 +117,8 @@ struct TopicsOptions {
     csv: bool,
     /// `with=coherence`: over each topic's top `top_n` words by `rank`.
     coherence: Option<CoherenceOptions>,
+    /// `with=intervals`: the intervals' level.
+    intervals: Option<f64>,
 }
 
 impl TopicsOptions {
@@ -122,7 +128,8 @@ impl TopicsOptions {
         if self.coherence.is_some() {
             return None;
         }
-        Some(format!("{endpoint}|{}|{:?}|{:x}|{:?}|{}", self.n, self.rank, self.weight.to_bits(), self.comparison, self.csv))
+        let intervals = self.intervals.map_or(String::new(), |l| format!("|intervals {:x}", l.to_bits()));
+        Some(format!("{endpoint}|{}|{:?}|{:x}|{:?}|{}{intervals}", self.n, self.rank, self.weight.to_bits(), self.comparison, self.csv))
     }
 }
 
@@ -146,18 +153,26 @@ impl TopicsQuery {
             Some("csv") => true,
             Some(_) => return Err(ApiError::invalid("query.format", "must be json or csv")),
         };
-        let mut with_coherence = false;
+        let (mut with_coherence, mut with_intervals) = (false, false);
         for part in self.with.iter().flat_map(|w| w.split(',')) {
             match part {
                 "coherence" => with_coherence = true,
-                _ => return Err(ApiError::invalid("query.with", "must be coherence")),
+                "intervals" => with_intervals = true,
+                _ => return Err(ApiError::invalid("query.with", "must be coherence, intervals or both (comma-separated)")),
             }
         }
+        let intervals = match (with_intervals, self.level) {
+            (false, None) => None,
+            (false, Some(_)) => return Err(ApiError::invalid("query.level", "is the level of with=intervals, which is not asked for")),
+            (true, _) if csv => return Err(ApiError::invalid("query.format", "with=intervals is served as JSON only")),
+            (true, Some(l)) if !(l > 0.0 && l < 1.0) => return Err(ApiError::invalid("query.level", "must be between 0 and 1 (exclusive)")),
+            (true, level) => Some(level.unwrap_or(super::topic_intervals::DEFAULT_LEVEL)),
+        };
         let params = CoherenceParams { measure: self.measure, window: self.window, top_n: self.top_n };
         // A coherence option asks for coherence as `with=coherence` does.
         with_coherence |= params.measure.is_some() || params.window.is_some() || params.top_n.is_some();
         let coherence = if with_coherence { Some(params.check()?) } else { None };
-        Ok(TopicsOptions { n, rank, weight, comparison, csv, coherence })
+        Ok(TopicsOptions { n, rank, weight, comparison, csv, coherence, intervals })
     }
 }
 
@@ -262,6 +277,16 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
             .collect();
         let mut body = json!({"model_id": id, "rank": rank_name(opts.rank), "weight": opts.weight, "n": opts.n, "topics": topics});
         add_coherence_summary(&mut body, coherence.as_ref());
+        if let Some(level) = opts.intervals {
+            let listed: Vec<Vec<u32>> = ranked.iter().map(|ws| ws.iter().map(|w| w.term).collect()).collect();
+            let (summaries, draws) = topic_intervals::intervals_of(&state, &m, listed, opts.rank, opts.weight, opts.n, level).await?;
+            for (t, s) in body["topics"].as_array_mut().into_iter().flatten().zip(&summaries) {
+                let mut words = t["words"].take();
+                topic_intervals::add_to_topic(t, &mut words, s);
+                t["words"] = words;
+            }
+            body["intervals"] = topic_intervals::summary_json(draws, level, opts.n);
+        }
         json_page(&body)?
     };
     if let Some(key) = key {
@@ -332,6 +357,16 @@ pub async fn topic_frex(State(state): State<AppState>, Path((id, topic)): Path<(
             "words": words_json(&m, &words),
         });
         add_coherence_summary(&mut body, coherence.as_ref());
+        if let Some(level) = opts.intervals {
+            // Only this topic's words are listed: the other topics' draws are not read.
+            let mut listed = vec![Vec::new(); table.topics.len()];
+            listed[k] = words.iter().map(|w| w.term).collect();
+            let (summaries, draws) = topic_intervals::intervals_of(&state, &m, listed, opts.rank, opts.weight, opts.n, level).await?;
+            let (mut topic, mut words) = (body["topic"].take(), body["words"].take());
+            topic_intervals::add_to_topic(&mut topic, &mut words, &summaries[k]);
+            (body["topic"], body["words"]) = (topic, words);
+            body["intervals"] = topic_intervals::summary_json(draws, level, opts.n);
+        }
         json_page(&body)?
     };
     if let Some(key) = key {

@@ -1,13 +1,14 @@
 // Job page: live progress of one job (polled every second while it is queued or
 // running): a progress bar, ETA, the log-likelihood trace and any acceptance rates the
 // sampler reports, plotted as they grow; a cancel button; the model or the result when
-// done.
+// done, with the fitted model's convergence report (R̂ and ESS) and its warning.
 
 import { get, post } from "../api.js";
 import { h, mount, fmtDate, fmtDuration, fmtNum, fmtInt, problemBox, table } from "../ui.js";
 import { figure, lines, widthOf } from "../charts.js";
 import { statusBadge, progressOf } from "./jobs.js";
 import { scoresTable } from "./model_extras.js";
+import { convergencePanel } from "./convergence.js";
 
 const POLL_MS = 1000;
 
@@ -82,6 +83,7 @@ export async function render(root, [id]) {
   const traceBox = h("div");
   const rateBox = h("div");
   const resultBox = h("div");
+  const convergenceBox = h("div");
   const status = h("div", { role: "status" });
   const progress = h("progress", { id: "job-progress", max: 1, value: 0, "aria-label": "Job progress" });
   const cancel = h("button", { class: "secondary" }, "Cancel job");
@@ -103,6 +105,7 @@ export async function render(root, [id]) {
     h("h1", {}, `Job ${id.slice(0, 8)}`),
     h("section", { class: "panel" }, progress, h("div", { class: "actions" }, cancel, status), head),
     h("section", { class: "panel", "aria-label": "Traces" }, traceBox, rateBox),
+    convergenceBox,
     resultBox,
   );
 
@@ -127,6 +130,7 @@ export async function render(root, [id]) {
       latest.length ? h("p", { class: "muted" }, `Latest acceptance rates (plotted from what this page sees while the job runs): ${latest.map(([k, v]) => `${k} ${fmtNum(v)}`).join(", ")}.`) : null,
       h("details", {}, h("summary", {}, "Every progress field"), h("pre", {}, JSON.stringify(p, null, 2))),
     );
+    mount(convergenceBox, convergencePanel(job.convergence));
     mount(resultBox, result(job));
     if (active) timer = setTimeout(() => tick().catch((err) => status.replaceChildren(problemBox(err))), POLL_MS);
   }

@@ -8,6 +8,7 @@ import { h, mount, fmtDate, fmtInt, download, shortId } from "../ui.js";
 import { topicsSection } from "./topics.js";
 import { topicMapSection, evaluationSection, correlationsSection, communitiesSection, predictSection, heldoutSection } from "./model_extras.js";
 import { effectsSection, fittedCovariates } from "./effects.js";
+import { convergencePanel } from "./convergence.js";
 
 async function capabilitiesOf(model) {
   if (model.capabilities) return model.capabilities;
@@ -51,6 +52,6 @@ export async function render(root, [id]) {
   if (caps.communities) sections.push(communitiesSection(model));
   if (caps.prediction) sections.push(predictSection(model, caps));
   if (caps.heldout_likelihood) sections.push(heldoutSection(model));
-  mount(root, h("h1", {}, `Model ${shortId(model.id)} (${model.model})`), header(model), sections);
+  mount(root, h("h1", {}, `Model ${shortId(model.id)} (${model.model})`), header(model), convergencePanel(model.diagnostics?.convergence), sections);
   return () => stops.forEach((s) => s());
 }

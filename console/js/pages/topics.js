@@ -54,23 +54,34 @@ function nameCell(model, topic, onRenamed) {
 
 const BAR_PX = 60;
 
-function wordBars(words) {
+/** The top words with bars; with `intervals` (the API's `with=intervals` summary), each
+ *  word's FREX interval and a bar for the share of posterior draws that put it in the
+ *  topic's top n. */
+function wordBars(words, intervals) {
   const mf = Math.max(...words.map((w) => w.frequency), 1e-12);
   const barred = (value, fraction, cls) => h("span", {}, bar(fraction, cls, BAR_PX), " ", fmtNum(value));
+  const columns = [
+    { label: "#", num: true, cell: (w) => words.indexOf(w) + 1 },
+    { label: "Word", cell: (w) => w.word },
+    { label: "Frequency", cell: (w) => barred(w.frequency, w.frequency / mf, "") },
+    { label: "Exclusivity", cell: (w) => barred(w.exclusivity, w.exclusivity, "exc") },
+    { label: "FREX", cell: (w) => barred(w.frex, w.frex, "frex") },
+  ];
+  if (intervals) {
+    const pct = Math.round(intervals.level * 100);
+    columns.push(
+      { label: `FREX ${pct} % interval`, cell: (w) => `${fmtNum(w.intervals.frex.lower)} – ${fmtNum(w.intervals.frex.upper)}` },
+      { label: `In the top ${intervals.top_n}`, cell: (w) => h("span", { "data-testid": "in-top-n" }, bar(w.intervals.in_top_n, "", BAR_PX), " ", fmtPct(w.intervals.in_top_n)) },
+    );
+  }
+  const sure = intervals
+    ? ` Intervals and “in the top ${intervals.top_n}” come from ${intervals.draws} posterior draws: the bar is the share of draws in which the word is among the topic's top ${intervals.top_n}.`
+    : "";
   return h(
     "div",
     {},
-    h("p", { class: "help" }, "Frequency bars are relative to the topic's most frequent word; exclusivity and FREX are in [0, 1]."),
-    table(
-      [
-        { label: "#", num: true, cell: (w) => words.indexOf(w) + 1 },
-        { label: "Word", cell: (w) => w.word },
-        { label: "Frequency", cell: (w) => barred(w.frequency, w.frequency / mf, "") },
-        { label: "Exclusivity", cell: (w) => barred(w.exclusivity, w.exclusivity, "exc") },
-        { label: "FREX", cell: (w) => barred(w.frex, w.frex, "frex") },
-      ],
-      words,
-    ),
+    h("p", { class: "help" }, `Frequency bars are relative to the topic's most frequent word; exclusivity and FREX are in [0, 1].${sure}`),
+    table(columns, words),
   );
 }
 
@@ -147,14 +158,16 @@ export function topicsSection(model, stops) {
     const t = state.selected;
     if (!detail.firstChild || detail.dataset.topic !== String(t)) mount(detail, h("p", { class: "muted" }, `Loading topic ${t}…`));
     detail.dataset.topic = String(t);
+    const sure = model.capabilities?.summary_intervals ? "&with=intervals" : "";
     const [top, all] = await Promise.all([
-      get(`/v1/models/${model.id}/topics/${t}/frex?${rank()}&n=${DETAIL_WORDS}`),
+      get(`/v1/models/${model.id}/topics/${t}/frex?${rank()}&n=${DETAIL_WORDS}${sure}`),
       get(`/v1/models/${model.id}/topics/${t}/frex?${rank()}&n=${SCATTER_WORDS}`),
     ]);
     const topic = top.topic;
     const title = `Topic ${topicTitle(topic)}${topic.name ? ` “${topic.name}”` : ""}`;
     const scatterBox = h("div", { "data-testid": "frex-scatter" });
-    mount(detail, h("h3", {}, title), h("p", { class: "muted" }, `Share ${fmtPct(topic.proportion)}. ${all.words.length < SCATTER_WORDS ? `The scatter shows all ${all.words.length} words` : `The scatter shows the ${SCATTER_WORDS} words ranked highest (the API's default limit per request)`}; the top ${LABELLED} by FREX are labelled.`), h("div", { class: "cols" }, wordBars(top.words), scatterBox));
+    const shareInterval = topic.proportion_interval ? ` (${Math.round(top.intervals.level * 100)} % interval ${fmtPct(topic.proportion_interval.lower)} – ${fmtPct(topic.proportion_interval.upper)})` : "";
+    mount(detail, h("h3", {}, title), h("p", { class: "muted" }, `Share ${fmtPct(topic.proportion)}${shareInterval}. ${all.words.length < SCATTER_WORDS ? `The scatter shows all ${all.words.length} words` : `The scatter shows the ${SCATTER_WORDS} words ranked highest (the API's default limit per request)`}; the top ${LABELLED} by FREX are labelled.`), h("div", { class: "cols" }, wordBars(top.words, top.intervals), scatterBox));
     const docsBox = h("div", { "aria-label": "Representative documents" }, h("p", { class: "muted" }, "Loading representative documents…"));
     detail.append(docsBox);
     representativeDocuments(model, topic).then((node) => mount(docsBox, node), (err) => mount(docsBox, problemBox(err)));

@@ -333,6 +333,12 @@ impl Store {
         rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
     }
 
+    /// The thinned samples stored for a job, (iteration, bytes) in iteration order.
+    pub async fn samples(&self, job_id: &str) -> StoreResult<Vec<(i64, Vec<u8>)>> {
+        let rows = sqlx::query("SELECT iteration, data FROM job_samples WHERE job_id = $1 ORDER BY iteration").bind(job_id).fetch_all(&self.pool).await?;
+        rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+    }
+
     /// End a running job as failed (or cancelled) with a reason, while `claim` holds
     /// it. An evaluation job's stored documents and its checkpoint go with it.
     pub async fn finish_job(&self, claim: &Claim, status: JobStatus, error: Option<&str>) -> StoreResult<()> {

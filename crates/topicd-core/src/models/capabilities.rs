@@ -39,6 +39,8 @@ pub struct Capabilities {
     pub heldout_likelihood: bool,
     /// Covariate effects with intervals (`/effects`), for fits that read covariates.
     pub effects: bool,
+    /// Intervals on the topic summaries (`/topics?with=intervals`), from kept samples.
+    pub summary_intervals: bool,
     /// Communities of a graph's nodes (`/communities`).
     pub communities: bool,
 }
@@ -54,6 +56,7 @@ impl Capabilities {
         correlations: false,
         heldout_likelihood: false,
         effects: false,
+        summary_intervals: false,
         communities: false,
     };
 
@@ -67,6 +70,7 @@ impl Capabilities {
         correlations: false,
         heldout_likelihood: false,
         effects: false,
+        summary_intervals: false,
         communities: true,
     };
 }

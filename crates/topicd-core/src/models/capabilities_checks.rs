@@ -29,7 +29,16 @@ fn declared_capabilities_match_what_fitted_models_answer() {
             quick["test_fraction"] = json!(0.2);
         }
         let params = family.parse_params(&quick).unwrap();
-        let model = FitContext::silent(|ctx| family.fit(&corpus, &params, 1, ctx)).unwrap_or_else(|e| panic!("{} fits: {e}", family.name()));
+        let samples = std::sync::Mutex::new(Vec::new());
+        let cancel = super::CancelToken::new();
+        let ctx = FitContext {
+            progress: &|_| {},
+            cancel: &cancel,
+            sample: &|it, bytes| samples.lock().unwrap().push((it, bytes)),
+            checkpoint: super::Checkpointing::OFF,
+        };
+        let model = family.fit(&corpus, &params, 1, &ctx).unwrap_or_else(|e| panic!("{} fits: {e}", family.name()));
+        let samples = samples.into_inner().unwrap();
         let name = family.name();
         assert_eq!(model.num_topics() > 0 && !model.topic_table(&Default::default()).topics.is_empty(), declared.topic_tables, "{name}: topic tables");
         let predicted = model.predict(std::slice::from_ref(&doc), &PredictOptions::default());
@@ -43,6 +52,11 @@ fn declared_capabilities_match_what_fitted_models_answer() {
         // why); one without has no estimator.
         let query = crate::models::effects::EffectQuery { covariate: "x".into(), grid: 5, contrast: None, level: 0.95, topics: None, seed: 1 };
         assert_eq!(!matches!(model.effects(&query), Ok(None)), declared.effects, "{name}: effects");
+        // A family with summary intervals draws a table from each kept sample; one
+        // without keeps none to draw from.
+        let (it, bytes) = samples.first().cloned().unwrap_or((1, Vec::new()));
+        let drawn = model.topic_draw(it, &bytes).unwrap_or_else(|e| panic!("{name}: its own sample draws: {e}"));
+        assert_eq!(drawn.is_some_and(|t| t.topics.len() == model.num_topics()), declared.summary_intervals, "{name}: summary intervals");
         let scorer = model.heldout_scorer(&json!({})).unwrap_or_else(|e| panic!("{name}: default estimator settings are valid: {e:?}"));
         assert_eq!(scorer.is_some(), declared.heldout_likelihood, "{name}: held-out likelihood");
     }

@@ -38,6 +38,7 @@ pub mod passes;
 pub mod registry;
 pub mod splits;
 pub mod state_bytes;
+pub mod topic_draws;
 
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
@@ -119,6 +120,15 @@ pub trait TopicModel: Send + Sync {
     /// (a covariate it does not read, a bad grid), naming what is wrong.
     fn effects(&self, query: &effects::EffectQuery) -> Result<Option<effects::Effects>, ModelError> {
         let _ = query;
+        Ok(None)
+    }
+
+    /// One draw of the topic table from a kept sample (its job iteration and bytes, as
+    /// the fit handed it over), for intervals on the summaries
+    /// ([`crate::summaries::intervals`]); `Ok(None)`: this family keeps no samples to
+    /// draw from. `Err`: bytes that are not one of this model's samples.
+    fn topic_draw(&self, iteration: u64, sample: &[u8]) -> Result<Option<TopicTable>, ModelError> {
+        let _ = (iteration, sample);
         Ok(None)
     }
 

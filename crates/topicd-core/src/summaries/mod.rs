@@ -10,6 +10,7 @@
 pub mod coherence;
 pub mod cooccurrence;
 pub mod frex;
+pub mod intervals;
 pub mod representative;
 pub mod topic_map;
 

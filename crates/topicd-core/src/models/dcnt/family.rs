@@ -77,6 +77,7 @@ impl ModelFamily for DcntFamily {
             correlations: true,
             heldout_likelihood: true,
             effects: true,
+            summary_intervals: true,
             ..crate::models::capabilities::Capabilities::TOPIC_MODEL
         }
     }
@@ -104,6 +105,17 @@ impl TopicModel for DcntModel {
         let features: Vec<f64> = docs.iter().flat_map(|_| self.mean_features.iter().copied()).collect();
         let proportions = self.predict_with_features(docs, &features, options)?;
         Ok(proportions.into_iter().map(|t| DocPrediction { topic_proportions: t, labels: vec![], predicted_labels: vec![] }).collect())
+    }
+
+    /// A kept scan's topic-word counts as a table (Ω at the Dirichlet mean with β).
+    fn topic_draw(&self, _iteration: u64, sample: &[u8]) -> Result<Option<TopicTable>, ModelError> {
+        use crate::models::topic_draws::{table_from_counts, SparseCounts};
+        let s: super::sample::DcntSample = postcard::from_bytes(sample).map_err(|e| ModelError::Decode(format!("a DCNT sample: {e}")))?;
+        let counts = SparseCounts { num_topics: s.num_topics as usize, word_ptr: &s.word_ptr, topics: &s.topics, counts: &s.counts };
+        if counts.num_topics != self.params.topics {
+            return Err(ModelError::Invalid(format!("a sample of {} topics for a model of {}", counts.num_topics, self.params.topics)));
+        }
+        table_from_counts(&counts, self.num_terms, self.params.priors.beta, None).map(Some).map_err(ModelError::Invalid)
     }
 
     fn heldout_scorer(&self, params: &serde_json::Value) -> Result<Option<Box<dyn DocScorer + '_>>, ParamError> {

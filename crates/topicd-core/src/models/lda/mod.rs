@@ -43,6 +43,7 @@ use crate::models::convergence::ConvergenceReport;
 use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::heldout::{corpus_documents, DocScorer, HeldoutDoc, HeldoutReport, ScoredSoFar};
 use crate::models::splits;
+use crate::models::topic_draws::{table_from_counts, SparseCounts};
 use crate::models::{
     DocPrediction, FitContext, FitError, FitParams, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable,
 };
@@ -97,7 +98,11 @@ impl ModelFamily for LdaFamily {
     }
 
     fn capabilities(&self) -> crate::models::capabilities::Capabilities {
-        crate::models::capabilities::Capabilities { heldout_likelihood: true, ..crate::models::capabilities::Capabilities::TOPIC_MODEL }
+        crate::models::capabilities::Capabilities {
+            heldout_likelihood: true,
+            summary_intervals: true,
+            ..crate::models::capabilities::Capabilities::TOPIC_MODEL
+        }
     }
 }
 
@@ -509,6 +514,28 @@ impl TopicModel for LdaModel {
         let documents: Vec<usize> = (0..corpus.num_documents()).filter(|&d| !held_out[d]).collect();
         (documents.len() * self.params.topics == self.document_proportions.len())
             .then(|| crate::models::DocumentProportions { documents, rows: self.document_proportions.clone() })
+    }
+
+    /// A kept sweep's topic-word counts as a table (φ at the Dirichlet mean with the
+    /// fitted β); a later chain's sweep is relabelled onto chain 0's topics.
+    fn topic_draw(&self, iteration: u64, sample: &[u8]) -> Result<Option<TopicTable>, ModelError> {
+        let s: TopicWordSample = postcard::from_bytes(sample).map_err(|e| ModelError::Decode(format!("an LDA sample: {e}")))?;
+        let chain = (iteration.max(1) - 1) as usize / self.params.iterations.max(1);
+        let relabel = match chain {
+            0 => None,
+            c => Some(
+                self.alignments
+                    .get(c - 1)
+                    .ok_or_else(|| ModelError::Invalid(format!("a sample of chain {c} of a {}-chain fit", self.params.chains)))?
+                    .permutation
+                    .as_slice(),
+            ),
+        };
+        let counts = SparseCounts { num_topics: s.num_topics as usize, word_ptr: &s.word_ptr, topics: &s.topics, counts: &s.counts };
+        if counts.num_topics != self.params.topics {
+            return Err(ModelError::Invalid(format!("a sample of {} topics for a model of {}", counts.num_topics, self.params.topics)));
+        }
+        table_from_counts(&counts, self.num_terms, self.beta, relabel).map(Some).map_err(ModelError::Invalid)
     }
 
     fn heldout_scorer(&self, params: &serde_json::Value) -> Result<Option<Box<dyn DocScorer + '_>>, ParamError> {

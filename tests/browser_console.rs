@@ -776,6 +776,11 @@ async fn predict_shows_bars(b: &Browser<'_>, model: &str, shot: &str) {
         b.js("return [...document.querySelectorAll('[data-testid=predict-result] figure')].map(f => [f.querySelector('figcaption').textContent, f.querySelectorAll('g[aria-label=bar] rect').length]);").await
     };
     b.until_eq("the prediction's plots and their bars", &json!(expected), figures).await;
+    if shot == "lda" {
+        // LDA predicts with intervals: a row per plotted topic.
+        let rows = b.until("document.querySelectorAll('[data-testid=predict-result] table tbody tr').length", "the intervals table", WAIT).await;
+        assert_eq!(rows.as_u64(), Some(p["topic_proportions"].as_array().expect("proportions").len().min(MAX_BARS) as u64));
+    }
     b.screenshot_at("#h-predict", &format!("predict-{shot}")).await;
     b.no_console_errors("predict").await;
 }

@@ -387,6 +387,12 @@ struct PredictRequest {
     /// Seed of the fold-in chains (default 0: the same answer every time).
     #[serde(default)]
     seed: Option<u64>,
+    /// Add each document's interval of every topic proportion.
+    #[serde(default)]
+    intervals: Option<bool>,
+    /// The intervals' probability (default 0.95).
+    #[serde(default)]
+    level: Option<f64>,
 }
 
 /// The answer of `POST /v1/models/{id}/predict`, serialised straight from the
@@ -409,6 +415,8 @@ struct DocumentPrediction {
     oov_tokens: u64,
     predicted_labels: Vec<String>,
     tokens: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    topic_proportion_intervals: Option<Vec<crate::models::effects::Interval>>,
     topic_proportions: Vec<f64>,
     unknown_tokens: u64,
 }
@@ -504,13 +512,31 @@ fn predict_blocking(m: &Arc<LoadedModel>, pool: &rayon::ThreadPool, body: &[u8],
     let (ids, encoded) = encode_documents(m, &req.documents)?;
     require_a_known_word(&req.documents, &encoded)?;
     let warnings: Vec<Value> = encoded.iter().enumerate().filter(|(_, e)| e.is_empty()).map(|(i, e)| predict_warning(i, &ids[i], e.oov_tokens)).collect();
+    let level = match (req.intervals.unwrap_or(false), req.level) {
+        (false, None) => None,
+        (false, Some(_)) => return Err(ApiError::invalid("level", "is the level of intervals, which are not asked for")),
+        (true, Some(l)) if !(l > 0.0 && l < 1.0) => return Err(ApiError::invalid("level", "must be between 0 and 1 (exclusive)")),
+        (true, l) => Some(l.unwrap_or(super::topic_intervals::DEFAULT_LEVEL)),
+    };
+    if level.is_some() && !crate::models::registry::lookup(&m.row.family).is_some_and(|f| f.capabilities().prediction_intervals) {
+        return Err(ApiError::not_offered(format!(
+            "{} models give no intervals on predictions (offered by {})",
+            m.row.family,
+            crate::models::registry::families_with(|c| c.prediction_intervals)
+        )));
+    }
     let options = PredictOptions { iterations, burn_in, seed: req.seed.unwrap_or(0) };
     let preds = pool.install(|| m.model.predict(&encoded, &options)).map_err(ApiError::internal)?;
+    let mut intervals = match level {
+        Some(l) => pool.install(|| m.model.predict_intervals(&encoded, &options, l)).map_err(ApiError::internal)?.map(|i| i.into_iter()),
+        None => None,
+    };
     let predictions = preds
         .into_iter()
         .zip(ids)
         .zip(&encoded)
         .map(|((p, id), e)| DocumentPrediction {
+            topic_proportion_intervals: intervals.as_mut().and_then(|i| i.next()),
             id,
             tokens: e.counts.iter().map(|&c| c as u64).sum::<u64>(),
             unknown_tokens: e.oov_tokens,

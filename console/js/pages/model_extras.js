@@ -144,11 +144,13 @@ export function predictSection(model, caps) {
       e.preventDefault();
       go.disabled = true;
       try {
-        const answer = await post(`/v1/models/${model.id}/predict`, { documents: [{ id: "pasted", text: text.value }] });
+        const request = { documents: [{ id: "pasted", text: text.value }] };
+        if (caps.prediction_intervals) request.intervals = true;
+        const answer = await post(`/v1/models/${model.id}/predict`, request);
         const p = answer.predictions[0];
         const w = widthOf(out, 700);
         const names = await topicNames(model);
-        const topics = p.topic_proportions.map((v, i) => ({ label: names[i] || `topic ${i}`, value: v })).sort((a, b) => b.value - a.value).slice(0, 12);
+        const topics = p.topic_proportions.map((v, i) => ({ label: names[i] || `topic ${i}`, value: v, interval: p.topic_proportion_intervals?.[i] })).sort((a, b) => b.value - a.value).slice(0, 12);
         const unknown = p.unknown_tokens ?? p.oov_tokens;
         const parts = [h("p", { class: "muted" }, `${fmtInt(p.tokens)} tokens in the vocabulary, ${fmtInt(unknown)} unknown to the model.`)];
         for (const w of answer.warnings || []) parts.push(h("p", { class: "error", role: "note" }, w.detail));
@@ -158,6 +160,19 @@ export function predictSection(model, caps) {
           parts.push(figure("Label probabilities", hbars(labels, { width: w, x: "probability", max: 1 }), `labels-${shortId(model.id)}`));
         }
         parts.push(figure("Topic proportions", hbars(topics, { width: w, x: "proportion" }), `proportions-${shortId(model.id)}`));
+        if (p.topic_proportion_intervals) {
+          parts.push(
+            table(
+              [
+                { label: "Topic", cell: (t) => t.label },
+                { label: "Proportion", num: true, cell: (t) => fmtNum(t.value) },
+                { label: "95 % interval", cell: (t) => `${fmtNum(t.interval.lower)} – ${fmtNum(t.interval.upper)}` },
+              ],
+              topics,
+              { caption: "How sure: the document's posterior given the topics (Dirichlet draws at each fold-in sweep)" },
+            ),
+          );
+        }
         mount(out, parts);
       } catch (err) {
         mount(out, problemBox(err));

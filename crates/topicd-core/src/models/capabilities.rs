@@ -41,6 +41,8 @@ pub struct Capabilities {
     pub effects: bool,
     /// Intervals on the topic summaries (`/topics?with=intervals`), from kept samples.
     pub summary_intervals: bool,
+    /// Intervals on predicted topic proportions (`/predict` with `intervals`).
+    pub prediction_intervals: bool,
     /// Communities of a graph's nodes (`/communities`).
     pub communities: bool,
 }
@@ -57,6 +59,7 @@ impl Capabilities {
         heldout_likelihood: false,
         effects: false,
         summary_intervals: false,
+        prediction_intervals: false,
         communities: false,
     };
 
@@ -71,6 +74,7 @@ impl Capabilities {
         heldout_likelihood: false,
         effects: false,
         summary_intervals: false,
+        prediction_intervals: false,
         communities: true,
     };
 }

@@ -220,13 +220,18 @@ pub fn run<C: Chain>(chain: &mut C, family: &str, seed: u64, schedule: &Schedule
             return Err(FitError::Cancelled);
         }
         let mut diagnostics = chain.step(seed, it)?;
-        let kept = schedule.is_kept(it);
-        let ll = (kept || schedule.computes_loglik(it)).then(|| chain.log_joint_per_token());
+        // The log joint is reported on the schedule's cadence, and computed on every kept
+        // iteration too for the convergence trace (not reported there: the job's trace
+        // keeps its cadence).
+        let (kept, reported) = (schedule.is_kept(it), schedule.computes_loglik(it));
+        let ll = (kept || reported).then(|| chain.log_joint_per_token());
         if let Some(x) = ll {
             if !x.is_finite() {
                 return Err(FitError::Numerical(format!("log-likelihood is {x} at sweep {it}")));
             }
-            position.last_loglik = x;
+            if reported {
+                position.last_loglik = x;
+            }
         }
         if let (true, Some(ll)) = (kept, ll) {
             position.kept += 1;
@@ -236,7 +241,8 @@ pub fn run<C: Chain>(chain: &mut C, family: &str, seed: u64, schedule: &Schedule
         }
         position.iteration = it;
         diagnostics.insert("kept_sweeps".into(), json!(position.kept));
-        (ctx.progress)(Progress { iteration: it as u64, total: schedule.iterations as u64, loglik_per_token: ll, diagnostics, kind: chain.step_kind(it) });
+        let loglik_per_token = ll.filter(|_| reported);
+        (ctx.progress)(Progress { iteration: it as u64, total: schedule.iterations as u64, loglik_per_token, diagnostics, kind: chain.step_kind(it) });
         if it < schedule.iterations && ctx.checkpoint.due(last_checkpoint) {
             save(chain, position);
             saved = it;
@@ -396,6 +402,45 @@ mod tests {
             assert!(matches!(&outcome[..], [Resume::Rejected(_)]), "{outcome:?}");
             assert_eq!(toy.x, full.x, "started over and ended where a fresh chain does");
         }
+    }
+
+    /// Progress carries the log joint on the schedule's cadence only; every kept
+    /// iteration hands its own log joint to `keep` (for the convergence trace).
+    #[test]
+    fn kept_iterations_get_their_log_joint_and_progress_keeps_its_cadence() {
+        struct Keeper(Toy, Vec<f64>);
+        impl Chain for Keeper {
+            fn step(&mut self, seed: u64, iteration: usize) -> Result<Map<String, Value>, FitError> {
+                self.0.step(seed, iteration)
+            }
+            fn log_joint_per_token(&self) -> f64 {
+                self.0.log_joint_per_token()
+            }
+            fn keep(&mut self, loglik_per_token: f64) -> Option<Vec<u8>> {
+                assert_eq!(loglik_per_token, self.0.log_joint_per_token());
+                self.1.push(loglik_per_token);
+                None
+            }
+            fn save(&self) -> Vec<u8> {
+                self.0.save()
+            }
+        }
+        let reported = Mutex::new(Vec::new());
+        let cancel = CancelToken::new();
+        let ctx = FitContext {
+            progress: &|p| {
+                if p.loglik_per_token.is_some() {
+                    reported.lock().unwrap().push(p.iteration);
+                }
+            },
+            cancel: &cancel,
+            sample: &|_, _| {},
+            checkpoint: Checkpointing::OFF,
+        };
+        let mut chain = Keeper(Toy { x: 1, kept: vec![] }, vec![]);
+        run(&mut chain, "toy", 5, &SCHEDULE, Position::START, &ctx).unwrap();
+        assert_eq!(chain.1.len(), (1..=12).filter(|&it| SCHEDULE.is_kept(it)).count());
+        assert_eq!(reported.into_inner().unwrap(), vec![1, 5, 10, 12]);
     }
 
     #[test]

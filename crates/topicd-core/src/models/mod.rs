@@ -123,6 +123,14 @@ pub trait TopicModel: Send + Sync {
         Ok(None)
     }
 
+    /// Each document's interval of every topic's proportion at `level`, from the same
+    /// fold-in as [`TopicModel::predict`] with `options`; `Ok(None)`: this family gives
+    /// no intervals on predictions.
+    fn predict_intervals(&self, docs: &[EncodedDoc], options: &PredictOptions, level: f64) -> Result<Option<Vec<Vec<effects::Interval>>>, ModelError> {
+        let _ = (docs, options, level);
+        Ok(None)
+    }
+
     /// One draw of the topic table from a kept sample (its job iteration and bytes, as
     /// the fit handed it over), for intervals on the summaries
     /// ([`crate::summaries::intervals`]); `Ok(None)`: this family keeps no samples to

@@ -101,6 +101,7 @@ impl ModelFamily for LdaFamily {
         crate::models::capabilities::Capabilities {
             heldout_likelihood: true,
             summary_intervals: true,
+            prediction_intervals: true,
             ..crate::models::capabilities::Capabilities::TOPIC_MODEL
         }
     }
@@ -514,6 +515,15 @@ impl TopicModel for LdaModel {
         let documents: Vec<usize> = (0..corpus.num_documents()).filter(|&d| !held_out[d]).collect();
         (documents.len() * self.params.topics == self.document_proportions.len())
             .then(|| crate::models::DocumentProportions { documents, rows: self.document_proportions.clone() })
+    }
+
+    fn predict_intervals(
+        &self,
+        docs: &[EncodedDoc],
+        options: &PredictOptions,
+        level: f64,
+    ) -> Result<Option<Vec<Vec<crate::models::effects::Interval>>>, ModelError> {
+        Ok(Some(foldin::fold_in_intervals(docs, &self.word_rates, self.params.topics, &self.alpha, options.iterations, options.burn_in, options.seed, level)))
     }
 
     /// A kept sweep's topic-word counts as a table (φ at the Dirichlet mean with the

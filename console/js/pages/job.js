@@ -117,9 +117,16 @@ export async function render(root, [id]) {
     progress.value = progressOf(job);
     cancel.hidden = !active;
     mount(head, summary(job));
-    const points = trace.points.filter((p) => p.loglik_per_token !== null && p.loglik_per_token !== undefined).map((p) => ({ x: p.iteration, y: p.loglik_per_token }));
+    // A fit of several chains runs them one after another: each chain's trace is drawn
+    // over its own iterations, one line per chain (the classic trace plot).
+    const chains = Number(job.params?.chains) || 1;
+    const perChain = job.kind === "fit" && chains > 1 && Number(job.params?.iterations) > 0 ? Number(job.params.iterations) : null;
+    const points = trace.points
+      .filter((p) => p.loglik_per_token !== null && p.loglik_per_token !== undefined)
+      .map((p) => (perChain ? { x: p.iteration - Math.floor((p.iteration - 1) / perChain) * perChain, y: p.loglik_per_token, series: `chain ${Math.floor((p.iteration - 1) / perChain)}` } : { x: p.iteration, y: p.loglik_per_token }));
     const w = widthOf(traceBox);
-    mount(traceBox, points.length ? figure("Log-likelihood per token", lines(points, { width: w, x: "iteration", y: "log-likelihood / token" }), `trace-${id.slice(0, 8)}`) : job.kind === "fit" ? h("p", { class: "muted" }, active ? "No log-likelihood yet." : "No log-likelihood was recorded.") : null);
+    const plot = () => lines(points, { width: w, x: perChain ? "iteration of its chain" : "iteration", y: "log-likelihood / token", series: Boolean(perChain) });
+    mount(traceBox, points.length ? figure(perChain ? `Log-likelihood per token, ${chains} chains` : "Log-likelihood per token", plot(), `trace-${id.slice(0, 8)}`) : job.kind === "fit" ? h("p", { class: "muted" }, active ? "No log-likelihood yet." : "No log-likelihood was recorded.") : null);
     const p = job.progress || {};
     for (const [k, v] of Object.entries(p)) if (isRate(k, v) && !rates.some((r) => r.x === p.iteration && r.series === k)) rates.push({ x: p.iteration, y: v, series: k });
     const latest = Object.entries(p).filter(([k, v]) => isRate(k, v));

@@ -511,3 +511,62 @@ async fn several_chains_report_convergence_on_the_job_and_the_model() {
         common::assert_problem(status, &body, 422, Some("params.chains"));
     }
 }
+
+/// Covariate effects for LDA by the method of composition: two groups of documents
+/// written from two disjoint vocabularies, a two-topic LDA fitted with the group as a
+/// covariate. Each topic's share differs between the groups by almost all of it, so
+/// the contrast's interval lies far from 0, with opposite signs for the two topics.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lda_effects_by_composition_find_a_planted_group_difference() {
+    let s = TestServer::start().await;
+    let vocab = [["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"], ["kilo", "lima", "mike", "november", "oscar", "papa"]];
+    let docs: Vec<Value> = (0..120)
+        .map(|i| {
+            let g = i % 2;
+            let text: Vec<&str> = (0..30).map(|j| vocab[g][(i * 7 + j * 5 + j * j) % 6]).collect();
+            let group = ["a", "b"][g];
+            json!({"id": format!("d{i}"), "text": text.join(" "), "covariates": {"group": group, "x": i as f64}})
+        })
+        .collect();
+    let corpus = s.upload(json!({"documents": docs})).await;
+    let cid = corpus["id"].as_str().unwrap().to_string();
+    let job = s.submit(&cid, "lda", json!({"topics": 2, "alpha": 0.1, "iterations": 60, "thin": 1, "covariates": ["group", "x"]}), 4).await;
+    assert_eq!((job["params"]["keep_draws"].as_u64(), job["params"]["covariates"].clone()), (Some(20), json!(["group", "x"])), "{job}");
+    let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(120)).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let model_id = done["model_id"].as_str().unwrap();
+    let (status, e) = s.get(&format!("/v1/models/{model_id}/effects?covariate=group&contrast=a,b")).await;
+    assert_eq!(status, 200, "{e}");
+    assert_eq!((e["method"].as_str(), e["draws"].as_u64(), e["simulations"].as_u64()), (Some("composition"), Some(20), Some(25)), "{e}");
+    assert!(e["monte_carlo"].is_null());
+    assert_eq!(e["held_at"]["x"].as_f64(), Some(59.5), "x held at its mean");
+    let diffs: Vec<(f64, f64, f64)> = e["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let d = &t["difference"];
+            (d["mean"].as_f64().unwrap(), d["lower"].as_f64().unwrap(), d["upper"].as_f64().unwrap())
+        })
+        .collect();
+    assert_eq!(diffs.len(), 2);
+    let (up, down) = if diffs[0].0 > 0.0 { (diffs[0], diffs[1]) } else { (diffs[1], diffs[0]) };
+    assert!(up.0 > 0.8 && up.1 > 0.5 && down.0 < -0.8 && down.2 < -0.5, "{diffs:?}");
+    // Along the continuous covariate nothing was planted: with the group held at its
+    // reference level the curve is flat (the documents of a group are alike here).
+    let (status, e) = s.get(&format!("/v1/models/{model_id}/effects?covariate=x&grid=5")).await;
+    assert_eq!(status, 200, "{e}");
+    let points = e["topics"][0]["points"].as_array().unwrap();
+    for p in points {
+        let (lo, mean, hi) = (p["lower"].as_f64().unwrap(), p["mean"].as_f64().unwrap(), p["upper"].as_f64().unwrap());
+        assert!(lo <= mean && mean <= hi && (mean - points[0]["mean"].as_f64().unwrap()).abs() < 0.05, "{p}");
+    }
+    // A model fitted without covariates says what is missing, naming the query field.
+    let plain = s.submit(&cid, "lda", json!({"topics": 2, "iterations": 10}), 4).await;
+    let plain = s.wait(plain["id"].as_str().unwrap(), Duration::from_secs(120)).await;
+    let (status, body) = s.get(&format!("/v1/models/{}/effects?covariate=group", plain["model_id"].as_str().unwrap())).await;
+    assert_eq!(status, 422, "{body}");
+    // A covariate the corpus lacks is refused at submit.
+    let (status, body) = s.post("/v1/jobs", &json!({"corpus_id": cid, "model": "lda", "params": {"covariates": ["year"]}})).await;
+    common::assert_problem(status, &body, 422, Some("params.covariates"));
+}

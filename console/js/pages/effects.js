@@ -14,6 +14,14 @@ export function fittedCovariates(model) {
   return Array.isArray(c) ? c : [];
 }
 
+/** How the answer was computed: the model's own prior (Monte Carlo) or composition. */
+function methodNote(e) {
+  if (e.method === "composition") {
+    return `Method of composition (as stm's estimateEffect): ${e.draws} draws of the documents' topic proportions, each regressed on the covariates, ${e.simulations} coefficient draws each — an approximation.`;
+  }
+  return `${e.draws} posterior draws; Monte Carlo: ${e.monte_carlo.samples} samples per draw${e.monte_carlo.within ? "" : " (its error is above a tenth of some interval's width)"}.`;
+}
+
 export function effectsSection(model) {
   const covariates = fittedCovariates(model);
   const id = "h-effects";
@@ -57,7 +65,7 @@ async function draw(model, { covariate, topics, contrast }, out) {
       ? bands(rows, { width, x: covariate, y: "expected topic share" })
       : whiskers(rows, { width, x: "expected topic share", y: covariate });
   const parts = [
-    h("p", { class: "help" }, `${e.draws} posterior draws; Monte Carlo: ${e.monte_carlo.samples} samples per draw${e.monte_carlo.within ? "" : " (its error is above a tenth of some interval's width)"}. Held at: ${Object.entries(e.held_at).map(([k, v]) => `${k} = ${typeof v === "number" ? fmtNum(v) : v}`).join(", ") || "nothing else"}.`),
+    h("p", { class: "help" }, `${methodNote(e)} Held at: ${Object.entries(e.held_at).map(([k, v]) => `${k} = ${typeof v === "number" ? fmtNum(v) : v}`).join(", ") || "nothing else"}.`),
     figure(`Topic shares by ${covariate}`, plot, name),
   ];
   const diffs = e.topics.filter((t) => t.difference).map((t) => ({ series: `topic ${t.id}`, x: `${t.difference.a} − ${t.difference.b}`, y: t.difference.mean, lower: t.difference.lower, upper: t.difference.upper }));

@@ -88,7 +88,7 @@ fn main() {
                 let t = Instant::now();
                 let e = pool.install(|| m.effects(&query)).expect("effects").expect("an estimator");
                 times.push(t.elapsed().as_secs_f64() * 1e3);
-                samples = e.monte_carlo.samples;
+                samples = e.monte_carlo.expect("the model method integrates").samples;
             }
             times.sort_by(f64::total_cmp);
             println!(

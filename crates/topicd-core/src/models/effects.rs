@@ -8,8 +8,10 @@
 //! draws (mean and quantile interval). A family computes the draws its own way (DCNT:
 //! the model's own prior under each kept draw of its globals, [`super::dcnt::effects`]).
 
+use super::design::{CovariateInput, DesignSpec, DesignTerm};
+use super::ModelError;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// Most grid points of a continuous covariate's curve.
 pub const MAX_GRID: usize = 200;
@@ -69,16 +71,23 @@ pub struct Effects {
     pub covariate: String,
     /// `continuous`, `date` or `categorical`.
     pub kind: &'static str,
-    /// `model`: the model's own prior under each kept draw of its parameters.
+    /// `model`: the model's own prior under each kept draw of its parameters;
+    /// `composition`: a regression of kept draws of the documents' topic proportions on
+    /// the covariates (stm's `estimateEffect`).
     pub method: &'static str,
     /// Posterior draws the intervals are taken over.
     pub draws: usize,
+    /// Composition: coefficient draws per posterior draw (the intervals are over
+    /// draws × simulations values).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub simulations: Option<usize>,
     pub level: f64,
     /// What every other covariate is held at (its mean, or its reference level).
     pub held_at: serde_json::Map<String, Value>,
     /// Monte Carlo samples per draw and point, and the largest standard error they
-    /// leave on a posterior mean, against a tenth of its interval's width.
-    pub monte_carlo: MonteCarlo,
+    /// leave on a posterior mean, against a tenth of its interval's width (the model
+    /// method; none for composition, which integrates nothing).
+    pub monte_carlo: Option<MonteCarlo>,
     pub topics: Vec<TopicEffect>,
 }
 
@@ -91,6 +100,121 @@ pub struct MonteCarlo {
     pub max_ratio_to_tenth_of_width: f64,
     /// Whether every ratio is at most 1 (else the samples reached their cap).
     pub within: bool,
+}
+
+/// The covariate a design term reads.
+pub fn covariate_of(term: &DesignTerm) -> &str {
+    match term {
+        DesignTerm::Linear { covariate, .. } | DesignTerm::Spline { covariate, .. } | DesignTerm::OneHot { covariate, .. } => covariate,
+    }
+}
+
+/// A covariate's value at a point of the curve: as a design reads it, and as the
+/// answer shows it.
+#[derive(Debug, Clone)]
+pub enum PointValue {
+    Number(f64),
+    Level(String),
+}
+
+impl PointValue {
+    pub fn input(&self) -> CovariateInput<'_> {
+        match self {
+            PointValue::Number(x) => CovariateInput::Number(*x),
+            PointValue::Level(l) => CovariateInput::Level(l),
+        }
+    }
+
+    pub fn json(&self) -> Value {
+        match self {
+            PointValue::Number(x) => json!(x),
+            PointValue::Level(l) => json!(l),
+        }
+    }
+}
+
+/// What a query asks of a model whose design is `spec`, checked: the covariate's
+/// points (a grid along a continuous one, the levels of a categorical one), the
+/// contrast's two sides, every other covariate's held value, the design rows of the
+/// points followed by the contrast's two sides, and the topics to report of `k`.
+#[derive(Debug, Clone)]
+pub struct EffectPlan {
+    pub kind: &'static str,
+    pub points: Vec<PointValue>,
+    pub contrast: Option<(PointValue, PointValue)>,
+    pub held: Vec<(String, PointValue)>,
+    pub rows: Vec<Vec<f64>>,
+    pub topics: Vec<usize>,
+}
+
+/// Check `query` against the design and the model's `k` topics and lay out its points
+/// (errors name the query parameter at fault, as `name: why`).
+pub fn plan(spec: &DesignSpec, query: &EffectQuery, k: usize) -> Result<EffectPlan, ModelError> {
+    let invalid = |m: String| ModelError::Invalid(m);
+    let names: Vec<&str> = spec.terms.iter().map(covariate_of).collect();
+    let term = spec
+        .terms
+        .iter()
+        .find(|t| covariate_of(t) == query.covariate)
+        .ok_or_else(|| invalid(format!("covariate: the model reads no covariate {:?} (it reads {})", query.covariate, names.join(", "))))?;
+    if !(2..=MAX_GRID).contains(&query.grid) {
+        return Err(invalid(format!("grid: must be between 2 and {MAX_GRID}, got {}", query.grid)));
+    }
+    if !(query.level > 0.0 && query.level < 1.0) {
+        return Err(invalid(format!("level: must be strictly between 0 and 1, got {}", query.level)));
+    }
+    let topics: Vec<usize> = query.topics.clone().unwrap_or_else(|| (0..k).collect());
+    if let Some(&bad) = topics.iter().find(|&&t| t >= k) {
+        return Err(invalid(format!("topics: the model has topics 0 to {}, got {bad}", k - 1)));
+    }
+    let (kind, points) = match term {
+        DesignTerm::Linear { values, .. } | DesignTerm::Spline { values, .. } => {
+            let step = (values.max - values.min) / (query.grid - 1) as f64;
+            ("continuous", (0..query.grid).map(|i| PointValue::Number(values.min + step * i as f64)).collect::<Vec<_>>())
+        }
+        DesignTerm::OneHot { levels, .. } => ("categorical", levels.iter().cloned().map(PointValue::Level).collect()),
+    };
+    let contrast = query.contrast.as_ref().map(|(a, b)| Ok::<_, ModelError>((parse_value(term, a)?, parse_value(term, b)?))).transpose()?;
+    let held = held_values(spec, &query.covariate);
+    let mut values: Vec<PointValue> = points.clone();
+    if let Some((a, b)) = &contrast {
+        values.extend([a.clone(), b.clone()]);
+    }
+    let rows: Vec<Vec<f64>> = values
+        .iter()
+        .map(|x| {
+            spec.row(|name| if name == query.covariate { Some(x.input()) } else { held.iter().find(|(n, _)| n == name).map(|(_, v)| v.input()) })
+                .map_err(|e| invalid(format!("contrast: {e}")))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(EffectPlan { kind, points, contrast, held, rows, topics })
+}
+
+/// A contrast's side: a level of a categorical covariate, a number of a continuous one.
+fn parse_value(term: &DesignTerm, text: &str) -> Result<PointValue, ModelError> {
+    match term {
+        DesignTerm::OneHot { covariate, levels, .. } => levels
+            .iter()
+            .find(|l| l.as_str() == text)
+            .map(|l| PointValue::Level(l.clone()))
+            .ok_or_else(|| ModelError::Invalid(format!("contrast: {covariate:?} has no level {text:?} (levels: {})", levels.join(", ")))),
+        _ => match text.parse::<f64>() {
+            Ok(x) if x.is_finite() => Ok(PointValue::Number(x)),
+            _ => Err(ModelError::Invalid(format!("contrast: {text:?} is not a number"))),
+        },
+    }
+}
+
+/// Every covariate but `varied`, held at its mean (continuous) or reference level.
+fn held_values(spec: &DesignSpec, varied: &str) -> Vec<(String, PointValue)> {
+    spec.terms
+        .iter()
+        .filter(|t| covariate_of(t) != varied)
+        .map(|t| match t {
+            DesignTerm::Linear { covariate, values } | DesignTerm::Spline { covariate, values, .. } => (covariate.clone(), PointValue::Number(values.mean)),
+            DesignTerm::OneHot { covariate, levels, reference } => (covariate.clone(), PointValue::Level(levels[*reference].clone())),
+        })
+        .collect()
 }
 
 /// Mean and equal-tailed `level` interval (type-7 quantiles) of draws.

@@ -17,13 +17,11 @@
 use super::model::DcntModel;
 use super::sample::Loadings;
 use super::stick::stick_weights_into;
-use crate::models::design::{CovariateInput, DesignSpec, DesignTerm};
-use crate::models::effects::{interval, Difference, EffectPoint, EffectQuery, Effects, MonteCarlo, TopicEffect, MAX_GRID};
+use crate::models::effects::{interval, plan, Difference, EffectPlan, EffectPoint, EffectQuery, Effects, MonteCarlo, TopicEffect};
 use crate::models::ModelError;
 use crate::rng::{stream, Purpose};
 use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
-use serde_json::{json, Value};
 
 /// Monte Carlo samples per draw: the first try, and the cap.
 const FIRST_SAMPLES: usize = 128;
@@ -70,37 +68,6 @@ pub fn expected_shares(draw: &Loadings, k: usize, rows: &[Vec<f64>], samples: us
     (mean, se)
 }
 
-/// The covariate a design term reads.
-fn covariate_of(term: &DesignTerm) -> &str {
-    match term {
-        DesignTerm::Linear { covariate, .. } | DesignTerm::Spline { covariate, .. } | DesignTerm::OneHot { covariate, .. } => covariate,
-    }
-}
-
-/// A covariate's value at a point of the curve: as a design reads it, and as the
-/// answer shows it.
-#[derive(Debug, Clone)]
-enum PointValue {
-    Number(f64),
-    Level(String),
-}
-
-impl PointValue {
-    fn input(&self) -> CovariateInput<'_> {
-        match self {
-            PointValue::Number(x) => CovariateInput::Number(*x),
-            PointValue::Level(l) => CovariateInput::Level(l),
-        }
-    }
-
-    fn json(&self) -> Value {
-        match self {
-            PointValue::Number(x) => json!(x),
-            PointValue::Level(l) => json!(l),
-        }
-    }
-}
-
 /// The effect of `query.covariate` on the model's topics.
 pub fn effects(model: &DcntModel, query: &EffectQuery) -> Result<Effects, ModelError> {
     let invalid = |m: String| ModelError::Invalid(m);
@@ -109,43 +76,8 @@ pub fn effects(model: &DcntModel, query: &EffectQuery) -> Result<Effects, ModelE
     if model.draws.is_empty() {
         return Err(invalid("this model kept no draws of its parameters (`keep_draws` was 0)".into()));
     }
-    let names: Vec<&str> = spec.terms.iter().map(covariate_of).collect();
-    let term = spec
-        .terms
-        .iter()
-        .find(|t| covariate_of(t) == query.covariate)
-        .ok_or_else(|| invalid(format!("covariate: the model reads no covariate {:?} (it reads {})", query.covariate, names.join(", "))))?;
-    if !(2..=MAX_GRID).contains(&query.grid) {
-        return Err(invalid(format!("grid: must be between 2 and {MAX_GRID}, got {}", query.grid)));
-    }
-    if !(query.level > 0.0 && query.level < 1.0) {
-        return Err(invalid(format!("level: must be strictly between 0 and 1, got {}", query.level)));
-    }
     let k = model.params.topics;
-    let topics: Vec<usize> = query.topics.clone().unwrap_or_else(|| (0..k).collect());
-    if let Some(&bad) = topics.iter().find(|&&t| t >= k) {
-        return Err(invalid(format!("topics: the model has topics 0 to {}, got {bad}", k - 1)));
-    }
-    let (kind, points) = match term {
-        DesignTerm::Linear { values, .. } | DesignTerm::Spline { values, .. } => {
-            let step = (values.max - values.min) / (query.grid - 1) as f64;
-            ("continuous", (0..query.grid).map(|i| PointValue::Number(values.min + step * i as f64)).collect::<Vec<_>>())
-        }
-        DesignTerm::OneHot { levels, .. } => ("categorical", levels.iter().cloned().map(PointValue::Level).collect()),
-    };
-    let contrast = query.contrast.as_ref().map(|(a, b)| Ok::<_, ModelError>((parse_value(term, a)?, parse_value(term, b)?))).transpose()?;
-    let held = held_values(spec, &query.covariate);
-    let mut values: Vec<PointValue> = points.clone();
-    if let Some((a, b)) = &contrast {
-        values.extend([a.clone(), b.clone()]);
-    }
-    let rows: Vec<Vec<f64>> = values
-        .iter()
-        .map(|x| {
-            spec.row(|name| if name == query.covariate { Some(x.input()) } else { held.iter().find(|(n, _)| n == name).map(|(_, v)| v.input()) })
-                .map_err(|e| invalid(format!("contrast: {e}")))
-        })
-        .collect::<Result<_, _>>()?;
+    let EffectPlan { kind, points, contrast, held, rows, topics } = plan(spec, query, k)?;
 
     let mut samples = FIRST_SAMPLES;
     loop {
@@ -181,41 +113,15 @@ pub fn effects(model: &DcntModel, query: &EffectQuery) -> Result<Effects, ModelE
                 kind,
                 method: "model",
                 draws: model.draws.len(),
+                simulations: None,
                 level: query.level,
                 held_at: held.iter().map(|(n, v)| (n.clone(), v.json())).collect(),
-                monte_carlo: MonteCarlo { samples, max_standard_error: worst.0, max_ratio_to_tenth_of_width: worst.1, within },
+                monte_carlo: Some(MonteCarlo { samples, max_standard_error: worst.0, max_ratio_to_tenth_of_width: worst.1, within }),
                 topics: report,
             });
         }
         samples *= 2;
     }
-}
-
-/// A contrast's side: a level of a categorical covariate, a number of a continuous one.
-fn parse_value(term: &DesignTerm, text: &str) -> Result<PointValue, ModelError> {
-    match term {
-        DesignTerm::OneHot { covariate, levels, .. } => levels
-            .iter()
-            .find(|l| l.as_str() == text)
-            .map(|l| PointValue::Level(l.clone()))
-            .ok_or_else(|| ModelError::Invalid(format!("contrast: {covariate:?} has no level {text:?} (levels: {})", levels.join(", ")))),
-        _ => match text.parse::<f64>() {
-            Ok(x) if x.is_finite() => Ok(PointValue::Number(x)),
-            _ => Err(ModelError::Invalid(format!("contrast: {text:?} is not a number"))),
-        },
-    }
-}
-
-/// Every covariate but `varied`, held at its mean (continuous) or reference level.
-fn held_values(spec: &DesignSpec, varied: &str) -> Vec<(String, PointValue)> {
-    spec.terms
-        .iter()
-        .filter(|t| covariate_of(t) != varied)
-        .map(|t| match t {
-            DesignTerm::Linear { covariate, values } | DesignTerm::Spline { covariate, values, .. } => (covariate.clone(), PointValue::Number(values.mean)),
-            DesignTerm::OneHot { covariate, levels, reference } => (covariate.clone(), PointValue::Level(levels[*reference].clone())),
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -284,7 +190,7 @@ mod tests {
         let e = effects(&model, &query).unwrap();
         let Some(DesignTerm::OneHot { levels, reference, .. }) = model.design.as_ref().map(|d| d.terms[0].clone()) else { panic!("a one-hot term") };
         assert_eq!((levels.clone(), reference), (vec!["y".to_string(), "x".to_string()], 0), "y, the most frequent, is the reference");
-        let tolerance = 4.0 * (model.draws.len() as f64).sqrt() * e.monte_carlo.max_standard_error;
+        let tolerance = 4.0 * (model.draws.len() as f64).sqrt() * e.monte_carlo.unwrap().max_standard_error;
         for (p, level) in levels.iter().enumerate() {
             let phi = [1.0, if level == "x" { 1.0 } else { 0.0 }];
             let exact: Vec<f64> = model
@@ -303,7 +209,7 @@ mod tests {
                 assert!((g - w).abs() < tolerance, "{level} {what}: {g} against {w} (tolerance {tolerance})");
             }
         }
-        assert!(e.monte_carlo.within, "{:?}", e.monte_carlo);
+        assert!(e.monte_carlo.unwrap().within, "{:?}", e.monte_carlo);
         let d = e.topics[0].difference.as_ref().unwrap();
         assert!(d.share.lower <= d.share.mean && d.share.mean <= d.share.upper);
     }

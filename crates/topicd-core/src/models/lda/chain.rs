@@ -39,12 +39,39 @@ pub(super) struct PosteriorSums {
     /// At each kept sweep: the log joint per token, α's sum and β when they are
     /// re-estimated, and the topic shares sorted.
     pub trace: KeptTrace,
+    /// θ of `keep_draws` kept sweeps spread evenly over the chain's `kept_sweeps` (D × K,
+    /// f32), for covariate effects by composition.
+    pub theta_draws: Vec<Vec<f32>>,
+    pub keep_draws: usize,
+    pub kept_sweeps: usize,
+}
+
+/// How many θ draws a chain keeps, of how many kept sweeps: `keep_draws` shared by the
+/// chains, fewer when the fit's draws would pass [`super::params::THETA_DRAWS_BYTES`] or
+/// the chain keeps fewer sweeps.
+pub(super) fn theta_draw_plan(params: &LdaParams, num_docs: usize) -> (usize, usize) {
+    let per_draw = (4 * num_docs * params.topics).max(1);
+    let affordable = super::params::THETA_DRAWS_BYTES / per_draw;
+    let s = schedule(params);
+    let kept = (1..=s.iterations).filter(|&it| s.is_kept(it)).count();
+    let per_chain = params.keep_draws.min(affordable).div_ceil(params.chains.max(1)).min(kept);
+    (per_chain, kept)
 }
 
 impl PosteriorSums {
     fn new(params: &LdaParams, num_terms: usize, num_docs: usize) -> Self {
         let k = params.topics;
-        PosteriorSums { phi: vec![0.0; num_terms * k], theta: vec![0.0; num_docs * k], shares: vec![0.0; k], kept: 0, trace: trace_of(params) }
+        let (keep_draws, kept_sweeps) = theta_draw_plan(params, num_docs);
+        PosteriorSums {
+            phi: vec![0.0; num_terms * k],
+            theta: vec![0.0; num_docs * k],
+            shares: vec![0.0; k],
+            kept: 0,
+            trace: trace_of(params),
+            theta_draws: Vec::new(),
+            keep_draws,
+            kept_sweeps,
+        }
     }
 
     pub(super) fn add(&mut self, state: &GibbsState, tokens: &Tokens) {
@@ -54,6 +81,14 @@ impl PosteriorSums {
         let n = tokens.num_tokens().max(1) as f64;
         for (s, &c) in self.shares.iter_mut().zip(&state.n_k) {
             *s += c as f64 / n;
+        }
+        // Draw j is taken at kept sweep ⌊j · kept_sweeps / keep_draws⌋ (0-based): evenly
+        // spread, and exactly `keep_draws` of them.
+        let next = self.theta_draws.len();
+        if next < self.keep_draws && self.kept - 1 == next * self.kept_sweeps / self.keep_draws {
+            let mut theta = vec![0.0; self.theta.len()];
+            state.add_document_proportions(tokens, &mut theta);
+            self.theta_draws.push(theta.into_iter().map(|x| x as f32).collect());
         }
     }
 
@@ -157,6 +192,12 @@ impl<'a> LdaChain<'a> {
             (s.sums.phi.len() == v * k && s.sums.theta.len() == d * k && s.sums.shares.len() == k, "posterior sums"),
             (s.sums.kept == position.kept && s.sums.trace.draws() == position.kept, "kept sweeps"),
             (s.sums.trace.names == trace_of(params).names && s.sums.trace.is_consistent(), "convergence trace"),
+            (
+                (s.sums.keep_draws, s.sums.kept_sweeps) == theta_draw_plan(params, d)
+                    && s.sums.theta_draws.len() <= s.sums.keep_draws
+                    && s.sums.theta_draws.iter().all(|t| t.len() == d * k),
+                "kept topic-proportion draws",
+            ),
             (s.optimizations <= position.iteration, "optimisations"),
         ];
         if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {

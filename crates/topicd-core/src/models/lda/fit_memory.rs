@@ -33,14 +33,16 @@ pub fn estimate(c: &CorpusStats, p: &super::params::LdaParams, threads: usize) -
     // With several chains, the finished chains' models are held until the last one
     // ends, and written into every checkpoint.
     let finished = (p.chains.max(1) as u64 - 1) * model;
-    let steady = training + tokens + state + sweeps + sums + sample + finished;
+    // Kept draws of θ (f32) for effects by composition, capped as the chain caps them.
+    let theta_draws = (p.keep_draws as u64).min(super::params::THETA_DRAWS_BYTES as u64 / (W4 * s.d * k).max(1)) * W4 * s.d * k;
+    let steady = training + tokens + state + sweeps + sums + sample + finished + theta_draws;
     // A checkpoint: z as varints (1 byte below 128 topics, else 2), the sums and the
     // finished chains' models.
     let z_bytes = if k <= 128 { 1 } else { 2 };
-    let checkpoint = z_bytes * s.n + sums + finished;
+    let checkpoint = z_bytes * s.n + sums + finished + theta_draws;
     // The end: the model is built while the sums and state live, then pooled with the
     // finished ones and encoded (the same again) once the chain is gone.
-    let end = (training + tokens + state + sums + model + finished).max(training + tokens + 2 * model + finished);
+    let end = (training + tokens + state + sums + model + finished + theta_draws).max(training + tokens + 2 * (model + theta_draws) + finished);
     corpus_bytes(&s) + peak(steady, checkpoint, end, threads)
 }
 

@@ -14,7 +14,9 @@
 //! - [`loglik`]: the collapsed log joint;
 //! - [`foldin`]: topic proportions of new documents;
 //! - [`heldout`]: held-out log-likelihood of new documents (Chib-style estimator);
-//! - `pooled`: several chains' models matched topic to topic and averaged.
+//! - `pooled`: several chains' models matched topic to topic and averaged;
+//! - [`effects`]: covariate effects by the method of composition (stm's
+//!   `estimateEffect`) from kept draws of the documents' proportions.
 //!
 //! The fitted [`LdaModel`] stores posterior means over kept sweeps: word rates φ,
 //! training documents' proportions θ and topic shares, and the α and β the fit ended with
@@ -23,6 +25,7 @@
 pub(crate) mod block_search;
 pub mod chain;
 pub mod dense_kernel;
+pub mod effects;
 pub mod fit_memory;
 pub mod foldin;
 pub mod heldout;
@@ -40,6 +43,7 @@ use crate::models::after_chain::{self, EndOfChain, Start};
 use crate::models::chain::Position;
 use crate::models::chains::{self, Alignment};
 use crate::models::convergence::ConvergenceReport;
+use crate::models::design::DesignSpec;
 use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::heldout::{corpus_documents, DocScorer, HeldoutDoc, HeldoutReport, ScoredSoFar};
 use crate::models::splits;
@@ -64,9 +68,10 @@ use tokens::Tokens;
 /// and its estimate; versions 2 to 5 still decode).
 const ENCODING_VERSION: u32 = 6;
 
-/// What a blob of version 4 or 5 lacks at its end: no convergence report (`None`) and
-/// no alignments (an empty list), in postcard.
-const NO_CHAIN_REPORTS: [u8; 2] = [0, 0];
+/// What a blob of version 4 or 5 lacks at its end, in postcard: no convergence report
+/// (`None`), no alignments, no design (`None`), no design rows and no θ draws (empty
+/// lists).
+const NO_CHAIN_REPORTS: [u8; 5] = [0; 5];
 
 /// The `"lda"` model family.
 pub struct LdaFamily;
@@ -83,6 +88,10 @@ impl ModelFamily for LdaFamily {
 
     fn fit(&self, corpus: &Corpus, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
         Ok(Box::new(fit_lda(corpus, params.get::<LdaParams>(), seed, ctx)?))
+    }
+
+    fn check_params(&self, params: &FitParams, corpus: &CorpusStats) -> Result<(), ParamError> {
+        DesignSpec::check(&params.get::<LdaParams>().design_request(), &corpus.covariates)
     }
 
     fn fit_memory(&self, corpus: &CorpusStats, params: &FitParams, threads: usize) -> u64 {
@@ -102,6 +111,7 @@ impl ModelFamily for LdaFamily {
             heldout_likelihood: true,
             summary_intervals: true,
             prediction_intervals: true,
+            effects: true,
             ..crate::models::capabilities::Capabilities::TOPIC_MODEL
         }
     }
@@ -140,6 +150,12 @@ pub struct LdaModel {
     /// How each chain after the first was matched to it before pooling (empty for one
     /// chain).
     pub alignments: Vec<Alignment>,
+    /// The design the fit read its covariates through (`params.covariates`), and its
+    /// rows for the training documents (`D × columns`), for effects by composition.
+    pub design: Option<DesignSpec>,
+    pub design_rows: Vec<f64>,
+    /// Kept draws of the training documents' θ (`D × K`, f32; later chains relabelled).
+    pub theta_draws: Vec<Vec<f32>>,
 }
 
 /// [`LdaModel`] as encoded by format version 3.
@@ -183,6 +199,9 @@ impl From<LdaModelV3> for LdaModel {
             heldout: m.heldout,
             convergence: None,
             alignments: Vec::new(),
+            design: None,
+            design_rows: Vec::new(),
+            theta_draws: Vec::new(),
         }
     }
 }
@@ -231,6 +250,7 @@ pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
     let mut m = LdaModel::decode(bytes).expect("a current LDA blob");
     assert_eq!(m.params.chains, 1, "one chain, as every fit before version 6");
     (m.convergence, m.alignments) = (None, Vec::new());
+    assert!(m.design.is_none() && m.theta_draws.is_empty(), "no covariates, as every fit before version 6");
     let mut b = m.encode();
     b.truncate(b.len() - NO_CHAIN_REPORTS.len());
     with_params_converted(&b, |_: u32, p: LdaParams| (4u32, params::LdaParamsV4::from(&p))).expect("a current LDA blob")
@@ -282,6 +302,7 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
     };
     let mut tokens = Tokens::from_counts(&training, v);
     tokens.set_blocks(p.sync_tokens);
+    let design = training_design(corpus, p, &held_out)?;
     let schedule = chain::schedule(p);
     let last = chains::run(ctx, p.chains, p.iterations as u64, |ctx, c, finished| {
         let is_last = c + 1 == p.chains;
@@ -306,7 +327,10 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
         let (mut model, end, scored) = start.finish(position, ctx, |mut lda, position| {
             let end = crate::models::chain::run(lda.as_mut(), "lda", seed_c, &schedule, position, ctx)?;
             let trace = std::mem::take(&mut lda.sums.trace);
-            let model = model_of(p, *lda, &tokens, v, test_documents, &end);
+            let mut model = model_of(p, *lda, &tokens, v, test_documents, &end);
+            if let Some((spec, rows)) = &design {
+                (model.design, model.design_rows) = (Some(spec.clone()), rows.clone());
+            }
             if !is_last {
                 own_trace = Some(trace);
                 return Ok((model, end));
@@ -327,6 +351,20 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
         Ok(ChainResult { model, trace: Default::default() })
     })?;
     Ok(last.model)
+}
+
+/// The design of the covariates the fit reads, and its rows for the training documents
+/// (corpus order, held-out documents left out); `None` without covariates.
+fn training_design(corpus: &Corpus, p: &LdaParams, held_out: &[bool]) -> Result<Option<(DesignSpec, Vec<f64>)>, FitError> {
+    if p.covariates.is_empty() {
+        return Ok(None);
+    }
+    let table = corpus.covariates.as_ref().ok_or_else(|| FitError::Params(ParamError::new("covariates", "the corpus has no covariates")))?;
+    let spec = DesignSpec::build(&p.design_request(), table).map_err(FitError::Params)?;
+    let all = spec.rows(table).map_err(|e| FitError::Params(ParamError::new("covariates", e)))?;
+    let width = spec.width();
+    let rows = (0..corpus.num_documents()).filter(|&d| !held_out[d]).flat_map(|d| all[d * width..(d + 1) * width].iter().copied()).collect();
+    Ok(Some((spec, rows)))
 }
 
 /// The held-out estimator's settings a fit scores its test documents with.
@@ -376,7 +414,7 @@ fn model_of(p: &LdaParams, lda: LdaChain, tokens: &Tokens, v: usize, test_docume
         // No sweep fell on the thinning grid: use the final state.
         sums.add(&state, tokens);
     }
-    let PosteriorSums { phi: phi_sum, theta: theta_sum, shares: share_sum, kept, .. } = sums;
+    let PosteriorSums { phi: phi_sum, theta: theta_sum, shares: share_sum, kept, theta_draws, .. } = sums;
     let scale = 1.0 / kept as f64;
     // Transpose φ to topic-major for the summaries.
     let mut word_rates = vec![0.0; k * v];
@@ -400,6 +438,9 @@ fn model_of(p: &LdaParams, lda: LdaChain, tokens: &Tokens, v: usize, test_docume
         heldout: None,
         convergence: None,
         alignments: Vec::new(),
+        design: None,
+        design_rows: Vec::new(),
+        theta_draws,
         alpha: state.alpha.clone(),
         beta: state.beta,
         optimizations,
@@ -479,7 +520,16 @@ impl LdaModel {
     /// readers index by them).
     fn check_shapes(self) -> Result<Self, ModelError> {
         let k = self.params.topics;
-        let ok = self.topic_shares.len() == k && self.alpha.len() == k && Some(self.word_rates.len()) == k.checked_mul(self.num_terms);
+        let docs = self.document_proportions.len() / k.max(1);
+        let design_fits = match &self.design {
+            None => self.design_rows.is_empty(),
+            Some(spec) => Some(self.design_rows.len()) == docs.checked_mul(spec.width()),
+        };
+        let ok = self.topic_shares.len() == k
+            && self.alpha.len() == k
+            && Some(self.word_rates.len()) == k.checked_mul(self.num_terms)
+            && design_fits
+            && self.theta_draws.iter().all(|t| t.len() == self.document_proportions.len());
         if ok {
             Ok(self)
         } else {
@@ -515,6 +565,11 @@ impl TopicModel for LdaModel {
         let documents: Vec<usize> = (0..corpus.num_documents()).filter(|&d| !held_out[d]).collect();
         (documents.len() * self.params.topics == self.document_proportions.len())
             .then(|| crate::models::DocumentProportions { documents, rows: self.document_proportions.clone() })
+    }
+
+    /// Effects by the method of composition, for a fit that read covariates.
+    fn effects(&self, query: &crate::models::effects::EffectQuery) -> Result<Option<crate::models::effects::Effects>, ModelError> {
+        effects::composition(self, query).map(Some)
     }
 
     fn predict_intervals(

@@ -1,8 +1,10 @@
 //! LDA's job parameters, their defaults and their limits.
 
+use crate::models::design::DesignRequest;
 use crate::models::params::{ParamError, ParamReader};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// LDA's parameters as encoded by models of format version 2 (before held-out splits);
 /// decoded and upgraded by [`super::LdaModel::decode`].
@@ -79,6 +81,10 @@ impl From<LdaParamsV3> for LdaParams {
             optimize_burn_in: 0,
             optimize_beta: false,
             chains: 1,
+            covariates: Vec::new(),
+            reference: BTreeMap::new(),
+            splines: BTreeMap::new(),
+            keep_draws: 0,
         }
     }
 }
@@ -126,6 +132,10 @@ impl From<LdaParamsV4> for LdaParams {
             optimize_burn_in: p.optimize_burn_in,
             optimize_beta: p.optimize_beta,
             chains: 1,
+            covariates: Vec::new(),
+            reference: BTreeMap::new(),
+            splines: BTreeMap::new(),
+            keep_draws: 0,
         }
     }
 }
@@ -169,6 +179,10 @@ impl From<LdaParamsV5> for LdaParams {
             optimize_burn_in: p.optimize_burn_in,
             optimize_beta: p.optimize_beta,
             chains: 1,
+            covariates: Vec::new(),
+            reference: BTreeMap::new(),
+            splines: BTreeMap::new(),
+            keep_draws: 0,
         }
     }
 }
@@ -269,7 +283,24 @@ pub struct LdaParams {
     /// matched to the first chain's and their posterior means pooled, and split-R̂
     /// compares them.
     pub chains: usize,
+    /// Covariates of the corpus the fit reads for covariate effects by the method of
+    /// composition (`/effects`), with reference levels and spline expansions as DCNT
+    /// reads them ([`crate::models::design`]); they do not change the topics.
+    pub covariates: Vec<String>,
+    pub reference: BTreeMap<String, String>,
+    pub splines: BTreeMap<String, usize>,
+    /// Draws of the training documents' topic proportions kept for those effects (default
+    /// [`DEFAULT_KEEP_DRAWS`] with covariates, else 0), spread over the kept sweeps of
+    /// every chain; fewer when they would pass [`THETA_DRAWS_BYTES`].
+    pub keep_draws: usize,
 }
+
+/// Default of [`LdaParams::keep_draws`] for a fit with covariates (stm's
+/// `estimateEffect` simulates 25 regressions per draw; 20 draws of 25 give 500).
+pub const DEFAULT_KEEP_DRAWS: usize = 20;
+
+/// Most bytes a fit's kept topic-proportion draws may take (f32, D × K each).
+pub const THETA_DRAWS_BYTES: usize = 64 << 20;
 
 impl LdaParams {
     /// Parse and check `params`; every error names its field.
@@ -296,6 +327,11 @@ impl LdaParams {
         let optimize_burn_in = r.uint_in("optimize_burn_in", 0, 1_000_000)?.unwrap_or(0) as usize;
         let optimize_beta = r.boolean("optimize_beta")?.unwrap_or(false);
         let chains = r.uint_in("chains", 1, crate::models::chains::MAX_CHAINS as u64)?.unwrap_or(1) as usize;
+        let covariates = r.string_list("covariates")?.unwrap_or_default();
+        let reference = r.string_map("reference")?.unwrap_or_default();
+        let splines = r.uint_map("splines", 0, u64::MAX)?.unwrap_or_default();
+        let default_draws = if covariates.is_empty() { 0 } else { DEFAULT_KEEP_DRAWS };
+        let keep_draws = r.uint_in("keep_draws", 0, 10_000)?.map_or(default_draws, |x| x as usize);
         if optimize_beta && optimize_interval == 0 {
             return Err(ParamError::new("optimize_beta", "needs optimize_interval > 0 (β is re-estimated at the same sweeps as α)"));
         }
@@ -316,7 +352,16 @@ impl LdaParams {
             optimize_burn_in,
             optimize_beta,
             chains,
+            covariates,
+            reference,
+            splines,
+            keep_draws,
         })
+    }
+
+    /// The design the fit reads its covariates through (empty: none).
+    pub fn design_request(&self) -> DesignRequest {
+        DesignRequest { covariates: self.covariates.clone(), reference: self.reference.clone(), splines: self.splines.clone() }
     }
 
     /// Whether the hyperparameters are re-estimated after sweep `iteration` (1-based).

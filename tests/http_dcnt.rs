@@ -212,7 +212,7 @@ async fn dcnt_reads_its_metadata_from_covariates() {
     }
     let (_, jobs) = s.get("/v1/jobs").await;
     assert_eq!(jobs["total"], 1, "refused jobs are not queued");
-    // A family without an effect estimator: 409 naming `model`.
+    // A model that cannot answer (LDA fitted without covariates): 409 naming `model`.
     let lda = s.submit(&cid, "lda", json!({"topics": 2, "iterations": 4}), 1).await;
     let done = s.wait(lda["id"].as_str().unwrap(), Duration::from_secs(60)).await;
     let (st, err) = s.get(&format!("/v1/models/{}/effects?covariate=party", done["model_id"].as_str().unwrap())).await;

@@ -561,11 +561,13 @@ async fn lda_effects_by_composition_find_a_planted_group_difference() {
         let (lo, mean, hi) = (p["lower"].as_f64().unwrap(), p["mean"].as_f64().unwrap(), p["upper"].as_f64().unwrap());
         assert!(lo <= mean && mean <= hi && (mean - points[0]["mean"].as_f64().unwrap()).abs() < 0.05, "{p}");
     }
-    // A model fitted without covariates says what is missing, naming the query field.
+    // A model fitted without covariates cannot answer, whatever is asked: 409 naming
+    // the model, saying what is missing.
     let plain = s.submit(&cid, "lda", json!({"topics": 2, "iterations": 10}), 4).await;
     let plain = s.wait(plain["id"].as_str().unwrap(), Duration::from_secs(120)).await;
     let (status, body) = s.get(&format!("/v1/models/{}/effects?covariate=group", plain["model_id"].as_str().unwrap())).await;
-    assert_eq!(status, 422, "{body}");
+    common::assert_problem(status, &body, 409, Some("model"));
+    assert!(body["detail"].as_str().unwrap().contains("without covariates"), "{body}");
     // A covariate the corpus lacks is refused at submit.
     let (status, body) = s.post("/v1/jobs", &json!({"corpus_id": cid, "model": "lda", "params": {"covariates": ["year"]}})).await;
     common::assert_problem(status, &body, 422, Some("params.covariates"));

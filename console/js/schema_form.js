@@ -39,6 +39,22 @@ function control(name, prop) {
     else input.placeholder = "server default";
     return { el: input, read: () => (input.value.trim() === "" ? undefined : Number(input.value)) };
   }
+  // Objects (a map such as `{"year": 5}`): JSON text, empty for the server's default.
+  if (types.length === 1 && types[0] === "object") {
+    const input = h("input", { type: "text", name, autocomplete: "off", placeholder: def !== undefined && def !== null ? `JSON, e.g. ${JSON.stringify(def)}` : "server default" });
+    return {
+      el: input,
+      read: () => {
+        const v = input.value.trim();
+        if (v === "") return undefined;
+        try {
+          return JSON.parse(v);
+        } catch {
+          return v; // sent as typed: the server's 422 names the field
+        }
+      },
+    };
+  }
   // Strings, and unions such as `english | none | [words]`: free text. A comma list
   // becomes an array where the schema allows one.
   const input = h("input", { type: "text", name, autocomplete: "off" });

@@ -51,6 +51,7 @@ pub async fn effects(State(state): State<AppState>, Path(id): Path<String>, RawQ
         Ok(Some(e)) => e,
         Ok(None) => return Err(ApiError::internal(format!("{} declares effects but its model has none", m.row.family))),
         Err(ModelError::Invalid(message)) => return Err(query_error(&message)),
+        Err(ModelError::NotOffered(message)) => return Err(ApiError::not_offered(message)),
         Err(e) => return Err(ApiError::internal(e)),
     };
     let mut body = serde_json::to_value(effects).map_err(ApiError::internal)?;

@@ -478,4 +478,9 @@ pub enum ModelError {
     Decode(String),
     #[error("{0}")]
     Invalid(String),
+    /// The model cannot answer this kind of question at all, whatever is asked (e.g.
+    /// effects of a model fitted without covariates): a property of the model, not of
+    /// the request.
+    #[error("{0}")]
+    NotOffered(String),
 }

@@ -70,11 +70,12 @@ pub fn expected_shares(draw: &Loadings, k: usize, rows: &[Vec<f64>], samples: us
 
 /// The effect of `query.covariate` on the model's topics.
 pub fn effects(model: &DcntModel, query: &EffectQuery) -> Result<Effects, ModelError> {
-    let invalid = |m: String| ModelError::Invalid(m);
-    let spec =
-        model.design.as_ref().ok_or_else(|| invalid("this model was fitted without covariates: effects need a fit with `covariates` in its params".into()))?;
+    let spec = model
+        .design
+        .as_ref()
+        .ok_or_else(|| ModelError::NotOffered("this model was fitted without covariates: effects need a fit with `covariates` in its params".into()))?;
     if model.draws.is_empty() {
-        return Err(invalid("this model kept no draws of its parameters (`keep_draws` was 0)".into()));
+        return Err(ModelError::NotOffered("this model kept no draws of its parameters (`keep_draws` was 0)".into()));
     }
     let k = model.params.topics;
     let EffectPlan { kind, points, contrast, held, rows, topics } = plan(spec, query, k)?;

@@ -46,12 +46,15 @@ pub(super) struct PosteriorSums {
     pub kept_sweeps: usize,
 }
 
+/// Most bytes a fit's kept topic-proportion draws may take (f32, D × K each).
+pub const THETA_DRAWS_BYTES: usize = 64 << 20;
+
 /// How many θ draws a chain keeps, of how many kept sweeps: `keep_draws` shared by the
-/// chains, fewer when the fit's draws would pass [`super::params::THETA_DRAWS_BYTES`] or
+/// chains, fewer when the fit's draws would pass [`THETA_DRAWS_BYTES`] or
 /// the chain keeps fewer sweeps.
 pub(super) fn theta_draw_plan(params: &LdaParams, num_docs: usize) -> (usize, usize) {
     let per_draw = (4 * num_docs * params.topics).max(1);
-    let affordable = super::params::THETA_DRAWS_BYTES / per_draw;
+    let affordable = THETA_DRAWS_BYTES / per_draw;
     let s = schedule(params);
     let kept = (1..=s.iterations).filter(|&it| s.is_kept(it)).count();
     let per_chain = params.keep_draws.min(affordable).div_ceil(params.chains.max(1)).min(kept);

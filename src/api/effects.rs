@@ -9,7 +9,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{from_str, parse_query};
 use super::AppState;
 use crate::models::effects::{EffectQuery, MAX_GRID};
-use crate::models::{registry, ModelError};
+use crate::models::ModelError;
 use axum::extract::{Path, RawQuery, State};
 use axum::Json;
 use serde::Deserialize;
@@ -34,16 +34,7 @@ pub async fn effects(State(state): State<AppState>, Path(id): Path<String>, RawQ
     let params: EffectsParams = parse_query(q.as_deref())?;
     let query = effect_query(params)?;
     let m = state.models.get(&state.store, &id).await?;
-    let declared = registry::lookup(&m.row.family)
-        .map(|f| f.capabilities())
-        .ok_or_else(|| ApiError::internal(format!("stored model has unknown family {}", m.row.family)))?;
-    if !declared.effects {
-        return Err(ApiError::not_offered(format!(
-            "{} models have no covariate effects (offered by {}, fitted with covariates)",
-            m.row.family,
-            registry::families_with(|c| c.effects)
-        )));
-    }
+    super::families::require_capability(&m.row.family, |c| c.effects, "covariate effects")?;
     let _turn = state.pool_turn().await?;
     let (m2, pool) = (m.clone(), state.predict_pool.clone());
     let answer = tokio::task::spawn_blocking(move || pool.install(|| m2.model.effects(&query))).await.map_err(ApiError::internal)?;

@@ -9,14 +9,13 @@
 
 use super::error::{ApiError, ApiResult};
 use super::extract::{from_str, parse_json, parse_query, read_body, require_json};
+use super::families::require_capability;
 use super::jobs::job_json;
 use super::limits::{check_document_count, not_queued};
 use super::models::{encode_documents, require_a_known_word};
 use super::AppState;
 use crate::corpus::RawDocument;
-use crate::models::capabilities::Capabilities;
 use crate::models::heldout::HeldoutDoc;
-use crate::models::registry;
 use crate::store::jobs::{kind, NewEvaluationJob};
 use crate::store::tokens::Caller;
 use axum::body::Body;
@@ -50,7 +49,7 @@ pub async fn heldout(
     require_json(&headers)?;
     let body = read_body(body, state.max_body_bytes).await?;
     let m = state.models.get(&state.store, &id).await?;
-    require(&m.row.family, |c| c.heldout_likelihood, "held-out likelihood estimator")?;
+    require_capability(&m.row.family, |c| c.heldout_likelihood, "held-out likelihood estimator")?;
     let m2 = m.clone();
     let max_documents = state.limits.max_request_documents;
     let threads = state.runner.default_threads();
@@ -162,7 +161,7 @@ fn feature_row(names: &[String], doc: &RawDocument, index: usize) -> ApiResult<V
 /// split of its corpus (the same split the fit held out).
 pub async fn evaluate(State(state): State<AppState>, caller: Option<Extension<Caller>>, Path(id): Path<String>) -> ApiResult<Response> {
     let row = state.store.get_model(&id).await?.ok_or_else(|| ApiError::not_found("model", &id))?;
-    require(&row.family, |c| c.label_evaluation, "test-split evaluation")?;
+    require_capability(&row.family, |c| c.label_evaluation, "test-split evaluation")?;
     if row.diagnostics.get("evaluation").is_none_or(Value::is_null) {
         return Err(ApiError::not_offered("the model was fitted without a test split: nothing to evaluate"));
     }
@@ -217,7 +216,7 @@ pub async fn correlations(State(state): State<AppState>, Path(id): Path<String>,
     }
     let seed = query.seed.unwrap_or(0);
     let m = state.models.get(&state.store, &id).await?;
-    require(&m.row.family, |c| c.correlations, "topic correlations")?;
+    require_capability(&m.row.family, |c| c.correlations, "topic correlations")?;
     // The estimator keeps every draw of a document's weights: bound draws × topics.
     if draws.saturating_mul(m.model.num_topics()) > MAX_DRAW_VALUES {
         return Err(ApiError::invalid("query.draws", format!("draws × topics must be at most {MAX_DRAW_VALUES} ({} topics)", m.model.num_topics())));
@@ -243,15 +242,4 @@ pub async fn correlations(State(state): State<AppState>, Path(id): Path<String>,
         "activation_covariance": activation_covariance,
         "activation_correlation": activation_correlation,
     })))
-}
-
-/// A 409 naming `model` unless the model's family declares `capability` (`what` names
-/// it in the message, with the families that have it).
-fn require(family: &str, capability: fn(&Capabilities) -> bool, what: &str) -> ApiResult<()> {
-    let declared = registry::lookup(family).map(|f| f.capabilities()).ok_or_else(|| ApiError::internal(format!("stored model has unknown family {family}")))?;
-    if capability(&declared) {
-        Ok(())
-    } else {
-        Err(ApiError::not_offered(format!("{family} models have no {what} (offered by {})", registry::families_with(capability))))
-    }
 }

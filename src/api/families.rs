@@ -5,8 +5,12 @@
 //!
 //! A params schema in `openapi/openapi.yaml` says which families it describes with an
 //! `x-families` list; a test checks that every registered family has exactly one.
+//! [`require_capability`] is the same declaration read by the handlers of the optional
+//! endpoints: a 409 naming `model` and the families that offer it.
 
+use super::error::{ApiError, ApiResult};
 use super::ops::openapi_value;
+use crate::models::capabilities::Capabilities;
 use crate::models::registry;
 use axum::Json;
 use serde_json::{json, Value};
@@ -27,6 +31,17 @@ pub async fn list() -> Json<Value> {
         .map(|(name, c)| json!({"name": name, "capabilities": c, "params_schema": params_schema(name).unwrap_or_else(|| json!({"type": "object"}))}))
         .collect();
     Json(json!({ "families": families }))
+}
+
+/// A 409 naming `model` unless the model's family declares `capability` (`what` names
+/// it in the message, with the families that have it).
+pub(super) fn require_capability(family: &str, capability: fn(&Capabilities) -> bool, what: &str) -> ApiResult<()> {
+    let declared = registry::lookup(family).map(|f| f.capabilities()).ok_or_else(|| ApiError::internal(format!("stored model has unknown family {family}")))?;
+    if capability(&declared) {
+        Ok(())
+    } else {
+        Err(ApiError::not_offered(format!("{family} models have no {what} (offered by {})", registry::families_with(capability))))
+    }
 }
 
 #[cfg(test)]

@@ -518,12 +518,8 @@ fn predict_blocking(m: &Arc<LoadedModel>, pool: &rayon::ThreadPool, body: &[u8],
         (true, Some(l)) if !(l > 0.0 && l < 1.0) => return Err(ApiError::invalid("level", "must be between 0 and 1 (exclusive)")),
         (true, l) => Some(l.unwrap_or(super::topic_intervals::DEFAULT_LEVEL)),
     };
-    if level.is_some() && !crate::models::registry::lookup(&m.row.family).is_some_and(|f| f.capabilities().prediction_intervals) {
-        return Err(ApiError::not_offered(format!(
-            "{} models give no intervals on predictions (offered by {})",
-            m.row.family,
-            crate::models::registry::families_with(|c| c.prediction_intervals)
-        )));
+    if level.is_some() {
+        super::families::require_capability(&m.row.family, |c| c.prediction_intervals, "intervals on predictions")?;
     }
     let options = PredictOptions { iterations, burn_in, seed: req.seed.unwrap_or(0) };
     let preds = pool.install(|| m.model.predict(&encoded, &options)).map_err(ApiError::internal)?;

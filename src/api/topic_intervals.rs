@@ -11,7 +11,6 @@
 use super::error::{ApiError, ApiResult};
 use super::model_cache::LoadedModel;
 use super::AppState;
-use crate::models::registry;
 use crate::summaries::intervals::{topic_intervals, IntervalSettings, TopicIntervals};
 use crate::summaries::Rank;
 use serde_json::{json, Value};
@@ -31,16 +30,7 @@ pub async fn intervals_of(
     n: usize,
     level: f64,
 ) -> ApiResult<(Vec<TopicIntervals>, usize)> {
-    let declared = registry::lookup(&m.row.family)
-        .map(|f| f.capabilities())
-        .ok_or_else(|| ApiError::internal(format!("stored model has unknown family {}", m.row.family)))?;
-    if !declared.summary_intervals {
-        return Err(ApiError::not_offered(format!(
-            "{} models keep no samples to draw intervals from (offered by {})",
-            m.row.family,
-            registry::families_with(|c| c.summary_intervals)
-        )));
-    }
+    super::families::require_capability(&m.row.family, |c| c.summary_intervals, "kept samples to draw intervals on summaries from")?;
     let samples = state.store.samples(&m.row.job_id).await?;
     if samples.is_empty() {
         return Err(ApiError::conflict(format!("the job that fitted model {} kept no samples", m.row.id)));

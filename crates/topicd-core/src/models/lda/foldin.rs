@@ -23,12 +23,13 @@ pub fn fold_in(docs: &[EncodedDoc], phi: &[f64], num_topics: usize, alpha: &[f64
     let num_terms = phi.len() / num_topics;
     docs.par_iter()
         .enumerate()
-        .map(|(d, doc)| {
-            let words: Vec<usize> =
-                doc.terms.iter().zip(&doc.counts).flat_map(|(&t, &n)| std::iter::repeat_n(t as usize, n as usize)).filter(|&w| w < num_terms).collect();
-            fold_in_one(&words, phi, num_terms, num_topics, alpha, iterations, burn_in, seed, d as u64, None)
-        })
+        .map(|(d, doc)| fold_in_one(&known_tokens(doc, num_terms), phi, num_terms, num_topics, alpha, iterations, burn_in, seed, d as u64, None))
         .collect()
+}
+
+/// A document's tokens, one word id each, without words outside the model's `num_terms`.
+fn known_tokens(doc: &EncodedDoc, num_terms: usize) -> Vec<usize> {
+    doc.terms.iter().zip(&doc.counts).flat_map(|(&t, &n)| std::iter::repeat_n(t as usize, n as usize)).filter(|&w| w < num_terms).collect()
 }
 
 /// Each document's `level` interval of every topic's proportion (see the module
@@ -48,10 +49,8 @@ pub fn fold_in_intervals(
     docs.par_iter()
         .enumerate()
         .map(|(d, doc)| {
-            let words: Vec<usize> =
-                doc.terms.iter().zip(&doc.counts).flat_map(|(&t, &n)| std::iter::repeat_n(t as usize, n as usize)).filter(|&w| w < num_terms).collect();
             let mut draws = Vec::new();
-            fold_in_one(&words, phi, num_terms, num_topics, alpha, iterations, burn_in, seed, d as u64, Some(&mut draws));
+            fold_in_one(&known_tokens(doc, num_terms), phi, num_terms, num_topics, alpha, iterations, burn_in, seed, d as u64, Some(&mut draws));
             (0..num_topics).map(|t| interval(&draws.iter().map(|x: &Vec<f64>| x[t]).collect::<Vec<f64>>(), level)).collect()
         })
         .collect()

@@ -44,9 +44,10 @@ pub(super) fn pool(finished: &[ChainResult], last: ChainResult) -> LdaModel {
     for x in pooled.word_rates.iter_mut().chain(&mut pooled.document_proportions).chain(&mut pooled.topic_shares).chain(&mut pooled.alpha) {
         *x = 0.0;
     }
+    // Where each chain's topics go: chain 0's stay, the others' follow their alignment.
     let identity: Vec<usize> = (0..k).collect();
-    for (c, m) in models.iter().enumerate() {
-        let to = if c == 0 { &identity } else { &alignments[c - 1].permutation };
+    let targets: Vec<&[usize]> = std::iter::once(identity.as_slice()).chain(alignments.iter().map(|a| a.permutation.as_slice())).collect();
+    for (m, to) in models.iter().zip(&targets) {
         let weight = m.kept_sweeps as f64 / total_kept as f64;
         for (a, &b) in to.iter().enumerate() {
             for (x, y) in pooled.word_rates[b * v..(b + 1) * v].iter_mut().zip(&m.word_rates[a * v..(a + 1) * v]) {
@@ -67,9 +68,8 @@ pub(super) fn pool(finished: &[ChainResult], last: ChainResult) -> LdaModel {
     // Every chain's θ draws, later chains' columns moved to chain 0's topics.
     pooled.theta_draws = models
         .iter()
-        .enumerate()
-        .flat_map(|(c, m)| {
-            let to = if c == 0 { &identity } else { &alignments[c - 1].permutation };
+        .zip(&targets)
+        .flat_map(|(m, &to)| {
             m.theta_draws.iter().map(move |draw| {
                 let mut out = vec![0.0f32; draw.len()];
                 for (row, src) in out.chunks_mut(k).zip(draw.chunks(k)) {

@@ -199,6 +199,14 @@ async fn busy_corpus_cannot_be_deleted_and_cancel_stops_a_fit() {
     assert_problem(st, &e, 409, None);
     // A queued job (behind a running one) is cancelled at once.
     let a = s.submit(&cid, "lda", json!({"topics": 50, "iterations": 1_000_000}), 1).await;
+    // Submitted in the same millisecond, `b` could be claimed before `a` (claims take the
+    // oldest, ties in any order): start `b` only once `a` holds the one job slot.
+    for _ in 0..100 {
+        if s.get(&format!("/v1/jobs/{}", a["id"].as_str().unwrap())).await.1["status"] == "running" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let b = s.submit(&cid, "lda", json!({"topics": 5, "iterations": 5}), 1).await;
     let (st, cb) = s.post(&format!("/v1/jobs/{}/cancel", b["id"].as_str().unwrap()), &json!({})).await;
     assert_eq!(st, 202);

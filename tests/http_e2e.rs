@@ -504,8 +504,18 @@ async fn several_chains_report_convergence_on_the_job_and_the_model() {
     assert!(pcm["convergence"]["quantities"].as_array().unwrap().iter().any(|q| q["name"] == "lambda2"), "PCM traces its hyperparameters");
     let (status, body) = s.get(&format!("/v1/models/{}/topics?with=intervals", pcm["model_id"].as_str().unwrap())).await;
     common::assert_problem(status, &body, 409, Some("model"));
-    let (status, body) = s.post(&format!("/v1/models/{}/predict", pcm["model_id"].as_str().unwrap()), &json!({"documents": docs, "intervals": true})).await;
-    common::assert_problem(status, &body, 409, Some("model"));
+    // PCM predicts by the mode ξ*; its intervals are Laplace draws around it, whose
+    // central 90 % hold the point answer θ(ξ*) for every topic.
+    let (status, p) =
+        s.post(&format!("/v1/models/{}/predict", pcm["model_id"].as_str().unwrap()), &json!({"documents": docs, "intervals": true, "level": 0.9})).await;
+    assert_eq!(status, 200, "{p}");
+    let pred = &p["predictions"][0];
+    let intervals = pred["topic_proportion_intervals"].as_array().expect("PCM intervals");
+    assert_eq!(intervals.len(), 3);
+    for (i, point) in intervals.iter().zip(pred["topic_proportions"].as_array().unwrap()) {
+        let (lo, hi, point) = (i["lower"].as_f64().unwrap(), i["upper"].as_f64().unwrap(), point.as_f64().unwrap());
+        assert!(lo < hi && lo <= point && point <= hi, "{i} vs {point}");
+    }
     for (family, params) in [("pcm", json!({"topics": 3, "chains": 2})), ("hdp", json!({"chains": 2})), ("lda", json!({"chains": 9}))] {
         let (status, body) = s.post("/v1/jobs", &json!({"corpus_id": cid, "model": family, "params": params})).await;
         common::assert_problem(status, &body, 422, Some("params.chains"));

@@ -15,6 +15,7 @@ use super::label_posterior::{document_rates, known_words, label_probabilities, E
 use super::model::{family_name, Evaluation, HpcModel};
 use super::params::HpcParams;
 use super::predict::predict_affinities;
+use super::predict_intervals::laplace_intervals;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
 use crate::models::convergence::ConvergenceReport;
@@ -78,6 +79,7 @@ impl ModelFamily for HpcFamily {
         crate::models::capabilities::Capabilities {
             label_prediction: self.supervised,
             label_evaluation: self.supervised,
+            prediction_intervals: true,
             ..crate::models::capabilities::Capabilities::TOPIC_MODEL
         }
     }
@@ -129,6 +131,27 @@ impl TopicModel for HpcModel {
                 DocPrediction { topic_proportions, labels, predicted_labels }
             })
             .collect())
+    }
+
+    /// Intervals from the Laplace approximation at each document's ξ* ([`laplace_intervals`]).
+    fn predict_intervals(
+        &self,
+        docs: &[EncodedDoc],
+        options: &PredictOptions,
+        level: f64,
+    ) -> Result<Option<Vec<Vec<crate::models::effects::Interval>>>, ModelError> {
+        Ok(Some(
+            docs.par_iter()
+                .enumerate()
+                .map(|(d, doc)| {
+                    let words = known_words(self, doc.terms.iter().zip(&doc.counts).map(|(&t, &c)| (t as usize, c as f64)));
+                    let rates = document_rates(self, &words);
+                    let evidence = Evidence::of(self, &words, &rates);
+                    let xi = predict_affinities(self, &words, &rates, &evidence);
+                    laplace_intervals(self, &words, &rates, &xi, options.seed, d as u64, level)
+                })
+                .collect(),
+        ))
     }
 
     fn evaluate_test_split(&self, corpus: &Corpus, seed: u64) -> Option<Result<serde_json::Value, FitError>> {

@@ -27,6 +27,7 @@ pub mod label_posterior;
 pub mod model;
 pub mod params;
 pub mod predict;
+pub mod predict_intervals;
 pub mod rate_scratch;
 pub mod rates;
 pub mod refit;

@@ -12,7 +12,7 @@ import json
 import sys
 
 # The keys of a document (`RawDocument`); `bow` is the alias of `counts`.
-DOCUMENT_KEYS = {"id", "text", "counts", "bow", "labels", "paths", "features", "split", "meta"}
+DOCUMENT_KEYS = {"id", "text", "counts", "bow", "labels", "paths", "features", "covariates", "split", "meta"}
 
 
 def strict(doc):

@@ -164,7 +164,9 @@ async fn dcnt_reads_its_metadata_from_covariates() {
     // Effects: every level of the categorical covariate, the date held at its mean.
     let (st, e) = s.get(&format!("/v1/models/{mid}/effects?covariate=party&contrast=a,c&seed=2")).await;
     assert_eq!(st, 200, "{e}");
-    assert_eq!((e["kind"].as_str(), e["method"].as_str(), e["draws"].as_u64()), (Some("categorical"), Some("model"), Some(2)), "{e}");
+    // A draw of the loadings from every one of the 8 scans after burn-in (not only the 2
+    // thinned ones the posterior means keep).
+    assert_eq!((e["kind"].as_str(), e["method"].as_str(), e["draws"].as_u64()), (Some("categorical"), Some("model"), Some(8)), "{e}");
     assert!(e["held_at"]["published"].is_number(), "{e}");
     let topics = e["topics"].as_array().unwrap();
     assert_eq!(topics.len(), 4);
@@ -186,7 +188,15 @@ async fn dcnt_reads_its_metadata_from_covariates() {
     let points = e["topics"][0]["points"].as_array().unwrap();
     assert_eq!((points.len(), e["topics"].as_array().unwrap().len(), e["topics"][1]["id"].as_u64()), (5, 2, Some(3)));
     assert!(points[0]["x"].as_f64().unwrap() < 2011.0 && points[4]["x"].as_f64().unwrap() > 2019.0, "{points:?}");
+    // A date covariate's contrast may name dates: the same answer as their fractional
+    // years (2019-07-02T12:00Z is 2019.5; 2012-01-01 is 2012.0).
+    let (st, by_date) = s.get(&format!("/v1/models/{mid}/effects?covariate=published&contrast=2019-07-02T12:00:00Z,2012-01-01&seed=3")).await;
+    assert_eq!(st, 200, "{by_date}");
+    let (_, by_year) = s.get(&format!("/v1/models/{mid}/effects?covariate=published&contrast=2019.5,2012&seed=3")).await;
+    assert_eq!(by_date["topics"], by_year["topics"]);
+    assert_eq!(by_date["topics"][0]["difference"]["a"].as_f64(), Some(2019.5), "{by_date}");
     for (query, field) in [
+        ("covariate=published&contrast=2019-13-01,2012", "query.contrast"),
         ("covariate=score", "query.covariate"),
         ("covariate=party&contrast=a,z", "query.contrast"),
         ("covariate=party&contrast=a", "query.contrast"),

@@ -6,8 +6,15 @@
 //! fitted topics to the true ones by their word distributions. Issue 42's target:
 //! coverage in [0.90, 0.98].
 //!
+//! The planted intercepts give every topic an expected share near 1/K at the mean
+//! covariates (see `main`); the other effects are drawn.
+//!
 //! Run: `cargo bench --locked --bench effects_calibration` (REPLICATES=20 by default;
-//! each replicate is one default fit of 1 000 scans).
+//! each replicate is one default fit of 1 000 scans; ITERATIONS= and WARM_START=, the
+//! `warm_start` sweeps, change the fit).
+//! EXPORT=DIR (absolute: cargo runs a bench from its crate's folder) writes each replicate (documents, true topics, true and DCNT's shares at
+//! every point) as DIR/replicateR.json for `bench/effects_vs_tomotopy.py`, which fits
+//! tomotopy's DMR and g-DMR on the same documents.
 
 use rand::RngExt;
 use rand_distr::{Distribution, Gamma, StandardNormal};
@@ -132,14 +139,29 @@ fn main() {
             }
         }
         let eta: Vec<f64> = (0..f * K).map(|i| if i < K { 0.5 * normal(&mut rng) } else { 1.2 * normal(&mut rng) }).collect();
+        // Intercepts so that at the mean design row the sticks' means are
+        // logit(1/(K − k)): every planted topic then has an expected share near 1/K
+        // there. Without it (intercepts drawn like the other rows) the last sticks
+        // planted topics with 0.3–1 % of the tokens, which no fit (DCNT, LDA or
+        // tomotopy's) recovers, so their misses measured identifiability, not
+        // intervals.
+        let mut eta = eta;
+        let rows: Vec<f64> = (0..DOCS).flat_map(|d| design_row(&spec, groups[d], xs[d])).collect();
+        let mean_phi: Vec<f64> = (0..f).map(|j| (0..DOCS).map(|d| rows[d * f + j]).sum::<f64>() / DOCS as f64).collect();
+        let target: Vec<f64> = (0..K).map(|k| if k + 1 == K { 0.0 } else { -((K - k - 1) as f64).ln() }).collect();
+        // A ηᵀφ̄ = target, A lower-triangular: forward substitution for ηᵀφ̄, then the
+        // intercept row takes what the other columns do not give.
+        let mut u0 = [0.0; K];
+        for r in 0..K {
+            let acc: f64 = (0..r).map(|c| a[r * K + c] * u0[c]).sum();
+            u0[r] = (target[r] - acc) / a[r * K + r];
+        }
+        for t in 0..K {
+            let rest: f64 = (1..f).map(|j| eta[j * K + t] * mean_phi[j]).sum();
+            eta[t] = u0[t] - rest;
+        }
         let truth = Loadings { a, eta, lambda_v: 4.0 };
-        let phi_of = |group: &str, x: f64| {
-            spec.row(|n| match n {
-                "group" => Some(CovariateInput::Level(group)),
-                _ => Some(CovariateInput::Number(x)),
-            })
-            .expect("a row")
-        };
+        let phi_of = |group: &str, x: f64| design_row(&spec, group, x);
         // Documents.
         let docs: Vec<RawDocument> = (0..DOCS)
             .map(|d| {
@@ -154,7 +176,13 @@ fn main() {
             })
             .collect();
         let corpus = build_corpus(PreprocessOptions { stopwords: StopWords::None, min_df: 1, ..PreprocessOptions::default() }, &[], docs).expect("corpus");
-        let p = DcntParams::from_json(&json!({"topics": K, "covariates": ["group", "x"], "splines": {"x": 4}})).expect("params");
+        // ITERATIONS: scans per fit (default 1 000, DCNT's default); WARM_START: sweeps
+        // of the collapsed start (default 0, DCNT's default).
+        let knob = |name: &str, default: usize| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+        let (iterations, warm_start) = (knob("ITERATIONS", 1000), knob("WARM_START", 0));
+        let p =
+            DcntParams::from_json(&json!({"topics": K, "covariates": ["group", "x"], "splines": {"x": 4}, "iterations": iterations, "warm_start": warm_start}))
+                .expect("params");
         let model = FitContext::silent(|ctx| fit_dcnt(&corpus, &p, false, 7 + r, ctx)).expect("fit");
         // Fitted topics over the corpus' vocabulary back to the generator's word ids.
         let ids: std::collections::HashMap<String, usize> = (0..V).map(|w| (word(w), w)).collect();
@@ -169,11 +197,19 @@ fn main() {
         let distances: Vec<f64> =
             (0..K).map(|t| omega[t].iter().zip(&fitted[matched[t] * V..(matched[t] + 1) * V]).map(|(a, b)| (a - b).abs()).sum::<f64>()).collect();
         let l1: Vec<String> = distances.iter().map(|d| format!("{d:.2}")).collect();
+        let mut records: Vec<serde_json::Value> = Vec::new();
         let mut check = |covariate: &str, points: Vec<(String, f64)>, group_count: bool| {
             let query = EffectQuery { covariate: covariate.into(), grid: GRID, contrast: None, level: 0.95, topics: None, seed: r };
             let e = model.effects(&query).expect("effects").expect("an estimator");
             for (p, (group, x)) in points.iter().enumerate() {
                 let want = true_shares(&truth, &phi_of(group, *x), &mut rng);
+                let estimates: Vec<[f64; 3]> = (0..K)
+                    .map(|t| {
+                        let got = e.topics[matched[t]].points[p].share;
+                        [got.mean, got.lower, got.upper]
+                    })
+                    .collect();
+                records.push(json!({"covariate": covariate, "group": group, "x": x, "truth": want, "dcnt": estimates}));
                 for t in 0..K {
                     let got = e.topics[matched[t]].points[p].share;
                     let hit = got.lower <= want[t] && want[t] <= got.upper;
@@ -196,6 +232,23 @@ fn main() {
         check("group", vec![("a".into(), mean_x), ("b".into(), mean_x)], true);
         let (lo, hi) = xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
         check("x", (0..GRID).map(|i| ("a".to_string(), lo + (hi - lo) * i as f64 / (GRID - 1) as f64)).collect(), false);
+        if let Ok(dir) = std::env::var("EXPORT") {
+            // The replicate for anchors (bench/effects_vs_tomotopy.py): the documents as
+            // word counts with their covariates, the true topics over the vocabulary,
+            // and each grid point's true shares beside DCNT's (true topic order).
+            let vocabulary: Vec<String> = (0..V).map(word).collect();
+            let documents: Vec<serde_json::Value> = (0..corpus.num_documents())
+                .map(|d| {
+                    let (terms, counts) = corpus.counts.row(d);
+                    let words: BTreeMap<&str, f64> = terms.iter().zip(counts).map(|(&w, &c)| (corpus.lexicon.word(w), c as f64)).collect();
+                    json!({"words": words, "group": groups[d], "x": xs[d]})
+                })
+                .collect();
+            let out =
+                json!({"replicate": r, "topics": K, "vocabulary": vocabulary, "omega": omega, "dcnt_l1": distances, "documents": documents, "points": records});
+            std::fs::create_dir_all(&dir).expect("export folder");
+            std::fs::write(format!("{dir}/replicate{r}.json"), out.to_string()).expect("export");
+        }
         let mut sorted_errors = errors.clone();
         sorted_errors.sort_by(f64::total_cmp);
         println!(
@@ -218,6 +271,15 @@ fn main() {
         widths[widths.len() / 2],
         t0.elapsed().as_secs_f64()
     );
+}
+
+/// The design row of a document in `group` at `x`.
+fn design_row(spec: &DesignSpec, group: &str, x: f64) -> Vec<f64> {
+    spec.row(|n| match n {
+        "group" => Some(CovariateInput::Level(group)),
+        _ => Some(CovariateInput::Number(x)),
+    })
+    .expect("a row")
 }
 
 /// Word `i` of the generator as letters (`wab`), which preprocessing keeps as it is.

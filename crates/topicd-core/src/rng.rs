@@ -41,6 +41,8 @@ pub enum Purpose {
     DcntSwap = 15,
     /// Covariate effects' Monte Carlo integrals (one stream per kept draw).
     Effects = 16,
+    /// DCNT/SCNT's collapsed start (one stream per document and sweep).
+    DcntWarmStart = 17,
 }
 
 /// SplitMix64 finaliser: a bijective 64-bit mixer with good avalanche.

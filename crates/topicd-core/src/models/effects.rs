@@ -10,6 +10,7 @@
 
 use super::design::{CovariateInput, DesignSpec, DesignTerm};
 use super::ModelError;
+use crate::corpus::covariates::fractional_year;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -111,7 +112,7 @@ pub fn covariate_of(term: &DesignTerm) -> &str {
 
 /// A covariate's value at a point of the curve: as a design reads it, and as the
 /// answer shows it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum PointValue {
     Number(f64),
     Level(String),
@@ -190,7 +191,8 @@ pub fn plan(spec: &DesignSpec, query: &EffectQuery, k: usize) -> Result<EffectPl
     Ok(EffectPlan { kind, points, contrast, held, rows, topics })
 }
 
-/// A contrast's side: a level of a categorical covariate, a number of a continuous one.
+/// A contrast's side: a level of a categorical covariate, a number of a continuous one
+/// (or a date, read as the fractional year a date covariate stores).
 fn parse_value(term: &DesignTerm, text: &str) -> Result<PointValue, ModelError> {
     match term {
         DesignTerm::OneHot { covariate, levels, .. } => levels
@@ -198,9 +200,9 @@ fn parse_value(term: &DesignTerm, text: &str) -> Result<PointValue, ModelError> 
             .find(|l| l.as_str() == text)
             .map(|l| PointValue::Level(l.clone()))
             .ok_or_else(|| ModelError::Invalid(format!("contrast: {covariate:?} has no level {text:?} (levels: {})", levels.join(", ")))),
-        _ => match text.parse::<f64>() {
-            Ok(x) if x.is_finite() => Ok(PointValue::Number(x)),
-            _ => Err(ModelError::Invalid(format!("contrast: {text:?} is not a number"))),
+        _ => match text.parse::<f64>().ok().or_else(|| fractional_year(text)) {
+            Some(x) if x.is_finite() => Ok(PointValue::Number(x)),
+            _ => Err(ModelError::Invalid(format!("contrast: {text:?} is neither a number nor a date (YYYY-MM-DD or RFC 3339)"))),
         },
     }
 }
@@ -244,5 +246,18 @@ mod tests {
         let i = interval(&[1.0, 2.0], 0.5);
         assert_eq!((i.lower, i.upper), (1.25, 1.75));
         assert_eq!(interval(&[3.0], 0.95), Interval { mean: 3.0, lower: 3.0, upper: 3.0 });
+    }
+
+    /// A continuous side of a contrast is a number or a date (the fractional year a date
+    /// covariate was stored as); anything else names what it accepts.
+    #[test]
+    fn contrast_sides_take_numbers_and_dates() {
+        let year = DesignTerm::Linear { covariate: "date".into(), values: super::super::design::ValueRange { min: 2000.0, max: 2020.0, mean: 2010.0 } };
+        let value = |text: &str| parse_value(&year, text).map_err(|e| e.to_string());
+        assert_eq!(value("2015.5"), Ok(PointValue::Number(2015.5)));
+        assert_eq!(value("2019-07-02T12:00:00Z"), Ok(PointValue::Number(2019.5)));
+        assert_eq!(value("2020-01-01"), Ok(PointValue::Number(2020.0)));
+        let err = value("2020-13-01").unwrap_err();
+        assert!(err.contains("neither a number nor a date"), "{err}");
     }
 }

@@ -285,11 +285,20 @@ fn same_model_at_any_thread_count_and_encoding_round_trips() {
     let upgraded = DcntModel::decode(&v2).expect("a version-2 model decodes");
     assert_eq!(upgraded.params.keep_draws, 0, "models before kept draws kept none");
     assert_eq!(DcntModel { params: a.params.clone(), ..upgraded }, a);
-    // Version 4: the current blob without the trailing convergence report.
-    let mut v4 = current.clone();
-    assert_eq!(v4.pop(), Some(0));
-    v4[0] = 4;
-    assert_eq!(DcntModel::decode(&v4).expect("a version-4 model decodes"), a);
+    // Version 5: the parameters without `warm_start`, everything after them as now;
+    // version 4 also without the trailing convergence report.
+    let (_, after_current_params) = postcard::take_from_bytes::<(u32, bool, DcntParams)>(&current).unwrap();
+    let v5_params = super::model::DcntParamsV5::from(p);
+    for version in [5u32, 4] {
+        let mut old = postcard::to_allocvec(&(version, false, &v5_params)).unwrap();
+        old.extend_from_slice(after_current_params);
+        if version == 4 {
+            assert_eq!(old.pop(), Some(0), "no convergence report");
+        }
+        let upgraded = DcntModel::decode(&old).unwrap_or_else(|e| panic!("a version-{version} model decodes: {e}"));
+        assert_eq!(upgraded.params.warm_start, 0, "models before the collapsed start had none");
+        assert_eq!(DcntModel { params: a.params.clone(), ..upgraded }, a);
+    }
     let docs: Vec<_> = a
         .heldout_documents
         .iter()

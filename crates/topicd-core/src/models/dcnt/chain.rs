@@ -43,9 +43,10 @@ pub(super) struct PosteriorSums {
     pub lambda_v: f64,
     pub acceptance: f64,
     pub kept: usize,
-    /// A, η and λ_v of every `draw_stride`-th kept scan, at most `keep_draws` of them.
+    /// A, η and λ_v of `keep_draws` scans spread evenly over every scan after burn-in
+    /// ([`draw_due`]; not only the thinned, kept ones: the loadings are small, and the
+    /// default 200 draws then need no more than 200 scans after burn-in).
     pub draws: Vec<Loadings>,
-    pub draw_stride: usize,
     pub keep_draws: usize,
     /// At every kept scan: the log joint per token, λ_v, λ_a and the topic shares
     /// sorted.
@@ -56,13 +57,11 @@ pub(super) struct PosteriorSums {
 const TRACED: [&str; 2] = ["lambda_v", "lambda_a"];
 
 impl PosteriorSums {
-    /// Sums for K̄ topics, F features, V terms and D documents, keeping `keep_draws`
-    /// draws spread evenly over the schedule's kept scans.
-    fn new(k: usize, f: usize, v: usize, docs: usize, keep_draws: usize, schedule: &Schedule) -> Self {
-        let kept_scans = (1..=schedule.iterations).filter(|&it| schedule.is_kept(it)).count().max(1);
+    /// Sums for K̄ topics, F features, V terms and D documents, keeping up to
+    /// `keep_draws` draws of the loadings.
+    fn new(k: usize, f: usize, v: usize, docs: usize, keep_draws: usize) -> Self {
         PosteriorSums {
             draws: Vec::new(),
-            draw_stride: kept_scans.div_ceil(keep_draws.max(1)),
             keep_draws,
             omega: vec![0.0; k * v],
             shares: vec![0.0; k],
@@ -97,18 +96,28 @@ impl PosteriorSums {
         self.eta.iter_mut().zip(&g.eta).for_each(|(s, x)| *s += x);
         self.lambda_v += g.lambda_v;
         self.acceptance += acceptance;
-        if self.draws.len() < self.keep_draws && (self.kept - 1).is_multiple_of(self.draw_stride) {
-            self.draws.push(loadings(state));
-        }
     }
 
     /// Whether every length fits K̄ topics, F features, V terms and D documents.
     fn fits(&self, k: usize, f: usize, v: usize, docs: usize) -> bool {
         let traced = self.trace.names == KeptTrace::topic_model(&TRACED, k).names && self.trace.is_consistent() && self.trace.draws() == self.kept;
         let lengths = [(self.omega.len(), k * v), (self.shares.len(), k), (self.proportions.len(), docs * k), (self.a.len(), k * k), (self.eta.len(), f * k)];
-        let draws = self.draws.len() <= self.keep_draws && self.draw_stride > 0 && self.draws.iter().all(|d| d.a.len() == k * k && d.eta.len() == f * k);
+        let draws = self.draws.len() <= self.keep_draws && self.draws.iter().all(|d| d.a.len() == k * k && d.eta.len() == f * k);
         traced && draws && lengths.iter().all(|(got, want)| got == want)
     }
+}
+
+/// Whether scan `it` (1-based) is one whose loadings are kept as a draw: of the
+/// N = iterations − burn-in scans after burn-in, min(`keep_draws`, N) spread evenly
+/// (scan burn-in + s where ⌊s·m/N⌋ steps up), so the draws cover the whole kept part of
+/// the chain whatever `thin` is.
+pub fn draw_due(schedule: &Schedule, keep_draws: usize, it: usize) -> bool {
+    let after = schedule.iterations.saturating_sub(schedule.burn_in);
+    if it <= schedule.burn_in || it > schedule.iterations || after == 0 {
+        return false;
+    }
+    let (s, m) = (it - schedule.burn_in, keep_draws.min(after));
+    s * m / after > (s - 1) * m / after
 }
 
 /// A, η and λ_v as they are now.
@@ -130,9 +139,10 @@ pub(super) struct DcntChain<'a> {
     acceptance: f64,
 }
 
-/// Format version of [`SavedDcnt`] (3: the posterior sums keep the convergence trace;
-/// 2: draws of the loadings; older checkpoints are rejected and their fit starts over).
-const STATE_VERSION: u32 = 3;
+/// Format version of [`SavedDcnt`] (4: draws of the loadings from every scan after
+/// burn-in, not only kept ones; 3: the posterior sums keep the convergence trace; 2:
+/// draws of the loadings; older checkpoints are rejected and their fit starts over).
+const STATE_VERSION: u32 = 4;
 
 /// What a DCNT checkpoint inside the chain carries (besides the driver's position).
 #[derive(Serialize, Deserialize)]
@@ -165,8 +175,8 @@ fn all_finite(xs: &[f64]) -> bool {
 impl<'a> DcntChain<'a> {
     /// A chain from the initialisation of [`DcntState::init`].
     pub fn new(p: &DcntParams, diagonal: bool, docs: &'a Documents, seed: u64) -> Self {
-        let state = DcntState::init(docs, p.topics, diagonal, p.priors, p.topic_swaps, seed);
-        let sums = PosteriorSums::new(p.topics, docs.num_features, docs.num_terms, docs.num_docs(), p.keep_draws, &schedule(p));
+        let state = DcntState::init(docs, p.topics, diagonal, p.priors, p.topic_swaps, p.warm_start, seed);
+        let sums = PosteriorSums::new(p.topics, docs.num_features, docs.num_terms, docs.num_docs(), p.keep_draws);
         let last = loadings(&state);
         Self::assemble(p, docs, state, sums, last)
     }
@@ -226,6 +236,9 @@ impl Chain for DcntChain<'_> {
             return Err(FitError::Numerical(format!("non-finite global parameters at scan {iteration}")));
         }
         self.acceptance = stats.acceptance();
+        if self.sums.draws.len() < self.sums.keep_draws && draw_due(&self.schedule, self.sums.keep_draws, iteration) {
+            self.sums.draws.push(loadings(&self.state));
+        }
         let n = self.docs.num_tokens().max(1) as f64;
         let kept = self.sums.kept + self.schedule.is_kept(iteration) as usize;
         let mut diagnostics = Map::new();
@@ -257,5 +270,29 @@ impl Chain for DcntChain<'_> {
         let s = &self.state;
         let saved = SavedDcntRef { version: STATE_VERSION, z: &s.z, u: &s.u, v: &s.v, globals: &s.globals, sums: &self.sums, last: &self.last };
         postcard::to_allocvec(&saved).expect("plain data encodes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// min(keep, N) draws over the N scans after burn-in, evenly: the last scan always,
+    /// none during burn-in or past the end, and every scan when keep ≥ N.
+    #[test]
+    fn draws_spread_evenly_over_the_scans_after_burn_in() {
+        let schedule = Schedule { iterations: 1_000, burn_in: 500, thin: 10, loglik_every: 10 };
+        let due = |keep: usize| (0..=1_001).filter(|&it| draw_due(&schedule, keep, it)).collect::<Vec<_>>();
+        let d200 = due(200);
+        assert_eq!(d200.len(), 200);
+        assert_eq!((d200[0], d200[199]), (503, 1_000));
+        let gaps: Vec<usize> = d200.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|&g| g == 2 || g == 3), "{gaps:?}");
+        assert_eq!(due(500), (501..=1_000).collect::<Vec<_>>());
+        assert_eq!(due(900).len(), 500, "at most the scans after burn-in");
+        assert_eq!(due(1), vec![1_000]);
+        assert!(due(0).is_empty());
+        let no_burn = Schedule { burn_in: 0, ..schedule };
+        assert_eq!((0..=1_000).filter(|&it| draw_due(&no_burn, 4, it)).collect::<Vec<_>>(), vec![250, 500, 750, 1_000]);
     }
 }

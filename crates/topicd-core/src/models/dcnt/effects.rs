@@ -186,7 +186,7 @@ mod tests {
             super::super::params::DcntParams::from_json(&serde_json::json!({"topics": 2, "iterations": 60, "burn_in": 20, "thin": 2, "covariates": ["group"]}))
                 .unwrap();
         let model = FitContext::silent(|ctx| super::super::fit::fit_dcnt(&corpus, &p, false, 3, ctx)).unwrap();
-        assert_eq!(model.draws.len(), 20, "every kept scan's draw");
+        assert_eq!(model.draws.len(), 40, "a draw from every scan after burn-in (not only the 20 kept ones)");
         let query = EffectQuery { covariate: "group".into(), grid: 25, contrast: Some(("x".into(), "y".into())), level: 0.9, topics: None, seed: 4 };
         let e = effects(&model, &query).unwrap();
         let Some(DesignTerm::OneHot { levels, reference, .. }) = model.design.as_ref().map(|d| d.terms[0].clone()) else { panic!("a one-hot term") };

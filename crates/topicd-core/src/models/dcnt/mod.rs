@@ -41,6 +41,7 @@ pub mod scoring;
 pub mod state;
 pub mod stick;
 pub mod swap;
+pub mod warm_start;
 
 #[cfg(test)]
 mod bars_tests;

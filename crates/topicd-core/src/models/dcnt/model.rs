@@ -20,10 +20,11 @@ use crate::models::heldout::HeldoutReport;
 use crate::models::{ModelError, PredictOptions};
 use serde::{Deserialize, Serialize};
 
-/// Format version of [`DcntModel`]'s encoding (5: the convergence report, last; 4: the
-/// design from covariates, in the parameters and last in the model; 3: the parameters without the job's `threads`;
-/// 2: with `topic_swaps`; versions 1 to 3 still decode).
-pub const ENCODING_VERSION: u32 = 5;
+/// Format version of [`DcntModel`]'s encoding (6: `warm_start` among the parameters; 5:
+/// the convergence report, last; 4: the design from covariates, in the parameters and
+/// last in the model; 3: the parameters without the job's `threads`; 2: with
+/// `topic_swaps`; versions 1 to 5 still decode).
+pub const ENCODING_VERSION: u32 = 6;
 
 pub(super) fn family_name(diagonal: bool) -> &'static str {
     if diagonal {
@@ -91,19 +92,19 @@ impl DcntModel {
         // 5), last, which older models hold as none.
         let up = |(_, diagonal): (u32, bool), p: DcntParamsV3| ((ENCODING_VERSION, diagonal), DcntParams::from(p));
         let no_convergence = postcard::to_allocvec(&None::<ConvergenceReport>).map_err(decode_error)?;
+        let up5 = |(_, diagonal): (u32, bool), p: DcntParamsV5| ((ENCODING_VERSION, diagonal), DcntParams::from(p));
         let upgraded = match version {
             ENCODING_VERSION => None,
+            5 => return postcard::from_bytes(&with_params_converted(bytes, up5).map_err(decode_error)?).map_err(decode_error),
             4 => {
-                let mut blob = bytes.to_vec();
+                let mut blob = with_params_converted(bytes, up5).map_err(decode_error)?;
                 blob.extend_from_slice(&no_convergence);
-                let mut m: DcntModel = postcard::from_bytes(&blob).map_err(decode_error)?;
-                m.version = ENCODING_VERSION;
-                return Ok(m);
+                return postcard::from_bytes(&blob).map_err(decode_error);
             }
             3 => Some(with_params_converted(bytes, up)),
             2 => Some(with_params_converted(bytes, |h, p: DcntParamsV2| up(h, p.into()))),
             1 => Some(with_params_converted(bytes, |h, p: DcntParamsV1| up(h, p.into()))),
-            v => return Err(ModelError::Decode(format!("DCNT encoding version {v} is not {ENCODING_VERSION}, 4, 3, 2 or 1"))),
+            v => return Err(ModelError::Decode(format!("DCNT encoding version {v} is not {ENCODING_VERSION}, 5, 4, 3, 2 or 1"))),
         };
         let current = match upgraded {
             None => std::borrow::Cow::Borrowed(bytes),
@@ -247,8 +248,73 @@ impl From<DcntParamsV3> for DcntParams {
             heldout_chain_length: p.heldout_chain_length,
             heldout_acceptance_samples: p.heldout_acceptance_samples,
             topic_swaps: p.topic_swaps,
+            warm_start: 0,
             keep_draws: 0,
             design: DesignRequest::default(),
+        }
+    }
+}
+
+/// [`DcntParams`] as stored by versions 4 and 5 (before `warm_start`).
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+pub(super) struct DcntParamsV5 {
+    pub topics: usize,
+    pub priors: super::params::Priors,
+    pub iterations: usize,
+    pub burn_in: usize,
+    pub thin: usize,
+    pub loglik_every: usize,
+    pub test_fraction: f64,
+    pub heldout_burn_in: usize,
+    pub heldout_chain_length: usize,
+    pub heldout_acceptance_samples: usize,
+    pub topic_swaps: usize,
+    pub keep_draws: usize,
+    pub design: DesignRequest,
+}
+
+#[cfg(test)]
+impl From<&DcntParams> for DcntParamsV5 {
+    /// Test support: current parameters (whose `warm_start` is 0) in versions 4 and 5's layout.
+    fn from(p: &DcntParams) -> Self {
+        assert_eq!(p.warm_start, 0, "versions 4 and 5 had no collapsed start");
+        DcntParamsV5 {
+            topics: p.topics,
+            priors: p.priors,
+            iterations: p.iterations,
+            burn_in: p.burn_in,
+            thin: p.thin,
+            loglik_every: p.loglik_every,
+            test_fraction: p.test_fraction,
+            heldout_burn_in: p.heldout_burn_in,
+            heldout_chain_length: p.heldout_chain_length,
+            heldout_acceptance_samples: p.heldout_acceptance_samples,
+            topic_swaps: p.topic_swaps,
+            keep_draws: p.keep_draws,
+            design: p.design.clone(),
+        }
+    }
+}
+
+impl From<DcntParamsV5> for DcntParams {
+    /// Models stored before the collapsed start began from the prior alone.
+    fn from(p: DcntParamsV5) -> Self {
+        DcntParams {
+            topics: p.topics,
+            priors: p.priors,
+            iterations: p.iterations,
+            burn_in: p.burn_in,
+            thin: p.thin,
+            loglik_every: p.loglik_every,
+            test_fraction: p.test_fraction,
+            heldout_burn_in: p.heldout_burn_in,
+            heldout_chain_length: p.heldout_chain_length,
+            heldout_acceptance_samples: p.heldout_acceptance_samples,
+            topic_swaps: p.topic_swaps,
+            warm_start: 0,
+            keep_draws: p.keep_draws,
+            design: p.design,
         }
     }
 }

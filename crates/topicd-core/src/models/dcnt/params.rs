@@ -61,8 +61,12 @@ pub struct DcntParams {
     /// Within-document topic swaps proposed per document and scan ([`super::swap`];
     /// 0 turns the move off).
     pub topic_swaps: usize,
-    /// Kept scans whose A, η and λ_v the model stores (evenly spread over the kept
-    /// scans; at most this many), from which covariate effects get their intervals.
+    /// Sweeps of collapsed LDA Gibbs that place the chain's start
+    /// ([`super::warm_start`]; 0, the default: the paper's start from the prior alone).
+    pub warm_start: usize,
+    /// Scans whose A, η and λ_v the model stores (evenly spread over every scan after
+    /// burn-in, whatever `thin` is; at most this many, and at most the scans after
+    /// burn-in), from which covariate effects get their intervals.
     pub keep_draws: usize,
     /// The covariates φ_d is built from (`covariates`, `reference`, `splines`;
     /// [`crate::models::design`]); none: the documents' `features` as they are (φ_d = 1
@@ -130,6 +134,9 @@ impl DcntParams {
         let loglik_every = r.uint_in("loglik_every", 1, 1_000_000)?.unwrap_or(10) as usize;
         let test_fraction = r.fraction("test_fraction", 0.9)?.unwrap_or(0.0);
         let topic_swaps = r.uint_in("topic_swaps", 0, 100)?.map_or(DEFAULT_TOPIC_SWAPS, |x| x as usize);
+        // Off by default: on the bars data the collapsed start keeps LDA's own merged
+        // pairs of bars, which the DCNT chain then cannot split (decision 0047).
+        let warm_start = r.uint_in("warm_start", 0, 100_000)?.unwrap_or(0) as usize;
         let chib = super::heldout::ChibSettings::default();
         let heldout_burn_in = r.uint_in("heldout_burn_in", 0, 1_000_000)?.map_or(chib.burn_in, |x| x as usize);
         let heldout_chain_length = r.uint_in("heldout_chain_length", 1, 1_000_000)?.map_or(chib.chain_length, |x| x as usize);
@@ -153,6 +160,7 @@ impl DcntParams {
             heldout_chain_length,
             heldout_acceptance_samples,
             topic_swaps,
+            warm_start,
             keep_draws,
             design,
         })
@@ -167,7 +175,8 @@ mod tests {
     #[test]
     fn defaults_follow_the_toy_experiment() {
         let p = DcntParams::from_json(&json!({})).unwrap();
-        assert_eq!((p.topics, p.iterations, p.burn_in, p.thin, p.topic_swaps), (20, 1_000, 500, 10, 1));
+        assert_eq!((p.topics, p.iterations, p.burn_in, p.thin, p.topic_swaps, p.warm_start), (20, 1_000, 500, 10, 1, 0));
+        assert_eq!(DcntParams::from_json(&json!({"warm_start": 250})).unwrap().warm_start, 250);
         assert_eq!(p.priors, Priors::default());
         assert_eq!(p.priors.gamma_mu, 1e6);
         let schedule = super::super::chain::schedule(&p);
@@ -204,6 +213,7 @@ mod tests {
             (json!({"iterations": 10, "burn_in": 10}), "burn_in"),
             (json!({"thin": 0}), "thin"),
             (json!({"topic_swaps": 101}), "topic_swaps"),
+            (json!({"warm_start": 100001}), "warm_start"),
             (json!({"loglik_every": 0}), "loglik_every"),
             (json!({"test_fraction": 0.95}), "test_fraction"),
             (json!({"alpha": 1}), "alpha"),

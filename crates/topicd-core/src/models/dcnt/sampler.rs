@@ -30,6 +30,7 @@ use super::params::Priors;
 use super::state::{DcntState, Documents};
 use super::stick::{log_stick_weights, stick_weights};
 use super::swap::swap_sweep;
+use super::warm_start::warm_start;
 use crate::models::lda::loglik::log_p_words_given_topics;
 use crate::rng::{stream, Purpose};
 use rand::RngExt;
@@ -89,8 +90,10 @@ impl DcntState {
     /// given v_d, from `(seed, DcntDocuments, 0, d)`; `topic_swaps` swaps per document
     /// and scan. (z used to start uniform over the K̄ topics, a departure from the
     /// paper: every topic then starts as the same blend of every bar, and on the bars
-    /// data two topics often settled on one bar while another held two.)
-    pub fn init(docs: &Documents, num_topics: usize, diagonal: bool, priors: Priors, topic_swaps: usize, seed: u64) -> Self {
+    /// data two topics often settled on one bar while another held two.) With
+    /// `warm_start_sweeps` > 0, z and v are then moved by [`warm_start`]'s collapsed
+    /// sweeps and u_d is drawn given the new v_d from `(seed, DcntWarmStart, 0, d)`.
+    pub fn init(docs: &Documents, num_topics: usize, diagonal: bool, priors: Priors, topic_swaps: usize, warm_start_sweeps: usize, seed: u64) -> Self {
         let k = num_topics;
         let mut grng = stream(seed, Purpose::DcntGlobal, 0, 0);
         let globals = Globals::initial(k, docs.num_features, diagonal, &mut grng);
@@ -144,6 +147,22 @@ impl DcntState {
             state.z.extend(z);
         }
         state.recount(docs);
+        if warm_start_sweeps > 0 {
+            // The collapsed start ([`warm_start`]): z and v from it, then u_d from its
+            // conditional given the new v_d under the initial globals.
+            let blocks = docs.blocks(SYNC_TOKENS);
+            state.v = warm_start(docs, &mut state.z, k, priors.beta, warm_start_sweeps, &blocks, seed);
+            state.recount(docs);
+            let uc = UConditional::new(&state.globals.a, k, state.globals.lambda_v).expect("the prior's draws are finite");
+            let u: Vec<f64> = (0..docs.num_docs())
+                .into_par_iter()
+                .flat_map_iter(|d| {
+                    let mut rng = stream(seed, Purpose::DcntWarmStart, 0, d as u64);
+                    uc.draw(&state.v[d * k..(d + 1) * k], &state.globals.u_mean(docs.phi(d)), &mut rng)
+                })
+                .collect();
+            state.u = u;
+        }
         state
     }
 
@@ -310,7 +329,7 @@ mod tests {
         let (docs_n, tokens, k) = (400usize, 50u32, 6usize);
         let rows = (0..docs_n).map(|d| (vec![0, 1 + (d % 3) as u32], vec![tokens / 2, tokens - tokens / 2])).collect();
         let docs = Documents::new(rows, vec![1.0; docs_n], 1, 4);
-        let state = DcntState::init(&docs, k, true, Priors::default(), 0, 3);
+        let state = DcntState::init(&docs, k, true, Priors::default(), 0, 0, 3);
         for topic in 0..k {
             let (mut observed, mut expected, mut variance) = (0.0, 0.0, 0.0);
             for d in 0..docs_n {

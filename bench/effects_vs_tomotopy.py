@@ -188,20 +188,27 @@ def run_replicate(data, degree):
         if is_group[i]:
             dmr_est[i] = dmr_prior[p["group"]][dmr_match]
 
+    estimates = {"DCNT (topicd)": dcnt.tolist(), "tomotopy GDMR": gdmr_est.tolist(), "tomotopy DMR": dmr_est.tolist()}
+    l1 = {"DCNT (topicd)": list(data["dcnt_l1"]), "tomotopy GDMR": gdmr_l1.tolist(), "tomotopy DMR": dmr_l1.tolist()}
+    if all("lda" in p for p in points):
+        # topicd's LDA with the same covariates, effects by composition (exported beside DCNT's).
+        estimates[LDA] = [[est[0] for est in p["lda"]] for p in points]
+        l1[LDA] = list(data["lda_l1"])
     return {
         "replicate": r,
         "is_group": is_group.tolist(),
         "truth": truth.tolist(),
-        "estimates": {"DCNT (topicd)": dcnt.tolist(), "tomotopy GDMR": gdmr_est.tolist(),
-                      "tomotopy DMR": dmr_est.tolist()},
-        "l1": {"DCNT (topicd)": list(data["dcnt_l1"]), "tomotopy GDMR": gdmr_l1.tolist(),
-               "tomotopy DMR": dmr_l1.tolist()},
+        "estimates": estimates,
+        "l1": l1,
         "dcnt_covered": ((lower <= truth) & (truth <= upper)).tolist(),
         "seconds": {"tomotopy GDMR": gdmr_seconds, "tomotopy DMR": dmr_seconds},
         "gdmr_alpha_epsilon": gdmr_eps,
         "dmr_alpha_epsilon": dmr.alpha_epsilon,
         "gdmr_tdf_normalize_gap": softmax_gap,
     }
+
+
+LDA = "LDA by composition (topicd)"
 
 
 def rmse(results, method, group):
@@ -250,11 +257,11 @@ def main():
             data = json.load(f)
         res = run_replicate(data, args.degree)
         results.append(res)
-        print("replicate %d: GDMR %.1f s, DMR %.1f s; L1 DCNT [%s] GDMR [%s] DMR [%s]" % (
+        print("replicate %d: GDMR %.1f s, DMR %.1f s; L1 %s" % (
             res["replicate"], res["seconds"]["tomotopy GDMR"], res["seconds"]["tomotopy DMR"],
-            *(", ".join("%.2f" % v for v in res["l1"][m]) for m in res["l1"])), flush=True)
+            "; ".join("%s [%s]" % (m, ", ".join("%.2f" % v for v in l1)) for m, l1 in res["l1"].items())), flush=True)
 
-    methods = ["DCNT (topicd)", "tomotopy GDMR", "tomotopy DMR"]
+    methods = ["DCNT (topicd)", "tomotopy GDMR", "tomotopy DMR"] + ([LDA] if all(LDA in res["l1"] for res in results) else [])
     summary = {}
     for m in methods:
         summary[m] = {
@@ -263,7 +270,7 @@ def main():
             "mean_matched_l1": float(np.mean([res["l1"][m] for res in results])),
             "replicates": len(results),
         }
-        if m != methods[0]:
+        if m.startswith("tomotopy"):
             summary[m]["fit_seconds_total"] = sum(res["seconds"][m] for res in results)
     dcnt_coverage = {"all": coverage(results), "group_points": coverage(results, True),
                      "x_points": coverage(results, False)}

@@ -173,9 +173,10 @@ fn all_finite(xs: &[f64]) -> bool {
 }
 
 impl<'a> DcntChain<'a> {
-    /// A chain from the initialisation of [`DcntState::init`].
-    pub fn new(p: &DcntParams, diagonal: bool, docs: &'a Documents, seed: u64) -> Self {
-        let state = DcntState::init(docs, p.topics, diagonal, p.priors, p.topic_swaps, p.warm_start, seed);
+    /// A chain from the initialisation of [`DcntState::init`]; `stop` ends a collapsed
+    /// start early (a cancelled job).
+    pub fn new(p: &DcntParams, diagonal: bool, docs: &'a Documents, seed: u64, stop: &(dyn Fn() -> bool + Sync)) -> Self {
+        let state = DcntState::init(docs, p.topics, diagonal, p.priors, p.topic_swaps, p.warm_start, seed, stop);
         let sums = PosteriorSums::new(p.topics, docs.num_features, docs.num_terms, docs.num_docs(), p.keep_draws);
         let last = loadings(&state);
         Self::assemble(p, docs, state, sums, last)

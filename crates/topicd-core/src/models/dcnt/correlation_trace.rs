@@ -147,7 +147,7 @@ fn trace_dcnt_correlations() {
     if let Some(x) = std::env::var("PRIOR_AB").ok().and_then(|s| s.parse::<f64>().ok()) {
         (priors.a_a, priors.b_a, priors.a_v, priors.b_v) = (x, x, x, x);
     }
-    let mut state = DcntState::init(&docs, k, false, priors, 1, 0, seed);
+    let mut state = DcntState::init(&docs, k, false, priors, 1, 0, seed, &|| false);
     for it in 1..=iterations {
         state.scan(&docs, &sync_blocks, seed, it as u64).expect("a finite chain");
         if it % every != 0 {

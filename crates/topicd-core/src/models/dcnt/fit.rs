@@ -221,7 +221,7 @@ pub fn fit_dcnt(corpus: &Corpus, p: &DcntParams, diagonal: bool, seed: u64, ctx:
                 |m, scored| restore_after_chain(&training, p, diagonal, seed, m, scored, position),
             )
         },
-        || Start::Chain(Box::new(DcntChain::new(p, diagonal, &training.docs, seed))),
+        || Start::Chain(Box::new(DcntChain::new(p, diagonal, &training.docs, seed, &|| ctx.cancel.is_cancelled()))),
     );
     let (mut model, end, scored) = start.finish(position, ctx, |mut dcnt, position| {
         let end = crate::models::chain::run(dcnt.as_mut(), family, seed, &schedule, position, ctx)?;

@@ -92,8 +92,19 @@ impl DcntState {
     /// paper: every topic then starts as the same blend of every bar, and on the bars
     /// data two topics often settled on one bar while another held two.) With
     /// `warm_start_sweeps` > 0, z and v are then moved by [`warm_start`]'s collapsed
-    /// sweeps and u_d is drawn given the new v_d from `(seed, DcntWarmStart, 0, d)`.
-    pub fn init(docs: &Documents, num_topics: usize, diagonal: bool, priors: Priors, topic_swaps: usize, warm_start_sweeps: usize, seed: u64) -> Self {
+    /// sweeps (ended early once `stop` says so) and u_d is drawn given the new v_d from
+    /// `(seed, DcntWarmStart, 0, d)`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn init(
+        docs: &Documents,
+        num_topics: usize,
+        diagonal: bool,
+        priors: Priors,
+        topic_swaps: usize,
+        warm_start_sweeps: usize,
+        seed: u64,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Self {
         let k = num_topics;
         let mut grng = stream(seed, Purpose::DcntGlobal, 0, 0);
         let globals = Globals::initial(k, docs.num_features, diagonal, &mut grng);
@@ -151,7 +162,7 @@ impl DcntState {
             // The collapsed start ([`warm_start`]): z and v from it, then u_d from its
             // conditional given the new v_d under the initial globals.
             let blocks = docs.blocks(SYNC_TOKENS);
-            state.v = warm_start(docs, &mut state.z, k, priors.beta, warm_start_sweeps, &blocks, seed);
+            state.v = warm_start(docs, &mut state.z, k, priors.beta, warm_start_sweeps, &blocks, seed, stop);
             state.recount(docs);
             let uc = UConditional::new(&state.globals.a, k, state.globals.lambda_v).expect("the prior's draws are finite");
             let u: Vec<f64> = (0..docs.num_docs())
@@ -329,7 +340,7 @@ mod tests {
         let (docs_n, tokens, k) = (400usize, 50u32, 6usize);
         let rows = (0..docs_n).map(|d| (vec![0, 1 + (d % 3) as u32], vec![tokens / 2, tokens - tokens / 2])).collect();
         let docs = Documents::new(rows, vec![1.0; docs_n], 1, 4);
-        let state = DcntState::init(&docs, k, true, Priors::default(), 0, 0, 3);
+        let state = DcntState::init(&docs, k, true, Priors::default(), 0, 0, 3, &|| false);
         for topic in 0..k {
             let (mut observed, mut expected, mut variance) = (0.0, 0.0, 0.0);
             for d in 0..docs_n {

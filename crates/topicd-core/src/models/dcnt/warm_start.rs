@@ -69,12 +69,26 @@ impl Counts {
 
 /// `sweeps` sweeps of collapsed LDA Gibbs from `z` (changed in place), then the topics
 /// relabelled largest first. Returns each document's activations v (D × K̄) matching
-/// its smoothed proportions.
-pub fn warm_start(docs: &Documents, z: &mut [u16], num_topics: usize, beta: f64, sweeps: usize, blocks: &[Range<usize>], seed: u64) -> Vec<f64> {
+/// its smoothed proportions. `stop` is asked before every sweep: a cancelled job ends
+/// its start there (its fit then stops before the first scan, with nothing saved).
+#[allow(clippy::too_many_arguments)]
+pub fn warm_start(
+    docs: &Documents,
+    z: &mut [u16],
+    num_topics: usize,
+    beta: f64,
+    sweeps: usize,
+    blocks: &[Range<usize>],
+    seed: u64,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Vec<f64> {
     let k = num_topics;
     let mut counts = Counts::of(docs, z, k);
     let w_beta = docs.num_terms as f64 * beta;
     for sweep in 1..=sweeps as u64 {
+        if stop() {
+            break;
+        }
         for block in blocks {
             let updates: Vec<DocMoves> = block
                 .clone()
@@ -186,6 +200,19 @@ mod tests {
         }
     }
 
+    /// A start told to stop runs no sweep: the assignments are only relabelled.
+    #[test]
+    fn a_stopped_start_runs_no_sweep() {
+        let rows = vec![(vec![0u32, 1, 2], vec![2u32, 1, 3]); 6];
+        let docs = Documents::new(rows, vec![1.0; 6], 1, 3);
+        let blocks = docs.blocks(8);
+        let start: Vec<u16> = (0..docs.num_tokens()).map(|t| (t % 3) as u16).collect();
+        let (mut stopped, mut none) = (start.clone(), start.clone());
+        let v_stopped = warm_start(&docs, &mut stopped, 3, 0.01, 50, &blocks, 1, &|| true);
+        let v_none = warm_start(&docs, &mut none, 3, 0.01, 0, &blocks, 1, &|| false);
+        assert_eq!((stopped, v_stopped), (none, v_none));
+    }
+
     #[test]
     fn topics_are_relabelled_largest_first() {
         let mut z = vec![0u16, 1, 1, 2, 2, 2, 0];
@@ -207,7 +234,7 @@ mod tests {
         let run = || {
             let mut rng = stream(1, Purpose::Estimate, 0, 0);
             let mut z: Vec<u16> = (0..docs.num_tokens()).map(|_| rng.random_range(0..k as u16)).collect();
-            let v = warm_start(&docs, &mut z, k, 0.01, 30, &blocks, 5);
+            let v = warm_start(&docs, &mut z, k, 0.01, 30, &blocks, 5, &|| false);
             (z, v)
         };
         let (z, act) = run();

@@ -179,10 +179,10 @@ pub(super) struct DcntParamsV2 {
 }
 
 #[cfg(test)]
-impl From<&DcntParams> for DcntParamsV2 {
-    /// The version 2 layout of current parameters (`threads` 0, as every job's was).
+impl From<&DcntParams> for DcntParamsV3 {
+    /// Test support: the version 3 fields of current parameters.
     fn from(p: &DcntParams) -> Self {
-        let v3 = DcntParamsV3 {
+        DcntParamsV3 {
             topics: p.topics,
             priors: p.priors,
             iterations: p.iterations,
@@ -194,8 +194,15 @@ impl From<&DcntParams> for DcntParamsV2 {
             heldout_chain_length: p.heldout_chain_length,
             heldout_acceptance_samples: p.heldout_acceptance_samples,
             topic_swaps: p.topic_swaps,
-        };
-        DcntParamsV2 { v3, threads: 0 }
+        }
+    }
+}
+
+#[cfg(test)]
+impl From<&DcntParams> for DcntParamsV2 {
+    /// The version 2 layout of current parameters (`threads` 0, as every job's was).
+    fn from(p: &DcntParams) -> Self {
+        DcntParamsV2 { v3: p.into(), threads: 0 }
     }
 }
 
@@ -255,21 +262,13 @@ impl From<DcntParamsV3> for DcntParams {
     }
 }
 
-/// [`DcntParams`] as stored by versions 4 and 5 (before `warm_start`).
+/// [`DcntParams`] as stored by versions 4 and 5 (before `warm_start`): version 3's
+/// fields, then the kept draws and the design.
 #[derive(Deserialize)]
 #[cfg_attr(test, derive(Serialize))]
 pub(super) struct DcntParamsV5 {
-    pub topics: usize,
-    pub priors: super::params::Priors,
-    pub iterations: usize,
-    pub burn_in: usize,
-    pub thin: usize,
-    pub loglik_every: usize,
-    pub test_fraction: f64,
-    pub heldout_burn_in: usize,
-    pub heldout_chain_length: usize,
-    pub heldout_acceptance_samples: usize,
-    pub topic_swaps: usize,
+    /// Laid out as version 3's (postcard writes a nested struct's fields in place).
+    pub v3: DcntParamsV3,
     pub keep_draws: usize,
     pub design: DesignRequest,
 }
@@ -279,43 +278,15 @@ impl From<&DcntParams> for DcntParamsV5 {
     /// Test support: current parameters (whose `warm_start` is 0) in versions 4 and 5's layout.
     fn from(p: &DcntParams) -> Self {
         assert_eq!(p.warm_start, 0, "versions 4 and 5 had no collapsed start");
-        DcntParamsV5 {
-            topics: p.topics,
-            priors: p.priors,
-            iterations: p.iterations,
-            burn_in: p.burn_in,
-            thin: p.thin,
-            loglik_every: p.loglik_every,
-            test_fraction: p.test_fraction,
-            heldout_burn_in: p.heldout_burn_in,
-            heldout_chain_length: p.heldout_chain_length,
-            heldout_acceptance_samples: p.heldout_acceptance_samples,
-            topic_swaps: p.topic_swaps,
-            keep_draws: p.keep_draws,
-            design: p.design.clone(),
-        }
+        DcntParamsV5 { v3: p.into(), keep_draws: p.keep_draws, design: p.design.clone() }
     }
 }
 
 impl From<DcntParamsV5> for DcntParams {
-    /// Models stored before the collapsed start began from the prior alone.
+    /// Models stored before the collapsed start began from the prior alone
+    /// (`warm_start` 0, as version 3's conversion gives).
     fn from(p: DcntParamsV5) -> Self {
-        DcntParams {
-            topics: p.topics,
-            priors: p.priors,
-            iterations: p.iterations,
-            burn_in: p.burn_in,
-            thin: p.thin,
-            loglik_every: p.loglik_every,
-            test_fraction: p.test_fraction,
-            heldout_burn_in: p.heldout_burn_in,
-            heldout_chain_length: p.heldout_chain_length,
-            heldout_acceptance_samples: p.heldout_acceptance_samples,
-            topic_swaps: p.topic_swaps,
-            warm_start: 0,
-            keep_draws: p.keep_draws,
-            design: p.design,
-        }
+        DcntParams { keep_draws: p.keep_draws, design: p.design, ..p.v3.into() }
     }
 }
 

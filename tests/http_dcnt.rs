@@ -195,6 +195,21 @@ async fn dcnt_reads_its_metadata_from_covariates() {
     let (_, by_year) = s.get(&format!("/v1/models/{mid}/effects?covariate=published&contrast=2019.5,2012&seed=3")).await;
     assert_eq!(by_date["topics"], by_year["topics"]);
     assert_eq!(by_date["topics"][0]["difference"]["a"].as_f64(), Some(2019.5), "{by_date}");
+    // Two SCNT chains: the job counts through both, the model pools them (chain 1's
+    // topics matched to chain 0's), and the effects take both chains' draws.
+    let two = json!({"topics": 4, "iterations": 16, "burn_in": 8, "thin": 4, "covariates": ["party"], "chains": 2});
+    let job = s.submit(&cid, "scnt", two, 3).await;
+    let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(120)).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    assert_eq!((done["progress"]["iteration"].as_u64(), done["progress"]["total"].as_u64()), (Some(32), Some(32)));
+    assert_eq!(done["convergence"]["chains"], 2, "{}", done["convergence"]);
+    let two_id = done["model_id"].as_str().unwrap();
+    let (_, m) = s.get(&format!("/v1/models/{two_id}")).await;
+    assert_eq!((m["diagnostics"]["chains"].as_u64(), m["diagnostics"]["chain_alignment"].as_array().map(Vec::len)), (Some(2), Some(1)), "{m}");
+    let (st, e) = s.get(&format!("/v1/models/{two_id}/effects?covariate=party")).await;
+    assert_eq!((st, e["draws"].as_u64()), (200, Some(16)), "8 draws from each chain: {e}");
+    let (st, t) = s.get(&format!("/v1/models/{two_id}/topics?n=3&with=intervals")).await;
+    assert_eq!((st, t["intervals"]["draws"].as_u64()), (200, Some(4)), "both chains' kept scans: {t}");
     for (query, field) in [
         ("covariate=published&contrast=2019-13-01,2012", "query.contrast"),
         ("covariate=score", "query.covariate"),
@@ -221,7 +236,7 @@ async fn dcnt_reads_its_metadata_from_covariates() {
         assert_problem(st, &e, 422, Some(field));
     }
     let (_, jobs) = s.get("/v1/jobs").await;
-    assert_eq!(jobs["total"], 1, "refused jobs are not queued");
+    assert_eq!(jobs["total"], 2, "refused jobs are not queued (the two are the fits above)");
     // A model that cannot answer (LDA fitted without covariates): 409 naming `model`.
     let lda = s.submit(&cid, "lda", json!({"topics": 2, "iterations": 4}), 1).await;
     let done = s.wait(lda["id"].as_str().unwrap(), Duration::from_secs(60)).await;

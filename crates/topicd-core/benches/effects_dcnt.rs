@@ -49,7 +49,7 @@ fn model(k: usize, draws: usize) -> DcntModel {
         .collect();
     let params = DcntParams::from_json(&serde_json::json!({"topics": k, "covariates": ["year", "party"]})).expect("params");
     DcntModel {
-        version: 4,
+        version: topicd_core::models::dcnt::model::ENCODING_VERSION,
         diagonal: false,
         params,
         num_terms: 1,
@@ -73,6 +73,8 @@ fn model(k: usize, draws: usize) -> DcntModel {
         design: Some(design),
         draws,
         convergence: None,
+        alignments: Vec::new(),
+        draws_per_chain: Vec::new(),
     }
 }
 

@@ -125,6 +125,40 @@ pub struct Alignment {
     pub distances: Vec<f64>,
 }
 
+/// How a kept sample stored at job iteration `iteration` (1-based, counted through the
+/// chains) is relabelled onto a pooled model's topics: `None` for chain 0's, the
+/// permutation of its chain's alignment otherwise; an error for a sample past the
+/// model's chains.
+pub fn sample_relabel(alignments: &[Alignment], iteration: u64, iterations: usize, chains: usize) -> Result<Option<&[usize]>, String> {
+    match (iteration.max(1) - 1) as usize / iterations.max(1) {
+        0 => Ok(None),
+        c => alignments.get(c - 1).map(|a| Some(a.permutation.as_slice())).ok_or_else(|| format!("a sample of chain {c} of a {chains}-chain fit")),
+    }
+}
+
+/// The alignments as a model's diagnostics serve them.
+pub fn alignments_json(alignments: &[Alignment]) -> serde_json::Value {
+    alignments
+        .iter()
+        .map(|a| {
+            serde_json::json!({
+                "permutation": a.permutation,
+                "max_distance": a.distances.iter().copied().fold(0.0, f64::max),
+                "distances": a.distances,
+            })
+        })
+        .collect()
+}
+
+/// Every later chain's topics matched to chain 0's (`word_rates[c]`: chain c's
+/// topic-major `k × v` word distributions): the alignments of chains 1.., and where
+/// each chain's topic a goes (`targets[c][a]`; chain 0's stay where they are).
+pub fn match_to_first(word_rates: &[&[f64]], k: usize, v: usize) -> (Vec<Alignment>, Vec<Vec<usize>>) {
+    let alignments: Vec<Alignment> = word_rates[1..].iter().map(|other| align_topics(word_rates[0], other, k, v)).collect();
+    let targets = std::iter::once((0..k).collect()).chain(alignments.iter().map(|a| a.permutation.clone())).collect();
+    (alignments, targets)
+}
+
 /// Match the `k` topics of `other` to those of `reference` (both topic-major `k × v`
 /// word distributions) by the permutation minimising the summed L1 distance.
 pub fn align_topics(reference: &[f64], other: &[f64], k: usize, v: usize) -> Alignment {

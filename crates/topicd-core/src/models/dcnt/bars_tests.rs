@@ -253,12 +253,12 @@ fn same_model_at_any_thread_count_and_encoding_round_trips() {
     // A model stored by version 1 (parameters without topic_swaps) still decodes, as a
     // model fitted without swaps. Its bytes: version 1, the flag, the old parameters,
     // then everything after the parameters exactly as the current version lays it out.
-    // Versions 1 to 3 end before `design`, `draws` and `convergence` (here none: three
-    // zero bytes).
+    // Versions 1 to 3 end before `design`, `draws`, `convergence` and the chains'
+    // alignments and draws per chain (here none: five zero bytes).
     let a = DcntModel { draws: Vec::new(), convergence: None, ..a };
     let current = a.encode();
     let (_, after_params) = postcard::take_from_bytes::<(u32, bool, DcntParams)>(&current).unwrap();
-    let after_params = after_params.strip_suffix(&[0, 0, 0]).expect("no design, no draws, no report");
+    let after_params = after_params.strip_suffix(&[0; 5]).expect("no design, draws, report, alignments or draws per chain");
     let p = &a.params;
     let old = super::model::DcntParamsV1 {
         topics: p.topics,
@@ -285,13 +285,21 @@ fn same_model_at_any_thread_count_and_encoding_round_trips() {
     let upgraded = DcntModel::decode(&v2).expect("a version-2 model decodes");
     assert_eq!(upgraded.params.keep_draws, 0, "models before kept draws kept none");
     assert_eq!(DcntModel { params: a.params.clone(), ..upgraded }, a);
-    // Version 5: the parameters without `warm_start`, everything after them as now;
+    // Version 6: the parameters without `chains`, everything after them as now but for
+    // the chains' alignments and draws per chain; version 5 also without `warm_start`;
     // version 4 also without the trailing convergence report.
     let (_, after_current_params) = postcard::take_from_bytes::<(u32, bool, DcntParams)>(&current).unwrap();
+    let mut after_v6_params = after_current_params.to_vec();
+    assert_eq!(after_v6_params.split_off(after_v6_params.len() - 2), [0, 0], "one chain: no alignments, no draws per chain");
+    let mut v6 = postcard::to_allocvec(&(6u32, false, super::model::DcntParamsV6::from(p))).unwrap();
+    v6.extend_from_slice(&after_v6_params);
+    let upgraded = DcntModel::decode(&v6).expect("a version-6 model decodes");
+    assert_eq!(upgraded.params.chains, 1, "models before several chains ran one");
+    assert_eq!(DcntModel { params: a.params.clone(), ..upgraded }, a);
     let v5_params = super::model::DcntParamsV5::from(p);
     for version in [5u32, 4] {
         let mut old = postcard::to_allocvec(&(version, false, &v5_params)).unwrap();
-        old.extend_from_slice(after_current_params);
+        old.extend_from_slice(&after_v6_params);
         if version == 4 {
             assert_eq!(old.pop(), Some(0), "no convergence report");
         }

@@ -177,7 +177,7 @@ impl<'a> DcntChain<'a> {
     /// start early (a cancelled job).
     pub fn new(p: &DcntParams, diagonal: bool, docs: &'a Documents, seed: u64, stop: &(dyn Fn() -> bool + Sync)) -> Self {
         let state = DcntState::init(docs, p.topics, diagonal, p.priors, p.topic_swaps, p.warm_start, seed, stop);
-        let sums = PosteriorSums::new(p.topics, docs.num_features, docs.num_terms, docs.num_docs(), p.keep_draws);
+        let sums = PosteriorSums::new(p.topics, docs.num_features, docs.num_terms, docs.num_docs(), p.draws_per_chain());
         let last = loadings(&state);
         Self::assemble(p, docs, state, sums, last)
     }
@@ -205,7 +205,7 @@ impl<'a> DcntChain<'a> {
             (g.a.len() == k * k && bounded(&g.a) && (!diagonal || g.a.iter().enumerate().all(|(i, &x)| i / k == i % k || x == 0.0)), "A"),
             (g.eta.len() == f * k && bounded(&g.eta) && g.mu.len() == f && bounded(&g.mu), "η and μ"),
             (g.lambda_f.len() == f && g.lambda_f.iter().all(|&x| positive(x)) && positive(g.lambda_a) && positive(g.lambda_v), "precisions"),
-            (s.sums.fits(k, f, docs.num_terms, d) && s.sums.kept == position.kept, "posterior sums"),
+            (s.sums.fits(k, f, docs.num_terms, d) && s.sums.kept == position.kept && s.sums.keep_draws == p.draws_per_chain(), "posterior sums"),
             (s.last.a.len() == k * k && s.last.eta.len() == f * k, "last kept loadings"),
         ];
         if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {

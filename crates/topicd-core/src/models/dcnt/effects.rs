@@ -13,6 +13,9 @@
 //! M doubles from 128 until, for every (point, topic), the Monte Carlo standard error
 //! of the posterior mean (over the draws, each with its own samples) is below a tenth
 //! of the interval's width, or reaches 4096; the answer says which.
+//!
+//! With several chains, each draw's expected shares are computed in its own chain's
+//! stick order and then moved onto the model's topics by that chain's alignment.
 
 use super::model::DcntModel;
 use super::sample::Loadings;
@@ -68,6 +71,19 @@ pub fn expected_shares(draw: &Loadings, k: usize, rows: &[Vec<f64>], samples: us
     (mean, se)
 }
 
+/// Rows of K̄ values per topic of a later chain, moved to the model's topics (`to[a]`:
+/// where this chain's topic a goes).
+fn onto_model_topics(rows: &[f64], to: &[usize]) -> Vec<f64> {
+    let k = to.len();
+    let mut out = vec![0.0; rows.len()];
+    for (o, r) in out.chunks_mut(k).zip(rows.chunks(k)) {
+        for (a, &b) in to.iter().enumerate() {
+            o[b] = r[a];
+        }
+    }
+    out
+}
+
 /// The effect of `query.covariate` on the model's topics.
 pub fn effects(model: &DcntModel, query: &EffectQuery) -> Result<Effects, ModelError> {
     let spec = model
@@ -86,7 +102,13 @@ pub fn effects(model: &DcntModel, query: &EffectQuery) -> Result<Effects, ModelE
             .draws
             .par_iter()
             .enumerate()
-            .map(|(s, draw)| expected_shares(draw, k, &rows, samples, &mut stream(query.seed, Purpose::Effects, samples as u64, s as u64)))
+            .map(|(s, draw)| {
+                let shares = expected_shares(draw, k, &rows, samples, &mut stream(query.seed, Purpose::Effects, samples as u64, s as u64));
+                match model.draw_topics(s) {
+                    None => shares,
+                    Some(to) => (onto_model_topics(&shares.0, to), onto_model_topics(&shares.1, to)),
+                }
+            })
             .collect();
         let along = |p: usize, t: usize| per_draw.iter().map(|(m, _)| m[p * k + t]).collect::<Vec<f64>>();
         let mut worst: (f64, f64) = (0.0, 0.0); // (largest se, largest se / (width / 10))
@@ -170,9 +192,16 @@ mod tests {
     /// Monte Carlo estimate of each draw is within a few of its own standard errors of
     /// the integral (those are at most √draws × the posterior mean's, which the answer
     /// reports), so the mean and the quantiles are within 4 √draws × that error (a
-    /// quantile moves by at most its draws' largest error).
+    /// quantile moves by at most its draws' largest error). With two chains, the second
+    /// chain's draws count for the model's topic their alignment maps them to.
     #[test]
     fn effects_match_a_direct_computation_from_the_stored_draws() {
+        for chains in [1, 2] {
+            effects_match_the_stored_draws(chains);
+        }
+    }
+
+    fn effects_match_the_stored_draws(chains: usize) {
         use crate::corpus::build_corpus;
         use crate::models::design::DesignTerm;
         use crate::models::lda::sampler::checks::{lda_corpus, raw_options};
@@ -182,11 +211,13 @@ mod tests {
             doc.covariates = Some([("group".to_string(), serde_json::json!(if d % 3 == 0 { "x" } else { "y" }))].into_iter().collect());
         }
         let corpus = build_corpus(raw_options(), &[], docs).unwrap();
-        let p =
-            super::super::params::DcntParams::from_json(&serde_json::json!({"topics": 2, "iterations": 60, "burn_in": 20, "thin": 2, "covariates": ["group"]}))
-                .unwrap();
+        let p = super::super::params::DcntParams::from_json(
+            &serde_json::json!({"topics": 2, "iterations": 60, "burn_in": 20, "thin": 2, "covariates": ["group"], "chains": chains}),
+        )
+        .unwrap();
         let model = FitContext::silent(|ctx| super::super::fit::fit_dcnt(&corpus, &p, false, 3, ctx)).unwrap();
-        assert_eq!(model.draws.len(), 40, "a draw from every scan after burn-in (not only the 20 kept ones)");
+        assert_eq!(model.draws.len(), 40 * chains, "a draw from every scan after burn-in (not only the 20 kept ones), in every chain");
+        assert_eq!(model.draws_per_chain, if chains == 1 { vec![] } else { vec![40; chains] });
         let query = EffectQuery { covariate: "group".into(), grid: 25, contrast: Some(("x".into(), "y".into())), level: 0.9, topics: None, seed: 4 };
         let e = effects(&model, &query).unwrap();
         let Some(DesignTerm::OneHot { levels, reference, .. }) = model.design.as_ref().map(|d| d.terms[0].clone()) else { panic!("a one-hot term") };
@@ -197,10 +228,19 @@ mod tests {
             let exact: Vec<f64> = model
                 .draws
                 .iter()
-                .map(|d| {
+                .enumerate()
+                .map(|(s, d)| {
                     let u: Vec<f64> = (0..2).map(|t| d.eta[t] * phi[0] + d.eta[2 + t] * phi[1]).collect();
                     let m1 = d.a[0] * u[0] + d.a[1] * u[1];
-                    logistic_normal_mean(m1, (d.a[0].powi(2) + d.a[1].powi(2) + 1.0 / d.lambda_v).sqrt())
+                    let first = logistic_normal_mean(m1, (d.a[0].powi(2) + d.a[1].powi(2) + 1.0 / d.lambda_v).sqrt());
+                    // The draw's own topic that the model's topic 0 is.
+                    let own = model.draw_topics(s).map_or(0, |to| to.iter().position(|&b| b == 0).unwrap());
+                    assert_eq!(model.draw_topics(s).is_some(), chains > 1 && s >= 40, "draw {s}: only later chains' draws are moved");
+                    if own == 0 {
+                        first
+                    } else {
+                        1.0 - first
+                    }
                 })
                 .collect();
             let want = interval(&exact, 0.9);

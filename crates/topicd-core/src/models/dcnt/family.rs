@@ -16,6 +16,7 @@ use super::sample::Loadings;
 use super::scoring::{self, DcntChib};
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
+use crate::models::chains;
 use crate::models::convergence::ConvergenceReport;
 use crate::models::design::DesignSpec;
 use crate::models::heldout::{DocScorer, HeldoutReport};
@@ -107,15 +108,17 @@ impl TopicModel for DcntModel {
         Ok(proportions.into_iter().map(|t| DocPrediction { topic_proportions: t, labels: vec![], predicted_labels: vec![] }).collect())
     }
 
-    /// A kept scan's topic-word counts as a table (Ω at the Dirichlet mean with β).
-    fn topic_draw(&self, _iteration: u64, sample: &[u8]) -> Result<Option<TopicTable>, ModelError> {
+    /// A kept scan's topic-word counts as a table (Ω at the Dirichlet mean with β); a
+    /// later chain's scan is relabelled onto the model's topics.
+    fn topic_draw(&self, iteration: u64, sample: &[u8]) -> Result<Option<TopicTable>, ModelError> {
         use crate::models::topic_draws::{table_from_counts, SparseCounts};
         let s: super::sample::DcntSample = postcard::from_bytes(sample).map_err(|e| ModelError::Decode(format!("a DCNT sample: {e}")))?;
         let counts = SparseCounts { num_topics: s.num_topics as usize, word_ptr: &s.word_ptr, topics: &s.topics, counts: &s.counts };
         if counts.num_topics != self.params.topics {
             return Err(ModelError::Invalid(format!("a sample of {} topics for a model of {}", counts.num_topics, self.params.topics)));
         }
-        table_from_counts(&counts, self.num_terms, self.params.priors.beta, None).map(Some).map_err(ModelError::Invalid)
+        let relabel = chains::sample_relabel(&self.alignments, iteration, self.params.iterations, self.params.chains).map_err(ModelError::Invalid)?;
+        table_from_counts(&counts, self.num_terms, self.params.priors.beta, relabel).map(Some).map_err(ModelError::Invalid)
     }
 
     fn heldout_scorer(&self, params: &serde_json::Value) -> Result<Option<Box<dyn DocScorer + '_>>, ParamError> {
@@ -156,8 +159,9 @@ impl TopicModel for DcntModel {
             "train_documents": self.train_documents.len(),
             "heldout_documents": self.heldout_documents.len(),
             "beta": self.params.priors.beta,
-            "chains": 1,
+            "chains": self.params.chains,
             "convergence": self.convergence.as_ref().map(ConvergenceReport::to_json),
+            "chain_alignment": chains::alignments_json(&self.alignments),
         })
     }
 
@@ -183,5 +187,7 @@ impl TopicModel for DcntModel {
             + self.design.as_ref().map_or(0, DesignSpec::memory_bytes)
             // The request's reference and spline maps (a few short entries) are not counted.
             + strings(&self.params.design.covariates)
+            + nested(&self.alignments, |a| vec(&a.permutation) + vec(&a.distances))
+            + vec(&self.draws_per_chain)
     }
 }

@@ -16,6 +16,10 @@
 //! accepted within-document topic swaps this scan), `lambda_v`, `lambda_a`,
 //! `kept_scans` (and the driver's `kept_sweeps`, the same count).
 //!
+//! Chains: `chains` > 1 runs that many chains one after another from seeds derived from
+//! the job's ([`crate::models::chains`]), on the same split; the last chain's model is
+//! the pooled one ([`super::pooled`]), and only it scores the held-out documents.
+//!
 //! Checkpoints: the driver checkpoints the chain every `checkpoint_every_s`. Held-out
 //! documents are scored after the chain by the Chib-style estimator, which can take as
 //! long as the chain; with checkpoints on, the finished chain is checkpointed at once
@@ -28,13 +32,14 @@ use super::chain::{self, DcntChain, PosteriorSums};
 use super::heldout::ChibSettings;
 use super::model::{family_name, DcntModel, ENCODING_VERSION};
 use super::params::DcntParams;
+use super::pooled::{self, ChainResult};
 use super::sample::{active_topics, Loadings};
 use super::scoring::DcntChib;
 use super::state::Documents;
 use crate::corpus::Corpus;
 use crate::models::after_chain::{self, EndOfChain, Start};
 use crate::models::chain::Position;
-use crate::models::convergence::ConvergenceReport;
+use crate::models::chains;
 use crate::models::design::{DesignRequest, DesignSpec};
 use crate::models::heldout::{corpus_documents, HeldoutReport, ScoredSoFar};
 use crate::models::splits;
@@ -113,8 +118,8 @@ impl TrainingSet {
     }
 
     /// The model a finished chain ends in (posterior means over its kept scans), without
-    /// its held-out report.
-    fn model(&self, p: &DcntParams, diagonal: bool, chain: DcntChain, end: &Position) -> DcntModel {
+    /// its held-out report or convergence report, and the chain's trace.
+    fn model(&self, p: &DcntParams, diagonal: bool, chain: DcntChain, end: &Position) -> ChainResult {
         let DcntChain { state, mut sums, last, .. } = chain;
         if sums.kept == 0 {
             // No scan fell on the thinning grid: use the final state.
@@ -123,7 +128,7 @@ impl TrainingSet {
         let scale = 1.0 / sums.kept as f64;
         let topic_shares: Vec<f64> = sums.shares.iter().map(|x| x * scale).collect();
         let PosteriorSums { omega, proportions, a, eta, lambda_v, acceptance, kept, draws, trace, .. } = sums;
-        DcntModel {
+        let model = DcntModel {
             version: ENCODING_VERSION,
             diagonal,
             params: p.clone(),
@@ -147,8 +152,11 @@ impl TrainingSet {
             heldout: None,
             design: self.design.clone(),
             draws,
-            convergence: ConvergenceReport::from_traces(&[trace]),
-        }
+            convergence: None,
+            alignments: Vec::new(),
+            draws_per_chain: Vec::new(),
+        };
+        ChainResult { model, trace }
     }
 
     /// Whether `m` is the model this fit's chain ended in at `end` as far as the fit
@@ -167,7 +175,9 @@ impl TrainingSet {
                 "features",
             ),
             (m.tokens == self.docs.num_tokens() as u64 && m.heldout.is_none(), "tokens"),
-            (m.kept_scans == end.kept.max(1) && m.final_loglik_per_token.to_bits() == end.last_loglik.to_bits(), "position"),
+            // A pooled model's figures are the chains' (their kept scans add up, its final
+            // log joint is their mean); one chain's are this chain's.
+            (m.kept_scans == end.kept.max(1) * p.chains && (p.chains > 1 || m.final_loglik_per_token.to_bits() == end.last_loglik.to_bits()), "position"),
             (m.topic_word.len() == k * v && m.topic_shares.len() == k && m.document_proportions.len() == self.train.len() * k, "posterior means"),
             (m.mean.a.len() == k * k && m.last.a.len() == k * k && m.mean.eta.len() == f * k && m.last.eta.len() == f * k, "loadings"),
         ];
@@ -207,31 +217,45 @@ pub fn fit_dcnt(corpus: &Corpus, p: &DcntParams, diagonal: bool, seed: u64, ctx:
     let family = family_name(diagonal);
     let training = TrainingSet::new(corpus, p, seed)?;
     let schedule = chain::schedule(p);
-    let (start, position) = crate::models::chain::start(
-        ctx,
-        family,
-        seed,
-        &schedule,
-        |bytes, position| {
-            Start::restore(
-                bytes,
-                position,
-                p.iterations,
-                |b| DcntChain::restore(p, diagonal, &training.docs, b, position),
-                |m, scored| restore_after_chain(&training, p, diagonal, seed, m, scored, position),
-            )
-        },
-        || Start::Chain(Box::new(DcntChain::new(p, diagonal, &training.docs, seed, &|| ctx.cancel.is_cancelled()))),
-    );
-    let (mut model, end, scored) = start.finish(position, ctx, |mut dcnt, position| {
-        let end = crate::models::chain::run(dcnt.as_mut(), family, seed, &schedule, position, ctx)?;
-        Ok((training.model(p, diagonal, *dcnt, &end), end))
+    let last = chains::run(ctx, p.chains, p.iterations as u64, |ctx, c, finished: &[ChainResult]| {
+        let is_last = c + 1 == p.chains;
+        let seed_c = chains::chain_seed(seed, c);
+        let (start, position) = crate::models::chain::start(
+            ctx,
+            family,
+            seed_c,
+            &schedule,
+            |bytes, position| {
+                Start::restore(
+                    bytes,
+                    position,
+                    p.iterations,
+                    |b| DcntChain::restore(p, diagonal, &training.docs, b, position),
+                    |m, scored| restore_after_chain(&training, p, diagonal, seed_c, m, scored, position),
+                )
+            },
+            || Start::Chain(Box::new(DcntChain::new(p, diagonal, &training.docs, seed_c, &|| ctx.cancel.is_cancelled()))),
+        );
+        let mut own = None;
+        let (mut model, end, scored) = start.finish(position, ctx, |mut dcnt, position| {
+            let end = crate::models::chain::run(dcnt.as_mut(), family, seed_c, &schedule, position, ctx)?;
+            let result = training.model(p, diagonal, *dcnt, &end);
+            if !is_last {
+                own = Some(result.trace);
+                return Ok((result.model, end));
+            }
+            Ok((pooled::pool(finished, result), end))
+        })?;
+        if let Some(trace) = own {
+            return Ok(ChainResult { model, trace });
+        }
+        if !model.heldout_documents.is_empty() {
+            let at_end = EndOfChain { family, seed: seed_c, schedule: &schedule, position: end };
+            model.heldout = Some(score_heldout(corpus, &model, scored, &at_end, ctx)?);
+        }
+        Ok(ChainResult { model, trace: Default::default() })
     })?;
-    if !model.heldout_documents.is_empty() {
-        let at_end = EndOfChain { family, seed, schedule: &schedule, position: end };
-        model.heldout = Some(score_heldout(corpus, &model, scored, &at_end, ctx)?);
-    }
-    Ok(model)
+    Ok(last.model)
 }
 
 /// Score the model's held-out documents by the Chib-style estimator, from the documents

@@ -34,6 +34,11 @@ pub fn estimate(c: &CorpusStats, p: &super::params::DcntParams, threads: usize) 
     let checkpoint = 2 * s.n + 2 * W8 * d * k + sums;
     // The end: the model (ω, proportions, f64) beside the chain, then encoded.
     let model = W8 * (v + d) * k + draws;
-    let end = (steady + model).max(docs + 2 * model);
+    // With several chains, the finished chains' models are held until the last one
+    // ends and they are pooled (each with its share of the draws).
+    let chain_model = W8 * (v + d) * k + p.draws_per_chain() as u64 * W8 * (k * k + 8 * k + 1);
+    let finished = (p.chains.max(1) as u64 - 1) * chain_model;
+    let steady = steady + finished;
+    let end = (steady + model).max(docs + finished + 2 * model);
     corpus_bytes(&s) + peak(steady, checkpoint, end, threads)
 }

@@ -13,7 +13,8 @@
 //! - [`sample`]: what the chain produces: loadings, thinned samples, active topics;
 //! - [`chain`]: what the family supplies to the shared chain driver (one scan, the log
 //!   joint, the posterior sums, the checkpointed state);
-//! - [`fit`]: split, the chain on the driver, posterior means, held-out scores after it;
+//! - [`fit`]: split, the chains on the driver, posterior means, held-out scores after them;
+//! - [`pooled`]: several chains' models as one, later chains' topics matched to the first's;
 //! - [`predict`]: fold-in topic proportions of new documents;
 //! - [`model`]: the stored [`model::DcntModel`];
 //! - [`heldout`]: the Chib-style held-out likelihood p(w_d | ζ) (paper 000, A.4);
@@ -34,6 +35,7 @@ pub mod heldout;
 pub mod model;
 pub mod params;
 pub mod point;
+pub mod pooled;
 pub mod predict;
 pub mod sample;
 pub mod sampler;

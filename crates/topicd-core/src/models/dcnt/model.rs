@@ -13,6 +13,7 @@ use super::point::DcntPoint;
 use super::predict::fold_in;
 pub use super::sample::Loadings;
 use crate::corpus::lexicon::EncodedDoc;
+use crate::models::chains::Alignment;
 use crate::models::convergence::ConvergenceReport;
 use crate::models::design::{DesignRequest, DesignSpec};
 use crate::models::encoding_upgrade::with_params_converted;
@@ -20,11 +21,12 @@ use crate::models::heldout::HeldoutReport;
 use crate::models::{ModelError, PredictOptions};
 use serde::{Deserialize, Serialize};
 
-/// Format version of [`DcntModel`]'s encoding (6: `warm_start` among the parameters; 5:
-/// the convergence report, last; 4: the design from covariates, in the parameters and
-/// last in the model; 3: the parameters without the job's `threads`; 2: with
-/// `topic_swaps`; versions 1 to 5 still decode).
-pub const ENCODING_VERSION: u32 = 6;
+/// Format version of [`DcntModel`]'s encoding (7: `chains` among the parameters, the
+/// chains' alignments and draws per chain, last; 6: `warm_start` among the parameters;
+/// 5: the convergence report, last; 4: the design from covariates, in the parameters
+/// and last in the model; 3: the parameters without the job's `threads`; 2: with
+/// `topic_swaps`; versions 1 to 6 still decode).
+pub const ENCODING_VERSION: u32 = 7;
 
 pub(super) fn family_name(diagonal: bool) -> &'static str {
     if diagonal {
@@ -34,7 +36,8 @@ pub(super) fn family_name(diagonal: bool) -> &'static str {
     }
 }
 
-/// A fitted DCNT/SCNT model: posterior means over the kept scans.
+/// A fitted DCNT/SCNT model: posterior means over the kept scans (of every chain, the
+/// later chains' topics matched to the first chain's: [`super::pooled`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DcntModel {
     pub version: u32,
@@ -60,9 +63,10 @@ pub struct DcntModel {
     pub features: Vec<f64>,
     /// Mean φ over the training documents (used for new documents, which carry none).
     pub mean_features: Vec<f64>,
-    /// Posterior means of A, η and λ_v.
+    /// Posterior means of A, η and λ_v (the first chain's: a topic's place in the stick
+    /// order is the chain's own, so loadings are not pooled across chains).
     pub mean: Loadings,
-    /// The last kept sample of A, η and λ_v.
+    /// The last kept sample of A, η and λ_v (the first chain's).
     pub last: Loadings,
     pub kept_scans: usize,
     pub tokens: u64,
@@ -77,10 +81,16 @@ pub struct DcntModel {
     /// its column names); `None`: the documents' features as they were.
     pub design: Option<DesignSpec>,
     /// A, η and λ_v of kept scans (`params.keep_draws` of them, evenly spread), for
-    /// covariate effects with intervals.
+    /// covariate effects with intervals; chain by chain (`draws_per_chain`), each in its
+    /// own chain's stick order.
     pub draws: Vec<Loadings>,
-    /// Split-R̂ and ESS of the chain's traced quantities (`None` before version 5).
+    /// Split-R̂ and ESS of the chains' traced quantities (`None` before version 5).
     pub convergence: Option<ConvergenceReport>,
+    /// How each chain after the first was matched to it (empty with one chain).
+    pub alignments: Vec<Alignment>,
+    /// How many of `draws` each chain gave, in chain order (empty with one chain: all
+    /// of them are the first chain's).
+    pub draws_per_chain: Vec<usize>,
 }
 
 impl DcntModel {
@@ -93,18 +103,31 @@ impl DcntModel {
         let up = |(_, diagonal): (u32, bool), p: DcntParamsV3| ((ENCODING_VERSION, diagonal), DcntParams::from(p));
         let no_convergence = postcard::to_allocvec(&None::<ConvergenceReport>).map_err(decode_error)?;
         let up5 = |(_, diagonal): (u32, bool), p: DcntParamsV5| ((ENCODING_VERSION, diagonal), DcntParams::from(p));
+        let up6 = |(_, diagonal): (u32, bool), p: DcntParamsV6| ((ENCODING_VERSION, diagonal), DcntParams::from(p));
+        // Before version 7, one chain: no alignments, no draws per chain.
+        let one_chain = postcard::to_allocvec(&(Vec::<Alignment>::new(), Vec::<usize>::new())).map_err(decode_error)?;
         let upgraded = match version {
             ENCODING_VERSION => None,
-            5 => return postcard::from_bytes(&with_params_converted(bytes, up5).map_err(decode_error)?).map_err(decode_error),
+            6 => {
+                let mut blob = with_params_converted(bytes, up6).map_err(decode_error)?;
+                blob.extend_from_slice(&one_chain);
+                return postcard::from_bytes(&blob).map_err(decode_error);
+            }
+            5 => {
+                let mut blob = with_params_converted(bytes, up5).map_err(decode_error)?;
+                blob.extend_from_slice(&one_chain);
+                return postcard::from_bytes(&blob).map_err(decode_error);
+            }
             4 => {
                 let mut blob = with_params_converted(bytes, up5).map_err(decode_error)?;
                 blob.extend_from_slice(&no_convergence);
+                blob.extend_from_slice(&one_chain);
                 return postcard::from_bytes(&blob).map_err(decode_error);
             }
             3 => Some(with_params_converted(bytes, up)),
             2 => Some(with_params_converted(bytes, |h, p: DcntParamsV2| up(h, p.into()))),
             1 => Some(with_params_converted(bytes, |h, p: DcntParamsV1| up(h, p.into()))),
-            v => return Err(ModelError::Decode(format!("DCNT encoding version {v} is not {ENCODING_VERSION}, 5, 4, 3, 2 or 1"))),
+            v => return Err(ModelError::Decode(format!("DCNT encoding version {v} is not {ENCODING_VERSION}, 6, 5, 4, 3, 2 or 1"))),
         };
         let current = match upgraded {
             None => std::borrow::Cow::Borrowed(bytes),
@@ -112,10 +135,24 @@ impl DcntModel {
                 let mut blob = blob.map_err(decode_error)?;
                 blob.extend(postcard::to_allocvec(&(None::<DesignSpec>, Vec::<Loadings>::new())).map_err(decode_error)?);
                 blob.extend_from_slice(&no_convergence);
+                blob.extend_from_slice(&one_chain);
                 blob.into()
             }
         };
         postcard::from_bytes(&current).map_err(decode_error)
+    }
+
+    /// Where draw `s`'s topics go among the model's: `None` for the first chain's (the
+    /// model's own order), a later chain's alignment otherwise.
+    pub fn draw_topics(&self, s: usize) -> Option<&[usize]> {
+        let mut end = 0;
+        for (c, &n) in self.draws_per_chain.iter().enumerate() {
+            end += n;
+            if s < end {
+                return c.checked_sub(1).and_then(|c| self.alignments.get(c)).map(|a| a.permutation.as_slice());
+            }
+        }
+        None
     }
 
     /// The global parameters at their posterior means (Ω, A, η, λ_v).
@@ -216,10 +253,11 @@ pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
     assert!(m.design.is_none(), "a fit without covariates");
     m.draws.clear();
     m.convergence = None;
+    assert!(m.params.chains == 1 && m.alignments.is_empty() && m.draws_per_chain.is_empty(), "one chain");
     let bytes = postcard::to_allocvec(&m).expect("plain data encodes");
     let mut old =
         with_params_converted(&bytes, |(_, diagonal): (u32, bool), p: DcntParams| ((2u32, diagonal), DcntParamsV2::from(&p))).expect("a current DCNT blob");
-    assert_eq!(old.split_off(old.len() - 3), [0, 0, 0], "no design, no draws, no convergence report: three zero bytes");
+    assert_eq!(old.split_off(old.len() - 5), [0; 5], "no design, draws, convergence report, alignments or draws per chain: five zero bytes");
     old
 }
 
@@ -258,6 +296,7 @@ impl From<DcntParamsV3> for DcntParams {
             warm_start: 0,
             keep_draws: 0,
             design: DesignRequest::default(),
+            chains: 1,
         }
     }
 }
@@ -279,6 +318,34 @@ impl From<&DcntParams> for DcntParamsV5 {
     fn from(p: &DcntParams) -> Self {
         assert_eq!(p.warm_start, 0, "versions 4 and 5 had no collapsed start");
         DcntParamsV5 { v3: p.into(), keep_draws: p.keep_draws, design: p.design.clone() }
+    }
+}
+
+/// [`DcntParams`] as stored by version 6 (before `chains`): version 3's fields, then the
+/// collapsed start, the kept draws and the design.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+pub(super) struct DcntParamsV6 {
+    /// Laid out as version 3's (postcard writes a nested struct's fields in place).
+    pub v3: DcntParamsV3,
+    pub warm_start: usize,
+    pub keep_draws: usize,
+    pub design: DesignRequest,
+}
+
+#[cfg(test)]
+impl From<&DcntParams> for DcntParamsV6 {
+    /// Test support: current one-chain parameters in version 6's layout.
+    fn from(p: &DcntParams) -> Self {
+        assert_eq!(p.chains, 1, "version 6 ran one chain");
+        DcntParamsV6 { v3: p.into(), warm_start: p.warm_start, keep_draws: p.keep_draws, design: p.design.clone() }
+    }
+}
+
+impl From<DcntParamsV6> for DcntParams {
+    /// Models stored before several chains ran one.
+    fn from(p: DcntParamsV6) -> Self {
+        DcntParams { warm_start: p.warm_start, keep_draws: p.keep_draws, design: p.design, ..p.v3.into() }
     }
 }
 

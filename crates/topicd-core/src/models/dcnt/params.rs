@@ -72,6 +72,9 @@ pub struct DcntParams {
     /// [`crate::models::design`]); none: the documents' `features` as they are (φ_d = 1
     /// without).
     pub design: DesignRequest,
+    /// Independent chains run one after another ([`crate::models::chains`]; 1 to 8),
+    /// pooled into one model ([`super::pooled`]).
+    pub chains: usize,
 }
 
 /// Default of [`DcntParams::keep_draws`]: enough for stable 95 % intervals (the 2.5 %
@@ -111,7 +114,7 @@ impl DcntParams {
     /// Parse and check `params`; every error names its field.
     pub fn from_json(params: &Value) -> Result<Self, ParamError> {
         let mut r = ParamReader::new(params)?;
-        r.one_chain_only("this family runs one chain per job for now (its convergence report compares the chain's halves); lda runs up to 8")?;
+        let chains = r.uint_in("chains", 1, crate::models::chains::MAX_CHAINS as u64)?.unwrap_or(1) as usize;
         let topics = r.uint_in("topics", 2, MAX_TOPICS)?.unwrap_or(20) as usize;
         let defaults = Priors::default();
         let priors = Priors {
@@ -163,7 +166,14 @@ impl DcntParams {
             warm_start,
             keep_draws,
             design,
+            chains,
         })
+    }
+
+    /// The draws of the loadings each chain keeps: `keep_draws` shared out over the
+    /// chains (rounded up), so the pooled model holds about `keep_draws` of them.
+    pub fn draws_per_chain(&self) -> usize {
+        self.keep_draws.div_ceil(self.chains.max(1))
     }
 }
 
@@ -177,6 +187,9 @@ mod tests {
         let p = DcntParams::from_json(&json!({})).unwrap();
         assert_eq!((p.topics, p.iterations, p.burn_in, p.thin, p.topic_swaps, p.warm_start), (20, 1_000, 500, 10, 1, 0));
         assert_eq!(DcntParams::from_json(&json!({"warm_start": 250})).unwrap().warm_start, 250);
+        assert_eq!((p.chains, p.draws_per_chain()), (1, 200));
+        let four = DcntParams::from_json(&json!({"chains": 4, "keep_draws": 30})).unwrap();
+        assert_eq!((four.chains, four.draws_per_chain()), (4, 8), "30 draws over 4 chains: 8 each");
         assert_eq!(p.priors, Priors::default());
         assert_eq!(p.priors.gamma_mu, 1e6);
         let schedule = super::super::chain::schedule(&p);
@@ -214,6 +227,8 @@ mod tests {
             (json!({"thin": 0}), "thin"),
             (json!({"topic_swaps": 101}), "topic_swaps"),
             (json!({"warm_start": 100001}), "warm_start"),
+            (json!({"chains": 0}), "chains"),
+            (json!({"chains": 9}), "chains"),
             (json!({"loglik_every": 0}), "loglik_every"),
             (json!({"test_fraction": 0.95}), "test_fraction"),
             (json!({"alpha": 1}), "alpha"),

@@ -207,3 +207,53 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
     let scnt = fit(&corpus, &p, true, 1, Some(good));
     assert!(matches!(&scnt.resumed[..], [Resume::Rejected(reason)] if reason.contains("another chain")), "{:?}", scnt.resumed);
 }
+
+/// Several chains: chain 0 is the one-chain fit (the job's seed), the pooled model is
+/// chain 0's and chain 1's means of Ω matched topic to topic with chain 0's loadings,
+/// and a job stopped anywhere (inside a chain, at the boundary between chains, while
+/// scoring) and resumed on 2 threads ends with the bytes of the uninterrupted one.
+#[test]
+fn several_chains_pool_and_resume_to_the_same_bytes() {
+    let corpus = small_corpus();
+    let case = cases().into_iter().find(|c| c.name == "dcnt_heldout").unwrap();
+    let mut params = case.params.clone();
+    params["chains"] = json!(2);
+    let p = DcntParams::from_json(&params).unwrap();
+    let full = fit(&corpus, &p, false, 1, None);
+    let m = &full.model;
+    let (k, v) = (p.topics, m.num_terms);
+    assert_eq!((m.params.chains, m.alignments.len()), (2, 1));
+    let report = m.convergence.as_ref().expect("a convergence report");
+    let per_chain = (p.iterations - p.burn_in) / p.thin;
+    assert_eq!((report.chains, report.draws_per_chain, m.kept_scans), (2, per_chain, 2 * per_chain));
+    assert_eq!(m.draws_per_chain, vec![p.iterations - p.burn_in; 2], "every scan after burn-in gives a draw, in each chain");
+    assert!((m.topic_shares.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    // Chain 0 alone is the one-chain fit: the pooled Ω is the mean of its and chain 1's,
+    // aligned (every pooled topic lies half the matched distance from chain 0's), and
+    // the loadings are chain 0's.
+    let one = fit(&corpus, &DcntParams { chains: 1, ..p.clone() }, false, 1, None).model;
+    let al = &m.alignments[0];
+    for t in 0..k {
+        let l1: f64 = (0..v).map(|w| (m.topic_word[t * v + w] - one.topic_word[t * v + w]).abs()).sum();
+        assert!((l1 - al.distances[t] / 2.0).abs() < 1e-9, "topic {t}: {l1} vs {}", al.distances[t] / 2.0);
+    }
+    assert_eq!((&m.mean, &m.last), (&one.mean, &one.last));
+    assert_eq!(&m.draws[..one.draws.len()], &one.draws[..], "chain 0's draws first");
+    // Checkpoints: one per scan but the last in each chain, the boundary after chain 0,
+    // and the scoring phase's after chain 1.
+    let heldout = m.heldout_documents.len();
+    assert!(heldout > 0 && m.heldout.is_some());
+    assert_eq!(full.checkpoints.len(), 2 * (p.iterations - 1) + 1 + heldout);
+    let n = p.iterations as u64;
+    let boundary = full.checkpoints.iter().position(|c| c.0 == n).unwrap();
+    let bytes = m.encode();
+    for i in [2, boundary, boundary + 3, full.checkpoints.len() - 2] {
+        let (it, checkpoint) = &full.checkpoints[i];
+        let resumed = fit(&corpus, &p, false, 2, Some(checkpoint));
+        assert_eq!(resumed.resumed, vec![Resume::From(*it)], "checkpoint {i}");
+        assert_eq!(resumed.model.encode(), bytes, "resumed from checkpoint {i} (iteration {it})");
+    }
+    // A checkpoint of a one-chain job is not one of this job's.
+    let run = fit(&corpus, &p, false, 1, Some(&fit(&corpus, &DcntParams { chains: 1, ..p.clone() }, false, 1, None).checkpoints[3].1));
+    assert!(matches!(&run.resumed[..], [Resume::Rejected(_)]), "{:?}", run.resumed);
+}

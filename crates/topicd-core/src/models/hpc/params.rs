@@ -166,7 +166,7 @@ impl HpcParams {
     /// HPC defaults (validation split on) or PCM's (`topics`, no split).
     pub fn from_json(params: &Value, supervised: bool) -> Result<Self, ParamError> {
         let mut r = ParamReader::new(params)?;
-        r.one_chain_only("this family runs one chain per job for now (its convergence report compares the chain's halves); lda runs up to 8")?;
+        r.one_chain_only("this family runs one chain per job for now (its convergence report compares the chain's halves); lda, dcnt and scnt run up to 8")?;
         let topics = if supervised { 0 } else { r.uint_in("topics", 2, 2_000)?.unwrap_or(20) as usize };
         let iterations = r.uint_in("iterations", 1, 1_000_000)?.unwrap_or(200) as usize;
         let burn_in = match r.uint("burn_in")?.map(|b| b as usize) {

@@ -585,17 +585,7 @@ impl TopicModel for LdaModel {
     /// fitted β); a later chain's sweep is relabelled onto chain 0's topics.
     fn topic_draw(&self, iteration: u64, sample: &[u8]) -> Result<Option<TopicTable>, ModelError> {
         let s: TopicWordSample = postcard::from_bytes(sample).map_err(|e| ModelError::Decode(format!("an LDA sample: {e}")))?;
-        let chain = (iteration.max(1) - 1) as usize / self.params.iterations.max(1);
-        let relabel = match chain {
-            0 => None,
-            c => Some(
-                self.alignments
-                    .get(c - 1)
-                    .ok_or_else(|| ModelError::Invalid(format!("a sample of chain {c} of a {}-chain fit", self.params.chains)))?
-                    .permutation
-                    .as_slice(),
-            ),
-        };
+        let relabel = chains::sample_relabel(&self.alignments, iteration, self.params.iterations, self.params.chains).map_err(ModelError::Invalid)?;
         let counts = SparseCounts { num_topics: s.num_topics as usize, word_ptr: &s.word_ptr, topics: &s.topics, counts: &s.counts };
         if counts.num_topics != self.params.topics {
             return Err(ModelError::Invalid(format!("a sample of {} topics for a model of {}", counts.num_topics, self.params.topics)));
@@ -624,11 +614,7 @@ impl TopicModel for LdaModel {
             "fitted_beta": self.beta,
             "chains": self.params.chains,
             "convergence": self.convergence.as_ref().map(ConvergenceReport::to_json),
-            "chain_alignment": self.alignments.iter().map(|a| json!({
-                "permutation": a.permutation,
-                "max_distance": a.distances.iter().copied().fold(0.0, f64::max),
-                "distances": a.distances,
-            })).collect::<Vec<_>>(),
+            "chain_alignment": chains::alignments_json(&self.alignments),
         })
     }
 

@@ -10,7 +10,7 @@
 //! shares).
 
 use super::LdaModel;
-use crate::models::chains::{align_topics, Alignment};
+use crate::models::chains::match_to_first;
 use crate::models::convergence::{ConvergenceReport, KeptTrace};
 use serde::{Deserialize, Serialize};
 
@@ -38,15 +38,12 @@ pub(super) fn pool(finished: &[ChainResult], last: ChainResult) -> LdaModel {
     let reference = models[0];
     let (k, v) = (reference.params.topics, reference.num_terms);
     let d = reference.document_proportions.len() / k.max(1);
-    let alignments: Vec<Alignment> = models[1..].iter().map(|m| align_topics(&reference.word_rates, &m.word_rates, k, v)).collect();
+    let (alignments, targets) = match_to_first(&models.iter().map(|m| m.word_rates.as_slice()).collect::<Vec<_>>(), k, v);
     let total_kept: usize = models.iter().map(|m| m.kept_sweeps).sum();
     let mut pooled = reference.clone();
     for x in pooled.word_rates.iter_mut().chain(&mut pooled.document_proportions).chain(&mut pooled.topic_shares).chain(&mut pooled.alpha) {
         *x = 0.0;
     }
-    // Where each chain's topics go: chain 0's stay, the others' follow their alignment.
-    let identity: Vec<usize> = (0..k).collect();
-    let targets: Vec<&[usize]> = std::iter::once(identity.as_slice()).chain(alignments.iter().map(|a| a.permutation.as_slice())).collect();
     for (m, to) in models.iter().zip(&targets) {
         let weight = m.kept_sweeps as f64 / total_kept as f64;
         for (a, &b) in to.iter().enumerate() {
@@ -69,7 +66,7 @@ pub(super) fn pool(finished: &[ChainResult], last: ChainResult) -> LdaModel {
     pooled.theta_draws = models
         .iter()
         .zip(&targets)
-        .flat_map(|(m, &to)| {
+        .flat_map(|(m, to)| {
             m.theta_draws.iter().map(move |draw| {
                 let mut out = vec![0.0f32; draw.len()];
                 for (row, src) in out.chunks_mut(k).zip(draw.chunks(k)) {

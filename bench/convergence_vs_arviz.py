@@ -7,17 +7,20 @@ the job's convergence report carries (`convergence.traces`), computes ArviZ's
 `rhat(method="rank")`, `ess(method="bulk"|"tail")` and `mcse(method="mean")` on them in
 the same run, and prints both side by side with the largest difference, the R̂ verdict,
 the chains' topic alignment distances and the wall-clock cost of the extra chains.
-PCM, DCNT and SCNT (one chain each) are fitted too, to show what their reports say on
-the same corpus.
+HPC, PCM, DCNT and SCNT are fitted too, each with one chain and with OTHER chains, to
+show what their reports say on the same corpus, that ArviZ agrees on their traces, and
+what the extra chains cost in time and in stored model bytes.
 
 Usage: python3 bench/convergence_vs_arviz.py [--bin target/release/topicd]
        [--arviz-python PY] [--topics 20] [--iterations 400] [--chains 4] [--seed 1]
+       [--other-chains 2]
 PY is a Python with ArviZ 0.23 (default: a virtual environment made under bench/out/
 with `pip install arviz==0.23.4`). The table goes to bench/out/convergence_vs_arviz.md.
 """
 import argparse
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -72,12 +75,14 @@ def main():
     ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--optimize-interval", type=int, default=10, help="LDA's optimize_interval (0: α fixed)")
-    ap.add_argument("--lda-only", action="store_true", help="skip the one-chain PCM, DCNT and SCNT fits")
+    ap.add_argument("--lda-only", action="store_true", help="skip the HPC, PCM, DCNT and SCNT fits")
+    ap.add_argument("--other-chains", type=int, default=2, help="chains of the HPC, PCM, DCNT and SCNT fits beside one")
     args = ap.parse_args()
     py = arviz_python(args.arviz_python)
     lines = []
     with tempfile.TemporaryDirectory() as tmp:
-        svc = Service(args.bin, os.path.join(tmp, "topicd.db"), 18000 + os.getpid() % 1000)
+        db = os.path.join(tmp, "topicd.db")
+        svc = Service(args.bin, db, 18000 + os.getpid() % 1000)
         try:
             corpus = svc.upload(APPSTREAM, "name=appstream&duplicate_ids=keep_first&stopwords=english&min_df=2")
             n = args.iterations
@@ -121,18 +126,38 @@ def main():
             if args.lda_only:
                 return finish(lines)
             lines.append("")
-            lines.append("| family (one chain) | sweeps | max R̂ (halves) | worst quantity | least bulk ESS | warning |")
-            lines.append("|---|---:|---:|---|---:|---|")
-            for family, p in (("pcm", {"topics": 10, "iterations": 100}), ("dcnt", {"topics": 20, "iterations": 200}), ("scnt", {"topics": 20, "iterations": 200})):
-                j = svc.fit(corpus["id"], family, p, seed=args.seed)
-                assert j["status"] == "succeeded", j
-                r = j["convergence"]
-                qs = r["quantities"] + (r["sorted_topic_shares"]["quantities"] or [])
-                worst_q = max((q for q in qs if q["rhat"] is not None), key=lambda q: q["rhat"], default=None)
-                lines.append(f"| {family} | {p['iterations']} | {fmt(r['max_rhat'])} | {worst_q['name'] if worst_q else '–'} | {fmt(r['min_ess_bulk'], 1)} | {'yes' if r['warning'] else 'no'} |")
+            lines.append("| family | scans per chain | chains | max R̂ | worst quantity | least bulk ESS | largest difference from ArviZ | mean L1, matched topics | wall s | model bytes |")
+            lines.append("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+            families = (("hpc", {"iterations": 100}), ("pcm", {"topics": 10, "iterations": 100}),
+                        ("dcnt", {"topics": 20, "iterations": 200}), ("scnt", {"topics": 20, "iterations": 200}))
+            for family, p in families:
+                for chains in (1, args.other_chains):
+                    started = time.time()
+                    j = svc.fit(corpus["id"], family, dict(p, chains=chains), seed=args.seed)
+                    wall = time.time() - started
+                    assert j["status"] == "succeeded", j
+                    r = j["convergence"]
+                    qs = r["quantities"] + (r["sorted_topic_shares"]["quantities"] or [])
+                    worst_q = max((q for q in qs if q["rhat"] is not None), key=lambda q: q["rhat"], default=None)
+                    diff = "–"
+                    if chains > 1:
+                        a = arviz_on(py, r["traces"])["diagnostics"]
+                        by_name = {q["name"]: q for q in r["quantities"]}
+                        diff = f"{max(abs(by_name[n]['pooled'][k] - v[k]) / max(abs(v[k]), 1e-300) for n, v in a.items() for k in ('rhat', 'ess_bulk') if by_name[n]['pooled'][k] is not None):.1e}"
+                    m = svc.req("GET", f"/v1/models/{j['model_id']}")
+                    al = m["diagnostics"].get("chain_alignment") or []
+                    l1 = ", ".join(f"{sum(x['distances']) / len(x['distances']):.3f}" for x in al) or ("– (labels)" if family == "hpc" and chains > 1 else "–")
+                    lines.append(f"| {family} | {p['iterations']} | {chains} | {fmt(r['max_rhat'])} | {worst_q['name'] if worst_q else '–'} | "
+                                 f"{fmt(r['min_ess_bulk'], 1)} | {diff} | {l1} | {wall:.1f} | {model_bytes(db, j['model_id']):,} |")
         finally:
             svc.stop()
     finish(lines)
+
+
+def model_bytes(db, model_id):
+    """The stored model blob's size, read from the service's SQLite file."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+        return c.execute("SELECT length(data) FROM models WHERE id = ?", (model_id,)).fetchone()[0]
 
 
 def finish(lines):

@@ -418,7 +418,8 @@ async fn fits_are_admitted_by_their_memory_estimate() {
 
 /// Several chains through the service: the job counts through both chains, its answer
 /// carries the model's convergence report (two chains, R̂ over them), the model keeps
-/// the chains' alignment; families that run one chain refuse more, naming the field.
+/// the chains' alignment; families that run no chains refuse them, and more than 8 are
+/// refused, naming the field.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_chains_report_convergence_on_the_job_and_the_model() {
     let s = TestServer::start().await;
@@ -498,9 +499,10 @@ async fn several_chains_report_convergence_on_the_job_and_the_model() {
     assert_eq!(plain["predictions"][0]["topic_proportions"], pred["topic_proportions"], "the same chains");
     let (status, body) = s.post(&format!("/v1/models/{model_id}/predict"), &json!({"documents": docs, "level": 0.9})).await;
     common::assert_problem(status, &body, 422, Some("level"));
-    let pcm = s.submit(&cid, "pcm", json!({"topics": 3, "iterations": 4, "burn_in": 2}), 1).await;
+    let pcm = s.submit(&cid, "pcm", json!({"topics": 3, "iterations": 4, "burn_in": 2, "chains": 2}), 1).await;
     let pcm = s.wait(pcm["id"].as_str().unwrap(), Duration::from_secs(120)).await;
     assert_eq!(pcm["status"], "succeeded", "{pcm}");
+    assert_eq!((pcm["progress"]["total"].as_u64(), pcm["convergence"]["chains"].as_u64()), (Some(8), Some(2)), "two PCM chains: {pcm}");
     assert!(pcm["convergence"]["quantities"].as_array().unwrap().iter().any(|q| q["name"] == "lambda2"), "PCM traces its hyperparameters");
     let (status, body) = s.get(&format!("/v1/models/{}/topics?with=intervals", pcm["model_id"].as_str().unwrap())).await;
     common::assert_problem(status, &body, 409, Some("model"));
@@ -516,7 +518,7 @@ async fn several_chains_report_convergence_on_the_job_and_the_model() {
         let (lo, hi, point) = (i["lower"].as_f64().unwrap(), i["upper"].as_f64().unwrap(), point.as_f64().unwrap());
         assert!(lo < hi && lo <= point && point <= hi, "{i} vs {point}");
     }
-    for (family, params) in [("pcm", json!({"topics": 3, "chains": 2})), ("hdp", json!({"chains": 2})), ("lda", json!({"chains": 9}))] {
+    for (family, params) in [("pcm", json!({"topics": 3, "chains": 9})), ("hdp", json!({"chains": 2})), ("lda", json!({"chains": 9}))] {
         let (status, body) = s.post("/v1/jobs", &json!({"corpus_id": cid, "model": family, "params": params})).await;
         common::assert_problem(status, &body, 422, Some("params.chains"));
     }

@@ -21,6 +21,7 @@
 //! maps a chain's topics onto a reference's.
 
 use super::chain::Resume;
+use super::convergence::KeptTrace;
 use super::state_bytes::{append_tail, split_tail};
 use super::{Checkpointing, FitContext, FitError};
 use crate::inference::assignment::min_cost_assignment;
@@ -113,6 +114,20 @@ fn decode<T: DeserializeOwned>(bytes: &[u8], chains: usize) -> Result<(Vec<T>, O
         return Err(format!("{} finished chains of {chains}", t.finished.len()));
     }
     Ok((t.finished, t.has_current.then_some(current)))
+}
+
+/// One chain's model (posterior means over its kept iterations, no convergence report
+/// yet) and its convergence trace: what a family's chains hand to its pooling.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChainResult<M> {
+    pub model: M,
+    pub trace: KeptTrace,
+}
+
+/// Every chain's model, in chain order, and their traces: the finished chains' and the
+/// last one's.
+pub fn gather<'a, M>(finished: &'a [ChainResult<M>], last: &'a ChainResult<M>) -> (Vec<&'a M>, Vec<KeptTrace>) {
+    finished.iter().chain(std::iter::once(last)).map(|c| (&c.model, c.trace.clone())).unzip()
 }
 
 /// How a chain's topics were matched to the reference chain's.

@@ -193,7 +193,7 @@ mod tests {
         assert_eq!((e.field.as_str(), e.message.as_str()), ("chains", "3 chains asked for: why"));
         for family in super::super::registry::REGISTRY.iter() {
             let several = family.parse_params(&json!({"chains": 2}));
-            assert_eq!(several.is_ok(), ["lda", "dcnt", "scnt"].contains(&family.name()), "{}", family.name());
+            assert_eq!(several.is_ok(), ["lda", "dcnt", "scnt", "hpc", "pcm"].contains(&family.name()), "{}", family.name());
             if let Err(e) = several {
                 assert_eq!(e.field, "chains", "{}", family.name());
             }

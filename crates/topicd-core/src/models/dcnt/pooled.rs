@@ -20,17 +20,11 @@
 
 use super::model::DcntModel;
 use super::sample::active_topics;
-use crate::models::chains::match_to_first;
-use crate::models::convergence::{ConvergenceReport, KeptTrace};
-use serde::{Deserialize, Serialize};
+use crate::models::chains::{self, gather, match_to_first};
+use crate::models::convergence::ConvergenceReport;
 
-/// One chain's model (posterior means over its kept scans, no held-out report) and its
-/// convergence trace.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) struct ChainResult {
-    pub model: DcntModel,
-    pub trace: KeptTrace,
-}
+/// One chain's model and trace ([`chains::ChainResult`]).
+pub(super) type ChainResult = chains::ChainResult<DcntModel>;
 
 /// The finished chains and the last one pooled: chain 0's layout and loadings, Ω, the
 /// shares and the proportions as kept-scan-weighted means of the aligned chains', every
@@ -41,10 +35,7 @@ pub(super) fn pool(finished: &[ChainResult], last: ChainResult) -> DcntModel {
         model.convergence = ConvergenceReport::from_traces(&[trace]);
         return model;
     }
-    let mut traces: Vec<KeptTrace> = finished.iter().map(|c| c.trace.clone()).collect();
-    traces.push(last.trace);
-    let mut models: Vec<&DcntModel> = finished.iter().map(|c| &c.model).collect();
-    models.push(&last.model);
+    let (models, traces) = gather(finished, &last);
     let reference = models[0];
     let (k, v) = (reference.params.topics, reference.num_terms);
     let d = reference.document_proportions.len() / k.max(1);

@@ -173,8 +173,9 @@ impl TopicModel for HpcModel {
             "prediction": {"predictor": self.prediction.predictor, "ancestors": self.prediction.ancestors, "temperature": self.prediction.temperature, "label_sets": self.prediction.sets.len()},
             "evaluation": self.evaluation.as_ref().map(|e| evaluation_json(e, &self.labels)),
             "hyperparameters": {"eta_mean": self.eta.iter().sum::<f64>() / self.eta.len().max(1) as f64, "lambda2": self.lambda2},
-            "chains": 1,
+            "chains": self.chains,
             "convergence": self.convergence.as_ref().map(ConvergenceReport::to_json),
+            "chain_alignment": crate::models::chains::alignments_json(&self.alignments),
         })
     }
 
@@ -189,7 +190,8 @@ impl TopicModel for HpcModel {
         let prediction = vec(&self.prediction.log_prior) + nested(&self.prediction.sets, |s| vec(&s.labels) + vec(&s.members));
         let evaluation = self.evaluation.as_ref().map_or(0, |e| vec(&e.model.per_label) + vec(&e.most_frequent_baseline.per_label));
         let caches = self.rate_totals.get().map_or(0, vec) + self.deepest_first.get().map_or(0, vec);
-        tables + labels + prediction + evaluation + caches
+        let chains = nested(&self.alignments, |a| vec(&a.permutation) + vec(&a.distances));
+        tables + labels + prediction + evaluation + caches + chains
     }
 }
 

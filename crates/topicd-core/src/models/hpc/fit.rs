@@ -16,6 +16,11 @@
 //! default) a second chain on the training and validation documents together whose
 //! rates the model keeps, with the first chain's calibration ([`super::refit`]). The
 //! job counts its iterations through both chains as one sequence (2 × `iterations`).
+//!
+//! Several chains (`chains` = C > 1): each stage runs C chains one after another
+//! ([`crate::models::chains`], chain c from `chain_seed(seed, c)`, the refit's from
+//! `refit_seed` of that) and pools them ([`super::pooled`]); the calibration is chosen
+//! on the pooled first stage, and the job counts 2 × C × `iterations` with a refit.
 
 use super::calibration::{best_f1_threshold, calibrate, score, Thresholds};
 use super::chain::HpcChain;
@@ -25,11 +30,13 @@ use super::label_posterior::{
 };
 use super::model::{family_name, Evaluation, FitSummary, HpcModel, ENCODING_VERSION};
 use super::params::HpcParams;
+use super::pooled::{self, ChainResult};
 use super::predict::predict_affinities;
-use super::refit::{refit_seed, Calibration, RefitChain};
+use super::refit::{refit_seed, unwrap_refit_stage, wrap_refit_stage, Calibration, RefitChain};
 use crate::corpus::Corpus;
 use crate::models::chain::{self, Chain, Checkpoint, Position, Resume};
-use crate::models::convergence::ConvergenceReport;
+use crate::models::chains::{self as several, chain_seed};
+use crate::models::convergence::KeptTrace;
 use crate::models::splits::{self, Split};
 use crate::models::{FitContext, FitError};
 use rayon::prelude::*;
@@ -113,18 +120,34 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
         return Err(FitError::InvalidInput(format!("only {} training documents: HPC needs at least two", train.data.num_docs())));
     }
     if !supervised {
-        let chain = first_chain(&train.data, p, seed, ctx, false)?;
-        return Ok(assemble(chain, &train, p, &roles));
+        return first_chains(&train, p, seed, &roles, ctx, false);
     }
     let validation = shape(corpus, p, supervised, &roles, &[Role::Validation]);
     let test = shape(corpus, p, supervised, &roles, &[Role::Test]);
     let refit = p.refit_with_validation && validation.data.num_docs() > 0;
-    let n = p.iterations as u64;
+    let n = (p.chains * p.iterations) as u64;
     let total = if refit { 2 * n } else { n };
     let both = refit.then(|| shape(corpus, p, supervised, &roles, &[Role::Train, Role::Validation]));
     let mut resume_from = ctx.checkpoint.resume_from;
-    // A checkpoint of the second chain carries the calibration: continue it there.
-    if let (Some(both), Some(bytes)) = (&both, resume_from) {
+    // Several chains: a checkpoint of the second stage carries the calibration in its
+    // trailer; continue that stage.
+    if let (Some(both), Some(bytes), true) = (&both, resume_from, p.chains > 1) {
+        if let Some((stage, calibration)) = unwrap_refit_stage(bytes) {
+            match calibration.check(both.data.num_topics()) {
+                Ok(()) => {
+                    let refitted = ctx.stage(n, total, Some(stage), |ctx| refit_chains(both, p, seed, &roles, &calibration, ctx))?;
+                    return Ok(evaluated(calibrated(refitted, calibration, p, &train, &validation), both, &test));
+                }
+                Err(reason) => {
+                    (ctx.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
+                    resume_from = None;
+                }
+            }
+        }
+    }
+    // One chain: a checkpoint of the second chain carries the calibration: continue it
+    // there.
+    if let (Some(both), Some(bytes), true) = (&both, resume_from, p.chains == 1) {
         if let Ok(checkpoint) = Checkpoint::decode_for(bytes, family_name(true), refit_seed(seed), &p.schedule()) {
             match RefitChain::restore(&both.data, p, &checkpoint.state, &checkpoint.position) {
                 Ok(second) => {
@@ -142,8 +165,7 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
             }
         }
     }
-    let first = ctx.stage(0, total, resume_from, |ctx| first_chain(&train.data, p, seed, ctx, refit))?;
-    let mut model = assemble(first, &train, p, &roles);
+    let mut model = ctx.stage(0, total, resume_from, |ctx| first_chains(&train, p, seed, &roles, ctx, refit))?;
     model.prediction = prediction_settings(&model, p, &train, &validation);
     if validation.data.num_docs() > 0 {
         calibrate_prediction(&mut model, &validation);
@@ -155,9 +177,46 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
     // Only the calibration is kept of the first chain's model: free its tables (K × V
     // each) before the second chain allocates its own.
     drop(model);
+    if p.chains > 1 {
+        let refitted = ctx.stage(n, total, None, |ctx| refit_chains(&both, p, seed, &roles, &calibration, ctx))?;
+        return Ok(evaluated(calibrated(refitted, calibration, p, &train, &validation), &both, &test));
+    }
     let second = RefitChain { chain: HpcChain::new(&both.data, p, refit_seed(seed)), calibration };
     let (refitted, calibration) = ctx.stage(n, total, None, |ctx| second_chain(second, Position::START, &both, p, seed, &roles, ctx))?;
     Ok(evaluated(calibrated(refitted, calibration, p, &train, &validation), &both, &test))
+}
+
+/// The first stage: `p.chains` chains on the training documents (resuming from the
+/// context's checkpoint if it is one of theirs), pooled; with `hand_over_end` (a second
+/// stage follows) the last chain's final state is checkpointed too.
+fn first_chains(train: &Shaped, p: &HpcParams, seed: u64, roles: &[Role], ctx: &FitContext, hand_over_end: bool) -> Result<HpcModel, FitError> {
+    let last = several::run(ctx, p.chains, p.iterations as u64, |ctx, c, finished: &[ChainResult]| {
+        let is_last = c + 1 == p.chains;
+        let chain = first_chain(&train.data, p, chain_seed(seed, c), ctx, hand_over_end && is_last)?;
+        let result = assemble(chain, train, p, roles);
+        Ok(if is_last { ChainResult { model: pooled::pool(finished, result), trace: KeptTrace::default() } } else { result })
+    })?;
+    Ok(last.model)
+}
+
+/// The second stage with several chains: `p.chains` chains on the training and
+/// validation documents (`both`), chain c from `refit_seed(chain_seed(seed, c))`,
+/// resuming from the context's checkpoint (the stage's own bytes), pooled; every
+/// checkpoint carries `calibration` ([`wrap_refit_stage`]).
+fn refit_chains(both: &Shaped, p: &HpcParams, seed: u64, roles: &[Role], calibration: &Calibration, ctx: &FitContext) -> Result<HpcModel, FitError> {
+    let save = |it: u64, bytes: Vec<u8>| (ctx.checkpoint.save)(it, wrap_refit_stage(bytes, calibration));
+    let ctx = FitContext { checkpoint: crate::models::Checkpointing { save: &save, ..ctx.checkpoint }, ..*ctx };
+    let (family, schedule) = (family_name(true), p.schedule());
+    let last = several::run(&ctx, p.chains, p.iterations as u64, |ctx, c, finished: &[ChainResult]| {
+        let s = refit_seed(chain_seed(seed, c));
+        let (mut hpc, position) =
+            chain::start(ctx, family, s, &schedule, |bytes, position| HpcChain::restore(&both.data, p, bytes, position), || HpcChain::new(&both.data, p, s));
+        chain::run(&mut hpc, family, s, &schedule, position, ctx)?;
+        let mut result = assemble(hpc, both, p, roles);
+        result.model.refitted_with_validation = true;
+        Ok(if c + 1 == p.chains { ChainResult { model: pooled::pool(finished, result), trace: KeptTrace::default() } } else { result })
+    })?;
+    Ok(last.model)
 }
 
 /// The first chain, on the training documents, from the context's checkpoint if it is
@@ -187,7 +246,8 @@ fn second_chain(
     ctx: &FitContext,
 ) -> Result<(HpcModel, Calibration), FitError> {
     chain::run(&mut second, family_name(true), refit_seed(seed), &p.schedule(), position, ctx)?;
-    let mut model = assemble(second.chain, both, p, roles);
+    let ChainResult { model, trace } = assemble(second.chain, both, p, roles);
+    let mut model = pooled::pool(&[], ChainResult { model, trace });
     model.refitted_with_validation = true;
     Ok((model, second.calibration))
 }
@@ -213,8 +273,9 @@ fn evaluated(mut model: HpcModel, learned: &Shaped, test: &Shaped) -> HpcModel {
 
 /// The model of a finished chain on `shaped`'s documents: posterior means of the rates
 /// and estimands, the hyperparameters and the fit's summary (prediction settings at
-/// their defaults).
-fn assemble(hpc: HpcChain, shaped: &Shaped, p: &HpcParams, roles: &[Role]) -> HpcModel {
+/// their defaults; no convergence report: [`pooled::pool`] makes it), and the chain's
+/// trace.
+fn assemble(hpc: HpcChain, shaped: &Shaped, p: &HpcParams, roles: &[Role]) -> ChainResult {
     let data = &shaped.data;
     let (v, k) = (data.num_terms(), data.num_topics());
     let HpcChain { state, mut caches, mut sums, totals, last, trace, .. } = hpc;
@@ -223,7 +284,6 @@ fn assemble(hpc: HpcChain, shaped: &Shaped, p: &HpcParams, roles: &[Role]) -> Hp
         let (beta, rate_totals) = caches.rates(&state.mu, data.num_nodes());
         sums.add(data, &state, beta, rate_totals);
     }
-    let convergence = ConvergenceReport::from_traces(&[trace]);
     let scale = 1.0 / sums.kept as f64;
     let to_topic_major = |word_major: &[f64]| -> Vec<f32> {
         let mut out = vec![0.0f32; k * v];
@@ -236,7 +296,7 @@ fn assemble(hpc: HpcChain, shaped: &Shaped, p: &HpcParams, roles: &[Role]) -> Hp
     };
     let topic_parent: Vec<Option<usize>> = (1..=k).map(|node| data.parent[node].filter(|&p| p > 0).map(|p| p - 1)).collect();
     let mean_length = data.num_tokens / data.num_docs() as f64;
-    HpcModel {
+    let model = HpcModel {
         version: ENCODING_VERSION,
         supervised: data.supervised,
         params: p.clone(),
@@ -278,8 +338,11 @@ fn assemble(hpc: HpcChain, shaped: &Shaped, p: &HpcParams, roles: &[Role]) -> Hp
             gamma2: state.gamma2,
         },
         refitted_with_validation: false,
-        convergence,
-    }
+        convergence: None,
+        chains: 1,
+        alignments: Vec::new(),
+    };
+    ChainResult { model, trace }
 }
 
 /// The predictor, the ancestor rule (decided from the training documents' uploaded

@@ -64,6 +64,11 @@ pub fn estimate(c: &CorpusStats, p: &super::params::HpcParams, supervised: bool,
     // The end: the model's tables (frequency, exclusivity ×2 over V × K and μ over
     // V × N, f32) are built while the chain lives, then encoded once it is gone.
     let model = 3 * W4 * v * k + W4 * v * nodes;
-    let end = (steady + model).max(data + 2 * model);
+    // With several chains, the finished chains' models are held until the last one ends
+    // and they are pooled (in f64 while pooling: twice a model).
+    let finished = (p.chains.max(1) as u64 - 1) * model;
+    let pooling = if p.chains > 1 { model } else { 0 };
+    let steady = steady + finished;
+    let end = (steady + model).max(data + finished + 2 * model + pooling);
     corpus_bytes(&s) + peak(steady, checkpoint, end, threads)
 }

@@ -109,7 +109,8 @@ fn same_seed_same_model_at_any_thread_count() {
 /// and no sets; a version-3 blob (version 4 without the trailing refit flag) decodes as
 /// not refitted; a version-4 blob (the parameters with `threads`) and a version-5 blob
 /// (without the trailing convergence report) decode to the same model without the
-/// report; a version-6 blob round-trips with its prediction settings.
+/// report; a version-6 blob (without the trailing chain count and alignments) decodes as
+/// one chain; a version-7 blob round-trips with its prediction settings.
 #[test]
 fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     use super::label_posterior::{LabelPrediction, Predictor};
@@ -122,14 +123,21 @@ fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     let again = HpcModel::decode(&bytes).unwrap();
     assert_eq!((again.prediction.clone(), again.mu.clone(), again.thresholds.clone()), (model.prediction.clone(), model.mu.clone(), model.thresholds.clone()));
     assert!(again.refitted_with_validation);
-    assert_eq!(bytes[0], 6, "the version is the first byte");
+    assert_eq!(bytes[0], 7, "the version is the first byte");
     assert!(model.convergence.is_some());
+    assert_eq!((again.chains, again.params.chains), (1, 1));
+
+    // Version 6: the current blob without `chains` (1) and the alignments (none).
+    let mut v6 = bytes.clone();
+    assert_eq!(v6.split_off(v6.len() - 2), [1, 0]);
+    v6[0] = 6;
+    assert_eq!(HpcModel::decode(&v6).unwrap().encode(), bytes, "the same model, one chain");
     let mut without_report = model.clone();
     without_report.convergence = None;
 
-    // Version 5: the current blob without the report (one zero byte for none).
+    // Version 5: version 6 without the report (one zero byte for none).
     let mut v5 = without_report.encode();
-    assert_eq!(v5.pop(), Some(0));
+    assert_eq!(v5.split_off(v5.len() - 3), [0, 1, 0]);
     v5[0] = 5;
     assert_eq!(HpcModel::decode(&v5).unwrap().encode(), without_report.encode(), "the same model");
 
@@ -142,7 +150,7 @@ fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     let mut v3 = bytes[..bytes.len() - 1].to_vec();
     v3[0] = 3;
     let old = HpcModel::decode(&v3).unwrap();
-    assert_eq!((old.version, old.refitted_with_validation), (6, false));
+    assert_eq!((old.version, old.refitted_with_validation), (7, false));
     assert_eq!((old.prediction, old.mu, old.thresholds), (model.prediction.clone(), model.mu.clone(), model.thresholds.clone()));
 
     // Version 2: a single-label model's blob without the (empty) set list.
@@ -153,7 +161,7 @@ fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     let mut v2 = without_flag[..without_flag.len() - postcard::to_allocvec(&single.prediction.sets).unwrap().len()].to_vec();
     v2[0] = 2;
     let old = HpcModel::decode(&v2).unwrap();
-    assert_eq!((old.prediction, old.version, old.refitted_with_validation), (single.prediction.clone(), 6, false));
+    assert_eq!((old.prediction, old.version, old.refitted_with_validation), (single.prediction.clone(), 7, false));
 
     let tail = postcard::to_allocvec(&single.prediction).unwrap().len();
     let mut v1 = without_flag[..without_flag.len() - tail].to_vec();
@@ -161,7 +169,7 @@ fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     let old = HpcModel::decode(&v1).unwrap();
     assert_eq!(old.prediction, LabelPrediction::mode_only());
     assert_eq!((old.mu, old.thresholds, old.labels), (single.mu, single.thresholds, single.labels));
-    v1[0] = 7;
+    v1[0] = 8;
     assert!(HpcModel::decode(&v1).is_err());
 }
 

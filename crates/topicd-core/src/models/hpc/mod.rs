@@ -26,6 +26,7 @@ pub mod interweave;
 pub mod label_posterior;
 pub mod model;
 pub mod params;
+pub mod pooled;
 pub mod predict;
 pub mod predict_intervals;
 pub mod rate_scratch;

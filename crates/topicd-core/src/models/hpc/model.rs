@@ -8,6 +8,7 @@
 
 use super::calibration::{SetScores, Thresholds};
 use super::params::{HpcParams, HpcParamsV4, Predictor};
+use crate::models::chains::Alignment;
 use crate::models::convergence::ConvergenceReport;
 use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::ModelError;
@@ -15,7 +16,8 @@ use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
-/// Format version of [`HpcModel`]'s encoding. Version 6 appended
+/// Format version of [`HpcModel`]'s encoding. Version 7 appended [`HpcModel::chains`]
+/// and [`HpcModel::alignments`] (version 6 blobs decode as one chain). Version 6 appended
 /// [`HpcModel::convergence`] (version 5 blobs decode with none). Version 5 took the job's `threads` out of
 /// the parameters (older blobs are upgraded by [`with_params_converted`]). Version 4 appended
 /// [`HpcModel::refitted_with_validation`] (version 3 blobs decode with `false`, as they
@@ -23,20 +25,24 @@ use std::sync::OnceLock;
 /// ([`LabelPrediction::sets`]; version 2 blobs decode with none, predicting as they were
 /// fitted); version 2 appended [`HpcModel::prediction`]; version 1 blobs decode with the
 /// paper's predictor ([`LabelPrediction::mode_only`]), as they were fitted.
-pub const ENCODING_VERSION: u32 = 6;
+pub const ENCODING_VERSION: u32 = 7;
 
 /// What a version 5 blob lacks at its end: no convergence report (`None`, one zero
 /// byte).
 const NO_CONVERGENCE: [u8; 1] = [0];
+
+/// What a version 6 blob lacks at its end: one chain (`chains` 1), no alignments.
+const ONE_CHAIN: [u8; 2] = [1, 0];
 
 /// Test support: a current blob in version 4's layout (`threads` 0 among the
 /// parameters), against which pins recorded before `threads` left are checked.
 #[cfg(test)]
 pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
     let mut m = HpcModel::decode(bytes).expect("a current HPC blob");
+    assert!(m.chains == 1 && m.alignments.is_empty(), "one chain");
     m.convergence = None;
     let mut b = postcard::to_allocvec(&m).expect("plain data encodes");
-    b.truncate(b.len() - NO_CONVERGENCE.len());
+    b.truncate(b.len() - NO_CONVERGENCE.len() - ONE_CHAIN.len());
     with_params_converted(&b, |(_, supervised): (u32, bool), p: HpcParams| ((4u32, supervised), HpcParamsV4::from(&p))).expect("a current HPC blob")
 }
 
@@ -118,6 +124,12 @@ pub struct HpcModel {
     /// rates served: the refit's when there was one); `None` before version 6 (last:
     /// version 5 blobs end before it).
     pub convergence: Option<ConvergenceReport>,
+    /// Chains pooled into the model (per stage, with a refit); version 6 blobs end
+    /// before it and ran one.
+    pub chains: usize,
+    /// PCM: how each chain after the first was matched to it (HPC's topics are the
+    /// labels, matched by name: empty).
+    pub alignments: Vec<Alignment>,
     /// B_k = Σ_f exp(E[μ_fk]) over topics, computed on first use.
     #[serde(skip)]
     pub(super) rate_totals: OnceLock<Vec<f64>>,
@@ -133,14 +145,20 @@ impl HpcModel {
         // so an older blob is a version 4 one without its trailing fields, a version 4
         // one is a version 5 one with `threads` among the parameters, and a version 5
         // one is the current one without the convergence report at its end.
+        let with_chains = |mut m: HpcModel| {
+            m.version = ENCODING_VERSION;
+            m.params.chains = m.chains;
+            m
+        };
         let v4: std::borrow::Cow<[u8]> = match version {
-            ENCODING_VERSION => return postcard::from_bytes(bytes).map_err(bad),
-            5 => {
+            ENCODING_VERSION => return postcard::from_bytes(bytes).map(with_chains).map_err(bad),
+            6 | 5 => {
                 let mut current = bytes.to_vec();
-                current.extend_from_slice(&NO_CONVERGENCE);
-                let mut m: HpcModel = postcard::from_bytes(&current).map_err(bad)?;
-                m.version = ENCODING_VERSION;
-                return Ok(m);
+                if version == 5 {
+                    current.extend_from_slice(&NO_CONVERGENCE);
+                }
+                current.extend_from_slice(&ONE_CHAIN);
+                return postcard::from_bytes(&current).map(with_chains).map_err(bad);
             }
             4 => bytes.into(),
             3 => {
@@ -163,13 +181,13 @@ impl HpcModel {
                 v4.extend(postcard::to_allocvec(&false).map_err(bad)?);
                 v4.into()
             }
-            v => return Err(ModelError::Decode(format!("HPC encoding version {v} is not {ENCODING_VERSION}, 5, 4, 3, 2 or 1"))),
+            v => return Err(ModelError::Decode(format!("HPC encoding version {v} is not {ENCODING_VERSION}, 6, 5, 4, 3, 2 or 1"))),
         };
         let mut current =
             with_params_converted(&v4, |(_, supervised): (u32, bool), p: HpcParamsV4| ((ENCODING_VERSION, supervised), HpcParams::from(p))).map_err(bad)?;
         current.extend_from_slice(&NO_CONVERGENCE);
-        let m: HpcModel = postcard::from_bytes(&current).map_err(bad)?;
-        Ok(m)
+        current.extend_from_slice(&ONE_CHAIN);
+        postcard::from_bytes(&current).map(with_chains).map_err(bad)
     }
 
     /// Topics deepest first (see [`deepest_first`]), computed on first use.

@@ -61,6 +61,16 @@ pub struct HpcParams {
     /// model records whether it happened (`HpcModel::refitted_with_validation`).
     #[serde(skip)]
     pub refit_with_validation: bool,
+    /// Independent chains (1 to 8) run one after another and pooled
+    /// ([`super::pooled`]); with a refit, as many again on the training and validation
+    /// documents. Read at fit time; the model records it (`HpcModel::chains`).
+    #[serde(skip, default = "one_chain")]
+    pub chains: usize,
+}
+
+/// What a decoded model's parameters hold for `chains` until the model sets its own.
+fn one_chain() -> usize {
+    1
 }
 
 /// HPC's and PCM's parameters as encoded by models of format version 4 and earlier
@@ -107,6 +117,7 @@ impl From<HpcParamsV4> for HpcParams {
             label_closure: Closure::default(),
             max_label_sets: 0,
             refit_with_validation: false,
+            chains: 1,
         }
     }
 }
@@ -166,7 +177,7 @@ impl HpcParams {
     /// HPC defaults (validation split on) or PCM's (`topics`, no split).
     pub fn from_json(params: &Value, supervised: bool) -> Result<Self, ParamError> {
         let mut r = ParamReader::new(params)?;
-        r.one_chain_only("this family runs one chain per job for now (its convergence report compares the chain's halves); lda, dcnt and scnt run up to 8")?;
+        let chains = r.uint_in("chains", 1, crate::models::chains::MAX_CHAINS as u64)?.unwrap_or(1) as usize;
         let topics = if supervised { 0 } else { r.uint_in("topics", 2, 2_000)?.unwrap_or(20) as usize };
         let iterations = r.uint_in("iterations", 1, 1_000_000)?.unwrap_or(200) as usize;
         let burn_in = match r.uint("burn_in")?.map(|b| b as usize) {
@@ -232,6 +243,7 @@ impl HpcParams {
             label_closure,
             max_label_sets,
             refit_with_validation,
+            chains,
         })
     }
 
@@ -242,6 +254,7 @@ impl HpcParams {
         let mut v = serde_json::to_value(self).expect("plain data serialises");
         let o = v.as_object_mut().expect("a struct serialises to an object");
         o.insert("rate_curvature".into(), self.rate_curvature.map_or(json!("auto"), |c| json!(c)));
+        o.insert("chains".into(), json!(self.chains));
         if supervised {
             o.remove("topics");
             o.insert("predictor".into(), json!(self.predictor));
@@ -287,7 +300,10 @@ mod tests {
         assert!((1..=20).all(|it| thinned.computes_loglik(it)), "the trace has every scan");
         assert_eq!(p.validation_fraction, 0.15);
         let pcm = HpcParams::from_json(&json!({"topics": 8}), false).unwrap();
-        assert_eq!((pcm.topics, pcm.validation_fraction), (8, 0.0));
+        assert_eq!((pcm.topics, pcm.validation_fraction, pcm.chains), (8, 0.0, 1));
+        let three = HpcParams::from_json(&json!({"chains": 3}), true).unwrap();
+        assert_eq!(three.chains, 3);
+        assert_eq!(HpcParams::from_json(&three.to_json(true), true).unwrap(), three, "chains survives the stored JSON");
     }
 
     #[test]
@@ -310,6 +326,8 @@ mod tests {
             (json!({"refit_with_validation": "yes"}), true, "refit_with_validation"),
             (json!({"refit_with_validation": true}), false, "refit_with_validation"),
             (json!({"threads": 2}), true, "threads"),
+            (json!({"chains": 0}), false, "chains"),
+            (json!({"chains": 9}), true, "chains"),
             (json!({"checkpoint_every_s": 0.5}), false, "checkpoint_every_s"),
         ] {
             assert_eq!(HpcParams::from_json(&body, supervised).unwrap_err().field, field, "{body}");

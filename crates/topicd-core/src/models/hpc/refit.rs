@@ -15,6 +15,11 @@
 //! mistaken for the first chain's (the driver's trailer carries the seed), and each of
 //! them carries the calibration ([`RefitChain::save`]): a job resumed inside the second
 //! chain does not need the first chain's state again.
+//!
+//! With several chains ([`crate::models::chains`]) the second stage runs as many chains
+//! again, chain c from `refit_seed(chain_seed(seed, c))`, and every checkpoint of that
+//! stage (a chain's, or the boundary after one) carries the calibration in a trailer of
+//! its own ([`wrap_refit_stage`]), which tells it from the first stage's.
 
 use super::calibration::Thresholds;
 use super::chain::HpcChain;
@@ -46,6 +51,25 @@ pub(super) struct RefitChain<'a> {
     pub(super) calibration: Calibration,
 }
 
+impl Calibration {
+    /// Whether a decoded calibration fits a model of `topics` labels: a positive finite
+    /// temperature and probabilities for thresholds, one per label.
+    pub fn check(&self, topics: usize) -> Result<(), String> {
+        let t = &self.thresholds;
+        let probability = |x: f64| (0.0..=1.0).contains(&x);
+        let fits = self.temperature.is_finite()
+            && self.temperature > 0.0
+            && t.per_label.len() == topics
+            && probability(t.global)
+            && t.per_label.iter().flatten().all(|&x| probability(x));
+        if fits {
+            Ok(())
+        } else {
+            Err("refit calibration does not fit this corpus (temperature or thresholds)".into())
+        }
+    }
+}
+
 impl<'a> RefitChain<'a> {
     /// Continue from [`RefitChain::save`]'s bytes: the calibration is the tail (its
     /// postcard bytes, then their length as a little-endian `u32`), the chain's state
@@ -53,18 +77,33 @@ impl<'a> RefitChain<'a> {
     pub fn restore(data: &'a HpcData, params: &'a HpcParams, bytes: &[u8], position: &Position) -> Result<Self, String> {
         let (state, tail) = split_tail(bytes, "refit state")?;
         let calibration: Calibration = postcard::from_bytes(tail).map_err(|e| format!("refit calibration does not decode: {e}"))?;
-        let t = &calibration.thresholds;
-        let probability = |x: f64| (0.0..=1.0).contains(&x);
-        let fits = calibration.temperature.is_finite()
-            && calibration.temperature > 0.0
-            && t.per_label.len() == data.num_topics()
-            && probability(t.global)
-            && t.per_label.iter().flatten().all(|&x| probability(x));
-        if !fits {
-            return Err("refit calibration does not fit this corpus (temperature or thresholds)".into());
-        }
+        calibration.check(data.num_topics())?;
         Ok(RefitChain { chain: HpcChain::restore(data, params, state, position)?, calibration })
     }
+}
+
+/// Marks the trailer of a multi-chain second stage's checkpoints ("refitstg" in ASCII).
+const REFIT_STAGE_MAGIC: u64 = 0x6774_7374_6966_6572;
+
+/// The trailer of a multi-chain second stage's checkpoints.
+#[derive(Serialize, Deserialize)]
+struct RefitStage {
+    magic: u64,
+    calibration: Calibration,
+}
+
+/// A checkpoint of the multi-chain second stage: the stage's own bytes (the chains'
+/// checkpoint) with the calibration after them.
+pub fn wrap_refit_stage(bytes: Vec<u8>, calibration: &Calibration) -> Vec<u8> {
+    append_tail(bytes, &RefitStage { magic: REFIT_STAGE_MAGIC, calibration: calibration.clone() })
+}
+
+/// The stage's bytes and the calibration of a checkpoint [`wrap_refit_stage`] made;
+/// `None` for any other checkpoint (the first stage's, or bytes that are no checkpoint).
+pub fn unwrap_refit_stage(bytes: &[u8]) -> Option<(&[u8], Calibration)> {
+    let (stage, tail) = split_tail(bytes, "refit stage").ok()?;
+    let t: RefitStage = postcard::from_bytes(tail).ok()?;
+    (t.magic == REFIT_STAGE_MAGIC).then_some((stage, t.calibration))
 }
 
 impl Chain for RefitChain<'_> {

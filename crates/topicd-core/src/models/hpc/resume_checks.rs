@@ -409,3 +409,64 @@ fn a_second_chain_checkpoint_with_a_bad_calibration_is_rejected() {
         assert_eq!(run.progress.len(), 2 * p.iterations, "{what}: both chains run again");
     }
 }
+
+/// Several chains: HPC with a refit runs two chains in each stage (4 × `iterations`
+/// counted), PCM two chains matched topic to topic; chain 0 of each first stage is the
+/// one-chain fit, so a pooled table lies between chain 0's and chain 1's. A job
+/// stopped anywhere (inside a chain, at the boundary between chains, at the first
+/// stage's end, inside the second stage) and resumed on 2 threads ends with the bytes
+/// of the uninterrupted one.
+#[test]
+fn several_chains_pool_and_resume_to_the_same_bytes() {
+    for (base, one_stage) in [(cases().remove(0), false), (cases().remove(3), true)] {
+        let mut params = base.params.clone();
+        params["chains"] = json!(2);
+        let case = Case { params, ..base };
+        let corpus = small_corpus(case.supervised, case.tagged);
+        let p = params_of(&case);
+        let full = fit(&corpus, &case, 1, None);
+        let m = &full.model;
+        let n = p.iterations;
+        let stages = if refits(&case) { 2 } else { 1 };
+        assert_eq!(stages == 1, one_stage, "{}", case.name);
+        assert_eq!((m.chains, m.params.chains), (2, 2));
+        assert_eq!(full.progress.last().map(|pr| (pr.iteration, pr.total)), Some(((2 * stages * n) as u64, (2 * stages * n) as u64)), "{}", case.name);
+        let report = m.convergence.as_ref().expect("a convergence report");
+        assert_eq!(report.chains, 2);
+        assert_eq!(m.summary.kept_scans, 2 * report.draws_per_chain, "{}", case.name);
+        assert_eq!(m.alignments.len(), usize::from(!case.supervised), "{}: only PCM's topics are matched", case.name);
+        assert!((m.shares.iter().sum::<f64>() - 1.0).abs() < 1e-6, "{}", case.name);
+        let decoded = HpcModel::decode(&m.encode()).unwrap();
+        assert_eq!((decoded.chains, decoded.params.chains, decoded.alignments.clone()), (2, 2, m.alignments.clone()));
+        if one_stage {
+            // PCM (every document trains, so the seed draws no split): chain c is the
+            // one-chain fit from chain c's seed, and each pooled log rate is the mean of
+            // chain 0's and chain 1's matched one (to f32 rounding); the root's column
+            // is not permuted.
+            let one = HpcParams { chains: 1, ..p.clone() };
+            let chain = |c: usize| FitContext::silent(|ctx| fit_hpc(&corpus, &one, false, crate::models::chains::chain_seed(SEED, c), ctx)).unwrap();
+            let (c0, c1) = (chain(0), chain(1));
+            let k = m.labels.len();
+            let to = &m.alignments[0].permutation;
+            for ((pooled, a), b) in m.mu.chunks(k + 1).zip(c0.mu.chunks(k + 1)).zip(c1.mu.chunks(k + 1)) {
+                assert!((pooled[0] - (a[0] + b[0]) / 2.0).abs() < 1e-5, "root: {} vs {} and {}", pooled[0], a[0], b[0]);
+                for (t, &u) in to.iter().enumerate() {
+                    assert!((pooled[u + 1] - (a[u + 1] + b[t + 1]) / 2.0).abs() < 1e-5, "topic {u}");
+                }
+            }
+            assert_eq!(c0.summary.final_loglik_per_token + c1.summary.final_loglik_per_token, 2.0 * m.summary.final_loglik_per_token);
+        }
+        // Checkpoints: one per scan but the last in each chain, each chain's boundary,
+        // and with a refit the first stage's end.
+        let bytes = m.encode();
+        let boundaries: Vec<usize> = full.checkpoints.iter().enumerate().filter(|(_, c)| (c.0 as usize).is_multiple_of(n)).map(|(i, _)| i).collect();
+        let mut at: Vec<usize> = vec![2, full.checkpoints.len() - 2];
+        at.extend(boundaries.iter().flat_map(|&b| [b, b + 2]).filter(|&i| i < full.checkpoints.len()));
+        for i in at {
+            let (it, checkpoint) = &full.checkpoints[i];
+            let resumed = fit(&corpus, &case, 2, Some(checkpoint));
+            assert_eq!(resumed.resumed, vec![Resume::From(*it)], "{}: checkpoint {i}", case.name);
+            assert_eq!(resumed.model.encode(), bytes, "{}: resumed from checkpoint {i} (iteration {it})", case.name);
+        }
+    }
+}

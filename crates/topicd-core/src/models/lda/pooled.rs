@@ -10,17 +10,11 @@
 //! shares).
 
 use super::LdaModel;
-use crate::models::chains::match_to_first;
-use crate::models::convergence::{ConvergenceReport, KeptTrace};
-use serde::{Deserialize, Serialize};
+use crate::models::chains::{self, gather, match_to_first};
+use crate::models::convergence::ConvergenceReport;
 
-/// One chain's model (posterior means over its kept sweeps, no held-out report yet)
-/// and its convergence trace.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) struct ChainResult {
-    pub model: LdaModel,
-    pub trace: KeptTrace,
-}
+/// One chain's model and trace ([`chains::ChainResult`]).
+pub(super) type ChainResult = chains::ChainResult<LdaModel>;
 
 /// The finished chains and the last one pooled: chain 0's layout, every array the
 /// kept-sweep-weighted mean of the aligned chains', with the alignments and the
@@ -31,10 +25,7 @@ pub(super) fn pool(finished: &[ChainResult], last: ChainResult) -> LdaModel {
         model.convergence = ConvergenceReport::from_traces(&[trace]);
         return model;
     }
-    let mut traces: Vec<KeptTrace> = finished.iter().map(|c| c.trace.clone()).collect();
-    traces.push(last.trace);
-    let mut models: Vec<&LdaModel> = finished.iter().map(|c| &c.model).collect();
-    models.push(&last.model);
+    let (models, traces) = gather(finished, &last);
     let reference = models[0];
     let (k, v) = (reference.params.topics, reference.num_terms);
     let d = reference.document_proportions.len() / k.max(1);

@@ -573,6 +573,26 @@ async fn lda_effects_by_composition_find_a_planted_group_difference() {
         let (lo, mean, hi) = (p["lower"].as_f64().unwrap(), p["mean"].as_f64().unwrap(), p["upper"].as_f64().unwrap());
         assert!(lo <= mean && mean <= hi && (mean - points[0]["mean"].as_f64().unwrap()).abs() < 0.05, "{p}");
     }
+    // PCM by the same method, over the θ = softmax(ξ) draws of two chains (chain 1's
+    // topics matched to chain 0's): the planted difference is found with the interval
+    // away from 0 for both topics, in opposite directions. (A document's θ is shrunk
+    // towards the prior by ξ's normal prior, so the bound is half the planted 1, not
+    // LDA's 0.8.)
+    let job = s.submit(&cid, "pcm", json!({"topics": 2, "iterations": 60, "burn_in": 30, "thin": 1, "chains": 2, "covariates": ["group"]}), 4).await;
+    assert_eq!(job["params"]["keep_draws"].as_u64(), Some(20), "{job}");
+    let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(120)).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let (status, e) = s.get(&format!("/v1/models/{}/effects?covariate=group&contrast=a,b", done["model_id"].as_str().unwrap())).await;
+    assert_eq!(status, 200, "{e}");
+    assert_eq!((e["method"].as_str(), e["draws"].as_u64()), (Some("composition"), Some(20)), "10 draws from each chain: {e}");
+    let mut diffs: Vec<(f64, f64, f64)> = e["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["difference"]["mean"].as_f64().unwrap(), t["difference"]["lower"].as_f64().unwrap(), t["difference"]["upper"].as_f64().unwrap()))
+        .collect();
+    diffs.sort_by(|a, b| b.0.total_cmp(&a.0));
+    assert!(diffs[0].0 > 0.5 && diffs[0].1 > 0.0 && diffs[1].0 < -0.5 && diffs[1].2 < 0.0, "PCM: {diffs:?}");
     // A model fitted without covariates cannot answer, whatever is asked: 409 naming
     // the model, saying what is missing.
     let plain = s.submit(&cid, "lda", json!({"topics": 2, "iterations": 10}), 4).await;

@@ -130,6 +130,19 @@ pub fn gather<'a, M>(finished: &'a [ChainResult<M>], last: &'a ChainResult<M>) -
     finished.iter().chain(std::iter::once(last)).map(|c| (&c.model, c.trace.clone())).unzip()
 }
 
+/// Rows of one value per topic of a later chain (`rows.len()` a multiple of
+/// `to.len()`), each moved to the reference's topics: `to[a]` is where topic a goes.
+pub fn relabel_columns<T: Copy + Default>(rows: &[T], to: &[usize]) -> Vec<T> {
+    let k = to.len();
+    let mut out = vec![T::default(); rows.len()];
+    for (o, r) in out.chunks_mut(k.max(1)).zip(rows.chunks(k.max(1))) {
+        for (a, &b) in to.iter().enumerate() {
+            o[b] = r[a];
+        }
+    }
+    out
+}
+
 /// How a chain's topics were matched to the reference chain's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Alignment {

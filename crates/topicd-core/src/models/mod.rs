@@ -19,6 +19,7 @@ pub mod chain;
 pub mod chains;
 pub mod community;
 pub mod completion;
+pub mod composition;
 pub mod convergence;
 pub mod dcnt;
 pub mod design;

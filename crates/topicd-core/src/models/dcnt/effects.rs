@@ -20,6 +20,7 @@
 use super::model::DcntModel;
 use super::sample::Loadings;
 use super::stick::stick_weights_into;
+use crate::models::chains::relabel_columns;
 use crate::models::effects::{interval, plan, Difference, EffectPlan, EffectPoint, EffectQuery, Effects, MonteCarlo, TopicEffect};
 use crate::models::ModelError;
 use crate::rng::{stream, Purpose};
@@ -71,19 +72,6 @@ pub fn expected_shares(draw: &Loadings, k: usize, rows: &[Vec<f64>], samples: us
     (mean, se)
 }
 
-/// Rows of K̄ values per topic of a later chain, moved to the model's topics (`to[a]`:
-/// where this chain's topic a goes).
-fn onto_model_topics(rows: &[f64], to: &[usize]) -> Vec<f64> {
-    let k = to.len();
-    let mut out = vec![0.0; rows.len()];
-    for (o, r) in out.chunks_mut(k).zip(rows.chunks(k)) {
-        for (a, &b) in to.iter().enumerate() {
-            o[b] = r[a];
-        }
-    }
-    out
-}
-
 /// The effect of `query.covariate` on the model's topics.
 pub fn effects(model: &DcntModel, query: &EffectQuery) -> Result<Effects, ModelError> {
     let spec = model
@@ -106,7 +94,7 @@ pub fn effects(model: &DcntModel, query: &EffectQuery) -> Result<Effects, ModelE
                 let shares = expected_shares(draw, k, &rows, samples, &mut stream(query.seed, Purpose::Effects, samples as u64, s as u64));
                 match model.draw_topics(s) {
                     None => shares,
-                    Some(to) => (onto_model_topics(&shares.0, to), onto_model_topics(&shares.1, to)),
+                    Some(to) => (relabel_columns(&shares.0, to), relabel_columns(&shares.1, to)),
                 }
             })
             .collect();

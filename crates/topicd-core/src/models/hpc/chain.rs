@@ -22,6 +22,7 @@ use super::data::HpcData;
 use super::params::HpcParams;
 use super::sampler::{document_weights, linear_term, Caches, HpcState, ScanSettings, ScanStats};
 use crate::models::chain::{Chain, Position, Schedule};
+use crate::models::composition::DrawPlan;
 use crate::models::convergence::KeptTrace;
 use crate::models::state_bytes::{StateReader, StateWriter};
 use crate::models::{FitError, StepKind};
@@ -134,6 +135,33 @@ pub(super) struct HpcChain<'a> {
     pub last: (f64, f64),
     /// The convergence trace of the kept scans ([`trace_of`]).
     pub trace: KeptTrace,
+    /// The documents' θ at the kept scans [`draw_plan`] picks (D × K, f32, zero off a
+    /// document's active labels), for covariate effects by composition.
+    pub theta_draws: Vec<Vec<f32>>,
+}
+
+/// Which kept scans of one chain give a draw of the documents' θ (none without
+/// covariates: the draws serve their effects only).
+pub(super) fn draw_plan(data: &HpcData, params: &HpcParams) -> DrawPlan {
+    let s = params.schedule();
+    let kept = (1..=s.iterations).filter(|&it| s.is_kept(it)).count();
+    let keep = if params.design.covariates.is_empty() { 0 } else { params.keep_draws };
+    DrawPlan::new(keep, params.chains, data.num_docs(), data.num_topics(), kept)
+}
+
+/// Every document's θ as a dense D × K row-major draw (f32): the softmax of its ξ over
+/// its active labels, zero elsewhere.
+fn theta_draw(data: &HpcData, xi: &[f64]) -> Vec<f32> {
+    let k = data.num_topics();
+    let weights = document_weights(data, xi);
+    let mut out = vec![0.0f32; data.num_docs() * k];
+    for d in 0..data.num_docs() {
+        let r = data.active.range(d);
+        for (&node, &w) in data.active.values[r.clone()].iter().zip(&weights[r]) {
+            out[d * k + node as usize - 1] = w as f32;
+        }
+    }
+    out
 }
 
 /// The hyperparameters traced at every kept scan, beside the log-likelihood per token
@@ -146,9 +174,10 @@ fn trace_of(k: usize) -> KeptTrace {
 }
 
 /// Format version of an HPC checkpoint's state.
-/// Version 3 added the convergence trace to the header; older checkpoints are rejected
+/// Version 4 added the θ draws to the header, version 3 the convergence trace; older
+/// checkpoints are rejected
 /// (their fit starts over).
-const STATE_VERSION: u32 = 3;
+const STATE_VERSION: u32 = 4;
 
 /// The small part of an HPC checkpoint's state; the big buffers follow it as raw
 /// sections ([`crate::models::state_bytes`]), in this order: μ, τ² at the parent nodes
@@ -174,6 +203,7 @@ struct HpcHeader {
     /// Kept scans in the estimand sums (0: the sums are not stored).
     kept: usize,
     trace: KeptTrace,
+    theta_draws: Vec<Vec<f32>>,
 }
 
 /// The parameters that shape the chain, as bytes: all but the prediction settings,
@@ -189,7 +219,18 @@ impl<'a> HpcChain<'a> {
         let caches = Caches::new(data, params.curvature(data.num_topics()));
         let sums = EstimandSums::new(data.num_terms(), data.num_topics());
         let trace = trace_of(data.num_topics());
-        HpcChain { data, params, schedule: params.schedule(), state, caches, sums, totals: ScanStats::default(), last: (f64::NAN, f64::NAN), trace }
+        HpcChain {
+            data,
+            params,
+            schedule: params.schedule(),
+            state,
+            caches,
+            sums,
+            totals: ScanStats::default(),
+            last: (f64::NAN, f64::NAN),
+            trace,
+            theta_draws: Vec::new(),
+        }
     }
 
     /// A chain continued from [`Chain::save`]'s bytes; every length and value range is
@@ -233,6 +274,7 @@ impl<'a> HpcChain<'a> {
             (sums.as_ref().map_or(position.kept == 0, |sums| sums.has_shape(v, k) && sums.kept == position.kept), "estimand sums"),
             (s.last.0.is_finite() && (s.last.0 / data.num_tokens).to_bits() == position.last_loglik.to_bits(), "log-likelihood"),
             (s.trace.names == trace_of(k).names && s.trace.is_consistent() && s.trace.draws() == position.kept, "convergence trace"),
+            (s.theta_draws.len() <= draw_plan(data, params).keep && s.theta_draws.iter().all(|t| t.len() == d * k), "θ draws"),
         ];
         if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
             return Err(format!("HPC state does not fit this corpus and these parameters ({what})"));
@@ -247,7 +289,18 @@ impl<'a> HpcChain<'a> {
         let rate_hessians = rate_diagonals.into_iter().zip(rate_off_diagonals).collect();
         let caches = Caches::resumed(data, params.curvature(k), &state.mu, rate_hessians, affinity_hessians)?;
         let sums = sums.unwrap_or_else(|| EstimandSums::new(v, k));
-        Ok(HpcChain { data, params, schedule: params.schedule(), state, caches, sums, totals: s.totals, last: s.last, trace: s.trace })
+        Ok(HpcChain {
+            data,
+            params,
+            schedule: params.schedule(),
+            state,
+            caches,
+            sums,
+            totals: s.totals,
+            last: s.last,
+            trace: s.trace,
+            theta_draws: s.theta_draws,
+        })
     }
 }
 
@@ -316,6 +369,9 @@ impl Chain for HpcChain<'_> {
         let shares = self.sums.add(self.data, &self.state, beta, rate_totals);
         let s = &self.state;
         self.trace.push_topic_model(loglik_per_token, &[s.psi, s.gamma2, s.lambda2, s.nu, s.sigma2], &shares);
+        if draw_plan(self.data, self.params).due(self.theta_draws.len(), self.sums.kept) {
+            self.theta_draws.push(theta_draw(self.data, &s.xi));
+        }
         None
     }
 
@@ -337,7 +393,8 @@ impl Chain for HpcChain<'_> {
             + ragged(&rate_diagonals)
             + ragged(&rate_off_diagonals)
             + ragged(&affinity)
-            + sum_sections;
+            + sum_sections
+            + self.theta_draws.iter().map(|t| 4 * t.len() + 8).sum::<usize>();
         let mut w = StateWriter::with_capacity(capacity);
         w.header(&HpcHeader {
             version: STATE_VERSION,
@@ -353,6 +410,7 @@ impl Chain for HpcChain<'_> {
             last: self.last,
             kept: self.sums.kept,
             trace: self.trace.clone(),
+            theta_draws: self.theta_draws.clone(),
         });
         w.f64s(&s.mu);
         w.f64s(&tau2_parents);

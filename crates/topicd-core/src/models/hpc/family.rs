@@ -47,11 +47,11 @@ impl ModelFamily for HpcFamily {
         Ok(FitParams::new(self.name(), p, json))
     }
 
-    fn check_params(&self, _params: &FitParams, corpus: &CorpusStats) -> Result<(), ParamError> {
+    fn check_params(&self, params: &FitParams, corpus: &CorpusStats) -> Result<(), ParamError> {
         if self.supervised && corpus.num_labels == 0 {
             return Err(ParamError::new("", "the corpus has no labels: hpc needs labelled documents (pcm fits an unlabelled corpus)"));
         }
-        Ok(())
+        crate::models::design::DesignSpec::check(&params.get::<HpcParams>().design, &corpus.covariates)
     }
 
     fn fit(&self, corpus: &Corpus, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
@@ -80,6 +80,7 @@ impl ModelFamily for HpcFamily {
             label_prediction: self.supervised,
             label_evaluation: self.supervised,
             prediction_intervals: true,
+            effects: true,
             ..crate::models::capabilities::Capabilities::TOPIC_MODEL
         }
     }
@@ -131,6 +132,16 @@ impl TopicModel for HpcModel {
                 DocPrediction { topic_proportions, labels, predicted_labels }
             })
             .collect())
+    }
+
+    /// Effects by the method of composition over the θ draws the fit kept, for a fit
+    /// that read covariates.
+    fn effects(&self, query: &crate::models::effects::EffectQuery) -> Result<Option<crate::models::effects::Effects>, ModelError> {
+        let spec = self
+            .design
+            .as_ref()
+            .ok_or_else(|| ModelError::NotOffered("this model was fitted without covariates: effects need a fit with `covariates` in its params".into()))?;
+        crate::models::composition::composition(spec, &self.design_rows, self.labels.len(), &self.theta_draws, query).map(Some)
     }
 
     /// Intervals from the Laplace approximation at each document's ξ* ([`laplace_intervals`]).
@@ -190,7 +201,10 @@ impl TopicModel for HpcModel {
         let prediction = vec(&self.prediction.log_prior) + nested(&self.prediction.sets, |s| vec(&s.labels) + vec(&s.members));
         let evaluation = self.evaluation.as_ref().map_or(0, |e| vec(&e.model.per_label) + vec(&e.most_frequent_baseline.per_label));
         let caches = self.rate_totals.get().map_or(0, vec) + self.deepest_first.get().map_or(0, vec);
-        let chains = nested(&self.alignments, |a| vec(&a.permutation) + vec(&a.distances));
+        let chains = nested(&self.alignments, |a| vec(&a.permutation) + vec(&a.distances))
+            + self.design.as_ref().map_or(0, crate::models::design::DesignSpec::memory_bytes)
+            + vec(&self.design_rows)
+            + nested(&self.theta_draws, vec);
         tables + labels + prediction + evaluation + caches + chains
     }
 }

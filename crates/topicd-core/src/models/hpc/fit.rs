@@ -37,8 +37,9 @@ use crate::corpus::Corpus;
 use crate::models::chain::{self, Chain, Checkpoint, Position, Resume};
 use crate::models::chains::{self as several, chain_seed};
 use crate::models::convergence::KeptTrace;
+use crate::models::design::DesignSpec;
 use crate::models::splits::{self, Split};
-use crate::models::{FitContext, FitError};
+use crate::models::{FitContext, FitError, ParamError};
 use rayon::prelude::*;
 
 /// Which part of the corpus a document belongs to.
@@ -109,8 +110,38 @@ fn shape(corpus: &Corpus, p: &HpcParams, supervised: bool, roles: &[Role], wante
     Shaped { data: HpcData::new(parent, supervised, active, counts, corpus.num_terms()), names, uploaded }
 }
 
-/// Fit HPC (`supervised`) or PCM on `corpus`.
+/// Fit HPC (`supervised`) or PCM on `corpus`; with covariates, the model keeps their
+/// design and its rows for the documents its rates were fitted on (the training
+/// documents, with the validation documents after a refit), for `/effects`.
 pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx: &FitContext) -> Result<HpcModel, FitError> {
+    let design = corpus_design(corpus, p)?;
+    let mut model = fit_stages(corpus, p, supervised, seed, ctx)?;
+    if let Some((spec, rows)) = design {
+        let roles = assign_roles(corpus, p, supervised, seed);
+        let learned = if model.refitted_with_validation { &[Role::Train, Role::Validation][..] } else { &[Role::Train] };
+        let width = spec.width();
+        model.design_rows = (0..roles.len()).filter(|&d| learned.contains(&roles[d])).flat_map(|d| rows[d * width..(d + 1) * width].iter().copied()).collect();
+        model.design = Some(spec);
+    }
+    Ok(model)
+}
+
+/// The design of the covariates the fit reads and every corpus document's row (`None`
+/// without covariates); a corpus without them, or a document missing one, is an error
+/// naming `covariates` (both are refused at submit, checked again here).
+fn corpus_design(corpus: &Corpus, p: &HpcParams) -> Result<Option<(DesignSpec, Vec<f64>)>, FitError> {
+    if p.design.covariates.is_empty() {
+        return Ok(None);
+    }
+    let table = corpus.covariates.as_ref().ok_or_else(|| FitError::Params(ParamError::new("covariates", "the corpus has no covariates")))?;
+    let spec = DesignSpec::build(&p.design, table).map_err(FitError::Params)?;
+    let rows = spec.rows(table).map_err(|e| FitError::Params(ParamError::new("covariates", e)))?;
+    Ok(Some((spec, rows)))
+}
+
+/// The fit's stages (the chains on the training documents, the calibration, the refit)
+/// without the covariates' design.
+fn fit_stages(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx: &FitContext) -> Result<HpcModel, FitError> {
     if supervised && corpus.labels.is_empty() {
         return Err(FitError::InvalidInput("the corpus has no labels: HPC needs labelled documents (use pcm for an unlabelled corpus)".into()));
     }
@@ -278,7 +309,7 @@ fn evaluated(mut model: HpcModel, learned: &Shaped, test: &Shaped) -> HpcModel {
 fn assemble(hpc: HpcChain, shaped: &Shaped, p: &HpcParams, roles: &[Role]) -> ChainResult {
     let data = &shaped.data;
     let (v, k) = (data.num_terms(), data.num_topics());
-    let HpcChain { state, mut caches, mut sums, totals, last, trace, .. } = hpc;
+    let HpcChain { state, mut caches, mut sums, totals, last, trace, theta_draws, .. } = hpc;
     if sums.kept == 0 {
         // No scan fell on the thinning grid: use the final state.
         let (beta, rate_totals) = caches.rates(&state.mu, data.num_nodes());
@@ -341,6 +372,9 @@ fn assemble(hpc: HpcChain, shaped: &Shaped, p: &HpcParams, roles: &[Role]) -> Ch
         convergence: None,
         chains: 1,
         alignments: Vec::new(),
+        design: None,
+        design_rows: Vec::new(),
+        theta_draws,
     };
     ChainResult { model, trace }
 }

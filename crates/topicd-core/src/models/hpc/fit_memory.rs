@@ -63,7 +63,10 @@ pub fn estimate(c: &CorpusStats, p: &super::params::HpcParams, supervised: bool,
     let checkpoint = W8 * v * nodes * 2 + W8 * d * k + W8 * v * (touched + off) + W8 * d * active * active + sums;
     // The end: the model's tables (frequency, exclusivity ×2 over V × K and μ over
     // V × N, f32) are built while the chain lives, then encoded once it is gone.
-    let model = 3 * W4 * v * k + W4 * v * nodes;
+    // The θ draws kept for covariate effects (f32, D × K each, within their cap).
+    let draws = if p.design.covariates.is_empty() { 0 } else { p.keep_draws as u64 };
+    let theta_draws = draws.min(crate::models::composition::THETA_DRAWS_BYTES as u64 / (W4 * d * k).max(1)) * W4 * d * k;
+    let model = 3 * W4 * v * k + W4 * v * nodes + theta_draws;
     // With several chains, the finished chains' models are held until the last one ends
     // and they are pooled (in f64 while pooling: twice a model).
     let finished = (p.chains.max(1) as u64 - 1) * model;

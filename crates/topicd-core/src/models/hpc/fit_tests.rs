@@ -127,9 +127,10 @@ fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     assert!(model.convergence.is_some());
     assert_eq!((again.chains, again.params.chains), (1, 1));
 
-    // Version 6: the current blob without `chains` (1) and the alignments (none).
+    // Version 6: the current blob without `chains` (1), the alignments, the design, its
+    // rows and the θ draws (none).
     let mut v6 = bytes.clone();
-    assert_eq!(v6.split_off(v6.len() - 2), [1, 0]);
+    assert_eq!(v6.split_off(v6.len() - 5), [1, 0, 0, 0, 0]);
     v6[0] = 6;
     assert_eq!(HpcModel::decode(&v6).unwrap().encode(), bytes, "the same model, one chain");
     let mut without_report = model.clone();
@@ -137,7 +138,7 @@ fn older_models_decode_with_the_predictor_they_were_fitted_with() {
 
     // Version 5: version 6 without the report (one zero byte for none).
     let mut v5 = without_report.encode();
-    assert_eq!(v5.split_off(v5.len() - 3), [0, 1, 0]);
+    assert_eq!(v5.split_off(v5.len() - 6), [0, 1, 0, 0, 0, 0]);
     v5[0] = 5;
     assert_eq!(HpcModel::decode(&v5).unwrap().encode(), without_report.encode(), "the same model");
 

@@ -10,14 +10,16 @@ use super::calibration::{SetScores, Thresholds};
 use super::params::{HpcParams, HpcParamsV4, Predictor};
 use crate::models::chains::Alignment;
 use crate::models::convergence::ConvergenceReport;
+use crate::models::design::DesignSpec;
 use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::ModelError;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
-/// Format version of [`HpcModel`]'s encoding. Version 7 appended [`HpcModel::chains`]
-/// and [`HpcModel::alignments`] (version 6 blobs decode as one chain). Version 6 appended
+/// Format version of [`HpcModel`]'s encoding. Version 7 appended [`HpcModel::chains`],
+/// [`HpcModel::alignments`] and the covariate design with its θ draws (version 6 blobs
+/// decode as one chain without covariates). Version 6 appended
 /// [`HpcModel::convergence`] (version 5 blobs decode with none). Version 5 took the job's `threads` out of
 /// the parameters (older blobs are upgraded by [`with_params_converted`]). Version 4 appended
 /// [`HpcModel::refitted_with_validation`] (version 3 blobs decode with `false`, as they
@@ -31,15 +33,16 @@ pub const ENCODING_VERSION: u32 = 7;
 /// byte).
 const NO_CONVERGENCE: [u8; 1] = [0];
 
-/// What a version 6 blob lacks at its end: one chain (`chains` 1), no alignments.
-const ONE_CHAIN: [u8; 2] = [1, 0];
+/// What a version 6 blob lacks at its end: one chain (`chains` 1), no alignments, no
+/// design, no design rows, no θ draws.
+const ONE_CHAIN: [u8; 5] = [1, 0, 0, 0, 0];
 
 /// Test support: a current blob in version 4's layout (`threads` 0 among the
 /// parameters), against which pins recorded before `threads` left are checked.
 #[cfg(test)]
 pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
     let mut m = HpcModel::decode(bytes).expect("a current HPC blob");
-    assert!(m.chains == 1 && m.alignments.is_empty(), "one chain");
+    assert!(m.chains == 1 && m.alignments.is_empty() && m.design.is_none(), "one chain, no covariates");
     m.convergence = None;
     let mut b = postcard::to_allocvec(&m).expect("plain data encodes");
     b.truncate(b.len() - NO_CONVERGENCE.len() - ONE_CHAIN.len());
@@ -130,6 +133,14 @@ pub struct HpcModel {
     /// PCM: how each chain after the first was matched to it (HPC's topics are the
     /// labels, matched by name: empty).
     pub alignments: Vec<Alignment>,
+    /// The design of the covariates the fit read (`None`: none), for `/effects` by
+    /// composition ([`crate::models::composition`]).
+    pub design: Option<DesignSpec>,
+    /// Its rows for the documents the rates were fitted on (their order in the fit).
+    pub design_rows: Vec<f64>,
+    /// Draws of those documents' θ (D × K, f32; every chain's, later chains' PCM topics
+    /// relabelled onto chain 0's).
+    pub theta_draws: Vec<Vec<f32>>,
     /// B_k = Σ_f exp(E[μ_fk]) over topics, computed on first use.
     #[serde(skip)]
     pub(super) rate_totals: OnceLock<Vec<f64>>,
@@ -138,7 +149,22 @@ pub struct HpcModel {
 }
 
 impl HpcModel {
+    /// A stored model, any version; a model whose design rows or θ draws disagree with
+    /// its documents and topics is corrupt (`/effects` indexes by them).
     pub fn decode(bytes: &[u8]) -> Result<Self, ModelError> {
+        let m = Self::decode_layout(bytes)?;
+        let (d, k) = (m.summary.training_documents, m.labels.len());
+        let rows_fit = match &m.design {
+            None => m.design_rows.is_empty() && m.theta_draws.is_empty(),
+            Some(spec) => Some(m.design_rows.len()) == d.checked_mul(spec.width()),
+        };
+        if !rows_fit || m.theta_draws.iter().any(|t| Some(t.len()) != d.checked_mul(k)) {
+            return Err(ModelError::Decode("the covariates' design rows or θ draws do not fit the model's documents and topics".into()));
+        }
+        Ok(m)
+    }
+
+    fn decode_layout(bytes: &[u8]) -> Result<Self, ModelError> {
         let bad = |e: postcard::Error| ModelError::Decode(e.to_string());
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(bad)?;
         // Postcard writes a struct's fields one after another, without names or lengths,

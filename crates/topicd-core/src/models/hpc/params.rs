@@ -2,6 +2,7 @@
 
 use super::rates::Curvature;
 use crate::models::chain::Schedule;
+use crate::models::design::DesignRequest;
 use crate::models::params::{ParamError, ParamReader};
 
 /// `rate_curvature = auto` uses the full Hessian up to this many topics: beyond it the
@@ -66,6 +67,16 @@ pub struct HpcParams {
     /// documents. Read at fit time; the model records it (`HpcModel::chains`).
     #[serde(skip, default = "one_chain")]
     pub chains: usize,
+    /// The covariates whose effects `/effects` estimates by composition
+    /// ([`crate::models::composition`]; `covariates`, `reference`, `splines`). Read at
+    /// fit time; the model keeps the design it built.
+    #[serde(skip)]
+    pub design: DesignRequest,
+    /// Draws of the documents' topic proportions kept for composition (default
+    /// [`crate::models::composition::DEFAULT_KEEP_DRAWS`] with covariates, else 0),
+    /// shared by the chains. Read at fit time.
+    #[serde(skip)]
+    pub keep_draws: usize,
 }
 
 /// What a decoded model's parameters hold for `chains` until the model sets its own.
@@ -118,6 +129,8 @@ impl From<HpcParamsV4> for HpcParams {
             max_label_sets: 0,
             refit_with_validation: false,
             chains: 1,
+            design: DesignRequest::default(),
+            keep_draws: 0,
         }
     }
 }
@@ -178,6 +191,13 @@ impl HpcParams {
     pub fn from_json(params: &Value, supervised: bool) -> Result<Self, ParamError> {
         let mut r = ParamReader::new(params)?;
         let chains = r.uint_in("chains", 1, crate::models::chains::MAX_CHAINS as u64)?.unwrap_or(1) as usize;
+        let design = DesignRequest {
+            covariates: r.string_list("covariates")?.unwrap_or_default(),
+            reference: r.string_map("reference")?.unwrap_or_default(),
+            splines: r.uint_map("splines", 0, u64::MAX)?.unwrap_or_default(),
+        };
+        let default_draws = if design.covariates.is_empty() { 0 } else { crate::models::composition::DEFAULT_KEEP_DRAWS };
+        let keep_draws = r.uint_in("keep_draws", 0, 10_000)?.map_or(default_draws, |x| x as usize);
         let topics = if supervised { 0 } else { r.uint_in("topics", 2, 2_000)?.unwrap_or(20) as usize };
         let iterations = r.uint_in("iterations", 1, 1_000_000)?.unwrap_or(200) as usize;
         let burn_in = match r.uint("burn_in")?.map(|b| b as usize) {
@@ -244,6 +264,8 @@ impl HpcParams {
             max_label_sets,
             refit_with_validation,
             chains,
+            design,
+            keep_draws,
         })
     }
 
@@ -255,6 +277,10 @@ impl HpcParams {
         let o = v.as_object_mut().expect("a struct serialises to an object");
         o.insert("rate_curvature".into(), self.rate_curvature.map_or(json!("auto"), |c| json!(c)));
         o.insert("chains".into(), json!(self.chains));
+        o.insert("keep_draws".into(), json!(self.keep_draws));
+        if let Value::Object(design) = json!(self.design) {
+            o.extend(design);
+        }
         if supervised {
             o.remove("topics");
             o.insert("predictor".into(), json!(self.predictor));
@@ -304,6 +330,10 @@ mod tests {
         let three = HpcParams::from_json(&json!({"chains": 3}), true).unwrap();
         assert_eq!(three.chains, 3);
         assert_eq!(HpcParams::from_json(&three.to_json(true), true).unwrap(), three, "chains survives the stored JSON");
+        let with = HpcParams::from_json(&json!({"topics": 3, "covariates": ["year"], "splines": {"year": 4}}), false).unwrap();
+        assert_eq!((with.design.covariates.clone(), with.keep_draws), (vec!["year".to_string()], 20), "20 draws with covariates");
+        assert_eq!(HpcParams::from_json(&with.to_json(false), false).unwrap(), with, "the design survives the stored JSON");
+        assert_eq!(pcm.keep_draws, 0, "none without");
     }
 
     #[test]

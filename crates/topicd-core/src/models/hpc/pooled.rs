@@ -10,7 +10,8 @@
 //!
 //! Averaged under the matching, weighted by kept scans: the frequency and exclusivity
 //! tables, the posterior mean log rates μ (the root's column stays in place) and the
-//! topic shares; the acceptance rates too, and the repair counts add up. The affinity
+//! topic shares; the acceptance rates too, and the repair counts add up. Every chain's
+//! θ draws are kept, relabelled. The affinity
 //! prior's η and λ² and the last scan's hyperparameters in the summary are chain 0's
 //! (they are the chain's state, not posterior means). The convergence report compares
 //! the chains on the log-likelihood, the hyperparameters and the sorted shares, which
@@ -78,6 +79,8 @@ pub(super) fn pool(finished: &[ChainResult], last: ChainResult) -> HpcModel {
     pooled.summary.kept_scans = total_kept;
     pooled.summary.final_loglik_per_token = models.iter().map(|m| m.summary.final_loglik_per_token).sum::<f64>() / chains;
     pooled.summary.final_label_loglik = models.iter().map(|m| m.summary.final_label_loglik).sum::<f64>() / chains;
+    // Every chain's θ draws, later chains' columns moved to chain 0's topics.
+    pooled.theta_draws = models.iter().zip(&targets).flat_map(|(m, to)| m.theta_draws.iter().map(move |draw| chains::relabel_columns(draw, to))).collect();
     pooled.chains = models.len();
     pooled.alignments = alignments;
     pooled.convergence = ConvergenceReport::from_traces(&traces);

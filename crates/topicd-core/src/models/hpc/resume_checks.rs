@@ -28,6 +28,15 @@ fn fingerprint(model: &HpcModel) -> u64 {
 /// for a split when `tagged` (test, validation, dev or train in turn), and PCM's copy
 /// has no labels.
 fn small_corpus(supervised: bool, tagged: bool) -> Corpus {
+    build(small_documents(supervised, tagged))
+}
+
+fn build(docs: Vec<crate::corpus::RawDocument>) -> Corpus {
+    build_corpus(PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() }, &[], docs).expect("corpus builds")
+}
+
+/// [`small_corpus`]'s documents before preprocessing.
+fn small_documents(supervised: bool, tagged: bool) -> Vec<crate::corpus::RawDocument> {
     let config = SimulationConfig {
         documents: 360,
         words: 200,
@@ -49,7 +58,7 @@ fn small_corpus(supervised: bool, tagged: bool) -> Corpus {
             doc.split = ["test", "validation", "train", "dev", "Test", "", "train"].get(d % 7).filter(|t| !t.is_empty()).map(|t| t.to_string());
         }
     }
-    build_corpus(PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() }, &[], docs).expect("corpus builds")
+    docs
 }
 
 /// A configuration the checks fit: its name, whether it is HPC (else PCM), whether the
@@ -469,4 +478,52 @@ fn several_chains_pool_and_resume_to_the_same_bytes() {
             assert_eq!(resumed.model.encode(), bytes, "{}: resumed from checkpoint {i} (iteration {it})", case.name);
         }
     }
+}
+
+/// Covariates: HPC with a refit keeps θ draws of the documents its rates learned from
+/// (training and validation) with their design rows, and the draws are part of every
+/// checkpoint, so a fit resumed after some of them ends with the same bytes; its
+/// effects answer by composition.
+#[test]
+fn covariate_draws_are_kept_and_resumed() {
+    let base = cases().remove(0);
+    assert!(refits(&base));
+    let mut raw = small_documents(true, false);
+    for (d, doc) in raw.iter_mut().enumerate() {
+        doc.covariates = Some([("group".to_string(), json!(["x", "y", "z"][d % 3])), ("year".to_string(), json!(2000 + d % 20))].into_iter().collect());
+    }
+    let corpus = build(raw);
+    let mut params = base.params.clone();
+    params["covariates"] = json!(["group", "year"]);
+    params["keep_draws"] = json!(4);
+    let case = Case { params, ..base };
+    let p = params_of(&case);
+    let full = fit(&corpus, &case, 1, None);
+    let m = &full.model;
+    let learned = case.split.0 + case.split.1;
+    let width = m.design.as_ref().expect("a design").width();
+    assert_eq!((width, m.design_rows.len(), m.theta_draws.len()), (4, learned * width, 4), "intercept, two indicators, year");
+    for draw in &m.theta_draws {
+        for row in draw.chunks(m.labels.len()) {
+            assert!((row.iter().map(|&x| x as f64).sum::<f64>() - 1.0).abs() < 1e-5, "θ rows are distributions");
+        }
+    }
+    assert_eq!(HpcModel::decode(&m.encode()).unwrap().encode(), m.encode());
+    let bytes = m.encode();
+    // Inside the second chain after its first draw (its kept scans start after burn-in).
+    let i = p.iterations + p.burn_in + 3;
+    let (it, checkpoint) = &full.checkpoints[i];
+    let resumed = fit(&corpus, &case, 2, Some(checkpoint));
+    assert_eq!(resumed.resumed, vec![Resume::From(*it)]);
+    assert_eq!(resumed.model.encode(), bytes, "resumed after scan {it}");
+    let query = crate::models::effects::EffectQuery {
+        covariate: "group".into(),
+        grid: 25,
+        contrast: Some(("x".into(), "z".into())),
+        level: 0.9,
+        topics: None,
+        seed: 1,
+    };
+    let e = m.effects(&query).unwrap().expect("effects by composition");
+    assert_eq!((e.method, e.draws, e.topics.len()), ("composition", 4, m.labels.len()));
 }

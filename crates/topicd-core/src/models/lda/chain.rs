@@ -16,6 +16,7 @@ use super::sampler::{self, GibbsState, Snapshot};
 use super::tokens::Tokens;
 use super::{LdaParams, TopicWordSample};
 use crate::models::chain::{Chain, Position, Schedule};
+use crate::models::composition::DrawPlan;
 use crate::models::convergence::KeptTrace;
 use crate::models::FitError;
 use serde::{Deserialize, Serialize};
@@ -46,19 +47,14 @@ pub(super) struct PosteriorSums {
     pub kept_sweeps: usize,
 }
 
-/// Most bytes a fit's kept topic-proportion draws may take (f32, D × K each).
-pub const THETA_DRAWS_BYTES: usize = 64 << 20;
-
 /// How many θ draws a chain keeps, of how many kept sweeps: `keep_draws` shared by the
-/// chains, fewer when the fit's draws would pass [`THETA_DRAWS_BYTES`] or
-/// the chain keeps fewer sweeps.
+/// chains, fewer when the fit's draws would pass
+/// [`crate::models::composition::THETA_DRAWS_BYTES`] or the chain keeps fewer sweeps.
 pub(super) fn theta_draw_plan(params: &LdaParams, num_docs: usize) -> (usize, usize) {
-    let per_draw = (4 * num_docs * params.topics).max(1);
-    let affordable = THETA_DRAWS_BYTES / per_draw;
     let s = schedule(params);
     let kept = (1..=s.iterations).filter(|&it| s.is_kept(it)).count();
-    let per_chain = params.keep_draws.min(affordable).div_ceil(params.chains.max(1)).min(kept);
-    (per_chain, kept)
+    let plan = DrawPlan::new(params.keep_draws, params.chains, num_docs, params.topics, kept);
+    (plan.keep, plan.kept)
 }
 
 impl PosteriorSums {
@@ -87,8 +83,8 @@ impl PosteriorSums {
         }
         // Draw j is taken at kept sweep ⌊j · kept_sweeps / keep_draws⌋ (0-based): evenly
         // spread, and exactly `keep_draws` of them.
-        let next = self.theta_draws.len();
-        if next < self.keep_draws && self.kept - 1 == next * self.kept_sweeps / self.keep_draws {
+        let plan = DrawPlan { keep: self.keep_draws, kept: self.kept_sweeps };
+        if plan.due(self.theta_draws.len(), self.kept) {
             let mut theta = vec![0.0; self.theta.len()];
             state.add_document_proportions(tokens, &mut theta);
             self.theta_draws.push(theta.into_iter().map(|x| x as f32).collect());

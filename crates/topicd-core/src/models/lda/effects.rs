@@ -1,166 +1,19 @@
-//! LDA's covariate effects by the method of composition (`"method": "composition"`).
+//! LDA's covariate effects by the method of composition (`"method": "composition"`,
+//! [`crate::models::composition`]) over the θ draws its fit kept.
 //!
-//! Why it exists: LDA's prior does not read a document's metadata, so how a topic's
-//! share moves with a covariate is answered as R's stm answers it for any model
-//! (`estimateEffect`, Roberts et al. 2019, section 3.4): for each kept draw of the
-//! training documents' topic proportions θ, each topic's proportion is regressed on the
-//! covariates' design (ordinary least squares: β̂ = (XᵀX)⁻¹Xᵀθ_k, σ̂² = RSS/(D − P)),
-//! [`SIMULATIONS`] coefficient vectors are drawn from the regression's sampling
-//! distribution N(β̂, σ̂²(XᵀX)⁻¹), and the expected share at a design row r is rᵀβ. The
-//! posterior mean and equal-tailed interval are taken over every (draw, simulation).
-//! It is an approximation, as in stm: a linear model of proportions (which can leave
-//! [0, 1]) whose uncertainty mixes the posterior of θ with a regression's sampling
-//! error; DCNT and SCNT answer the same question from their own prior instead
-//! ([`crate::models::dcnt::effects`]).
+//! Why it exists: LDA's prior does not read a document's metadata; this is where its
+//! model hands its design and draws to the shared method.
 
 use super::LdaModel;
-use crate::models::effects::{interval, plan, Difference, EffectPlan, EffectPoint, EffectQuery, Effects, TopicEffect};
+use crate::models::composition;
+use crate::models::effects::{EffectQuery, Effects};
 use crate::models::ModelError;
-use crate::rng::{stream, Purpose};
-use nalgebra::{DMatrix, DVector};
-use rand_distr::{Distribution, StandardNormal};
-use rayon::prelude::*;
-
-/// Coefficient draws per kept θ draw (stm's `nsims` default is 25).
-pub const SIMULATIONS: usize = 25;
-
-/// A design's normal equations, factored once for every topic and draw.
-pub struct Regression {
-    x: DMatrix<f64>,
-    /// Cholesky factor L of XᵀX (lower).
-    factor: nalgebra::Cholesky<f64, nalgebra::Dyn>,
-    documents: usize,
-}
-
-impl Regression {
-    /// The regression on `rows` (`documents × width`, row-major); an error when XᵀX is
-    /// singular or there are no more documents than columns.
-    pub fn new(rows: &[f64], documents: usize, width: usize) -> Result<Self, String> {
-        if documents <= width {
-            return Err(format!("{documents} training documents for {width} design columns: a regression needs more documents than columns"));
-        }
-        let x = DMatrix::from_row_slice(documents, width, rows);
-        let factor = (x.transpose() * &x).cholesky().ok_or("the design's columns are linearly dependent (XᵀX is singular)")?;
-        Ok(Regression { x, factor, documents })
-    }
-
-    /// `simulations` coefficient draws for the response `y`, on `rng`: β̂ + σ̂ L⁻ᵀ z.
-    pub fn draw_coefficients(&self, y: &DVector<f64>, simulations: usize, rng: &mut impl rand::Rng) -> Vec<DVector<f64>> {
-        let beta = self.factor.solve(&(self.x.transpose() * y));
-        let residual = y - &self.x * &beta;
-        let p = self.x.ncols();
-        let sigma = (residual.norm_squared() / (self.documents - p) as f64).sqrt();
-        let upper = self.factor.l().transpose();
-        (0..simulations)
-            .map(|_| {
-                let z = DVector::from_fn(p, |_, _| StandardNormal.sample(rng));
-                let shift = upper.solve_upper_triangular(&z).expect("a Cholesky factor has a nonzero diagonal");
-                &beta + shift * sigma
-            })
-            .collect()
-    }
-}
 
 /// The effect of `query.covariate` on the model's topics, by composition.
-pub fn composition(model: &LdaModel, query: &EffectQuery) -> Result<crate::models::effects::Effects, ModelError> {
-    let invalid = |m: String| ModelError::Invalid(m);
+pub fn composition(model: &LdaModel, query: &EffectQuery) -> Result<Effects, ModelError> {
     let spec = model
         .design
         .as_ref()
         .ok_or_else(|| ModelError::NotOffered("this model was fitted without covariates: effects need a fit with `covariates` in its params".into()))?;
-    if model.theta_draws.is_empty() {
-        return Err(ModelError::NotOffered("this model kept no draws of its documents' topic proportions (`keep_draws` was 0)".into()));
-    }
-    let k = model.params.topics;
-    let EffectPlan { kind, points, contrast, held, rows, topics } = plan(spec, query, k)?;
-    let width = spec.width();
-    let documents = model.design_rows.len() / width.max(1);
-    let regression = Regression::new(&model.design_rows, documents, width).map_err(|e| invalid(format!("covariate: {e}")))?;
-    let rows: Vec<DVector<f64>> = rows.into_iter().map(DVector::from_vec).collect();
-    // Per topic, per (draw, simulation): the share at every row.
-    let per_topic: Vec<Vec<Vec<f64>>> = topics
-        .par_iter()
-        .map(|&t| {
-            let mut values = vec![Vec::with_capacity(model.theta_draws.len() * SIMULATIONS); rows.len()];
-            for (m, theta) in model.theta_draws.iter().enumerate() {
-                let y = DVector::from_fn(documents, |d, _| f64::from(theta[d * k + t]));
-                let mut rng = stream(query.seed, Purpose::Effects, m as u64, t as u64);
-                for beta in regression.draw_coefficients(&y, SIMULATIONS, &mut rng) {
-                    for (r, row) in rows.iter().enumerate() {
-                        values[r].push(row.dot(&beta));
-                    }
-                }
-            }
-            values
-        })
-        .collect();
-    let report = topics
-        .iter()
-        .zip(&per_topic)
-        .map(|(&t, values)| {
-            let effect_points = points.iter().enumerate().map(|(p, x)| EffectPoint { x: x.json(), share: interval(&values[p], query.level) }).collect();
-            let difference = contrast.as_ref().map(|(a, b)| {
-                let (pa, pb) = (points.len(), points.len() + 1);
-                let diffs: Vec<f64> = values[pa].iter().zip(&values[pb]).map(|(x, y)| x - y).collect();
-                Difference { a: a.json(), b: b.json(), share: interval(&diffs, query.level) }
-            });
-            TopicEffect { id: t, points: effect_points, difference }
-        })
-        .collect();
-    Ok(Effects {
-        covariate: query.covariate.clone(),
-        kind,
-        method: "composition",
-        draws: model.theta_draws.len(),
-        simulations: Some(SIMULATIONS),
-        level: query.level,
-        held_at: held.iter().map(|(n, v)| (n.clone(), v.json())).collect(),
-        monte_carlo: None,
-        topics: report,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::RngExt;
-
-    /// On y = 0.2 + 0.3 x + N(0, 0.05²) with D = 400, the coefficient draws' mean at
-    /// x = 0 and x = 1 is the OLS fit, and their spread is the OLS standard error: the
-    /// draws' 2.5 % and 97.5 % quantiles sit at fitted ± 1.96 se, within the quantiles'
-    /// own Monte Carlo error (4 000 draws: about 0.04 se at those tails, bound 0.15 se).
-    /// The fit itself is within 4 standard errors of the truth.
-    #[test]
-    fn coefficient_draws_follow_the_regressions_sampling_distribution() {
-        let d = 400;
-        let mut rng = stream(5, Purpose::Estimate, 0, 0);
-        let xs: Vec<f64> = (0..d).map(|_| rng.random::<f64>()).collect();
-        let rows: Vec<f64> = xs.iter().flat_map(|&x| [1.0, x]).collect();
-        let y = DVector::from_fn(d, |i, _| 0.2 + 0.3 * xs[i] + 0.05 * Distribution::<f64>::sample(&StandardNormal, &mut rng));
-        let reg = Regression::new(&rows, d, 2).unwrap();
-        let draws = reg.draw_coefficients(&y, 4_000, &mut stream(6, Purpose::Effects, 0, 0));
-        // The OLS fit and its covariance, computed directly.
-        let x = DMatrix::from_row_slice(d, 2, &rows);
-        let xtx_inv = (x.transpose() * &x).try_inverse().unwrap();
-        let beta = &xtx_inv * x.transpose() * &y;
-        let resid = &y - &x * &beta;
-        let s2 = resid.norm_squared() / (d - 2) as f64;
-        for at in [0.0, 1.0] {
-            let r = DVector::from_vec(vec![1.0, at]);
-            let fitted = r.dot(&beta);
-            let se = (s2 * (r.transpose() * &xtx_inv * &r)[(0, 0)]).sqrt();
-            assert!((fitted - (0.2 + 0.3 * at)).abs() < 4.0 * se, "fit {fitted} at {at}");
-            let values: Vec<f64> = draws.iter().map(|b| r.dot(b)).collect();
-            let i = interval(&values, 0.95);
-            assert!((i.mean - fitted).abs() < 4.0 * se / (4_000f64).sqrt(), "mean {} vs {fitted}", i.mean);
-            assert!((i.lower - (fitted - 1.96 * se)).abs() < 0.15 * se, "lower {} vs {}", i.lower, fitted - 1.96 * se);
-            assert!((i.upper - (fitted + 1.96 * se)).abs() < 0.15 * se, "upper {} vs {}", i.upper, fitted + 1.96 * se);
-        }
-    }
-
-    #[test]
-    fn a_singular_or_too_small_design_is_refused() {
-        assert!(Regression::new(&[1.0, 2.0, 1.0, 2.0, 1.0, 2.0], 3, 2).is_err(), "the second column is twice the first");
-        assert!(Regression::new(&[1.0, 0.5], 1, 2).is_err());
-    }
+    composition::composition(spec, &model.design_rows, model.params.topics, &model.theta_draws, query)
 }

@@ -34,7 +34,7 @@ pub fn estimate(c: &CorpusStats, p: &super::params::LdaParams, threads: usize) -
     // ends, and written into every checkpoint.
     let finished = (p.chains.max(1) as u64 - 1) * model;
     // Kept draws of θ (f32) for effects by composition, capped as the chain caps them.
-    let theta_draws = (p.keep_draws as u64).min(super::chain::THETA_DRAWS_BYTES as u64 / (W4 * s.d * k).max(1)) * W4 * s.d * k;
+    let theta_draws = (p.keep_draws as u64).min(crate::models::composition::THETA_DRAWS_BYTES as u64 / (W4 * s.d * k).max(1)) * W4 * s.d * k;
     let steady = training + tokens + state + sweeps + sums + sample + finished + theta_draws;
     // A checkpoint: z as varints (1 byte below 128 topics, else 2), the sums and the
     // finished chains' models.

@@ -291,13 +291,12 @@ pub struct LdaParams {
     pub splines: BTreeMap<String, usize>,
     /// Draws of the training documents' topic proportions kept for those effects (default
     /// [`DEFAULT_KEEP_DRAWS`] with covariates, else 0), spread over the kept sweeps of
-    /// every chain; fewer when they would pass [`super::chain::THETA_DRAWS_BYTES`].
+    /// every chain; fewer when they would pass
+    /// [`crate::models::composition::THETA_DRAWS_BYTES`].
     pub keep_draws: usize,
 }
 
-/// Default of [`LdaParams::keep_draws`] for a fit with covariates (stm's
-/// `estimateEffect` simulates 25 regressions per draw; 20 draws of 25 give 500).
-pub const DEFAULT_KEEP_DRAWS: usize = 20;
+pub use crate::models::composition::DEFAULT_KEEP_DRAWS;
 
 impl LdaParams {
     /// Parse and check `params`; every error names its field.

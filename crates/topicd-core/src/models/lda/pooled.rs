@@ -54,21 +54,7 @@ pub(super) fn pool(finished: &[ChainResult], last: ChainResult) -> LdaModel {
     pooled.mean_doc_topics = models.iter().map(|m| m.mean_doc_topics).sum::<f64>() / chains;
     pooled.beta = models.iter().map(|m| m.beta).sum::<f64>() / chains;
     // Every chain's θ draws, later chains' columns moved to chain 0's topics.
-    pooled.theta_draws = models
-        .iter()
-        .zip(&targets)
-        .flat_map(|(m, to)| {
-            m.theta_draws.iter().map(move |draw| {
-                let mut out = vec![0.0f32; draw.len()];
-                for (row, src) in out.chunks_mut(k).zip(draw.chunks(k)) {
-                    for (a, &b) in to.iter().enumerate() {
-                        row[b] = src[a];
-                    }
-                }
-                out
-            })
-        })
-        .collect();
+    pooled.theta_draws = models.iter().zip(&targets).flat_map(|(m, to)| m.theta_draws.iter().map(move |draw| chains::relabel_columns(draw, to))).collect();
     pooled.alignments = alignments;
     pooled.convergence = ConvergenceReport::from_traces(&traces);
     pooled

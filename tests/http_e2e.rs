@@ -524,6 +524,19 @@ async fn several_chains_report_convergence_on_the_job_and_the_model() {
     }
 }
 
+/// Each topic's contrast in an effects answer as (mean, lower, upper), largest mean
+/// first.
+fn differences_largest_first(e: &Value) -> Vec<(f64, f64, f64)> {
+    let mut diffs: Vec<(f64, f64, f64)> = e["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["difference"]["mean"].as_f64().unwrap(), t["difference"]["lower"].as_f64().unwrap(), t["difference"]["upper"].as_f64().unwrap()))
+        .collect();
+    diffs.sort_by(|a, b| b.0.total_cmp(&a.0));
+    diffs
+}
+
 /// Covariate effects for LDA by the method of composition: two groups of documents
 /// written from two disjoint vocabularies, a two-topic LDA fitted with the group as a
 /// covariate. Each topic's share differs between the groups by almost all of it, so
@@ -585,14 +598,24 @@ async fn lda_effects_by_composition_find_a_planted_group_difference() {
     let (status, e) = s.get(&format!("/v1/models/{}/effects?covariate=group&contrast=a,b", done["model_id"].as_str().unwrap())).await;
     assert_eq!(status, 200, "{e}");
     assert_eq!((e["method"].as_str(), e["draws"].as_u64()), (Some("composition"), Some(20)), "10 draws from each chain: {e}");
-    let mut diffs: Vec<(f64, f64, f64)> = e["topics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| (t["difference"]["mean"].as_f64().unwrap(), t["difference"]["lower"].as_f64().unwrap(), t["difference"]["upper"].as_f64().unwrap()))
-        .collect();
-    diffs.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let diffs = differences_largest_first(&e);
     assert!(diffs[0].0 > 0.5 && diffs[0].1 > 0.0 && diffs[1].0 < -0.5 && diffs[1].2 < 0.0, "PCM: {diffs:?}");
+    // HDP by the same method, over draws from the training documents' q(π_d): one topic
+    // holds group a's vocabulary and rises by more than half, with the same bound as
+    // PCM's; group b's vocabulary may be split over the other active topics (HDP chooses
+    // how many), so each of them falls and together they fall by more than half.
+    let job = s.submit(&cid, "hdp", json!({"topics": 4, "passes": 10, "covariates": ["group"]}), 4).await;
+    let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(120)).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let hdp_id = done["model_id"].as_str().unwrap();
+    let (status, e) = s.get(&format!("/v1/models/{hdp_id}/effects?covariate=group&contrast=a,b&seed=3")).await;
+    assert_eq!(status, 200, "{e}");
+    assert_eq!((e["method"].as_str(), e["draws"].as_u64()), (Some("composition"), Some(20)), "{e}");
+    let diffs = differences_largest_first(&e);
+    let rest: f64 = diffs[1..].iter().map(|d| d.0).sum();
+    assert!(diffs[0].0 > 0.5 && diffs[0].1 > 0.0 && rest < -0.5 && diffs[1..].iter().all(|d| d.2 < 0.0), "HDP: {diffs:?}");
+    let (_, again) = s.get(&format!("/v1/models/{hdp_id}/effects?covariate=group&contrast=a,b&seed=3")).await;
+    assert_eq!(again, e, "same seed, same draws, same answer");
     // A model fitted without covariates cannot answer, whatever is asked: 409 naming
     // the model, saying what is missing.
     let plain = s.submit(&cid, "lda", json!({"topics": 2, "iterations": 10}), 4).await;

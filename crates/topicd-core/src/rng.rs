@@ -43,6 +43,9 @@ pub enum Purpose {
     Effects = 16,
     /// DCNT/SCNT's collapsed start (one stream per document and sweep).
     DcntWarmStart = 17,
+    /// Draws of documents' topic proportions from a variational posterior for effects
+    /// by composition (one stream per draw and document).
+    EffectDraws = 18,
 }
 
 /// SplitMix64 finaliser: a bijective 64-bit mixer with good avalanche.

@@ -145,11 +145,7 @@ impl DcntParams {
         let heldout_chain_length = r.uint_in("heldout_chain_length", 1, 1_000_000)?.map_or(chib.chain_length, |x| x as usize);
         let heldout_acceptance_samples = r.uint_in("heldout_acceptance_samples", 1, 10_000_000)?.map_or(chib.acceptance_samples, |x| x as usize);
         let keep_draws = r.uint_in("keep_draws", 0, MAX_KEEP_DRAWS as u64)?.map_or_else(|| default_keep_draws(topics), |x| x as usize);
-        let design = DesignRequest {
-            covariates: r.string_list("covariates")?.unwrap_or_default(),
-            reference: r.string_map("reference")?.unwrap_or_default(),
-            splines: r.uint_map("splines", 0, u64::MAX)?.unwrap_or_default(),
-        };
+        let design = r.design_request()?;
         r.finish()?;
         Ok(DcntParams {
             topics,

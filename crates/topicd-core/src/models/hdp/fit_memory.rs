@@ -32,7 +32,9 @@ pub fn estimate(c: &CorpusStats, p: &super::params::HdpParams, threads: usize) -
     // A checkpoint: the batch summaries, their document-topic rows and the total.
     let checkpoint = memo;
     // The end: topic-word (K × V f64) and the model's tables beside the memo, encoded.
-    let model = 2 * W8 * v * k;
+    // With covariates, the training documents' q(π_d) (D × K f32) and design rows.
+    let covariates = if p.design.covariates.is_empty() { 0 } else { W4 * s.d * k + W8 * s.d * 8 };
+    let model = 2 * W8 * v * k + covariates;
     let end = steady + model;
     corpus_bytes(&s) + peak(steady, checkpoint, end, threads)
 }

@@ -184,9 +184,18 @@ fn same_seed_same_model_at_one_and_two_threads_and_encoding_round_trips() {
     let mut bad = one.encode();
     bad[0] = 7;
     assert!(HdpModel::decode(&bad).is_err());
+    // Version 2: the current blob without its four empty covariate fields.
+    let mut v2 = one.encode();
+    assert_eq!(v2.split_off(v2.len() - 4), [0; 4]);
+    v2[0] = 2;
+    assert_eq!(HdpModel::decode(&v2).expect("a version-2 model decodes"), one);
     // Version 1: the parameters with the job's `threads` after them, the rest the same.
     let v1 = super::model::as_before_threads_left(&one.encode());
     assert_eq!(HdpModel::decode(&v1).expect("a version-1 model decodes"), one);
+    // Covariate fields that do not fit the model's documents are refused.
+    let mut corrupt = one.clone();
+    corrupt.doc_dirichlet = vec![1.0; 3];
+    assert!(HdpModel::decode(&corrupt.encode()).is_err());
 }
 
 #[test]

@@ -35,6 +35,7 @@ mod fit_tests;
 mod resume_checks;
 
 use crate::corpus::{Corpus, CorpusStats, DocTermMatrix};
+use crate::models::design::DesignSpec;
 use crate::models::{completion, splits, FitContext, FitError, FitParams, ModelError, ModelFamily, ParamError, PredictOptions, TopicModel};
 pub use model::HdpModel;
 pub use params::HdpParams;
@@ -51,8 +52,9 @@ impl ModelFamily for HdpFamily {
     }
 
     fn parse_params(&self, params: &serde_json::Value) -> Result<FitParams, ParamError> {
-        // The struct's fields are the wire names.
-        Ok(FitParams::serialized(self.name(), HdpParams::from_json(params)?))
+        let p = HdpParams::from_json(params)?;
+        let json = p.to_json();
+        Ok(FitParams::new(self.name(), p, json))
     }
 
     fn check_params(&self, params: &FitParams, corpus: &CorpusStats) -> Result<(), ParamError> {
@@ -60,6 +62,7 @@ impl ModelFamily for HdpFamily {
         if corpus.num_tokens == 0 {
             return Err(ParamError::new("corpus", "the corpus has no tokens"));
         }
+        crate::models::design::DesignSpec::check(&p.design, &corpus.covariates)?;
         // A fit keeps a documents × K table of local state and a few terms × K tables
         // (λ, E[log φ] and its exponential, the summary): bound them before queueing.
         let entries = (corpus.num_documents as u64 + 4 * corpus.num_terms as u64).saturating_mul(p.topics as u64);
@@ -89,8 +92,31 @@ impl ModelFamily for HdpFamily {
     }
 
     fn capabilities(&self) -> crate::models::capabilities::Capabilities {
-        crate::models::capabilities::Capabilities::TOPIC_MODEL
+        crate::models::capabilities::Capabilities { effects: true, ..crate::models::capabilities::Capabilities::TOPIC_MODEL }
     }
+}
+
+/// The design of the covariates the fit reads and its rows for the training documents
+/// (corpus order, held-out documents left out); `None` without covariates. A model
+/// whose documents' q(π_d) would pass [`crate::models::composition::THETA_DRAWS_BYTES`]
+/// is refused here, naming `covariates`.
+fn training_design(corpus: &Corpus, p: &HdpParams, held_out: &[bool]) -> Result<Option<(DesignSpec, Vec<f64>)>, FitError> {
+    if p.design.covariates.is_empty() {
+        return Ok(None);
+    }
+    let training = held_out.iter().filter(|&&t| !t).count();
+    if 4 * training * p.topics > crate::models::composition::THETA_DRAWS_BYTES {
+        return Err(FitError::Params(ParamError::new(
+            "covariates",
+            format!("{training} training documents × {} topics of q(π_d) would pass the 64 MB the model may keep for effects", p.topics),
+        )));
+    }
+    let table = corpus.covariates.as_ref().ok_or_else(|| FitError::Params(ParamError::new("covariates", "the corpus has no covariates")))?;
+    let spec = DesignSpec::build(&p.design, table).map_err(FitError::Params)?;
+    let all = spec.rows(table).map_err(|e| FitError::Params(ParamError::new("covariates", e)))?;
+    let width = spec.width();
+    let rows = (0..corpus.num_documents()).filter(|&d| !held_out[d]).flat_map(|d| all[d * width..(d + 1) * width].iter().copied()).collect();
+    Ok(Some((spec, rows)))
 }
 
 /// Fit on the corpus' training documents (documents tagged `split: test`, or without
@@ -109,8 +135,13 @@ pub fn fit_hdp(corpus: &Corpus, p: &HdpParams, seed: u64, ctx: &FitContext) -> R
         return Err(FitError::Params(ParamError::new("test_fraction", "every document is held out: nothing is left to train on")));
     }
     let v = corpus.num_terms();
+    let design = training_design(corpus, p, &held_out)?;
     let outcome = fit::fit_memoized(&training, v, p, seed, ctx)?;
     let mut model = HdpModel::from_fit(outcome, p.clone(), v, training.total_tokens());
+    if let Some((spec, rows)) = design {
+        model.doc_dirichlet = model.document_dirichlets(&training);
+        (model.design, model.design_rows, model.effect_draws) = (Some(spec), rows, p.keep_draws);
+    }
     model.test_documents = held_out.iter().filter(|&&t| t).count();
     if model.test_documents > 0 {
         // A variational fit has no chain for a Chib-style estimate of log p(w_d); its

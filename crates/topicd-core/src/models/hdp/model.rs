@@ -12,7 +12,9 @@ use super::local::{infer_document, LocalGlobals};
 use super::params::{HdpParams, HdpParamsV1};
 use super::stick::StickPosterior;
 use crate::corpus::lexicon::EncodedDoc;
+use crate::corpus::DocTermMatrix;
 use crate::models::completion::CompletionReport;
+use crate::models::design::DesignSpec;
 use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::{DocPrediction, ModelError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable};
 use ndarray::Array2;
@@ -22,14 +24,20 @@ use serde_json::json;
 use statrs::function::gamma::digamma;
 
 /// Format version of [`HdpModel`]'s encoding (2: the parameters without the job's
-/// `threads`; version 1 still decodes).
-pub const ENCODING_VERSION: u32 = 2;
+/// `threads`; 3: the covariates' design, its rows and the training documents' q(π_d),
+/// last; versions 2 and 1 still decode).
+pub const ENCODING_VERSION: u32 = 3;
+
+/// What a version 2 blob lacks at its end: no design, no rows, no q(π_d), no draws.
+const NO_COVARIATES: [u8; 4] = [0, 0, 0, 0];
 
 /// Test support: a current blob in version 1's layout (`threads` 0 among the
 /// parameters), against which pins recorded before `threads` left are checked.
 #[cfg(test)]
 pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
-    with_params_converted(bytes, |v: u32, p: HdpParams| (v - 1, HdpParamsV1::from(&p))).expect("a current HDP blob")
+    let mut current = bytes.to_vec();
+    assert_eq!(current.split_off(current.len() - NO_COVARIATES.len()), NO_COVARIATES, "no covariates");
+    with_params_converted(&current, |v: u32, p: HdpParams| (v - 2, HdpParamsV1::from(&p))).expect("a current HDP blob")
 }
 
 /// Least coordinate-ascent iterations per predicted document (the fit's setting may be
@@ -57,6 +65,17 @@ pub struct HdpModel {
     pub test_documents: usize,
     /// Document completion on the test split, scored at the end of the fit.
     pub heldout: Option<CompletionReport>,
+    /// The design of the covariates the fit read (`None`: none), for `/effects` by
+    /// composition ([`crate::models::composition`]).
+    pub design: Option<DesignSpec>,
+    /// Its rows for the training documents (corpus order).
+    pub design_rows: Vec<f64>,
+    /// The training documents' q(π_d) over the active topics: Dirichlet parameters
+    /// N_dk + α E[β_k] (D × K, f32), from which `/effects` draws their proportions.
+    pub doc_dirichlet: Vec<f32>,
+    /// How many draws of the documents' proportions an `/effects` answer regresses (the
+    /// fit's `keep_draws`).
+    pub effect_draws: usize,
     /// E[log φ] and its exponential, word-major, computed once per loaded model (a
     /// served model answers many predict requests; rebuilding two V × K tables for
     /// each would dominate their cost). Not stored.
@@ -96,6 +115,10 @@ impl HdpModel {
             tokens,
             test_documents: 0,
             heldout: None,
+            design: None,
+            design_rows: Vec::new(),
+            doc_dirichlet: Vec::new(),
+            effect_draws: 0,
             expectations: ExpectationCache::default(),
         }
     }
@@ -105,14 +128,31 @@ impl HdpModel {
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
         let current = match version {
             ENCODING_VERSION => std::borrow::Cow::Borrowed(bytes),
+            // Version 2 is version 3 without covariates at its end.
+            2 => {
+                let mut current = with_params_converted(bytes, |_: u32, p: HdpParams| (ENCODING_VERSION, p)).map_err(decode_error)?;
+                current.extend_from_slice(&NO_COVARIATES);
+                current.into()
+            }
             // Version 1 is version 2 with `threads` among the parameters.
-            1 => with_params_converted(bytes, |_: u32, p: HdpParamsV1| (ENCODING_VERSION, HdpParams::from(p))).map_err(decode_error)?.into(),
-            v => return Err(ModelError::Decode(format!("HDP encoding version {v} is not {ENCODING_VERSION} or 1"))),
+            1 => {
+                let mut current = with_params_converted(bytes, |_: u32, p: HdpParamsV1| (ENCODING_VERSION, HdpParams::from(p))).map_err(decode_error)?;
+                current.extend_from_slice(&NO_COVARIATES);
+                current.into()
+            }
+            v => return Err(ModelError::Decode(format!("HDP encoding version {v} is not {ENCODING_VERSION}, 2 or 1"))),
         };
         let m: HdpModel = postcard::from_bytes(&current).map_err(decode_error)?;
         let k = m.num_topics;
         if Some(m.topic_word.len()) != k.checked_mul(m.num_terms) || m.stick.num_topics() != k || m.topic_tokens.len() != k {
             return Err(ModelError::Decode("HDP model arrays disagree with its topic and term counts".into()));
+        }
+        let covariates_fit = match &m.design {
+            None => m.design_rows.is_empty() && m.doc_dirichlet.is_empty(),
+            Some(spec) => Some(m.design_rows.len()) == m.documents.checked_mul(spec.width()) && Some(m.doc_dirichlet.len()) == m.documents.checked_mul(k),
+        };
+        if !covariates_fit {
+            return Err(ModelError::Decode("HDP model's design rows or q(π_d) disagree with its documents and topics".into()));
         }
         Ok(m)
     }
@@ -133,6 +173,49 @@ impl HdpModel {
         let v = self.num_terms;
         let digamma_total: Vec<f64> = self.topic_word.chunks(v.max(1)).map(|row| digamma(row.iter().sum())).collect();
         expected_log_phi(v, &digamma_total, |w, t| self.topic_word[t * v + w])
+    }
+
+    /// Every document's q(π_d) over the active topics, N_dk + α E[β_k] (`rows × K`,
+    /// f32), inferred with the fitted globals as prediction does.
+    pub fn document_dirichlets(&self, matrix: &DocTermMatrix) -> Vec<f32> {
+        let (elog, exp) = self.expectations.0.get_or_init(|| self.word_major_expectations());
+        let beta = self.stick.expected_beta();
+        let iterations = self.params.local_iterations.max(PREDICT_ITERATIONS);
+        let g = LocalGlobals::new(self.params.alpha, &beta, elog, exp, self.params.local_tolerance, iterations);
+        let rows: Vec<Vec<f32>> = (0..matrix.num_rows())
+            .into_par_iter()
+            .map(|d| {
+                let (terms, counts) = matrix.row(d);
+                let res = infer_document(&g, terms, counts, None, &[]);
+                res.doc_topic.iter().zip(&g.prior).map(|(n, a)| (n + a) as f32).collect()
+            })
+            .collect();
+        rows.concat()
+    }
+
+    /// `draws` draws of the training documents' proportions over the active topics from
+    /// their q(π_d) (the Dirichlet's first K components renormalised are Dir(θ_1..K)),
+    /// draw m of document d from its own stream (seed, m, d).
+    pub fn proportion_draws(&self, draws: usize, seed: u64) -> Vec<Vec<f32>> {
+        use rand_distr::{Distribution, Gamma};
+        let k = self.num_topics.max(1);
+        (0..draws)
+            .map(|m| {
+                let rows: Vec<Vec<f32>> = self
+                    .doc_dirichlet
+                    .par_chunks(k)
+                    .enumerate()
+                    .map(|(d, theta)| {
+                        let mut rng = crate::rng::stream(seed, crate::rng::Purpose::EffectDraws, m as u64, d as u64);
+                        let g: Vec<f64> =
+                            theta.iter().map(|&a| Gamma::new(f64::from(a).max(1e-300), 1.0).expect("a positive shape").sample(&mut rng)).collect();
+                        let total: f64 = g.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+                        g.iter().map(|x| (x / total) as f32).collect()
+                    })
+                    .collect();
+                rows.concat()
+            })
+            .collect()
     }
 
     /// E[π_d] over the active topics (renormalised) for each document.
@@ -173,6 +256,17 @@ impl TopicModel for HdpModel {
         TopicTable { frequency: phi, exclusivity, topics }
     }
 
+    /// Effects by the method of composition over draws from the training documents'
+    /// q(π_d), for a fit that read covariates.
+    fn effects(&self, query: &crate::models::effects::EffectQuery) -> Result<Option<crate::models::effects::Effects>, ModelError> {
+        let spec = self
+            .design
+            .as_ref()
+            .ok_or_else(|| ModelError::NotOffered("this model was fitted without covariates: effects need a fit with `covariates` in its params".into()))?;
+        let draws = self.proportion_draws(self.effect_draws, query.seed);
+        crate::models::composition::composition(spec, &self.design_rows, self.num_topics, &draws, query).map(Some)
+    }
+
     fn predict(&self, docs: &[EncodedDoc], _options: &PredictOptions) -> Result<Vec<DocPrediction>, ModelError> {
         Ok(self.topic_proportions(docs).into_iter().map(|t| DocPrediction { topic_proportions: t, labels: vec![], predicted_labels: vec![] }).collect())
     }
@@ -210,6 +304,7 @@ impl TopicModel for HdpModel {
     fn memory_bytes(&self) -> usize {
         use crate::heap_size::vec;
         let expectations = self.expectations.0.get().map_or(0, |(log_phi, phi)| vec(log_phi) + vec(phi));
-        vec(&self.topic_word) + vec(&self.stick.rho) + vec(&self.stick.omega) + vec(&self.topic_tokens) + vec(&self.passes) + expectations
+        let covariates = self.design.as_ref().map_or(0, DesignSpec::memory_bytes) + vec(&self.design_rows) + vec(&self.doc_dirichlet);
+        vec(&self.topic_word) + vec(&self.stick.rho) + vec(&self.stick.omega) + vec(&self.topic_tokens) + vec(&self.passes) + expectations + covariates
     }
 }

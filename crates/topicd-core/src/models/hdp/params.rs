@@ -8,6 +8,7 @@
 //! documents (every 5th of them, 3 seeds) document completion gave −7.36 nats per token
 //! without merges and −7.50 with them (K 50 → 9–12); deletes alone left it at −7.36.
 
+use crate::models::design::DesignRequest;
 use crate::models::params::{ParamError, ParamReader};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -46,6 +47,16 @@ pub struct HdpParams {
     /// Share of documents held out (by the seed) when the corpus has no `split` tags;
     /// the test split is scored by document completion.
     pub test_fraction: f64,
+    /// The covariates whose effects `/effects` estimates by composition
+    /// ([`crate::models::composition`]; `covariates`, `reference`, `splines`). Read at
+    /// fit time; the model keeps the design it built and its documents' q(π_d).
+    #[serde(skip)]
+    pub design: DesignRequest,
+    /// Draws of the documents' topic proportions from q(π_d) each `/effects` answer
+    /// regresses (default [`crate::models::composition::DEFAULT_KEEP_DRAWS`] with
+    /// covariates, else 0). Read at fit time; the model keeps it.
+    #[serde(skip)]
+    pub keep_draws: usize,
 }
 
 /// [`HdpParams`] as encoded by models of format version 1 (with the job's `threads`,
@@ -111,6 +122,8 @@ impl From<HdpParamsV1> for HdpParams {
             delete_every: p.delete_every,
             convergence_tolerance: p.convergence_tolerance,
             test_fraction: p.test_fraction,
+            design: DesignRequest::default(),
+            keep_draws: 0,
         }
     }
 }
@@ -133,6 +146,8 @@ impl HdpParams {
         let delete_every = r.uint_in("delete_every", 0, 100_000)?.unwrap_or(2) as usize;
         let convergence_tolerance = r.fraction("convergence_tolerance", 1.0)?.unwrap_or(1e-7);
         let test_fraction = r.fraction("test_fraction", 1.0)?.unwrap_or(0.0);
+        let design = r.design_request()?;
+        let keep_draws = r.composition_draws(&design)?;
         r.finish()?;
         Ok(HdpParams {
             topics,
@@ -148,7 +163,21 @@ impl HdpParams {
             delete_every,
             convergence_tolerance,
             test_fraction,
+            design,
+            keep_draws,
         })
+    }
+
+    /// The parameters under their wire names, as [`HdpParams::from_json`] reads them
+    /// back (the design's keys at the top level).
+    pub fn to_json(&self) -> Value {
+        let mut v = serde_json::to_value(self).expect("plain data serialises");
+        let o = v.as_object_mut().expect("a struct serialises to an object");
+        o.insert("keep_draws".into(), serde_json::json!(self.keep_draws));
+        if let Value::Object(design) = serde_json::json!(self.design) {
+            o.extend(design);
+        }
+        v
     }
 
     /// Whether merges are proposed at the end of pass `pass` (1-based). The first pass

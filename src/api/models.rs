@@ -522,10 +522,16 @@ fn predict_blocking(m: &Arc<LoadedModel>, pool: &rayon::ThreadPool, body: &[u8],
         super::families::require_capability(&m.row.family, |c| c.prediction_intervals, "intervals on predictions")?;
     }
     let options = PredictOptions { iterations, burn_in, seed: req.seed.unwrap_or(0) };
-    let preds = pool.install(|| m.model.predict(&encoded, &options)).map_err(ApiError::internal)?;
-    let mut intervals = match level {
-        Some(l) => pool.install(|| m.model.predict_intervals(&encoded, &options, l)).map_err(ApiError::internal)?.map(|i| i.into_iter()),
-        None => None,
+    // With intervals, one inference per document gives both.
+    let (preds, mut intervals) = match level {
+        Some(l) => match pool.install(|| m.model.predict_with_intervals(&encoded, &options, l)).map_err(ApiError::internal)? {
+            Some(both) => {
+                let (preds, intervals): (Vec<_>, Vec<_>) = both.into_iter().unzip();
+                (preds, Some(intervals.into_iter()))
+            }
+            None => (pool.install(|| m.model.predict(&encoded, &options)).map_err(ApiError::internal)?, None),
+        },
+        None => (pool.install(|| m.model.predict(&encoded, &options)).map_err(ApiError::internal)?, None),
     };
     let predictions = preds
         .into_iter()

@@ -43,13 +43,16 @@ fn declared_capabilities_match_what_fitted_models_answer() {
         assert_eq!(model.num_topics() > 0 && !model.topic_table(&Default::default()).topics.is_empty(), declared.topic_tables, "{name}: topic tables");
         let predicted = model.predict(std::slice::from_ref(&doc), &PredictOptions::default());
         let intervals =
-            model.predict_intervals(std::slice::from_ref(&doc), &PredictOptions::default(), 0.9).unwrap_or_else(|e| panic!("{}: {e}", family.name()));
+            model.predict_with_intervals(std::slice::from_ref(&doc), &PredictOptions::default(), 0.9).unwrap_or_else(|e| panic!("{}: {e}", family.name()));
         assert_eq!(
-            intervals.is_some_and(|i| i.len() == 1 && i[0].len() == model.num_topics()),
+            intervals.as_ref().is_some_and(|i| i.len() == 1 && i[0].1.len() == model.num_topics()),
             declared.prediction_intervals,
             "{}: prediction intervals",
             family.name()
         );
+        if let (Some(with), Ok(p)) = (&intervals, &predicted) {
+            assert_eq!(with[0].0.topic_proportions, p[0].topic_proportions, "{}: the same prediction with intervals", family.name());
+        }
         assert_eq!(predicted.is_ok(), declared.prediction, "{name}: prediction");
         if let Ok(p) = predicted {
             assert_eq!(!p[0].labels.is_empty(), declared.label_prediction, "{name}: label prediction");

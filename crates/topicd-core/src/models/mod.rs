@@ -84,6 +84,10 @@ pub trait ModelFamily: Sync {
     fn capabilities(&self) -> capabilities::Capabilities;
 }
 
+/// A document's prediction and the interval of each topic's proportion
+/// ([`TopicModel::predict_with_intervals`]).
+pub type PredictionWithIntervals = (DocPrediction, Vec<effects::Interval>);
+
 /// A fitted model.
 pub trait TopicModel: Send + Sync {
     /// The family's wire name.
@@ -124,10 +128,11 @@ pub trait TopicModel: Send + Sync {
         Ok(None)
     }
 
-    /// Each document's interval of every topic's proportion at `level`, from the same
-    /// fold-in as [`TopicModel::predict`] with `options`; `Ok(None)`: this family gives
+    /// Each document's prediction, as [`TopicModel::predict`] gives it with `options`,
+    /// and the interval of every topic's proportion at `level` from the same inference
+    /// (one fold-in or mode search per document, not two); `Ok(None)`: this family gives
     /// no intervals on predictions.
-    fn predict_intervals(&self, docs: &[EncodedDoc], options: &PredictOptions, level: f64) -> Result<Option<Vec<Vec<effects::Interval>>>, ModelError> {
+    fn predict_with_intervals(&self, docs: &[EncodedDoc], options: &PredictOptions, level: f64) -> Result<Option<Vec<PredictionWithIntervals>>, ModelError> {
         let _ = (docs, options, level);
         Ok(None)
     }

@@ -86,6 +86,29 @@ impl ModelFamily for HpcFamily {
     }
 }
 
+impl HpcModel {
+    /// One document's prediction, and what `at_mode` makes of its known words, their
+    /// rates and its mode ξ* (the intervals around it, or nothing).
+    fn predict_one<T>(&self, doc: &EncodedDoc, at_mode: impl FnOnce(&[(usize, f64)], &[f64], &[f64]) -> T) -> (DocPrediction, T) {
+        let words = known_words(self, doc.terms.iter().zip(&doc.counts).map(|(&t, &c)| (t as usize, c as f64)));
+        // β*_f· of the document's words and their likelihoods under each label and
+        // candidate set, taken once for ξ* and the label probabilities.
+        let rates = document_rates(self, &words);
+        let evidence = Evidence::of(self, &words, &rates);
+        let xi = predict_affinities(self, &words, &rates, &evidence);
+        let extra = at_mode(&words, &rates, &xi);
+        let topic_proportions = super::affinity::softmax(&xi);
+        if !self.supervised {
+            return (DocPrediction { topic_proportions, labels: vec![], predicted_labels: vec![] }, extra);
+        }
+        let probabilities = label_probabilities(self, &self.prediction, &evidence, self.deepest_first(), || xi);
+        let predicted = self.prediction.decide(&self.thresholds, &probabilities, &self.parent);
+        let predicted_labels = predicted.into_iter().map(|k| self.labels[k].clone()).collect();
+        let labels = self.labels.iter().cloned().zip(probabilities).collect();
+        (DocPrediction { topic_proportions, labels, predicted_labels }, extra)
+    }
+}
+
 impl TopicModel for HpcModel {
     fn family(&self) -> &'static str {
         family_name(self.supervised)
@@ -112,26 +135,7 @@ impl TopicModel for HpcModel {
     }
 
     fn predict(&self, docs: &[EncodedDoc], _options: &PredictOptions) -> Result<Vec<DocPrediction>, ModelError> {
-        Ok(docs
-            .par_iter()
-            .map(|doc| {
-                let words = known_words(self, doc.terms.iter().zip(&doc.counts).map(|(&t, &c)| (t as usize, c as f64)));
-                // β*_f· of the document's words and their likelihoods under each label and
-                // candidate set, taken once for ξ* and the label probabilities.
-                let rates = document_rates(self, &words);
-                let evidence = Evidence::of(self, &words, &rates);
-                let xi = predict_affinities(self, &words, &rates, &evidence);
-                let topic_proportions = super::affinity::softmax(&xi);
-                if !self.supervised {
-                    return DocPrediction { topic_proportions, labels: vec![], predicted_labels: vec![] };
-                }
-                let probabilities = label_probabilities(self, &self.prediction, &evidence, self.deepest_first(), || xi);
-                let predicted = self.prediction.decide(&self.thresholds, &probabilities, &self.parent);
-                let predicted_labels = predicted.into_iter().map(|k| self.labels[k].clone()).collect();
-                let labels = self.labels.iter().cloned().zip(probabilities).collect();
-                DocPrediction { topic_proportions, labels, predicted_labels }
-            })
-            .collect())
+        Ok(docs.par_iter().map(|doc| self.predict_one(doc, |_, _, _| ()).0).collect())
     }
 
     /// Effects by the method of composition over the θ draws the fit kept, for a fit
@@ -144,23 +148,18 @@ impl TopicModel for HpcModel {
         crate::models::composition::composition(spec, &self.design_rows, self.labels.len(), &self.theta_draws, query).map(Some)
     }
 
-    /// Intervals from the Laplace approximation at each document's ξ* ([`laplace_intervals`]).
-    fn predict_intervals(
+    /// Intervals from the Laplace approximation at each document's ξ*
+    /// ([`laplace_intervals`]), the mode its prediction found.
+    fn predict_with_intervals(
         &self,
         docs: &[EncodedDoc],
         options: &PredictOptions,
         level: f64,
-    ) -> Result<Option<Vec<Vec<crate::models::effects::Interval>>>, ModelError> {
+    ) -> Result<Option<Vec<crate::models::PredictionWithIntervals>>, ModelError> {
         Ok(Some(
             docs.par_iter()
                 .enumerate()
-                .map(|(d, doc)| {
-                    let words = known_words(self, doc.terms.iter().zip(&doc.counts).map(|(&t, &c)| (t as usize, c as f64)));
-                    let rates = document_rates(self, &words);
-                    let evidence = Evidence::of(self, &words, &rates);
-                    let xi = predict_affinities(self, &words, &rates, &evidence);
-                    laplace_intervals(self, &words, &rates, &xi, options.seed, d as u64, level)
-                })
+                .map(|(d, doc)| self.predict_one(doc, |words, rates, xi| laplace_intervals(self, words, rates, xi, options.seed, d as u64, level)))
                 .collect(),
         ))
     }

@@ -5,7 +5,7 @@
 //! training corpus, so each document is a small Gibbs chain of its own:
 //! p(z_i = k | z_-i) ∝ (n_dk^-i + α_k) φ_k,w_i, with the fitted α (one α_k per topic). θ is averaged over the sweeps after burn-in.
 //!
-//! With intervals ([`fold_in_intervals`]), each kept sweep also draws θ from its
+//! With intervals ([`fold_in_with_intervals`]), each kept sweep also draws θ from its
 //! conditional Dirichlet(n_d· + α), from a stream of its own (so the chain is the same
 //! one `fold_in` runs), and each topic's equal-tailed interval is taken over those
 //! draws: the document's posterior given φ at its posterior mean (φ's own uncertainty
@@ -32,10 +32,10 @@ fn known_tokens(doc: &EncodedDoc, num_terms: usize) -> Vec<usize> {
     doc.terms.iter().zip(&doc.counts).flat_map(|(&t, &n)| std::iter::repeat_n(t as usize, n as usize)).filter(|&w| w < num_terms).collect()
 }
 
-/// Each document's `level` interval of every topic's proportion (see the module
-/// documentation), from the same chains as [`fold_in`].
+/// Each document's θ as [`fold_in`] gives it and its `level` interval of every topic's
+/// proportion (see the module documentation), from the same chain.
 #[allow(clippy::too_many_arguments)]
-pub fn fold_in_intervals(
+pub fn fold_in_with_intervals(
     docs: &[EncodedDoc],
     phi: &[f64],
     num_topics: usize,
@@ -44,14 +44,14 @@ pub fn fold_in_intervals(
     burn_in: usize,
     seed: u64,
     level: f64,
-) -> Vec<Vec<Interval>> {
+) -> Vec<(Vec<f64>, Vec<Interval>)> {
     let num_terms = phi.len() / num_topics;
     docs.par_iter()
         .enumerate()
         .map(|(d, doc)| {
             let mut draws = Vec::new();
-            fold_in_one(&known_tokens(doc, num_terms), phi, num_terms, num_topics, alpha, iterations, burn_in, seed, d as u64, Some(&mut draws));
-            (0..num_topics).map(|t| interval(&draws.iter().map(|x: &Vec<f64>| x[t]).collect::<Vec<f64>>(), level)).collect()
+            let theta = fold_in_one(&known_tokens(doc, num_terms), phi, num_terms, num_topics, alpha, iterations, burn_in, seed, d as u64, Some(&mut draws));
+            (theta, (0..num_topics).map(|t| interval(&draws.iter().map(|x: &Vec<f64>| x[t]).collect::<Vec<f64>>(), level)).collect())
         })
         .collect()
 }
@@ -141,10 +141,10 @@ mod tests {
         let alpha = [0.5, 0.5];
         let doc = EncodedDoc { terms: vec![0], counts: vec![1], oov_tokens: 0 };
         let draws = 4_000;
-        let out = fold_in_intervals(std::slice::from_ref(&doc), &phi, 2, &alpha, draws, 0, 11, 0.95);
+        let out = fold_in_with_intervals(std::slice::from_ref(&doc), &phi, 2, &alpha, draws, 0, 11, 0.95);
         let p0 = 0.4 / 0.55;
         let cdf = |x: f64| p0 * beta_reg(1.5, 0.5, x) + (1.0 - p0) * beta_reg(0.5, 1.5, x);
-        let i = out[0][0];
+        let i = out[0].1[0];
         let se = |p: f64| (p * (1.0 - p) / draws as f64).sqrt();
         assert!((cdf(i.lower) - 0.025).abs() < 4.0 * se(0.025), "lower {} at CDF {}", i.lower, cdf(i.lower));
         assert!((cdf(i.upper) - 0.975).abs() < 4.0 * se(0.975), "upper {} at CDF {}", i.upper, cdf(i.upper));
@@ -153,12 +153,13 @@ mod tests {
         let second = p0 * (1.5 * 2.5 / 6.0) + (1.0 - p0) * (0.5 * 1.5 / 6.0);
         let sd = (second - mean * mean).sqrt();
         assert!((i.mean - mean).abs() < 4.0 * sd / (draws as f64).sqrt(), "{} vs {mean}", i.mean);
-        // The chain is fold_in's: the same point estimate.
+        // The chain is fold_in's: the same point estimate, bit for bit.
         let point = fold_in(std::slice::from_ref(&doc), &phi, 2, &alpha, draws, 0, 11);
+        assert_eq!(point[0], out[0].0);
         assert!((point[0][0] - mean).abs() < 0.02);
         let empty = EncodedDoc { terms: vec![], counts: vec![], oov_tokens: 2 };
-        let prior = fold_in_intervals(&[empty], &phi, 2, &alpha, 200, 100, 1, 0.9);
-        assert!(prior[0][0].lower < 0.1 && prior[0][0].upper > 0.9, "Dirichlet(0.5, 0.5) is wide: {:?}", prior[0][0]);
+        let prior = fold_in_with_intervals(&[empty], &phi, 2, &alpha, 200, 100, 1, 0.9);
+        assert!(prior[0].1[0].lower < 0.1 && prior[0].1[0].upper > 0.9, "Dirichlet(0.5, 0.5) is wide: {:?}", prior[0].1[0]);
     }
 
     #[test]

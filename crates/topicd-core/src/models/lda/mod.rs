@@ -572,13 +572,15 @@ impl TopicModel for LdaModel {
         effects::composition(self, query).map(Some)
     }
 
-    fn predict_intervals(
+    fn predict_with_intervals(
         &self,
         docs: &[EncodedDoc],
         options: &PredictOptions,
         level: f64,
-    ) -> Result<Option<Vec<Vec<crate::models::effects::Interval>>>, ModelError> {
-        Ok(Some(foldin::fold_in_intervals(docs, &self.word_rates, self.params.topics, &self.alpha, options.iterations, options.burn_in, options.seed, level)))
+    ) -> Result<Option<Vec<crate::models::PredictionWithIntervals>>, ModelError> {
+        let (p, k) = (options, self.params.topics);
+        let answers = foldin::fold_in_with_intervals(docs, &self.word_rates, k, &self.alpha, p.iterations, p.burn_in, p.seed, level);
+        Ok(Some(answers.into_iter().map(|(t, i)| (DocPrediction { topic_proportions: t, labels: vec![], predicted_labels: vec![] }, i)).collect()))
     }
 
     /// A kept sweep's topic-word counts as a table (φ at the Dirichlet mean with the

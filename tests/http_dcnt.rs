@@ -165,8 +165,10 @@ async fn dcnt_reads_its_metadata_from_covariates() {
     let (st, e) = s.get(&format!("/v1/models/{mid}/effects?covariate=party&contrast=a,c&seed=2")).await;
     assert_eq!(st, 200, "{e}");
     // A draw of the loadings from every one of the 8 scans after burn-in (not only the 2
-    // thinned ones the posterior means keep).
-    assert_eq!((e["kind"].as_str(), e["method"].as_str(), e["draws"].as_u64()), (Some("categorical"), Some("model"), Some(8)), "{e}");
+    // thinned ones the posterior means keep), in each of the 4 chains a fit with
+    // covariates runs by default.
+    assert_eq!(done["convergence"]["chains"], 4, "four chains by default with covariates");
+    assert_eq!((e["kind"].as_str(), e["method"].as_str(), e["draws"].as_u64()), (Some("categorical"), Some("model"), Some(32)), "{e}");
     assert!(e["held_at"]["published"].is_number(), "{e}");
     let topics = e["topics"].as_array().unwrap();
     assert_eq!(topics.len(), 4);

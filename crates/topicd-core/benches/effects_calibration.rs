@@ -12,8 +12,8 @@
 //! covariates (see `main`); the other effects are drawn.
 //!
 //! Run: `cargo bench --locked --bench effects_calibration` (REPLICATES=20 by default;
-//! each replicate is one default fit of 1 000 scans; ITERATIONS= and WARM_START=, the
-//! `warm_start` sweeps, change the fit).
+//! each replicate is one default fit of 1 000 scans; ITERATIONS= (scans), WARM_START=
+//! (the `warm_start` sweeps) and CHAINS= (chains pooled) change the fit).
 //! EXPORT=DIR (absolute: cargo runs a bench from its crate's folder) writes each replicate (documents, true topics, true and DCNT's shares at
 //! every point) as DIR/replicateR.json for `bench/effects_vs_tomotopy.py`, which fits
 //! tomotopy's DMR and g-DMR on the same documents.
@@ -175,12 +175,15 @@ fn main() {
             .collect();
         let corpus = build_corpus(PreprocessOptions { stopwords: StopWords::None, min_df: 1, ..PreprocessOptions::default() }, &[], docs).expect("corpus");
         // ITERATIONS: scans per fit (default 1 000, DCNT's default); WARM_START: sweeps
-        // of the collapsed start (default 0, DCNT's default).
+        // of the collapsed start (default 0, DCNT's default); CHAINS: chains pooled
+        // (default DCNT's: 4 with covariates).
         let knob = |name: &str, default: usize| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
         let (iterations, warm_start) = (knob("ITERATIONS", 1000), knob("WARM_START", 0));
-        let p =
-            DcntParams::from_json(&json!({"topics": K, "covariates": ["group", "x"], "splines": {"x": 4}, "iterations": iterations, "warm_start": warm_start}))
-                .expect("params");
+        let mut params = json!({"topics": K, "covariates": ["group", "x"], "splines": {"x": 4}, "iterations": iterations, "warm_start": warm_start});
+        if let Ok(chains) = std::env::var("CHAINS") {
+            params["chains"] = json!(chains.parse::<usize>().expect("CHAINS is a number"));
+        }
+        let p = DcntParams::from_json(&params).expect("params");
         let model = FitContext::silent(|ctx| fit_dcnt(&corpus, &p, false, 7 + r, ctx)).expect("fit");
         // LDA with the same covariates and its defaults: effects by composition.
         let lda_params = LdaParams::from_json(&json!({"topics": K, "covariates": ["group", "x"], "splines": {"x": 4}})).expect("LDA params");

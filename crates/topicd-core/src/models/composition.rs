@@ -72,6 +72,13 @@ pub const THETA_DRAWS_BYTES: usize = 64 << 20;
 /// `estimateEffect` simulates 25 regressions per draw; 20 draws of 25 give 500).
 pub const DEFAULT_KEEP_DRAWS: usize = 20;
 
+/// A family's `keep_draws` for effects by composition: default [`DEFAULT_KEEP_DRAWS`]
+/// with covariates, else 0.
+pub fn read_keep_draws(r: &mut super::params::ParamReader, design: &super::design::DesignRequest) -> Result<usize, super::params::ParamError> {
+    let default = if design.covariates.is_empty() { 0 } else { DEFAULT_KEEP_DRAWS };
+    Ok(r.uint_in("keep_draws", 0, 10_000)?.map_or(default, |x| x as usize))
+}
+
 /// Which kept iterations of one chain give a draw of θ: `keep` of its `kept` kept
 /// iterations, spread evenly (draw j at kept iteration ⌊j · kept / keep⌋, 0-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,7 +17,7 @@
 //! rule, not an imputation).
 
 use crate::corpus::covariates::{CovariateColumn, CovariateKind, CovariateSummary, CovariateTable, CovariateValues, MISSING_LEVEL};
-use crate::models::params::ParamError;
+use crate::models::params::{ParamError, ParamReader};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -76,6 +76,18 @@ pub struct BSplineBasis {
     /// knots.
     pub knots: Vec<f64>,
     pub degree: usize,
+}
+
+impl DesignRequest {
+    /// The covariates a fit's params name (`covariates`, `reference`, `splines`; each
+    /// absent is empty).
+    pub fn read(r: &mut ParamReader) -> Result<Self, ParamError> {
+        Ok(DesignRequest {
+            covariates: r.string_list("covariates")?.unwrap_or_default(),
+            reference: r.string_map("reference")?.unwrap_or_default(),
+            splines: r.uint_map("splines", 0, u64::MAX)?.unwrap_or_default(),
+        })
+    }
 }
 
 impl BSplineBasis {

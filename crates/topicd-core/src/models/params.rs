@@ -133,23 +133,6 @@ impl ParamReader {
     }
 
     /// An object whose values are strings (`{"party": "green"}`).
-    /// The covariates a fit reads (`covariates`, `reference`, `splines`; each absent is
-    /// empty).
-    pub fn design_request(&mut self) -> Result<super::design::DesignRequest, ParamError> {
-        Ok(super::design::DesignRequest {
-            covariates: self.string_list("covariates")?.unwrap_or_default(),
-            reference: self.string_map("reference")?.unwrap_or_default(),
-            splines: self.uint_map("splines", 0, u64::MAX)?.unwrap_or_default(),
-        })
-    }
-
-    /// `keep_draws` of a family answering effects by composition: default
-    /// [`super::composition::DEFAULT_KEEP_DRAWS`] with covariates, else 0.
-    pub fn composition_draws(&mut self, design: &super::design::DesignRequest) -> Result<usize, ParamError> {
-        let default = if design.covariates.is_empty() { 0 } else { super::composition::DEFAULT_KEEP_DRAWS };
-        Ok(self.uint_in("keep_draws", 0, 10_000)?.map_or(default, |x| x as usize))
-    }
-
     pub fn string_map(&mut self, key: &str) -> Result<Option<BTreeMap<String, String>>, ParamError> {
         self.map_of(key, |k, v| v.as_str().map(str::to_string).ok_or_else(|| ParamError::new(format!("{key}.{k}"), format!("must be a string, got {v}"))))
     }

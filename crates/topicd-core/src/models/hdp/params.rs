@@ -146,8 +146,8 @@ impl HdpParams {
         let delete_every = r.uint_in("delete_every", 0, 100_000)?.unwrap_or(2) as usize;
         let convergence_tolerance = r.fraction("convergence_tolerance", 1.0)?.unwrap_or(1e-7);
         let test_fraction = r.fraction("test_fraction", 1.0)?.unwrap_or(0.0);
-        let design = r.design_request()?;
-        let keep_draws = r.composition_draws(&design)?;
+        let design = DesignRequest::read(&mut r)?;
+        let keep_draws = crate::models::composition::read_keep_draws(&mut r, &design)?;
         r.finish()?;
         Ok(HdpParams {
             topics,

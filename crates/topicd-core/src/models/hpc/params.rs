@@ -191,8 +191,8 @@ impl HpcParams {
     pub fn from_json(params: &Value, supervised: bool) -> Result<Self, ParamError> {
         let mut r = ParamReader::new(params)?;
         let chains = r.uint_in("chains", 1, crate::models::chains::MAX_CHAINS as u64)?.unwrap_or(1) as usize;
-        let design = r.design_request()?;
-        let keep_draws = r.composition_draws(&design)?;
+        let design = DesignRequest::read(&mut r)?;
+        let keep_draws = crate::models::composition::read_keep_draws(&mut r, &design)?;
         let topics = if supervised { 0 } else { r.uint_in("topics", 2, 2_000)?.unwrap_or(20) as usize };
         let iterations = r.uint_in("iterations", 1, 1_000_000)?.unwrap_or(200) as usize;
         let burn_in = match r.uint("burn_in")?.map(|b| b as usize) {

@@ -158,6 +158,16 @@ async fn dcnt_reads_its_metadata_from_covariates() {
     assert_eq!(st, 200, "{pred}");
     let theta: f64 = pred["predictions"][0]["topic_proportions"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).sum();
     assert!((theta - 1.0).abs() < 1e-9, "new documents take the training documents' mean design row");
+    // Intervals over the same fold-in chain's kept sweeps: their means are the point
+    // answer.
+    let body = json!({"documents": [{"text": "a music player for audio files"}], "intervals": true, "level": 0.8});
+    let (st, with) = s.post(&format!("/v1/models/{mid}/predict"), &body).await;
+    assert_eq!(st, 200, "{with}");
+    let p = &with["predictions"][0];
+    assert_eq!(p["topic_proportions"], pred["predictions"][0]["topic_proportions"], "the same chain");
+    for (i, point) in p["topic_proportion_intervals"].as_array().expect("intervals").iter().zip(p["topic_proportions"].as_array().unwrap()) {
+        assert!((i["mean"].as_f64().unwrap() - point.as_f64().unwrap()).abs() < 1e-9 && i["lower"].as_f64() <= i["upper"].as_f64(), "{i} vs {point}");
+    }
     let (st, c) = s.get(&format!("/v1/models/{mid}/correlations?draws=100&seed=1")).await;
     assert_eq!(st, 200, "the topic covariance integrates over every document's design row: {c}");
 

@@ -33,6 +33,9 @@ pub struct EffectQuery {
     pub seed: u64,
 }
 
+/// A document's topic proportions and the interval of each.
+pub type ProportionsWithIntervals = (Vec<f64>, Vec<Interval>);
+
 /// A posterior mean and its equal-tailed interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Interval {

@@ -88,6 +88,11 @@ pub trait ModelFamily: Sync {
 /// ([`TopicModel::predict_with_intervals`]).
 pub type PredictionWithIntervals = (DocPrediction, Vec<effects::Interval>);
 
+/// Predictions of topic proportions alone (no labels), each with its intervals.
+pub fn proportions_with_intervals(answers: Vec<effects::ProportionsWithIntervals>) -> Vec<PredictionWithIntervals> {
+    answers.into_iter().map(|(t, i)| (DocPrediction { topic_proportions: t, labels: vec![], predicted_labels: vec![] }, i)).collect()
+}
+
 /// A fitted model.
 pub trait TopicModel: Send + Sync {
     /// The family's wire name.

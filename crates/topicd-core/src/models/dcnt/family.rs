@@ -79,6 +79,7 @@ impl ModelFamily for DcntFamily {
             heldout_likelihood: true,
             effects: true,
             summary_intervals: true,
+            prediction_intervals: true,
             ..crate::models::capabilities::Capabilities::TOPIC_MODEL
         }
     }
@@ -106,6 +107,19 @@ impl TopicModel for DcntModel {
         let features: Vec<f64> = docs.iter().flat_map(|_| self.mean_features.iter().copied()).collect();
         let proportions = self.predict_with_features(docs, &features, options)?;
         Ok(proportions.into_iter().map(|t| DocPrediction { topic_proportions: t, labels: vec![], predicted_labels: vec![] }).collect())
+    }
+
+    /// Intervals over the fold-in chain's kept sweeps, new documents at the training
+    /// documents' mean φ as in [`TopicModel::predict`].
+    fn predict_with_intervals(
+        &self,
+        docs: &[EncodedDoc],
+        options: &PredictOptions,
+        level: f64,
+    ) -> Result<Option<Vec<crate::models::PredictionWithIntervals>>, ModelError> {
+        let features: Vec<f64> = docs.iter().flat_map(|_| self.mean_features.iter().copied()).collect();
+        let answers = self.predict_with_features_and_intervals(docs, &features, options, level)?;
+        Ok(Some(crate::models::proportions_with_intervals(answers)))
     }
 
     /// A kept scan's topic-word counts as a table (Ω at the Dirichlet mean with β); a

@@ -10,12 +10,13 @@
 
 use super::params::DcntParams;
 use super::point::DcntPoint;
-use super::predict::fold_in;
+use super::predict::{fold_in, fold_in_with_intervals};
 pub use super::sample::Loadings;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::models::chains::Alignment;
 use crate::models::convergence::ConvergenceReport;
 use crate::models::design::{DesignRequest, DesignSpec};
+use crate::models::effects::ProportionsWithIntervals;
 use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::heldout::HeldoutReport;
 use crate::models::{ModelError, PredictOptions};
@@ -193,13 +194,31 @@ impl DcntModel {
 
     /// Topic proportions of new documents with explicit features (one F-row each).
     pub fn predict_with_features(&self, docs: &[EncodedDoc], features: &[f64], options: &PredictOptions) -> Result<Vec<Vec<f64>>, ModelError> {
+        self.check_documents(docs, features)?;
+        Ok(fold_in(&self.plugin_point(), docs, features, options.iterations, options.burn_in, options.seed))
+    }
+
+    /// [`DcntModel::predict_with_features`] and each topic weight's `level` interval over
+    /// the same fold-in chain's kept sweeps.
+    pub fn predict_with_features_and_intervals(
+        &self,
+        docs: &[EncodedDoc],
+        features: &[f64],
+        options: &PredictOptions,
+        level: f64,
+    ) -> Result<Vec<ProportionsWithIntervals>, ModelError> {
+        self.check_documents(docs, features)?;
+        Ok(fold_in_with_intervals(&self.plugin_point(), docs, features, options.iterations, options.burn_in, options.seed, level))
+    }
+
+    fn check_documents(&self, docs: &[EncodedDoc], features: &[f64]) -> Result<(), ModelError> {
         if features.len() != docs.len() * self.num_features {
             return Err(ModelError::Invalid(format!("expected {} feature values per document", self.num_features)));
         }
         if let Some(bad) = docs.iter().flat_map(|d| &d.terms).find(|&&w| w as usize >= self.num_terms) {
             return Err(ModelError::Invalid(format!("term id {bad} is outside the vocabulary")));
         }
-        Ok(fold_in(&self.plugin_point(), docs, features, options.iterations, options.burn_in, options.seed))
+        Ok(())
     }
 }
 

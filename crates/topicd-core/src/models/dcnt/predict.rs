@@ -5,7 +5,11 @@
 //! z_n | π, Ω (independent per token: p(z_n = k) ∝ π_k Ω_{k,w_n}), v_d by
 //! [`update_activations`] and u_d by [`UConditional`]; the prediction is π(v_d)
 //! averaged over the sweeps after burn-in. Document i draws from the stream
-//! `(seed, Predict, 0, i)`, so predictions do not depend on the thread count.
+//! `(seed, Predict, 0, i)`, so predictions do not depend on the thread count. With
+//! intervals ([`fold_in_with_intervals`]) the π(v_d) of those sweeps are the draws the
+//! intervals are taken over (the same chain: the point answer is their mean).
+
+use crate::models::effects::{interval, ProportionsWithIntervals};
 
 use super::activations::{update_activations, UConditional};
 use super::point::DcntPoint;
@@ -19,6 +23,39 @@ use rayon::prelude::*;
 /// Mean π over `iterations − burn_in` sweeps (the last sweep alone if burn-in covers
 /// them all) for each document; `features` holds one F-row per document.
 pub fn fold_in(point: &DcntPoint, docs: &[EncodedDoc], features: &[f64], iterations: usize, burn_in: usize, seed: u64) -> Vec<Vec<f64>> {
+    fold_in_each(point, docs, features, iterations, burn_in, seed, |_| (), |_, _| ()).into_iter().map(|(pi, _)| pi).collect()
+}
+
+/// Each document's mean π as [`fold_in`] gives it and the `level` interval of every
+/// topic's weight over the kept sweeps' π(v_d).
+pub fn fold_in_with_intervals(
+    point: &DcntPoint,
+    docs: &[EncodedDoc],
+    features: &[f64],
+    iterations: usize,
+    burn_in: usize,
+    seed: u64,
+    level: f64,
+) -> Vec<ProportionsWithIntervals> {
+    let k = point.num_topics;
+    let answers =
+        fold_in_each(point, docs, features, iterations, burn_in, seed, |_| Vec::new(), |draws: &mut Vec<Vec<f64>>, pi: &[f64]| draws.push(pi.to_vec()));
+    answers.into_iter().map(|(pi, draws)| (pi, (0..k).map(|t| interval(&draws.iter().map(|d| d[t]).collect::<Vec<f64>>(), level)).collect())).collect()
+}
+
+/// The fold-in chain of every document: its mean π and what `keep` gathered from the
+/// π(v_d) of each kept sweep into the document's `start(i)`.
+#[allow(clippy::too_many_arguments)]
+fn fold_in_each<S: Send>(
+    point: &DcntPoint,
+    docs: &[EncodedDoc],
+    features: &[f64],
+    iterations: usize,
+    burn_in: usize,
+    seed: u64,
+    start: impl Fn(usize) -> S + Sync,
+    keep: impl Fn(&mut S, &[f64]) + Sync,
+) -> Vec<(Vec<f64>, S)> {
     let k = point.num_topics;
     let f = point.num_features;
     assert_eq!(features.len(), docs.len() * f, "one feature row per document");
@@ -28,6 +65,7 @@ pub fn fold_in(point: &DcntPoint, docs: &[EncodedDoc], features: &[f64], iterati
     docs.par_iter()
         .enumerate()
         .map(|(i, doc)| {
+            let mut kept_draws = start(i);
             let mut rng = stream(seed, Purpose::Predict, 0, i as u64);
             let prior_mean = point.u_mean(&features[i * f..(i + 1) * f]);
             let mut u: Vec<f64> = prior_mean
@@ -58,14 +96,16 @@ pub fn fold_in(point: &DcntPoint, docs: &[EncodedDoc], features: &[f64], iterati
                 update_activations(&mut v, &point.a_times(&u), point.lambda_v, &counts, &mut rng);
                 u = u_conditional.draw(&v, &prior_mean, &mut rng);
                 if sweep >= first_kept {
-                    for (m, p) in mean_pi.iter_mut().zip(stick_weights(&v)) {
+                    let pi = stick_weights(&v);
+                    for (m, p) in mean_pi.iter_mut().zip(&pi) {
                         *m += p;
                     }
+                    keep(&mut kept_draws, &pi);
                 }
             }
             let kept = (iterations - first_kept) as f64;
             mean_pi.iter_mut().for_each(|m| *m /= kept);
-            mean_pi
+            (mean_pi, kept_draws)
         })
         .collect()
 }
@@ -95,5 +135,15 @@ mod tests {
         assert!(a[0][1] > 0.9, "{:?}", a[0]);
         // Words 0 and 1 belong to topics 0 and 2 equally; topic 1 is unused.
         assert!(a[1][1] < 0.1, "{:?}", a[1]);
+        // With intervals: the same chain, so the same point answer bit for bit, and each
+        // interval is over the kept sweeps' weights, whose mean is that answer.
+        let with = fold_in_with_intervals(&point, &docs, &[1.0, 1.0], 200, 50, 4, 0.9);
+        for (d, (pi, intervals)) in with.iter().enumerate() {
+            assert_eq!(pi, &a[d]);
+            for (t, i) in intervals.iter().enumerate() {
+                assert!((i.mean - pi[t]).abs() < 1e-12 && i.lower <= i.mean && i.mean <= i.upper, "{d}/{t}: {i:?} against {}", pi[t]);
+            }
+        }
+        assert!(with[0].1[1].lower > 0.5, "a document of topic 1's words is sure of it: {:?}", with[0].1[1]);
     }
 }

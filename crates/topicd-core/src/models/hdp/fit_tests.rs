@@ -198,6 +198,37 @@ fn same_seed_same_model_at_one_and_two_threads_and_encoding_round_trips() {
     assert!(HdpModel::decode(&corrupt.encode()).is_err());
 }
 
+/// Intervals on predictions are taken under q(π_d): the point answers are the
+/// prediction's, and each interval's mean is the Dirichlet's mean within 4 of its own
+/// standard errors (sd of a Dirichlet component over √400 draws; fixed seed).
+#[test]
+fn prediction_intervals_follow_each_documents_dirichlet() {
+    let model = small_model(1);
+    let doc = EncodedDoc { terms: (20..30).collect(), counts: vec![3; 10], oov_tokens: 0 };
+    let short = EncodedDoc { terms: vec![5], counts: vec![1], oov_tokens: 0 };
+    let docs = [doc, short];
+    let points = model.topic_proportions(&docs);
+    let with = model.topic_proportions_with_intervals(&docs, 3, 0.9);
+    for ((p, (q, intervals)), d) in points.iter().zip(&with).zip(0..) {
+        assert_eq!(p, q, "document {d}: the prediction's point answer");
+        let theta = &model.new_document_dirichlets_for_tests(&docs)[d];
+        let total: f64 = theta.iter().sum();
+        for (t, i) in intervals.iter().enumerate() {
+            let mean = theta[t] / total;
+            let sd = (mean * (1.0 - mean) / (total + 1.0)).sqrt();
+            assert!((i.mean - mean).abs() < 4.0 * sd / 20.0 + 1e-12, "document {d} topic {t}: {} against {mean}", i.mean);
+            // (A topic with a tiny Dirichlet parameter has its mean above its 95 %
+            // quantile, so only the interval's ends are ordered.)
+            assert!(i.lower <= i.upper);
+        }
+    }
+    let one_word = &with[1].1;
+    assert!(
+        one_word.iter().map(|i| i.upper - i.lower).sum::<f64>() > with[0].1.iter().map(|i| i.upper - i.lower).sum::<f64>(),
+        "one word leaves more doubt than thirty"
+    );
+}
+
 #[test]
 fn prediction_gives_proportions_that_sum_to_one_and_find_the_topic() {
     let model = small_model(1);

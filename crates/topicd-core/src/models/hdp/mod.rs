@@ -92,7 +92,7 @@ impl ModelFamily for HdpFamily {
     }
 
     fn capabilities(&self) -> crate::models::capabilities::Capabilities {
-        crate::models::capabilities::Capabilities { effects: true, ..crate::models::capabilities::Capabilities::TOPIC_MODEL }
+        crate::models::capabilities::Capabilities { effects: true, prediction_intervals: true, ..crate::models::capabilities::Capabilities::TOPIC_MODEL }
     }
 }
 

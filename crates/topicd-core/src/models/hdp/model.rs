@@ -220,6 +220,12 @@ impl HdpModel {
 
     /// E[π_d] over the active topics (renormalised) for each document.
     pub fn topic_proportions(&self, docs: &[EncodedDoc]) -> Vec<Vec<f64>> {
+        self.new_document_dirichlets(docs).into_iter().map(|theta| normalised(&theta)).collect()
+    }
+
+    /// Each new document's q(π_d) over the active topics (N_dk + α E[β_k]) by the local
+    /// step with the topics fixed; words outside the vocabulary are left out.
+    fn new_document_dirichlets(&self, docs: &[EncodedDoc]) -> Vec<Vec<f64>> {
         let (elog, exp) = self.expectations.0.get_or_init(|| self.word_major_expectations());
         let beta = self.stick.expected_beta();
         let iterations = self.params.local_iterations.max(PREDICT_ITERATIONS);
@@ -229,9 +235,45 @@ impl HdpModel {
             .map(|doc| {
                 let (terms, counts): (Vec<u32>, Vec<u32>) = doc.terms.iter().zip(&doc.counts).filter(|(&w, _)| w < v).map(|(&w, &c)| (w, c)).unzip();
                 let res = infer_document(&g, &terms, &counts, None, &[]);
-                let theta: Vec<f64> = res.doc_topic.iter().zip(&g.prior).map(|(n, a)| n + a).collect();
-                let s: f64 = theta.iter().sum();
-                theta.into_iter().map(|x| x / s).collect()
+                res.doc_topic.iter().zip(&g.prior).map(|(n, a)| n + a).collect()
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+impl HdpModel {
+    /// Test support: each new document's q(π_d) over the active topics.
+    pub(crate) fn new_document_dirichlets_for_tests(&self, docs: &[EncodedDoc]) -> Vec<Vec<f64>> {
+        self.new_document_dirichlets(docs)
+    }
+}
+
+/// `xs` divided by their sum.
+fn normalised(xs: &[f64]) -> Vec<f64> {
+    let s: f64 = xs.iter().sum();
+    xs.iter().map(|x| x / s).collect()
+}
+
+/// Draws of q(π_d) a prediction's intervals are taken over.
+const PREDICT_INTERVAL_DRAWS: usize = 400;
+
+impl HdpModel {
+    /// Each document's E[π_d] and every topic's `level` interval under q(π_d) (the
+    /// Dirichlet renormalised over the active topics), from [`PREDICT_INTERVAL_DRAWS`]
+    /// draws on document d's stream (seed, Predict, 3, d).
+    pub fn topic_proportions_with_intervals(&self, docs: &[EncodedDoc], seed: u64, level: f64) -> Vec<crate::models::effects::ProportionsWithIntervals> {
+        use rand_distr::{Distribution, Gamma};
+        self.new_document_dirichlets(docs)
+            .into_par_iter()
+            .enumerate()
+            .map(|(d, theta)| {
+                let mut rng = crate::rng::stream(seed, crate::rng::Purpose::Predict, 3, d as u64);
+                let shapes: Vec<Gamma<f64>> = theta.iter().map(|&a| Gamma::new(a.max(1e-300), 1.0).expect("a positive shape")).collect();
+                let draws: Vec<Vec<f64>> =
+                    (0..PREDICT_INTERVAL_DRAWS).map(|_| normalised(&shapes.iter().map(|g| g.sample(&mut rng)).collect::<Vec<f64>>())).collect();
+                let intervals = (0..theta.len()).map(|t| crate::models::effects::interval(&draws.iter().map(|x| x[t]).collect::<Vec<f64>>(), level)).collect();
+                (normalised(&theta), intervals)
             })
             .collect()
     }
@@ -265,6 +307,17 @@ impl TopicModel for HdpModel {
             .ok_or_else(|| ModelError::NotOffered("this model was fitted without covariates: effects need a fit with `covariates` in its params".into()))?;
         let draws = self.proportion_draws(self.effect_draws, query.seed);
         crate::models::composition::composition(spec, &self.design_rows, self.num_topics, &draws, query).map(Some)
+    }
+
+    /// Intervals under each document's variational posterior q(π_d).
+    fn predict_with_intervals(
+        &self,
+        docs: &[EncodedDoc],
+        options: &PredictOptions,
+        level: f64,
+    ) -> Result<Option<Vec<crate::models::PredictionWithIntervals>>, ModelError> {
+        let answers = self.topic_proportions_with_intervals(docs, options.seed, level);
+        Ok(Some(crate::models::proportions_with_intervals(answers)))
     }
 
     fn predict(&self, docs: &[EncodedDoc], _options: &PredictOptions) -> Result<Vec<DocPrediction>, ModelError> {

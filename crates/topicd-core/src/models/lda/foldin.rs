@@ -12,7 +12,7 @@
 //! is not in it).
 
 use crate::corpus::lexicon::EncodedDoc;
-use crate::models::effects::{interval, Interval};
+use crate::models::effects::{interval, ProportionsWithIntervals};
 use crate::rng::{stream, Purpose};
 use rand::RngExt;
 use rand_distr::{Distribution, Gamma};
@@ -44,7 +44,7 @@ pub fn fold_in_with_intervals(
     burn_in: usize,
     seed: u64,
     level: f64,
-) -> Vec<(Vec<f64>, Vec<Interval>)> {
+) -> Vec<ProportionsWithIntervals> {
     let num_terms = phi.len() / num_topics;
     docs.par_iter()
         .enumerate()

@@ -580,7 +580,7 @@ impl TopicModel for LdaModel {
     ) -> Result<Option<Vec<crate::models::PredictionWithIntervals>>, ModelError> {
         let (p, k) = (options, self.params.topics);
         let answers = foldin::fold_in_with_intervals(docs, &self.word_rates, k, &self.alpha, p.iterations, p.burn_in, p.seed, level);
-        Ok(Some(answers.into_iter().map(|(t, i)| (DocPrediction { topic_proportions: t, labels: vec![], predicted_labels: vec![] }, i)).collect()))
+        Ok(Some(crate::models::proportions_with_intervals(answers)))
     }
 
     /// A kept sweep's topic-word counts as a table (φ at the Dirichlet mean with the

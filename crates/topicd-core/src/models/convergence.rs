@@ -27,6 +27,10 @@ pub const RHAT_THRESHOLD: f64 = 1.01;
 /// summarised together in the JSON when there are many.
 pub const SORTED_SHARE: &str = "sorted_topic_share";
 
+/// The shares of identified topics (HPC's labels, the same in every chain), by topic:
+/// another group, summarised like the sorted shares.
+pub const LABEL_SHARE: &str = "label_share";
+
 /// Groups longer than this are summarised (worst R̂, least ESS) rather than listed.
 const LISTED_GROUP_MAX: usize = 20;
 
@@ -53,12 +57,23 @@ impl KeptTrace {
         KeptTrace::new(names)
     }
 
+    /// [`KeptTrace::topic_model`] of identified topics (HPC's labels, named `labels`):
+    /// each topic's own share is traced too, after the sorted ones.
+    pub fn labelled_topic_model(scalars: &[&str], labels: &[String]) -> Self {
+        let mut trace = Self::topic_model(scalars, labels.len());
+        trace.names.extend(labels.iter().map(|l| format!("{LABEL_SHARE}[{l}]")));
+        trace
+    }
+
     /// Record one kept iteration: `scalars` in the order of the names, then `shares`
-    /// (any order: they are sorted largest first here).
+    /// (any order: they are sorted largest first here; a labelled trace also records
+    /// them in their own order).
     pub fn push_topic_model(&mut self, loglik_per_token: f64, scalars: &[f64], shares: &[f64]) {
         let mut sorted = shares.to_vec();
         sorted.sort_by(|a, b| b.total_cmp(a));
-        let draw: Vec<f64> = std::iter::once(loglik_per_token).chain(scalars.iter().copied()).chain(sorted).collect();
+        let labelled = self.names.last().is_some_and(|n| n.starts_with(LABEL_SHARE));
+        let own = labelled.then_some(shares).into_iter().flatten().copied();
+        let draw: Vec<f64> = std::iter::once(loglik_per_token).chain(scalars.iter().copied()).chain(sorted).chain(own).collect();
         self.push(&draw);
     }
 
@@ -179,7 +194,7 @@ impl ConvergenceReport {
             .names
             .iter()
             .enumerate()
-            .filter(|(_, name)| !name.starts_with(SORTED_SHARE))
+            .filter(|(_, name)| !name.starts_with(SORTED_SHARE) && !name.starts_with(LABEL_SHARE))
             .map(|(q, name)| (name.clone(), traces.iter().map(|t| t.series(q, n)).collect()))
             .collect();
         Some(ConvergenceReport { chains: traces.len(), draws_per_chain: n, quantities, scalar_traces })
@@ -220,15 +235,18 @@ impl ConvergenceReport {
                 "per_chain": q.per_chain.iter().map(|d| d.to_json()).collect::<Vec<_>>(),
             })
         };
-        let (shares, scalars): (Vec<&QuantityReport>, Vec<&QuantityReport>) = self.quantities.iter().partition(|q| q.name.starts_with(SORTED_SHARE));
-        let least = |f: fn(&StoredDiagnostics) -> f64| finite(shares.iter().map(|q| f(&q.pooled)).fold(f64::NAN, f64::min));
-        let sorted_shares = json!({
-            "count": shares.len(),
-            "max_rhat": finite(shares.iter().map(|q| q.rhat()).fold(f64::NAN, f64::max)),
-            "min_ess_bulk": least(|d| d.ess_bulk),
-            "min_ess_tail": least(|d| d.ess_tail),
-            "quantities": (shares.len() <= LISTED_GROUP_MAX).then(|| shares.iter().map(|q| entry(q)).collect::<Vec<_>>()),
-        });
+        let (shares, rest): (Vec<&QuantityReport>, Vec<&QuantityReport>) = self.quantities.iter().partition(|q| q.name.starts_with(SORTED_SHARE));
+        let (labels, scalars): (Vec<&QuantityReport>, Vec<&QuantityReport>) = rest.into_iter().partition(|q| q.name.starts_with(LABEL_SHARE));
+        let group = |members: &[&QuantityReport]| {
+            let least = |f: fn(&StoredDiagnostics) -> f64| finite(members.iter().map(|q| f(&q.pooled)).fold(f64::NAN, f64::min));
+            json!({
+                "count": members.len(),
+                "max_rhat": finite(members.iter().map(|q| q.rhat()).fold(f64::NAN, f64::max)),
+                "min_ess_bulk": least(|d| d.ess_bulk),
+                "min_ess_tail": least(|d| d.ess_tail),
+                "quantities": (members.len() <= LISTED_GROUP_MAX).then(|| members.iter().map(|q| entry(q)).collect::<Vec<_>>()),
+            })
+        };
         let max_rhat = self.max_rhat();
         json!({
             "chains": self.chains,
@@ -240,7 +258,8 @@ impl ConvergenceReport {
             "converged": if max_rhat.is_nan() { Value::Null } else { json!(max_rhat <= RHAT_THRESHOLD) },
             "warning": self.warning(),
             "quantities": scalars.iter().map(|q| entry(q)).collect::<Vec<_>>(),
-            "sorted_topic_shares": sorted_shares,
+            "sorted_topic_shares": group(&shares),
+            "label_shares": group(&labels),
             "traces": self.scalar_traces.iter().map(|(name, chains)| json!({"name": name, "chains": chains})).collect::<Vec<_>>(),
         })
     }
@@ -356,6 +375,24 @@ mod tests {
         assert_eq!(json["sorted_topic_shares"]["count"], json!(30));
         assert!(json["sorted_topic_shares"]["quantities"].is_null());
         assert_eq!(json["quantities"].as_array().unwrap().len(), 2);
+        assert_eq!(json["traces"].as_array().unwrap().len(), 2);
+    }
+
+    /// A labelled trace records each topic's share in its own order after the sorted
+    /// ones, and the report summarises them as their own group, outside the scalars.
+    #[test]
+    fn labelled_shares_are_their_own_group() {
+        let labels: Vec<String> = (0..3).map(|k| k.to_string()).collect();
+        let mut t = KeptTrace::labelled_topic_model(&["psi"], &labels);
+        for d in 0..8 {
+            t.push_topic_model(-7.0 + d as f64, &[0.5], &[0.2, 0.5 + 0.01 * d as f64, 0.3 - 0.01 * d as f64]);
+        }
+        assert_eq!(t.names[5], "label_share[0]");
+        assert_eq!(t.series(4, 8)[2], 0.2, "sorted: the smallest last");
+        assert_eq!((t.series(5, 8)[0], t.series(6, 8)[7]), (0.2, 0.5 + 0.01 * 7.0), "labelled: each in its own place");
+        let json = ConvergenceReport::from_traces(&[t.clone(), t]).unwrap().to_json();
+        assert_eq!((json["label_shares"]["count"].as_u64(), json["sorted_topic_shares"]["count"].as_u64()), (Some(3), Some(3)));
+        assert_eq!(json["quantities"].as_array().unwrap().len(), 2, "the log joint and psi");
         assert_eq!(json["traces"].as_array().unwrap().len(), 2);
     }
 

@@ -168,9 +168,15 @@ fn theta_draw(data: &HpcData, xi: &[f64]) -> Vec<f32> {
 /// and the sorted topic shares.
 const TRACED: [&str; 5] = ["psi", "gamma2", "lambda2", "nu", "sigma2"];
 
-/// An empty trace of a chain with `k` topics.
-fn trace_of(k: usize) -> KeptTrace {
-    KeptTrace::topic_model(&TRACED, k)
+/// An empty trace of a chain on `data`: HPC's also traces each label's share
+/// (`label_share[k]`, topic k of the model), which labels make identified.
+fn trace_of(data: &HpcData) -> KeptTrace {
+    if data.supervised {
+        // The labels are identified: each one's share is the same quantity in every chain.
+        KeptTrace::labelled_topic_model(&TRACED, &(0..data.num_topics()).map(|k| k.to_string()).collect::<Vec<_>>())
+    } else {
+        KeptTrace::topic_model(&TRACED, data.num_topics())
+    }
 }
 
 /// Format version of an HPC checkpoint's state.
@@ -218,7 +224,7 @@ impl<'a> HpcChain<'a> {
         let state = HpcState::initial(data, seed);
         let caches = Caches::new(data, params.curvature(data.num_topics()));
         let sums = EstimandSums::new(data.num_terms(), data.num_topics());
-        let trace = trace_of(data.num_topics());
+        let trace = trace_of(data);
         HpcChain {
             data,
             params,
@@ -273,7 +279,7 @@ impl<'a> HpcChain<'a> {
             (all_finite(&affinity_hessians), "affinity Hessians"),
             (sums.as_ref().map_or(position.kept == 0, |sums| sums.has_shape(v, k) && sums.kept == position.kept), "estimand sums"),
             (s.last.0.is_finite() && (s.last.0 / data.num_tokens).to_bits() == position.last_loglik.to_bits(), "log-likelihood"),
-            (s.trace.names == trace_of(k).names && s.trace.is_consistent() && s.trace.draws() == position.kept, "convergence trace"),
+            (s.trace.names == trace_of(data).names && s.trace.is_consistent() && s.trace.draws() == position.kept, "convergence trace"),
             (s.theta_draws.len() <= draw_plan(data, params).keep && s.theta_draws.iter().all(|t| t.len() == d * k), "θ draws"),
         ];
         if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {

@@ -21,7 +21,7 @@
 //! maps a chain's topics onto a reference's.
 
 use super::chain::Resume;
-use super::convergence::KeptTrace;
+use super::convergence::{ConvergenceReport, KeptTrace};
 use super::state_bytes::{append_tail, split_tail};
 use super::{Checkpointing, FitContext, FitError};
 use crate::inference::assignment::min_cost_assignment;
@@ -124,10 +124,19 @@ pub struct ChainResult<M> {
     pub trace: KeptTrace,
 }
 
-/// Every chain's model, in chain order, and their traces: the finished chains' and the
-/// last one's.
-pub fn gather<'a, M>(finished: &'a [ChainResult<M>], last: &'a ChainResult<M>) -> (Vec<&'a M>, Vec<KeptTrace>) {
-    finished.iter().chain(std::iter::once(last)).map(|c| (&c.model, c.trace.clone())).unzip()
+/// The model a family's chains end in: one chain's own, or `merge` of every chain's
+/// model (chain order, chain 0 first); either way with the convergence report of every
+/// chain's trace in the field `report` names.
+pub fn pool<M>(finished: &[ChainResult<M>], last: ChainResult<M>, report: fn(&mut M) -> &mut Option<ConvergenceReport>, merge: impl FnOnce(&[&M]) -> M) -> M {
+    if finished.is_empty() {
+        let ChainResult { mut model, trace } = last;
+        *report(&mut model) = ConvergenceReport::from_traces(&[trace]);
+        return model;
+    }
+    let (models, traces): (Vec<&M>, Vec<KeptTrace>) = finished.iter().chain(std::iter::once(&last)).map(|c| (&c.model, c.trace.clone())).unzip();
+    let mut pooled = merge(&models);
+    *report(&mut pooled) = ConvergenceReport::from_traces(&traces);
+    pooled
 }
 
 /// Rows of one value per topic of a later chain (`rows.len()` a multiple of

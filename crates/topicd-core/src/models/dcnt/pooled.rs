@@ -20,8 +20,7 @@
 
 use super::model::DcntModel;
 use super::sample::active_topics;
-use crate::models::chains::{self, gather, match_to_first};
-use crate::models::convergence::ConvergenceReport;
+use crate::models::chains::{self, match_to_first};
 
 /// One chain's model and trace ([`chains::ChainResult`]).
 pub(super) type ChainResult = chains::ChainResult<DcntModel>;
@@ -30,12 +29,11 @@ pub(super) type ChainResult = chains::ChainResult<DcntModel>;
 /// shares and the proportions as kept-scan-weighted means of the aligned chains', every
 /// chain's draws, the alignments and the convergence report of all chains.
 pub(super) fn pool(finished: &[ChainResult], last: ChainResult) -> DcntModel {
-    if finished.is_empty() {
-        let ChainResult { mut model, trace } = last;
-        model.convergence = ConvergenceReport::from_traces(&[trace]);
-        return model;
-    }
-    let (models, traces) = gather(finished, &last);
+    chains::pool(finished, last, |m| &mut m.convergence, merge)
+}
+
+/// Several chains' models (chain 0 first) as one.
+fn merge(models: &[&DcntModel]) -> DcntModel {
     let reference = models[0];
     let (k, v) = (reference.params.topics, reference.num_terms);
     let d = reference.document_proportions.len() / k.max(1);
@@ -65,6 +63,5 @@ pub(super) fn pool(finished: &[ChainResult], last: ChainResult) -> DcntModel {
     pooled.draws = models.iter().flat_map(|m| m.draws.iter().cloned()).collect();
     pooled.draws_per_chain = models.iter().map(|m| m.draws.len()).collect();
     pooled.alignments = alignments;
-    pooled.convergence = ConvergenceReport::from_traces(&traces);
     pooled
 }

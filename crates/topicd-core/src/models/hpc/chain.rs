@@ -138,6 +138,8 @@ pub(super) struct HpcChain<'a> {
     /// The documents' θ at the kept scans [`draw_plan`] picks (D × K, f32, zero off a
     /// document's active labels), for covariate effects by composition.
     pub theta_draws: Vec<Vec<f32>>,
+    /// Which kept scans give those draws (fixed by the data and parameters).
+    draw_plan: DrawPlan,
 }
 
 /// Which kept scans of one chain give a draw of the documents' θ (none without
@@ -236,6 +238,7 @@ impl<'a> HpcChain<'a> {
             last: (f64::NAN, f64::NAN),
             trace,
             theta_draws: Vec::new(),
+            draw_plan: draw_plan(data, params),
         }
     }
 
@@ -306,6 +309,7 @@ impl<'a> HpcChain<'a> {
             last: s.last,
             trace: s.trace,
             theta_draws: s.theta_draws,
+            draw_plan: draw_plan(data, params),
         })
     }
 }
@@ -375,7 +379,7 @@ impl Chain for HpcChain<'_> {
         let shares = self.sums.add(self.data, &self.state, beta, rate_totals);
         let s = &self.state;
         self.trace.push_topic_model(loglik_per_token, &[s.psi, s.gamma2, s.lambda2, s.nu, s.sigma2], &shares);
-        if draw_plan(self.data, self.params).due(self.theta_draws.len(), self.sums.kept) {
+        if self.draw_plan.due(self.theta_draws.len(), self.sums.kept) {
             self.theta_draws.push(theta_draw(self.data, &s.xi));
         }
         None

@@ -18,8 +18,7 @@
 //! no relabelling changes.
 
 use super::model::HpcModel;
-use crate::models::chains::{self, gather, match_to_first};
-use crate::models::convergence::ConvergenceReport;
+use crate::models::chains::{self, match_to_first};
 
 /// One chain's model and trace ([`chains::ChainResult`]).
 pub(super) type ChainResult = chains::ChainResult<HpcModel>;
@@ -27,12 +26,11 @@ pub(super) type ChainResult = chains::ChainResult<HpcModel>;
 /// The finished chains and the last one pooled into one model with every chain's
 /// convergence report.
 pub(super) fn pool(finished: &[ChainResult], last: ChainResult) -> HpcModel {
-    if finished.is_empty() {
-        let ChainResult { mut model, trace } = last;
-        model.convergence = ConvergenceReport::from_traces(&[trace]);
-        return model;
-    }
-    let (models, traces) = gather(finished, &last);
+    chains::pool(finished, last, |m| &mut m.convergence, merge)
+}
+
+/// Several chains' models (chain 0 first) as one.
+fn merge(models: &[&HpcModel]) -> HpcModel {
     let reference = models[0];
     let (k, v) = (reference.labels.len(), reference.num_terms);
     let (alignments, targets) = if reference.supervised {
@@ -83,7 +81,6 @@ pub(super) fn pool(finished: &[ChainResult], last: ChainResult) -> HpcModel {
     pooled.theta_draws = models.iter().zip(&targets).flat_map(|(m, to)| m.theta_draws.iter().map(move |draw| chains::relabel_columns(draw, to))).collect();
     pooled.chains = models.len();
     pooled.alignments = alignments;
-    pooled.convergence = ConvergenceReport::from_traces(&traces);
     pooled
 }
 

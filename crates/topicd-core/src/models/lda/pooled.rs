@@ -10,8 +10,7 @@
 //! shares).
 
 use super::LdaModel;
-use crate::models::chains::{self, gather, match_to_first};
-use crate::models::convergence::ConvergenceReport;
+use crate::models::chains::{self, match_to_first};
 
 /// One chain's model and trace ([`chains::ChainResult`]).
 pub(super) type ChainResult = chains::ChainResult<LdaModel>;
@@ -20,12 +19,11 @@ pub(super) type ChainResult = chains::ChainResult<LdaModel>;
 /// kept-sweep-weighted mean of the aligned chains', with the alignments and the
 /// convergence report of all chains.
 pub(super) fn pool(finished: &[ChainResult], last: ChainResult) -> LdaModel {
-    if finished.is_empty() {
-        let ChainResult { mut model, trace } = last;
-        model.convergence = ConvergenceReport::from_traces(&[trace]);
-        return model;
-    }
-    let (models, traces) = gather(finished, &last);
+    chains::pool(finished, last, |m| &mut m.convergence, merge)
+}
+
+/// Several chains' models (chain 0 first) as one.
+fn merge(models: &[&LdaModel]) -> LdaModel {
     let reference = models[0];
     let (k, v) = (reference.params.topics, reference.num_terms);
     let d = reference.document_proportions.len() / k.max(1);
@@ -56,6 +54,5 @@ pub(super) fn pool(finished: &[ChainResult], last: ChainResult) -> LdaModel {
     // Every chain's θ draws, later chains' columns moved to chain 0's topics.
     pooled.theta_draws = models.iter().zip(&targets).flat_map(|(m, to)| m.theta_draws.iter().map(move |draw| chains::relabel_columns(draw, to))).collect();
     pooled.alignments = alignments;
-    pooled.convergence = ConvergenceReport::from_traces(&traces);
     pooled
 }

@@ -20,6 +20,8 @@ pub mod config;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod jobs;
+#[cfg(feature = "mpi")]
+pub mod mpi_ranks;
 
-pub use topicd_core::{corpus, graph, heap_size, inference, models, rng, summaries, unknown_keys};
+pub use topicd_core::{corpus, graph, heap_size, inference, models, ranks, rng, summaries, unknown_keys};
 pub use topicd_store as store;

@@ -7,6 +7,7 @@ use crate::models::capabilities::Input;
 use crate::models::options::JobOptions;
 use crate::models::registry;
 use crate::models::{CancelToken, Checkpointing, FitContext, Progress, StepKind};
+use crate::ranks::Ranks;
 use clap::Args;
 use serde_json::{json, Map, Value};
 use std::io::Read;
@@ -61,6 +62,10 @@ pub struct FitArgs {
     /// Skip documents whose id repeats an earlier one instead of failing.
     #[arg(long)]
     pub keep_first_duplicate: bool,
+    /// Write the fitted model's bytes (what the service stores as the model) to this file.
+    /// Under `mpirun`, rank 0 writes it.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 impl FitArgs {
@@ -105,23 +110,10 @@ impl FitArgs {
     }
 }
 
-/// (iteration, time, loglik, refit a mode) of one progress report.
-type Report = (u64, Instant, Option<f64>, Option<bool>);
-
-/// Run the fit and print one JSON line; errors are returned as messages.
-pub fn run(args: FitArgs) -> Result<(), String> {
-    let family = registry::lookup(&args.model)
-        .and_then(registry::Family::topics)
-        .ok_or_else(|| format!("unknown model {:?}; known: {}", args.model, registry::names_fitting(Input::Corpus).join(", ")))?;
-    let mut params = args.params_json()?;
-    // `--param threads=N` is the runner's option, as in a job's params: it overrides
-    // `--threads` and is not a model parameter.
-    let options = JobOptions::take_from(&mut params).map_err(|e| e.to_string())?;
-    let threads = options.threads_or(args.threads);
-    let t_read = Instant::now();
+/// Read and preprocess the JSONL corpus with the same reader as an NDJSON upload: strict
+/// document keys, tree lines, errors naming their line.
+fn read_corpus(args: &FitArgs) -> Result<crate::corpus::Corpus, String> {
     let mut file = std::fs::File::open(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
-    // The same reader as an NDJSON upload: strict document keys, tree lines, errors
-    // naming their line.
     let mut reader = NdjsonReader::new(args.preprocess());
     let mut buffer = vec![0u8; 1 << 16];
     loop {
@@ -131,11 +123,52 @@ pub fn run(args: FitArgs) -> Result<(), String> {
         }
         reader.push(&buffer[..n]).map_err(|e| e.to_string())?;
     }
-    let corpus = reader.finish().map_err(|e| e.to_string())?;
-    let read_seconds = t_read.elapsed().as_secs_f64();
-    let params = family.parse_params(&params).map_err(|e| e.to_string())?;
-    family.check_params(&params, &corpus.stats).map_err(|e| e.to_string())?;
+    reader.finish().map_err(|e| e.to_string())
+}
 
+/// (iteration, time, loglik, refit a mode) of one progress report.
+type Report = (u64, Instant, Option<f64>, Option<bool>);
+
+/// Run the fit and print one JSON line; errors are returned as messages. Started by an
+/// MPI launcher with several ranks (feature `mpi`), rank 0 reads the corpus and hands
+/// every rank its shard, the fit runs over the ranks and rank 0 prints and writes.
+pub fn run(args: FitArgs) -> Result<(), String> {
+    let ranks = super::ranks::join_world()?;
+    run_on(args, ranks.as_ref())
+}
+
+fn run_on(args: FitArgs, ranks: &dyn Ranks) -> Result<(), String> {
+    let family = registry::lookup(&args.model)
+        .and_then(registry::Family::topics)
+        .ok_or_else(|| format!("unknown model {:?}; known: {}", args.model, registry::names_fitting(Input::Corpus).join(", ")))?;
+    let mut params = args.params_json()?;
+    // `--param threads=N` is the runner's option, as in a job's params: it overrides
+    // `--threads` and is not a model parameter.
+    let options = JobOptions::take_from(&mut params).map_err(|e| e.to_string())?;
+    let threads = options.threads_or(args.threads);
+    let t_read = Instant::now();
+    let params_json = params;
+    let params = family.parse_params(&params_json).map_err(|e| e.to_string())?;
+    // Rank 0 reads the corpus and hands the other ranks their shards; it tells them
+    // first whether the corpus and parameters are good, so a bad line ends every rank.
+    let read = ranks.is_root().then(|| {
+        read_corpus(&args).and_then(|corpus| {
+            family.check_params(&params, &corpus.stats).map_err(|e| e.to_string())?;
+            Ok(corpus)
+        })
+    });
+    if ranks.size() > 1 {
+        let mut verdict = match &read {
+            Some(Err(e)) => e.clone().into_bytes(),
+            _ => Vec::new(),
+        };
+        ranks.broadcast(0, &mut verdict);
+        if !verdict.is_empty() {
+            return Err(String::from_utf8_lossy(&verdict).into_owned());
+        }
+    }
+    let corpus = read.transpose()?;
+    let read_seconds = t_read.elapsed().as_secs_f64();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| e.to_string())?;
     let reports: Mutex<Vec<Report>> = Mutex::new(Vec::new());
     let on_progress = |p: Progress| {
@@ -143,10 +176,25 @@ pub fn run(args: FitArgs) -> Result<(), String> {
         reports.lock().expect("progress lock").push((p.iteration, Instant::now(), p.loglik_per_token, refit))
     };
     let cancel = CancelToken::new();
-    let ctx = FitContext { progress: &on_progress, cancel: &cancel, sample: &|_, _| {}, checkpoint: Checkpointing::OFF };
+    let quiet = |_: Progress| {};
+    let progress: &(dyn Fn(Progress) + Sync) = if ranks.is_root() { &on_progress } else { &quiet };
+    let ctx = FitContext { progress, cancel: &cancel, sample: &|_, _| {}, checkpoint: Checkpointing::OFF };
+    let stats = corpus.as_ref().map(|c| (c.stats.clone(), c.num_documents(), c.num_terms(), c.counts.nnz()));
     let t_fit = Instant::now();
-    let model = pool.install(|| family.fit(&corpus, &params, args.seed, &ctx)).map_err(|e| e.to_string())?;
+    let model = if ranks.size() > 1 {
+        pool.install(|| family.fit_ranked(corpus, &params, args.seed, &ctx, ranks)).map_err(|e| e.to_string())?
+    } else {
+        let corpus = corpus.expect("one process reads the corpus");
+        Some(pool.install(|| family.fit(&corpus, &params, args.seed, &ctx)).map_err(|e| e.to_string())?)
+    };
     let fit_seconds = t_fit.elapsed().as_secs_f64();
+    // Every rank's peak memory and bytes sent, gathered for rank 0's report.
+    let mine = serde_json::to_vec(&json!({"rank": ranks.rank(), "peak_rss_bytes": peak_rss_bytes(), "bytes_sent": ranks.bytes_sent()})).expect("JSON encodes");
+    let per_rank: Option<Vec<Value>> = ranks.gather_to_root(&mine).map(|all| all.iter().map(|b| serde_json::from_slice(b).expect("a rank's report")).collect());
+    let (Some(model), Some(per_rank), Some((stats, documents, terms, nonzeros))) = (model, per_rank, stats) else { return Ok(()) };
+    if let Some(out) = &args.out {
+        std::fs::write(out, model.encode()).map_err(|e| format!("{}: {e}", out.display()))?;
+    }
     let reports = reports.into_inner().expect("progress lock");
     let iterations = reports.last().map(|r| r.0).unwrap_or(0);
     // Steady-state time per sweep: from the end of sweep 1 to the end of the last one.
@@ -168,18 +216,20 @@ pub fn run(args: FitArgs) -> Result<(), String> {
         previous = r.1;
     }
     let mean = |(total, n): (f64, usize)| (n > 0).then(|| total / n as f64);
-    let tokens = corpus.stats.num_tokens;
+    let tokens = stats.num_tokens;
     println!(
         "{}",
         json!({
             "model": family.name(),
-            "documents": corpus.num_documents(),
-            "terms": corpus.num_terms(),
+            "documents": documents,
+            "terms": terms,
             "tokens": tokens,
-            "nonzeros": corpus.counts.nnz(),
+            "nonzeros": nonzeros,
             "topics": model.num_topics(),
             "iterations": iterations,
             "threads": threads,
+            "ranks": ranks.size(),
+            "per_rank": per_rank,
             "seed": args.seed,
             "read_seconds": read_seconds,
             "fit_seconds": fit_seconds,
@@ -188,7 +238,7 @@ pub fn run(args: FitArgs) -> Result<(), String> {
             "loglik_per_token": loglik,
             "seconds_per_steady_scan": mean(by_kind[0]),
             "seconds_per_refit_scan": mean(by_kind[1]),
-            "memory_estimate_bytes": family.fit_memory(&corpus.stats, &params, threads),
+            "memory_estimate_bytes": family.fit_memory(&stats, &params, threads),
             "peak_rss_bytes": peak_rss_bytes(),
             "diagnostics": model.diagnostics(),
         })

@@ -7,6 +7,7 @@
 pub mod backup;
 pub mod estimate;
 pub mod fit;
+pub mod ranks;
 pub mod score_lda;
 pub mod simulate;
 pub mod token;

@@ -25,6 +25,7 @@ pub mod heap_size;
 pub mod inference;
 mod isa;
 pub mod models;
+pub mod ranks;
 pub mod rng;
 pub mod summaries;
 pub mod unknown_keys;

@@ -73,6 +73,21 @@ pub trait ModelFamily: Sync {
     fn fit_memory(&self, corpus: &CorpusStats, params: &FitParams, threads: usize) -> u64;
     /// Fit on `corpus`. Must poll `ctx.cancel` at least once per sweep.
     fn fit(&self, corpus: &Corpus, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError>;
+    /// Fit over the ranks of a distributed fit ([`crate::ranks`]): rank 0 holds the
+    /// corpus and hands each rank its shard; rank 0 returns the model [`Self::fit`]
+    /// would, byte for byte, the other ranks `None`. Every rank gets the same error. A
+    /// family that cannot run over ranks says so as a parameter error naming `ranks`.
+    fn fit_ranked(
+        &self,
+        corpus: Option<Corpus>,
+        params: &FitParams,
+        seed: u64,
+        ctx: &FitContext,
+        ranks: &dyn crate::ranks::Ranks,
+    ) -> Result<Option<Box<dyn TopicModel>>, FitError> {
+        let _ = (corpus, params, seed, ctx, ranks);
+        Err(FitError::Params(ParamError::new("ranks", format!("{} does not fit over several ranks", self.name()))))
+    }
     /// Params of a brief fit (a few sweeps, few topics) that any small corpus takes:
     /// what the checks across families and the fuzz targets fit with, so that nothing
     /// outside the family's folder needs to know its parameters.

@@ -12,7 +12,7 @@
 
 use super::hyper;
 use super::partition::PartitionedSampler;
-use super::sampler::{self, GibbsState, Snapshot};
+use super::sampler::{self, GibbsState, Snapshot, SweepStats};
 use super::tokens::Tokens;
 use super::{LdaParams, TopicWordSample};
 use crate::models::chain::{Chain, Position, Schedule};
@@ -58,9 +58,11 @@ pub(super) fn theta_draw_plan(params: &LdaParams, num_docs: usize) -> (usize, us
 }
 
 impl PosteriorSums {
-    fn new(params: &LdaParams, num_terms: usize, num_docs: usize) -> Self {
+    /// Empty sums for `num_docs` documents (a shard's), with the θ-draw plan of a fit of
+    /// `plan_docs` documents (the whole corpus').
+    pub(super) fn new(params: &LdaParams, num_terms: usize, num_docs: usize, plan_docs: usize) -> Self {
         let k = params.topics;
-        let (keep_draws, kept_sweeps) = theta_draw_plan(params, num_docs);
+        let (keep_draws, kept_sweeps) = theta_draw_plan(params, plan_docs);
         PosteriorSums {
             phi: vec![0.0; num_terms * k],
             theta: vec![0.0; num_docs * k],
@@ -73,11 +75,13 @@ impl PosteriorSums {
         }
     }
 
-    pub(super) fn add(&mut self, state: &GibbsState, tokens: &Tokens) {
+    /// Add a kept sweep: `tokens` are the documents of `self.theta` (a shard's, in a
+    /// distributed fit), `num_tokens` the whole corpus' tokens.
+    pub(super) fn add(&mut self, state: &GibbsState, tokens: &Tokens, num_tokens: usize) {
         self.kept += 1;
         state.add_word_rates(&mut self.phi);
         state.add_document_proportions(tokens, &mut self.theta);
-        let n = tokens.num_tokens().max(1) as f64;
+        let n = num_tokens.max(1) as f64;
         for (s, &c) in self.shares.iter_mut().zip(&state.n_k) {
             *s += c as f64 / n;
         }
@@ -92,8 +96,8 @@ impl PosteriorSums {
     }
 
     /// Record the kept sweep's traced quantities.
-    fn trace(&mut self, params: &LdaParams, state: &GibbsState, tokens: &Tokens, loglik_per_token: f64) {
-        let n = tokens.num_tokens().max(1) as f64;
+    pub(super) fn trace(&mut self, params: &LdaParams, state: &GibbsState, num_tokens: usize, loglik_per_token: f64) {
+        let n = num_tokens.max(1) as f64;
         let shares: Vec<f64> = state.n_k.iter().map(|&c| c as f64 / n).collect();
         let alpha_sum = state.alpha.iter().sum::<f64>();
         let scalars = [alpha_sum, state.beta];
@@ -168,7 +172,7 @@ impl<'a> LdaChain<'a> {
     /// A chain from random initial assignments.
     pub fn new(params: &'a LdaParams, tokens: &'a Tokens, seed: u64) -> Self {
         let state = GibbsState::init(tokens, params.topics, params.alpha, params.beta, seed);
-        let sums = PosteriorSums::new(params, tokens.num_terms, tokens.num_docs());
+        let sums = PosteriorSums::new(params, tokens.num_terms, tokens.num_docs(), tokens.num_docs());
         Self::assemble(params, tokens, state, sums, 0.0, 0)
     }
 
@@ -219,15 +223,7 @@ impl Chain for LdaChain<'_> {
         // the new α (and β).
         let optimized = self.params.optimizes_after(iteration).then(|| hyper::optimize(state, tokens, self.params.optimize_beta));
         self.optimizations += optimized.is_some() as usize;
-        let mut diagnostics = Map::new();
-        diagnostics.insert("mean_doc_topics".into(), json!(stats.mean_doc_topics()));
-        diagnostics.insert("smoothing_draws".into(), json!(stats.smoothing_draws));
-        if let Some(report) = optimized {
-            diagnostics.insert("alpha_sum".into(), json!(state.alpha.iter().sum::<f64>()));
-            diagnostics.insert("alpha_steps".into(), json!(report.alpha_steps));
-            diagnostics.insert("beta".into(), json!(state.beta));
-        }
-        Ok(diagnostics)
+        Ok(step_diagnostics(&stats, state, optimized))
     }
 
     fn log_joint_per_token(&self) -> f64 {
@@ -235,33 +231,45 @@ impl Chain for LdaChain<'_> {
     }
 
     fn keep(&mut self, loglik_per_token: f64) -> Option<Vec<u8>> {
-        self.sums.add(&self.state, self.tokens);
-        self.sums.trace(self.params, &self.state, self.tokens, loglik_per_token);
+        let n = self.tokens.num_tokens();
+        self.sums.add(&self.state, self.tokens, n);
+        self.sums.trace(self.params, &self.state, n, loglik_per_token);
         let sample = TopicWordSample::from_state(&self.state);
         Some(postcard::to_allocvec(&sample).expect("plain data encodes"))
     }
 
     fn save(&self) -> Vec<u8> {
-        #[derive(Serialize)]
-        struct SavedRef<'s> {
-            version: u32,
-            z: &'s [u32],
-            alpha: &'s [f64],
-            beta: f64,
-            sums: &'s PosteriorSums,
-            doc_topics_sum: f64,
-            optimizations: usize,
-        }
         let s = &self.state;
-        let saved = SavedRef {
-            version: STATE_VERSION,
-            z: &s.z,
-            alpha: &s.alpha,
-            beta: s.beta,
-            sums: &self.sums,
-            doc_topics_sum: self.doc_topics_sum,
-            optimizations: self.optimizations,
-        };
-        postcard::to_allocvec(&saved).expect("plain data encodes")
+        encode_state(&s.z, &s.alpha, s.beta, &self.sums, self.doc_topics_sum, self.optimizations)
     }
+}
+
+/// What a sweep reports in its progress: its work counts, and the new α and β when it
+/// re-estimated them.
+pub(super) fn step_diagnostics(stats: &SweepStats, state: &GibbsState, optimized: Option<hyper::OptimizeReport>) -> Map<String, Value> {
+    let mut diagnostics = Map::new();
+    diagnostics.insert("mean_doc_topics".into(), json!(stats.mean_doc_topics()));
+    diagnostics.insert("smoothing_draws".into(), json!(stats.smoothing_draws));
+    if let Some(report) = optimized {
+        diagnostics.insert("alpha_sum".into(), json!(state.alpha.iter().sum::<f64>()));
+        diagnostics.insert("alpha_steps".into(), json!(report.alpha_steps));
+        diagnostics.insert("beta".into(), json!(state.beta));
+    }
+    diagnostics
+}
+
+/// The bytes of an LDA chain's checkpoint state ([`LdaChain::restore`] reads them).
+pub(super) fn encode_state(z: &[u32], alpha: &[f64], beta: f64, sums: &PosteriorSums, doc_topics_sum: f64, optimizations: usize) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct SavedRef<'s> {
+        version: u32,
+        z: &'s [u32],
+        alpha: &'s [f64],
+        beta: f64,
+        sums: &'s PosteriorSums,
+        doc_topics_sum: f64,
+        optimizations: usize,
+    }
+    let saved = SavedRef { version: STATE_VERSION, z, alpha, beta, sums, doc_topics_sum, optimizations };
+    postcard::to_allocvec(&saved).expect("plain data encodes")
 }

@@ -21,7 +21,7 @@ use rayon::prelude::*;
 
 /// The histograms α's fixed point reads: `components[k][n]` = documents with n_dk = n,
 /// `lengths[L]` = documents with L tokens.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DocumentTopicHistograms {
     pub components: Vec<Vec<u64>>,
     pub lengths: Vec<u64>,
@@ -33,7 +33,7 @@ impl DocumentTopicHistograms {
     }
 
     /// Element-wise sum (integer, so the order of merging does not matter).
-    fn merge(mut self, other: Self) -> Self {
+    pub fn merge(mut self, other: Self) -> Self {
         let add = |into: &mut Vec<u64>, from: &[u64]| {
             if into.len() < from.len() {
                 into.resize(from.len(), 0);
@@ -87,8 +87,14 @@ pub struct OptimizeReport {
 /// Re-estimate `state.alpha` (one α_k per topic) from the current assignments and, if
 /// `beta_too`, a symmetric `state.beta` from the topic-word counts.
 pub fn optimize(state: &mut GibbsState, tokens: &Tokens, beta_too: bool) -> OptimizeReport {
-    let settings = FixedPointSettings::default();
     let h = document_topic_histograms(state, tokens);
+    optimize_with(state, &h, beta_too)
+}
+
+/// [`optimize`] given the histograms of every document's topic counts (summed over the
+/// shards of a distributed fit); β reads `state.n_kw`, which must be whole.
+pub fn optimize_with(state: &mut GibbsState, h: &DocumentTopicHistograms, beta_too: bool) -> OptimizeReport {
+    let settings = FixedPointSettings::default();
     let alpha_steps = optimize_asymmetric(&mut state.alpha, &h.components, &h.lengths, &settings);
     let mut beta_steps = 0;
     if beta_too {

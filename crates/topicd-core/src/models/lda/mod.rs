@@ -34,6 +34,7 @@ pub mod loglik;
 pub mod params;
 pub mod partition;
 mod pooled;
+pub mod ranked;
 pub mod sampler;
 pub mod tokens;
 
@@ -88,6 +89,18 @@ impl ModelFamily for LdaFamily {
 
     fn fit(&self, corpus: &Corpus, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
         Ok(Box::new(fit_lda(corpus, params.get::<LdaParams>(), seed, ctx)?))
+    }
+
+    fn fit_ranked(
+        &self,
+        corpus: Option<Corpus>,
+        params: &FitParams,
+        seed: u64,
+        ctx: &FitContext,
+        ranks: &dyn crate::ranks::Ranks,
+    ) -> Result<Option<Box<dyn TopicModel>>, FitError> {
+        let model = ranked::fit_lda_ranked(corpus, params.get::<LdaParams>(), seed, ctx, ranks)?;
+        Ok(model.map(|m| Box::new(m) as Box<dyn TopicModel>))
     }
 
     fn check_params(&self, params: &FitParams, corpus: &CorpusStats) -> Result<(), ParamError> {
@@ -287,19 +300,7 @@ impl TopicWordSample {
 /// kept sweeps and the held-out documents, if any, are scored.
 pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> Result<LdaModel, FitError> {
     let v = corpus.num_terms();
-    let held_out = splits::test_mask(corpus, p.test_fraction, seed);
-    let test_documents = held_out.iter().filter(|&&t| t).count();
-    if test_documents == corpus.num_documents() {
-        return Err(FitError::Params(ParamError::new("test_fraction", "every document is held out: nothing is left to train on")));
-    }
-    let training = if test_documents == 0 {
-        std::borrow::Cow::Borrowed(&corpus.counts)
-    } else {
-        std::borrow::Cow::Owned(DocTermMatrix::from_rows((0..corpus.num_documents()).filter(|&d| !held_out[d]).map(|d| {
-            let (terms, counts) = corpus.counts.row(d);
-            terms.iter().copied().zip(counts.iter().copied()).collect()
-        })))
-    };
+    let (held_out, test_documents, training) = training_set(corpus, p, seed)?;
     let mut tokens = Tokens::from_counts(&training, v);
     tokens.set_blocks(p.sync_tokens);
     let design = training_design(corpus, p, &held_out)?;
@@ -341,16 +342,50 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
             return Ok(ChainResult { model, trace });
         }
         if test_documents > 0 {
-            let scorer = LdaChib { model: &model, settings: chib_settings(p) };
-            let held: Vec<usize> = (0..corpus.num_documents()).filter(|&d| held_out[d]).collect();
-            let docs = corpus_documents(corpus, &held, |_| Vec::new());
             let at = EndOfChain { family: "lda", seed: seed_c, schedule: &schedule, position: end };
-            let report = after_chain::score_heldout(&scorer, &docs, || model.encode(), scored, &at, ctx)?;
-            model.heldout = Some(report);
+            model.heldout = Some(score_heldout(&model, &heldout_docs(corpus, &held_out), p, scored, &at, ctx)?);
         }
         Ok(ChainResult { model, trace: Default::default() })
     })?;
     Ok(last.model)
+}
+
+/// The fit's split: which documents are held out, how many, and the training
+/// documents' counts.
+fn training_set<'c>(corpus: &'c Corpus, p: &LdaParams, seed: u64) -> Result<(Vec<bool>, usize, std::borrow::Cow<'c, DocTermMatrix>), FitError> {
+    let held_out = splits::test_mask(corpus, p.test_fraction, seed);
+    let test_documents = held_out.iter().filter(|&&t| t).count();
+    if test_documents == corpus.num_documents() {
+        return Err(FitError::Params(ParamError::new("test_fraction", "every document is held out: nothing is left to train on")));
+    }
+    let training = if test_documents == 0 {
+        std::borrow::Cow::Borrowed(&corpus.counts)
+    } else {
+        std::borrow::Cow::Owned(DocTermMatrix::from_rows((0..corpus.num_documents()).filter(|&d| !held_out[d]).map(|d| {
+            let (terms, counts) = corpus.counts.row(d);
+            terms.iter().copied().zip(counts.iter().copied()).collect()
+        })))
+    };
+    Ok((held_out, test_documents, training))
+}
+
+/// The held-out documents, in corpus order.
+fn heldout_docs(corpus: &Corpus, held_out: &[bool]) -> Vec<HeldoutDoc> {
+    let held: Vec<usize> = (0..corpus.num_documents()).filter(|&d| held_out[d]).collect();
+    corpus_documents(corpus, &held, |_| Vec::new())
+}
+
+/// The held-out documents' report for the fitted `model` (checkpointed as it goes).
+fn score_heldout(
+    model: &LdaModel,
+    docs: &[HeldoutDoc],
+    p: &LdaParams,
+    scored: Option<ScoredSoFar>,
+    at: &EndOfChain,
+    ctx: &FitContext,
+) -> Result<HeldoutReport, FitError> {
+    let scorer = LdaChib { model, settings: chib_settings(p) };
+    after_chain::score_heldout(&scorer, docs, || model.encode(), scored, at, ctx)
 }
 
 /// The design of the covariates the fit reads, and its rows for the training documents
@@ -408,12 +443,30 @@ fn restore_after_chain(
 /// The model a finished chain ends in (posterior means over its kept sweeps), without
 /// its held-out report.
 fn model_of(p: &LdaParams, lda: LdaChain, tokens: &Tokens, v: usize, test_documents: usize, end: &Position) -> LdaModel {
-    let k = p.topics;
     let LdaChain { state, mut sums, doc_topics_sum, optimizations, .. } = lda;
     if sums.kept == 0 {
         // No sweep fell on the thinning grid: use the final state.
-        sums.add(&state, tokens);
+        sums.add(&state, tokens, tokens.num_tokens());
     }
+    let ended = EndedChain { alpha: state.alpha, beta: state.beta, sums, doc_topics_sum, optimizations, num_tokens: tokens.num_tokens() };
+    model_of_ended(p, ended, v, test_documents, end)
+}
+
+/// What a finished chain leaves for its model: the posterior sums over every document
+/// (gathered from the shards in a distributed fit) and the final hyperparameters.
+struct EndedChain {
+    alpha: Vec<f64>,
+    beta: f64,
+    sums: PosteriorSums,
+    doc_topics_sum: f64,
+    optimizations: usize,
+    num_tokens: usize,
+}
+
+/// The model of an [`EndedChain`] whose sums hold at least one sweep.
+fn model_of_ended(p: &LdaParams, ended: EndedChain, v: usize, test_documents: usize, end: &Position) -> LdaModel {
+    let k = p.topics;
+    let EndedChain { alpha, beta, sums, doc_topics_sum, optimizations, num_tokens } = ended;
     let PosteriorSums { phi: phi_sum, theta: theta_sum, shares: share_sum, kept, theta_draws, .. } = sums;
     let scale = 1.0 / kept as f64;
     // Transpose φ to topic-major for the summaries.
@@ -431,7 +484,7 @@ fn model_of(p: &LdaParams, lda: LdaChain, tokens: &Tokens, v: usize, test_docume
         document_proportions: theta_sum.into_iter().map(|x| x * scale).collect(),
         topic_shares: share_sum.into_iter().map(|x| x * scale).collect(),
         kept_sweeps: kept,
-        tokens: tokens.num_tokens() as u64,
+        tokens: num_tokens as u64,
         final_loglik_per_token: end.last_loglik,
         mean_doc_topics: doc_topics_sum / p.iterations as f64,
         test_documents,
@@ -441,8 +494,8 @@ fn model_of(p: &LdaParams, lda: LdaChain, tokens: &Tokens, v: usize, test_docume
         design: None,
         design_rows: Vec::new(),
         theta_draws,
-        alpha: state.alpha.clone(),
-        beta: state.beta,
+        alpha,
+        beta,
         optimizations,
     }
 }

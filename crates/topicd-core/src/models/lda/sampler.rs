@@ -133,10 +133,17 @@ impl GibbsState {
     /// Random initial assignments (one stream per document) and their counts, with a
     /// symmetric α.
     pub fn init(tokens: &Tokens, num_topics: usize, alpha: f64, beta: f64, seed: u64) -> Self {
+        Self::init_from(tokens, num_topics, alpha, beta, seed, 0)
+    }
+
+    /// [`GibbsState::init`] for a shard whose first document is the corpus' document
+    /// `first_doc` (each document's stream is keyed by its index in the corpus); the
+    /// counts are the shard's own.
+    pub fn init_from(tokens: &Tokens, num_topics: usize, alpha: f64, beta: f64, seed: u64, first_doc: usize) -> Self {
         let mut z = vec![0u32; tokens.num_tokens()];
         let k = num_topics as u32;
         doc_slices(&mut z, &tokens.doc_ptr).into_par_iter().enumerate().for_each(|(d, zs)| {
-            let mut rng = stream(seed, Purpose::Init, 0, d as u64);
+            let mut rng = stream(seed, Purpose::Init, 0, (first_doc + d) as u64);
             for t in zs.iter_mut() {
                 *t = rng.random_range(0..k);
             }
@@ -225,10 +232,20 @@ impl GibbsState {
 
     /// log p(w, z | α, β).
     pub fn log_joint(&self, tokens: &Tokens) -> f64 {
+        let docs: f64 = self.log_p_topics_by_document(tokens).iter().sum(); // summed in document order: the same total at any thread count
+        self.log_p_words() + docs
+    }
+
+    /// log p(w | z, β), the topic-word part of the log joint.
+    pub fn log_p_words(&self) -> f64 {
+        log_p_words_given_topics(&self.n_kw, &self.n_k, self.num_terms, self.beta)
+    }
+
+    /// log p(z_d | α) of each document, in document order.
+    pub fn log_p_topics_by_document(&self, tokens: &Tokens) -> Vec<f64> {
         let k = self.num_topics;
-        let words = log_p_words_given_topics(&self.n_kw, &self.n_k, self.num_terms, self.beta);
         let prior = TopicPrior::new(&self.alpha, 1024);
-        let docs: f64 = (0..tokens.num_docs())
+        (0..tokens.num_docs())
             .into_par_iter()
             .map_init(
                 || vec![0u32; k],
@@ -241,9 +258,6 @@ impl GibbsState {
                 },
             )
             .collect::<Vec<f64>>()
-            .iter()
-            .sum(); // summed in document order: the same total at any thread count
-        words + docs
     }
 
     /// φ_kw = (n_kw + β)/(n_k + Vβ), added word-major into `acc` (`V × K`).

@@ -1,0 +1,107 @@
+//! Checks of LDA over ranks: for every R from 1 to 4 (ranks as threads) the model's
+//! bytes equal the single-process fit's, on a corpus whose grid has 4 blocks and on one
+//! whose grid has a single block (so some ranks own no documents); and the gathered
+//! checkpoint state equals the single-process chain's.
+
+use super::*;
+use crate::corpus::build_corpus;
+use crate::models::lda::chain::LdaChain;
+use crate::models::lda::fit_lda;
+use crate::models::lda::sampler::checks::{lda_corpus, raw_options};
+use crate::models::TopicModel;
+use crate::ranks::threads::ThreadRanks;
+use crate::ranks::Solo;
+
+/// 2 000 documents of 300 tokens (600 000 tokens: a grid of 4 × 4 blocks).
+fn four_block_corpus() -> Corpus {
+    let (_, docs) = lda_corpus(6, 600, 2_000, 300, 0.3, 11);
+    build_corpus(raw_options(), &[], docs).expect("corpus builds")
+}
+
+/// 120 documents of 40 tokens (one block).
+fn one_block_corpus() -> Corpus {
+    let (_, docs) = lda_corpus(4, 40, 120, 40, 0.3, 3);
+    build_corpus(raw_options(), &[], docs).expect("corpus builds")
+}
+
+fn params(json: serde_json::Value) -> LdaParams {
+    LdaParams::from_json(&json).expect("valid parameters")
+}
+
+/// Rank 0's model of a fit over `size` thread ranks (the others return none).
+fn ranked_bytes(corpus: &Corpus, p: &LdaParams, seed: u64, size: usize) -> Vec<u8> {
+    let models = ThreadRanks::run(size, |ranks| {
+        let held = ranks.is_root().then(|| corpus.clone());
+        FitContext::silent(|ctx| fit_lda_ranked(held, p, seed, ctx, ranks).expect("fit runs"))
+    });
+    assert!(models[1..].iter().all(Option::is_none), "only rank 0 holds the model");
+    models.into_iter().next().flatten().expect("rank 0's model").encode()
+}
+
+#[test]
+fn every_rank_count_gives_the_single_process_bytes() {
+    let corpus = four_block_corpus();
+    // Two chains (pooled), α and β re-estimated, thinning, a log joint every 3 sweeps
+    // and held-out documents scored after the chains.
+    let p = params(serde_json::json!({
+        "topics": 8, "iterations": 7, "burn_in": 2, "thin": 2, "loglik_every": 3,
+        "optimize_interval": 3, "optimize_burn_in": 1, "optimize_beta": true, "chains": 2,
+        "test_fraction": 0.02, "heldout_burn_in": 2, "heldout_chain_length": 4,
+    }));
+    let single = FitContext::silent(|ctx| fit_lda(&corpus, &p, 5, ctx)).expect("fit runs").encode();
+    let shard = LdaShard::cut(&corpus.counts, corpus.num_terms(), 0, 1);
+    assert_eq!(shard.grid_blocks(), 4, "the corpus is cut into a 4 × 4 grid");
+    let solo = FitContext::silent(|ctx| fit_lda_ranked(Some(corpus.clone()), &p, 5, ctx, &Solo)).expect("fit runs").expect("one rank is rank 0");
+    assert_eq!(solo.encode(), single, "one rank");
+    for size in 2..=4 {
+        assert_eq!(ranked_bytes(&corpus, &p, 5, size), single, "{size} ranks");
+    }
+}
+
+#[test]
+fn ranks_without_documents_change_nothing() {
+    let corpus = one_block_corpus();
+    let p = params(serde_json::json!({"topics": 5, "iterations": 9, "burn_in": 3, "thin": 2, "loglik_every": 4}));
+    let single = FitContext::silent(|ctx| fit_lda(&corpus, &p, 3, ctx)).expect("fit runs").encode();
+    assert_eq!(LdaShard::cut(&corpus.counts, corpus.num_terms(), 0, 3).grid_blocks(), 1);
+    assert_eq!(ranked_bytes(&corpus, &p, 3, 3), single);
+}
+
+/// The gathered checkpoint state after a few sweeps is the single-process chain's, byte
+/// for byte: what lets a fit checkpointed over R ranks resume in one process.
+#[test]
+fn the_gathered_state_is_the_single_process_checkpoint() {
+    let corpus = four_block_corpus();
+    let p = params(serde_json::json!({"topics": 6, "iterations": 4, "burn_in": 1, "thin": 1, "optimize_interval": 2}));
+    let tokens = Tokens::from_counts(&corpus.counts, corpus.num_terms());
+    let schedule = schedule(&p);
+    let single = FitContext::silent(|ctx| {
+        let mut lda = LdaChain::new(&p, &tokens, 9);
+        crate::models::chain::run(&mut lda, "lda", 9, &schedule, Position::START, ctx).expect("chain runs");
+        lda.save()
+    });
+    let states = ThreadRanks::run(3, |ranks| {
+        let shard = LdaShard::cut(&corpus.counts, corpus.num_terms(), ranks.rank(), ranks.size());
+        FitContext::silent(|ctx| {
+            let mut chain = RankedChain::new(&p, &shard, ranks, 9);
+            crate::models::chain::run(&mut chain, "lda", 9, &schedule, Position::START, ctx).expect("chain runs");
+            chain.save()
+        })
+    });
+    assert_eq!(states[0], single);
+    assert!(states[1..].iter().all(Vec::is_empty));
+}
+
+/// Rank 0's refusal (too many topics for the distributed kernel) reaches every rank as
+/// the same error, and no rank waits for a shard that never comes.
+#[test]
+fn rank_zeros_error_reaches_every_rank() {
+    let corpus = one_block_corpus();
+    let p = params(serde_json::json!({"topics": 300, "iterations": 2}));
+    let errors = ThreadRanks::run(3, |ranks| {
+        let held = ranks.is_root().then(|| corpus.clone());
+        FitContext::silent(|ctx| fit_lda_ranked(held, &p, 1, ctx, ranks).map(|_| ()).expect_err("the fit is refused").to_string())
+    });
+    assert!(errors[0].contains("dense kernel"), "{}", errors[0]);
+    assert!(errors[1..].iter().all(|e| e.contains(&errors[0])), "{errors:?}");
+}

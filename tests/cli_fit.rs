@@ -50,3 +50,29 @@ fn a_bad_line_is_named() {
     assert!(!ok);
     assert!(stderr.contains("line 3") && stderr.contains("tree lines must come before the first document"), "{stderr}");
 }
+
+/// `--out FILE` writes the model's bytes, the blob the service stores: they decode as
+/// the family's model, and the same seed on another thread count writes the same bytes.
+#[test]
+fn out_writes_the_model_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("corpus.jsonl");
+    std::fs::write(&input, labelled_with_a_tree_line()).unwrap();
+    let run = |threads: &str, out: &std::path::Path| {
+        let status = Command::new(env!("CARGO_BIN_EXE_topicd"))
+            .args(["fit", "--model", "lda", "--topics", "3", "--iterations", "5", "--seed", "4", "--threads", threads, "--input"])
+            .arg(&input)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .expect("topicd runs");
+        assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+        std::fs::read(out).expect("the model file is written")
+    };
+    let one = run("1", &dir.path().join("one.bin"));
+    let two = run("2", &dir.path().join("two.bin"));
+    assert_eq!(one, two);
+    let family = topicd::models::registry::lookup("lda").expect("lda is registered");
+    let model = family.decode(&one).expect("the bytes are an LDA model");
+    assert_eq!(model.num_components(), 3);
+}

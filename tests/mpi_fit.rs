@@ -1,0 +1,92 @@
+//! `mpirun -n R topicd fit --out FILE` (feature `mpi`): one fit over R Open MPI ranks on
+//! this machine writes the very bytes the single-process fit writes, for R = 1..4, and
+//! a bad input ends every rank with the line named.
+//!
+//! Run with `cargo test --features mpi --test mpi_fit` where Open MPI is installed
+//! (`.ci/run` does). CI runs as root, which Open MPI refuses unless told otherwise: the
+//! allow-run-as-root variables are set on each `mpirun` command here, not globally.
+#![cfg(feature = "mpi")]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// 2 000 documents of 300 tokens over 600 words (600 000 tokens, a 4 × 4 grid of
+/// blocks), as `counts` lines: word w of document d drawn from a fixed generator, topic
+/// blocks of words favoured by document.
+fn corpus() -> String {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut lines = String::new();
+    for d in 0..2_000 {
+        let mut counts = std::collections::BTreeMap::new();
+        let favoured = d % 6;
+        for _ in 0..300 {
+            let r = next();
+            let w = if r % 10 < 8 { favoured * 100 + (r >> 8) as usize % 100 } else { (r >> 8) as usize % 600 };
+            *counts.entry(format!("w{w}")).or_insert(0u32) += 1;
+        }
+        lines.push_str(&serde_json::json!({"id": format!("d{d}"), "counts": counts}).to_string());
+        lines.push('\n');
+    }
+    lines
+}
+
+const FIT: [&str; 14] =
+    ["--model", "lda", "--topics", "8", "--iterations", "6", "--stopwords", "none", "--param", "optimize_interval=2", "--param", "chains=2", "--seed", "3"];
+
+fn mpirun(ranks: usize, input: &Path, out: &Path) -> Output {
+    Command::new("mpirun")
+        .args(["--oversubscribe", "-n", &ranks.to_string()])
+        .arg(env!("CARGO_BIN_EXE_topicd"))
+        .arg("fit")
+        .arg("--input")
+        .arg(input)
+        .args(FIT)
+        .arg("--out")
+        .arg(out)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .expect("mpirun runs (Open MPI installed)")
+}
+
+#[test]
+fn every_rank_count_writes_the_single_process_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("corpus.jsonl");
+    std::fs::write(&input, corpus()).unwrap();
+    let single = dir.path().join("single.bin");
+    let out = Command::new(env!("CARGO_BIN_EXE_topicd")).arg("fit").arg("--input").arg(&input).args(FIT).arg("--out").arg(&single).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let expected = std::fs::read(&single).unwrap();
+    for ranks in 1..=4 {
+        let path = dir.path().join(format!("ranks{ranks}.bin"));
+        let out = mpirun(ranks, &input, &path);
+        assert!(out.status.success(), "{ranks} ranks: {}", String::from_utf8_lossy(&out.stderr));
+        let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+        assert_eq!(line["ranks"], ranks, "{line}");
+        assert_eq!(line["per_rank"].as_array().map(Vec::len), Some(ranks), "{line}");
+        if ranks > 1 {
+            assert!(line["per_rank"].as_array().unwrap().iter().all(|r| r["bytes_sent"].as_u64() > Some(0)), "every rank sends: {line}");
+        }
+        assert!(std::fs::read(&path).unwrap() == expected, "{ranks} ranks wrote other bytes than one process");
+    }
+}
+
+#[test]
+fn a_bad_line_ends_every_rank() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("bad.jsonl");
+    std::fs::write(&input, "{\"text\": \"apple pear\"}\n{\"text\": \"pear plum\", \"lables\": [\"x\"]}\n").unwrap();
+    let out = mpirun(3, &input, &dir.path().join("never.bin"));
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Every rank reports rank 0's error and exits; none waits for a shard.
+    assert!(stderr.matches("line 2").count() >= 3, "{stderr}");
+    assert!(!dir.path().join("never.bin").exists());
+}

@@ -24,15 +24,20 @@
 //!   gathered to rank 0 in rank order, which is document order.
 //!
 //! So rank 0 ends with exactly the model [`super::fit_lda`] makes from the same corpus,
-//! parameters and seed, for every R. The sparse kernel (more than
-//! [`super::sampler::DENSE_MAX_TOPICS`] topics) is not distributed here.
+//! parameters and seed, for every R.
+//!
+//! The sparse kernel (more than [`super::sampler::DENSE_MAX_TOPICS`] topics) samples
+//! the corpus' sync blocks in order against a snapshot; over ranks, each rank samples
+//! its own documents of the block and the ranks exchange their moves (word, old topic,
+//! new topic) after it, so every rank keeps n_kw whole and applies the same integer
+//! moves one process applies.
 
 use super::chain::{encode_state, schedule, step_diagnostics, PosteriorSums};
 use super::dense_kernel::lda_isa;
 use super::hyper::{self, DocumentTopicHistograms};
 use super::partition::{apply_topic_moves, block_bounds, blocks_for_sizes, Partition, PartitionedSampler};
-use super::sampler::{self, GibbsState, SweepStats};
-use super::tokens::Tokens;
+use super::sampler::{self, GibbsState, Snapshot, SweepStats};
+use super::tokens::{sync_blocks, Tokens, MIN_BLOCK_DOCUMENTS};
 use super::{model_of_ended, pooled, training_set, EndedChain, LdaModel, LdaParams, TopicWordSample};
 use crate::corpus::{Corpus, DocTermMatrix};
 use crate::models::chain::{self, Chain, Position, Schedule};
@@ -54,6 +59,8 @@ pub struct LdaShard {
     pub num_tokens: usize,
     /// The grid restricted to this rank's document blocks.
     partition: Partition,
+    /// The sparse kernel's sync blocks of the whole corpus (empty for the dense one).
+    sync_blocks: Vec<Vec<u32>>,
     /// This rank's document blocks (global indices).
     pub blocks: Range<usize>,
 }
@@ -71,12 +78,16 @@ pub struct ShardPlan {
     num_docs: usize,
     num_tokens: usize,
     num_terms: usize,
+    /// The sparse kernel's sync blocks of the whole corpus (global document ids), when
+    /// it samples (more than [`sampler::DENSE_MAX_TOPICS`] topics); empty otherwise.
+    sync_blocks: Vec<Vec<u32>>,
 }
 
 impl ShardPlan {
     /// The grid of the training documents' counts: P from the corpus' size, the bounds
-    /// from its document lengths and word masses.
-    pub fn of(training: &DocTermMatrix, num_terms: usize) -> Self {
+    /// from its document lengths and word masses; and the sparse kernel's sync blocks of
+    /// `sync_tokens` when it samples.
+    pub fn of(training: &DocTermMatrix, num_terms: usize, p: &LdaParams) -> Self {
         let num_docs = training.num_rows();
         let mut doc_ptr = Vec::with_capacity(num_docs + 1);
         let mut word_ptr = vec![0usize; num_terms + 1];
@@ -95,7 +106,16 @@ impl ShardPlan {
         }
         let num_tokens = doc_ptr[num_docs];
         let blocks = blocks_for_sizes(num_tokens, num_docs, num_terms);
-        ShardPlan { blocks, doc_bounds: block_bounds(&doc_ptr, blocks), word_bounds: block_bounds(&word_ptr, blocks), num_docs, num_tokens, num_terms }
+        let sync_blocks = if sampler::uses_dense_kernel(p.topics) { Vec::new() } else { sync_blocks(&doc_ptr, p.sync_tokens, MIN_BLOCK_DOCUMENTS) };
+        ShardPlan {
+            blocks,
+            doc_bounds: block_bounds(&doc_ptr, blocks),
+            word_bounds: block_bounds(&word_ptr, blocks),
+            num_docs,
+            num_tokens,
+            num_terms,
+            sync_blocks,
+        }
     }
 
     /// The training documents rank `rank` of `ranks` owns.
@@ -123,13 +143,13 @@ impl LdaShard {
         assert_eq!(tokens.num_docs(), plan.doc_bounds[blocks.end] - first_doc, "the shard holds its blocks' documents");
         let local_bounds = plan.doc_bounds[blocks.start..=blocks.end].iter().map(|&d| d - first_doc).collect();
         let partition = Partition::with_bounds(&tokens, plan.blocks, blocks.start, local_bounds, plan.word_bounds.clone());
-        LdaShard { tokens, first_doc, num_docs: plan.num_docs, num_tokens: plan.num_tokens, partition, blocks }
+        LdaShard { tokens, first_doc, num_docs: plan.num_docs, num_tokens: plan.num_tokens, partition, blocks, sync_blocks: plan.sync_blocks.clone() }
     }
 
     /// Rank `rank`'s shard cut from the training documents' counts (every document at
     /// hand: tests, and rank 0's own shard).
-    pub fn cut(training: &DocTermMatrix, num_terms: usize, rank: usize, ranks: usize) -> Self {
-        let plan = ShardPlan::of(training, num_terms);
+    pub fn cut(training: &DocTermMatrix, num_terms: usize, p: &LdaParams, rank: usize, ranks: usize) -> Self {
+        let plan = ShardPlan::of(training, num_terms, p);
         Self::new(&plan, &rows_of(training, plan.documents_of(rank, ranks)), rank, ranks)
     }
 
@@ -146,14 +166,22 @@ impl LdaShard {
     }
 }
 
-/// A chain of the partitioned sampler over one rank's shard.
+/// How a shard's sweeps run: the dense kernel's partitioned grid, whose word blocks
+/// move between the ranks, or the sparse kernel's sync blocks, after each of which the
+/// ranks exchange their moves (every rank keeps the counts whole).
+enum ShardSweeps {
+    Partitioned(PartitionedSampler),
+    Blocks(Snapshot),
+}
+
+/// A chain of LDA's sweeps over one rank's shard.
 struct RankedChain<'a> {
     params: &'a LdaParams,
     shard: &'a LdaShard,
     ranks: &'a dyn Ranks,
     schedule: Schedule,
     state: GibbsState,
-    sampler: PartitionedSampler,
+    sweeps: ShardSweeps,
     sums: PosteriorSums,
     doc_topics_sum: f64,
     optimizations: usize,
@@ -166,31 +194,35 @@ impl<'a> RankedChain<'a> {
         let mut state = GibbsState::init_from(&shard.tokens, params.topics, params.alpha, params.beta, seed, shard.first_doc);
         ranks.sum_u32(&mut state.n_kw);
         ranks.sum_u64(&mut state.n_k);
-        let sampler = PartitionedSampler::over(&shard.tokens, &state, shard.partition.clone(), lda_isa());
+        let sweeps = if sampler::uses_dense_kernel(params.topics) {
+            ShardSweeps::Partitioned(PartitionedSampler::over(&shard.tokens, &state, shard.partition.clone(), lda_isa()))
+        } else {
+            ShardSweeps::Blocks(Snapshot::new(shard.tokens.num_terms, params.topics, true))
+        };
         let sums = PosteriorSums::new(params, shard.tokens.num_terms, shard.tokens.num_docs(), shard.num_docs);
-        RankedChain { params, shard, ranks, schedule: schedule(params), state, sampler, sums, doc_topics_sum: 0.0, optimizations: 0 }
+        RankedChain { params, shard, ranks, schedule: schedule(params), state, sweeps, sums, doc_topics_sum: 0.0, optimizations: 0 }
     }
 
     /// After round `round`: hand the word block of this rank's first document block to
     /// the rank that samples it next round, and take the one this rank's last block
     /// needs from the rank that sampled it.
-    fn pass_word_blocks(&mut self, round: usize) {
-        let (p, r, me) = (self.shard.grid_blocks(), self.ranks.size(), self.ranks.rank());
-        let blocks = &self.shard.blocks;
+    fn pass_word_blocks(state: &mut GibbsState, shard: &LdaShard, ranks: &dyn Ranks, round: usize) {
+        let (p, r, me) = (shard.grid_blocks(), ranks.size(), ranks.rank());
+        let blocks = &shard.blocks;
         if blocks.is_empty() {
             return;
         }
-        let k = self.state.num_topics;
-        let bounds = &self.shard.partition.word_bounds;
+        let k = state.num_topics;
+        let bounds = &shard.partition.word_bounds;
         let rows = |j: usize| bounds[j] * k..bounds[j + 1] * k;
         let send_block = (blocks.start + round) % p;
         let to = owner_of_block(p, r, (blocks.start + p - 1) % p);
         let receive_block = (blocks.end + round) % p;
         let from = owner_of_block(p, r, blocks.end % p);
-        let outgoing = (to != me).then(|| u32s_to_bytes(&self.state.n_kw[rows(send_block)]));
-        let incoming = self.ranks.exchange(outgoing.as_deref().map(|bytes| (to, bytes)), (from != me).then_some(from));
+        let outgoing = (to != me).then(|| u32s_to_bytes(&state.n_kw[rows(send_block)]));
+        let incoming = ranks.exchange(outgoing.as_deref().map(|bytes| (to, bytes)), (from != me).then_some(from));
         if let Some(bytes) = incoming {
-            self.state.n_kw[rows(receive_block)].copy_from_slice(&bytes_to_u32s(&bytes));
+            state.n_kw[rows(receive_block)].copy_from_slice(&bytes_to_u32s(&bytes));
         }
     }
 
@@ -198,7 +230,7 @@ impl<'a> RankedChain<'a> {
     /// blocks numbered as its document blocks; gather them.
     fn gather_word_blocks(&mut self) {
         let (p, r) = (self.shard.grid_blocks(), self.ranks.size());
-        if r == 1 {
+        if r == 1 || matches!(self.sweeps, ShardSweeps::Blocks(_)) {
             return;
         }
         let k = self.state.num_topics;
@@ -266,12 +298,22 @@ impl<'a> RankedChain<'a> {
 impl Chain for RankedChain<'_> {
     fn step(&mut self, seed: u64, iteration: usize) -> Result<Map<String, Value>, FitError> {
         let mut stats = SweepStats::default();
-        for round in 0..self.shard.grid_blocks() {
-            let (mut moves, round_stats) = self.sampler.round(&mut self.state, &self.shard.tokens, seed, iteration as u64, round);
-            self.ranks.sum_u64(&mut moves);
-            apply_topic_moves(&mut self.state.n_k, &moves);
-            stats = stats.merge(round_stats);
-            self.pass_word_blocks(round);
+        match &mut self.sweeps {
+            ShardSweeps::Partitioned(partitioned) => {
+                for round in 0..self.shard.grid_blocks() {
+                    let (mut moves, round_stats) = partitioned.round(&mut self.state, &self.shard.tokens, seed, iteration as u64, round);
+                    self.ranks.sum_u64(&mut moves);
+                    apply_topic_moves(&mut self.state.n_k, &moves);
+                    stats = stats.merge(round_stats);
+                    Self::pass_word_blocks(&mut self.state, self.shard, self.ranks, round);
+                }
+            }
+            ShardSweeps::Blocks(snapshot) => {
+                let ranks = self.ranks;
+                let mut gather = |moves: Vec<u32>| ranks.all_gather(&u32s_to_bytes(&moves)).iter().map(|b| bytes_to_u32s(b)).collect();
+                let shard = self.shard;
+                stats = self.state.sweep_shard(&shard.tokens, snapshot, (seed, iteration as u64), &shard.sync_blocks, shard.first_doc, &mut gather);
+            }
         }
         let mut totals = [stats.tokens, stats.doc_topics_visited, stats.smoothing_draws];
         self.ranks.sum_u64(&mut totals);
@@ -331,12 +373,6 @@ struct RootPart {
 fn scatter(corpus: Option<Corpus>, p: &LdaParams, seed: u64, ranks: &dyn Ranks) -> Result<(LdaShard, Option<RootPart>), FitError> {
     let (rank, size) = (ranks.rank(), ranks.size());
     let prepared = corpus.map(|mut corpus| -> Result<_, FitError> {
-        if !sampler::uses_dense_kernel(p.topics) {
-            return Err(FitError::Params(ParamError::new(
-                "topics",
-                format!("a fit over several ranks samples with the dense kernel, up to {} topics", sampler::DENSE_MAX_TOPICS),
-            )));
-        }
         let (held_out, test_documents, training) = training_set(&corpus, p, seed)?;
         // The training counts without a copy when nothing is held out.
         let training = match training {
@@ -346,7 +382,7 @@ fn scatter(corpus: Option<Corpus>, p: &LdaParams, seed: u64, ranks: &dyn Ranks) 
         let design = super::training_design(&corpus, p, &held_out)?;
         let root = RootPart { test_documents, heldout: super::heldout_docs(&corpus, &held_out), design };
         let training = training.unwrap_or_else(|| std::mem::replace(&mut corpus.counts, DocTermMatrix::from_rows(std::iter::empty())));
-        let plan = ShardPlan::of(&training, corpus.num_terms());
+        let plan = ShardPlan::of(&training, corpus.num_terms(), p);
         Ok((plan, training, root))
     });
     // Rank 0 says whether the fit goes ahead; on an error every rank returns it.

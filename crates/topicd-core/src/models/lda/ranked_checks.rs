@@ -49,7 +49,7 @@ fn every_rank_count_gives_the_single_process_bytes() {
         "test_fraction": 0.02, "heldout_burn_in": 2, "heldout_chain_length": 4,
     }));
     let single = FitContext::silent(|ctx| fit_lda(&corpus, &p, 5, ctx)).expect("fit runs").encode();
-    let shard = LdaShard::cut(&corpus.counts, corpus.num_terms(), 0, 1);
+    let shard = LdaShard::cut(&corpus.counts, corpus.num_terms(), &p, 0, 1);
     assert_eq!(shard.grid_blocks(), 4, "the corpus is cut into a 4 × 4 grid");
     let solo = FitContext::silent(|ctx| fit_lda_ranked(Some(corpus.clone()), &p, 5, ctx, &Solo)).expect("fit runs").expect("one rank is rank 0");
     assert_eq!(solo.encode(), single, "one rank");
@@ -63,7 +63,7 @@ fn ranks_without_documents_change_nothing() {
     let corpus = one_block_corpus();
     let p = params(serde_json::json!({"topics": 5, "iterations": 9, "burn_in": 3, "thin": 2, "loglik_every": 4}));
     let single = FitContext::silent(|ctx| fit_lda(&corpus, &p, 3, ctx)).expect("fit runs").encode();
-    assert_eq!(LdaShard::cut(&corpus.counts, corpus.num_terms(), 0, 3).grid_blocks(), 1);
+    assert_eq!(LdaShard::cut(&corpus.counts, corpus.num_terms(), &p, 0, 3).grid_blocks(), 1);
     assert_eq!(ranked_bytes(&corpus, &p, 3, 3), single);
 }
 
@@ -81,7 +81,7 @@ fn the_gathered_state_is_the_single_process_checkpoint() {
         lda.save()
     });
     let states = ThreadRanks::run(3, |ranks| {
-        let shard = LdaShard::cut(&corpus.counts, corpus.num_terms(), ranks.rank(), ranks.size());
+        let shard = LdaShard::cut(&corpus.counts, corpus.num_terms(), &p, ranks.rank(), ranks.size());
         FitContext::silent(|ctx| {
             let mut chain = RankedChain::new(&p, &shard, ranks, 9);
             crate::models::chain::run(&mut chain, "lda", 9, &schedule, Position::START, ctx).expect("chain runs");
@@ -92,16 +92,28 @@ fn the_gathered_state_is_the_single_process_checkpoint() {
     assert!(states[1..].iter().all(Vec::is_empty));
 }
 
-/// Rank 0's refusal (too many topics for the distributed kernel) reaches every rank as
-/// the same error, and no rank waits for a shard that never comes.
+/// The sparse kernel (more than 256 topics) over ranks: sync blocks of 700 tokens,
+/// α re-estimated, one process' bytes at R = 2 and 3.
+#[test]
+fn the_sparse_kernel_gives_the_single_process_bytes() {
+    let corpus = one_block_corpus();
+    let p = params(serde_json::json!({"topics": 260, "iterations": 6, "burn_in": 2, "thin": 2, "sync_tokens": 700, "optimize_interval": 2}));
+    let single = FitContext::silent(|ctx| fit_lda(&corpus, &p, 8, ctx)).expect("fit runs").encode();
+    for size in [2, 3] {
+        assert_eq!(ranked_bytes(&corpus, &p, 8, size), single, "{size} ranks");
+    }
+}
+
+/// Rank 0's refusal (covariates the corpus does not have) reaches every rank as the same error,
+/// and no rank waits for a shard that never comes.
 #[test]
 fn rank_zeros_error_reaches_every_rank() {
     let corpus = one_block_corpus();
-    let p = params(serde_json::json!({"topics": 300, "iterations": 2}));
+    let p = params(serde_json::json!({"topics": 3, "iterations": 2, "covariates": ["year"]}));
     let errors = ThreadRanks::run(3, |ranks| {
         let held = ranks.is_root().then(|| corpus.clone());
         FitContext::silent(|ctx| fit_lda_ranked(held, &p, 1, ctx, ranks).map(|_| ()).expect_err("the fit is refused").to_string())
     });
-    assert!(errors[0].contains("dense kernel"), "{}", errors[0]);
+    assert!(errors[0].contains("covariates"), "{}", errors[0]);
     assert!(errors[1..].iter().all(|e| e.contains(&errors[0])), "{errors:?}");
 }

@@ -230,6 +230,70 @@ impl GibbsState {
         stats
     }
 
+    /// One sparse sweep over a shard of a distributed fit: the corpus' sync `blocks` in
+    /// order (global document ids; this shard holds documents `first_doc..` as its
+    /// `tokens`), each block's own documents sampled against the snapshot as
+    /// [`GibbsState::sweep`] samples them, then every rank's moves (word, old topic, new
+    /// topic) gathered by `gather` and applied to the counts, which every rank keeps
+    /// whole. Integer moves: the counts end as one process leaves them.
+    pub fn sweep_shard(
+        &mut self,
+        tokens: &Tokens,
+        snapshot: &mut Snapshot,
+        key: (u64, u64),
+        blocks: &[Vec<u32>],
+        first_doc: usize,
+        gather: &mut dyn FnMut(Vec<u32>) -> Vec<Vec<u32>>,
+    ) -> SweepStats {
+        let (seed, iteration) = key;
+        let k = self.num_topics;
+        let (beta, num_terms) = (self.beta, self.num_terms);
+        let vbeta = num_terms as f64 * beta;
+        let GibbsState { z, n_kw, n_k, alpha, .. } = self;
+        let alpha: &[f64] = alpha;
+        let mut slots: Vec<Option<&mut [u32]>> = doc_slices(z, &tokens.doc_ptr).into_iter().map(Some).collect();
+        let own = first_doc..first_doc + tokens.num_docs();
+        let mut stats = SweepStats::default();
+        for block in blocks {
+            snapshot.refresh(n_kw, n_k, alpha, beta, num_terms);
+            let mut docs: Vec<(usize, &mut [u32])> = block
+                .iter()
+                .map(|&d| d as usize)
+                .filter(|d| own.contains(d))
+                .map(|d| (d, slots[d - first_doc].take().expect("each document is in one block")))
+                .collect();
+            let before: Vec<u32> = docs.iter().flat_map(|(_, zs)| zs.iter().copied()).collect();
+            let kernel = TokenKernel { n_kw, n_k, snapshot, k, alpha, beta, vbeta };
+            let words_of = |d: usize| &tokens.words[tokens.doc_ptr[d - first_doc]..tokens.doc_ptr[d - first_doc + 1]];
+            let rng_of = |d: usize| stream(seed, Purpose::Sweep, iteration, d as u64);
+            let block_stats = docs
+                .par_iter_mut()
+                .map_init(|| DocScratch::new(k), |scratch, (d, zs)| sample_document(zs, words_of(*d), scratch, &kernel, &mut rng_of(*d)))
+                .reduce(SweepStats::default, SweepStats::merge);
+            stats = stats.merge(block_stats);
+            let mut moves = Vec::new();
+            let mut old_topics = before.iter();
+            for (d, zs) in &docs {
+                for (&new, &w) in zs.iter().zip(words_of(*d)) {
+                    let old = *old_topics.next().expect("one saved topic per token");
+                    if new != old {
+                        moves.extend([w, old, new]);
+                    }
+                }
+            }
+            for rank_moves in gather(moves) {
+                for m in rank_moves.chunks_exact(3) {
+                    let (w, old, new) = (m[0] as usize, m[1] as usize, m[2] as usize);
+                    n_kw[w * k + old] -= 1;
+                    n_kw[w * k + new] += 1;
+                    n_k[old] -= 1;
+                    n_k[new] += 1;
+                }
+            }
+        }
+        stats
+    }
+
     /// log p(w, z | α, β).
     pub fn log_joint(&self, tokens: &Tokens) -> f64 {
         let docs: f64 = self.log_p_topics_by_document(tokens).iter().sum(); // summed in document order: the same total at any thread count

@@ -72,24 +72,7 @@ impl Tokens {
 
     /// [`Tokens::set_blocks`] with an explicit minimum of documents per block.
     pub fn set_blocks_with(&mut self, sync_tokens: usize, min_documents: usize) {
-        let len = |d: usize| self.doc_ptr[d + 1] - self.doc_ptr[d];
-        let mut order: Vec<usize> = (0..self.num_docs()).collect();
-        order.sort_by(|&a, &b| len(b).cmp(&len(a)).then(a.cmp(&b)));
-        let mut blocks = Vec::new();
-        let mut current = Vec::new();
-        let mut tokens = 0;
-        for d in order {
-            current.push(d as u32);
-            tokens += len(d);
-            if tokens >= sync_tokens.max(1) && current.len() >= min_documents {
-                blocks.push(std::mem::take(&mut current));
-                tokens = 0;
-            }
-        }
-        if !current.is_empty() || blocks.is_empty() {
-            blocks.push(current);
-        }
-        self.blocks = blocks;
+        self.blocks = sync_blocks(&self.doc_ptr, sync_tokens, min_documents);
     }
 
     pub fn num_docs(&self) -> usize {
@@ -104,6 +87,30 @@ impl Tokens {
     pub fn positions_of(&self, w: usize) -> &[u32] {
         &self.word_tokens[self.word_ptr[w]..self.word_ptr[w + 1]]
     }
+}
+
+/// The sparse sampler's sync blocks of the documents whose token offsets are `doc_ptr`
+/// ([`Tokens::set_blocks_with`]): from the lengths alone, so a distributed fit's rank 0
+/// computes the corpus' blocks for every rank.
+pub fn sync_blocks(doc_ptr: &[usize], sync_tokens: usize, min_documents: usize) -> Vec<Vec<u32>> {
+    let len = |d: usize| doc_ptr[d + 1] - doc_ptr[d];
+    let mut order: Vec<usize> = (0..doc_ptr.len() - 1).collect();
+    order.sort_by(|&a, &b| len(b).cmp(&len(a)).then(a.cmp(&b)));
+    let mut blocks = Vec::new();
+    let mut current = Vec::new();
+    let mut tokens = 0;
+    for d in order {
+        current.push(d as u32);
+        tokens += len(d);
+        if tokens >= sync_tokens.max(1) && current.len() >= min_documents {
+            blocks.push(std::mem::take(&mut current));
+            tokens = 0;
+        }
+    }
+    if !current.is_empty() || blocks.is_empty() {
+        blocks.push(current);
+    }
+    blocks
 }
 
 #[cfg(test)]

@@ -78,6 +78,99 @@ fn every_rank_count_writes_the_single_process_bytes() {
     }
 }
 
+/// The processes whose parent is `pid` (from `/proc/*/stat`).
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // pid (comm) state ppid ...: the command may hold spaces, so read after ')'.
+        let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)).and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            children.push(child);
+        }
+    }
+    children
+}
+
+/// A fit over 3 ranks that keeps a checkpoint after every sweep loses a rank to
+/// SIGKILL part-way: the world ends with an error. Resumed from its checkpoint over 2
+/// ranks, and in one process, it writes the uninterrupted fit's bytes.
+#[test]
+fn a_killed_rank_then_a_resume_over_other_rank_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("corpus.jsonl");
+    std::fs::write(&input, corpus()).unwrap();
+    let long = ["--model", "lda", "--topics", "8", "--iterations", "150", "--stopwords", "none", "--seed", "5"];
+    let run_single = |extra: &[&std::ffi::OsStr]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_topicd")).arg("fit").arg("--input").arg(&input).args(long).args(extra).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let expected_path = dir.path().join("expected.bin");
+    run_single(&["--out".as_ref(), expected_path.as_os_str()]);
+    let expected = std::fs::read(&expected_path).unwrap();
+
+    let checkpoint = dir.path().join("fit.ckpt");
+    let mut world = Command::new("mpirun")
+        .args(["--oversubscribe", "-n", "3"])
+        .arg(env!("CARGO_BIN_EXE_topicd"))
+        .arg("fit")
+        .arg("--input")
+        .arg(&input)
+        .args(long)
+        .arg("--checkpoint")
+        .arg(&checkpoint)
+        .args(["--checkpoint-every-s", "0"])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("mpirun starts");
+    let started = std::time::Instant::now();
+    while !checkpoint.exists() {
+        assert!(started.elapsed().as_secs() < 120, "no checkpoint within two minutes");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let ranks = children_of(world.id());
+    assert_eq!(ranks.len(), 3, "mpirun's children are the three ranks: {ranks:?}");
+    let victim = *ranks.iter().max().unwrap();
+    assert!(Command::new("kill").args(["-KILL", &victim.to_string()]).status().unwrap().success());
+    let status = world.wait().unwrap();
+    assert!(!status.success(), "the world ends when a rank dies");
+    let saved = std::fs::read(&checkpoint).unwrap();
+
+    // Over 2 ranks.
+    let resumed_path = dir.path().join("resumed2.bin");
+    let out = Command::new("mpirun")
+        .args(["--oversubscribe", "-n", "2"])
+        .arg(env!("CARGO_BIN_EXE_topicd"))
+        .arg("fit")
+        .arg("--input")
+        .arg(&input)
+        .args(long)
+        .arg("--resume")
+        .arg(&checkpoint)
+        .arg("--out")
+        .arg(&resumed_path)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(line["resumed"].as_str().is_some_and(|r| r.starts_with("from iteration")), "{line}");
+    assert!(std::fs::read(&resumed_path).unwrap() == expected, "resumed over 2 ranks: other bytes");
+
+    // In one process, from the same checkpoint.
+    std::fs::write(&checkpoint, &saved).unwrap();
+    let single_path = dir.path().join("resumed1.bin");
+    let line = run_single(&["--resume".as_ref(), checkpoint.as_os_str(), "--out".as_ref(), single_path.as_os_str()]);
+    assert!(line["resumed"].as_str().is_some_and(|r| r.starts_with("from iteration")), "{line}");
+    assert!(std::fs::read(&single_path).unwrap() == expected, "resumed in one process: other bytes");
+}
+
 #[test]
 fn a_bad_line_ends_every_rank() {
     let dir = tempfile::tempdir().unwrap();

@@ -4,9 +4,10 @@ use crate::corpus::ndjson::NdjsonReader;
 use crate::corpus::preprocess::DuplicateIds;
 use crate::corpus::{PreprocessOptions, StopWords};
 use crate::models::capabilities::Input;
+use crate::models::chain::Resume;
 use crate::models::options::JobOptions;
 use crate::models::registry;
-use crate::models::{CancelToken, Checkpointing, FitContext, Progress, StepKind};
+use crate::models::{CancelToken, Checkpointing, FitContext, Progress, StepKind, ALWAYS_READY};
 use crate::ranks::Ranks;
 use clap::Args;
 use serde_json::{json, Map, Value};
@@ -66,6 +67,17 @@ pub struct FitArgs {
     /// Under `mpirun`, rank 0 writes it.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Keep the fit's latest checkpoint in this file (replaced atomically) every
+    /// `--checkpoint-every-s`; a fit killed part-way continues with `--resume FILE`, in
+    /// one process or over any number of ranks. Under `mpirun`, rank 0 writes it.
+    #[arg(long)]
+    pub checkpoint: Option<PathBuf>,
+    #[arg(long, default_value_t = 60.0)]
+    pub checkpoint_every_s: f64,
+    /// Continue from a checkpoint `--checkpoint` wrote (the same corpus, model,
+    /// parameters and seed); one that does not fit is reported and the fit starts over.
+    #[arg(long)]
+    pub resume: Option<PathBuf>,
 }
 
 impl FitArgs {
@@ -178,7 +190,36 @@ fn run_on(args: FitArgs, ranks: &dyn Ranks) -> Result<(), String> {
     let cancel = CancelToken::new();
     let quiet = |_: Progress| {};
     let progress: &(dyn Fn(Progress) + Sync) = if ranks.is_root() { &on_progress } else { &quiet };
-    let ctx = FitContext { progress, cancel: &cancel, sample: &|_, _| {}, checkpoint: Checkpointing::OFF };
+    let resume = match (&args.resume, ranks.is_root()) {
+        (Some(path), true) => Some(std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?),
+        _ => None,
+    };
+    let resumed: Mutex<Option<String>> = Mutex::new(None);
+    let save_checkpoint = |_: u64, bytes: Vec<u8>| {
+        if let Some(path) = &args.checkpoint {
+            if let Err(e) = write_atomically(path, &bytes) {
+                eprintln!("topicd fit: checkpoint not written: {}: {e}", path.display());
+            }
+        }
+    };
+    let on_resume = |r: Resume| {
+        *resumed.lock().expect("resume lock") = Some(match r {
+            Resume::From(it) => format!("from iteration {it}"),
+            Resume::Rejected(reason) => reason,
+        })
+    };
+    let checkpoint = if ranks.is_root() {
+        Checkpointing {
+            every: args.checkpoint.as_ref().map(|_| std::time::Duration::from_secs_f64(args.checkpoint_every_s.max(0.0))),
+            save: &save_checkpoint,
+            resume_from: resume.as_deref(),
+            resumed: &on_resume,
+            ready: ALWAYS_READY,
+        }
+    } else {
+        Checkpointing::OFF
+    };
+    let ctx = FitContext { progress, cancel: &cancel, sample: &|_, _| {}, checkpoint };
     let stats = corpus.as_ref().map(|c| (c.stats.clone(), c.num_documents(), c.num_terms(), c.counts.nnz()));
     let t_fit = Instant::now();
     let model = if ranks.size() > 1 {
@@ -231,6 +272,7 @@ fn run_on(args: FitArgs, ranks: &dyn Ranks) -> Result<(), String> {
             "ranks": ranks.size(),
             "per_rank": per_rank,
             "seed": args.seed,
+            "resumed": resumed.into_inner().expect("resume lock"),
             "read_seconds": read_seconds,
             "fit_seconds": fit_seconds,
             "seconds_per_iteration": per_iteration,
@@ -244,6 +286,19 @@ fn run_on(args: FitArgs, ranks: &dyn Ranks) -> Result<(), String> {
         })
     );
     Ok(())
+}
+
+/// Replace `path` with `bytes` so that a reader (or a kill) never sees half a file: write
+/// a sibling, flush it to disk, rename it over.
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".partial");
+    let tmp = PathBuf::from(tmp);
+    let mut file = std::fs::File::create(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)
 }
 
 /// This process' peak resident memory (`VmHWM` of `/proc/self/status`), where Linux

@@ -75,6 +75,12 @@ pub trait Chain {
     /// Everything the family needs to continue after the current iteration (state,
     /// accumulators, fitted hyperparameters), encoded; read back by its own restore.
     fn save(&self) -> Vec<u8>;
+    /// A decision every process of a distributed chain must take together (stop here,
+    /// checkpoint here), given this process' own view: such a chain takes rank 0's; one
+    /// process decides alone.
+    fn agree(&self, decision: bool) -> bool {
+        decision
+    }
 }
 
 /// Where a chain is: the driver's part of a checkpoint.
@@ -211,7 +217,7 @@ pub fn run<C: Chain>(chain: &mut C, family: &str, seed: u64, schedule: &Schedule
     // The iteration of the last checkpoint handed over (or resumed from).
     let mut saved = position.iteration;
     for it in position.iteration + 1..=schedule.iterations {
-        if ctx.cancel.is_cancelled() {
+        if chain.agree(ctx.cancel.is_cancelled()) {
             // Hand over where the chain is, so a fit stopped by a graceful shutdown
             // resumes here rather than at its last periodic checkpoint.
             if ctx.checkpoint.every.is_some() && position.iteration > saved {
@@ -243,7 +249,7 @@ pub fn run<C: Chain>(chain: &mut C, family: &str, seed: u64, schedule: &Schedule
         diagnostics.insert("kept_sweeps".into(), json!(position.kept));
         let loglik_per_token = ll.filter(|_| reported);
         (ctx.progress)(Progress { iteration: it as u64, total: schedule.iterations as u64, loglik_per_token, diagnostics, kind: chain.step_kind(it) });
-        if it < schedule.iterations && ctx.checkpoint.due(last_checkpoint) {
+        if it < schedule.iterations && chain.agree(ctx.checkpoint.due(last_checkpoint)) {
             save(chain, position);
             saved = it;
             last_checkpoint = Instant::now();

@@ -158,14 +158,46 @@ const STATE_VERSION: u32 = 2;
 
 /// What an LDA checkpoint carries (besides the driver's position).
 #[derive(Serialize, Deserialize)]
-struct SavedLda {
+pub(super) struct SavedLda {
     version: u32,
-    z: Vec<u32>,
-    alpha: Vec<f64>,
-    beta: f64,
-    sums: PosteriorSums,
-    doc_topics_sum: f64,
-    optimizations: usize,
+    pub z: Vec<u32>,
+    pub alpha: Vec<f64>,
+    pub beta: f64,
+    pub sums: PosteriorSums,
+    pub doc_topics_sum: f64,
+    pub optimizations: usize,
+}
+
+impl SavedLda {
+    /// Decode a checkpoint's state and check it against a corpus of `num_tokens` tokens,
+    /// `num_docs` documents and `num_terms` words and these parameters, so bad bytes are
+    /// an error, not a panic.
+    pub(super) fn decode_for(bytes: &[u8], params: &LdaParams, sizes: (usize, usize, usize), position: &Position) -> Result<Self, String> {
+        let s: SavedLda = postcard::from_bytes(bytes).map_err(|e| format!("LDA state does not decode: {e}"))?;
+        let (num_tokens, d, v) = sizes;
+        let k = params.topics;
+        let checks = [
+            (s.version == STATE_VERSION, "state version"),
+            (s.z.len() == num_tokens, "number of assignments"),
+            (s.z.iter().all(|&t| (t as usize) < k), "topic ids"),
+            (s.alpha.len() == k && s.alpha.iter().all(|a| a.is_finite() && *a > 0.0), "α"),
+            (s.beta.is_finite() && s.beta > 0.0, "β"),
+            (s.sums.phi.len() == v * k && s.sums.theta.len() == d * k && s.sums.shares.len() == k, "posterior sums"),
+            (s.sums.kept == position.kept && s.sums.trace.draws() == position.kept, "kept sweeps"),
+            (s.sums.trace.names == trace_of(params).names && s.sums.trace.is_consistent(), "convergence trace"),
+            (
+                (s.sums.keep_draws, s.sums.kept_sweeps) == theta_draw_plan(params, d)
+                    && s.sums.theta_draws.len() <= s.sums.keep_draws
+                    && s.sums.theta_draws.iter().all(|t| t.len() == d * k),
+                "kept topic-proportion draws",
+            ),
+            (s.optimizations <= position.iteration, "optimisations"),
+        ];
+        if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
+            return Err(format!("LDA state does not fit this corpus and these parameters ({what})"));
+        }
+        Ok(s)
+    }
 }
 
 impl<'a> LdaChain<'a> {
@@ -184,29 +216,8 @@ impl<'a> LdaChain<'a> {
     /// A chain continued from [`Chain::save`]'s bytes; every length and topic id is
     /// checked against the corpus and parameters, so bad bytes are an error, not a panic.
     pub fn restore(params: &'a LdaParams, tokens: &'a Tokens, bytes: &[u8], position: &Position) -> Result<Self, String> {
-        let s: SavedLda = postcard::from_bytes(bytes).map_err(|e| format!("LDA state does not decode: {e}"))?;
-        let (k, v, d) = (params.topics, tokens.num_terms, tokens.num_docs());
-        let checks = [
-            (s.version == STATE_VERSION, "state version"),
-            (s.z.len() == tokens.num_tokens(), "number of assignments"),
-            (s.z.iter().all(|&t| (t as usize) < k), "topic ids"),
-            (s.alpha.len() == k && s.alpha.iter().all(|a| a.is_finite() && *a > 0.0), "α"),
-            (s.beta.is_finite() && s.beta > 0.0, "β"),
-            (s.sums.phi.len() == v * k && s.sums.theta.len() == d * k && s.sums.shares.len() == k, "posterior sums"),
-            (s.sums.kept == position.kept && s.sums.trace.draws() == position.kept, "kept sweeps"),
-            (s.sums.trace.names == trace_of(params).names && s.sums.trace.is_consistent(), "convergence trace"),
-            (
-                (s.sums.keep_draws, s.sums.kept_sweeps) == theta_draw_plan(params, d)
-                    && s.sums.theta_draws.len() <= s.sums.keep_draws
-                    && s.sums.theta_draws.iter().all(|t| t.len() == d * k),
-                "kept topic-proportion draws",
-            ),
-            (s.optimizations <= position.iteration, "optimisations"),
-        ];
-        if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
-            return Err(format!("LDA state does not fit this corpus and these parameters ({what})"));
-        }
-        let state = GibbsState::from_assignments(tokens, k, s.z, s.alpha, s.beta);
+        let s = SavedLda::decode_for(bytes, params, (tokens.num_tokens(), tokens.num_docs(), tokens.num_terms), position)?;
+        let state = GibbsState::from_assignments(tokens, params.topics, s.z, s.alpha, s.beta);
         Ok(Self::assemble(params, tokens, state, s.sums, s.doc_topics_sum, s.optimizations))
     }
 }

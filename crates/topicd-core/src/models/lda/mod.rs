@@ -319,7 +319,7 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
                     position,
                     p.iterations,
                     |b| LdaChain::restore(p, &tokens, b, position),
-                    |m, scored| restore_after_chain(p, &tokens, v, test_documents, seed_c, m, scored, position),
+                    |m, scored| restore_after_chain(p, tokens.num_tokens(), v, test_documents, seed_c, m, scored, position),
                 )
             },
             || Start::Chain(Box::new(LdaChain::new(p, &tokens, seed_c))),
@@ -412,7 +412,7 @@ fn chib_settings(p: &LdaParams) -> ChibSettings {
 #[allow(clippy::too_many_arguments)]
 fn restore_after_chain(
     p: &LdaParams,
-    tokens: &Tokens,
+    num_tokens: usize,
     v: usize,
     test_documents: usize,
     seed: u64,
@@ -424,7 +424,7 @@ fn restore_after_chain(
     let k = p.topics;
     let checks = [
         (m.version == ENCODING_VERSION && m.params == *p && m.num_terms == v, "parameters"),
-        (m.tokens == tokens.num_tokens() as u64 && m.test_documents == test_documents && m.heldout.is_none(), "split"),
+        (m.tokens == num_tokens as u64 && m.test_documents == test_documents && m.heldout.is_none(), "split"),
         // A pooled model's figures are the chains' (their kept sweeps add up, its final
         // log joint is their mean); one chain's are this chain's.
         (

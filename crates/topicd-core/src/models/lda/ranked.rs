@@ -32,7 +32,7 @@
 //! new topic) after it, so every rank keeps n_kw whole and applies the same integer
 //! moves one process applies.
 
-use super::chain::{encode_state, schedule, step_diagnostics, PosteriorSums};
+use super::chain::{encode_state, schedule, step_diagnostics, PosteriorSums, SavedLda};
 use super::dense_kernel::lda_isa;
 use super::hyper::{self, DocumentTopicHistograms};
 use super::partition::{apply_topic_moves, block_bounds, blocks_for_sizes, Partition, PartitionedSampler};
@@ -40,10 +40,10 @@ use super::sampler::{self, GibbsState, Snapshot, SweepStats};
 use super::tokens::{sync_blocks, Tokens, MIN_BLOCK_DOCUMENTS};
 use super::{model_of_ended, pooled, training_set, EndedChain, LdaModel, LdaParams, TopicWordSample};
 use crate::corpus::{Corpus, DocTermMatrix};
-use crate::models::chain::{self, Chain, Position, Schedule};
+use crate::models::chain::{self, Chain, Checkpoint, Position, Resume, Schedule};
 use crate::models::chains::{chain_seed, ChainResult};
 use crate::models::heldout::HeldoutDoc;
-use crate::models::{FitContext, FitError, ParamError};
+use crate::models::{Checkpointing, FitContext, FitError, ParamError, ALWAYS_READY};
 use crate::ranks::{block_range, bytes_to_f64s, bytes_to_u32s, f64s_to_bytes, owner_of_block, u32s_to_bytes, Ranks};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -54,6 +54,8 @@ pub struct LdaShard {
     /// This rank's training documents, the corpus' `first_doc..first_doc + tokens.num_docs()`.
     pub tokens: Tokens,
     pub first_doc: usize,
+    /// The corpus-order index of this shard's first token.
+    pub first_token: usize,
     /// Training documents and tokens of the whole corpus.
     pub num_docs: usize,
     pub num_tokens: usize,
@@ -75,6 +77,8 @@ pub struct ShardPlan {
     doc_bounds: Vec<usize>,
     /// Word block b is words `word_bounds[b]..word_bounds[b + 1]`.
     word_bounds: Vec<usize>,
+    /// Document block b's first token in the corpus' token order.
+    token_bounds: Vec<usize>,
     num_docs: usize,
     num_tokens: usize,
     num_terms: usize,
@@ -107,15 +111,9 @@ impl ShardPlan {
         let num_tokens = doc_ptr[num_docs];
         let blocks = blocks_for_sizes(num_tokens, num_docs, num_terms);
         let sync_blocks = if sampler::uses_dense_kernel(p.topics) { Vec::new() } else { sync_blocks(&doc_ptr, p.sync_tokens, MIN_BLOCK_DOCUMENTS) };
-        ShardPlan {
-            blocks,
-            doc_bounds: block_bounds(&doc_ptr, blocks),
-            word_bounds: block_bounds(&word_ptr, blocks),
-            num_docs,
-            num_tokens,
-            num_terms,
-            sync_blocks,
-        }
+        let doc_bounds = block_bounds(&doc_ptr, blocks);
+        let token_bounds = doc_bounds.iter().map(|&d| doc_ptr[d]).collect();
+        ShardPlan { blocks, token_bounds, doc_bounds, word_bounds: block_bounds(&word_ptr, blocks), num_docs, num_tokens, num_terms, sync_blocks }
     }
 
     /// The training documents rank `rank` of `ranks` owns.
@@ -143,7 +141,16 @@ impl LdaShard {
         assert_eq!(tokens.num_docs(), plan.doc_bounds[blocks.end] - first_doc, "the shard holds its blocks' documents");
         let local_bounds = plan.doc_bounds[blocks.start..=blocks.end].iter().map(|&d| d - first_doc).collect();
         let partition = Partition::with_bounds(&tokens, plan.blocks, blocks.start, local_bounds, plan.word_bounds.clone());
-        LdaShard { tokens, first_doc, num_docs: plan.num_docs, num_tokens: plan.num_tokens, partition, blocks, sync_blocks: plan.sync_blocks.clone() }
+        LdaShard {
+            tokens,
+            first_doc,
+            first_token: plan.token_bounds[blocks.start],
+            num_docs: plan.num_docs,
+            num_tokens: plan.num_tokens,
+            partition,
+            blocks,
+            sync_blocks: plan.sync_blocks.clone(),
+        }
     }
 
     /// Rank `rank`'s shard cut from the training documents' counts (every document at
@@ -188,18 +195,41 @@ struct RankedChain<'a> {
 }
 
 impl<'a> RankedChain<'a> {
+    /// The chain a checkpoint's state continues: this rank's slice of the assignments,
+    /// θ's sums and draws; the counts summed over the ranks.
+    fn restore(params: &'a LdaParams, shard: &'a LdaShard, ranks: &'a dyn Ranks, saved: SavedLda) -> Self {
+        let k = params.topics;
+        let (docs, tokens) = (shard.first_doc..shard.first_doc + shard.tokens.num_docs(), shard.first_token..shard.first_token + shard.tokens.num_tokens());
+        let rows = docs.start * k..docs.end * k;
+        let SavedLda { z, alpha, beta, mut sums, doc_topics_sum, optimizations, .. } = saved;
+        sums.theta = sums.theta[rows.clone()].to_vec();
+        for draw in &mut sums.theta_draws {
+            *draw = draw[rows.clone()].to_vec();
+        }
+        let mut state = GibbsState::from_assignments(&shard.tokens, k, z[tokens].to_vec(), alpha, beta);
+        ranks.sum_u32(&mut state.n_kw);
+        ranks.sum_u64(&mut state.n_k);
+        let mut chain = Self::assemble(params, shard, ranks, state, sums);
+        (chain.doc_topics_sum, chain.optimizations) = (doc_topics_sum, optimizations);
+        chain
+    }
+
     /// Random initial assignments (each document's stream keyed by its corpus index) and
     /// the counts summed over the ranks.
     fn new(params: &'a LdaParams, shard: &'a LdaShard, ranks: &'a dyn Ranks, seed: u64) -> Self {
         let mut state = GibbsState::init_from(&shard.tokens, params.topics, params.alpha, params.beta, seed, shard.first_doc);
         ranks.sum_u32(&mut state.n_kw);
         ranks.sum_u64(&mut state.n_k);
+        let sums = PosteriorSums::new(params, shard.tokens.num_terms, shard.tokens.num_docs(), shard.num_docs);
+        Self::assemble(params, shard, ranks, state, sums)
+    }
+
+    fn assemble(params: &'a LdaParams, shard: &'a LdaShard, ranks: &'a dyn Ranks, state: GibbsState, sums: PosteriorSums) -> Self {
         let sweeps = if sampler::uses_dense_kernel(params.topics) {
             ShardSweeps::Partitioned(PartitionedSampler::over(&shard.tokens, &state, shard.partition.clone(), lda_isa()))
         } else {
             ShardSweeps::Blocks(Snapshot::new(shard.tokens.num_terms, params.topics, true))
         };
-        let sums = PosteriorSums::new(params, shard.tokens.num_terms, shard.tokens.num_docs(), shard.num_docs);
         RankedChain { params, shard, ranks, schedule: schedule(params), state, sweeps, sums, doc_topics_sum: 0.0, optimizations: 0 }
     }
 
@@ -358,6 +388,13 @@ impl Chain for RankedChain<'_> {
         sums.theta_draws = draws;
         encode_state(&z, &self.state.alpha, self.state.beta, &sums, self.doc_topics_sum, self.optimizations)
     }
+
+    /// Rank 0's decision, on every rank.
+    fn agree(&self, decision: bool) -> bool {
+        let mut flag = vec![decision as u8];
+        self.ranks.broadcast(0, &mut flag);
+        flag[0] == 1
+    }
 }
 
 /// What rank 0 keeps of the corpus once the shards are sent: what the model needs
@@ -419,23 +456,55 @@ fn scatter(corpus: Option<Corpus>, p: &LdaParams, seed: u64, ranks: &dyn Ranks) 
 /// Fit LDA over `ranks`: rank 0 holds the corpus (`Some`) and sends every rank its
 /// shard; then the same split, chains, pooling and held-out scoring as
 /// [`super::fit_lda`], the sweeps spread over the ranks. Rank 0 returns the model, the
-/// others `None`. `ctx` must not ask for checkpoints; only rank 0's context should
-/// report progress.
+/// others `None`.
+///
+/// Checkpoints: rank 0's `ctx` says how often and takes them, in the single-process
+/// format (the state gathered in document order), so a fit checkpointed over R ranks
+/// resumes over R' ranks or in one process, and the reverse; rank 0's `resume_from` is
+/// sent to every rank; the stop and checkpoint decisions are rank 0's. The other ranks'
+/// `ctx` should report nothing (their checkpoint settings are not read). Checkpoints of
+/// several chains over ranks are not taken yet.
 pub fn fit_lda_ranked(corpus: Option<Corpus>, p: &LdaParams, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<Option<LdaModel>, FitError> {
-    if ctx.checkpoint.every.is_some() || ctx.checkpoint.resume_from.is_some() {
-        return Err(FitError::Params(ParamError::new("ranks", "a fit over several ranks does not take checkpoints yet")));
+    let mut settings = vec![ctx.checkpoint.every.is_some() as u8];
+    ranks.broadcast(0, &mut settings);
+    let mut resume = ctx.checkpoint.resume_from.map(<[u8]>::to_vec).unwrap_or_default();
+    ranks.broadcast(0, &mut resume);
+    let checkpoints = settings[0] == 1 || !resume.is_empty();
+    if p.chains > 1 && checkpoints {
+        return Err(FitError::Params(ParamError::new("ranks", "a fit of several chains over several ranks does not take checkpoints yet: use chains 1")));
     }
     let (shard, root) = scatter(corpus, p, seed, ranks)?;
     let v = shard.tokens.num_terms;
     let test_documents = root.as_ref().map_or(0, |r| r.test_documents);
     let schedule = schedule(p);
+    // Rank 0 keeps its context's checkpoint settings; the others hand nothing over and
+    // follow rank 0's decisions (`RankedChain::agree`).
+    let (no_save, no_resume) = (|_: u64, _: Vec<u8>| {}, |_: Resume| {});
+    let checkpoint = if ranks.is_root() {
+        Checkpointing { resume_from: None, ..ctx.checkpoint }
+    } else {
+        let every = (settings[0] == 1).then_some(std::time::Duration::ZERO);
+        Checkpointing { every, save: &no_save, resume_from: None, resumed: &no_resume, ready: ALWAYS_READY }
+    };
+    let local = FitContext { checkpoint, ..*ctx };
     let mut finished: Vec<super::pooled::ChainResult> = Vec::new();
     for c in 0..p.chains {
         let seed_c = chain_seed(seed, c);
-        let mut ranked = RankedChain::new(p, &shard, ranks, seed_c);
-        let end = chain::run(&mut ranked, "lda", seed_c, &schedule, Position::START, ctx)?;
+        let (mut ranked, position) = match start(&resume, p, &shard, ranks, root.as_ref(), seed_c, &local)? {
+            RankedStart::Chain(chain, position) => (chain, position),
+            RankedStart::Scoring(model, scored, end) => {
+                let root = root.as_ref().expect("only rank 0 resumes in the scoring");
+                let at = crate::models::after_chain::EndOfChain { family: "lda", seed: seed_c, schedule: &schedule, position: end };
+                let mut model = *model;
+                (local.progress)(crate::models::Progress { iteration: end.iteration as u64, total: end.iteration as u64, ..Default::default() });
+                model.heldout = Some(super::score_heldout(&model, &root.heldout, p, Some(scored), &at, &local)?);
+                return Ok(Some(model));
+            }
+            RankedStart::Done => return Ok(None),
+        };
+        let end = chain::run(ranked.as_mut(), "lda", seed_c, &schedule, position, &local)?;
         let trace = std::mem::take(&mut ranked.sums.trace);
-        let Some(ended) = ranked.into_ended() else { continue };
+        let Some(ended) = (*ranked).into_ended() else { continue };
         let root = root.as_ref().expect("rank 0 has the corpus' part");
         let mut model = model_of_ended(p, ended, v, test_documents, &end);
         if let Some((spec, rows)) = &root.design {
@@ -449,11 +518,77 @@ pub fn fit_lda_ranked(corpus: Option<Corpus>, p: &LdaParams, seed: u64, ctx: &Fi
         let mut model = pooled::pool(&finished, result);
         if test_documents > 0 {
             let at = crate::models::after_chain::EndOfChain { family: "lda", seed: seed_c, schedule: &schedule, position: end };
-            model.heldout = Some(super::score_heldout(&model, &root.heldout, p, None, &at, ctx)?);
+            model.heldout = Some(super::score_heldout(&model, &root.heldout, p, None, &at, &local)?);
         }
         return Ok(Some(model));
     }
     Ok(None)
+}
+
+/// Where a rank's chain starts: a chain (fresh or restored), rank 0's held-out scoring
+/// resumed after the chain, or, on the other ranks, nothing left to do.
+enum RankedStart<'a> {
+    Chain(Box<RankedChain<'a>>, Position),
+    Scoring(Box<LdaModel>, crate::models::heldout::ScoredSoFar, Position),
+    Done,
+}
+
+/// The start every rank agrees on: from `resume` (the same bytes on every rank) when
+/// it decodes and fits, else fresh; rank 0 reports which.
+fn start<'a>(
+    resume: &[u8],
+    p: &'a LdaParams,
+    shard: &'a LdaShard,
+    ranks: &'a dyn Ranks,
+    root: Option<&RootPart>,
+    seed: u64,
+    ctx: &FitContext,
+) -> Result<RankedStart<'a>, FitError> {
+    let fresh = || RankedStart::Chain(Box::new(RankedChain::new(p, shard, ranks, seed)), Position::START);
+    if resume.is_empty() {
+        return Ok(fresh());
+    }
+    let schedule = schedule(p);
+    let sizes = (shard.num_tokens, shard.num_docs, shard.tokens.num_terms);
+    let outcome: Result<RankedStart<'a>, String> = Checkpoint::decode_for(resume, "lda", seed, &schedule).and_then(|c| {
+        if c.position.iteration < schedule.iterations {
+            // Every rank reads the same bytes with the same checks: they agree.
+            let saved = SavedLda::decode_for(&c.state, p, sizes, &c.position)?;
+            return Ok(RankedStart::Chain(Box::new(RankedChain::restore(p, shard, ranks, saved)), c.position));
+        }
+        // At the chain's end: rank 0 scores the held-out documents; the others are done
+        // once rank 0 has accepted the state.
+        let accepted = root.map(|root| {
+            crate::models::after_chain::Start::<RankedChain, LdaModel>::restore(
+                &c.state,
+                &c.position,
+                schedule.iterations,
+                |_| Err("a chain state at the chain's end".into()),
+                |m, scored| super::restore_after_chain(p, shard.num_tokens, sizes.2, root.test_documents, seed, m, scored, &c.position),
+            )
+        });
+        let mut verdict = vec![accepted.as_ref().is_none_or(|a| a.is_ok()) as u8];
+        ranks.broadcast(0, &mut verdict);
+        match accepted {
+            Some(Ok(crate::models::after_chain::Start::Scoring(model, scored))) => Ok(RankedStart::Scoring(model, scored, c.position)),
+            Some(Err(reason)) => Err(reason),
+            Some(Ok(_)) => Err("a chain state at the chain's end".into()),
+            None if verdict[0] == 1 => Ok(RankedStart::Done),
+            None => Err("rank 0 rejected the state after the chain".into()),
+        }
+    });
+    match outcome {
+        Ok(start) => {
+            if let RankedStart::Chain(_, position) | RankedStart::Scoring(_, _, position) = &start {
+                (ctx.checkpoint.resumed)(Resume::From(position.iteration as u64));
+            }
+            Ok(start)
+        }
+        Err(reason) => {
+            (ctx.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
+            Ok(fresh())
+        }
+    }
 }
 
 #[cfg(test)]

@@ -5,9 +5,11 @@
 
 use super::*;
 use crate::corpus::build_corpus;
+use crate::models::chain::Resume;
 use crate::models::lda::chain::LdaChain;
 use crate::models::lda::fit_lda;
 use crate::models::lda::sampler::checks::{lda_corpus, raw_options};
+use crate::models::SavedCheckpoints;
 use crate::models::TopicModel;
 use crate::ranks::threads::ThreadRanks;
 use crate::ranks::Solo;
@@ -116,4 +118,63 @@ fn rank_zeros_error_reaches_every_rank() {
     });
     assert!(errors[0].contains("covariates"), "{}", errors[0]);
     assert!(errors[1..].iter().all(|e| e.contains(&errors[0])), "{errors:?}");
+}
+
+/// Rank 0's model and checkpoints of a fit over `size` thread ranks, checkpointing
+/// after every sweep and resuming from `resume` (rank 0's context; the others' are
+/// silent), and what became of `resume`.
+fn ranked_recording(corpus: &Corpus, p: &LdaParams, seed: u64, size: usize, resume: Option<&[u8]>) -> (Vec<u8>, SavedCheckpoints, Vec<Resume>) {
+    let mut results = ThreadRanks::run(size, |ranks| {
+        if ranks.is_root() {
+            let (model, saved, resumed) = FitContext::recording(resume, |ctx| fit_lda_ranked(Some(corpus.clone()), p, seed, ctx, ranks).expect("fit runs"));
+            Some((model.expect("rank 0's model").encode(), saved, resumed))
+        } else {
+            FitContext::silent(|ctx| fit_lda_ranked(None, p, seed, ctx, ranks).expect("fit runs"));
+            None
+        }
+    });
+    results.swap_remove(0).expect("rank 0's results")
+}
+
+/// Checkpoints over ranks are the single-process checkpoints byte for byte inside the
+/// chain, so a fit resumes across rank counts: a 3-rank checkpoint inside the chain and one in the scoring, each resumed
+/// over 2 ranks (and so, the checkpoints being the same bytes, in one process, which
+/// `resume_checks` covers), end with the uninterrupted fit's bytes.
+#[test]
+fn checkpoints_are_single_process_checkpoints_and_resume_over_other_rank_counts() {
+    let corpus = four_block_corpus();
+    let p = params(serde_json::json!({
+        "topics": 6, "iterations": 5, "burn_in": 1, "thin": 2, "optimize_interval": 2,
+        "test_fraction": 0.01, "heldout_burn_in": 1, "heldout_chain_length": 2,
+    }));
+    let (single, single_saved, _) = FitContext::recording(None, |ctx| fit_lda(&corpus, &p, 4, ctx));
+    let single = single.expect("fit runs").encode();
+    let (model, saved, _) = ranked_recording(&corpus, &p, 4, 3, None);
+    assert_eq!(model, single);
+    // The chain's checkpoints are equal byte for byte; those of the held-out scoring
+    // after it hold the documents finished when the checkpoint was due, which depends on
+    // how the threads went (in one process too), so they are checked by resuming.
+    let chain_end = 5;
+    let in_chain = |saved: &[(u64, Vec<u8>)]| saved.iter().map(|(it, _)| *it).filter(|&it| it < chain_end).collect::<Vec<_>>();
+    assert_eq!(in_chain(&saved), in_chain(&single_saved));
+    assert_eq!(in_chain(&saved), vec![1, 2, 3, 4], "a checkpoint after every sweep but the last");
+    for ((it, a), (_, b)) in saved.iter().zip(&single_saved).filter(|((it, _), _)| *it < chain_end) {
+        assert!(a == b, "the checkpoint after sweep {it} is not the single-process one");
+    }
+    let inside = saved.iter().find(|(it, _)| *it == 3).expect("a checkpoint after sweep 3");
+    let scoring = saved.iter().rev().find(|(it, _)| *it == chain_end).expect("a checkpoint during the scoring");
+    for (it, bytes) in [inside, scoring] {
+        let (resumed_model, _, resumed) = ranked_recording(&corpus, &p, 4, 2, Some(bytes));
+        assert_eq!(resumed, vec![Resume::From(*it)]);
+        assert_eq!(resumed_model, single, "resumed after {it} over 2 ranks");
+    }
+    // Several chains over ranks refuse checkpoints rather than write ones a resume
+    // could not read.
+    let two_chains = params(serde_json::json!({"topics": 3, "iterations": 2, "chains": 2}));
+    let refused = ThreadRanks::run(2, |ranks| {
+        let held = ranks.is_root().then(|| corpus.clone());
+        let (r, _, _) = FitContext::recording(None, |ctx| fit_lda_ranked(held, &two_chains, 1, ctx, ranks).map(|_| ()));
+        r.expect_err("refused").to_string()
+    });
+    assert!(refused.iter().all(|e| e.contains("chains")), "{refused:?}");
 }

@@ -3,12 +3,15 @@
 //! whose grid has a single block (so some ranks own no documents); and the gathered
 //! checkpoint state equals the single-process chain's.
 
+use super::chain::RankedChain;
 use super::*;
 use crate::corpus::build_corpus;
-use crate::models::chain::Resume;
+use crate::models::chain::{Chain, Resume};
+use crate::models::lda::chain::schedule;
 use crate::models::lda::chain::LdaChain;
 use crate::models::lda::fit_lda;
 use crate::models::lda::sampler::checks::{lda_corpus, raw_options};
+use crate::models::lda::tokens::Tokens;
 use crate::models::SavedCheckpoints;
 use crate::models::TopicModel;
 use crate::ranks::threads::ThreadRanks;

@@ -1,0 +1,189 @@
+//! LDA over the ranks of a distributed fit, giving the single-process fit's bytes.
+//!
+//! Why it exists: a corpus whose tokens and assignments do not fit one machine is split
+//! over R ranks ([`crate::ranks`]). The partitioned schedule ([`super::partition`])
+//! already cuts the documents into P blocks and the vocabulary into P blocks and samples
+//! P disjoint cells per round, each from its own stream (seed, sweep, cell); this module
+//! runs that same schedule with the document blocks spread over the ranks:
+//!
+//! - rank q owns the document blocks [`crate::ranks::block_range`]`(P, R, q)`, a
+//!   contiguous run, with their tokens, assignments z and document-topic counts n_dk
+//!   (the document side, 1/R of it per rank);
+//! - every rank keeps an array of the topic-word counts n_kw (the shared side), of which
+//!   only the word blocks it is sampling are current: in round r, document block i
+//!   samples word block (i + r) mod P, which document block i − 1 samples next round, so
+//!   after each round a rank sends the word block of its first document block to the
+//!   rank owning the block before it and receives the one its last block needs (one
+//!   block per rank and round: the counts that must move, and no more);
+//! - the topic totals n_k are the round's snapshot plus the cells' moves, summed over the
+//!   ranks as integers after each round, as one process sums its cells;
+//! - when a sweep is followed by something that reads all of n_kw (the log joint, a kept
+//!   sweep, α/β re-estimation, the end), the ranks gather the word blocks they hold;
+//! - every float reduction over documents runs in document order: the log joint's
+//!   document terms are passed from rank to rank ([`Ranks::fold_in_rank_order`]), θ is
+//!   gathered to rank 0 in rank order, which is document order.
+//!
+//! So rank 0 ends with exactly the model [`super::fit_lda`] makes from the same corpus,
+//! parameters and seed, for every R.
+//!
+//! The sparse kernel (more than [`super::sampler::DENSE_MAX_TOPICS`] topics) samples
+//! the corpus' sync blocks in order against a snapshot; over ranks, each rank samples
+//! its own documents of the block and the ranks exchange their moves (word, old topic,
+//! new topic) after it, so every rank keeps n_kw whole and applies the same integer
+//! moves one process applies.
+
+mod chain;
+mod shard;
+
+pub use shard::{LdaShard, ShardPlan};
+
+use super::chain::{schedule, SavedLda};
+use super::{model_of_ended, pooled, LdaModel, LdaParams};
+use crate::corpus::Corpus;
+use crate::models::chain::{Checkpoint, Position, Resume};
+use crate::models::chains::{chain_seed, ChainResult};
+use crate::models::{Checkpointing, FitContext, FitError, ParamError, ALWAYS_READY};
+use crate::ranks::Ranks;
+use chain::RankedChain;
+use shard::{scatter, RootPart};
+
+/// Fit LDA over `ranks`: rank 0 holds the corpus (`Some`) and sends every rank its
+/// shard; then the same split, chains, pooling and held-out scoring as
+/// [`super::fit_lda`], the sweeps spread over the ranks. Rank 0 returns the model, the
+/// others `None`.
+///
+/// Checkpoints: rank 0's `ctx` says how often and takes them, in the single-process
+/// format (the state gathered in document order), so a fit checkpointed over R ranks
+/// resumes over R' ranks or in one process, and the reverse; rank 0's `resume_from` is
+/// sent to every rank; the stop and checkpoint decisions are rank 0's. The other ranks'
+/// `ctx` should report nothing (their checkpoint settings are not read). Checkpoints of
+/// several chains over ranks are not taken yet.
+pub fn fit_lda_ranked(corpus: Option<Corpus>, p: &LdaParams, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<Option<LdaModel>, FitError> {
+    let mut settings = vec![ctx.checkpoint.every.is_some() as u8];
+    ranks.broadcast(0, &mut settings);
+    let mut resume = ctx.checkpoint.resume_from.map(<[u8]>::to_vec).unwrap_or_default();
+    ranks.broadcast(0, &mut resume);
+    let checkpoints = settings[0] == 1 || !resume.is_empty();
+    if p.chains > 1 && checkpoints {
+        return Err(FitError::Params(ParamError::new("ranks", "a fit of several chains over several ranks does not take checkpoints yet: use chains 1")));
+    }
+    let (shard, root) = scatter(corpus, p, seed, ranks)?;
+    let v = shard.tokens.num_terms;
+    let test_documents = root.as_ref().map_or(0, |r| r.test_documents);
+    let schedule = schedule(p);
+    // Rank 0 keeps its context's checkpoint settings; the others hand nothing over and
+    // follow rank 0's decisions (`RankedChain::agree`).
+    let (no_save, no_resume) = (|_: u64, _: Vec<u8>| {}, |_: Resume| {});
+    let checkpoint = if ranks.is_root() {
+        Checkpointing { resume_from: None, ..ctx.checkpoint }
+    } else {
+        let every = (settings[0] == 1).then_some(std::time::Duration::ZERO);
+        Checkpointing { every, save: &no_save, resume_from: None, resumed: &no_resume, ready: ALWAYS_READY }
+    };
+    let local = FitContext { checkpoint, ..*ctx };
+    let mut finished: Vec<super::pooled::ChainResult> = Vec::new();
+    for c in 0..p.chains {
+        let seed_c = chain_seed(seed, c);
+        let (mut ranked, position) = match start(&resume, p, &shard, ranks, root.as_ref(), seed_c, &local)? {
+            RankedStart::Chain(chain, position) => (chain, position),
+            RankedStart::Scoring(model, scored, end) => {
+                let root = root.as_ref().expect("only rank 0 resumes in the scoring");
+                let at = crate::models::after_chain::EndOfChain { family: "lda", seed: seed_c, schedule: &schedule, position: end };
+                let mut model = *model;
+                (local.progress)(crate::models::Progress { iteration: end.iteration as u64, total: end.iteration as u64, ..Default::default() });
+                model.heldout = Some(super::score_heldout(&model, &root.heldout, p, Some(scored), &at, &local)?);
+                return Ok(Some(model));
+            }
+            RankedStart::Done => return Ok(None),
+        };
+        let end = crate::models::chain::run(ranked.as_mut(), "lda", seed_c, &schedule, position, &local)?;
+        let trace = std::mem::take(&mut ranked.sums.trace);
+        let Some(ended) = (*ranked).into_ended() else { continue };
+        let root = root.as_ref().expect("rank 0 has the corpus' part");
+        let mut model = model_of_ended(p, ended, v, test_documents, &end);
+        if let Some((spec, rows)) = &root.design {
+            (model.design, model.design_rows) = (Some(spec.clone()), rows.clone());
+        }
+        let result = ChainResult { model, trace };
+        if c + 1 < p.chains {
+            finished.push(result);
+            continue;
+        }
+        let mut model = pooled::pool(&finished, result);
+        if test_documents > 0 {
+            let at = crate::models::after_chain::EndOfChain { family: "lda", seed: seed_c, schedule: &schedule, position: end };
+            model.heldout = Some(super::score_heldout(&model, &root.heldout, p, None, &at, &local)?);
+        }
+        return Ok(Some(model));
+    }
+    Ok(None)
+}
+
+/// Where a rank's chain starts: a chain (fresh or restored), rank 0's held-out scoring
+/// resumed after the chain, or, on the other ranks, nothing left to do.
+enum RankedStart<'a> {
+    Chain(Box<RankedChain<'a>>, Position),
+    Scoring(Box<LdaModel>, crate::models::heldout::ScoredSoFar, Position),
+    Done,
+}
+
+/// The start every rank agrees on: from `resume` (the same bytes on every rank) when
+/// it decodes and fits, else fresh; rank 0 reports which.
+fn start<'a>(
+    resume: &[u8],
+    p: &'a LdaParams,
+    shard: &'a LdaShard,
+    ranks: &'a dyn Ranks,
+    root: Option<&RootPart>,
+    seed: u64,
+    ctx: &FitContext,
+) -> Result<RankedStart<'a>, FitError> {
+    let fresh = || RankedStart::Chain(Box::new(RankedChain::new(p, shard, ranks, seed)), Position::START);
+    if resume.is_empty() {
+        return Ok(fresh());
+    }
+    let schedule = schedule(p);
+    let sizes = (shard.num_tokens, shard.num_docs, shard.tokens.num_terms);
+    let outcome: Result<RankedStart<'a>, String> = Checkpoint::decode_for(resume, "lda", seed, &schedule).and_then(|c| {
+        if c.position.iteration < schedule.iterations {
+            // Every rank reads the same bytes with the same checks: they agree.
+            let saved = SavedLda::decode_for(&c.state, p, sizes, &c.position)?;
+            return Ok(RankedStart::Chain(Box::new(RankedChain::restore(p, shard, ranks, saved)), c.position));
+        }
+        // At the chain's end: rank 0 scores the held-out documents; the others are done
+        // once rank 0 has accepted the state.
+        let accepted = root.map(|root| {
+            crate::models::after_chain::Start::<RankedChain, LdaModel>::restore(
+                &c.state,
+                &c.position,
+                schedule.iterations,
+                |_| Err("a chain state at the chain's end".into()),
+                |m, scored| super::restore_after_chain(p, shard.num_tokens, sizes.2, root.test_documents, seed, m, scored, &c.position),
+            )
+        });
+        let mut verdict = vec![accepted.as_ref().is_none_or(|a| a.is_ok()) as u8];
+        ranks.broadcast(0, &mut verdict);
+        match accepted {
+            Some(Ok(crate::models::after_chain::Start::Scoring(model, scored))) => Ok(RankedStart::Scoring(model, scored, c.position)),
+            Some(Err(reason)) => Err(reason),
+            Some(Ok(_)) => Err("a chain state at the chain's end".into()),
+            None if verdict[0] == 1 => Ok(RankedStart::Done),
+            None => Err("rank 0 rejected the state after the chain".into()),
+        }
+    });
+    match outcome {
+        Ok(start) => {
+            if let RankedStart::Chain(_, position) | RankedStart::Scoring(_, _, position) = &start {
+                (ctx.checkpoint.resumed)(Resume::From(position.iteration as u64));
+            }
+            Ok(start)
+        }
+        Err(reason) => {
+            (ctx.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
+            Ok(fresh())
+        }
+    }
+}
+
+#[cfg(test)]
+mod checks;

@@ -39,20 +39,22 @@ fn corpus() -> String {
 const FIT: [&str; 14] =
     ["--model", "lda", "--topics", "8", "--iterations", "6", "--stopwords", "none", "--param", "optimize_interval=2", "--param", "chains=2", "--seed", "3"];
 
-fn mpirun(ranks: usize, input: &Path, out: &Path) -> Output {
-    Command::new("mpirun")
-        .args(["--oversubscribe", "-n", &ranks.to_string()])
+/// `mpirun --oversubscribe -n RANKS topicd fit --input INPUT`, with Open MPI's
+/// allow-run-as-root variables on this command only.
+fn world_fit(ranks: usize, input: &Path) -> Command {
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--oversubscribe", "-n", &ranks.to_string()])
         .arg(env!("CARGO_BIN_EXE_topicd"))
         .arg("fit")
         .arg("--input")
         .arg(input)
-        .args(FIT)
-        .arg("--out")
-        .arg(out)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .output()
-        .expect("mpirun runs (Open MPI installed)")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    cmd
+}
+
+fn mpirun(ranks: usize, input: &Path, out: &Path) -> Output {
+    world_fit(ranks, input).args(FIT).arg("--out").arg(out).output().expect("mpirun runs (Open MPI installed)")
 }
 
 #[test]
@@ -112,18 +114,11 @@ fn a_killed_rank_then_a_resume_over_other_rank_counts() {
     let expected = std::fs::read(&expected_path).unwrap();
 
     let checkpoint = dir.path().join("fit.ckpt");
-    let mut world = Command::new("mpirun")
-        .args(["--oversubscribe", "-n", "3"])
-        .arg(env!("CARGO_BIN_EXE_topicd"))
-        .arg("fit")
-        .arg("--input")
-        .arg(&input)
+    let mut world = world_fit(3, &input)
         .args(long)
         .arg("--checkpoint")
         .arg(&checkpoint)
         .args(["--checkpoint-every-s", "0"])
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -143,21 +138,7 @@ fn a_killed_rank_then_a_resume_over_other_rank_counts() {
 
     // Over 2 ranks.
     let resumed_path = dir.path().join("resumed2.bin");
-    let out = Command::new("mpirun")
-        .args(["--oversubscribe", "-n", "2"])
-        .arg(env!("CARGO_BIN_EXE_topicd"))
-        .arg("fit")
-        .arg("--input")
-        .arg(&input)
-        .args(long)
-        .arg("--resume")
-        .arg(&checkpoint)
-        .arg("--out")
-        .arg(&resumed_path)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .output()
-        .unwrap();
+    let out = world_fit(2, &input).args(long).arg("--resume").arg(&checkpoint).arg("--out").arg(&resumed_path).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(line["resumed"].as_str().is_some_and(|r| r.starts_with("from iteration")), "{line}");

@@ -188,54 +188,15 @@ impl GibbsState {
     /// One sweep of the sparse sampler over every token, block by block (see the module
     /// docs); the dense kernel's sweeps are [`super::partition::PartitionedSampler::sweep`].
     pub fn sweep(&mut self, tokens: &Tokens, snapshot: &mut Snapshot, seed: u64, iteration: u64) -> SweepStats {
-        let k = self.num_topics;
-        let (beta, num_terms) = (self.beta, self.num_terms);
-        let vbeta = num_terms as f64 * beta;
-        let GibbsState { z, n_kw, n_k, alpha, .. } = self;
-        let alpha: &[f64] = alpha;
-        let mut slots: Vec<Option<&mut [u32]>> = doc_slices(z, &tokens.doc_ptr).into_iter().map(Some).collect();
-        let mut stats = SweepStats::default();
-        let mut before: Vec<u32> = Vec::new();
-        for block in &tokens.blocks {
-            snapshot.refresh(n_kw, n_k, alpha, beta, num_terms);
-            let mut docs: Vec<(usize, &mut [u32])> =
-                block.iter().map(|&d| (d as usize, slots[d as usize].take().expect("each document is in one block"))).collect();
-            before.clear();
-            for (_, zs) in &docs {
-                before.extend_from_slice(zs);
-            }
-            let kernel = TokenKernel { n_kw, n_k, snapshot, k, alpha, beta, vbeta };
-            let words_of = |d: usize| &tokens.words[tokens.doc_ptr[d]..tokens.doc_ptr[d + 1]];
-            let rng_of = |d: usize| stream(seed, Purpose::Sweep, iteration, d as u64);
-            let block_stats = docs
-                .par_iter_mut()
-                .map_init(|| DocScratch::new(k), |scratch, (d, zs)| sample_document(zs, words_of(*d), scratch, &kernel, &mut rng_of(*d)))
-                .reduce(SweepStats::default, SweepStats::merge);
-            stats = stats.merge(block_stats);
-            // Apply the block's moves to the counts.
-            let mut old_topics = before.iter();
-            for (d, zs) in &docs {
-                for (&new, &w) in zs.iter().zip(words_of(*d)) {
-                    let old = *old_topics.next().expect("one saved topic per token");
-                    if new != old {
-                        let w = w as usize;
-                        n_kw[w * k + old as usize] -= 1;
-                        n_kw[w * k + new as usize] += 1;
-                        n_k[old as usize] -= 1;
-                        n_k[new as usize] += 1;
-                    }
-                }
-            }
-        }
-        stats
+        self.sweep_shard(tokens, snapshot, (seed, iteration), &tokens.blocks, 0, &mut |moves| vec![moves])
     }
 
-    /// One sparse sweep over a shard of a distributed fit: the corpus' sync `blocks` in
-    /// order (global document ids; this shard holds documents `first_doc..` as its
-    /// `tokens`), each block's own documents sampled against the snapshot as
-    /// [`GibbsState::sweep`] samples them, then every rank's moves (word, old topic, new
-    /// topic) gathered by `gather` and applied to the counts, which every rank keeps
-    /// whole. Integer moves: the counts end as one process leaves them.
+    /// One sparse sweep over the documents `first_doc..` (`tokens`; a shard of a
+    /// distributed fit, or every document): the corpus' sync `blocks` in order (corpus
+    /// document ids), each block's own documents sampled in parallel against the block's
+    /// snapshot, then the moves (word, old topic, new topic) of every rank, as `gather`
+    /// returns them, applied to the counts, which every rank keeps whole. Integer moves,
+    /// so the counts end as one process leaves them.
     pub fn sweep_shard(
         &mut self,
         tokens: &Tokens,

@@ -27,22 +27,9 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "bench", "out")
-RAW = os.path.join(OUT, "raw")
+from ranks_common import MPI_ENV, OUT, RAW, ROOT, build, machine_line, sh, world
+
 BOW = os.path.join(OUT, "linuxdoc_bow.jsonl")
-MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-
-
-def sh(cmd, **kw):
-    print("==", " ".join(cmd), file=sys.stderr, flush=True)
-    return subprocess.run(cmd, check=True, cwd=ROOT, **kw)
-
-
-def build(features, dest):
-    """Build the release binary with `features` and copy it to `dest`."""
-    sh(["cargo", "build", "--release", "--locked"] + (["--features", features] if features else []))
-    sh(["cp", "target/release/topicd", dest])
 
 
 def repeated_corpus(copies):
@@ -64,10 +51,7 @@ def fit(binary, corpus, ranks, threads, topics, iterations, seed=1, extra=()):
     cmd = [binary, "fit", "--input", corpus, "--model", "lda", "--topics", str(topics), "--iterations", str(iterations),
            "--burn-in", str(iterations - 1), "--param", f"loglik_every={10 * iterations}", "--stopwords", "none",
            "--threads", str(threads), "--seed", str(seed)] + list(extra)
-    if ranks > 0:
-        # Open MPI binds each rank to one core by default (for 2 ranks or fewer), which
-        # would put a rank's threads on one core: --bind-to none.
-        cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-n", str(ranks)] + cmd
+    cmd = world(ranks, cmd)
     started = time.time()
     out = subprocess.run(cmd, check=True, cwd=ROOT, env=MPI_ENV, capture_output=True, text=True).stdout
     line = json.loads(out.strip().splitlines()[-1])
@@ -90,9 +74,7 @@ def main():
     default_bin, mpi_bin = os.path.join(OUT, "topicd-default"), os.path.join(OUT, "topicd-mpi")
     build(None, default_bin)
     build("mpi", mpi_bin)
-    avx512 = "avx512f" in open("/proc/cpuinfo").read()
-    lines = [f"Machine: {os.cpu_count()} cores, AVX-512 {'yes' if avx512 else 'no'}; "
-             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", ""]
+    lines = [machine_line(), ""]
 
     # 1. Single-process speed: default build vs MPI build (and tomotopy), same run.
     if not a.skip_speed:

@@ -1,6 +1,8 @@
 //! `mpirun -n R topicd fit --out FILE` (feature `mpi`): one fit over R Open MPI ranks on
-//! this machine writes the very bytes the single-process fit writes, for R = 1..4, and
-//! a bad input ends every rank with the line named.
+//! this machine writes the very bytes the single-process fit writes, for R = 1..4 (LDA,
+//! and HDP but for its passes' wall-clock seconds), a fit that loses a rank resumes from
+//! its checkpoint over another rank count to the same bytes, and a bad input ends every
+//! rank with the line named.
 //!
 //! Run with `cargo test --features mpi --test mpi_fit` where Open MPI is installed
 //! (`.ci/run` does). CI runs as root, which Open MPI refuses unless told otherwise: the
@@ -95,6 +97,31 @@ fn children_of(pid: u32) -> Vec<u32> {
     children
 }
 
+/// Start `fit_args` over 3 ranks keeping a checkpoint in `checkpoint` after every
+/// sweep or pass, SIGKILL the last rank once the first checkpoint is there, and check
+/// that the world ends with an error.
+fn kill_a_rank_after_a_checkpoint(input: &Path, fit_args: &[&str], checkpoint: &Path) {
+    let mut world = world_fit(3, input)
+        .args(fit_args)
+        .arg("--checkpoint")
+        .arg(checkpoint)
+        .args(["--checkpoint-every-s", "0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("mpirun starts");
+    let started = std::time::Instant::now();
+    while !checkpoint.exists() {
+        assert!(started.elapsed().as_secs() < 120, "no checkpoint within two minutes");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let ranks = children_of(world.id());
+    assert_eq!(ranks.len(), 3, "mpirun's children are the three ranks: {ranks:?}");
+    let victim = *ranks.iter().max().unwrap();
+    assert!(Command::new("kill").args(["-KILL", &victim.to_string()]).status().unwrap().success());
+    assert!(!world.wait().unwrap().success(), "the world ends when a rank dies");
+}
+
 /// A fit over 3 ranks that keeps a checkpoint after every sweep loses a rank to
 /// SIGKILL part-way: the world ends with an error. Resumed from its checkpoint over 2
 /// ranks, and in one process, it writes the uninterrupted fit's bytes.
@@ -114,26 +141,7 @@ fn a_killed_rank_then_a_resume_over_other_rank_counts() {
     let expected = std::fs::read(&expected_path).unwrap();
 
     let checkpoint = dir.path().join("fit.ckpt");
-    let mut world = world_fit(3, &input)
-        .args(long)
-        .arg("--checkpoint")
-        .arg(&checkpoint)
-        .args(["--checkpoint-every-s", "0"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("mpirun starts");
-    let started = std::time::Instant::now();
-    while !checkpoint.exists() {
-        assert!(started.elapsed().as_secs() < 120, "no checkpoint within two minutes");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let ranks = children_of(world.id());
-    assert_eq!(ranks.len(), 3, "mpirun's children are the three ranks: {ranks:?}");
-    let victim = *ranks.iter().max().unwrap();
-    assert!(Command::new("kill").args(["-KILL", &victim.to_string()]).status().unwrap().success());
-    let status = world.wait().unwrap();
-    assert!(!status.success(), "the world ends when a rank dies");
+    kill_a_rank_after_a_checkpoint(&input, &long, &checkpoint);
     let saved = std::fs::read(&checkpoint).unwrap();
 
     // Over 2 ranks.
@@ -150,6 +158,77 @@ fn a_killed_rank_then_a_resume_over_other_rank_counts() {
     let line = run_single(&["--resume".as_ref(), checkpoint.as_os_str(), "--out".as_ref(), single_path.as_os_str()]);
     assert!(line["resumed"].as_str().is_some_and(|r| r.starts_with("from iteration")), "{line}");
     assert!(std::fs::read(&single_path).unwrap() == expected, "resumed in one process: other bytes");
+}
+
+/// HDP's model bytes with the passes' wall-clock seconds zeroed (rank 0's clock over
+/// ranks; the one field two runs of the same fit differ in).
+fn hdp_without_wall_clock(path: &Path) -> Vec<u8> {
+    let mut m = topicd::models::hdp::model::HdpModel::decode(&std::fs::read(path).unwrap()).expect("an HDP model decodes");
+    m.passes.iter_mut().for_each(|p| p.seconds = 0.0);
+    topicd::models::TopicModel::encode(&m)
+}
+
+/// HDP with merges and deletes and a test split scored by document completion.
+const HDP_FIT: [&str; 18] = [
+    "--model",
+    "hdp",
+    "--topics",
+    "10",
+    "--stopwords",
+    "none",
+    "--seed",
+    "3",
+    "--param",
+    "passes=5",
+    "--param",
+    "batches=2",
+    "--param",
+    "merge_every=2",
+    "--param",
+    "delete_every=2",
+    "--param",
+    "test_fraction=0.05",
+];
+
+#[test]
+fn hdp_over_every_rank_count_writes_the_single_process_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("corpus.jsonl");
+    std::fs::write(&input, corpus()).unwrap();
+    let single = dir.path().join("single.bin");
+    let out = Command::new(env!("CARGO_BIN_EXE_topicd")).arg("fit").arg("--input").arg(&input).args(HDP_FIT).arg("--out").arg(&single).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let expected = hdp_without_wall_clock(&single);
+    for ranks in 1..=4 {
+        let path = dir.path().join(format!("hdp{ranks}.bin"));
+        let out = world_fit(ranks, &input).args(HDP_FIT).arg("--out").arg(&path).output().expect("mpirun runs");
+        assert!(out.status.success(), "{ranks} ranks: {}", String::from_utf8_lossy(&out.stderr));
+        let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+        assert_eq!(line["ranks"], ranks, "{line}");
+        assert!(hdp_without_wall_clock(&path) == expected, "{ranks} ranks wrote another HDP model than one process");
+    }
+}
+
+/// HDP over 3 ranks, checkpointing after every pass, loses a rank to SIGKILL; resumed
+/// over 2 ranks it writes the uninterrupted model.
+#[test]
+fn hdp_with_a_killed_rank_resumes_over_two_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("corpus.jsonl");
+    std::fs::write(&input, corpus()).unwrap();
+    // Enough passes that the kill lands part-way (no early stop).
+    let long = ["--model", "hdp", "--topics", "8", "--stopwords", "none", "--seed", "4", "--param", "passes=120", "--param", "convergence_tolerance=0"];
+    let expected_path = dir.path().join("expected.bin");
+    let out = Command::new(env!("CARGO_BIN_EXE_topicd")).arg("fit").arg("--input").arg(&input).args(long).arg("--out").arg(&expected_path).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let checkpoint = dir.path().join("hdp.ckpt");
+    kill_a_rank_after_a_checkpoint(&input, &long, &checkpoint);
+    let resumed_path = dir.path().join("resumed.bin");
+    let out = world_fit(2, &input).args(long).arg("--resume").arg(&checkpoint).arg("--out").arg(&resumed_path).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(line["resumed"].as_str().is_some_and(|r| r.starts_with("from iteration")), "{line}");
+    assert!(hdp_without_wall_clock(&resumed_path) == hdp_without_wall_clock(&expected_path), "resumed over 2 ranks: another model");
 }
 
 #[test]

@@ -58,12 +58,9 @@ const EXPECTED: &[(&str, &str, Option<&str>, &str)] = &[
     ("pcm", r#"{"topics": 6, "iterations": 4, "burn_in": 2}"#, None, "7a2289792d2e9990637b7624a19839a3adb5e419e079f515e6b1f840e9411165"),
     ("dcnt", r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#, None, "35ed3583de9c73028a8a528782b4523a0a2a22adc9149ab10f2a3a946a0b9333"),
     ("scnt", r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#, None, "802a07b90f0bb8b8d1336b655abbf4e22d16607714c114b9be1ca4712c77eade"),
-    (
-        "hdp",
-        r#"{"topics": 8, "passes": 3}"#,
-        Some("cdac37ee765ae27c0d3433b7ea8dec1a8cd1959aa4e24a773be61493fb0865b4"),
-        "878b61d6ffb9d2a5e8a6e98573dd1a1e1d361dc45359da166944edca037b5944",
-    ),
+    // HDP's numbers moved by rounding when its batch sums became split-independent
+    // (decision 0050), so it has no digest from before the split any more.
+    ("hdp", r#"{"topics": 8, "passes": 3}"#, None, "d494b9f3ed4f38f26b24146c65f6c34adef55682671eb43aef5b28b0ada0ce4d"),
     (
         "hdp_ammsb",
         r#"{"communities": 6, "passes": 3}"#,

@@ -95,6 +95,12 @@ pub trait Passes {
     /// Replace the state by [`Passes::save`]'s bytes taken at `position`. On an error the
     /// state must be left as it was (every length and index is checked first).
     fn restore(&mut self, state: &[u8], position: &Position) -> Result<(), String>;
+    /// A decision every process of a distributed fit must take together (stop before
+    /// this pass, checkpoint after it), given this process' own view: such a fit takes
+    /// rank 0's; one process decides alone.
+    fn agree(&self, decision: bool) -> bool {
+        decision
+    }
 }
 
 /// Where a fit is: the driver's part of a checkpoint.
@@ -195,7 +201,7 @@ pub fn run<P: Passes>(fit: &mut P, seed: u64, ctx: &FitContext) -> Result<Finish
     // The pass of the last checkpoint handed over (or resumed from).
     let mut saved = position.pass;
     for pass in position.pass + 1..=max_passes {
-        if stop() {
+        if fit.agree(stop()) {
             if ctx.checkpoint.every.is_some() && position.pass > saved {
                 save(fit, position);
             }
@@ -217,7 +223,7 @@ pub fn run<P: Passes>(fit: &mut P, seed: u64, ctx: &FitContext) -> Result<Finish
         if settled {
             return Ok(Finish { passes: pass, converged: true });
         }
-        if pass < max_passes && ctx.checkpoint.due(last_checkpoint) {
+        if pass < max_passes && fit.agree(ctx.checkpoint.due(last_checkpoint)) {
             save(fit, position);
             saved = pass;
             last_checkpoint = Instant::now();

@@ -46,6 +46,17 @@ pub trait Ranks: Sync {
         self.rank() == 0
     }
 
+    /// A decision every rank must take together (stop here, checkpoint here), given this
+    /// rank's own view: rank 0's, one broadcast byte.
+    fn agree(&self, decision: bool) -> bool {
+        if self.size() == 1 {
+            return decision;
+        }
+        let mut flag = vec![decision as u8];
+        self.broadcast(0, &mut flag);
+        flag[0] == 1
+    }
+
     /// A left fold over the ranks in order: rank 0 starts from `start`, each rank applies
     /// `fold` to the running value it receives from the rank before, and every rank gets
     /// the last rank's result. With `fold` adding a rank's documents one by one, the

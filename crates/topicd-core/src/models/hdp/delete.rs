@@ -19,6 +19,7 @@ use super::params::HdpParams;
 use super::stick::{optimise_stick, StickPosterior};
 use super::summary::Summary;
 use crate::corpus::DocTermMatrix;
+use crate::ranks::Ranks;
 
 /// A pending delete of one topic.
 pub struct DeleteProposal {
@@ -47,14 +48,14 @@ impl DeleteProposal {
             .iter()
             .map(|store| store.chunks(k).flat_map(|row| row.iter().enumerate().filter(|&(t, _)| t != topic).map(|(_, &x)| x)).collect())
             .collect();
-        DeleteProposal { topic, topic_word, stick, batches: vec![None; memo.layouts.len()], doc_topic }
+        DeleteProposal { topic, topic_word, stick, batches: vec![None; memo.docs.layouts.len()], doc_topic }
     }
 
     /// The proposal's local step on batch `b`.
-    pub fn visit(&mut self, b: usize, matrix: &DocTermMatrix, layout: &BatchLayout, p: &HdpParams) {
+    pub fn visit(&mut self, b: usize, matrix: &DocTermMatrix, layout: &BatchLayout, p: &HdpParams, ranks: &dyn Ranks) {
         let beta = self.stick.expected_beta();
         let g = LocalGlobals::new(p.alpha, &beta, &self.topic_word.elog_phi, &self.topic_word.exp_elog_phi, p.local_tolerance, p.local_iterations);
-        let (summary, _) = batch_local_step(&g, matrix, layout, &mut self.doc_topic[b], true, &[]);
+        let (summary, _) = batch_local_step(&g, matrix, layout, &mut self.doc_topic[b], true, &[], ranks);
         self.batches[b] = Some(summary);
     }
 }

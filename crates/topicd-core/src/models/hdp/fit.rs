@@ -110,7 +110,13 @@ pub struct HdpPasses<'a> {
 impl<'a> HdpPasses<'a> {
     /// The fit's starting point ([`Memo::new`]).
     pub fn new(matrix: &'a DocTermMatrix, num_terms: usize, p: &'a HdpParams, seed: u64) -> Self {
-        HdpPasses { memo: Memo::new(matrix, num_terms, p, seed), proposal: None, tokens: matrix.total_tokens().max(1) as f64, records: Records::default() }
+        Self::over(Memo::new(matrix, num_terms, p, seed))
+    }
+
+    /// The fit from `memo`'s starting point (one rank's, over ranks).
+    pub fn over(memo: Memo<'a>) -> Self {
+        let tokens = memo.docs.num_tokens.max(1) as f64;
+        HdpPasses { memo, proposal: None, tokens, records: Records::default() }
     }
 
     /// The fitted global state.
@@ -131,7 +137,7 @@ impl<'a> HdpPasses<'a> {
             passes: self.records.passes,
             step_objectives: self.records.steps,
             stick_fallbacks: memo.stick_fallbacks,
-            documents: memo.matrix.num_rows(),
+            documents: memo.docs.num_docs,
         }
     }
 
@@ -152,15 +158,15 @@ impl<'a> HdpPasses<'a> {
     /// of them; `None` as soon as `stop` says so (part-way through the pass).
     fn visit_batches(&mut self, pairs: &[(usize, usize)], stop: &dyn Fn() -> bool) -> Option<LocalTotals> {
         let mut totals = LocalTotals::default();
-        for b in 0..self.memo.layouts.len() {
-            if stop() {
+        for b in 0..self.memo.docs.layouts.len() {
+            if self.memo.ranks.agree(stop()) {
                 return None;
             }
             let t = self.memo.visit(b, pairs);
             // The proposal's own local step on the batch just visited (it reads only the
             // batch, so after the current state's global step as before).
             if let Some(proposal) = self.proposal.as_mut() {
-                proposal.visit(b, self.memo.matrix, &self.memo.layouts[b], self.memo.params);
+                proposal.visit(b, self.memo.docs.matrix, &self.memo.docs.layouts[b], self.memo.params, self.memo.ranks);
             }
             totals.iterations += t.iterations;
             totals.documents += t.documents;
@@ -257,12 +263,35 @@ impl Passes for HdpPasses<'_> {
         Some(PassReport { objective, moves_pending, loglik_per_token: None, diagnostics })
     }
 
+    fn agree(&self, decision: bool) -> bool {
+        self.memo.ranks.agree(decision)
+    }
+
+    /// Over ranks, the documents' counts are gathered to rank 0 in document order (the
+    /// single-process state, so the checkpoint resumes over any number of ranks); the
+    /// other ranks return nothing.
     fn save(&self) -> Vec<u8> {
         let m = &self.memo;
+        let gathered;
+        let doc_topic: &[Vec<f64>] = if m.ranks.size() == 1 {
+            &m.doc_topic
+        } else {
+            let mine = postcard::to_allocvec(&m.doc_topic).expect("plain data encodes");
+            let Some(parts) = m.ranks.gather_to_root(&mine) else { return Vec::new() };
+            let mut whole: Vec<Vec<f64>> = vec![Vec::new(); m.doc_topic.len()];
+            for part in parts {
+                let rows: Vec<Vec<f64>> = postcard::from_bytes(&part).expect("a rank's counts decode");
+                for (w, r) in whole.iter_mut().zip(rows) {
+                    w.extend(r);
+                }
+            }
+            gathered = whole;
+            &gathered
+        };
         let saved = SavedRef {
             version: STATE_VERSION,
             batches: &m.batches,
-            doc_topic: &m.doc_topic,
+            doc_topic,
             total: &m.total,
             stick: &m.stick,
             stick_fallbacks: m.stick_fallbacks,
@@ -277,9 +306,16 @@ impl Passes for HdpPasses<'_> {
             return Err(format!("HDP state does not fit this corpus and these parameters ({what})"));
         }
         let m = &mut self.memo;
+        let k = s.total.num_topics;
+        // This process' rows of each batch (all of them in one process).
+        let doc_topic = if m.ranks.size() == 1 {
+            s.doc_topic
+        } else {
+            s.doc_topic.iter().zip(m.docs.layouts.iter().zip(&m.docs.offsets)).map(|(all, (l, &at))| all[at * k..(at + l.docs.len()) * k].to_vec()).collect()
+        };
         m.topic_word = TopicWord::from_summary(&s.total, m.params.lambda);
         m.batches = s.batches;
-        m.doc_topic = s.doc_topic;
+        m.doc_topic = doc_topic;
         m.total = s.total;
         m.stick = s.stick;
         m.stick_fallbacks = s.stick_fallbacks;
@@ -327,10 +363,10 @@ impl SavedHdp {
         let v = memo.num_terms;
         let r = &self.records;
         let dense = self.total.words.len() == v && self.total.words.iter().enumerate().all(|(i, &w)| w as usize == i);
-        let batches_fit = self.batches.len() == memo.layouts.len()
-            && self.batches.iter().zip(&memo.layouts).all(|(b, layout)| b.as_ref().is_some_and(|b| b.num_topics == k && b.words == layout.words && shaped(b)));
-        let doc_topic_fits =
-            self.doc_topic.len() == memo.layouts.len() && self.doc_topic.iter().zip(&memo.layouts).all(|(d, layout)| d.len() == layout.docs.len() * k);
+        let layouts = &memo.docs.layouts;
+        let batches_fit = self.batches.len() == layouts.len()
+            && self.batches.iter().zip(layouts).all(|(b, layout)| b.as_ref().is_some_and(|b| b.num_topics == k && b.words == layout.words && shaped(b)));
+        let doc_topic_fits = self.doc_topic.len() == layouts.len() && self.doc_topic.iter().zip(&memo.docs.batch_sizes).all(|(d, &n)| d.len() == n * k);
         let last = r.passes.last().map(|x| x.objective.to_bits());
         let checks = [
             (self.version == STATE_VERSION, "state version"),

@@ -306,7 +306,7 @@ fn objective_equals_the_elbo_computed_term_by_term() {
     let g = LocalGlobals::new(alpha, &beta, &tw0.elog_phi, &tw0.exp_elog_phi, 1e-6, 7);
     let layout = BatchLayout::new(&m, 0..4);
     let mut store = vec![0.0; 4 * k];
-    let (batch, _) = batch_local_step(&g, &m, &layout, &mut store, false, &[]);
+    let (batch, _) = batch_local_step(&g, &m, &layout, &mut store, false, &[], &crate::ranks::Solo);
     let mut total = Summary::dense(v, k);
     total.add_batch(&batch, 1.0);
     let tw = TopicWord::from_summary(&total, lambda);

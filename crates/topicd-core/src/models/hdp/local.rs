@@ -12,11 +12,15 @@
 //! are taken at the last responsibilities and the θ computed from them, so they describe
 //! one consistent local state.
 //!
-//! Documents are processed in parallel in fixed waves; each document's statistics are
-//! added to the batch summary in document order, so the thread count changes no number.
+//! Documents are processed in parallel in fixed waves; a batch's topic-word counts are
+//! summed exactly ([`super::exact_counts`]) and its other statistics chunk by chunk in
+//! document order ([`CHUNK`]), so neither the thread count nor the ranks a batch is
+//! spread over change a number.
 
+use super::exact_counts::ExactCounts;
 use super::summary::{PairStats, Summary};
 use crate::corpus::DocTermMatrix;
+use crate::ranks::Ranks;
 use rayon::prelude::*;
 use statrs::function::gamma::{digamma, ln_gamma};
 
@@ -207,10 +211,17 @@ pub struct BatchLayout {
 }
 
 impl BatchLayout {
+    /// The batch of rows `docs` of `matrix`, its words found from them.
     pub fn new(matrix: &DocTermMatrix, docs: std::ops::Range<usize>) -> Self {
         let mut words: Vec<u32> = docs.clone().flat_map(|d| matrix.row(d).0.iter().copied()).collect();
         words.sort_unstable();
         words.dedup();
+        Self::share(matrix, docs, words)
+    }
+
+    /// A share of a batch: rows `docs` of `matrix` (this process' documents of it) over
+    /// the whole batch's `words`, which hold every word of those rows.
+    pub fn share(matrix: &DocTermMatrix, docs: std::ops::Range<usize>, words: Vec<u32>) -> Self {
         let slots =
             docs.clone().flat_map(|d| matrix.row(d).0.iter().map(|w| words.binary_search(w).expect("word of the batch") as u32).collect::<Vec<_>>()).collect();
         BatchLayout { docs, words, slots }
@@ -224,19 +235,28 @@ pub struct LocalTotals {
     pub documents: usize,
 }
 
-/// The local step over a batch: infers every document (warm-started from `doc_topic`
-/// rows when `warm`), writes the new counts back and returns the batch summary.
-pub fn batch_local_step(
-    g: &LocalGlobals,
-    matrix: &DocTermMatrix,
-    layout: &BatchLayout,
-    doc_topic: &mut [f64],
-    warm: bool,
-    pairs: &[(usize, usize)],
-) -> (Summary, LocalTotals) {
+/// Documents whose small statistics (N_k, H_k, S_k, the local scalar, the pairs') are
+/// summed in floating point in document order before joining the batch's, chunk after
+/// chunk in order: fixed, so that no split of the documents (threads, waves, ranks)
+/// changes a sum. A rank's share of a batch starts at a multiple of it.
+pub const CHUNK: usize = 64;
+
+/// What this process' documents of a batch add to its summary: their topic-word counts
+/// (exact, so parts add in any order) and each chunk's small statistics (a summary
+/// without word rows), in document order.
+pub struct BatchPart {
+    pub counts: ExactCounts,
+    pub chunks: Vec<Summary>,
+    pub totals: LocalTotals,
+}
+
+/// The local step over this process' documents of a batch: infers every document
+/// (warm-started from `doc_topic` rows when `warm`), writes the new counts back and
+/// returns their part of the batch summary.
+pub fn batch_part(g: &LocalGlobals, matrix: &DocTermMatrix, layout: &BatchLayout, doc_topic: &mut [f64], warm: bool, pairs: &[(usize, usize)]) -> BatchPart {
     let k = g.num_topics;
-    let mut summary = Summary::zeros(layout.words.clone(), k);
-    summary.pairs = PairStats::zeros(pairs);
+    let mut counts = ExactCounts::zeros(layout.words.len(), k);
+    let mut chunks: Vec<Summary> = Vec::with_capacity(layout.docs.len().div_ceil(CHUNK));
     let mut totals = LocalTotals::default();
     let first = layout.docs.start;
     let mut slot = 0usize;
@@ -254,27 +274,66 @@ pub fn batch_local_step(
             .collect();
         for (d, res) in wave.zip(results) {
             let local = d - first;
+            if local.is_multiple_of(CHUNK) {
+                let mut chunk = Summary::zeros(Vec::new(), k);
+                chunk.pairs = PairStats::zeros(pairs);
+                chunks.push(chunk);
+            }
+            let chunk = chunks.last_mut().expect("a chunk was started");
             doc_topic[local * k..(local + 1) * k].copy_from_slice(&res.doc_topic);
             for row in res.word_topic.chunks(k) {
-                let s = layout.slots[slot] as usize;
+                counts.add_row(layout.slots[slot] as usize, row);
                 slot += 1;
-                for (dst, x) in summary.word_topic[s * k..(s + 1) * k].iter_mut().zip(row) {
-                    *dst += x;
-                }
             }
-            summary.num_docs += 1.0;
+            chunk.num_docs += 1.0;
             for t in 0..k {
-                summary.topic_counts[t] += res.doc_topic[t];
-                summary.entropy[t] += res.entropy[t];
+                chunk.topic_counts[t] += res.doc_topic[t];
+                chunk.entropy[t] += res.entropy[t];
             }
-            for (s, e) in summary.sum_log_pi.iter_mut().zip(&res.elog_pi) {
+            for (s, e) in chunk.sum_log_pi.iter_mut().zip(&res.elog_pi) {
                 *s += e;
             }
-            summary.local += res.local;
-            summary.pairs.add(&res.pairs);
+            chunk.local += res.local;
+            chunk.pairs.add(&res.pairs);
             totals.iterations += res.iterations;
             totals.documents += 1;
         }
+    }
+    BatchPart { counts, chunks, totals }
+}
+
+/// The local step over a batch whose documents are spread over `ranks` (each holding
+/// `layout`'s share; one process holds them all): every rank infers its documents,
+/// the ranks' exact counts are summed as integers and their chunks' statistics gathered
+/// in rank order, which is document order, and summed chunk by chunk. Every rank returns
+/// the same batch summary, the one a single process computes.
+pub fn batch_local_step(
+    g: &LocalGlobals,
+    matrix: &DocTermMatrix,
+    layout: &BatchLayout,
+    doc_topic: &mut [f64],
+    warm: bool,
+    pairs: &[(usize, usize)],
+    ranks: &dyn Ranks,
+) -> (Summary, LocalTotals) {
+    let k = g.num_topics;
+    let BatchPart { mut counts, mut chunks, mut totals } = batch_part(g, matrix, layout, doc_topic, warm, pairs);
+    if ranks.size() > 1 {
+        let mut limbs = counts.to_limbs();
+        ranks.sum_u64(&mut limbs);
+        counts = ExactCounts::from_limbs(&limbs, k);
+        let mine = postcard::to_allocvec(&chunks).expect("plain data encodes");
+        chunks = ranks.all_gather(&mine).iter().flat_map(|b| postcard::from_bytes::<Vec<Summary>>(b).expect("a rank's chunks decode")).collect();
+        let mut sums = [totals.iterations as u64, totals.documents as u64];
+        ranks.sum_u64(&mut sums);
+        totals = LocalTotals { iterations: sums[0] as usize, documents: sums[1] as usize };
+    }
+    let mut summary = Summary::zeros(layout.words.clone(), k);
+    summary.word_topic = counts.to_f64();
+    summary.pairs = PairStats::zeros(pairs);
+    for chunk in &chunks {
+        summary.add_batch(chunk, 1.0);
+        summary.pairs.add(&chunk.pairs);
     }
     (summary, totals)
 }

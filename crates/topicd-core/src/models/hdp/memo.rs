@@ -12,23 +12,29 @@
 //! the total and the sticks together, so the state stays one consistent variational
 //! posterior.
 
+use super::documents::HdpDocuments;
 use super::globals::{objective, Objective, TopicWord};
-use super::local::{batch_local_step, BatchLayout, LocalGlobals, LocalTotals};
+use super::local::{batch_local_step, LocalGlobals, LocalTotals};
 use super::params::HdpParams;
 use super::stick::{optimise_stick, StickPosterior};
 use super::summary::{PairStats, Summary};
 use crate::corpus::DocTermMatrix;
+use crate::ranks::{Ranks, Solo};
 use crate::rng::{stream, Purpose};
 use rand::RngExt;
 
 pub struct Memo<'a> {
-    pub matrix: &'a DocTermMatrix,
+    /// The documents this process holds and the batches over them.
+    pub docs: HdpDocuments<'a>,
+    /// The ranks the documents are spread over ([`Solo`] in one process): every rank
+    /// holds the same globals, summaries and sticks, and its own documents' counts.
+    pub ranks: &'a dyn Ranks,
     pub num_terms: usize,
     pub params: &'a HdpParams,
-    pub layouts: Vec<BatchLayout>,
     /// Each batch's latest summary (`None` before its first visit).
     pub batches: Vec<Option<Summary>>,
-    /// N_dk of each batch's documents (`docs × K`), the local step's warm start.
+    /// N_dk of each batch's documents this process holds (`docs × K`), the local step's
+    /// warm start.
     pub doc_topic: Vec<Vec<f64>>,
     pub total: Summary,
     pub stick: StickPosterior,
@@ -42,19 +48,23 @@ impl<'a> Memo<'a> {
     /// from K distinct random documents' counts ([`initial_counts`]), sticks with
     /// uniform expected weights.
     pub fn new(matrix: &'a DocTermMatrix, num_terms: usize, params: &'a HdpParams, seed: u64) -> Self {
-        let d = matrix.num_rows();
-        let b = params.batches.min(d).max(1);
-        let layouts: Vec<BatchLayout> = (0..b).map(|i| BatchLayout::new(matrix, i * d / b..(i + 1) * d / b)).collect();
+        let init = initial_counts(matrix, num_terms, params.topics, seed);
+        Self::over(HdpDocuments::whole(matrix, num_terms, params.batches), init, params, &Solo)
+    }
+
+    /// The starting point over `docs` held on `ranks`, from the initial topic-word
+    /// counts `init` ([`initial_counts`] of the whole training corpus).
+    pub fn over(docs: HdpDocuments<'a>, init: Summary, params: &'a HdpParams, ranks: &'a dyn Ranks) -> Self {
         let k = params.topics;
-        let init = initial_counts(matrix, num_terms, k, seed);
+        let num_terms = docs.num_terms;
         let topic_word = TopicWord::from_summary(&init, params.lambda);
-        let doc_topic = layouts.iter().map(|l| vec![0.0; l.docs.len() * k]).collect();
+        let doc_topic = docs.layouts.iter().map(|l| vec![0.0; l.docs.len() * k]).collect();
         Memo {
-            matrix,
+            batches: vec![None; docs.layouts.len()],
+            docs,
+            ranks,
             num_terms,
             params,
-            batches: vec![None; layouts.len()],
-            layouts,
             doc_topic,
             total: Summary::dense(num_terms, k),
             stick: StickPosterior::new(k, params.gamma),
@@ -79,7 +89,7 @@ impl<'a> Memo<'a> {
         let beta = self.stick.expected_beta();
         let g = LocalGlobals::new(p.alpha, &beta, &self.topic_word.elog_phi, &self.topic_word.exp_elog_phi, p.local_tolerance, p.local_iterations);
         let warm = self.batches[b].is_some();
-        let (summary, totals) = batch_local_step(&g, self.matrix, &self.layouts[b], &mut self.doc_topic[b], warm, pairs);
+        let (summary, totals) = batch_local_step(&g, self.docs.matrix, &self.docs.layouts[b], &mut self.doc_topic[b], warm, pairs, self.ranks);
         if let Some(old) = self.batches[b].take() {
             self.total.add_batch(&old, -1.0);
         }

@@ -18,6 +18,8 @@
 //! bound on the log marginal likelihood.
 
 pub mod delete;
+pub mod documents;
+pub mod exact_counts;
 pub mod fit;
 pub mod fit_memory;
 pub mod globals;
@@ -26,11 +28,14 @@ pub mod memo;
 pub mod merge;
 pub mod model;
 pub mod params;
+pub mod ranked;
 pub mod stick;
 pub mod summary;
 
 #[cfg(test)]
 mod fit_tests;
+#[cfg(test)]
+mod ranked_checks;
 #[cfg(test)]
 mod resume_checks;
 
@@ -79,6 +84,18 @@ impl ModelFamily for HdpFamily {
         Ok(Box::new(fit_hdp(corpus, params.get::<HdpParams>(), seed, ctx)?))
     }
 
+    fn fit_ranked(
+        &self,
+        corpus: Option<Corpus>,
+        params: &FitParams,
+        seed: u64,
+        ctx: &FitContext,
+        ranks: &dyn crate::ranks::Ranks,
+    ) -> Result<Option<Box<dyn TopicModel>>, FitError> {
+        let model = ranked::fit_hdp_ranked(corpus, params.get::<HdpParams>(), seed, ctx, ranks)?;
+        Ok(model.map(|m| Box::new(m) as Box<dyn TopicModel>))
+    }
+
     fn fit_memory(&self, corpus: &CorpusStats, params: &FitParams, threads: usize) -> u64 {
         fit_memory::estimate(corpus, params.get::<HdpParams>(), threads)
     }
@@ -119,9 +136,17 @@ fn training_design(corpus: &Corpus, p: &HdpParams, held_out: &[bool]) -> Result<
     Ok(Some((spec, rows)))
 }
 
-/// Fit on the corpus' training documents (documents tagged `split: test`, or without
-/// tags a `test_fraction` of them chosen by the seed, are left out).
-pub fn fit_hdp(corpus: &Corpus, p: &HdpParams, seed: u64, ctx: &FitContext) -> Result<HdpModel, FitError> {
+/// What a fit takes from the corpus besides the passes: the training documents, the
+/// covariates' design and the held-out documents to complete.
+struct Prepared<'c> {
+    training: std::borrow::Cow<'c, DocTermMatrix>,
+    design: Option<(DesignSpec, Vec<f64>)>,
+    test_documents: Vec<completion::CompletionDoc>,
+}
+
+/// The corpus' training documents (documents tagged `split: test`, or without tags a
+/// `test_fraction` of them chosen by the seed, are left out), design and test split.
+fn prepare<'c>(corpus: &'c Corpus, p: &HdpParams, seed: u64) -> Result<Prepared<'c>, FitError> {
     let held_out = splits::test_mask(corpus, p.test_fraction, seed);
     let training: std::borrow::Cow<DocTermMatrix> = if held_out.iter().any(|&t| t) {
         std::borrow::Cow::Owned(DocTermMatrix::from_rows((0..corpus.num_documents()).filter(|&d| !held_out[d]).map(|d| {
@@ -134,21 +159,39 @@ pub fn fit_hdp(corpus: &Corpus, p: &HdpParams, seed: u64, ctx: &FitContext) -> R
     if training.num_rows() == 0 {
         return Err(FitError::Params(ParamError::new("test_fraction", "every document is held out: nothing is left to train on")));
     }
-    let v = corpus.num_terms();
     let design = training_design(corpus, p, &held_out)?;
-    let outcome = fit::fit_memoized(&training, v, p, seed, ctx)?;
-    let mut model = HdpModel::from_fit(outcome, p.clone(), v, training.total_tokens());
+    let test_documents = if held_out.iter().any(|&t| t) { completion::split_corpus_documents(corpus, &held_out) } else { Vec::new() };
+    Ok(Prepared { training, design, test_documents })
+}
+
+/// The model of a finished fit: the design and the training documents' q(π_d)
+/// (`doc_dirichlet`, computed only with covariates), and the test split scored.
+fn finish(
+    mut model: HdpModel,
+    design: Option<(DesignSpec, Vec<f64>)>,
+    doc_dirichlet: impl FnOnce(&HdpModel) -> Vec<f32>,
+    test_documents: &[completion::CompletionDoc],
+) -> Result<HdpModel, FitError> {
     if let Some((spec, rows)) = design {
-        model.doc_dirichlet = model.document_dirichlets(&training);
-        (model.design, model.design_rows, model.effect_draws) = (Some(spec), rows, p.keep_draws);
+        model.doc_dirichlet = doc_dirichlet(&model);
+        (model.design, model.design_rows, model.effect_draws) = (Some(spec), rows, model.params.keep_draws);
     }
-    model.test_documents = held_out.iter().filter(|&&t| t).count();
+    model.test_documents = test_documents.len();
     if model.test_documents > 0 {
         // A variational fit has no chain for a Chib-style estimate of log p(w_d); its
         // predictive density is scored by document completion instead.
-        let docs = completion::split_corpus_documents(corpus, &held_out);
-        let report = completion::document_completion(&model, &docs, &PredictOptions::default()).map_err(|e| FitError::Internal(e.to_string()))?;
+        let report = completion::document_completion(&model, test_documents, &PredictOptions::default()).map_err(|e| FitError::Internal(e.to_string()))?;
         model.heldout = Some(report);
     }
     Ok(model)
+}
+
+/// Fit on the corpus' training documents (documents tagged `split: test`, or without
+/// tags a `test_fraction` of them chosen by the seed, are left out).
+pub fn fit_hdp(corpus: &Corpus, p: &HdpParams, seed: u64, ctx: &FitContext) -> Result<HdpModel, FitError> {
+    let Prepared { training, design, test_documents } = prepare(corpus, p, seed)?;
+    let v = corpus.num_terms();
+    let outcome = fit::fit_memoized(&training, v, p, seed, ctx)?;
+    let model = HdpModel::from_fit(outcome, p.clone(), v, training.total_tokens());
+    finish(model, design, |m| m.document_dirichlets(&training), &test_documents)
 }

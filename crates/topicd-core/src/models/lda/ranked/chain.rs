@@ -237,8 +237,6 @@ impl Chain for RankedChain<'_> {
 
     /// Rank 0's decision, on every rank.
     fn agree(&self, decision: bool) -> bool {
-        let mut flag = vec![decision as u8];
-        self.ranks.broadcast(0, &mut flag);
-        flag[0] == 1
+        self.ranks.agree(decision)
     }
 }

@@ -117,6 +117,12 @@ pub struct ServeConfig {
     /// Log as JSON lines instead of human-readable text.
     #[arg(long, env = "TOPICD_LOG_JSON", default_value_t = false)]
     pub log_json: bool,
+    /// Run jobs that ask for `"ranks": R` as one MPI world, started by this command with
+    /// `{ranks}` replaced by R and this program's `rank-fit` appended (through `sh -c`),
+    /// e.g. `mpirun --hostfile hosts -n {ranks}` or `srun -n {ranks}`. A replica without
+    /// it never claims such jobs. Needs a build with the `mpi` feature.
+    #[arg(long, env = "TOPICD_MPI_LAUNCH")]
+    pub mpi_launch: Option<String>,
 }
 
 /// A finite, non-negative number of seconds.
@@ -201,7 +207,9 @@ impl ServeConfig {
             let host = if host.is_empty() { "topicd".to_string() } else { host };
             format!("{host}-{}-{}", std::process::id(), &uuid::Uuid::new_v4().simple().to_string()[..8])
         });
-        crate::store::Worker { owner, lease: std::time::Duration::from_secs_f64(self.lease_s), max_attempts: self.max_attempts }
+        // A replica with a launcher runs worlds of any size; one without, single processes.
+        let max_ranks = if self.mpi_launch.is_some() { crate::models::options::MAX_RANKS as i64 } else { 1 };
+        crate::store::Worker { owner, lease: std::time::Duration::from_secs_f64(self.lease_s), max_attempts: self.max_attempts, max_ranks }
     }
 
     /// How the store is opened.
@@ -226,6 +234,7 @@ impl ServeConfig {
             lease_s: 30.0,
             replica_id: None,
             log_json: false,
+            mpi_launch: None,
             model_cache_mb: None,
             fit_memory_mb: None,
             request_memory_mb: None,

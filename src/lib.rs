@@ -22,6 +22,7 @@ pub mod fuzzing;
 pub mod jobs;
 #[cfg(feature = "mpi")]
 pub mod mpi_ranks;
+pub mod world;
 
 pub use topicd_core::{corpus, graph, heap_size, inference, models, ranks, rng, summaries, unknown_keys};
 pub use topicd_store as store;

@@ -62,5 +62,11 @@ fn main() {
                 std::process::exit(2);
             }
         }
+        Command::RankFit => {
+            if let Err(e) = topicd::cli::rank_fit::run() {
+                eprintln!("topicd rank-fit: {e}");
+                std::process::exit(2);
+            }
+        }
     }
 }

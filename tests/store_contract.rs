@@ -78,6 +78,7 @@ on_both!(
     blobs_round_trip_byte_for_byte,
     a_job_waits_for_the_memory_its_estimate_needs,
     a_failed_job_keeps_its_failure_class_and_is_counted_by_it,
+    a_job_over_ranks_is_claimed_only_by_a_worker_that_starts_worlds,
 );
 
 fn stats() -> CorpusStats {
@@ -99,6 +100,7 @@ async fn store_with_jobs(db: &TestDb, ids: &[&str]) -> Store {
                 queue: QueueGate::UNBOUNDED,
                 memory_bytes: None,
                 options: None,
+                ranks: 1,
             })
             .await
             .unwrap()
@@ -107,9 +109,36 @@ async fn store_with_jobs(db: &TestDb, ids: &[&str]) -> Store {
     store
 }
 
+/// A job over 3 ranks waits for a worker that starts worlds that large, while a
+/// single-process job queued after it is taken by the others.
+async fn a_job_over_ranks_is_claimed_only_by_a_worker_that_starts_worlds(db: TestDb) {
+    let store = store_with_jobs(&db, &[]).await;
+    for (id, ranks) in [("world", 3), ("solo", 1)] {
+        let job = NewJob {
+            id,
+            input: FitInput::Corpus("c"),
+            model: "lda",
+            params: &json!({}),
+            seed: 1,
+            queue: QueueGate::UNBOUNDED,
+            memory_bytes: None,
+            options: Some(&json!({"ranks": ranks})),
+            ranks,
+        };
+        store.insert_job(job).await.unwrap().unwrap();
+    }
+    let plain = worker("plain", 60_000, 3);
+    assert_eq!(store.claim_next_job(&plain).await.unwrap().map(|j| j.id), Some("solo".into()), "the older job over ranks is passed over");
+    assert!(store.claim_next_job(&plain).await.unwrap().is_none());
+    let small = Worker { max_ranks: 2, ..worker("small", 60_000, 3) };
+    assert!(store.claim_next_job(&small).await.unwrap().is_none(), "a world of 2 is too small");
+    let launcher = Worker { max_ranks: 1024, ..worker("launcher", 60_000, 3) };
+    assert_eq!(store.claim_next_job(&launcher).await.unwrap().map(|j| j.id), Some("world".into()));
+}
+
 /// A worker whose leases last `ms` milliseconds.
 fn worker(name: &str, ms: u64, max_attempts: i64) -> Worker {
-    Worker { owner: name.into(), lease: Duration::from_millis(ms), max_attempts }
+    Worker { owner: name.into(), lease: Duration::from_millis(ms), max_attempts, max_ranks: 1 }
 }
 
 /// Long enough for a lease of a few milliseconds to expire.
@@ -129,6 +158,7 @@ async fn a_job_cannot_be_queued_for_a_missing_corpus(db: TestDb) {
             queue: QueueGate::UNBOUNDED,
             memory_bytes: None,
             options: None,
+            ranks: 1,
         })
         .await
         .unwrap();
@@ -148,6 +178,7 @@ async fn queued_jobs_are_bounded_in_all_and_per_token_in_the_inserting_transacti
         queue: QueueGate { token_key: token, max_queued: 3, max_queued_per_token: 2 },
         memory_bytes: None,
         options: None,
+        ranks: 1,
     };
     store.insert_job(job("a1", Some("a"))).await.unwrap().unwrap();
     store.insert_job(job("a2", Some("a"))).await.unwrap().unwrap();
@@ -535,6 +566,7 @@ async fn a_job_waits_for_the_memory_its_estimate_needs(db: TestDb) {
                 queue: QueueGate::UNBOUNDED,
                 memory_bytes: bytes,
                 options: None,
+                ranks: 1,
             })
             .await
             .unwrap()
@@ -594,6 +626,7 @@ async fn a_failed_job_keeps_its_failure_class_and_is_counted_by_it(db: TestDb) {
             queue: QueueGate::UNBOUNDED,
             memory_bytes: None,
             options: Some(&options),
+            ranks: 1,
         })
         .await
         .unwrap()

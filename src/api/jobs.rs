@@ -115,6 +115,18 @@ pub async fn create(State(state): State<AppState>, caller: Option<Extension<Call
     // and its options beside them; the runner reads that JSON back into the same type.
     let parsed = family.parse_params(&params)?;
     family.check_params(&parsed, stats)?;
+    let ranks = options.ranks();
+    if ranks > 1 {
+        family.check_ranks(&parsed, ranks).map_err(|e| ApiError::invalid("options.ranks", e.message))?;
+        // On SQLite this process is the only replica: without a launcher the job would
+        // wait for ever.
+        if !state.runner.starts_worlds() && !state.store.is_shared() {
+            return Err(ApiError::invalid(
+                "options.ranks",
+                format!("a fit over {ranks} ranks needs a replica started with --mpi-launch, and this server (the only one on its SQLite store) has none"),
+            ));
+        }
+    }
     let threads = options.threads_or(state.runner.default_threads());
     let memory = family.fit_memory(stats, &parsed, threads);
     let budget = state.runner.fit_memory_budget();
@@ -142,6 +154,7 @@ pub async fn create(State(state): State<AppState>, caller: Option<Extension<Call
             queue: state.limits.gate(caller.as_deref()),
             memory_bytes: Some(memory),
             options: Some(&options.to_json()),
+            ranks,
         })
         .await?
         .map_err(|refused| not_queued(refused, &state.limits, || ApiError::invalid(field, format!("{} {input_id:?} was deleted", family.input_noun()))))?;

@@ -240,6 +240,7 @@ pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
             worker: config.worker(),
             claims_jobs: config.role.runs_jobs(),
             fit_memory_bytes: config.fit_memory_bytes(),
+            mpi_launch: config.mpi_launch.clone(),
         },
     );
     let models = Arc::new(model_cache::ModelCache::new(usize::try_from(config.model_cache_bytes()).unwrap_or(usize::MAX)));

@@ -7,6 +7,7 @@
 pub mod backup;
 pub mod estimate;
 pub mod fit;
+pub mod rank_fit;
 pub mod ranks;
 pub mod score_lda;
 pub mod simulate;
@@ -39,4 +40,8 @@ pub enum Command {
     EstimateFit(estimate::EstimateArgs),
     /// Copy the database consistently, even while the server runs, and print one JSON line.
     Backup(backup::BackupArgs),
+    /// One rank of a job's MPI world, as a replica's `--mpi-launch` starts it (rank 0
+    /// reads the job on standard input and writes frames on standard output).
+    #[command(hide = true)]
+    RankFit,
 }

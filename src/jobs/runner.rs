@@ -17,6 +17,7 @@ use crate::models::{CancelToken, FailureKind, FitError};
 use crate::store::jobs::kind;
 use crate::store::models::NewModel;
 use crate::store::{Claim, FitInput, JobRow, JobStatus, LoadedCheckpoint, MemoryRoom, Renewal, Store, StoreError, Worker};
+use crate::world;
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -44,6 +45,9 @@ pub struct RunnerConfig {
     /// Bytes the fits running here may need together, by their estimates
     /// (`--fit-memory-mb`).
     pub fit_memory_bytes: u64,
+    /// The command that starts a job's MPI world (`--mpi-launch`; `{ranks}` filled in),
+    /// or `None`: this replica runs no job over ranks.
+    pub mpi_launch: Option<String>,
 }
 
 impl RunnerConfig {
@@ -150,6 +154,11 @@ impl Runner {
     }
 
     /// The fits' memory budget, in bytes.
+    /// Whether this replica runs jobs over MPI ranks (`--mpi-launch`).
+    pub fn starts_worlds(&self) -> bool {
+        self.config.mpi_launch.is_some() && self.config.claims_jobs
+    }
+
     pub fn fit_memory_budget(&self) -> u64 {
         self.config.fit_memory_bytes
     }
@@ -382,6 +391,13 @@ impl Runner {
                 self.store.finish_job(claim, JobStatus::Cancelled, Some("cancelled by request")).await?;
                 tracing::info!("job cancelled");
             }
+            // A world that ended before its fit (a rank killed, a host lost, a launcher
+            // that could not start): the next attempt resumes from the last checkpoint,
+            // until the attempts run out.
+            Err(e @ FitError::Interrupted(_)) if job.attempts < self.config.worker.max_attempts => {
+                self.store.requeue_job(claim, &format!("requeued after attempt {}: {e}", job.attempts)).await?;
+                tracing::warn!(error = %e, attempt = job.attempts, "the job's world ended; re-queued");
+            }
             Err(e) => {
                 self.store.fail_job(claim, e.kind().as_str(), &e.to_string()).await?;
                 tracing::warn!(error = %e, failure = e.kind().as_str(), "job failed");
@@ -406,6 +422,36 @@ impl Runner {
             .map_err(|e| FitError::InvalidInput(format!("the job's stored params no longer parse: {e}")))?;
         let seed = job.seed;
         let plan = self.checkpoint_plan(job).await;
+        let options = job_options(job);
+        if options.ranks() > 1 {
+            let JobInput::Corpus(blob) = input else { return Err(FitError::InvalidInput(format!("{} does not fit over several ranks", job.model))) };
+            let launch =
+                self.config.mpi_launch.clone().ok_or_else(|| FitError::Internal("a job over ranks was claimed by a replica without --mpi-launch".into()))?;
+            let program = std::env::current_exe().map_err(|e| FitError::Internal(format!("this program's path: {e}")))?;
+            let threads = options.threads_or(self.config.threads);
+            let request = world::protocol::Request {
+                family: job.model.clone(),
+                params: params.json().clone(),
+                seed,
+                threads,
+                checkpoint_every_s: plan.every.map(|d| d.as_secs_f64()),
+            };
+            let ranks = options.ranks();
+            return self
+                .fit_task(job, token, lease_lost, plan)
+                .run(move |ctx| {
+                    let cmd = world::launch::world_command(&launch, ranks, &program);
+                    let fit = world::launch::run_world(cmd, ranks, &request, &blob, ctx)?;
+                    let model = family.decode(&fit.model).map_err(|e| FitError::Internal(format!("rank 0's model does not decode: {e}")))?;
+                    // The model records the world it was fitted over (its bytes do not).
+                    let mut diagnostics = model.diagnostics();
+                    if let Some(d) = diagnostics.as_object_mut() {
+                        d.insert("ranks".into(), json!(ranks));
+                    }
+                    Ok(FittedBlobs { num_topics: model.num_components(), diagnostics, lexicon: Some(fit.lexicon), data: fit.model })
+                })
+                .await;
+        }
         self.fit_task(job, token, lease_lost, plan)
             .run(move |ctx| match input {
                 JobInput::Corpus(blob) => {

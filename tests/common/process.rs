@@ -65,6 +65,11 @@ impl ServerProcess {
         }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGKILL, as a crash or the OOM killer: no shutdown code runs.
     pub fn kill(mut self) {
         self.child.kill().expect("kill");

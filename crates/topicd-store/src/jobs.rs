@@ -44,6 +44,9 @@ pub struct NewJob<'a> {
     pub memory_bytes: Option<u64>,
     /// The runner's options (`models::options::JobOptions` as JSON), never part of the params.
     pub options: Option<&'a serde_json::Value>,
+    /// The MPI ranks the fit runs over (its options' `ranks`; 1 for one process): only
+    /// a worker that starts worlds that large claims it.
+    pub ranks: usize,
 }
 
 /// Who submits a job and how many queued jobs may wait: checked in the transaction that
@@ -196,8 +199,8 @@ impl Store {
             return Ok(Err(refused));
         }
         let n = sqlx::query(
-            "INSERT INTO jobs (id, kind, corpus_id, graph_id, model, params, seed, status, created_at, token_key, memory_bytes, options)
-             SELECT $1, 'fit', $2, $3, $4, $5, $6, 'queued', $7, $8, $13, $14
+            "INSERT INTO jobs (id, kind, corpus_id, graph_id, model, params, seed, status, created_at, token_key, memory_bytes, options, ranks)
+             SELECT $1, 'fit', $2, $3, $4, $5, $6, 'queued', $7, $8, $13, $14, $15
               WHERE ($9 IS NULL OR EXISTS (SELECT 1 FROM corpora WHERE id = $10))
                 AND ($11 IS NULL OR EXISTS (SELECT 1 FROM graphs WHERE id = $12))",
         )
@@ -215,6 +218,7 @@ impl Store {
         .bind(graph_id)
         .bind(j.memory_bytes.map(|b| b.min(i64::MAX as u64) as i64))
         .bind(j.options.map(|o| o.to_string()))
+        .bind(j.ranks.max(1) as i64)
         .execute(&mut *tx)
         .await?
         .rows_affected();

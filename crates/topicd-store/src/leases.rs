@@ -42,12 +42,14 @@ pub struct Worker {
     pub lease: Duration,
     /// Interrupted attempts in a row without a checkpoint before a job is failed.
     pub max_attempts: i64,
+    /// The most MPI ranks a job it claims may ask for (1: it starts no world).
+    pub max_ranks: i64,
 }
 
 impl Worker {
     /// A worker with a 30 s lease and 3 attempts.
     pub fn new(owner: impl Into<String>) -> Worker {
-        Worker { owner: owner.into(), lease: Duration::from_secs(30), max_attempts: 3 }
+        Worker { owner: owner.into(), lease: Duration::from_secs(30), max_attempts: 3, max_ranks: 1 }
     }
 }
 
@@ -153,14 +155,15 @@ impl Store {
         let mut tx = self.begin_fenced().await?;
         fail_exhausted(&mut tx, now, worker.max_attempts).await?;
         let pick = format!(
-            "SELECT id, status, attempts, memory_bytes FROM jobs WHERE status = 'queued' OR (status = 'running' AND lease_expires_ms < $1)
+            "SELECT id, status, attempts, memory_bytes FROM jobs
+             WHERE (status = 'queued' OR (status = 'running' AND lease_expires_ms < $1)) AND ranks <= $2
              ORDER BY created_at, id LIMIT 1{}",
             match self.dialect {
                 Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
                 Dialect::Sqlite => "",
             }
         );
-        let Some(picked) = sqlx::query(sqlx::AssertSqlSafe(pick)).bind(now).fetch_optional(&mut *tx).await? else {
+        let Some(picked) = sqlx::query(sqlx::AssertSqlSafe(pick)).bind(now).bind(worker.max_ranks).fetch_optional(&mut *tx).await? else {
             tx.commit().await?;
             return Ok(None);
         };

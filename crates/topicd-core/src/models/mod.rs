@@ -88,6 +88,15 @@ pub trait ModelFamily: Sync {
         let _ = (corpus, params, seed, ctx, ranks);
         Err(FitError::Params(ParamError::new("ranks", format!("{} does not fit over several ranks", self.name()))))
     }
+    /// Whether a fit of `params` can run over `ranks` ranks through [`Self::fit_ranked`],
+    /// checked when a job asks for them (the error names `ranks`).
+    fn check_ranks(&self, params: &FitParams, ranks: usize) -> Result<(), ParamError> {
+        let _ = params;
+        if ranks > 1 {
+            return Err(ParamError::new("ranks", format!("{} does not fit over several ranks", self.name())));
+        }
+        Ok(())
+    }
     /// Params of a brief fit (a few sweeps, few topics) that any small corpus takes:
     /// what the checks across families and the fuzz targets fit with, so that nothing
     /// outside the family's folder needs to know its parameters.
@@ -453,6 +462,10 @@ pub enum FitError {
     /// A bug or a corrupt stored blob: a panic, a state the code should never reach.
     #[error("{0}")]
     Internal(String),
+    /// The fit's processes ended before it did (a rank of a distributed fit died, a
+    /// host was lost): retrying resumes from its last checkpoint.
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 /// The class of a failed job, as the job record and `/metrics` name it.
@@ -489,7 +502,7 @@ impl FitError {
     /// The class of this failure.
     pub fn kind(&self) -> FailureKind {
         match self {
-            FitError::Cancelled => FailureKind::Interrupted,
+            FitError::Cancelled | FitError::Interrupted(_) => FailureKind::Interrupted,
             FitError::Params(_) | FitError::InvalidInput(_) => FailureKind::InvalidInput,
             FitError::Store(_) => FailureKind::StoreFault,
             FitError::Numerical(_) => FailureKind::Numerical,

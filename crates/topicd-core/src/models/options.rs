@@ -1,22 +1,26 @@
-//! The runner's own options for a job: how many threads it runs on and how often it
-//! hands over a checkpoint.
+//! The runner's own options for a job: how many threads it runs on, how often it hands
+//! over a checkpoint, and over how many MPI ranks it runs.
 //!
 //! Why it exists: these say how a fit is run, not what is fitted, so they belong to the
 //! job and never to a model's params or its stored model (a model fitted on two threads
 //! is the same model as one fitted on eight, byte for byte). Clients have always sent
 //! them inside `params` (`"threads"` is one of the API's common param names); the
 //! service takes them out at submit ([`JobOptions::take_from`]), checks them once, and
-//! keeps them beside the params. A later option (chains, ranks) joins here.
+//! keeps them beside the params.
 
 use super::params::{ParamError, ParamReader, MAX_CHECKPOINT_EVERY_S};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The keys of a job's params that are runner options, not model parameters.
+/// (`ranks`, an option newer than options' own field, is accepted in `options` only.)
 pub const OPTION_KEYS: [&str; 2] = ["threads", "checkpoint_every_s"];
 
 /// Most threads one job may ask for.
 pub const MAX_THREADS: u64 = 1024;
+
+/// Most MPI ranks one job may ask for.
+pub const MAX_RANKS: u64 = 1024;
 
 /// How the runner runs a job. `None` is the server's default (`--threads`,
 /// `--checkpoint-every-s`).
@@ -29,6 +33,10 @@ pub struct JobOptions {
     /// Seconds between checkpoints (0: none; absent: the server's default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_every_s: Option<f64>,
+    /// MPI ranks the fit runs over (absent or 1: one process). A job with more is run
+    /// by a replica started with `--mpi-launch`, as R processes of one world.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<usize>,
 }
 
 impl JobOptions {
@@ -38,8 +46,9 @@ impl JobOptions {
         let mut r = ParamReader::new(options)?;
         let threads = r.uint_in("threads", 0, MAX_THREADS)?.map(|t| t as usize);
         let checkpoint_every_s = r.non_negative("checkpoint_every_s", MAX_CHECKPOINT_EVERY_S)?;
+        let ranks = r.uint_in("ranks", 1, MAX_RANKS)?.map(|t| t as usize);
         r.finish()?;
-        Ok(JobOptions { threads, checkpoint_every_s })
+        Ok(JobOptions { threads, checkpoint_every_s, ranks })
     }
 
     /// Take the option keys out of a job's `params` object and check them; `params`
@@ -58,6 +67,7 @@ impl JobOptions {
         JobOptions {
             threads: params.get("threads").and_then(Value::as_u64).map(|t| t as usize),
             checkpoint_every_s: params.get("checkpoint_every_s").and_then(Value::as_f64),
+            ranks: None,
         }
     }
 
@@ -70,12 +80,24 @@ impl JobOptions {
         if self.checkpoint_every_s.is_some() && other.checkpoint_every_s.is_some() {
             return Err("checkpoint_every_s");
         }
-        Ok(JobOptions { threads: self.threads.or(other.threads), checkpoint_every_s: self.checkpoint_every_s.or(other.checkpoint_every_s) })
+        if self.ranks.is_some() && other.ranks.is_some() {
+            return Err("ranks");
+        }
+        Ok(JobOptions {
+            threads: self.threads.or(other.threads),
+            checkpoint_every_s: self.checkpoint_every_s.or(other.checkpoint_every_s),
+            ranks: self.ranks.or(other.ranks),
+        })
     }
 
     /// The options as stored and shown: only those given.
     pub fn to_json(self) -> Value {
         serde_json::to_value(self).expect("plain data serialises")
+    }
+
+    /// The ranks the fit runs over: 1 unless the job asks for more.
+    pub fn ranks(self) -> usize {
+        self.ranks.unwrap_or(1).max(1)
     }
 
     /// The threads to run on: the job's, else `default`; at least one.
@@ -104,7 +126,12 @@ mod tests {
         let mut params = json!({"topics": 5, "threads": 2, "checkpoint_every_s": 0.5});
         let options = JobOptions::take_from(&mut params).unwrap();
         assert_eq!(params, json!({"topics": 5}));
-        assert_eq!(options, JobOptions { threads: Some(2), checkpoint_every_s: Some(0.5) });
+        assert_eq!(options, JobOptions { threads: Some(2), checkpoint_every_s: Some(0.5), ranks: None });
+        let world = JobOptions::from_json(&json!({"ranks": 4, "threads": 2})).unwrap();
+        assert_eq!((world.ranks(), JobOptions::default().ranks()), (4, 1));
+        assert_eq!(world.to_json(), json!({"threads": 2, "ranks": 4}));
+        let mut params = json!({"topics": 5, "ranks": 4});
+        assert_eq!(JobOptions::take_from(&mut params).unwrap().ranks, None, "ranks is not taken from the params");
         assert_eq!(options.to_json(), json!({"threads": 2, "checkpoint_every_s": 0.5}));
         assert_eq!(JobOptions::from_json(&options.to_json()).unwrap(), options);
         assert_eq!(JobOptions::from_json(&Value::Null).unwrap(), JobOptions::default());
@@ -125,16 +152,20 @@ mod tests {
             assert_eq!(JobOptions::take_from(&mut params).unwrap_err().field, field, "{bad}");
         }
         assert_eq!(JobOptions::from_json(&json!({"thread": 2})).unwrap_err().field, "thread", "an unknown option is named");
+        for bad in [json!({"ranks": 0}), json!({"ranks": 2000}), json!({"ranks": 1.5})] {
+            assert_eq!(JobOptions::from_json(&bad).unwrap_err().field, "ranks", "{bad}");
+        }
     }
 
     #[test]
     fn an_option_is_given_once() {
-        let a = JobOptions { threads: Some(2), checkpoint_every_s: None };
-        let b = JobOptions { threads: None, checkpoint_every_s: Some(1.0) };
-        assert_eq!(a.merged(b).unwrap(), JobOptions { threads: Some(2), checkpoint_every_s: Some(1.0) });
+        let a = JobOptions { threads: Some(2), checkpoint_every_s: None, ranks: None };
+        let b = JobOptions { threads: None, checkpoint_every_s: Some(1.0), ranks: Some(2) };
+        assert_eq!(a.merged(b).unwrap(), JobOptions { threads: Some(2), checkpoint_every_s: Some(1.0), ranks: Some(2) });
+        assert_eq!(b.merged(b).unwrap_err(), "checkpoint_every_s");
         assert_eq!(a.merged(a).unwrap_err(), "threads");
         assert_eq!(without_options(json!({"topics": 3, "threads": 0})), json!({"topics": 3}));
         let stored = json!({"topics": 3, "threads": 4, "checkpoint_every_s": "x"});
-        assert_eq!(JobOptions::in_stored_params(&stored), JobOptions { threads: Some(4), checkpoint_every_s: None });
+        assert_eq!(JobOptions::in_stored_params(&stored), JobOptions { threads: Some(4), checkpoint_every_s: None, ranks: None });
     }
 }

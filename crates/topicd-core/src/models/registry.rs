@@ -147,6 +147,16 @@ impl Family {
         }
     }
 
+    /// Whether a fit of `params` runs over `ranks` MPI ranks ([`ModelFamily::check_ranks`]);
+    /// graph families fit in one process.
+    pub fn check_ranks(self, params: &FitParams, ranks: usize) -> Result<(), ParamError> {
+        match self {
+            Family::Topics(f) => f.check_ranks(params, ranks),
+            Family::Communities(f) if ranks > 1 => Err(ParamError::new("ranks", format!("{} does not fit over several ranks", f.name()))),
+            Family::Communities(_) => Ok(()),
+        }
+    }
+
     /// Peak resident memory of a fit on an input summarised by `stats` with `params` on
     /// `threads` workers ([`ModelFamily::fit_memory`]); 0 when the input is not what the
     /// family fits (such a job is refused by [`Family::check_params`]).

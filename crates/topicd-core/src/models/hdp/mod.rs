@@ -84,6 +84,10 @@ impl ModelFamily for HdpFamily {
         Ok(Box::new(fit_hdp(corpus, params.get::<HdpParams>(), seed, ctx)?))
     }
 
+    fn check_ranks(&self, _params: &FitParams, _ranks: usize) -> Result<(), ParamError> {
+        Ok(())
+    }
+
     fn fit_ranked(
         &self,
         corpus: Option<Corpus>,

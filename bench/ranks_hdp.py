@@ -121,10 +121,10 @@ def main():
         ratio = f"{sent / bound:.2f}" if ranks > 1 else ""
         lines.append(f"| {ranks} | {threads} | {seconds:.2f} | {rss} | {doc_side:,.0f} | {sent:.2f} | {bound:.2f} | {ratio} |")
     # The batch summary, the total and q(φ)'s two expectations (8 bytes a cell each), and
-    # the visited batch's exact counts (16) and new summary (8).
-    shared = (4 * v * k * 8 + v * k * 24) / 1e6
+    # the visited batch's exact counts and new summary (8 each).
+    shared = (4 * v * k * 8 + v * k * 16) / 1e6
     lines += ["", f"Shared side on every rank: the batch summary, the total, E[log φ] and its exponential ({v:,} × {k} × 8 bytes "
-              f"each) and, during a visit, the exact counts and the new summary (× 24): {shared:,.0f} MB. "
+              f"each) and, during a visit, the exact counts and the new summary (× 16): {shared:,.0f} MB. "
               "Rank 0 also holds the corpus as read (its text's tokens while reading, then sparse counts)."]
     text = "\n".join(x for x in lines if x is not None)
     print(text)

@@ -6,48 +6,47 @@
 //! whose documents are spread over R ranks could only match one process by adding every
 //! document in corpus order, one rank after another (each rank holding all its
 //! documents' contributions until the ranks before it are done). Instead every
-//! contribution (a value in [0, c]) is added as a fixed-point integer with 64 fractional
-//! bits: integer addition is associative, so each rank sums its own documents, the ranks'
-//! integers are summed by an integer all-reduce ([`crate::ranks::Ranks::sum_u64`], over
-//! three 43-bit limbs so that no carry is lost), and the total is rounded to `f64` once.
-//! The result is the same for every split; it differs from a floating-point sum only by
-//! contributions below 2⁻⁶⁴ (a count that small is dropped) and is closer to the exact
-//! sum than a long floating-point sum is.
+//! contribution (a value in [0, c]) is rounded to a multiple of 2⁻³⁰ and added as a
+//! 64-bit integer: integer addition is associative, so each rank sums its own
+//! documents, the ranks' integers are summed by an integer all-reduce
+//! ([`crate::ranks::Ranks::sum_u64`]), and the total is turned back into `f64` once.
+//! The result is the same for every split. Each contribution moves by at most 2⁻³¹
+//! (4.7 × 10⁻¹⁰ of a token), by rounding to nearest, so the errors do not pile up in one
+//! direction. A cell holds up to 2³³ tokens (8.6 × 10⁹ of one word in one topic: more
+//! than any corpus has; [`MAX_TOKENS`] bounds the corpus). The cells take 8 bytes, as
+//! `f64` counts did, so the scattered adds touch no more memory; and since integer sums
+//! need no order, a batch's cells are filled by several threads at once, each owning a
+//! range of word rows ([`ExactCounts::row_ranges_mut`]).
 
 /// Fractional bits of a cell.
-const FRACTION_BITS: i32 = 64;
-/// Bits of each limb of a cell on the wire (three limbs: 43 + 43 + the signed rest).
-const LIMB_BITS: u32 = 43;
+const FRACTION_BITS: i32 = 30;
+/// 2³⁰, the scale of a cell.
+const SCALE: f64 = 1_073_741_824.0;
+/// The most tokens a corpus may have for its counts to fit the cells (2³³).
+pub const MAX_TOKENS: u64 = 1 << 33;
 
 /// Counts over a batch's word rows × K topics, as fixed-point integers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExactCounts {
     pub num_topics: usize,
-    /// `cells[row * K + k]`, the sum × 2⁶⁴.
-    cells: Vec<i128>,
+    /// `cells[row * K + k]`, the sum × 2³⁰.
+    cells: Vec<i64>,
 }
 
-/// `x` × 2⁶⁴ rounded toward zero, for a finite `x` with |x| < 2⁶³ (a count's
-/// contribution); two hardware conversions instead of a software `f64 → i128`.
+/// `x` × 2³⁰ rounded to the nearest integer (halves away from zero), for a finite `x`
+/// with |x| < 2³³ (a count's contribution): a multiplication, an addition and one
+/// hardware conversion. Exact up to the rounding: × 2³⁰ only moves the exponent, and
+/// adding ½ to a product below 2⁵² is exact.
 #[inline]
-pub fn to_fixed(x: f64) -> i128 {
-    debug_assert!(x.is_finite() && x.abs() < 9.2e18, "a count's contribution: {x}");
-    let magnitude = x.abs();
-    let whole = magnitude.trunc();
-    // Both steps are exact: x − trunc(x) is representable, and × 2⁶⁴ only moves the
-    // exponent; the second truncation drops what lies below 2⁻⁶⁴.
-    let fraction = ((magnitude - whole) * 18_446_744_073_709_551_616.0) as u64;
-    let value = ((whole as u64 as i128) << FRACTION_BITS) | fraction as i128;
-    if x < 0.0 {
-        -value
-    } else {
-        value
-    }
+pub fn to_fixed(x: f64) -> i64 {
+    debug_assert!(x.is_finite() && x.abs() < MAX_TOKENS as f64, "a count's contribution: {x}");
+    let half = 0.5f64.copysign(x);
+    (x * SCALE + half) as i64
 }
 
-/// A fixed-point value as the nearest `f64` (one rounding).
+/// A fixed-point value as the nearest `f64` (exact below 2⁵³ / 2³⁰ tokens).
 #[inline]
-pub fn from_fixed(v: i128) -> f64 {
+pub fn from_fixed(v: i64) -> f64 {
     (v as f64) * (-(FRACTION_BITS as f64)).exp2()
 }
 
@@ -65,9 +64,15 @@ impl ExactCounts {
     #[inline]
     pub fn add_row(&mut self, row: usize, values: &[f64]) {
         let k = self.num_topics;
-        for (cell, &x) in self.cells[row * k..(row + 1) * k].iter_mut().zip(values) {
-            *cell += to_fixed(x);
-        }
+        add_to_cells(&mut self.cells[row * k..(row + 1) * k], values);
+    }
+
+    /// The cells cut into `parts` runs of whole rows (the first row of each and its
+    /// cells), for threads that each fill their own rows.
+    pub fn row_ranges_mut(&mut self, parts: usize) -> Vec<(usize, RowCells<'_>)> {
+        let (rows, k) = (self.rows(), self.num_topics.max(1));
+        let per = rows.div_ceil(parts.max(1)).max(1);
+        self.cells.chunks_mut(per * k).enumerate().map(|(i, cells)| (i * per, RowCells { cells, k })).collect()
     }
 
     /// The counts as `f64`, row-major (`rows × K`).
@@ -75,32 +80,51 @@ impl ExactCounts {
         self.cells.iter().map(|&v| from_fixed(v)).collect()
     }
 
-    /// The cells as three limbs each (low 43 bits, next 43 bits, the signed rest), laid
-    /// out limb after limb: element-wise integer sums of such arrays over the ranks
-    /// (wrapping `u64`, so two's complement) are the limbs of the summed cells, for up
-    /// to 2²⁰ ranks (each low limb's sum stays below 2⁶³).
-    pub fn to_limbs(&self) -> Vec<u64> {
-        let n = self.cells.len();
-        let mask = (1i128 << LIMB_BITS) - 1;
-        let mut limbs = vec![0u64; 3 * n];
-        for (i, &v) in self.cells.iter().enumerate() {
-            limbs[i] = (v & mask) as u64;
-            limbs[n + i] = ((v >> LIMB_BITS) & mask) as u64;
-            limbs[2 * n + i] = (v >> (2 * LIMB_BITS)) as i64 as u64;
-        }
-        limbs
+    /// The cells as unsigned integers: element-wise wrapping sums of such arrays over
+    /// the ranks are the summed cells (two's complement), since the true sums fit.
+    pub fn to_words(&self) -> Vec<u64> {
+        self.cells.iter().map(|&v| v as u64).collect()
     }
 
-    /// The counts whose limbs (summed over ranks) are `limbs` ([`Self::to_limbs`]).
-    pub fn from_limbs(limbs: &[u64], num_topics: usize) -> Self {
-        let n = limbs.len() / 3;
-        let cells = (0..n)
-            .map(|i| {
-                let (low, mid, high) = (limbs[i] as i128, limbs[n + i] as i128, limbs[2 * n + i] as i64 as i128);
-                low + (mid << LIMB_BITS) + (high << (2 * LIMB_BITS))
-            })
-            .collect();
-        ExactCounts { num_topics, cells }
+    /// The counts whose cells (summed over ranks) are `words` ([`Self::to_words`]).
+    pub fn from_words(words: &[u64], num_topics: usize) -> Self {
+        ExactCounts { num_topics, cells: words.iter().map(|&w| w as i64).collect() }
+    }
+}
+
+/// `cells[t] += values[t]` as fixed-point, for contributions c · r ≥ 0 (what the local
+/// step adds): [`to_fixed`] without the sign, the product held inside [0, 2⁶³) (a NaN
+/// or negative value adds 0, an impossible one past 2³³ tokens saturates), so that the
+/// conversion needs no checks.
+#[inline]
+fn add_to_cells(cells: &mut [i64], values: &[f64]) {
+    const LIMIT: f64 = 9.223_372_036_854_774e18; // the largest f64 below 2⁶³
+    for (cell, &x) in cells.iter_mut().zip(values) {
+        // Not `clamp`: it would keep a NaN, which `max` turns into 0.
+        #[allow(clippy::manual_clamp)]
+        let scaled = (x * SCALE + 0.5).max(0.0).min(LIMIT);
+        // SAFETY: `scaled` is finite and in [0, 2⁶³): `max` turns NaN and −∞ into 0.
+        *cell += unsafe { scaled.to_int_unchecked::<i64>() };
+    }
+}
+
+/// A run of whole rows of an [`ExactCounts`] (row 0 here is its first row).
+pub struct RowCells<'a> {
+    cells: &'a mut [i64],
+    k: usize,
+}
+
+impl RowCells<'_> {
+    /// How many rows this run holds.
+    pub fn rows(&self) -> usize {
+        self.cells.len() / self.k
+    }
+
+    /// Add one word's contributions to this run's row `row`.
+    #[inline]
+    pub fn add_row(&mut self, row: usize, values: &[f64]) {
+        let k = self.k;
+        add_to_cells(&mut self.cells[row * k..(row + 1) * k], values);
     }
 }
 
@@ -109,25 +133,27 @@ mod tests {
     use super::*;
     use rand::{RngExt, SeedableRng};
 
-    /// Values with a finite binary expansion above 2⁻⁶⁴ convert exactly both ways.
+    /// Multiples of 2⁻³⁰ convert exactly both ways; others round to the nearest one.
     #[test]
-    fn dyadic_values_round_trip() {
-        for x in [0.0, 1.0, 0.5, 3.75, 1e15 + 0.5, 2f64.powi(-64), -7.125, 4.0e18] {
+    fn values_round_to_the_nearest_step() {
+        for x in [0.0, 1.0, 0.5, 3.75, 2047.875, 1e9 + 0.5, 2f64.powi(-30), -7.125, 8.0e9] {
             assert_eq!(from_fixed(to_fixed(x)), x, "{x}");
         }
-        // Below 2⁻⁶⁴ nothing is kept; just above, the value truncated to 2⁻⁶⁴.
-        assert_eq!(to_fixed(2f64.powi(-66)), 0);
-        assert_eq!(to_fixed(1.5 * 2f64.powi(-64)), 1);
+        let step = 2f64.powi(-30);
+        assert_eq!(to_fixed(0.49 * step), 0);
+        assert_eq!(to_fixed(0.51 * step), 1);
+        assert_eq!(to_fixed(-0.51 * step), -1);
+        assert_eq!(to_fixed(1.5 * step), 2, "halves away from zero");
     }
 
-    /// The sum does not depend on the order or grouping of the additions, and limbs
-    /// summed as wrapping integers over "ranks" give the same cells (with negative and
-    /// large values, so every limb carries).
+    /// The sum does not depend on the order or grouping of the additions, and cells
+    /// summed as wrapping integers over "ranks" give the same cells (with negative
+    /// values, so the two's complement matters).
     #[test]
     fn sums_are_independent_of_order_and_split() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         let values: Vec<f64> =
-            (0..4000).map(|i| if i % 7 == 0 { -rng.random::<f64>() * 1e12 } else { rng.random::<f64>() * 10f64.powi(rng.random_range(-20..15)) }).collect();
+            (0..4000).map(|i| if i % 7 == 0 { -rng.random::<f64>() * 1e6 } else { rng.random::<f64>() * 10f64.powi(rng.random_range(-12..4)) }).collect();
         let k = 4;
         let mut whole = ExactCounts::zeros(1, k);
         for row in values.chunks(k) {
@@ -139,30 +165,56 @@ mod tests {
         }
         assert_eq!(whole, reversed);
         for ranks in [2usize, 3, 5] {
-            let mut summed = vec![0u64; 3 * k];
+            let mut summed = vec![0u64; k];
             let per = values.len() / k;
             for q in 0..ranks {
                 let mut part = ExactCounts::zeros(1, k);
                 for row in values.chunks(k).skip(q * per / ranks).take((q + 1) * per / ranks - q * per / ranks) {
                     part.add_row(0, row);
                 }
-                for (s, l) in summed.iter_mut().zip(part.to_limbs()) {
-                    *s = s.wrapping_add(l);
+                for (s, w) in summed.iter_mut().zip(part.to_words()) {
+                    *s = s.wrapping_add(w);
                 }
             }
-            assert_eq!(ExactCounts::from_limbs(&summed, k), whole, "{ranks} ranks");
+            assert_eq!(ExactCounts::from_words(&summed, k), whole, "{ranks} ranks");
         }
     }
 
-    /// The rounded total is within one rounding of the exact sum of the truncated
-    /// contributions: for integers (exact in both) it equals the `f64` sum.
+    /// Rows filled run by run (as threads do) give the cells one pass gives.
     #[test]
-    fn integer_counts_sum_exactly() {
+    fn row_runs_fill_the_same_cells() {
+        let (rows, k) = (10, 3);
+        let value = |r: usize, t: usize| (r * 7 + t) as f64 / 3.0;
+        let mut whole = ExactCounts::zeros(rows, k);
+        for r in 0..rows {
+            whole.add_row(r, &(0..k).map(|t| value(r, t)).collect::<Vec<_>>());
+        }
+        for parts in [1, 3, 4, 20] {
+            let mut runs = ExactCounts::zeros(rows, k);
+            for (first, mut cells) in runs.row_ranges_mut(parts) {
+                for r in 0..cells.rows() {
+                    cells.add_row(r, &(0..k).map(|t| value(first + r, t)).collect::<Vec<_>>());
+                }
+            }
+            assert_eq!(runs, whole, "{parts} parts");
+        }
+    }
+
+    /// Integer counts sum exactly; a sum of many small responsibilities stays within its
+    /// rounding bound (half a step each) of the floating-point sum.
+    #[test]
+    fn counts_sum_within_their_rounding_bound() {
         let mut c = ExactCounts::zeros(2, 2);
         for i in 0..1000u32 {
             c.add_row(i as usize % 2, &[i as f64, 0.25]);
         }
         let sums = c.to_f64();
         assert_eq!(sums, vec![(0..1000).step_by(2).sum::<u32>() as f64, 125.0, (1..1000).step_by(2).sum::<u32>() as f64, 125.0]);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let xs: Vec<f64> = (0..100_000).map(|_| rng.random::<f64>() * 3.0).collect();
+        let mut exact = ExactCounts::zeros(1, 1);
+        xs.iter().for_each(|&x| exact.add_row(0, &[x]));
+        let float: f64 = xs.iter().sum();
+        assert!((exact.to_f64()[0] - float).abs() <= xs.len() as f64 * 2f64.powi(-31) + 1e-9, "{} vs {float}", exact.to_f64()[0]);
     }
 }

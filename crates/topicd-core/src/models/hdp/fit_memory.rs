@@ -25,10 +25,10 @@ pub fn estimate(c: &CorpusStats, p: &super::params::HdpParams, threads: usize) -
     let memo = W8 * batch_words * k + W8 * v * k + W8 * d * k;
     // `TopicWord`: E[log φ] and exp E[log φ] (V × K f64 each).
     let globals = 2 * W8 * v * k;
-    // A batch's local step: its exact topic-word counts (16 bytes a cell) and the new
-    // summary of its words (8), and its documents' rows (one batch's share of the
+    // A batch's local step: its exact topic-word counts and the new summary of its
+    // words (8 bytes a cell each), and its documents' rows (one batch's share of the
     // memo), while the old summary is still held.
-    let local = W8 * (3 * batch_words.div_ceil(b) + d.div_ceil(b)) * k;
+    let local = W8 * (2 * batch_words.div_ceil(b) + d.div_ceil(b)) * k;
     let steady = training + layouts + memo + globals + local;
     // A checkpoint: the batch summaries, their document-topic rows and the total.
     let checkpoint = memo;

@@ -272,6 +272,23 @@ pub fn batch_part(g: &LocalGlobals, matrix: &DocTermMatrix, layout: &BatchLayout
                 infer_document(g, terms, counts, init, pairs)
             })
             .collect();
+        // The topic-word counts: integer sums need no order, so the threads fill them
+        // at once, each its own run of the batch's word rows, every one reading the
+        // whole wave (the slots say which row each word of a document adds to).
+        let starts: Vec<usize> = results.iter().scan(slot, |at, r| Some(std::mem::replace(at, *at + r.word_topic.len() / k.max(1)))).collect();
+        let slots = &layout.slots;
+        counts.row_ranges_mut(rayon::current_num_threads()).into_par_iter().for_each(|(first_row, mut cells)| {
+            let end_row = first_row + cells.rows();
+            for (res, &start) in results.iter().zip(&starts) {
+                for (i, row) in res.word_topic.chunks(k).enumerate() {
+                    let s = slots[start + i] as usize;
+                    if (first_row..end_row).contains(&s) {
+                        cells.add_row(s - first_row, row);
+                    }
+                }
+            }
+        });
+        slot = starts.last().map_or(slot, |&s| s + results.last().map_or(0, |r| r.word_topic.len() / k.max(1)));
         for (d, res) in wave.zip(results) {
             let local = d - first;
             if local.is_multiple_of(CHUNK) {
@@ -281,10 +298,6 @@ pub fn batch_part(g: &LocalGlobals, matrix: &DocTermMatrix, layout: &BatchLayout
             }
             let chunk = chunks.last_mut().expect("a chunk was started");
             doc_topic[local * k..(local + 1) * k].copy_from_slice(&res.doc_topic);
-            for row in res.word_topic.chunks(k) {
-                counts.add_row(layout.slots[slot] as usize, row);
-                slot += 1;
-            }
             chunk.num_docs += 1.0;
             for t in 0..k {
                 chunk.topic_counts[t] += res.doc_topic[t];
@@ -319,9 +332,9 @@ pub fn batch_local_step(
     let k = g.num_topics;
     let BatchPart { mut counts, mut chunks, mut totals } = batch_part(g, matrix, layout, doc_topic, warm, pairs);
     if ranks.size() > 1 {
-        let mut limbs = counts.to_limbs();
-        ranks.sum_u64(&mut limbs);
-        counts = ExactCounts::from_limbs(&limbs, k);
+        let mut words = counts.to_words();
+        ranks.sum_u64(&mut words);
+        counts = ExactCounts::from_words(&words, k);
         let mine = postcard::to_allocvec(&chunks).expect("plain data encodes");
         chunks = ranks.all_gather(&mine).iter().flat_map(|b| postcard::from_bytes::<Vec<Summary>>(b).expect("a rank's chunks decode")).collect();
         let mut sums = [totals.iterations as u64, totals.documents as u64];

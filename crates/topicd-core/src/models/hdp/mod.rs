@@ -67,6 +67,12 @@ impl ModelFamily for HdpFamily {
         if corpus.num_tokens == 0 {
             return Err(ParamError::new("corpus", "the corpus has no tokens"));
         }
+        if corpus.num_tokens >= exact_counts::MAX_TOKENS {
+            return Err(ParamError::new(
+                "corpus",
+                format!("the corpus has {} tokens; HDP's exact topic-word sums hold fewer than 2^33 (8.6 billion)", corpus.num_tokens),
+            ));
+        }
         crate::models::design::DesignSpec::check(&p.design, &corpus.covariates)?;
         // A fit keeps a documents × K table of local state and a few terms × K tables
         // (λ, E[log φ] and its exponential, the summary): bound them before queueing.

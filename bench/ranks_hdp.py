@@ -6,16 +6,18 @@ in one run (issue 43's measured section).
 Usage:  python3 bench/ranks_hdp.py [--copies 500] [--topics 50] [--ranks 1,2,4]
         python3 bench/ranks_hdp.py --copies 20 --passes 1          # a quick look
 
-The corpus is the shared AppStream descriptions (../shared/data/appstream.jsonl: 2 017
-documents, about 80 tokens each) repeated COPIES times with fresh ids (500 copies:
-1 008 500 documents, about 80 M tokens before stop words). Each R runs `mpirun
+The corpus is the shared AppStream descriptions (../shared/data/appstream.jsonl: 2 016
+distinct documents, about 80 tokens each) repeated COPIES times with fresh ids (500
+copies: 1 008 000 documents). Each R runs `mpirun
 --oversubscribe --bind-to none -n R topicd fit --model hdp` (release, --features mpi)
 twice, with P and 2P passes and no moves (merges and deletes off, so every pass is one
 visit of every batch), so the difference of the bytes each rank sent, over P, is a
 pass' traffic alone (the scatter of the documents and the final gathers cancel out).
 The lower bound printed beside it is what each rank must receive for every batch visit:
 the new batch summary's topic-word counts (8 bytes a cell, the batch's distinct words ×
-K), the counts every rank holds to take the global step.
+K), the counts every rank holds to take the global step. (Bytes sent count what a rank
+hands to MPI: an integer all-reduce of n cells counts 8n, whatever MPI's own algorithm
+moves.)
 
 Single-process speed: the default build and the MPI build of `topicd fit --model hdp`
 on AppStream × 20 (K = 50, 5 passes, 2 threads), alternated REPEATS times.
@@ -39,8 +41,14 @@ def repeated_corpus(copies):
     path = os.path.join(OUT, f"appstream_x{copies}.jsonl")
     if os.path.exists(path):
         return path
+    docs, seen = [], set()
     with open(APPSTREAM) as f:
-        docs = [json.loads(line) for line in f if line.strip()]
+        for line in f:
+            d = json.loads(line) if line.strip() else None
+            # Two lines share an id (and a text): the first is kept, as an upload would.
+            if d and d["id"] not in seen:
+                seen.add(d["id"])
+                docs.append(d)
     tmp = path + ".tmp"
     with open(tmp, "w") as out:
         for c in range(copies):

@@ -78,6 +78,22 @@ pub trait Ranks: Sync {
         f64::from_le_bytes(last.try_into().expect("eight bytes"))
     }
 
+    /// [`Ranks::fold_in_rank_order`] over bytes: rank 0 starts from `start`, each rank
+    /// applies `fold` to the bytes it receives from the rank before, and every rank gets
+    /// the last rank's result. A running sum of a few numbers passed this way adds every
+    /// rank's terms in rank order, as one process adds them, for a message of the sum's
+    /// size per rank.
+    fn fold_bytes_in_rank_order(&self, start: Vec<u8>, fold: &mut dyn FnMut(Vec<u8>) -> Vec<u8>) -> Vec<u8> {
+        let (rank, size) = (self.rank(), self.size());
+        let running = if rank == 0 { start } else { self.exchange(None, Some(rank - 1)).expect("a value from the rank before") };
+        let mut mine = fold(running);
+        if rank + 1 < size {
+            self.exchange(Some((rank + 1, &mine)), None);
+        }
+        self.broadcast(size - 1, &mut mine);
+        mine
+    }
+
     /// Every rank's `mine`, in rank order, on rank 0 (`None` on the others).
     fn gather_to_root(&self, mine: &[u8]) -> Option<Vec<Vec<u8>>> {
         if self.rank() != 0 {

@@ -317,9 +317,9 @@ pub fn batch_part(g: &LocalGlobals, matrix: &DocTermMatrix, layout: &BatchLayout
 
 /// The local step over a batch whose documents are spread over `ranks` (each holding
 /// `layout`'s share; one process holds them all): every rank infers its documents,
-/// the ranks' exact counts are summed as integers and their chunks' statistics gathered
-/// in rank order, which is document order, and summed chunk by chunk. Every rank returns
-/// the same batch summary, the one a single process computes.
+/// the ranks' exact counts are summed as integers and their chunks' statistics added
+/// chunk by chunk in document order (a running sum passed from rank to rank). Every
+/// rank returns the same batch summary, the one a single process computes.
 pub fn batch_local_step(
     g: &LocalGlobals,
     matrix: &DocTermMatrix,
@@ -330,24 +330,34 @@ pub fn batch_local_step(
     ranks: &dyn Ranks,
 ) -> (Summary, LocalTotals) {
     let k = g.num_topics;
-    let BatchPart { mut counts, mut chunks, mut totals } = batch_part(g, matrix, layout, doc_topic, warm, pairs);
-    if ranks.size() > 1 {
+    let BatchPart { mut counts, chunks, mut totals } = batch_part(g, matrix, layout, doc_topic, warm, pairs);
+    // The small statistics: the chunks' sums added chunk after chunk from zero, rank 0's
+    // chunks first, the running sum passed on from rank to rank (chunk order is rank
+    // order), so the total is one process' whatever the ranks.
+    let add_chunks = |mut small: Summary| {
+        for chunk in &chunks {
+            small.add_batch(chunk, 1.0);
+            small.pairs.add(&chunk.pairs);
+        }
+        small
+    };
+    let mut start = Summary::zeros(Vec::new(), k);
+    start.pairs = PairStats::zeros(pairs);
+    let small = if ranks.size() > 1 {
         let mut words = counts.to_words();
         ranks.sum_u64(&mut words);
         counts = ExactCounts::from_words(&words, k);
-        let mine = postcard::to_allocvec(&chunks).expect("plain data encodes");
-        chunks = ranks.all_gather(&mine).iter().flat_map(|b| postcard::from_bytes::<Vec<Summary>>(b).expect("a rank's chunks decode")).collect();
         let mut sums = [totals.iterations as u64, totals.documents as u64];
         ranks.sum_u64(&mut sums);
         totals = LocalTotals { iterations: sums[0] as usize, documents: sums[1] as usize };
-    }
-    let mut summary = Summary::zeros(layout.words.clone(), k);
-    summary.word_topic = counts.to_f64();
-    summary.pairs = PairStats::zeros(pairs);
-    for chunk in &chunks {
-        summary.add_batch(chunk, 1.0);
-        summary.pairs.add(&chunk.pairs);
-    }
+        let encode = |s: &Summary| postcard::to_allocvec(s).expect("plain data encodes");
+        let folded = ranks
+            .fold_bytes_in_rank_order(encode(&start), &mut |running| encode(&add_chunks(postcard::from_bytes(&running).expect("the running sums decode"))));
+        postcard::from_bytes(&folded).expect("the summed statistics decode")
+    } else {
+        add_chunks(start)
+    };
+    let summary = Summary { words: layout.words.clone(), word_topic: counts.to_f64(), ..small };
     (summary, totals)
 }
 

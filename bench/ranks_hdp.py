@@ -27,47 +27,34 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
-import time
 
-from ranks_common import MPI_ENV, OUT, RAW, ROOT, build, machine_line, sh, world
+from ranks_common import OUT, RAW, ROOT, build, machine_line, run_fit
+from ranks_common import repeated_corpus as repeated
 
 APPSTREAM = os.path.join(ROOT, "..", "shared", "data", "appstream.jsonl")
 
 
-def repeated_corpus(copies):
-    """AppStream's id and text (its other keys left out) repeated `copies` times."""
-    path = os.path.join(OUT, f"appstream_x{copies}.jsonl")
-    if os.path.exists(path):
-        return path
-    docs, seen = [], set()
+def appstream_docs():
+    """AppStream's documents; of the two lines that share an id (and a text) the first,
+    as an upload keeps it."""
+    seen = set()
     with open(APPSTREAM) as f:
         for line in f:
             d = json.loads(line) if line.strip() else None
-            # Two lines share an id (and a text): the first is kept, as an upload would.
             if d and d["id"] not in seen:
                 seen.add(d["id"])
-                docs.append(d)
-    tmp = path + ".tmp"
-    with open(tmp, "w") as out:
-        for c in range(copies):
-            for d in docs:
-                out.write(json.dumps({"id": f"{d['id']}#{c}", "text": d["text"]}) + "\n")
-    os.rename(tmp, path)
-    return path
+                yield d
+
+
+def repeated_corpus(copies):
+    return repeated(appstream_docs(), "appstream", copies, ["text"])
 
 
 def fit(binary, corpus, ranks, threads, topics, passes, extra=()):
     cmd = [binary, "fit", "--input", corpus, "--model", "hdp", "--topics", str(topics), "--param", f"passes={passes}",
            "--param", "convergence_tolerance=0", "--param", "merge_every=0", "--param", "delete_every=0",
            "--threads", str(threads), "--seed", "1"] + list(extra)
-    cmd = world(ranks, cmd)
-    started = time.time()
-    out = subprocess.run(cmd, check=True, cwd=ROOT, env=MPI_ENV, capture_output=True, text=True).stdout
-    line = json.loads(out.strip().splitlines()[-1])
-    line["wall_seconds"] = time.time() - started
-    return line
+    return run_fit(cmd, ranks)
 
 
 def main():

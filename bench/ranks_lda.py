@@ -25,38 +25,23 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
-from ranks_common import MPI_ENV, OUT, RAW, ROOT, build, machine_line, sh, world
+from ranks_common import OUT, RAW, ROOT, build, machine_line, run_fit, sh
+from ranks_common import repeated_corpus as repeated
 
 BOW = os.path.join(OUT, "linuxdoc_bow.jsonl")
 
 
 def repeated_corpus(copies):
-    path = os.path.join(OUT, f"linuxdoc_x{copies}.jsonl")
-    if os.path.exists(path):
-        return path
     with open(BOW) as f:
-        docs = [json.loads(line) for line in f]
-    tmp = path + ".tmp"
-    with open(tmp, "w") as out:
-        for c in range(copies):
-            for d in docs:
-                out.write(json.dumps({"id": f"{d['id']}#{c}", "counts": d["counts"]}) + "\n")
-    os.rename(tmp, path)
-    return path
+        return repeated((json.loads(line) for line in f), "linuxdoc", copies, ["counts"])
 
 
 def fit(binary, corpus, ranks, threads, topics, iterations, seed=1, extra=()):
     cmd = [binary, "fit", "--input", corpus, "--model", "lda", "--topics", str(topics), "--iterations", str(iterations),
            "--burn-in", str(iterations - 1), "--param", f"loglik_every={10 * iterations}", "--stopwords", "none",
            "--threads", str(threads), "--seed", str(seed)] + list(extra)
-    cmd = world(ranks, cmd)
-    started = time.time()
-    out = subprocess.run(cmd, check=True, cwd=ROOT, env=MPI_ENV, capture_output=True, text=True).stdout
-    line = json.loads(out.strip().splitlines()[-1])
-    line["wall_seconds"] = time.time() - started
-    return line
+    return run_fit(cmd, ranks)
 
 
 def main():

@@ -89,43 +89,26 @@ fn stats() -> CorpusStats {
 async fn store_with_jobs(db: &TestDb, ids: &[&str]) -> Store {
     let store = db.open().await;
     store.insert_corpus(NewCorpus { id: "c", name: "c", stats: &stats(), summary: json!({}), data: vec![1, 2, 3] }).await.unwrap();
+    let params = json!({});
     for id in ids {
-        store
-            .insert_job(NewJob {
-                id,
-                input: FitInput::Corpus("c"),
-                model: "lda",
-                params: &json!({}),
-                seed: 1,
-                queue: QueueGate::UNBOUNDED,
-                memory_bytes: None,
-                options: None,
-                ranks: 1,
-            })
-            .await
-            .unwrap()
-            .unwrap();
+        store.insert_job(lda_job(id, &params, None, 1)).await.unwrap().unwrap();
     }
     store
+}
+
+/// An unbounded LDA job on corpus "c" with `options` over `ranks` ranks.
+fn lda_job<'a>(id: &'a str, params: &'a serde_json::Value, options: Option<&'a serde_json::Value>, ranks: usize) -> NewJob<'a> {
+    NewJob { id, input: FitInput::Corpus("c"), model: "lda", params, seed: 1, queue: QueueGate::UNBOUNDED, memory_bytes: None, options, ranks }
 }
 
 /// A job over 3 ranks waits for a worker that starts worlds that large, while a
 /// single-process job queued after it is taken by the others.
 async fn a_job_over_ranks_is_claimed_only_by_a_worker_that_starts_worlds(db: TestDb) {
     let store = store_with_jobs(&db, &[]).await;
+    let params = json!({});
     for (id, ranks) in [("world", 3), ("solo", 1)] {
-        let job = NewJob {
-            id,
-            input: FitInput::Corpus("c"),
-            model: "lda",
-            params: &json!({}),
-            seed: 1,
-            queue: QueueGate::UNBOUNDED,
-            memory_bytes: None,
-            options: Some(&json!({"ranks": ranks})),
-            ranks,
-        };
-        store.insert_job(job).await.unwrap().unwrap();
+        let options = json!({"ranks": ranks});
+        store.insert_job(lda_job(id, &params, Some(&options), ranks)).await.unwrap().unwrap();
     }
     let plain = worker("plain", 60_000, 3);
     assert_eq!(store.claim_next_job(&plain).await.unwrap().map(|j| j.id), Some("solo".into()), "the older job over ranks is passed over");

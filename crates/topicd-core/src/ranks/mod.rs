@@ -62,20 +62,8 @@ pub trait Ranks: Sync {
     /// the last rank's result. With `fold` adding a rank's documents one by one, the
     /// total equals the single-process sum bit for bit.
     fn fold_in_rank_order(&self, start: f64, fold: &dyn Fn(f64) -> f64) -> f64 {
-        let (rank, size) = (self.rank(), self.size());
-        let running = if rank == 0 {
-            start
-        } else {
-            let bytes = self.exchange(None, Some(rank - 1)).expect("a value from the rank before");
-            f64::from_le_bytes(bytes.try_into().expect("eight bytes"))
-        };
-        let mine = fold(running);
-        if rank + 1 < size {
-            self.exchange(Some((rank + 1, &mine.to_le_bytes())), None);
-        }
-        let mut last = mine.to_le_bytes().to_vec();
-        self.broadcast(size - 1, &mut last);
-        f64::from_le_bytes(last.try_into().expect("eight bytes"))
+        let value = |bytes: Vec<u8>| f64::from_le_bytes(bytes.try_into().expect("eight bytes"));
+        value(self.fold_bytes_in_rank_order(start.to_le_bytes().to_vec(), &mut |running| fold(value(running)).to_le_bytes().to_vec()))
     }
 
     /// [`Ranks::fold_in_rank_order`] over bytes: rank 0 starts from `start`, each rank

@@ -275,7 +275,15 @@ pub fn batch_part(g: &LocalGlobals, matrix: &DocTermMatrix, layout: &BatchLayout
         // The topic-word counts: integer sums need no order, so the threads fill them
         // at once, each its own run of the batch's word rows, every one reading the
         // whole wave (the slots say which row each word of a document adds to).
-        let starts: Vec<usize> = results.iter().scan(slot, |at, r| Some(std::mem::replace(at, *at + r.word_topic.len() / k.max(1)))).collect();
+        // Each document's first slot (its words' rows follow in order).
+        let starts: Vec<usize> = results
+            .iter()
+            .map(|r| {
+                let start = slot;
+                slot += r.word_topic.len() / k.max(1);
+                start
+            })
+            .collect();
         let slots = &layout.slots;
         counts.row_ranges_mut(rayon::current_num_threads()).into_par_iter().for_each(|(first_row, mut cells)| {
             let end_row = first_row + cells.rows();
@@ -288,7 +296,6 @@ pub fn batch_part(g: &LocalGlobals, matrix: &DocTermMatrix, layout: &BatchLayout
                 }
             }
         });
-        slot = starts.last().map_or(slot, |&s| s + results.last().map_or(0, |r| r.word_topic.len() / k.max(1)));
         for (d, res) in wave.zip(results) {
             let local = d - first;
             if local.is_multiple_of(CHUNK) {

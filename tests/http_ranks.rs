@@ -23,7 +23,9 @@ async fn ranks_are_checked_at_submit() {
     for (model, params, options, says) in [
         ("lda", json!({"topics": 3}), json!({"ranks": 0}), "ranks"),
         ("lda", json!({"topics": 3}), json!({"ranks": 5000}), "ranks"),
-        ("hpc", json!({"iterations": 4}), json!({"ranks": 2}), "does not fit over several ranks"),
+        ("dcnt", json!({"topics": 3}), json!({"ranks": 2}), "does not fit over several ranks"),
+        ("hpc", json!({"iterations": 4, "chains": 2}), json!({"ranks": 2}), "one chain"),
+        ("hpc", json!({"iterations": 4}), json!({"ranks": 3}), "--mpi-launch"),
         ("lda", json!({"topics": 3, "chains": 2}), json!({"ranks": 2}), "several chains"),
         ("lda", json!({"topics": 3}), json!({"ranks": 2}), "--mpi-launch"),
         ("hdp", json!({"topics": 3}), json!({"ranks": 4}), "--mpi-launch"),

@@ -1,8 +1,8 @@
 //! `mpirun -n R topicd fit --out FILE` (feature `mpi`): one fit over R Open MPI ranks on
 //! this machine writes the very bytes the single-process fit writes, for R = 1..4 (LDA,
-//! and HDP but for its passes' wall-clock seconds), a fit that loses a rank resumes from
-//! its checkpoint over another rank count to the same bytes, and a bad input ends every
-//! rank with the line named.
+//! HPC, and HDP but for its passes' wall-clock seconds), a fit that loses a rank resumes
+//! from its checkpoint over another rank count to the same bytes, and a bad input ends
+//! every rank with the line named.
 //!
 //! Run with `cargo test --features mpi --test mpi_fit` where Open MPI is installed
 //! (`.ci/run` does). CI runs as root, which Open MPI refuses unless told otherwise: the
@@ -229,6 +229,93 @@ fn hdp_with_a_killed_rank_resumes_over_two_ranks() {
     let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(line["resumed"].as_str().is_some_and(|r| r.starts_with("from iteration")), "{line}");
     assert!(hdp_without_wall_clock(&resumed_path) == hdp_without_wall_clock(&expected_path), "resumed over 2 ranks: another model");
+}
+
+/// A labelled corpus drawn from HPC's generative process by `topicd simulate-hpc`:
+/// 600 documents over 300 words, 3 top labels with 3 children each.
+fn hpc_corpus(path: &Path) {
+    let out = Command::new(env!("CARGO_BIN_EXE_topicd"))
+        .args(["simulate-hpc", "--documents", "600", "--words", "300", "--fanout", "3,3", "--psi", "-3", "--eta", "-2", "--mean-length", "60", "--seed", "2"])
+        .arg("--out")
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// HPC with validation and test splits (a calibration, a second chain on the training
+/// and validation documents, a test evaluation).
+const HPC_FIT: [&str; 14] = [
+    "--model",
+    "hpc",
+    "--stopwords",
+    "none",
+    "--seed",
+    "3",
+    "--iterations",
+    "6",
+    "--param",
+    "burn_in=2",
+    "--param",
+    "hessian_every=2",
+    "--param",
+    "test_fraction=0.15",
+];
+
+fn single_fit(input: &Path, args: &[&str], out: &Path) {
+    let status = Command::new(env!("CARGO_BIN_EXE_topicd")).arg("fit").arg("--input").arg(input).args(args).arg("--out").arg(out).output().unwrap();
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+}
+
+#[test]
+fn hpc_over_every_rank_count_writes_the_single_process_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("labelled.jsonl");
+    hpc_corpus(&input);
+    let single = dir.path().join("single.bin");
+    single_fit(&input, &HPC_FIT, &single);
+    let expected = std::fs::read(&single).unwrap();
+    for ranks in 1..=4 {
+        let path = dir.path().join(format!("hpc{ranks}.bin"));
+        let out = world_fit(ranks, &input).args(HPC_FIT).arg("--out").arg(&path).output().expect("mpirun runs");
+        assert!(out.status.success(), "{ranks} ranks: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(std::fs::read(&path).unwrap() == expected, "{ranks} ranks wrote another HPC model than one process");
+    }
+}
+
+/// HPC over 3 ranks, checkpointing after every scan, loses a rank to SIGKILL; resumed
+/// over 2 ranks and in one process it writes the uninterrupted model.
+#[test]
+fn hpc_with_a_killed_rank_resumes_over_other_rank_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("labelled.jsonl");
+    hpc_corpus(&input);
+    let long = ["--model", "hpc", "--stopwords", "none", "--seed", "4", "--iterations", "200", "--param", "burn_in=20"];
+    let expected_path = dir.path().join("expected.bin");
+    single_fit(&input, &long, &expected_path);
+    let expected = std::fs::read(&expected_path).unwrap();
+    let checkpoint = dir.path().join("hpc.ckpt");
+    kill_a_rank_after_a_checkpoint(&input, &long, &checkpoint);
+    let resumed_path = dir.path().join("resumed.bin");
+    let out = world_fit(2, &input).args(long).arg("--resume").arg(&checkpoint).arg("--out").arg(&resumed_path).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(line["resumed"].as_str().is_some_and(|r| r.starts_with("from iteration")), "{line}");
+    assert!(std::fs::read(&resumed_path).unwrap() == expected, "resumed over 2 ranks: another model");
+    let one = dir.path().join("one.bin");
+    let out = Command::new(env!("CARGO_BIN_EXE_topicd"))
+        .arg("fit")
+        .arg("--input")
+        .arg(&input)
+        .args(long)
+        .arg("--resume")
+        .arg(&checkpoint)
+        .arg("--out")
+        .arg(&one)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::read(&one).unwrap() == expected, "resumed in one process: another model");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Jobs over MPI ranks through the service (feature `mpi`): a replica started with
 //! `--mpi-launch` runs a job with `"options": {"ranks": R}` as one world of `topicd
-//! rank-fit` processes and stores the model one process stores (LDA byte for byte, HDP
+//! rank-fit` processes and stores the model one process stores (LDA and HPC byte for byte, HDP
 //! but for its passes' wall-clock seconds), on SQLite and on PostgreSQL; a rank killed
 //! with SIGKILL ends the world, and the job's next attempt resumes from its last
 //! checkpoint to the same model.
@@ -68,7 +68,8 @@ async fn model_bytes(store: &Store, job: &Value) -> Vec<u8> {
     bytes
 }
 
-/// LDA over 2 ranks and HDP over 3 against the same jobs in one process, on `db`.
+/// LDA over 2 ranks, HDP over 3 and HPC over 4 against the same jobs in one process,
+/// on `db`.
 async fn worlds_store_the_one_process_models(db: &Path, location: DbLocation) {
     let server = ServerProcess::start(db, &["--mpi-launch", LAUNCH, "--threads", "1", "--max-jobs", "2"]);
     let (st, corpus) = server.post("/v1/corpora", &json!({"documents": documents(), "preprocess": {"stopwords": "none"}})).await;
@@ -76,14 +77,28 @@ async fn worlds_store_the_one_process_models(db: &Path, location: DbLocation) {
     let corpus = corpus["id"].as_str().unwrap();
     let lda = json!({"topics": 8, "iterations": 12, "burn_in": 4, "optimize_interval": 4});
     let hdp = json!({"topics": 10, "passes": 5, "batches": 2, "merge_every": 2, "delete_every": 2, "test_fraction": 0.05});
+    // The same documents labelled on a two-level tree, for HPC.
+    let labelled: Vec<Value> = documents()
+        .into_iter()
+        .enumerate()
+        .map(|(d, mut doc)| {
+            doc["labels"] = json!([format!("g{}/s{}", (d % 6) / 2, d % 6)]);
+            doc
+        })
+        .collect();
+    let (st, tree) = server.post("/v1/corpora", &json!({"documents": labelled, "preprocess": {"stopwords": "none"}})).await;
+    assert_eq!(st, 201, "{tree}");
+    let tree = tree["id"].as_str().unwrap();
+    let hpc = json!({"iterations": 6, "burn_in": 2, "hessian_every": 2, "test_fraction": 0.1});
     let jobs = [
-        (submit(&server, corpus, "lda", lda.clone(), json!({})).await, submit(&server, corpus, "lda", lda, json!({"ranks": 2})).await),
-        (submit(&server, corpus, "hdp", hdp.clone(), json!({})).await, submit(&server, corpus, "hdp", hdp, json!({"ranks": 3})).await),
+        (submit(&server, corpus, "lda", lda.clone(), json!({})).await, submit(&server, corpus, "lda", lda, json!({"ranks": 2})).await, 2),
+        (submit(&server, corpus, "hdp", hdp.clone(), json!({})).await, submit(&server, corpus, "hdp", hdp, json!({"ranks": 3})).await, 3),
+        (submit(&server, tree, "hpc", hpc.clone(), json!({})).await, submit(&server, tree, "hpc", hpc, json!({"ranks": 4})).await, 4),
     ];
     let store = Store::connect(&location, &Default::default()).await.unwrap();
-    for (single, world) in jobs {
+    for (single, world, ranks) in jobs {
         let (single, world) = (finished(&server, &single).await, finished(&server, &world).await);
-        assert_eq!(world["options"]["ranks"], world["model"].as_str().map(|m| if m == "lda" { 2 } else { 3 }).unwrap(), "{world}");
+        assert_eq!(world["options"]["ranks"], ranks, "{world}");
         let (_, model) = server.get(&format!("/v1/models/{}", world["model_id"].as_str().unwrap())).await;
         assert_eq!(model["diagnostics"]["ranks"], world["options"]["ranks"], "the model records its world: {model}");
         assert!(model_bytes(&store, &world).await == model_bytes(&store, &single).await, "{}: the world stored another model", world["model"]);

@@ -20,7 +20,7 @@
 
 use super::data::HpcData;
 use super::params::HpcParams;
-use super::sampler::{document_weights, linear_term, Caches, HpcState, ScanSettings, ScanStats};
+use super::sampler::{document_weights, linear_term, parent_variances, Caches, HpcState, ScanSettings, ScanStats};
 use crate::models::chain::{Chain, Position, Schedule};
 use crate::models::composition::DrawPlan;
 use crate::models::convergence::KeptTrace;
@@ -67,7 +67,7 @@ impl EstimandSums {
     }
 
     /// Whether the buffers have the shapes of `v` words and `k` topics.
-    fn has_shape(&self, v: usize, k: usize) -> bool {
+    pub(super) fn has_shape(&self, v: usize, k: usize) -> bool {
         [&self.frequency, &self.exclusivity, &self.exclusivity_all].iter().all(|s| s.len() == v * k) && self.mu.len() == v * (k + 1) && self.shares.len() == k
     }
 
@@ -76,6 +76,14 @@ impl EstimandSums {
     /// `beta` and `rate_totals` are exp(μ) and its column sums ([`Caches::rates`]).
     /// Returns this scan's shares (for the convergence trace).
     pub fn add(&mut self, data: &HpcData, state: &HpcState, beta: &[f64], rate_totals: &[f64]) -> Vec<f64> {
+        let linear = linear_term(data, &document_weights(data, &state.xi));
+        self.add_rows(data, &state.mu, beta, rate_totals, linear)
+    }
+
+    /// [`Self::add`] for the words whose rows `mu` and `beta` hold (the sums' rows),
+    /// given every topic's total rate and the linear term Σ_d l_d θ_d of the whole
+    /// corpus (a rank holds some words, the totals and the linear term whole).
+    pub fn add_rows(&mut self, data: &HpcData, mu: &[f64], beta: &[f64], rate_totals: &[f64], linear: Vec<f64>) -> Vec<f64> {
         let (n, k) = (data.num_nodes(), data.num_topics());
         self.kept += 1;
         self.frequency
@@ -87,7 +95,7 @@ impl EstimandSums {
             .for_each_init(
                 || vec![0.0; n],
                 |child_sum, (f, (((freq, excl), excl_all), mu_sum))| {
-                    let mu = &state.mu[f * n..(f + 1) * n];
+                    let mu = &mu[f * n..(f + 1) * n];
                     let beta = &beta[f * n..(f + 1) * n];
                     child_sum.iter_mut().for_each(|c| *c = 0.0);
                     for node in 1..n {
@@ -109,7 +117,7 @@ impl EstimandSums {
             );
         // Expected tokens per topic: the linear term Σ_d l_d θ_dk times each topic's
         // total rate.
-        let mut expected = linear_term(data, &document_weights(data, &state.xi));
+        let mut expected = linear;
         expected.iter_mut().zip(rate_totals).for_each(|(e, t)| *e *= t);
         let total: f64 = expected.iter().sum::<f64>().max(f64::MIN_POSITIVE);
         // Topic k is node k + 1: the root has no share.
@@ -119,6 +127,19 @@ impl EstimandSums {
         }
         scan
     }
+}
+
+/// What the model is made of once a chain has ended: the hyperparameters (the state's
+/// μ, τ² and ξ are not read), the estimand sums (at least one scan kept), the counts,
+/// the last log-likelihood, the trace, the θ draws and the rate factors' non-zeros.
+pub(super) struct EndedChain {
+    pub hyper: HpcState,
+    pub sums: EstimandSums,
+    pub totals: ScanStats,
+    pub last: (f64, f64),
+    pub trace: KeptTrace,
+    pub theta_draws: Vec<Vec<f32>>,
+    pub factor_nonzeros: usize,
 }
 
 /// A running HPC or PCM chain over the training split.
@@ -172,7 +193,7 @@ const TRACED: [&str; 5] = ["psi", "gamma2", "lambda2", "nu", "sigma2"];
 
 /// An empty trace of a chain on `data`: HPC's also traces each label's share
 /// (`label_share[k]`, topic k of the model), which labels make identified.
-fn trace_of(data: &HpcData) -> KeptTrace {
+pub(super) fn trace_of(data: &HpcData) -> KeptTrace {
     if data.supervised {
         // The labels are identified: each one's share is the same quantity in every chain.
         KeptTrace::labelled_topic_model(&TRACED, &(0..data.num_topics()).map(|k| k.to_string()).collect::<Vec<_>>())
@@ -221,6 +242,17 @@ fn chain_key(p: &HpcParams) -> Vec<u8> {
 }
 
 impl<'a> HpcChain<'a> {
+    /// The chain ended: if no scan fell on the thinning grid, the final state is the one
+    /// kept.
+    pub fn into_ended(self) -> EndedChain {
+        let HpcChain { data, state, mut caches, mut sums, totals, last, trace, theta_draws, .. } = self;
+        if sums.kept == 0 {
+            let (beta, rate_totals) = caches.rates(&state.mu, data.num_nodes());
+            sums.add(data, &state, beta, rate_totals);
+        }
+        EndedChain { factor_nonzeros: caches.factor_nonzeros(), hyper: state, sums, totals, last, trace, theta_draws }
+    }
+
     /// A chain from HPC's starting point ([`HpcState::initial`]).
     pub fn new(data: &'a HpcData, params: &'a HpcParams, seed: u64) -> Self {
         let state = HpcState::initial(data, seed);
@@ -317,7 +349,7 @@ impl<'a> HpcChain<'a> {
 /// A scan's progress diagnostics: acceptance rates, repairs, whether it refit the modes,
 /// its log-likelihood parts, the log posterior, and the affinity hyperparameters (λ² and
 /// the mean of η), whose drift shows whether the chain has settled.
-fn scan_diagnostics(
+pub(super) fn scan_diagnostics(
     stats: &ScanStats,
     refit_modes: bool,
     (words, labels): (f64, f64),
@@ -388,51 +420,93 @@ impl Chain for HpcChain<'_> {
     fn save(&self) -> Vec<u8> {
         let (s, data) = (&self.state, self.data);
         let (rate_hessians, affinity_hessians) = self.caches.likelihood_hessians();
-        let tau2_parents: Vec<f64> = s.tau2.chunks(data.num_nodes()).flat_map(|row| data.parent_nodes.iter().map(move |&p| row[p])).collect();
-        let rate_diagonals: Vec<&[f64]> = rate_hessians.iter().map(|(d, _)| &d[..]).collect();
-        let rate_off_diagonals: Vec<&[f64]> = rate_hessians.iter().map(|(_, o)| &o[..]).collect();
-        let affinity: Vec<&[f64]> = affinity_hessians.iter().map(|m| m.as_slice()).collect();
-        let sums = (self.sums.kept > 0).then_some(&self.sums);
-        // Reserve the whole state (and the driver's trailer) once: the sections are
-        // most of it.
-        let ragged = |rows: &[&[f64]]| StateWriter::ragged_len(rows.len(), rows.iter().map(|r| r.len()).sum());
-        let sum_sections =
-            sums.map_or(0, |m| [&m.frequency, &m.exclusivity, &m.exclusivity_all, &m.mu, &m.shares].iter().map(|x| StateWriter::section_len(x.len())).sum());
-        let capacity = 1024
-            + [&s.mu, &tau2_parents, &s.xi].iter().map(|x| StateWriter::section_len(x.len())).sum::<usize>()
-            + ragged(&rate_diagonals)
-            + ragged(&rate_off_diagonals)
-            + ragged(&affinity)
-            + sum_sections
-            + self.theta_draws.iter().map(|t| 4 * t.len() + 8).sum::<usize>();
-        let mut w = StateWriter::with_capacity(capacity);
-        w.header(&HpcHeader {
-            version: STATE_VERSION,
-            params: chain_key(self.params),
+        let tau2_parents: Vec<f64> = parent_variances(data, &s.tau2).collect();
+        encode_state(&StateParts {
+            params: self.params,
             num_tokens: data.num_tokens,
-            psi: s.psi,
-            gamma2: s.gamma2,
-            eta: s.eta.clone(),
-            lambda2: s.lambda2,
-            nu: s.nu,
-            sigma2: s.sigma2,
-            totals: self.totals.clone(),
+            hyper: s,
+            mu: &s.mu,
+            tau2_parents: &tau2_parents,
+            xi: &s.xi,
+            rate_diagonals: rate_hessians.iter().map(|(d, _)| &d[..]).collect(),
+            rate_off_diagonals: rate_hessians.iter().map(|(_, o)| &o[..]).collect(),
+            affinity: affinity_hessians.iter().map(|m| m.as_slice()).collect(),
+            sums: &self.sums,
+            totals: &self.totals,
             last: self.last,
-            kept: self.sums.kept,
-            trace: self.trace.clone(),
-            theta_draws: self.theta_draws.clone(),
-        });
-        w.f64s(&s.mu);
-        w.f64s(&tau2_parents);
-        w.f64s(&s.xi);
-        w.ragged(&rate_diagonals);
-        w.ragged(&rate_off_diagonals);
-        w.ragged(&affinity);
-        if let Some(m) = sums {
-            for section in [&m.frequency, &m.exclusivity, &m.exclusivity_all, &m.mu, &m.shares] {
-                w.f64s(section);
-            }
-        }
-        w.finish()
+            trace: &self.trace,
+            theta_draws: &self.theta_draws,
+        })
     }
+}
+
+/// Everything a checkpoint's state holds, borrowed: one process's chain, or the parts
+/// rank 0 gathered from every rank in word and document order.
+pub(super) struct StateParts<'a> {
+    pub params: &'a HpcParams,
+    pub num_tokens: f64,
+    /// The hyperparameters (its μ, τ² and ξ are not read: they are the fields below).
+    pub hyper: &'a HpcState,
+    pub mu: &'a [f64],
+    /// τ² at the parent nodes, word-major `V × parent_nodes`.
+    pub tau2_parents: &'a [f64],
+    pub xi: &'a [f64],
+    pub rate_diagonals: Vec<&'a [f64]>,
+    pub rate_off_diagonals: Vec<&'a [f64]>,
+    /// Each document's cached active-block Hessian, column-major.
+    pub affinity: Vec<&'a [f64]>,
+    /// Written only once a scan has been kept.
+    pub sums: &'a EstimandSums,
+    pub totals: &'a ScanStats,
+    pub last: (f64, f64),
+    pub trace: &'a KeptTrace,
+    pub theta_draws: &'a [Vec<f32>],
+}
+
+/// The bytes of an HPC checkpoint's state ([`HpcHeader`], then the sections).
+pub(super) fn encode_state(parts: &StateParts) -> Vec<u8> {
+    let StateParts { params, num_tokens, hyper: s, mu, tau2_parents, xi, rate_diagonals, rate_off_diagonals, affinity, sums, totals, last, trace, theta_draws } =
+        parts;
+    let sums = (sums.kept > 0).then_some(*sums);
+    // Reserve the whole state (and the driver's trailer) once: the sections are
+    // most of it.
+    let ragged = |rows: &[&[f64]]| StateWriter::ragged_len(rows.len(), rows.iter().map(|r| r.len()).sum());
+    let sum_sections =
+        sums.map_or(0, |m| [&m.frequency, &m.exclusivity, &m.exclusivity_all, &m.mu, &m.shares].iter().map(|x| StateWriter::section_len(x.len())).sum());
+    let capacity = 1024
+        + [mu, tau2_parents, xi].iter().map(|x| StateWriter::section_len(x.len())).sum::<usize>()
+        + ragged(rate_diagonals)
+        + ragged(rate_off_diagonals)
+        + ragged(affinity)
+        + sum_sections
+        + theta_draws.iter().map(|t| 4 * t.len() + 8).sum::<usize>();
+    let mut w = StateWriter::with_capacity(capacity);
+    w.header(&HpcHeader {
+        version: STATE_VERSION,
+        params: chain_key(params),
+        num_tokens: *num_tokens,
+        psi: s.psi,
+        gamma2: s.gamma2,
+        eta: s.eta.clone(),
+        lambda2: s.lambda2,
+        nu: s.nu,
+        sigma2: s.sigma2,
+        totals: (*totals).clone(),
+        last: *last,
+        kept: parts.sums.kept,
+        trace: (*trace).clone(),
+        theta_draws: theta_draws.to_vec(),
+    });
+    w.f64s(mu);
+    w.f64s(tau2_parents);
+    w.f64s(xi);
+    w.ragged(rate_diagonals);
+    w.ragged(rate_off_diagonals);
+    w.ragged(affinity);
+    if let Some(m) = sums {
+        for section in [&m.frequency, &m.exclusivity, &m.exclusivity_all, &m.mu, &m.shares] {
+            w.f64s(section);
+        }
+    }
+    w.finish()
 }

@@ -9,8 +9,10 @@
 //! PCM the tree is flat (K nodes under the root) and every topic is active in every
 //! document.
 
+use serde::{Deserialize, Serialize};
+
 /// Compressed rows: row `r` is `values[ptr[r]..ptr[r + 1]]`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Rows<T> {
     pub ptr: Vec<usize>,
     pub values: Vec<T>,
@@ -41,10 +43,16 @@ impl<T: Clone> Rows<T> {
     pub fn range(&self, r: usize) -> std::ops::Range<usize> {
         self.ptr[r]..self.ptr[r + 1]
     }
+
+    /// Rows `rows` as rows of their own.
+    pub fn slice(&self, rows: std::ops::Range<usize>) -> Self {
+        let start = self.ptr[rows.start];
+        Rows { ptr: self.ptr[rows.start..=rows.end].iter().map(|p| p - start).collect(), values: self.values[start..self.ptr[rows.end]].to_vec() }
+    }
 }
 
 /// Everything the sampler reads and never changes.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HpcData {
     /// Parent of every node (`None` only for node 0).
     pub parent: Vec<Option<usize>>,

@@ -32,7 +32,13 @@ pub struct Dispersion {
 
 impl Dispersion {
     pub fn from_variances(tau2: impl IntoIterator<Item = f64>) -> Self {
-        let (mut count, mut sum_precision, mut sum_log_precision) = (0.0, 0.0, 0.0);
+        Dispersion { count: 0.0, sum_precision: 0.0, sum_log_precision: 0.0 }.continued(tau2)
+    }
+
+    /// These statistics with more variances added, one by one in order (ranks pass the
+    /// running statistics on in word order, so they add what one process adds).
+    pub fn continued(self, tau2: impl IntoIterator<Item = f64>) -> Self {
+        let Dispersion { mut count, mut sum_precision, mut sum_log_precision } = self;
         for t in tau2 {
             count += 1.0;
             sum_precision += 1.0 / t;

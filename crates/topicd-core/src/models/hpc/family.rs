@@ -58,6 +58,25 @@ impl ModelFamily for HpcFamily {
         Ok(Box::new(fit_hpc(corpus, params.get::<HpcParams>(), self.supervised, seed, ctx)?))
     }
 
+    fn check_ranks(&self, params: &FitParams, _ranks: usize) -> Result<(), ParamError> {
+        match super::ranked::unsupported(params.get::<HpcParams>()) {
+            Some(reason) => Err(ParamError::new("ranks", reason)),
+            None => Ok(()),
+        }
+    }
+
+    fn fit_ranked(
+        &self,
+        corpus: Option<Corpus>,
+        params: &FitParams,
+        seed: u64,
+        ctx: &FitContext,
+        ranks: &dyn crate::ranks::Ranks,
+    ) -> Result<Option<Box<dyn TopicModel>>, FitError> {
+        let model = super::ranked::fit_hpc_ranked(corpus, params.get::<HpcParams>(), self.supervised, seed, ctx, ranks)?;
+        Ok(model.map(|m| Box::new(m) as Box<dyn TopicModel>))
+    }
+
     fn fit_memory(&self, corpus: &CorpusStats, params: &FitParams, threads: usize) -> u64 {
         super::fit_memory::estimate(corpus, params.get::<HpcParams>(), self.supervised, threads)
     }

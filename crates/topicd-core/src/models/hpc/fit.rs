@@ -23,7 +23,7 @@
 //! on the pooled first stage, and the job counts 2 × C × `iterations` with a refit.
 
 use super::calibration::{best_f1_threshold, calibrate, score, Thresholds};
-use super::chain::HpcChain;
+use super::chain::{EndedChain, HpcChain};
 use super::data::{strip_redundant_ancestors, HpcData};
 use super::label_posterior::{
     ancestors_are_uploaded, candidate_sets, document_rates, label_probabilities, Closure, Evidence, LabelPrediction, Predictor, TEMPERATURES,
@@ -71,16 +71,16 @@ pub fn assign_roles(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64)
 
 /// The corpus shaped for the sampler: node tree, active nodes and counts of the
 /// documents with `wanted` roles.
-struct Shaped {
-    data: HpcData,
+pub(super) struct Shaped {
+    pub(super) data: HpcData,
     /// Label name of each topic.
-    names: Vec<String>,
+    pub(super) names: Vec<String>,
     /// Each document's labels as uploaded (before `strip_ancestors`), as topic indices;
     /// empty sets for PCM.
-    uploaded: Vec<Vec<usize>>,
+    pub(super) uploaded: Vec<Vec<usize>>,
 }
 
-fn shape(corpus: &Corpus, p: &HpcParams, supervised: bool, roles: &[Role], wanted: &[Role]) -> Shaped {
+pub(super) fn shape(corpus: &Corpus, p: &HpcParams, supervised: bool, roles: &[Role], wanted: &[Role]) -> Shaped {
     let docs: Vec<usize> = (0..roles.len()).filter(|&d| wanted.contains(&roles[d])).collect();
     let counts: Vec<Vec<(u32, u32)>> = docs
         .iter()
@@ -129,7 +129,7 @@ pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx:
 /// The design of the covariates the fit reads and every corpus document's row (`None`
 /// without covariates); a corpus without them, or a document missing one, is an error
 /// naming `covariates` (both are refused at submit, checked again here).
-fn corpus_design(corpus: &Corpus, p: &HpcParams) -> Result<Option<(DesignSpec, Vec<f64>)>, FitError> {
+pub(super) fn corpus_design(corpus: &Corpus, p: &HpcParams) -> Result<Option<(DesignSpec, Vec<f64>)>, FitError> {
     if p.design.covariates.is_empty() {
         return Ok(None);
     }
@@ -224,7 +224,7 @@ fn first_chains(train: &Shaped, p: &HpcParams, seed: u64, roles: &[Role], ctx: &
     let last = several::run(ctx, p.chains, p.iterations as u64, |ctx, c, finished: &[ChainResult]| {
         let is_last = c + 1 == p.chains;
         let chain = first_chain(&train.data, p, chain_seed(seed, c), ctx, hand_over_end && is_last)?;
-        let result = assemble(chain, train, p, roles);
+        let result = assemble(chain.into_ended(), train, p, roles);
         Ok(if is_last { ChainResult { model: pooled::pool(finished, result), trace: KeptTrace::default() } } else { result })
     })?;
     Ok(last.model)
@@ -243,7 +243,7 @@ fn refit_chains(both: &Shaped, p: &HpcParams, seed: u64, roles: &[Role], calibra
         let (mut hpc, position) =
             chain::start(ctx, family, s, &schedule, |bytes, position| HpcChain::restore(&both.data, p, bytes, position), || HpcChain::new(&both.data, p, s));
         chain::run(&mut hpc, family, s, &schedule, position, ctx)?;
-        let mut result = assemble(hpc, both, p, roles);
+        let mut result = assemble(hpc.into_ended(), both, p, roles);
         result.model.refitted_with_validation = true;
         Ok(if c + 1 == p.chains { ChainResult { model: pooled::pool(finished, result), trace: KeptTrace::default() } } else { result })
     })?;
@@ -277,7 +277,7 @@ fn second_chain(
     ctx: &FitContext,
 ) -> Result<(HpcModel, Calibration), FitError> {
     chain::run(&mut second, family_name(true), refit_seed(seed), &p.schedule(), position, ctx)?;
-    let ChainResult { model, trace } = assemble(second.chain, both, p, roles);
+    let ChainResult { model, trace } = assemble(second.chain.into_ended(), both, p, roles);
     let mut model = pooled::pool(&[], ChainResult { model, trace });
     model.refitted_with_validation = true;
     Ok((model, second.calibration))
@@ -286,7 +286,7 @@ fn second_chain(
 /// The refitted model with the first chain's calibration: the same prediction settings
 /// (they depend on the label sets of the training and validation documents, not on the
 /// rates) and the chosen temperature and thresholds.
-fn calibrated(mut model: HpcModel, calibration: Calibration, p: &HpcParams, train: &Shaped, validation: &Shaped) -> HpcModel {
+pub(super) fn calibrated(mut model: HpcModel, calibration: Calibration, p: &HpcParams, train: &Shaped, validation: &Shaped) -> HpcModel {
     model.prediction = prediction_settings(&model, p, train, validation);
     model.prediction.temperature = calibration.temperature;
     model.thresholds = calibration.thresholds;
@@ -295,7 +295,7 @@ fn calibrated(mut model: HpcModel, calibration: Calibration, p: &HpcParams, trai
 
 /// The model with its test-split evaluation, if the corpus has a test split; `learned`
 /// are the documents whose labels the rates learned from (the baseline's frequencies).
-fn evaluated(mut model: HpcModel, learned: &Shaped, test: &Shaped) -> HpcModel {
+pub(super) fn evaluated(mut model: HpcModel, learned: &Shaped, test: &Shaped) -> HpcModel {
     if test.data.num_docs() > 0 {
         model.evaluation = Some(evaluate(&model, learned, test));
     }
@@ -306,15 +306,10 @@ fn evaluated(mut model: HpcModel, learned: &Shaped, test: &Shaped) -> HpcModel {
 /// and estimands, the hyperparameters and the fit's summary (prediction settings at
 /// their defaults; no convergence report: [`pooled::pool`] makes it), and the chain's
 /// trace.
-fn assemble(hpc: HpcChain, shaped: &Shaped, p: &HpcParams, roles: &[Role]) -> ChainResult {
+pub(super) fn assemble(ended: EndedChain, shaped: &Shaped, p: &HpcParams, roles: &[Role]) -> ChainResult {
     let data = &shaped.data;
     let (v, k) = (data.num_terms(), data.num_topics());
-    let HpcChain { state, mut caches, mut sums, totals, last, trace, theta_draws, .. } = hpc;
-    if sums.kept == 0 {
-        // No scan fell on the thinning grid: use the final state.
-        let (beta, rate_totals) = caches.rates(&state.mu, data.num_nodes());
-        sums.add(data, &state, beta, rate_totals);
-    }
+    let EndedChain { hyper: state, sums, totals, last, trace, theta_draws, factor_nonzeros } = ended;
     let scale = 1.0 / sums.kept as f64;
     let to_topic_major = |word_major: &[f64]| -> Vec<f32> {
         let mut out = vec![0.0f32; k * v];
@@ -361,7 +356,7 @@ fn assemble(hpc: HpcChain, shaped: &Shaped, p: &HpcParams, roles: &[Role]) -> Ch
             mode_hessian_repairs: totals.mode_repairs,
             mass_matrix_repairs: totals.mass_repairs,
             inactive_fallbacks: totals.inactive_fallbacks,
-            factor_nonzeros: caches.factor_nonzeros(),
+            factor_nonzeros,
             rate_curvature: p.curvature(k),
             nu: state.nu,
             sigma2: state.sigma2,
@@ -391,7 +386,7 @@ fn assemble(hpc: HpcChain, shaped: &Shaped, p: &HpcParams, roles: &[Role]) -> Ch
 /// Each label's prior is its frequency among those documents' labels, with half a
 /// document added so an unseen label keeps a finite prior; the label-set predictor's
 /// candidates are those documents' label sets with their frequencies.
-fn prediction_settings(model: &HpcModel, p: &HpcParams, train: &Shaped, validation: &Shaped) -> LabelPrediction {
+pub(super) fn prediction_settings(model: &HpcModel, p: &HpcParams, train: &Shaped, validation: &Shaped) -> LabelPrediction {
     let ancestors = match p.label_closure {
         Closure::Auto => ancestors_are_uploaded(&train.uploaded, &model.parent),
         Closure::Ancestors => true,
@@ -420,7 +415,7 @@ fn prediction_settings(model: &HpcModel, p: &HpcParams, train: &Shaped, validati
 /// Choose the single-label or label-set predictor's temperature (the one whose pooled probabilities
 /// reach the best validation F1, the smallest on ties) and then the thresholds, both
 /// against the validation documents' labels as uploaded.
-fn calibrate_prediction(model: &mut HpcModel, validation: &Shaped) {
+pub(super) fn calibrate_prediction(model: &mut HpcModel, validation: &Shaped) {
     let k = model.labels.len();
     let truth = &validation.uploaded;
     let scored = scored_documents(model, &validation.data);

@@ -30,13 +30,40 @@ pub fn draw_eta_lambda2<R: rand::Rng + ?Sized>(xi: &[f64], num_topics: usize, rn
     let k = num_topics;
     let d = xi.len() / k;
     assert!(d >= 2, "the affinity hyperparameters need at least two documents");
-    let mut mean = vec![0.0; k];
-    for row in xi.chunks(k) {
+    let mean = affinity_mean(vec![0.0; k], xi, k, d);
+    let ss = affinity_squares(-0.0, xi, &mean);
+    draw_eta_lambda2_from(mean, ss, d, k, rng)
+}
+
+/// The sufficient statistics of (η, λ²): ξ̄ over the `docs` documents and
+/// SS = Σ_d Σ_k (ξ_dk − ξ̄_k)².
+#[derive(Debug, Clone)]
+pub struct AffinitySpread {
+    pub mean: Vec<f64>,
+    pub squares: f64,
+    pub docs: usize,
+}
+
+/// The running mean ξ̄ continued over the rows of `xi` (K = `num_topics` columns) of a
+/// corpus of `docs` documents: each row adds ξ_dk / D, in row order, so ranks passing
+/// it on in document order add what one process adds.
+pub fn affinity_mean(mut mean: Vec<f64>, xi: &[f64], num_topics: usize, docs: usize) -> Vec<f64> {
+    for row in xi.chunks(num_topics) {
         for (m, x) in mean.iter_mut().zip(row) {
-            *m += x / d as f64;
+            *m += x / docs as f64;
         }
     }
-    let ss: f64 = xi.chunks(k).map(|row| row.iter().zip(&mean).map(|(x, m)| (x - m) * (x - m)).sum::<f64>()).sum();
+    mean
+}
+
+/// The running SS continued over the rows of `xi` about `mean`, a row's squares summed
+/// first, then added in row order.
+pub fn affinity_squares(running: f64, xi: &[f64], mean: &[f64]) -> f64 {
+    xi.chunks(mean.len()).fold(running, |ss, row| ss + row.iter().zip(mean).map(|(x, m)| (x - m) * (x - m)).sum::<f64>())
+}
+
+/// Draw (η, λ²) from ξ̄ (`mean`) and SS over `d` ≥ 2 documents and `k` labels.
+pub fn draw_eta_lambda2_from<R: rand::Rng + ?Sized>(mean: Vec<f64>, ss: f64, d: usize, k: usize, rng: &mut R) -> (Vec<f64>, f64) {
     let dof = (d * k - k) as f64;
     let lambda2 = scaled_inv_chi2(dof, ss / dof, rng);
     let sd = (lambda2 / d as f64).sqrt();

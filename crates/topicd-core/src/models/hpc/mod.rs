@@ -29,6 +29,7 @@ pub mod params;
 pub mod pooled;
 pub mod predict;
 pub mod predict_intervals;
+pub mod ranked;
 pub mod rate_scratch;
 pub mod rates;
 pub mod refit;

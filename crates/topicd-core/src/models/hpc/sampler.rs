@@ -19,7 +19,7 @@
 use super::affinity::{find_block_mode, ActiveAffinities, InactiveSampler};
 use super::data::HpcData;
 use super::dispersion::Dispersion;
-use super::hyper::{draw_eta_lambda2, draw_psi_gamma2};
+use super::hyper::{affinity_mean, affinity_squares, draw_eta_lambda2_from, draw_psi_gamma2, AffinitySpread};
 use super::rate_scratch::RateScratch;
 use super::rates::{find_mode, Curvature, RateConditional};
 use super::touched::{topological_order, touched_subtree, WordBlock};
@@ -196,6 +196,12 @@ impl Caches {
         (&self.rate_hessians, &self.affinity_hessians)
     }
 
+    /// The documents' cached likelihood Hessians, for the affinity block of a rank
+    /// (whose β is not these caches').
+    pub(crate) fn affinity_hessians_mut(&mut self) -> &mut [DMatrix<f64>] {
+        &mut self.affinity_hessians
+    }
+
     /// Stored non-zeros of all word factors (a measure of the rate block's cost).
     pub fn factor_nonzeros(&self) -> usize {
         match self.curvature {
@@ -272,12 +278,17 @@ fn sum_softplus(xs: &[f64]) -> f64 {
 
 /// Column sums of a row-major matrix with `n` columns, summed in row order (so the
 /// result does not depend on the thread count).
-fn column_sums(matrix: &[f64], n: usize) -> Vec<f64> {
+pub(crate) fn column_sums(matrix: &[f64], n: usize) -> Vec<f64> {
     let mut totals = vec![0.0; n];
     for row in matrix.chunks(n) {
         totals.iter_mut().zip(row).for_each(|(t, b)| *t += b);
     }
     totals
+}
+
+/// Every word's τ² at the parent nodes, word by word: what the τ²'s prior is drawn from.
+pub(crate) fn parent_variances<'a>(data: &'a HpcData, tau2: &'a [f64]) -> impl Iterator<Item = f64> + 'a {
+    tau2.chunks(data.num_nodes()).flat_map(|row| data.parent_nodes.iter().map(move |&p| row[p]))
 }
 
 /// θ of every document over its active nodes (aligned with `data.active.values`).
@@ -301,7 +312,12 @@ pub fn document_weights(data: &HpcData, xi: &[f64]) -> Vec<f64> {
 
 /// c = Σ_d l_d θ_d by node.
 pub(super) fn linear_term(data: &HpcData, theta: &[f64]) -> Vec<f64> {
-    let mut c = vec![0.0; data.num_nodes()];
+    linear_term_from(vec![0.0; data.num_nodes()], data, theta)
+}
+
+/// [`linear_term`] continued from the running sum `c` of the documents before
+/// `data`'s (the ranks before this one pass it on).
+pub(super) fn linear_term_from(mut c: Vec<f64>, data: &HpcData, theta: &[f64]) -> Vec<f64> {
     for d in 0..data.num_docs() {
         let r = data.active.range(d);
         for (&node, &t) in data.active.values[r.clone()].iter().zip(&theta[r]) {
@@ -382,199 +398,25 @@ impl HpcState {
     /// Block 1: μ_f by SCHMC on the word's touched subtree, its untouched nodes by
     /// Metropolis–Hastings, then τ²_f per parent node, for every word in parallel.
     pub(crate) fn rate_block(&mut self, data: &HpcData, caches: &mut Caches, s: ScanSettings) -> ScanStats {
-        let n = data.num_nodes();
         let theta = document_weights(data, &self.xi);
         let linear = linear_term(data, &theta);
-        let (psi, gamma2, nu, sigma2) = (self.psi, self.gamma2, self.nu, self.sigma2);
-        let Caches { curvature, topological, blocks, patterns, rate_hessians, beta, rate_totals, beta_is_current, .. } = caches;
-        let (curvature, topological, beta_was_current) = (*curvature, &*topological, *beta_is_current);
-        beta.resize(self.mu.len(), 0.0);
-        let stats = self
-            .mu
-            .par_chunks_mut(n)
-            .zip(self.tau2.par_chunks_mut(n))
-            .zip(rate_hessians.par_iter_mut())
-            .zip(beta.par_chunks_mut(n))
-            .enumerate()
-            .map_init(RateScratch::default, |scratch, (f, (((mu, tau2), cached), beta))| {
-                let mut st = ScanStats::default();
-                let mut rng = stream(s.seed, Purpose::HpcRates, s.iteration, f as u64);
-                let block = WordBlock::reusing(&data.parent, topological, &blocks[f], std::mem::take(&mut scratch.block));
-                let inverse_tau2 = &mut scratch.inverse_tau2;
-                if inverse_tau2.len() != n {
-                    inverse_tau2.clear();
-                    inverse_tau2.resize(n, 0.0);
-                }
-                for &p in &data.parent_nodes {
-                    inverse_tau2[p] = 1.0 / tau2[p];
-                }
-                if !block.nodes.is_empty() {
-                    let pattern = match curvature {
-                        Curvature::Full => &patterns[f],
-                        Curvature::TreeDiagonal => {
-                            scratch.tree_pattern = SparsePattern::for_tree_reusing(&block.parent, std::mem::take(&mut scratch.tree_pattern));
-                            &scratch.tree_pattern
-                        }
-                    };
-                    let prior = block.prior_reusing(&data.parent, psi, gamma2, inverse_tau2, mu, std::mem::take(&mut scratch.prior));
-                    let cond = RateConditional::on_block_reusing(
-                        data.word_docs.row(f),
-                        &data.active,
-                        &theta,
-                        &linear,
-                        block.nodes,
-                        &block.local_of,
-                        prior,
-                        std::mem::take(&mut scratch.conditional),
-                    );
-                    let x = &mut scratch.block_mu;
-                    block.gather_into(mu, x);
-                    if s.refit_modes || cached.0.is_empty() {
-                        let mode = find_mode(&cond, pattern, curvature, x, 50, 1e-8);
-                        st.mode_repairs += mode.repairs;
-                        let mut lik = SparseSymmetric::zeros(pattern);
-                        cond.add_negative_likelihood_hessian(&mode.point, &mut lik, curvature);
-                        *cached = lik.into_parts();
-                    }
-                    let (mut diag, mut off) = std::mem::take(&mut scratch.mass);
-                    diag.clear();
-                    diag.extend_from_slice(&cached.0);
-                    off.clear();
-                    off.extend_from_slice(&cached.1);
-                    let mut mass = SparseSymmetric::from_parts(pattern, diag, off);
-                    cond.prior.add_precision(&mut mass);
-                    let (factor, repaired) = mass.cholesky_repaired_reusing(std::mem::take(&mut scratch.factor));
-                    st.mass_repairs += repaired as usize;
-                    let out = hmc_step(&cond, x, &factor, s.step_size, s.leapfrog_steps, &mut rng);
-                    st.rate_accepted += out.accepted as usize;
-                    st.rate_draws += 1;
-                    block.scatter(x, mu);
-                    // β of the new block values: an accepted proposal was the last point
-                    // evaluated.
-                    match cond.rates_if_last_evaluated_at(x) {
-                        Some(rates) => block.scatter(&rates, beta),
-                        None => block.nodes.iter().for_each(|&node| beta[node as usize] = fast_exp(mu[node as usize])),
-                    };
-                    scratch.factor = factor.into_buffers();
-                    scratch.mass = mass.into_parts();
-                    (scratch.conditional, scratch.prior) = cond.into_buffers();
-                }
-                if !beta_was_current {
-                    block.untouched.iter().for_each(|&node| beta[node as usize] = fast_exp(mu[node as usize]));
-                }
-                let inverse_tau2 = &scratch.inverse_tau2;
-                let prior = UntouchedPrior { parent: &data.parent, children: &data.children, psi, gamma2, inverse_tau2 };
-                let untouched = update_untouched(&block.untouched, &prior, &linear, mu, beta, &mut rng);
-                st.untouched_accepted += untouched.accepted;
-                st.untouched_proposals += untouched.proposals;
-                for &p in &data.parent_nodes {
-                    let devs = data.children[p].iter().map(|&c| mu[c] - mu[p]);
-                    tau2[p] = draw_tau2(nu, sigma2, devs, &mut rng);
-                }
-                scratch.block = block.into_buffers();
-                st
-            })
-            .reduce(ScanStats::default, ScanStats::merge);
-        *rate_totals = column_sums(beta, n);
-        *beta_is_current = true;
-        stats
+        let hyper = self.rate_hyperparameters();
+        rate_rows(&mut self.mu, &mut self.tau2, hyper, data, caches, s, RateInputs { theta: &theta, linear: &linear, first_word: 0 })
+    }
+
+    /// The hyperparameters the rate block reads: (ψ, γ², ν, σ²).
+    pub(crate) fn rate_hyperparameters(&self) -> [f64; 4] {
+        [self.psi, self.gamma2, self.nu, self.sigma2]
     }
 
     /// Block 2: ξ_d's active block by SCHMC and its inactive coordinates exactly, for
     /// every document in parallel.
     pub(crate) fn affinity_block(&mut self, data: &HpcData, caches: &mut Caches, s: ScanSettings) -> ScanStats {
-        let (n, k) = (data.num_nodes(), data.num_topics());
-        caches.rates(&self.mu, n);
-        let Caches { beta, rate_totals: totals, affinity_hessians, .. } = caches;
-        let (beta, totals) = (&*beta, &*totals);
-        let (eta, lambda2) = (&self.eta, self.lambda2);
-        let inactive: Vec<InactiveSampler> = eta.iter().map(|&e| InactiveSampler::new(e, lambda2)).collect();
-        // Each document's (word, label) log-likelihood at its new ξ, summed below in
-        // document order so the total does not depend on the thread count.
-        let mut doc_log_likelihood = vec![(0.0, 0.0); data.num_docs()];
-        let mut stats = self
-            .xi
-            .par_chunks_mut(k)
-            .zip(affinity_hessians.par_iter_mut())
-            .zip(doc_log_likelihood.par_iter_mut())
-            .enumerate()
-            .map(|(d, ((xi, cached), log_likelihood))| {
-                let mut st = ScanStats::default();
-                let mut rng = stream(s.seed, Purpose::HpcAffinities, s.iteration, d as u64);
-                let act: Vec<usize> = data.active.row(d).iter().map(|&x| x as usize).collect();
-                let words = data.doc_words.row(d);
-                let counts: Vec<f64> = words.iter().map(|&(_, c)| c).collect();
-                let mut block_beta = Vec::with_capacity(words.len() * act.len());
-                for &(w, _) in words {
-                    block_beta.extend(act.iter().map(|&node| beta[w as usize * n + node]));
-                }
-                let rate_totals: Vec<f64> = act.iter().map(|&node| totals[node]).collect();
-                let block_eta: Vec<f64> = act.iter().map(|&node| eta[node - 1]).collect();
-                let target = ActiveAffinities {
-                    length: data.lengths[d],
-                    rate_totals: &rate_totals,
-                    counts: &counts,
-                    beta: &block_beta,
-                    eta: &block_eta,
-                    lambda2,
-                    label_terms: data.supervised,
-                };
-                let mut x: Vec<f64> = act.iter().map(|&node| xi[node - 1]).collect();
-                // A document without active labels (possible only for data drawn from
-                // the model without HPC's at-least-one-label rule) has no active block.
-                if !act.is_empty() && (s.refit_modes || cached.nrows() != act.len()) {
-                    let (mode, repairs) = find_block_mode(&target, &x, 50, 1e-8);
-                    st.mode_repairs += repairs;
-                    // Keep the likelihood part only: remove the prior's −1/λ² diagonal.
-                    let mut h = -target.hessian(&mode);
-                    for i in 0..act.len() {
-                        h[(i, i)] -= 1.0 / lambda2;
-                    }
-                    *cached = h;
-                }
-                if !act.is_empty() {
-                    let mut neg = cached.clone();
-                    for i in 0..act.len() {
-                        neg[(i, i)] += 1.0 / lambda2;
-                    }
-                    let mass = MassMatrix::from_negative_hessian(&(-neg));
-                    st.mass_repairs += mass.repaired as usize;
-                    let out = hmc_step(&target, &mut x, &mass, s.step_size, s.leapfrog_steps, &mut rng);
-                    st.affinity_accepted += out.accepted as usize;
-                    st.affinity_draws += 1;
-                }
-                for (&node, &value) in act.iter().zip(&x) {
-                    xi[node - 1] = value;
-                }
-                if data.supervised {
-                    let mut next_active = act.iter().peekable();
-                    for j in 0..k {
-                        if next_active.peek() == Some(&&(j + 1)) {
-                            next_active.next();
-                            continue;
-                        }
-                        let (value, exact) = inactive[j].draw(xi[j], &mut rng);
-                        xi[j] = value;
-                        st.inactive_fallbacks += !exact as usize;
-                    }
-                }
-                // Σ_f w_fd log(l_d θ_dᵀβ_f) − l_d θ_dᵀB: a document without active labels
-                // has rate 0 for every word it holds.
-                let l = data.lengths[d];
-                let words_ll = if act.is_empty() {
-                    if words.is_empty() {
-                        0.0
-                    } else {
-                        f64::NEG_INFINITY
-                    }
-                } else {
-                    target.word_log_likelihood(&x) + l.ln() * counts.iter().sum::<f64>()
-                };
-                let labels_ll = if data.supervised { act.iter().map(|&node| xi[node - 1]).sum::<f64>() - sum_softplus(xi) } else { 0.0 };
-                *log_likelihood = (words_ll, labels_ll);
-                st
-            })
-            .reduce(ScanStats::default, ScanStats::merge);
+        caches.rates(&self.mu, data.num_nodes());
+        let Caches { beta, rate_totals, affinity_hessians, .. } = caches;
+        let rates = AffinityInputs { beta, rate_totals, first_doc: 0 };
+        let (mut stats, doc_log_likelihood) = affinity_rows(&mut self.xi, &self.eta, self.lambda2, data, affinity_hessians, s, rates);
+        // Summed in document order so the total does not depend on the thread count.
         let (words, labels) = doc_log_likelihood.iter().fold((0.0, 0.0), |(a, b), (w, l)| (a + w, b + l));
         stats.log_likelihood = Some((words - data.log_count_factorials, labels));
         stats
@@ -583,17 +425,35 @@ impl HpcState {
     /// Block 3: (ψ, γ²), (η, λ²) in closed form and (ν, σ²) by HMC on (log κ, log λ).
     /// Returns whether the (ν, σ²) proposal was accepted.
     pub(crate) fn hyperparameters(&mut self, data: &HpcData, s: ScanSettings) -> bool {
-        let n = data.num_nodes();
-        let mut rng = stream(s.seed, Purpose::HpcHyper, s.iteration, 0);
+        let (n, k) = (data.num_nodes(), data.num_topics());
         let root: Vec<f64> = self.mu.chunks(n).map(|row| row[0]).collect();
-        (self.psi, self.gamma2) = draw_psi_gamma2(&root, self.gamma2, &mut rng);
-        if data.num_docs() >= 2 {
-            (self.eta, self.lambda2) = draw_eta_lambda2(&self.xi, data.num_topics(), &mut rng);
+        let affinities = (data.num_docs() >= 2).then(|| {
+            let mean = affinity_mean(vec![0.0; k], &self.xi, k, data.num_docs());
+            let squares = affinity_squares(-0.0, &self.xi, &mean);
+            AffinitySpread { mean, squares, docs: data.num_docs() }
+        });
+        let dispersion = Dispersion::from_variances(parent_variances(data, &self.tau2));
+        self.draw_hyperparameters(data, &root, affinities, dispersion, s)
+    }
+
+    /// Block 3 from its sufficient statistics: the words' root log rates, the
+    /// affinities' spread (`None` below two documents) and the τ²'s [`Dispersion`].
+    pub(crate) fn draw_hyperparameters(
+        &mut self,
+        data: &HpcData,
+        root: &[f64],
+        affinities: Option<AffinitySpread>,
+        dispersion: Dispersion,
+        s: ScanSettings,
+    ) -> bool {
+        let mut rng = stream(s.seed, Purpose::HpcHyper, s.iteration, 0);
+        (self.psi, self.gamma2) = draw_psi_gamma2(root, self.gamma2, &mut rng);
+        if let Some(a) = affinities {
+            (self.eta, self.lambda2) = draw_eta_lambda2_from(a.mean, a.squares, a.docs, data.num_topics(), &mut rng);
         }
         if data.parent_nodes.is_empty() {
             return true;
         }
-        let dispersion = Dispersion::from_variances(self.tau2.chunks(n).flat_map(|row| data.parent_nodes.iter().map(move |&p| row[p])));
         let kappa = self.nu / 2.0;
         let lambda = 1.0 / (kappa * self.sigma2);
         let mut x = [kappa.ln(), lambda.ln()];
@@ -655,6 +515,12 @@ impl HpcState {
     /// Gaussian prior of every affinity. Added to [`Self::log_likelihood`] it is the log
     /// posterior (up to the flat hyperpriors) shown per scan.
     pub fn log_prior(&self, data: &HpcData) -> f64 {
+        self.log_prior_of_words(data, &self.mu, &self.tau2).iter().sum::<f64>() + self.log_prior_of_documents(&self.xi).iter().sum::<f64>()
+    }
+
+    /// Each word's term of [`Self::log_prior`] (its tree diffusion and τ² priors), for
+    /// the words whose rows `mu` and `tau2` hold, in word order.
+    pub(crate) fn log_prior_of_words(&self, data: &HpcData, mu: &[f64], tau2: &[f64]) -> Vec<f64> {
         use statrs::function::gamma::ln_gamma;
         let n = data.num_nodes();
         let log_normal = |x: f64, mean: f64, var: f64| -0.5 * ((x - mean).powi(2) / var + var.ln() + std::f64::consts::TAU.ln());
@@ -662,10 +528,8 @@ impl HpcState {
         let chi2_constant = (nu / 2.0) * (nu * s2 / 2.0).ln() - ln_gamma(nu / 2.0);
         let log_inv_chi2 = |t: f64, log_t: f64| chi2_constant - (nu / 2.0 + 1.0) * log_t - nu * s2 / (2.0 * t);
         let half_log_tau = 0.5 * std::f64::consts::TAU.ln();
-        let words: Vec<f64> = self
-            .mu
-            .par_chunks(n)
-            .zip(self.tau2.par_chunks(n))
+        mu.par_chunks(n)
+            .zip(tau2.par_chunks(n))
             .map(|(mu, tau2)| {
                 // −½ (x − m)²/v − ½ log v − ½ log 2π, with 1/v and log v once per parent.
                 let mut lp = log_normal(mu[0], self.psi, self.gamma2);
@@ -677,18 +541,252 @@ impl HpcState {
                 }
                 lp
             })
-            .collect();
-        let k = data.num_topics();
-        let docs: Vec<f64> = self
-            .xi
-            .par_chunks(k)
+            .collect()
+    }
+
+    /// Each document's term of [`Self::log_prior`] (the Gaussian prior of its
+    /// affinities), for the documents whose rows `xi` holds, in document order.
+    pub(crate) fn log_prior_of_documents(&self, xi: &[f64]) -> Vec<f64> {
+        let k = self.eta.len();
+        xi.par_chunks(k)
             .map(|row| {
                 let squares: f64 = row.iter().zip(&self.eta).map(|(x, e)| (x - e).powi(2)).sum();
                 -0.5 * squares / self.lambda2 - 0.5 * k as f64 * (self.lambda2.ln() + std::f64::consts::TAU.ln())
             })
-            .collect();
-        words.iter().sum::<f64>() + docs.iter().sum::<f64>()
+            .collect()
     }
+}
+
+/// What the rate block reads of the documents: θ of every document over its active
+/// nodes (aligned with the data's `active.values`), the linear term Σ_d l_d θ_d, and the
+/// corpus index of the first word whose rows it is given (its random stream's index).
+#[derive(Clone, Copy)]
+pub(crate) struct RateInputs<'a> {
+    pub theta: &'a [f64],
+    pub linear: &'a [f64],
+    pub first_word: usize,
+}
+
+/// Block 1 on the words whose rows `mu` and `tau2` hold (word-major, `data.word_docs`'
+/// rows, `caches` built on `data`): μ_f by SCHMC on the word's touched subtree, its
+/// untouched nodes by Metropolis–Hastings, then τ²_f per parent node, every word in
+/// parallel. `hyper` is (ψ, γ², ν, σ²). One process passes every word; a rank its own.
+pub(crate) fn rate_rows(
+    mu: &mut [f64],
+    tau2: &mut [f64],
+    hyper: [f64; 4],
+    data: &HpcData,
+    caches: &mut Caches,
+    s: ScanSettings,
+    inputs: RateInputs,
+) -> ScanStats {
+    let n = data.num_nodes();
+    let [psi, gamma2, nu, sigma2] = hyper;
+    let RateInputs { theta, linear, first_word } = inputs;
+    let Caches { curvature, topological, blocks, patterns, rate_hessians, beta, rate_totals, beta_is_current, .. } = caches;
+    let (curvature, topological, beta_was_current) = (*curvature, &*topological, *beta_is_current);
+    beta.resize(mu.len(), 0.0);
+    let stats = mu
+        .par_chunks_mut(n)
+        .zip(tau2.par_chunks_mut(n))
+        .zip(rate_hessians.par_iter_mut())
+        .zip(beta.par_chunks_mut(n))
+        .enumerate()
+        .map_init(RateScratch::default, |scratch, (f, (((mu, tau2), cached), beta))| {
+            let mut st = ScanStats::default();
+            let mut rng = stream(s.seed, Purpose::HpcRates, s.iteration, (first_word + f) as u64);
+            let block = WordBlock::reusing(&data.parent, topological, &blocks[f], std::mem::take(&mut scratch.block));
+            let inverse_tau2 = &mut scratch.inverse_tau2;
+            if inverse_tau2.len() != n {
+                inverse_tau2.clear();
+                inverse_tau2.resize(n, 0.0);
+            }
+            for &p in &data.parent_nodes {
+                inverse_tau2[p] = 1.0 / tau2[p];
+            }
+            if !block.nodes.is_empty() {
+                let pattern = match curvature {
+                    Curvature::Full => &patterns[f],
+                    Curvature::TreeDiagonal => {
+                        scratch.tree_pattern = SparsePattern::for_tree_reusing(&block.parent, std::mem::take(&mut scratch.tree_pattern));
+                        &scratch.tree_pattern
+                    }
+                };
+                let prior = block.prior_reusing(&data.parent, psi, gamma2, inverse_tau2, mu, std::mem::take(&mut scratch.prior));
+                let cond = RateConditional::on_block_reusing(
+                    data.word_docs.row(f),
+                    &data.active,
+                    theta,
+                    linear,
+                    block.nodes,
+                    &block.local_of,
+                    prior,
+                    std::mem::take(&mut scratch.conditional),
+                );
+                let x = &mut scratch.block_mu;
+                block.gather_into(mu, x);
+                if s.refit_modes || cached.0.is_empty() {
+                    let mode = find_mode(&cond, pattern, curvature, x, 50, 1e-8);
+                    st.mode_repairs += mode.repairs;
+                    let mut lik = SparseSymmetric::zeros(pattern);
+                    cond.add_negative_likelihood_hessian(&mode.point, &mut lik, curvature);
+                    *cached = lik.into_parts();
+                }
+                let (mut diag, mut off) = std::mem::take(&mut scratch.mass);
+                diag.clear();
+                diag.extend_from_slice(&cached.0);
+                off.clear();
+                off.extend_from_slice(&cached.1);
+                let mut mass = SparseSymmetric::from_parts(pattern, diag, off);
+                cond.prior.add_precision(&mut mass);
+                let (factor, repaired) = mass.cholesky_repaired_reusing(std::mem::take(&mut scratch.factor));
+                st.mass_repairs += repaired as usize;
+                let out = hmc_step(&cond, x, &factor, s.step_size, s.leapfrog_steps, &mut rng);
+                st.rate_accepted += out.accepted as usize;
+                st.rate_draws += 1;
+                block.scatter(x, mu);
+                // β of the new block values: an accepted proposal was the last point
+                // evaluated.
+                match cond.rates_if_last_evaluated_at(x) {
+                    Some(rates) => block.scatter(&rates, beta),
+                    None => block.nodes.iter().for_each(|&node| beta[node as usize] = fast_exp(mu[node as usize])),
+                };
+                scratch.factor = factor.into_buffers();
+                scratch.mass = mass.into_parts();
+                (scratch.conditional, scratch.prior) = cond.into_buffers();
+            }
+            if !beta_was_current {
+                block.untouched.iter().for_each(|&node| beta[node as usize] = fast_exp(mu[node as usize]));
+            }
+            let inverse_tau2 = &scratch.inverse_tau2;
+            let prior = UntouchedPrior { parent: &data.parent, children: &data.children, psi, gamma2, inverse_tau2 };
+            let untouched = update_untouched(&block.untouched, &prior, linear, mu, beta, &mut rng);
+            st.untouched_accepted += untouched.accepted;
+            st.untouched_proposals += untouched.proposals;
+            for &p in &data.parent_nodes {
+                let devs = data.children[p].iter().map(|&c| mu[c] - mu[p]);
+                tau2[p] = draw_tau2(nu, sigma2, devs, &mut rng);
+            }
+            scratch.block = block.into_buffers();
+            st
+        })
+        .reduce(ScanStats::default, ScanStats::merge);
+    *rate_totals = column_sums(beta, n);
+    *beta_is_current = true;
+    stats
+}
+
+/// What the affinity block reads of the words: β = e^μ of every word (word-major V × N)
+/// and its column sums, and the corpus index of the first document whose rows it is
+/// given (its random stream's index).
+#[derive(Clone, Copy)]
+pub(crate) struct AffinityInputs<'a> {
+    pub beta: &'a [f64],
+    pub rate_totals: &'a [f64],
+    pub first_doc: usize,
+}
+
+/// Block 2 on the documents whose rows `xi` holds (`data`'s documents, their cached
+/// Hessians in `affinity_hessians`): ξ_d's active block by SCHMC and its inactive
+/// coordinates exactly, every document in parallel. Returns the counts and each
+/// document's (words, labels) log-likelihood at its new ξ, for the caller to sum in
+/// document order.
+pub(crate) fn affinity_rows(
+    xi: &mut [f64],
+    eta: &[f64],
+    lambda2: f64,
+    data: &HpcData,
+    affinity_hessians: &mut [DMatrix<f64>],
+    s: ScanSettings,
+    rates: AffinityInputs,
+) -> (ScanStats, Vec<(f64, f64)>) {
+    let (n, k) = (data.num_nodes(), data.num_topics());
+    let AffinityInputs { beta, rate_totals: totals, first_doc } = rates;
+    let inactive: Vec<InactiveSampler> = eta.iter().map(|&e| InactiveSampler::new(e, lambda2)).collect();
+    let mut doc_log_likelihood = vec![(0.0, 0.0); data.num_docs()];
+    let stats = xi
+        .par_chunks_mut(k)
+        .zip(affinity_hessians.par_iter_mut())
+        .zip(doc_log_likelihood.par_iter_mut())
+        .enumerate()
+        .map(|(d, ((xi, cached), log_likelihood))| {
+            let mut st = ScanStats::default();
+            let mut rng = stream(s.seed, Purpose::HpcAffinities, s.iteration, (first_doc + d) as u64);
+            let act: Vec<usize> = data.active.row(d).iter().map(|&x| x as usize).collect();
+            let words = data.doc_words.row(d);
+            let counts: Vec<f64> = words.iter().map(|&(_, c)| c).collect();
+            let mut block_beta = Vec::with_capacity(words.len() * act.len());
+            for &(w, _) in words {
+                block_beta.extend(act.iter().map(|&node| beta[w as usize * n + node]));
+            }
+            let rate_totals: Vec<f64> = act.iter().map(|&node| totals[node]).collect();
+            let block_eta: Vec<f64> = act.iter().map(|&node| eta[node - 1]).collect();
+            let target = ActiveAffinities {
+                length: data.lengths[d],
+                rate_totals: &rate_totals,
+                counts: &counts,
+                beta: &block_beta,
+                eta: &block_eta,
+                lambda2,
+                label_terms: data.supervised,
+            };
+            let mut x: Vec<f64> = act.iter().map(|&node| xi[node - 1]).collect();
+            // A document without active labels (possible only for data drawn from
+            // the model without HPC's at-least-one-label rule) has no active block.
+            if !act.is_empty() && (s.refit_modes || cached.nrows() != act.len()) {
+                let (mode, repairs) = find_block_mode(&target, &x, 50, 1e-8);
+                st.mode_repairs += repairs;
+                // Keep the likelihood part only: remove the prior's −1/λ² diagonal.
+                let mut h = -target.hessian(&mode);
+                for i in 0..act.len() {
+                    h[(i, i)] -= 1.0 / lambda2;
+                }
+                *cached = h;
+            }
+            if !act.is_empty() {
+                let mut neg = cached.clone();
+                for i in 0..act.len() {
+                    neg[(i, i)] += 1.0 / lambda2;
+                }
+                let mass = MassMatrix::from_negative_hessian(&(-neg));
+                st.mass_repairs += mass.repaired as usize;
+                let out = hmc_step(&target, &mut x, &mass, s.step_size, s.leapfrog_steps, &mut rng);
+                st.affinity_accepted += out.accepted as usize;
+                st.affinity_draws += 1;
+            }
+            for (&node, &value) in act.iter().zip(&x) {
+                xi[node - 1] = value;
+            }
+            if data.supervised {
+                let mut next_active = act.iter().peekable();
+                for j in 0..k {
+                    if next_active.peek() == Some(&&(j + 1)) {
+                        next_active.next();
+                        continue;
+                    }
+                    let (value, exact) = inactive[j].draw(xi[j], &mut rng);
+                    xi[j] = value;
+                    st.inactive_fallbacks += !exact as usize;
+                }
+            }
+            // Σ_f w_fd log(l_d θ_dᵀβ_f) − l_d θ_dᵀB: a document without active labels
+            // has rate 0 for every word it holds.
+            let l = data.lengths[d];
+            let words_ll = if act.is_empty() {
+                if words.is_empty() {
+                    0.0
+                } else {
+                    f64::NEG_INFINITY
+                }
+            } else {
+                target.word_log_likelihood(&x) + l.ln() * counts.iter().sum::<f64>()
+            };
+            let labels_ll = if data.supervised { act.iter().map(|&node| xi[node - 1]).sum::<f64>() - sum_softplus(xi) } else { 0.0 };
+            *log_likelihood = (words_ll, labels_ll);
+            st
+        })
+        .reduce(ScanStats::default, ScanStats::merge);
+    (stats, doc_log_likelihood)
 }
 
 #[cfg(test)]

@@ -1,0 +1,331 @@
+//! HPC and PCM over the ranks of a distributed fit, giving the single-process fit's
+//! bytes.
+//!
+//! Why it exists: HPC's document side (ξ, a row of K affinities per document, their
+//! Hessians and the documents' words) grows with the corpus, and its sampler's two
+//! blocks factor by word and by document (paper 003, §3 and appendix A, fitted there
+//! "using parallel computing software such as MPI"). Here rank q owns a run of
+//! documents and a run of words ([`shard`]); every scan gathers θ (each document's
+//! active entries) for the rate block and β (V × N) for the affinity block, and every
+//! float reduction runs in the single-process order ([`chain`]).
+//!
+//! The stages are [`super::fit`]'s: the chain on the training documents, the
+//! calibration on the validation documents (rank 0, from the model), the second chain
+//! on the training and validation documents, the test evaluation (rank 0). Rank 0
+//! shapes the corpus, hands every rank its data and its piece of a fresh or restored
+//! state, and takes every checkpoint in the single-process format (gathered), so a fit
+//! checkpointed over R ranks resumes over R' ranks or in one process.
+//!
+//! What each rank holds: its documents' words, active labels, ξ and Hessians, and its
+//! words' document rows, μ, τ², Hessians and estimand sums (1/R of each); and whole,
+//! every document's active labels and θ (a few numbers a document) and every word's β
+//! (V × N). Rank 0 also holds the corpus, its shaped splits, and a checkpoint's whole
+//! state while it encodes or decodes one.
+//!
+//! Not over ranks yet (refused, naming `ranks`): several chains, and covariates (their
+//! θ draws).
+
+mod chain;
+mod shard;
+
+#[cfg(test)]
+mod checks;
+
+pub use shard::Layout;
+
+use super::chain::{trace_of, EndedChain, HpcChain};
+use super::data::HpcData;
+use super::fit::{assemble, calibrate_prediction, calibrated, evaluated, prediction_settings, shape, Role, Shaped};
+use super::model::{family_name, HpcModel};
+use super::params::HpcParams;
+use super::pooled::{self, ChainResult};
+use super::refit::{refit_seed, Calibration, RefitChain};
+use super::sampler::HpcState;
+use crate::corpus::Corpus;
+use crate::models::chain::{self as driver, Checkpoint, Position, Resume};
+use crate::models::chains::chain_seed;
+use crate::models::{Checkpointing, FitContext, FitError, ParamError, ALWAYS_READY};
+use crate::ranks::Ranks;
+use chain::RankedHpcChain;
+use shard::{scatter_data, scatter_state, Common, WholeState};
+
+/// Why `p` cannot be fitted over ranks, if it cannot.
+pub fn unsupported(p: &HpcParams) -> Option<&'static str> {
+    if p.chains > 1 {
+        return Some("HPC over several ranks runs one chain: use chains 1");
+    }
+    if !p.design.covariates.is_empty() {
+        return Some("HPC over several ranks does not keep the θ draws covariates need yet: fit without covariates or in one process");
+    }
+    None
+}
+
+/// The corpus shaped as [`super::fit`] shapes it, on rank 0.
+struct Prepared {
+    roles: Vec<Role>,
+    train: Shaped,
+    validation: Option<Shaped>,
+    test: Option<Shaped>,
+    both: Option<Shaped>,
+}
+
+fn prepare(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64) -> Result<Prepared, FitError> {
+    if supervised && corpus.labels.is_empty() {
+        return Err(FitError::InvalidInput("the corpus has no labels: HPC needs labelled documents (use pcm for an unlabelled corpus)".into()));
+    }
+    let roles = super::fit::assign_roles(corpus, p, supervised, seed);
+    let train = shape(corpus, p, supervised, &roles, &[Role::Train]);
+    if train.data.num_docs() < 2 {
+        return Err(FitError::InvalidInput(format!("only {} training documents: HPC needs at least two", train.data.num_docs())));
+    }
+    if !supervised {
+        return Ok(Prepared { roles, train, validation: None, test: None, both: None });
+    }
+    let validation = shape(corpus, p, supervised, &roles, &[Role::Validation]);
+    let test = shape(corpus, p, supervised, &roles, &[Role::Test]);
+    let refit = p.refit_with_validation && validation.data.num_docs() > 0;
+    let both = refit.then(|| shape(corpus, p, supervised, &roles, &[Role::Train, Role::Validation]));
+    Ok(Prepared { roles, train, validation: Some(validation), test: Some(test), both })
+}
+
+/// Fit HPC (`supervised`) or PCM over `ranks`: rank 0 holds the corpus (`Some`);
+/// rank 0 returns the model [`super::fit::fit_hpc`] makes, byte for byte, the others
+/// `None`; every rank gets rank 0's error.
+///
+/// Checkpoints: rank 0's `ctx` says how often and takes them; the stop and checkpoint
+/// decisions are rank 0's; only rank 0 reads `resume_from`. The other ranks' `ctx`
+/// should report nothing.
+pub fn fit_hpc_ranked(
+    corpus: Option<Corpus>,
+    p: &HpcParams,
+    supervised: bool,
+    seed: u64,
+    ctx: &FitContext,
+    ranks: &dyn Ranks,
+) -> Result<Option<HpcModel>, FitError> {
+    if let Some(reason) = unsupported(p) {
+        return Err(FitError::Params(ParamError::new("ranks", reason)));
+    }
+    let prepared = corpus.as_ref().map(|corpus| prepare(corpus, p, supervised, seed));
+    drop(corpus);
+    let mut verdict = match &prepared {
+        Some(Err(e)) => e.to_string().into_bytes(),
+        _ => Vec::new(),
+    };
+    ranks.broadcast(0, &mut verdict);
+    let prepared = match prepared {
+        Some(Err(e)) => return Err(e),
+        Some(Ok(prepared)) => Some(prepared),
+        None if !verdict.is_empty() => return Err(FitError::Params(ParamError::new("ranks", format!("rank 0: {}", String::from_utf8_lossy(&verdict))))),
+        None => None,
+    };
+    let mut settings = vec![ctx.checkpoint.every.is_some() as u8, prepared.as_ref().is_some_and(|r| r.both.is_some()) as u8];
+    ranks.broadcast(0, &mut settings);
+    let refit = settings[1] == 1;
+    // Rank 0 keeps its context; the others hand nothing over and follow rank 0.
+    let (no_save, no_resume) = (|_: u64, _: Vec<u8>| {}, |_: Resume| {});
+    let local = if ranks.is_root() {
+        FitContext { checkpoint: Checkpointing { ..ctx.checkpoint }, ..*ctx }
+    } else {
+        let every = (settings[0] == 1).then_some(std::time::Duration::ZERO);
+        FitContext { checkpoint: Checkpointing { every, save: &no_save, resume_from: None, resumed: &no_resume, ready: ALWAYS_READY }, ..*ctx }
+    };
+    let family = family_name(supervised);
+    let schedule = p.schedule();
+    let n = p.iterations as u64;
+    let total = if refit { 2 * n } else { n };
+    // Rank 0: is the checkpoint one of the second chain's (it carries the calibration)?
+    let mut resume_from = local.checkpoint.resume_from;
+    let mut second: Option<(HpcChain, Position, Calibration)> = None;
+    if let (Some(Prepared { both: Some(both), .. }), Some(bytes)) = (&prepared, resume_from) {
+        if let Ok(checkpoint) = Checkpoint::decode_for(bytes, family, refit_seed(seed), &schedule) {
+            match RefitChain::restore(&both.data, p, &checkpoint.state, &checkpoint.position) {
+                Ok(refit) => second = Some((refit.chain, checkpoint.position, refit.calibration)),
+                Err(reason) => {
+                    (local.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
+                    resume_from = None;
+                }
+            }
+        }
+    }
+    let mut in_second = vec![second.is_some() as u8];
+    ranks.broadcast(0, &mut in_second);
+    if in_second[0] == 1 {
+        let (start, position, calibration) = match second {
+            Some((chain, position, calibration)) => (Some(Start::Restored(Box::new(chain), position)), Some(position), Some(calibration)),
+            None => (None, None, None),
+        };
+        let resumed = |ctx: &FitContext| {
+            if let Some(position) = position {
+                (ctx.checkpoint.resumed)(Resume::From(position.iteration as u64));
+            }
+        };
+        return second_stage(prepared.as_ref(), start, calibration, p, seed, family, (n, total), &local, ranks, resumed);
+    }
+    // The first chain, then (rank 0) its model, calibration and evaluation.
+    let data = prepared.as_ref().map(|r| &r.train.data);
+    let ended = local.stage(0, total, resume_from, |ctx| {
+        let start = data.map(|data| root_start(ctx, family, chain_seed(seed, 0), data, p, ctx.checkpoint.resume_from));
+        run_stage(data, start, p, chain_seed(seed, 0), family, ctx, ranks, StageEnd::HandsOver(refit))
+    })?;
+    let Some(prepared) = prepared else {
+        return if refit { second_stage(None, None, None, p, seed, family, (n, total), &local, ranks, |_| {}) } else { Ok(None) };
+    };
+    let mut model = pooled::pool(&[], assemble(ended.expect("rank 0 ends with the model's parts"), &prepared.train, p, &prepared.roles));
+    let (Some(validation), Some(test)) = (&prepared.validation, &prepared.test) else { return Ok(Some(model)) };
+    model.prediction = prediction_settings(&model, p, &prepared.train, validation);
+    if validation.data.num_docs() > 0 {
+        calibrate_prediction(&mut model, validation);
+    }
+    if !refit {
+        return Ok(Some(evaluated(model, &prepared.train, test)));
+    }
+    let calibration = Calibration { temperature: model.prediction.temperature, thresholds: model.thresholds.clone() };
+    drop(model);
+    let start = prepared.both.as_ref().map(|both| Start::Fresh(HpcState::initial(&both.data, refit_seed(seed))));
+    second_stage(Some(&prepared), start, Some(calibration), p, seed, family, (n, total), &local, ranks, |_| {})
+}
+
+/// The second chain (on the training and validation documents, from `start` on rank 0)
+/// and, on rank 0, the refitted model with the calibration and the test evaluation.
+#[allow(clippy::too_many_arguments)]
+fn second_stage(
+    prepared: Option<&Prepared>,
+    start: Option<Start>,
+    calibration: Option<Calibration>,
+    p: &HpcParams,
+    seed: u64,
+    family: &str,
+    (n, total): (u64, u64),
+    ctx: &FitContext,
+    ranks: &dyn Ranks,
+    resumed: impl FnOnce(&FitContext),
+) -> Result<Option<HpcModel>, FitError> {
+    let both = prepared.and_then(|r| r.both.as_ref());
+    let ended = ctx.stage(n, total, None, |ctx| {
+        resumed(ctx);
+        run_stage(both.map(|b| &b.data), start, p, refit_seed(seed), family, ctx, ranks, StageEnd::Carries(calibration.as_ref()))
+    })?;
+    let (Some(prepared), Some(both), Some(calibration)) = (prepared, both, calibration) else { return Ok(None) };
+    let ChainResult { model, trace } = assemble(ended.expect("rank 0 ends with the model's parts"), both, p, &prepared.roles);
+    let mut model = pooled::pool(&[], ChainResult { model, trace });
+    model.refitted_with_validation = true;
+    let validation = prepared.validation.as_ref().expect("a supervised fit has a validation split");
+    let test = prepared.test.as_ref().expect("a supervised fit has a test split");
+    Ok(Some(evaluated(calibrated(model, calibration, p, &prepared.train, validation), both, test)))
+}
+
+/// Where a chain starts, on rank 0.
+enum Start<'a> {
+    Fresh(HpcState),
+    Restored(Box<HpcChain<'a>>, Position),
+}
+
+/// Rank 0: the chain's start from `resume_from` if it is one of this chain's and fits
+/// (reported to `ctx`), else fresh.
+fn root_start<'a>(ctx: &FitContext, family: &str, seed: u64, data: &'a HpcData, p: &'a HpcParams, resume_from: Option<&[u8]>) -> Start<'a> {
+    let fresh = || Start::Fresh(HpcState::initial(data, seed));
+    let Some(bytes) = resume_from else { return fresh() };
+    let restored =
+        Checkpoint::decode_for(bytes, family, seed, &p.schedule()).and_then(|c| Ok((HpcChain::restore(data, p, &c.state, &c.position)?, c.position)));
+    match restored {
+        Ok((chain, position)) => {
+            (ctx.checkpoint.resumed)(Resume::From(position.iteration as u64));
+            Start::Restored(Box::new(chain), position)
+        }
+        Err(reason) => {
+            (ctx.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
+            fresh()
+        }
+    }
+}
+
+/// What a stage's checkpoints do beyond the chain's state.
+#[derive(Clone, Copy)]
+enum StageEnd<'a> {
+    /// The first chain: with `true` (a second chain follows) its final state is
+    /// checkpointed too, so a job stopped before the second chain's first checkpoint
+    /// resumes after the first chain.
+    HandsOver(bool),
+    /// The second chain: every checkpoint carries the calibration after the state (rank
+    /// 0's; the others have none), as [`RefitChain`]'s do.
+    Carries(Option<&'a Calibration>),
+}
+
+/// One chain over the ranks: rank 0 (`data` and `start`) hands out the data and the
+/// state, every rank runs the scans. Rank 0 returns the model's parts.
+#[allow(clippy::too_many_arguments)]
+fn run_stage(
+    data: Option<&HpcData>,
+    start: Option<Start>,
+    p: &HpcParams,
+    seed: u64,
+    family: &str,
+    ctx: &FitContext,
+    ranks: &dyn Ranks,
+    end: StageEnd,
+) -> Result<Option<EndedChain>, FitError> {
+    let part = scatter_data(data, ranks);
+    let (n, k) = (part.docs.num_nodes(), part.docs.num_topics());
+    let whole = match (&start, data) {
+        (Some(Start::Fresh(state)), Some(data)) => Some((
+            WholeState {
+                state,
+                hessians: None,
+                sums: None,
+                common: common_of(state, Default::default(), (f64::NAN, f64::NAN), trace_of(data), 0, vec![0.0; k]),
+            },
+            Position::START,
+        )),
+        (Some(Start::Restored(chain, position)), _) => {
+            let (rates, docs) = chain.caches.likelihood_hessians();
+            let sums = (chain.sums.kept > 0).then_some(&chain.sums);
+            let common = common_of(&chain.state, chain.totals.clone(), chain.last, chain.trace.clone(), chain.sums.kept, chain.sums.shares.clone());
+            Some((WholeState { state: &chain.state, hessians: Some((rates, docs.iter().map(|h| h.as_slice()).collect())), sums, common }, *position))
+        }
+        _ => None,
+    };
+    let mut position_bytes = whole.as_ref().map(|(_, position)| postcard::to_allocvec(position).expect("plain data encodes")).unwrap_or_default();
+    ranks.broadcast(0, &mut position_bytes);
+    let position: Position = postcard::from_bytes(&position_bytes).expect("rank 0's position decodes");
+    let (piece, common) = scatter_state(whole.map(|(w, _)| w), &part.layout, n, k, ranks);
+    drop(start);
+    let mut chain = RankedHpcChain::new(&part, p, ranks, piece, common).map_err(FitError::InvalidInput)?;
+    if let StageEnd::Carries(Some(calibration)) = end {
+        chain.carry(calibration.clone());
+    }
+    let schedule = p.schedule();
+    let last = driver::run(&mut chain, family, seed, &schedule, position, ctx)?;
+    if let StageEnd::HandsOver(true) = end {
+        if ctx.checkpoint.every.is_some() && last.iteration > position.iteration {
+            let state = driver::Chain::save(&chain);
+            if ranks.is_root() {
+                driver::hand_over(ctx, family, seed, &schedule, last, state);
+            }
+        }
+    }
+    Ok(chain.into_ended())
+}
+
+fn common_of(
+    state: &HpcState,
+    totals: super::sampler::ScanStats,
+    last: (f64, f64),
+    trace: crate::models::convergence::KeptTrace,
+    kept: usize,
+    shares: Vec<f64>,
+) -> Common {
+    Common {
+        psi: state.psi,
+        gamma2: state.gamma2,
+        eta: state.eta.clone(),
+        lambda2: state.lambda2,
+        nu: state.nu,
+        sigma2: state.sigma2,
+        totals,
+        last,
+        trace,
+        kept,
+        shares,
+    }
+}

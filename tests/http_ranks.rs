@@ -26,7 +26,7 @@ async fn ranks_are_checked_at_submit() {
         ("dcnt", json!({"topics": 3}), json!({"ranks": 2}), "does not fit over several ranks"),
         ("hpc", json!({"iterations": 4, "chains": 2}), json!({"ranks": 2}), "one chain"),
         ("hpc", json!({"iterations": 4}), json!({"ranks": 3}), "--mpi-launch"),
-        ("lda", json!({"topics": 3, "chains": 2}), json!({"ranks": 2}), "several chains"),
+        ("lda", json!({"topics": 3, "chains": 2}), json!({"ranks": 2}), "--mpi-launch"),
         ("lda", json!({"topics": 3}), json!({"ranks": 2}), "--mpi-launch"),
         ("hdp", json!({"topics": 3}), json!({"ranks": 4}), "--mpi-launch"),
     ] {

@@ -332,52 +332,13 @@ impl HpcState {
     /// active affinities at 0, inactive ones and η from the label frequencies.
     pub fn initial(data: &HpcData, seed: u64) -> Self {
         let (v, n, k, d) = (data.num_terms(), data.num_nodes(), data.num_topics(), data.num_docs());
-        // Exposure of each node: Σ_d l_d [node active in d] / |active(d)|, and the
-        // same split of each word's counts.
-        let mut exposure = vec![0.0; n];
-        for doc in 0..d {
-            let act = data.active.row(doc);
-            for &node in act {
-                exposure[node as usize] += data.lengths[doc] / act.len() as f64;
-            }
-        }
-        exposure[0] = data.lengths.iter().sum();
-        let mut mu = vec![0.0; v * n];
-        mu.par_chunks_mut(n).enumerate().for_each(|(f, row)| {
-            let mut counts = vec![0.0; n];
-            for &(doc, c) in data.word_docs.row(f) {
-                let act = data.active.row(doc as usize);
-                for &node in act {
-                    counts[node as usize] += c / act.len() as f64;
-                }
-                counts[0] += c;
-            }
-            let base = (counts[0] + 0.5) / exposure[0];
-            let mut rng = stream(seed, Purpose::Init, 0, f as u64);
-            for node in 0..n {
-                // Shrink towards the overall rate; a little noise breaks PCM's symmetry.
-                let r = (counts[node] + 1.0 * base) / (exposure[node] + 1.0);
-                let noise: f64 = if data.supervised { 0.0 } else { 0.3 * (rand::RngExt::random::<f64>(&mut rng) - 0.5) };
-                row[node] = r.ln() + noise;
-            }
-        });
+        let exposure = initial_exposure(vec![0.0; n], data);
+        let mu = initial_rates(data, &exposure, seed, 0);
         let root: Vec<f64> = (0..v).map(|f| mu[f * n]).collect();
-        let psi = root.iter().sum::<f64>() / v as f64;
-        let gamma2 = (root.iter().map(|m| (m - psi).powi(2)).sum::<f64>() / v as f64).max(0.1);
-        let mut freq = vec![0.0; k];
-        for &node in &data.active.values {
-            freq[node as usize - 1] += 1.0;
-        }
-        let eta: Vec<f64> = freq.iter().map(|c| if data.supervised { ((c + 0.5) / (d as f64 - c + 0.5)).ln() } else { 0.0 }).collect();
-        let mut xi = vec![0.0; d * k];
-        for doc in 0..d {
-            let act = data.active.row(doc);
-            for j in 0..k {
-                if !act.contains(&((j + 1) as u32)) {
-                    xi[doc * k + j] = eta[j] - 1.0;
-                }
-            }
-        }
+        let (psi, gamma2) = initial_root_prior(&root);
+        let eta = initial_eta(&data.active, k, data.supervised);
+        let xi = initial_affinities(data, &eta);
+        debug_assert_eq!(xi.len(), d * k);
         HpcState { mu, tau2: Self::initial_tau2(v, n), xi, psi, gamma2, eta, lambda2: 1.0, nu: 5.0, sigma2: 0.5 }
     }
 
@@ -555,6 +516,82 @@ impl HpcState {
             })
             .collect()
     }
+}
+
+/// The starting point's exposure of each node, continued over `data`'s documents from
+/// the running `exposure` of the documents before them: Σ_d l_d [node active in d] /
+/// |active(d)|, and at the root (never active) Σ_d l_d.
+pub(crate) fn initial_exposure(mut exposure: Vec<f64>, data: &HpcData) -> Vec<f64> {
+    for doc in 0..data.num_docs() {
+        let act = data.active.row(doc);
+        for &node in act {
+            exposure[node as usize] += data.lengths[doc] / act.len() as f64;
+        }
+        exposure[0] += data.lengths[doc];
+    }
+    exposure
+}
+
+/// The starting log rates of `data`'s words (word-major, the first being corpus word
+/// `first_word`): each word's smoothed frequency under each node, its counts split as
+/// the exposure is; a little noise breaks PCM's symmetry.
+pub(crate) fn initial_rates(data: &HpcData, exposure: &[f64], seed: u64, first_word: usize) -> Vec<f64> {
+    let (v, n) = (data.num_terms(), data.num_nodes());
+    let mut mu = vec![0.0; v * n];
+    mu.par_chunks_mut(n).enumerate().for_each(|(f, row)| {
+        let mut counts = vec![0.0; n];
+        for &(doc, c) in data.word_docs.row(f) {
+            let act = data.active.row(doc as usize);
+            for &node in act {
+                counts[node as usize] += c / act.len() as f64;
+            }
+            counts[0] += c;
+        }
+        let base = (counts[0] + 0.5) / exposure[0];
+        let mut rng = stream(seed, Purpose::Init, 0, (first_word + f) as u64);
+        for node in 0..n {
+            // Shrink towards the overall rate.
+            let r = (counts[node] + 1.0 * base) / (exposure[node] + 1.0);
+            let noise: f64 = if data.supervised { 0.0 } else { 0.3 * (rand::RngExt::random::<f64>(&mut rng) - 0.5) };
+            row[node] = r.ln() + noise;
+        }
+    });
+    mu
+}
+
+/// The starting (ψ, γ²) from every word's root log rate.
+pub(crate) fn initial_root_prior(root: &[f64]) -> (f64, f64) {
+    let v = root.len() as f64;
+    let psi = root.iter().sum::<f64>() / v;
+    let gamma2 = (root.iter().map(|m| (m - psi).powi(2)).sum::<f64>() / v).max(0.1);
+    (psi, gamma2)
+}
+
+/// The starting η from every document's active labels (`active`, one row a document):
+/// each label's log odds of being active (0 for PCM).
+pub(crate) fn initial_eta(active: &super::data::Rows<u32>, k: usize, supervised: bool) -> Vec<f64> {
+    let d = active.len();
+    let mut freq = vec![0.0; k];
+    for &node in &active.values {
+        freq[node as usize - 1] += 1.0;
+    }
+    freq.iter().map(|c| if supervised { ((c + 0.5) / (d as f64 - c + 0.5)).ln() } else { 0.0 }).collect()
+}
+
+/// The starting affinities of `data`'s documents: 0 on their active labels, η − 1 on
+/// the others.
+pub(crate) fn initial_affinities(data: &HpcData, eta: &[f64]) -> Vec<f64> {
+    let (d, k) = (data.num_docs(), data.num_topics());
+    let mut xi = vec![0.0; d * k];
+    for doc in 0..d {
+        let act = data.active.row(doc);
+        for j in 0..k {
+            if !act.contains(&((j + 1) as u32)) {
+                xi[doc * k + j] = eta[j] - 1.0;
+            }
+        }
+    }
+    xi
 }
 
 /// What the rate block reads of the documents: θ of every document over its active

@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 
 use rand_distr::{Bernoulli, ChiSquared, Distribution, Normal, Poisson};
+use rayon::prelude::*;
 
 use crate::corpus::input::RawDocument;
 use crate::rng::{stream, Purpose, StreamRng};
@@ -145,29 +146,34 @@ pub fn simulate(config: &SimulationConfig, seed: u64) -> SimulatedCorpus {
     let lengths: Vec<f64> = raw_lengths.iter().map(|&l| l as f64 / mean_len).collect();
 
     // Counts w_fd ~ Poisson(l_d θ_dᵀ β_f), θ_d = softmax of ξ_d over the active labels.
-    let mut counts = Vec::with_capacity(c.documents);
-    for (d, rng) in rngs.iter_mut().enumerate() {
-        let labels = &doc_labels[d];
-        let x = &xi[d * k..][..k];
-        let top = labels.iter().map(|&j| x[j - 1]).fold(f64::NEG_INFINITY, f64::max);
-        let mut theta: Vec<f64> = labels.iter().map(|&j| (x[j - 1] - top).exp()).collect();
-        let total: f64 = theta.iter().sum();
-        theta.iter_mut().for_each(|t| *t *= lengths[d] / total);
-        let mut row = Vec::new();
-        for f in 0..c.words {
-            let m = &mu[f * nodes..][..nodes];
-            let rate: f64 = labels.iter().zip(&theta).map(|(&j, t)| t * m[j].exp()).sum();
-            let n = match Poisson::new(rate) {
-                Ok(p) => p.sample(rng),
-                Err(_) if rate <= 0.0 => 0.0,
-                Err(e) => panic!("word {f}, document {d}: Poisson rate {rate}: {e}"),
-            };
-            if n > 0.0 {
-                row.push((f as u32, n as u32));
+    // Each document draws from its own stream, so documents run in parallel and the
+    // corpus is the same on any number of threads.
+    let counts: Vec<Vec<(u32, u32)>> = rngs
+        .par_iter_mut()
+        .enumerate()
+        .map(|(d, rng)| {
+            let labels = &doc_labels[d];
+            let x = &xi[d * k..][..k];
+            let top = labels.iter().map(|&j| x[j - 1]).fold(f64::NEG_INFINITY, f64::max);
+            let mut theta: Vec<f64> = labels.iter().map(|&j| (x[j - 1] - top).exp()).collect();
+            let total: f64 = theta.iter().sum();
+            theta.iter_mut().for_each(|t| *t *= lengths[d] / total);
+            let mut row = Vec::new();
+            for f in 0..c.words {
+                let m = &mu[f * nodes..][..nodes];
+                let rate: f64 = labels.iter().zip(&theta).map(|(&j, t)| t * m[j].exp()).sum();
+                let n = match Poisson::new(rate) {
+                    Ok(p) => p.sample(rng),
+                    Err(_) if rate <= 0.0 => 0.0,
+                    Err(e) => panic!("word {f}, document {d}: Poisson rate {rate}: {e}"),
+                };
+                if n > 0.0 {
+                    row.push((f as u32, n as u32));
+                }
             }
-        }
-        counts.push(row);
-    }
+            row
+        })
+        .collect();
     SimulatedCorpus { parent, mu, tau2, xi, doc_labels, counts, lengths, raw_lengths }
 }
 

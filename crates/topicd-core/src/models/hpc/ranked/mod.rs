@@ -33,7 +33,7 @@ mod checks;
 
 pub use shard::Layout;
 
-use super::chain::{trace_of, EndedChain, HpcChain};
+use super::chain::{EndedChain, HpcChain};
 use super::data::HpcData;
 use super::fit::{assemble, calibrate_prediction, calibrated, evaluated, prediction_settings, shape, Role, Shaped};
 use super::model::{family_name, HpcModel};
@@ -47,7 +47,7 @@ use crate::models::chains::chain_seed;
 use crate::models::{Checkpointing, FitContext, FitError, ParamError, ALWAYS_READY};
 use crate::ranks::Ranks;
 use chain::RankedHpcChain;
-use shard::{scatter_data, scatter_state, Common, WholeState};
+use shard::{fresh_state, scatter_data, scatter_state, Common, WholeState};
 
 /// Why `p` cannot be fitted over ranks, if it cannot.
 pub fn unsupported(p: &HpcParams) -> Option<&'static str> {
@@ -182,7 +182,7 @@ pub fn fit_hpc_ranked(
     }
     let calibration = Calibration { temperature: model.prediction.temperature, thresholds: model.thresholds.clone() };
     drop(model);
-    let start = prepared.both.as_ref().map(|both| Start::Fresh(HpcState::initial(&both.data, refit_seed(seed))));
+    let start = prepared.both.as_ref().map(|_| Start::Fresh);
     second_stage(Some(&prepared), start, Some(calibration), p, seed, family, (n, total), &local, ranks, |_| {})
 }
 
@@ -217,14 +217,16 @@ fn second_stage(
 
 /// Where a chain starts, on rank 0.
 enum Start<'a> {
-    Fresh(HpcState),
+    /// HPC's starting point, which every rank computes for its rows
+    /// ([`shard::fresh_state`]).
+    Fresh,
     Restored(Box<HpcChain<'a>>, Position),
 }
 
 /// Rank 0: the chain's start from `resume_from` if it is one of this chain's and fits
 /// (reported to `ctx`), else fresh.
 fn root_start<'a>(ctx: &FitContext, family: &str, seed: u64, data: &'a HpcData, p: &'a HpcParams, resume_from: Option<&[u8]>) -> Start<'a> {
-    let fresh = || Start::Fresh(HpcState::initial(data, seed));
+    let fresh = || Start::Fresh;
     let Some(bytes) = resume_from else { return fresh() };
     let restored =
         Checkpoint::decode_for(bytes, family, seed, &p.schedule()).and_then(|c| Ok((HpcChain::restore(data, p, &c.state, &c.position)?, c.position)));
@@ -267,28 +269,29 @@ fn run_stage(
 ) -> Result<Option<EndedChain>, FitError> {
     let part = scatter_data(data, ranks);
     let (n, k) = (part.docs.num_nodes(), part.docs.num_topics());
-    let whole = match (&start, data) {
-        (Some(Start::Fresh(state)), Some(data)) => Some((
-            WholeState {
-                state,
-                hessians: None,
-                sums: None,
-                common: common_of(state, Default::default(), (f64::NAN, f64::NAN), trace_of(data), 0, vec![0.0; k]),
-            },
-            Position::START,
-        )),
-        (Some(Start::Restored(chain, position)), _) => {
-            let (rates, docs) = chain.caches.likelihood_hessians();
-            let sums = (chain.sums.kept > 0).then_some(&chain.sums);
-            let common = common_of(&chain.state, chain.totals.clone(), chain.last, chain.trace.clone(), chain.sums.kept, chain.sums.shares.clone());
-            Some((WholeState { state: &chain.state, hessians: Some((rates, docs.iter().map(|h| h.as_slice()).collect())), sums, common }, *position))
-        }
-        _ => None,
+    // Rank 0 says where the chain starts: fresh (every rank computes its rows of HPC's
+    // starting point) or from the restored state it hands out.
+    let mut position_bytes = match &start {
+        Some(Start::Restored(_, position)) => postcard::to_allocvec(position).expect("plain data encodes"),
+        _ => Vec::new(),
     };
-    let mut position_bytes = whole.as_ref().map(|(_, position)| postcard::to_allocvec(position).expect("plain data encodes")).unwrap_or_default();
     ranks.broadcast(0, &mut position_bytes);
-    let position: Position = postcard::from_bytes(&position_bytes).expect("rank 0's position decodes");
-    let (piece, common) = scatter_state(whole.map(|(w, _)| w), &part.layout, n, k, ranks);
+    let (piece, common, position) = if position_bytes.is_empty() {
+        let (piece, common) = fresh_state(&part, seed, ranks);
+        (piece, common, Position::START)
+    } else {
+        let whole = match &start {
+            Some(Start::Restored(chain, _)) => {
+                let (rates, docs) = chain.caches.likelihood_hessians();
+                let sums = (chain.sums.kept > 0).then_some(&chain.sums);
+                let common = common_of(&chain.state, chain.totals.clone(), chain.last, chain.trace.clone(), chain.sums.kept, chain.sums.shares.clone());
+                Some(WholeState { state: &chain.state, hessians: Some((rates, docs.iter().map(|h| h.as_slice()).collect())), sums, common })
+            }
+            _ => None,
+        };
+        let (piece, common) = scatter_state(whole, &part.layout, n, k, ranks);
+        (piece, common, postcard::from_bytes(&position_bytes).expect("rank 0's position decodes"))
+    };
     drop(start);
     let mut chain = RankedHpcChain::new(&part, p, ranks, piece, common).map_err(FitError::InvalidInput)?;
     if let StageEnd::Carries(Some(calibration)) = end {

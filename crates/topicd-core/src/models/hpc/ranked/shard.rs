@@ -11,11 +11,11 @@
 //! every rank its data and its [`StatePiece`] of a fresh or restored chain, and gathers
 //! the pieces back into the single-process checkpoint format.
 
-use super::super::chain::{EndedChain, EstimandSums};
+use super::super::chain::{trace_of, EndedChain, EstimandSums};
 use super::super::data::{HpcData, Rows};
-use super::super::sampler::{HpcState, RateHessian, ScanStats};
+use super::super::sampler::{initial_affinities, initial_eta, initial_exposure, initial_rates, initial_root_prior, HpcState, RateHessian, ScanStats};
 use crate::models::convergence::KeptTrace;
-use crate::ranks::Ranks;
+use crate::ranks::{bytes_to_f64s, f64s_to_bytes, Ranks};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
@@ -29,11 +29,14 @@ pub struct Layout {
 
 impl Layout {
     /// Documents in equal runs (ξ, a row of K per document, is most of their side);
-    /// words in runs of about equal tokens (a word's rate block costs by its documents).
+    /// words in runs of about equal cost: a word's tokens plus its nodes (its rate block
+    /// costs by its documents, its untouched nodes' updates by the tree).
     pub fn of(data: &HpcData, ranks: usize) -> Self {
         let d = data.num_docs();
         let doc_bounds = (0..=ranks).map(|q| q * d / ranks).collect();
-        let tokens: Vec<f64> = (0..data.num_terms()).map(|f| data.word_docs.row(f).iter().map(|&(_, c)| c).sum()).collect();
+        // A word costs by its documents and by its nodes (the untouched nodes' updates).
+        let n = data.num_nodes() as f64;
+        let tokens: Vec<f64> = (0..data.num_terms()).map(|f| n + data.word_docs.row(f).iter().map(|&(_, c)| c).sum::<f64>()).collect();
         let total: f64 = tokens.iter().sum();
         let mut word_bounds = vec![0];
         let (mut running, mut f) = (0.0, 0);
@@ -195,7 +198,8 @@ fn piece_of(whole: &WholeState, layout: &Layout, q: usize, n: usize, k: usize) -
 }
 
 /// Rank 0 (`Some(whole)`): send every rank its piece of the state; every rank returns
-/// its own piece and the common part.
+/// its own piece and the common part. The big arrays go in chunks of
+/// [`CHUNK_VALUES`], so a rank holds its piece and one chunk, not the piece twice.
 pub fn scatter_state(whole: Option<WholeState>, layout: &Layout, n: usize, k: usize, ranks: &dyn Ranks) -> (StatePiece, Common) {
     let mut common = whole.as_ref().map(|w| postcard::to_allocvec(&w.common).expect("plain data encodes")).unwrap_or_default();
     ranks.broadcast(0, &mut common);
@@ -203,14 +207,76 @@ pub fn scatter_state(whole: Option<WholeState>, layout: &Layout, n: usize, k: us
     let piece = match whole {
         Some(whole) => {
             for q in 1..ranks.size() {
-                let bytes = postcard::to_allocvec(&piece_of(&whole, layout, q, n, k)).expect("plain data encodes");
-                ranks.exchange(Some((q, &bytes)), None);
+                send_piece(ranks, q, piece_of(&whole, layout, q, n, k));
             }
             piece_of(&whole, layout, 0, n, k)
         }
-        None => postcard::from_bytes(&ranks.exchange(None, Some(0)).expect("rank 0 sends every rank its state")).expect("rank 0's state decodes"),
+        None => receive_piece(ranks),
     };
     (piece, common)
+}
+
+/// Values a chunk of a piece's arrays holds (64 MB).
+pub const CHUNK_VALUES: usize = 1 << 23;
+
+fn send_piece(ranks: &dyn Ranks, q: usize, piece: StatePiece) {
+    let StatePiece { mu, tau2, xi, rate_hessians, affinity_hessians, sums } = piece;
+    let small = postcard::to_allocvec(&(rate_hessians, affinity_hessians, sums.is_some())).expect("plain data encodes");
+    ranks.exchange(Some((q, &small)), None);
+    for values in [mu, tau2, xi].iter().chain(sums.iter().flatten()) {
+        ranks.exchange(Some((q, &(values.len() as u64).to_le_bytes())), None);
+        for chunk in values.chunks(CHUNK_VALUES) {
+            ranks.exchange(Some((q, &f64s_to_bytes(chunk))), None);
+        }
+    }
+}
+
+fn receive_piece(ranks: &dyn Ranks) -> StatePiece {
+    let receive = || ranks.exchange(None, Some(0)).expect("rank 0 sends every rank its state");
+    let (rate_hessians, affinity_hessians, has_sums): (Vec<RateHessian>, Vec<Vec<f64>>, bool) =
+        postcard::from_bytes(&receive()).expect("rank 0's state decodes");
+    let values = || {
+        let len = u64::from_le_bytes(receive().try_into().expect("a length")) as usize;
+        let mut out = Vec::with_capacity(len);
+        while out.len() < len {
+            out.extend(bytes_to_f64s(&receive()));
+        }
+        out
+    };
+    let (mu, tau2, xi) = (values(), values(), values());
+    let sums = has_sums.then(|| [values(), values(), values(), values()]);
+    StatePiece { mu, tau2, xi, rate_hessians, affinity_hessians, sums }
+}
+
+/// Every rank's piece of HPC's starting point ([`HpcState::initial`]), each computed
+/// where it is held: the exposure passed from rank to rank in document order, the rank's
+/// words' log rates, every word's root rate gathered for (ψ, γ²), η from every
+/// document's active labels (which every rank holds), the rank's documents' affinities.
+pub fn fresh_state(part: &RankData, seed: u64, ranks: &dyn Ranks) -> (StatePiece, Common) {
+    let (n, k) = (part.docs.num_nodes(), part.docs.num_topics());
+    let start = f64s_to_bytes(&vec![0.0; n]);
+    let exposure = bytes_to_f64s(&ranks.fold_bytes_in_rank_order(start, &mut |running| f64s_to_bytes(&initial_exposure(bytes_to_f64s(&running), &part.docs))));
+    let mu = initial_rates(&part.words, &exposure, seed, part.first_word());
+    let root: Vec<f64> = ranks.all_gather(&f64s_to_bytes(&mu.chunks(n).map(|row| row[0]).collect::<Vec<_>>())).iter().flat_map(|b| bytes_to_f64s(b)).collect();
+    let (psi, gamma2) = initial_root_prior(&root);
+    let eta = initial_eta(&part.words.active, k, part.docs.supervised);
+    let xi = initial_affinities(&part.docs, &eta);
+    let tau2 = HpcState::initial_tau2(part.words.num_terms(), n);
+    let state = HpcState { mu: Vec::new(), tau2: Vec::new(), xi: Vec::new(), psi, gamma2, eta, lambda2: 1.0, nu: 5.0, sigma2: 0.5 };
+    let common = Common {
+        psi: state.psi,
+        gamma2: state.gamma2,
+        eta: state.eta,
+        lambda2: state.lambda2,
+        nu: state.nu,
+        sigma2: state.sigma2,
+        totals: Default::default(),
+        last: (f64::NAN, f64::NAN),
+        trace: trace_of(&part.docs),
+        kept: 0,
+        shares: vec![0.0; k],
+    };
+    (StatePiece { mu, tau2, xi, ..Default::default() }, common)
 }
 
 /// Every rank's `piece`, on rank 0, in rank order (which is word and document order).

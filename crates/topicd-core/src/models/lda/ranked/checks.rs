@@ -171,13 +171,34 @@ fn checkpoints_are_single_process_checkpoints_and_resume_over_other_rank_counts(
         assert_eq!(resumed, vec![Resume::From(*it)]);
         assert_eq!(resumed_model, single, "resumed after {it} over 2 ranks");
     }
-    // Several chains over ranks refuse checkpoints rather than write ones a resume
-    // could not read.
-    let two_chains = params(serde_json::json!({"topics": 3, "iterations": 2, "chains": 2}));
-    let refused = ThreadRanks::run(2, |ranks| {
-        let held = ranks.is_root().then(|| corpus.clone());
-        let (r, _, _) = FitContext::recording(None, |ctx| fit_lda_ranked(held, &two_chains, 1, ctx, ranks).map(|_| ()));
-        r.expect_err("refused").to_string()
-    });
-    assert!(refused.iter().all(|e| e.contains("chains")), "{refused:?}");
+}
+
+/// Two chains over 3 ranks hand over the single-process checkpoints (the current chain's
+/// state with the first chain's result after it, and the one between the chains), byte
+/// for byte; one inside the second chain and the one between the chains, resumed over 2
+/// ranks and in one process, and a one-process checkpoint resumed over 4 ranks, end
+/// with the uninterrupted fit's bytes.
+#[test]
+fn several_chains_checkpoint_and_resume_across_rank_counts() {
+    let corpus = four_block_corpus();
+    let p = params(serde_json::json!({"topics": 5, "iterations": 4, "burn_in": 1, "thin": 1, "optimize_interval": 2, "chains": 2}));
+    let (single, single_saved, _) = FitContext::recording(None, |ctx| fit_lda(&corpus, &p, 6, ctx));
+    let single = single.expect("fit runs").encode();
+    let (model, saved, _) = ranked_recording(&corpus, &p, 6, 3, None);
+    assert_eq!(model, single);
+    assert_eq!(saved.iter().map(|(it, _)| *it).collect::<Vec<_>>(), single_saved.iter().map(|(it, _)| *it).collect::<Vec<_>>());
+    assert!(saved.iter().zip(&single_saved).all(|(a, b)| a.1 == b.1), "the checkpoints are the single-process ones");
+    let boundary = saved.iter().find(|(it, _)| *it == 4).expect("the checkpoint between the chains");
+    let second = saved.iter().find(|(it, _)| *it == 6).expect("a checkpoint inside the second chain");
+    for (it, bytes) in [boundary, second] {
+        let (resumed_model, _, resumed) = ranked_recording(&corpus, &p, 6, 2, Some(bytes));
+        assert_eq!(resumed, vec![Resume::From(*it)]);
+        assert_eq!(resumed_model, single, "resumed after {it} over 2 ranks");
+        let (one, _, _) = FitContext::recording(Some(bytes), |ctx| fit_lda(&corpus, &p, 6, ctx));
+        assert_eq!(one.expect("fit runs").encode(), single, "resumed after {it} in one process");
+    }
+    let first = &single_saved.iter().find(|(it, _)| *it == 2).expect("a one-process checkpoint in the first chain").1;
+    let (resumed_model, _, resumed) = ranked_recording(&corpus, &p, 6, 4, Some(first));
+    assert_eq!(resumed, vec![Resume::From(2)]);
+    assert_eq!(resumed_model, single, "a one-process checkpoint resumed over 4 ranks");
 }

@@ -41,8 +41,8 @@ use super::chain::{schedule, SavedLda};
 use super::{model_of_ended, pooled, LdaModel, LdaParams};
 use crate::corpus::Corpus;
 use crate::models::chain::{Checkpoint, Position, Resume};
-use crate::models::chains::{chain_seed, ChainResult};
-use crate::models::{Checkpointing, FitContext, FitError, ParamError, ALWAYS_READY};
+use crate::models::chains::{self, chain_seed, ChainResult};
+use crate::models::{Checkpointing, FitContext, FitError, ALWAYS_READY};
 use crate::ranks::Ranks;
 use chain::RankedChain;
 use shard::{scatter, RootPart};
@@ -53,70 +53,108 @@ use shard::{scatter, RootPart};
 /// others `None`.
 ///
 /// Checkpoints: rank 0's `ctx` says how often and takes them, in the single-process
-/// format (the state gathered in document order), so a fit checkpointed over R ranks
-/// resumes over R' ranks or in one process, and the reverse; rank 0's `resume_from` is
-/// sent to every rank; the stop and checkpoint decisions are rank 0's. The other ranks'
-/// `ctx` should report nothing (their checkpoint settings are not read). Checkpoints of
-/// several chains over ranks are not taken yet.
+/// format (the state gathered in document order, with several chains the finished
+/// chains' results after it), so a fit checkpointed over R ranks resumes over R' ranks
+/// or in one process, and the reverse; the stop and checkpoint decisions are rank 0's.
+/// With several chains rank 0 runs them through [`chains::run`], as one process does
+/// (their trailers, the checkpoints between chains, the resumes), and before each chain
+/// tells the other ranks which one and the state it starts from. The other ranks' `ctx`
+/// should report nothing (their checkpoint settings are not read).
 pub fn fit_lda_ranked(corpus: Option<Corpus>, p: &LdaParams, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<Option<LdaModel>, FitError> {
     let mut settings = vec![ctx.checkpoint.every.is_some() as u8];
     ranks.broadcast(0, &mut settings);
-    let mut resume = ctx.checkpoint.resume_from.map(<[u8]>::to_vec).unwrap_or_default();
-    ranks.broadcast(0, &mut resume);
-    let checkpoints = settings[0] == 1 || !resume.is_empty();
-    if p.chains > 1 && checkpoints {
-        return Err(FitError::Params(ParamError::new("ranks", "a fit of several chains over several ranks does not take checkpoints yet: use chains 1")));
-    }
     let (shard, root) = scatter(corpus, p, seed, ranks)?;
-    let v = shard.tokens.num_terms;
-    let test_documents = root.as_ref().map_or(0, |r| r.test_documents);
-    let schedule = schedule(p);
-    // Rank 0 keeps its context's checkpoint settings; the others hand nothing over and
-    // follow rank 0's decisions (`RankedChain::agree`).
-    let (no_save, no_resume) = (|_: u64, _: Vec<u8>| {}, |_: Resume| {});
-    let checkpoint = if ranks.is_root() {
-        Checkpointing { resume_from: None, ..ctx.checkpoint }
-    } else {
+    let fit = Fit { p, shard: &shard, root: root.as_ref(), ranks, seed };
+    if !ranks.is_root() {
+        // Rank 0's context's checkpoint settings; nothing handed over, rank 0's
+        // decisions followed (`RankedChain::agree`).
+        let (no_save, no_resume) = (|_: u64, _: Vec<u8>| {}, |_: Resume| {});
         let every = (settings[0] == 1).then_some(std::time::Duration::ZERO);
-        Checkpointing { every, save: &no_save, resume_from: None, resumed: &no_resume, ready: ALWAYS_READY }
-    };
-    let local = FitContext { checkpoint, ..*ctx };
-    let mut finished: Vec<super::pooled::ChainResult> = Vec::new();
-    for c in 0..p.chains {
+        let checkpoint = Checkpointing { every, save: &no_save, resume_from: None, resumed: &no_resume, ready: ALWAYS_READY };
+        let local = FitContext { checkpoint, ..*ctx };
+        let mut failed = None;
+        while let Some((c, resume)) = next_chain(ranks, None) {
+            if failed.is_none() {
+                failed = fit.chain(c, &resume, &local, &[]).err();
+            }
+        }
+        return failed.map_or(Ok(None), Err);
+    }
+    let result = chains::run(ctx, p.chains, p.iterations as u64, |staged, c, finished| {
+        let resume = staged.checkpoint.resume_from.unwrap_or_default().to_vec();
+        next_chain(ranks, Some((c, &resume)));
+        let staged = FitContext { checkpoint: Checkpointing { resume_from: None, ..staged.checkpoint }, ..*staged };
+        Ok(fit.chain(c, &resume, &staged, finished)?.expect("rank 0 ends every chain with its result"))
+    });
+    next_chain(ranks, None);
+    Ok(Some(result?.model))
+}
+
+/// Rank 0 (`announce`): tell every rank the chain to run next and the state it starts
+/// from (empty: fresh), or with `None` that none is left; the others: receive it.
+fn next_chain(ranks: &dyn Ranks, announce: Option<(usize, &[u8])>) -> Option<(usize, Vec<u8>)> {
+    let mut message = announce.map(|(c, resume)| [&(c as u64).to_le_bytes()[..], resume].concat()).unwrap_or_default();
+    ranks.broadcast(0, &mut message);
+    let (c, resume) = (message.len() >= 8).then(|| message.split_at(8))?;
+    Some((u64::from_le_bytes(c.try_into().expect("eight bytes")) as usize, resume.to_vec()))
+}
+
+/// What every chain of a ranked fit reads.
+struct Fit<'a> {
+    p: &'a LdaParams,
+    shard: &'a LdaShard,
+    root: Option<&'a RootPart>,
+    ranks: &'a dyn Ranks,
+    seed: u64,
+}
+
+impl Fit<'_> {
+    /// Chain `c` over the ranks from `resume` (empty: fresh; the same bytes on every
+    /// rank): rank 0 returns its result (the last chain's pooled with `finished` and
+    /// scored on the held-out documents), the others `None`.
+    fn chain(
+        &self,
+        c: usize,
+        resume: &[u8],
+        ctx: &FitContext,
+        finished: &[super::pooled::ChainResult],
+    ) -> Result<Option<super::pooled::ChainResult>, FitError> {
+        let Fit { p, shard, root, ranks, seed } = *self;
+        let v = shard.tokens.num_terms;
+        let test_documents = root.map_or(0, |r| r.test_documents);
+        let schedule = schedule(p);
         let seed_c = chain_seed(seed, c);
-        let (mut ranked, position) = match start(&resume, p, &shard, ranks, root.as_ref(), seed_c, &local)? {
+        let is_last = c + 1 == p.chains;
+        let (mut ranked, position) = match start(resume, p, shard, ranks, root, seed_c, ctx)? {
             RankedStart::Chain(chain, position) => (chain, position),
             RankedStart::Scoring(model, scored, end) => {
-                let root = root.as_ref().expect("only rank 0 resumes in the scoring");
+                let root = root.expect("only rank 0 resumes in the scoring");
                 let at = crate::models::after_chain::EndOfChain { family: "lda", seed: seed_c, schedule: &schedule, position: end };
                 let mut model = *model;
-                (local.progress)(crate::models::Progress { iteration: end.iteration as u64, total: end.iteration as u64, ..Default::default() });
-                model.heldout = Some(super::score_heldout(&model, &root.heldout, p, Some(scored), &at, &local)?);
-                return Ok(Some(model));
+                (ctx.progress)(crate::models::Progress { iteration: end.iteration as u64, total: end.iteration as u64, ..Default::default() });
+                model.heldout = Some(super::score_heldout(&model, &root.heldout, p, Some(scored), &at, ctx)?);
+                return Ok(Some(ChainResult { model, trace: Default::default() }));
             }
             RankedStart::Done => return Ok(None),
         };
-        let end = crate::models::chain::run(ranked.as_mut(), "lda", seed_c, &schedule, position, &local)?;
+        let end = crate::models::chain::run(ranked.as_mut(), "lda", seed_c, &schedule, position, ctx)?;
         let trace = std::mem::take(&mut ranked.sums.trace);
-        let Some(ended) = (*ranked).into_ended() else { continue };
-        let root = root.as_ref().expect("rank 0 has the corpus' part");
+        let Some(ended) = (*ranked).into_ended() else { return Ok(None) };
+        let root = root.expect("rank 0 has the corpus' part");
         let mut model = model_of_ended(p, ended, v, test_documents, &end);
         if let Some((spec, rows)) = &root.design {
             (model.design, model.design_rows) = (Some(spec.clone()), rows.clone());
         }
-        let result = ChainResult { model, trace };
-        if c + 1 < p.chains {
-            finished.push(result);
-            continue;
+        if !is_last {
+            return Ok(Some(ChainResult { model, trace }));
         }
-        let mut model = pooled::pool(&finished, result);
+        let mut model = pooled::pool(finished, ChainResult { model, trace });
         if test_documents > 0 {
             let at = crate::models::after_chain::EndOfChain { family: "lda", seed: seed_c, schedule: &schedule, position: end };
-            model.heldout = Some(super::score_heldout(&model, &root.heldout, p, None, &at, &local)?);
+            model.heldout = Some(super::score_heldout(&model, &root.heldout, p, None, &at, ctx)?);
         }
-        return Ok(Some(model));
+        Ok(Some(ChainResult { model, trace: Default::default() }))
     }
-    Ok(None)
 }
 
 /// Where a rank's chain starts: a chain (fresh or restored), rank 0's held-out scoring

@@ -216,7 +216,9 @@ impl<'a> RankedHpcChain<'a> {
         let mut nonzeros = [self.words.factor_nonzeros() as u64];
         self.ranks.sum_u64(&mut nonzeros);
         let common = self.common();
-        let pieces = gather_pieces(&StatePiece { sums: self.piece(true).sums, ..Default::default() }, self.ranks)?;
+        let s = &mut self.sums;
+        let sums = Some([&mut s.frequency, &mut s.exclusivity, &mut s.exclusivity_all, &mut s.mu].map(std::mem::take));
+        let pieces = gather_pieces(&StatePiece { sums, ..Default::default() }, self.ranks)?;
         Some(super::shard::ended_from(pieces, common, nonzeros[0] as usize))
     }
 

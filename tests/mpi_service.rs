@@ -68,14 +68,14 @@ async fn model_bytes(store: &Store, job: &Value) -> Vec<u8> {
     bytes
 }
 
-/// LDA over 2 ranks, HDP over 3 and HPC over 4 against the same jobs in one process,
+/// LDA (two chains) over 2 ranks, HDP over 3 and HPC over 4 against the same jobs in one process,
 /// on `db`.
 async fn worlds_store_the_one_process_models(db: &Path, location: DbLocation) {
     let server = ServerProcess::start(db, &["--mpi-launch", LAUNCH, "--threads", "1", "--max-jobs", "2"]);
     let (st, corpus) = server.post("/v1/corpora", &json!({"documents": documents(), "preprocess": {"stopwords": "none"}})).await;
     assert_eq!(st, 201, "{corpus}");
     let corpus = corpus["id"].as_str().unwrap();
-    let lda = json!({"topics": 8, "iterations": 12, "burn_in": 4, "optimize_interval": 4});
+    let lda = json!({"topics": 8, "iterations": 12, "burn_in": 4, "optimize_interval": 4, "chains": 2});
     let hdp = json!({"topics": 10, "passes": 5, "batches": 2, "merge_every": 2, "delete_every": 2, "test_fraction": 0.05});
     // The same documents labelled on a two-level tree, for HPC.
     let labelled: Vec<Value> = documents()

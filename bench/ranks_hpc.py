@@ -70,7 +70,7 @@ def main():
     n = 601  # the 6, 9, 10 tree's 600 labels and the root
     k = n - 1
     lines += [f"### HPC over ranks: {docs:,} simulated documents ({first['tokens']:,} tokens, {nnz:,} non-zeros, V = {v:,}), "
-              f"K = {k} labels, one chain, {a.scans} scans differenced", "",
+              f"K = {k} labels, one chain; bytes differenced over {a.scans} scans", "",
               "| R | threads/rank | s/steady scan | s/refit scan | peak RSS per rank (MB) | document side per rank, computed (MB) | word side per rank, computed (MB) "
               "| bytes sent per scan and rank (MB) | lower bound (MB) | ratio |",
               "|---|---|---|---|---|---|---|---|---|---|"]

@@ -68,7 +68,7 @@ async fn model_bytes(store: &Store, job: &Value) -> Vec<u8> {
     bytes
 }
 
-/// LDA (two chains) over 2 ranks, HDP over 3 and HPC over 4 against the same jobs in one process,
+/// LDA (two chains), HDP and HPC over 4 ranks against the same jobs in one process,
 /// on `db`.
 async fn worlds_store_the_one_process_models(db: &Path, location: DbLocation) {
     let server = ServerProcess::start(db, &["--mpi-launch", LAUNCH, "--threads", "1", "--max-jobs", "2"]);
@@ -91,8 +91,8 @@ async fn worlds_store_the_one_process_models(db: &Path, location: DbLocation) {
     let tree = tree["id"].as_str().unwrap();
     let hpc = json!({"iterations": 6, "burn_in": 2, "hessian_every": 2, "test_fraction": 0.1});
     let jobs = [
-        (submit(&server, corpus, "lda", lda.clone(), json!({})).await, submit(&server, corpus, "lda", lda, json!({"ranks": 2})).await, 2),
-        (submit(&server, corpus, "hdp", hdp.clone(), json!({})).await, submit(&server, corpus, "hdp", hdp, json!({"ranks": 3})).await, 3),
+        (submit(&server, corpus, "lda", lda.clone(), json!({})).await, submit(&server, corpus, "lda", lda, json!({"ranks": 4})).await, 4),
+        (submit(&server, corpus, "hdp", hdp.clone(), json!({})).await, submit(&server, corpus, "hdp", hdp, json!({"ranks": 4})).await, 4),
         (submit(&server, tree, "hpc", hpc.clone(), json!({})).await, submit(&server, tree, "hpc", hpc, json!({"ranks": 4})).await, 4),
     ];
     let store = Store::connect(&location, &Default::default()).await.unwrap();

@@ -303,18 +303,8 @@ fn hpc_with_a_killed_rank_resumes_over_other_rank_counts() {
     assert!(line["resumed"].as_str().is_some_and(|r| r.starts_with("from iteration")), "{line}");
     assert!(std::fs::read(&resumed_path).unwrap() == expected, "resumed over 2 ranks: another model");
     let one = dir.path().join("one.bin");
-    let out = Command::new(env!("CARGO_BIN_EXE_topicd"))
-        .arg("fit")
-        .arg("--input")
-        .arg(&input)
-        .args(long)
-        .arg("--resume")
-        .arg(&checkpoint)
-        .arg("--out")
-        .arg(&one)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let resume = [&long[..], &["--resume", checkpoint.to_str().unwrap()]].concat();
+    single_fit(&input, &resume, &one);
     assert!(std::fs::read(&one).unwrap() == expected, "resumed in one process: another model");
 }
 

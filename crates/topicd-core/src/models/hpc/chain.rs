@@ -187,6 +187,11 @@ fn theta_draw(data: &HpcData, xi: &[f64]) -> Vec<f32> {
     out
 }
 
+/// The settings of scan `iteration` of a chain seeded with `seed` under `p`.
+pub(super) fn scan_settings(p: &HpcParams, seed: u64, iteration: usize) -> ScanSettings {
+    ScanSettings { seed, iteration: iteration as u64, refit_modes: p.refits_modes(iteration), leapfrog_steps: p.leapfrog_steps, step_size: p.step_size }
+}
+
 /// The hyperparameters traced at every kept scan, beside the log-likelihood per token
 /// and the sorted topic shares.
 const TRACED: [&str; 5] = ["psi", "gamma2", "lambda2", "nu", "sigma2"];
@@ -379,13 +384,7 @@ pub(super) fn scan_diagnostics(
 impl Chain for HpcChain<'_> {
     fn step(&mut self, seed: u64, iteration: usize) -> Result<Map<String, Value>, FitError> {
         let p = self.params;
-        let settings = ScanSettings {
-            seed,
-            iteration: iteration as u64,
-            refit_modes: p.refits_modes(iteration),
-            leapfrog_steps: p.leapfrog_steps,
-            step_size: p.step_size,
-        };
+        let settings = scan_settings(p, seed, iteration);
         let stats = self.state.scan(self.data, &mut self.caches, settings);
         self.last = match stats.log_likelihood {
             Some(ll) => ll,

@@ -21,14 +21,13 @@
 
 use super::shard::{gather_pieces, sums_of, whole_of, Common, RankData, StatePiece};
 use crate::models::chain::{Chain, Schedule};
-use crate::models::hpc::chain::{encode_state, scan_diagnostics, EstimandSums, StateParts};
+use crate::models::hpc::chain::{encode_state, scan_diagnostics, scan_settings, EstimandSums, StateParts};
 use crate::models::hpc::dispersion::Dispersion;
 use crate::models::hpc::hyper::{affinity_mean, affinity_squares, AffinitySpread};
 use crate::models::hpc::params::HpcParams;
 use crate::models::hpc::refit::Calibration;
 use crate::models::hpc::sampler::{
-    affinity_rows, column_sums, document_weights, linear_term_from, parent_variances, rate_rows, AffinityInputs, Caches, HpcState, RateInputs, ScanSettings,
-    ScanStats,
+    affinity_rows, column_sums, document_weights, linear_term_from, parent_variances, rate_rows, AffinityInputs, Caches, HpcState, RateInputs, ScanStats,
 };
 use crate::models::state_bytes::append_tail;
 use crate::models::{FitError, StepKind};
@@ -204,7 +203,7 @@ impl<'a> RankedHpcChain<'a> {
 
     fn common(&self) -> Common {
         let kept = self.sums.kept;
-        super::common_of(&self.state, self.totals.clone(), self.last, self.trace.clone(), kept, self.sums.shares.clone())
+        Common::of(&self.state, self.totals.clone(), self.last, self.trace.clone(), kept, self.sums.shares.clone())
     }
 
     /// The chain ended (every rank calls it): if no scan was kept, the final state is;
@@ -244,13 +243,7 @@ fn gather_rows(ranks: &dyn Ranks, local: &[f64]) -> Vec<f64> {
 impl Chain for RankedHpcChain<'_> {
     fn step(&mut self, seed: u64, iteration: usize) -> Result<Map<String, Value>, FitError> {
         let p = self.params;
-        let s = ScanSettings {
-            seed,
-            iteration: iteration as u64,
-            refit_modes: p.refits_modes(iteration),
-            leapfrog_steps: p.leapfrog_steps,
-            step_size: p.step_size,
-        };
+        let s = scan_settings(p, seed, iteration);
         let (n, k, total_docs) = (self.n(), self.part.docs.num_topics(), self.part.layout.num_docs());
         let (first_word, first_doc) = (self.part.first_word(), self.part.first_doc());
         self.refresh_theta();

@@ -40,7 +40,6 @@ use super::model::{family_name, HpcModel};
 use super::params::HpcParams;
 use super::pooled::{self, ChainResult};
 use super::refit::{refit_seed, Calibration, RefitChain};
-use super::sampler::HpcState;
 use crate::corpus::Corpus;
 use crate::models::chain::{self as driver, Checkpoint, Position, Resume};
 use crate::models::chains::chain_seed;
@@ -284,8 +283,8 @@ fn run_stage(
             Some(Start::Restored(chain, _)) => {
                 let (rates, docs) = chain.caches.likelihood_hessians();
                 let sums = (chain.sums.kept > 0).then_some(&chain.sums);
-                let common = common_of(&chain.state, chain.totals.clone(), chain.last, chain.trace.clone(), chain.sums.kept, chain.sums.shares.clone());
-                Some(WholeState { state: &chain.state, hessians: Some((rates, docs.iter().map(|h| h.as_slice()).collect())), sums, common })
+                let common = Common::of(&chain.state, chain.totals.clone(), chain.last, chain.trace.clone(), chain.sums.kept, chain.sums.shares.clone());
+                Some(WholeState { state: &chain.state, hessians: (rates, docs.iter().map(|h| h.as_slice()).collect()), sums, common })
             }
             _ => None,
         };
@@ -308,27 +307,4 @@ fn run_stage(
         }
     }
     Ok(chain.into_ended())
-}
-
-fn common_of(
-    state: &HpcState,
-    totals: super::sampler::ScanStats,
-    last: (f64, f64),
-    trace: crate::models::convergence::KeptTrace,
-    kept: usize,
-    shares: Vec<f64>,
-) -> Common {
-    Common {
-        psi: state.psi,
-        gamma2: state.gamma2,
-        eta: state.eta.clone(),
-        lambda2: state.lambda2,
-        nu: state.nu,
-        sigma2: state.sigma2,
-        totals,
-        last,
-        trace,
-        kept,
-        shares,
-    }
 }

@@ -159,6 +159,25 @@ pub struct Common {
     pub shares: Vec<f64>,
 }
 
+impl Common {
+    /// `state`'s hyperparameters with the rest of the common part.
+    pub fn of(state: &HpcState, totals: ScanStats, last: (f64, f64), trace: KeptTrace, kept: usize, shares: Vec<f64>) -> Self {
+        Common {
+            psi: state.psi,
+            gamma2: state.gamma2,
+            eta: state.eta.clone(),
+            lambda2: state.lambda2,
+            nu: state.nu,
+            sigma2: state.sigma2,
+            totals,
+            last,
+            trace,
+            kept,
+            shares,
+        }
+    }
+}
+
 /// One rank's part of the chain's state: its words' μ and τ² rows (word-major, every
 /// node) and cached Hessians, its documents' ξ rows and cached Hessians (column-major),
 /// and its words' rows of the estimand sums (frequency, exclusivity, exclusivity against
@@ -174,11 +193,11 @@ pub struct StatePiece {
     pub sums: Option<[Vec<f64>; 4]>,
 }
 
-/// A whole chain's state as rank 0 holds it before cutting it: the state, the cached
-/// Hessians (`None` for a fresh chain), the sums (`None` before a kept scan) and the rest.
+/// A restored chain's state as rank 0 holds it before cutting it: the state, the cached
+/// Hessians, the sums (`None` before a kept scan) and the rest.
 pub struct WholeState<'a> {
     pub state: &'a HpcState,
-    pub hessians: Option<(&'a [RateHessian], Vec<&'a [f64]>)>,
+    pub hessians: (&'a [RateHessian], Vec<&'a [f64]>),
     pub sums: Option<&'a EstimandSums>,
     pub common: Common,
 }
@@ -191,8 +210,8 @@ fn piece_of(whole: &WholeState, layout: &Layout, q: usize, n: usize, k: usize) -
         mu: rows(&whole.state.mu, &words, n),
         tau2: rows(&whole.state.tau2, &words, n),
         xi: rows(&whole.state.xi, &docs, k),
-        rate_hessians: whole.hessians.as_ref().map_or_else(Vec::new, |(rates, _)| rates[words.clone()].to_vec()),
-        affinity_hessians: whole.hessians.as_ref().map_or_else(Vec::new, |(_, docs_h)| docs_h[docs.clone()].iter().map(|h| h.to_vec()).collect()),
+        rate_hessians: whole.hessians.0[words.clone()].to_vec(),
+        affinity_hessians: whole.hessians.1[docs.clone()].iter().map(|h| h.to_vec()).collect(),
         sums: whole.sums.map(|s| [rows(&s.frequency, &words, k), rows(&s.exclusivity, &words, k), rows(&s.exclusivity_all, &words, k), rows(&s.mu, &words, n)]),
     }
 }
@@ -263,19 +282,7 @@ pub fn fresh_state(part: &RankData, seed: u64, ranks: &dyn Ranks) -> (StatePiece
     let xi = initial_affinities(&part.docs, &eta);
     let tau2 = HpcState::initial_tau2(part.words.num_terms(), n);
     let state = HpcState { mu: Vec::new(), tau2: Vec::new(), xi: Vec::new(), psi, gamma2, eta, lambda2: 1.0, nu: 5.0, sigma2: 0.5 };
-    let common = Common {
-        psi: state.psi,
-        gamma2: state.gamma2,
-        eta: state.eta,
-        lambda2: state.lambda2,
-        nu: state.nu,
-        sigma2: state.sigma2,
-        totals: Default::default(),
-        last: (f64::NAN, f64::NAN),
-        trace: trace_of(&part.docs),
-        kept: 0,
-        shares: vec![0.0; k],
-    };
+    let common = Common::of(&state, Default::default(), (f64::NAN, f64::NAN), trace_of(&part.docs), 0, vec![0.0; k]);
     (StatePiece { mu, tau2, xi, ..Default::default() }, common)
 }
 

@@ -22,6 +22,7 @@ use super::lexicon::Lexicon;
 use super::order::TokenOrder;
 use super::preprocess::{DuplicateIds, PreprocessOptions};
 use super::sparse::DocTermMatrix;
+use super::token_limits::{counted_tokens, TokenLimits};
 use super::tokenize::TextPipeline;
 use super::{Corpus, CorpusError, CorpusStats, FeatureMatrix};
 
@@ -68,6 +69,10 @@ pub struct CorpusBuilder {
     counter: Vec<u32>,
     touched: Vec<u32>,
     row: Vec<(u32, u32)>,
+    /// Caps on a document's and the upload's tokens ([`TokenLimits`]).
+    token_limits: TokenLimits,
+    /// Tokens of the documents accepted so far (before pruning).
+    tokens_added: u64,
 }
 
 fn intern(vocab: &mut HashMap<String, u32>, words: &mut Vec<String>, term: &str) -> u32 {
@@ -111,7 +116,15 @@ impl CorpusBuilder {
             counter: Vec::new(),
             touched: Vec::new(),
             row: Vec::new(),
+            token_limits: TokenLimits::NONE,
+            tokens_added: 0,
         })
+    }
+
+    /// Refuse documents and uploads over these caps (the server's flags).
+    pub fn with_token_limits(mut self, limits: TokenLimits) -> Self {
+        self.token_limits = limits;
+        self
     }
 
     /// Number of documents accepted so far.
@@ -176,6 +189,17 @@ impl CorpusBuilder {
                 Content::Counts(checked)
             }
         };
+        let tokens = match &content {
+            Content::Counts(counts) => counted_tokens(counts.iter().map(|(_, c)| c)),
+            // A token takes at least one byte, so the length bounds the tokens; the pieces
+            // are counted only where that bound is over the cap.
+            Content::Text(text) if text.len() as u64 > self.token_limits.per_document => TextPipeline::pieces(text).count() as u64,
+            Content::Text(text) => text.len() as u64,
+        };
+        let field = at(if matches!(content, Content::Counts(_)) { ".counts" } else { ".text" });
+        self.token_limits.check_document(&field, tokens).map_err(|why| CorpusError::field(field.clone(), why))?;
+        let tokens_added = self.tokens_added.saturating_add(tokens);
+        self.token_limits.check_input(tokens_added).map_err(|why| CorpusError::field(field, why))?;
         let features = doc.features.unwrap_or_default();
         if let Some((name, value)) = features.iter().find(|(_, v)| !v.is_finite()) {
             return Err(CorpusError::field(at(&format!(".features.{name}")), format!("feature values must be finite numbers, got {value}")));
@@ -187,6 +211,7 @@ impl CorpusBuilder {
         let labels = self.labels.add_document_labels(doc.labels.as_deref().unwrap_or(&[]), doc.paths.as_deref().unwrap_or(&[]), index)?;
 
         // 3. Nothing can fail from here on: tokenize and record.
+        self.tokens_added = tokens_added;
         match content {
             Content::Text(text) => self.count_text(&text),
             Content::Counts(counts) => {

@@ -19,6 +19,7 @@ pub mod preprocess;
 pub mod sparse;
 pub mod stopwords;
 pub mod synthetic;
+pub mod token_limits;
 pub mod tokenize;
 
 pub use builder::CorpusBuilder;
@@ -32,6 +33,7 @@ pub use builder::build_corpus;
 pub use labels::LabelTreeBuilder;
 pub use lexicon::EncodedDoc;
 pub use order::TokenOrder;
+pub use token_limits::TokenLimits;
 pub use tokenize::TextPipeline;
 
 use serde::{Deserialize, Serialize};

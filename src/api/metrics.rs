@@ -1,4 +1,8 @@
 //! Request metrics for `/metrics`: counts and latency histograms per route.
+//!
+//! Every label comes from a closed set (a known method else `other`, a route template
+//! else `unmatched`, a status code), so `/metrics` stays the same size whatever clients
+//! send: a made-up method or path cannot become a series of its own.
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
@@ -65,13 +69,21 @@ impl HttpMetrics {
     }
 }
 
+/// The methods recorded by name; any other is `other`.
+const KNOWN_METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+/// A request's method as a metrics label: one of [`KNOWN_METHODS`], else `other`.
+fn method_label(method: &axum::http::Method) -> &'static str {
+    KNOWN_METHODS.iter().find(|m| **m == method.as_str()).copied().unwrap_or("other")
+}
+
 /// Middleware: time every request and record it under its route template.
 pub async fn record(State(metrics): State<Arc<HttpMetrics>>, req: Request, next: Next) -> Response {
     let start = Instant::now();
-    let method = req.method().to_string();
+    let method = method_label(req.method());
     let route = req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string()).unwrap_or_else(|| "unmatched".into());
     let resp = next.run(req).await;
-    metrics.observe(&method, &route, resp.status().as_u16(), start.elapsed().as_secs_f64());
+    metrics.observe(method, &route, resp.status().as_u16(), start.elapsed().as_secs_f64());
     resp
 }
 
@@ -90,5 +102,14 @@ mod tests {
         assert!(s.contains("le=\"0.005\"} 1"));
         assert!(s.contains("le=\"0.25\"} 2"));
         assert!(s.contains("le=\"+Inf\"} 2"));
+    }
+
+    #[test]
+    fn made_up_methods_share_one_label() {
+        for m in ["GET", "DELETE", "OPTIONS"] {
+            assert_eq!(method_label(&m.parse().unwrap()), m);
+        }
+        assert_eq!(method_label(&"FROBNICATE".parse().unwrap()), "other");
+        assert_eq!(method_label(&"get".parse().unwrap()), "other", "methods are case-sensitive");
     }
 }

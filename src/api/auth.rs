@@ -59,7 +59,15 @@ fn unauthorized(detail: &str, invalid_token: bool) -> Response {
     response
 }
 
-/// The middleware: pass open paths, otherwise authenticate and check the role.
+/// Whether [`require_token`] will look this request's token up: tokens are required,
+/// the path is not open and the request carries a bearer token. Such a request is
+/// counted against the token once verified, else against its address.
+pub fn will_verify_token(policy: &AuthPolicy, request: &Request) -> bool {
+    policy.mode == AuthMode::Required && !is_open(request.uri().path(), policy.public_metrics) && bearer(request.headers()).is_some()
+}
+
+/// The middleware: pass open paths, otherwise authenticate, count the request against
+/// its verified token (or, failing verification, its address) and check the role.
 pub async fn require_token(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let policy = state.auth;
     if policy.mode == AuthMode::Off || is_open(request.uri().path(), policy.public_metrics) {
@@ -73,9 +81,22 @@ pub async fn require_token(State(state): State<AppState>, mut request: Request, 
     };
     let caller = match state.store.authenticate(token).await {
         Ok(Some(caller)) => caller,
-        Ok(None) => return unauthorized("the bearer token is not valid: unknown, revoked or mistyped", true),
+        Ok(None) => {
+            // A failed verification spends its address' rate, never a token's.
+            if let Some(limit) = &state.rate_limit {
+                if let Err(wait_s) = limit.check(super::limits::peer_client(&request)) {
+                    return super::limits::over_rate(limit, wait_s);
+                }
+            }
+            return unauthorized("the bearer token is not valid: unknown, revoked or mistyped", true);
+        }
         Err(e) => return ApiError::from(e).into_response(),
     };
+    if let Some(limit) = &state.rate_limit {
+        if let Err(wait_s) = limit.check(super::limits::Client::Token(caller.key.clone())) {
+            return super::limits::over_rate(limit, wait_s);
+        }
+    }
     let needed = needed_role(request.method());
     if !caller.role.allows(needed) {
         let detail = format!("token {:?} has role {}; {} {} needs role {needed}", caller.name, caller.role, request.method(), request.uri().path());

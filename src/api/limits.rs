@@ -3,23 +3,20 @@
 //!
 //! Why it exists: a shared service must say no early and clearly. Each limit is a server
 //! flag (see `config`), and every refusal is problem+json naming that flag in `limit`,
-//! with `Retry-After` where waiting helps. The rate limit is GCRA from the `governor`
-//! crate, keyed by the request's token key (the public part of the bearer token) or,
-//! without one, by the peer's address.
+//! with `Retry-After` where waiting helps. The rate limit ([`super::rate_limit`]) counts
+//! a verified token's requests against the token and every other request against its
+//! peer address.
 
 use super::error::ApiError;
+pub use super::rate_limit::{Client, ClientRateLimit};
 use super::AppState;
 pub use crate::config::Limits;
 use crate::store::jobs::NotQueued;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{header, Method};
+use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use std::net::SocketAddr;
-use std::num::NonZeroU32;
-use std::sync::Arc;
 
 /// Seconds a client is told to wait when the job queue is full: about one short fit.
 const QUEUE_RETRY_AFTER_S: u64 = 30;
@@ -55,65 +52,33 @@ pub fn check_document_count(given: usize, max: usize) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// A per-client request rate (`--rate-limit-per-s`, `--rate-limit-burst`).
-pub struct ClientRateLimit {
-    limiter: DefaultKeyedRateLimiter<String>,
-    per_s: u32,
-}
-
-impl ClientRateLimit {
-    /// `None` when `per_s` is 0 (no rate limit).
-    pub fn new(per_s: u32, burst: u32) -> Option<Arc<ClientRateLimit>> {
-        let rate = NonZeroU32::new(per_s)?;
-        let burst = NonZeroU32::new(burst.max(per_s)).unwrap_or(rate);
-        Some(Arc::new(ClientRateLimit { limiter: RateLimiter::keyed(Quota::per_second(rate).allow_burst(burst)), per_s }))
-    }
-
-    /// `Err(seconds to wait)` when `client` is over its rate.
-    fn check(&self, client: &str) -> Result<(), u64> {
-        self.limiter.check_key(&client.to_string()).map_err(|not_until| {
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
-            wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
-        })
-    }
-
-    /// Forget clients idle long enough to be back at full burst (bounds memory).
-    pub fn forget_idle(&self) {
-        self.limiter.retain_recent();
-        self.limiter.shrink_to_fit();
+/// The peer address of a request, as the rate limit counts it.
+pub fn peer_client(request: &Request) -> Client {
+    match request.extensions().get::<ConnectInfo<SocketAddr>>() {
+        Some(ConnectInfo(addr)) => Client::Address(addr.ip()),
+        None => Client::Overflow,
     }
 }
 
-/// Who a request counts against: its token's public key, else its peer address.
-fn client_key(request: &Request) -> String {
-    let token_key = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split_once(' ').map(|(_, t)| t.trim()))
-        .and_then(crate::auth::parse)
-        .map(|t| t.key.to_string());
-    match token_key {
-        Some(key) => format!("token:{key}"),
-        None => match request.extensions().get::<ConnectInfo<SocketAddr>>() {
-            Some(ConnectInfo(addr)) => format!("ip:{}", addr.ip()),
-            None => "ip:unknown".to_string(),
-        },
-    }
+/// The 429 for a client over its rate.
+pub fn over_rate(limit: &ClientRateLimit, wait_s: u64) -> Response {
+    ApiError::too_many("rate-limit-per-s", format!("more than {} requests per second from this client: slow down", limit.per_s), wait_s.max(1)).into_response()
 }
 
-/// Rate-limit every request but liveness and readiness.
+/// Rate-limit every request but liveness and readiness, before any database work. A
+/// request whose token the auth middleware will verify is counted there, against the
+/// token once verified or against its address if not ([`super::auth`]); here it is only
+/// turned away when its address is already over its rate (a flood of made-up tokens).
+/// Every other request (no token, an open path, a server without tokens) is counted
+/// against its address now.
 pub async fn rate_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if let Some(limit) = &state.rate_limit {
         let path = request.uri().path();
         if path != "/healthz" && path != "/readyz" {
-            if let Err(wait_s) = limit.check(&client_key(&request)) {
-                return ApiError::too_many(
-                    "rate-limit-per-s",
-                    format!("more than {} requests per second from this client: slow down", limit.per_s),
-                    wait_s.max(1),
-                )
-                .into_response();
+            let address = peer_client(&request);
+            let verdict = if super::auth::will_verify_token(&state.auth, &request) { limit.peek(&address) } else { limit.check(address) };
+            if let Err(wait_s) = verdict {
+                return over_rate(limit, wait_s);
             }
         }
     }
@@ -150,18 +115,6 @@ pub async fn time_limit(State(state): State<AppState>, request: Request, next: N
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_client_over_its_burst_is_told_to_wait_and_others_are_not() {
-        let limit = ClientRateLimit::new(1, 3).unwrap();
-        for _ in 0..3 {
-            assert_eq!(limit.check("a"), Ok(()));
-        }
-        let wait = limit.check("a").unwrap_err();
-        assert!((1..=1).contains(&wait), "one request per second: wait about 1 s, got {wait}");
-        assert_eq!(limit.check("b"), Ok(()), "another client has its own burst");
-        assert!(ClientRateLimit::new(0, 10).is_none(), "0 turns the limit off");
-    }
 
     #[test]
     fn uploads_are_exempt_from_the_time_limit() {

@@ -56,7 +56,8 @@ fn text(data: &[u8]) -> std::borrow::Cow<'_, str> {
 
 /// A `POST /v1/corpora` JSON body, through the handler's own parser and builder.
 pub fn corpus_json(data: &[u8]) -> Outcome {
-    let (_, corpus, _) = crate::api::corpora::build_from_json(data).map_err(|e| e.detail.clone())?;
+    let caps = crate::config::ServeConfig::for_tests(std::path::PathBuf::new()).limits().upload_tokens();
+    let (_, corpus, _) = crate::api::corpora::build_from_json(data, caps).map_err(|e| e.detail.clone())?;
     roundtrip_corpus(&corpus)
 }
 
@@ -314,12 +315,13 @@ pub fn valid_inputs(name: &str) -> Vec<Vec<u8>> {
         "tokenize" => vec![[&[0u8][..], "The Café's naïve runners ran 2024 times — ǅemal İstanbul ﬃ".as_bytes()].concat(), [&[0x3fu8][..], b"Running RUNS ran a b cc"].concat()],
         "graph_json" => vec![br#"{"name":"g","nodes":["a","b","c"],"edges":[["a","b"],["b","c"],["c","c"],["b","a"]],"directed":true}"#.to_vec()],
         "corpus_blob" => {
-            let (_, with_order, _) = crate::api::corpora::build_from_json(br#"{"documents":[{"text":"apple pear apple"},{"text":"pear plum"}]}"#).expect("builds");
+            let (_, with_order, _) = crate::api::corpora::build_from_json(br#"{"documents":[{"text":"apple pear apple"},{"text":"pear plum"}]}"#, crate::corpus::TokenLimits::NONE).expect("builds");
             let (_, with_meta, _) =
-                crate::api::corpora::build_from_json(br#"{"documents":[{"text":"apple pear apple","meta":{"t":"A"}},{"text":"pear plum"}]}"#).expect("builds");
-            let (_, bow_meta, _) = crate::api::corpora::build_from_json(br#"{"documents":[{"counts":{"apple":2},"meta":{"t":"B"}}]}"#).expect("builds");
+                crate::api::corpora::build_from_json(br#"{"documents":[{"text":"apple pear apple","meta":{"t":"A"}},{"text":"pear plum"}]}"#, crate::corpus::TokenLimits::NONE).expect("builds");
+            let (_, bow_meta, _) = crate::api::corpora::build_from_json(br#"{"documents":[{"counts":{"apple":2},"meta":{"t":"B"}}]}"#, crate::corpus::TokenLimits::NONE).expect("builds");
             let (_, with_covariates, _) = crate::api::corpora::build_from_json(
                 br#"{"documents":[{"text":"apple pear","covariates":{"year":2001,"party":"a","day":"2001-02-03"},"meta":{"t":"C"}},{"text":"plum","covariates":{"party":null}}]}"#,
+                crate::corpus::TokenLimits::NONE,
             )
             .expect("builds");
             vec![corpus.encode(), with_order.encode(), with_meta.encode(), bow_meta.encode(), with_covariates.encode()]

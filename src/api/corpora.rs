@@ -1,11 +1,11 @@
 //! `/v1/corpora`: upload (JSON or streamed NDJSON), list, read, delete.
 
 use super::error::{ApiError, ApiResult};
-use super::extract::{form_pairs, media_type, parse_json, parse_query, read_body, Page};
+use super::extract::{check_name, media_type, parse_json, parse_query, unique_form_pairs, Page};
 use super::AppState;
 use crate::corpus::ndjson::{NdjsonError, NdjsonReader};
 use crate::corpus::synthetic::{bars, BarsConfig, BarsVariant, Orientation};
-use crate::corpus::{Corpus, CorpusBuilder, CorpusError, PreprocessOptions, RawDocument, TreeEntry};
+use crate::corpus::{Corpus, CorpusBuilder, CorpusError, PreprocessOptions, RawDocument, TokenLimits, TreeEntry};
 use crate::store::corpora::NewCorpus;
 use crate::store::{CorpusRow, DeleteOutcome};
 use axum::body::Body;
@@ -13,7 +13,6 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -127,14 +126,15 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(
     let (name, corpus, truth) = match media_type(&headers).as_str() {
         "" | "application/json" => {
             // Query parameters configure NDJSON uploads; a JSON body carries its own.
-            if let Some((key, _)) = form_pairs(query.as_deref().unwrap_or("")).first() {
+            if let Some((key, _)) = unique_form_pairs(query.as_deref().unwrap_or(""))?.first() {
                 return Err(ApiError::invalid(
                     format!("query.{key}"),
                     "query parameters configure NDJSON uploads; a JSON upload gives its options in the body (name, preprocess)",
                 ));
             }
-            let bytes = read_body(body, state.max_body_bytes).await?;
-            tokio::task::spawn_blocking(move || build_from_json(&bytes)).await.map_err(ApiError::internal)??
+            let bytes = super::body::read_upload(body, state.max_body_bytes, state.limits.upload_idle).await?;
+            let caps = state.limits.upload_tokens();
+            tokio::task::spawn_blocking(move || build_from_json(&bytes, caps)).await.map_err(ApiError::internal)??
         }
         "application/x-ndjson" | "application/jsonl" | "application/json-lines" => {
             let (name, corpus) = ndjson_upload(&state, query.as_deref(), body).await?;
@@ -143,6 +143,7 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(
         other => return Err(ApiError::unsupported_media_type(other)),
     };
     let name = name.unwrap_or_else(|| format!("corpus-{}", &corpus_id[..8]));
+    check_name("name", &name)?;
     let mut summary = summary_json(&corpus);
     if let Some(truth) = truth {
         summary["synthetic"] = truth;
@@ -155,8 +156,8 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(
     Ok((StatusCode::CREATED, [(header::LOCATION, location)], Json(corpus_json(&row))).into_response())
 }
 
-/// A JSON upload: documents, or a synthetic corpus with its truth.
-pub(crate) fn build_from_json(bytes: &[u8]) -> ApiResult<(Option<String>, Corpus, Option<Value>)> {
+/// A JSON upload: documents (within the token caps), or a synthetic corpus with its truth.
+pub(crate) fn build_from_json(bytes: &[u8], caps: TokenLimits) -> ApiResult<(Option<String>, Corpus, Option<Value>)> {
     let upload: CorpusUpload = parse_json(bytes)?;
     if let Some(spec) = &upload.synthetic {
         if !upload.documents.is_empty() || !upload.tree.is_empty() {
@@ -172,7 +173,7 @@ pub(crate) fn build_from_json(bytes: &[u8]) -> ApiResult<(Option<String>, Corpus
     if let Some(sep) = upload.label_separator {
         options.label_separator = (!sep.is_empty()).then_some(sep);
     }
-    let mut builder = CorpusBuilder::new(options, &upload.tree)?;
+    let mut builder = CorpusBuilder::new(options, &upload.tree)?.with_token_limits(caps);
     // The field path (`documents[i]...`) locates the error; a JSON body has no lines.
     let without_line = |mut e: CorpusError| {
         e.line = None;
@@ -186,23 +187,28 @@ pub(crate) fn build_from_json(bytes: &[u8]) -> ApiResult<(Option<String>, Corpus
 
 /// Stream NDJSON: lines are parsed and added on a blocking thread as they arrive, so
 /// memory holds the corpus being built, not the raw upload. A line `{"tree": [...]}`
-/// before the first document adds label-tree entries.
+/// before the first document adds label-tree entries. The upload is cut off when it
+/// sends nothing for `--upload-idle-s`; a line longer than `--max-line-mb` is a 413.
 async fn ndjson_upload(state: &AppState, query: Option<&str>, body: Body) -> ApiResult<(Option<String>, Corpus)> {
-    let pairs = form_pairs(query.unwrap_or(""));
+    let pairs = unique_form_pairs(query.unwrap_or(""))?;
     let name = pairs.iter().find(|(k, _)| k == "name").map(|(_, v)| v.clone());
+    if let Some(name) = &name {
+        check_name("query.name", name)?;
+    }
     let options = PreprocessOptions::from_query_pairs(&pairs).map_err(|e| {
         let mut err = ApiError::from(e);
         err.field = err.field.take().map(|f| format!("query.{}", f.trim_start_matches("preprocess.")));
         err
     })?;
+    let reader = NdjsonReader::new(options).with_line_limit(state.limits.max_line_bytes).with_token_limits(state.limits.upload_tokens());
     let (tx, rx) = std::sync::mpsc::sync_channel::<bytes::Bytes>(64);
-    let builder_task = tokio::task::spawn_blocking(move || build_from_lines(options, rx));
+    let builder_task = tokio::task::spawn_blocking(move || build_from_lines(reader, rx));
     let mut stream = body.into_data_stream();
     let mut received = 0usize;
     let mut read_error = None;
-    while let Some(chunk) = stream.next().await {
-        match chunk {
-            Ok(bytes) => {
+    loop {
+        match super::body::next_chunk(&mut stream, state.limits.upload_idle).await {
+            Ok(Some(bytes)) => {
                 received += bytes.len();
                 if received > state.max_body_bytes {
                     read_error = Some(ApiError::too_large(state.max_body_bytes));
@@ -213,8 +219,9 @@ async fn ndjson_upload(state: &AppState, query: Option<&str>, body: Body) -> Api
                     break;
                 }
             }
+            Ok(None) => break,
             Err(e) => {
-                read_error = Some(ApiError::bad_request(format!("could not read the request body: {e}")));
+                read_error = Some(e);
                 break;
             }
         }
@@ -229,8 +236,7 @@ async fn ndjson_upload(state: &AppState, query: Option<&str>, body: Body) -> Api
 
 /// Build a corpus from NDJSON chunks as they arrive ([`NdjsonReader`], shared with
 /// `topicd fit --input` and the fuzz targets).
-fn build_from_lines(options: PreprocessOptions, rx: std::sync::mpsc::Receiver<bytes::Bytes>) -> ApiResult<Corpus> {
-    let mut reader = NdjsonReader::new(options);
+fn build_from_lines(mut reader: NdjsonReader, rx: std::sync::mpsc::Receiver<bytes::Bytes>) -> ApiResult<Corpus> {
     for chunk in rx.iter() {
         reader.push(&chunk).map_err(ndjson_error)?;
     }
@@ -243,6 +249,12 @@ fn ndjson_error(e: NdjsonError) -> ApiError {
     match e {
         NdjsonError::NotUtf8 { line } => ApiError::bad_request("line is not UTF-8").with_line(Some(line)),
         NdjsonError::NotJson { line, ref message } => ApiError::malformed_json(format!("line {line} is not valid JSON: {message}")).with_line(Some(line)),
+        NdjsonError::LineTooLong { line, limit } => ApiError::too_large_for(
+            "max-line-mb",
+            format!("line {line}"),
+            format!("line {line} is longer than {limit} bytes, the server's limit for one NDJSON line (--max-line-mb): one document per line, each within it"),
+        )
+        .with_line(Some(line)),
         NdjsonError::Invalid(e) => ApiError::from(e),
     }
 }

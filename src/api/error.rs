@@ -102,6 +102,31 @@ impl ApiError {
             format!("expected application/json or application/x-ndjson, got {got:?}"),
         )
     }
+    /// A Host this server does not serve (DNS rebinding; `--allowed-hosts`).
+    pub fn misdirected(detail: impl Into<String>) -> Self {
+        let mut e = Self::new(StatusCode::MISDIRECTED_REQUEST, "misdirected", "Misdirected request", detail);
+        e.field = Some("Host".into());
+        e.limit = Some("allowed-hosts");
+        e
+    }
+    /// Something a request declared or sent beyond a size limit (`limit` names the flag).
+    pub fn too_large_for(limit: &'static str, field: impl Into<String>, detail: impl Into<String>) -> Self {
+        let mut e = Self::new(StatusCode::PAYLOAD_TOO_LARGE, "too-large", "Payload too large", detail);
+        e.field = Some(field.into());
+        e.limit = Some(limit);
+        e
+    }
+    /// An upload that stopped sending (`--upload-idle-s`).
+    pub fn upload_idle(idle_s: f64) -> Self {
+        let mut e = Self::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "upload-idle",
+            "Upload stopped",
+            format!("the upload sent nothing for {idle_s} s: it was cut off and nothing was stored; send it again"),
+        );
+        e.limit = Some("upload-idle-s");
+        e
+    }
     pub fn unavailable(detail: impl Into<String>) -> Self {
         Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Service unavailable", detail)
     }

@@ -8,11 +8,11 @@
 //! so bad input changes nothing.
 
 use super::error::{ApiError, ApiResult};
-use super::extract::{from_str, parse_json, parse_query, read_body, require_json};
+use super::extract::{from_str, parse_json, parse_query, require_json};
 use super::families::require_capability;
 use super::jobs::job_json;
 use super::limits::{check_document_count, not_queued};
-use super::models::{encode_documents, require_a_known_word};
+use super::predict::{check_tokens, encode_documents, require_a_known_word};
 use super::AppState;
 use crate::corpus::RawDocument;
 use crate::models::heldout::HeldoutDoc;
@@ -47,11 +47,12 @@ pub async fn heldout(
     body: Body,
 ) -> ApiResult<Response> {
     require_json(&headers)?;
-    let body = read_body(body, state.max_body_bytes).await?;
+    let (body, _body_room) = super::body::admitted(&state.request_memory, &headers, body, state.max_body_bytes).await?;
     let m = state.models.get(&state.store, &id).await?;
     require_capability(&m.row.family, |c| c.heldout_likelihood, "held-out likelihood estimator")?;
     let m2 = m.clone();
     let max_documents = state.limits.max_request_documents;
+    let token_caps = state.limits.request_tokens();
     let threads = state.runner.default_threads();
     let (params, seed, (input, memory)) = tokio::task::spawn_blocking(move || -> ApiResult<(Value, u64, (Vec<u8>, u64))> {
         let req: HeldoutRequest = parse_json(&body)?;
@@ -66,6 +67,7 @@ pub async fn heldout(
             return Err(ApiError::internal(format!("{} declares a held-out likelihood estimator but its model has none", m2.row.family)));
         }
         let (ids, encoded) = encode_documents(&m2, &req.documents)?;
+        check_tokens(&req.documents, &encoded, &token_caps)?;
         require_a_known_word(&req.documents, &encoded)?;
         check_sizes(&encoded, m2.model.num_topics())?;
         let names = m2.model.feature_names();
@@ -101,12 +103,11 @@ pub async fn heldout(
     accepted(&state, &job)
 }
 
-/// Most tokens of one held-out document, and most tokens × topics (an estimator keeps a
-/// tokens × K table per document and its time grows with both).
+/// Most known tokens of one held-out document, and most tokens × topics (an estimator
+/// keeps a tokens × K table per document and its time grows with both); the request's
+/// total is `--max-request-tokens` ([`check_tokens`]).
 const MAX_DOC_TOKENS: u64 = 100_000;
 const MAX_DOC_TOKEN_TOPICS: u64 = 20_000_000;
-/// Most tokens of one request.
-const MAX_REQUEST_TOKENS: u64 = 2_000_000;
 
 /// A held-out likelihood job's estimated peak memory: the runner's decoded copy of the
 /// model, the stored documents (read, then decoded), and each scoring thread's
@@ -117,7 +118,6 @@ fn heldout_memory_bytes(model_bytes: usize, input_bytes: usize, longest_tokens: 
 
 /// Reject documents too large to score before anything is queued.
 fn check_sizes(docs: &[crate::corpus::lexicon::EncodedDoc], num_topics: usize) -> ApiResult<()> {
-    let mut total = 0u64;
     for (i, d) in docs.iter().enumerate() {
         let n = d.num_tokens();
         if n > MAX_DOC_TOKENS || n.saturating_mul(num_topics as u64) > MAX_DOC_TOKEN_TOPICS {
@@ -128,10 +128,6 @@ fn check_sizes(docs: &[crate::corpus::lexicon::EncodedDoc], num_topics: usize) -
                 ),
             ));
         }
-        total += n;
-    }
-    if total > MAX_REQUEST_TOKENS {
-        return Err(ApiError::invalid("documents", format!("{total} tokens in all; at most {MAX_REQUEST_TOKENS} per request")));
     }
     Ok(())
 }

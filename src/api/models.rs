@@ -2,27 +2,23 @@
 //! coherence on request, see [`super::coherence`]) and predictions for new documents.
 
 use super::coherence::{coherence_of, number, CoherenceOptions, CoherenceParams, CoherenceResult};
+use super::csv_cells::csv_text_cell;
 use super::error::{ApiError, ApiResult};
-use super::extract::{from_str, parse_json, parse_query, read_body, require_json, Page};
+use super::extract::{from_str, parse_query, Page};
 use super::model_cache::LoadedModel;
-use super::request_memory;
 use super::topic_intervals;
 use super::topic_pages::PageBody;
 use super::topic_query::{rank_and_weight, rank_name, resolve_topic, topic_header};
 use super::AppState;
-use crate::corpus::lexicon::EncodedDoc;
-use crate::corpus::RawDocument;
-use crate::models::{Comparison, PredictOptions};
+use crate::models::Comparison;
 use crate::store::{DeleteOutcome, ModelRow};
 use crate::summaries::{Rank, WordScore};
-use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{json, Value};
-use std::sync::Arc;
 
 fn model_json(r: &ModelRow) -> Value {
     json!({
@@ -180,19 +176,12 @@ fn words_json(m: &LoadedModel, words: &[WordScore]) -> Vec<Value> {
     words.iter().map(|w| json!({"word": m.lexicon.word(w.term), "frequency": w.frequency, "exclusivity": w.exclusivity, "frex": w.frex})).collect()
 }
 
-fn csv_escape(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 /// One topic of a CSV table: index, label, name, ranked words.
 type CsvTopic = (usize, Option<String>, Option<String>, Vec<(String, WordScore)>);
 
-/// The topic table as CSV; with coherence (one value per row of `rows`), a last
-/// `coherence` column repeats each topic's value on its rows (empty when not finite).
+/// The topic table as CSV, text cells through [`csv_text_cell`] and numbers as written;
+/// with coherence (one value per row of `rows`), a last `coherence` column repeats
+/// each topic's value on its rows (empty when not finite).
 fn csv_page(rows: Vec<CsvTopic>, coherence: Option<&[f64]>) -> PageBody {
     let mut out = String::from("topic,label,name,rank,word,frequency,exclusivity,frex");
     out.push_str(if coherence.is_some() { ",coherence\n" } else { "\n" });
@@ -201,10 +190,10 @@ fn csv_page(rows: Vec<CsvTopic>, coherence: Option<&[f64]>) -> PageBody {
         for (i, (word, s)) in words.iter().enumerate() {
             out.push_str(&format!(
                 "{k},{},{},{},{},{},{},{}{extra}\n",
-                csv_escape(label.as_deref().unwrap_or("")),
-                csv_escape(name.as_deref().unwrap_or("")),
+                csv_text_cell(label.as_deref().unwrap_or("")),
+                csv_text_cell(name.as_deref().unwrap_or("")),
                 i + 1,
-                csv_escape(word),
+                csv_text_cell(word),
                 s.frequency,
                 s.exclusivity,
                 s.frex
@@ -373,180 +362,4 @@ pub async fn topic_frex(State(state): State<AppState>, Path((id, topic)): Path<(
         m.topic_pages.keep(&names, key, page.clone());
     }
     Ok(page.into_response())
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PredictRequest {
-    documents: Vec<RawDocument>,
-    /// Fold-in sweeps per document (default 100).
-    #[serde(default)]
-    iterations: Option<usize>,
-    #[serde(default)]
-    burn_in: Option<usize>,
-    /// Seed of the fold-in chains (default 0: the same answer every time).
-    #[serde(default)]
-    seed: Option<u64>,
-    /// Add each document's interval of every topic proportion.
-    #[serde(default)]
-    intervals: Option<bool>,
-    /// The intervals' probability (default 0.95).
-    #[serde(default)]
-    level: Option<f64>,
-}
-
-/// The answer of `POST /v1/models/{id}/predict`, serialised straight from the
-/// predictions: a response holds a probability and a proportion per topic for every
-/// document (930 numbers a document on linuxdoc), and building them as a `Value` tree
-/// first cost a fifth of a prediction's time there. Fields in alphabetical order, as
-/// the `Value` maps wrote them.
-#[derive(Serialize)]
-pub struct PredictResponse {
-    model_id: String,
-    predictions: Vec<DocumentPrediction>,
-    warnings: Vec<Value>,
-}
-
-/// One document's prediction (see [`PredictResponse`]).
-#[derive(Serialize)]
-struct DocumentPrediction {
-    id: String,
-    labels: Vec<LabelProbability>,
-    oov_tokens: u64,
-    predicted_labels: Vec<String>,
-    tokens: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    topic_proportion_intervals: Option<Vec<crate::models::effects::Interval>>,
-    topic_proportions: Vec<f64>,
-    unknown_tokens: u64,
-}
-
-#[derive(Serialize)]
-struct LabelProbability {
-    label: String,
-    probability: f64,
-}
-
-/// `POST /v1/models/{id}/predict`: documents are tokenised exactly as the corpus was.
-pub async fn predict(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
-    require_json(&headers)?;
-    let body = read_body(body, state.max_body_bytes).await?;
-    let m = state.models.get(&state.store, &id).await?;
-    let pool = state.predict_pool.clone();
-    let max_documents = state.limits.max_request_documents;
-    let _room = state.request_memory.admit(request_memory::predict_bytes(&body, m.model.num_topics(), max_documents)).await?;
-    let _turn = state.pool_turn().await?;
-    let out = tokio::task::spawn_blocking(move || predict_blocking(&m, &pool, &body, max_documents)).await.map_err(ApiError::internal)??;
-    // Written while the request still holds its room: the answer's text is its peak.
-    Ok(Json(out).into_response())
-}
-
-/// Encode request documents with the model's lexicon exactly as its corpus was:
-/// (ids, encoded documents); a document's id defaults to its index.
-pub(super) fn encode_documents(m: &LoadedModel, documents: &[RawDocument]) -> ApiResult<(Vec<String>, Vec<EncodedDoc>)> {
-    let mut ids = Vec::with_capacity(documents.len());
-    let mut encoded: Vec<EncodedDoc> = Vec::with_capacity(documents.len());
-    for (i, doc) in documents.iter().enumerate() {
-        let e = match (&doc.text, &doc.counts) {
-            (Some(t), None) => m.lexicon.encode_text(&m.pipeline, t),
-            (None, Some(c)) => m.lexicon.encode_counts(&m.pipeline, c).map_err(|msg| ApiError::invalid(format!("documents[{i}].counts"), msg))?,
-            _ => return Err(ApiError::invalid(format!("documents[{i}]"), "give exactly one of text or counts")),
-        };
-        ids.push(doc.id.clone().unwrap_or_else(|| i.to_string()));
-        encoded.push(e);
-    }
-    Ok((ids, encoded))
-}
-
-/// Most documents a 422 for documents without a known word names one by one.
-const MAX_NAMED_DOCUMENTS: usize = 20;
-
-/// A 422 naming `documents` when no document has a word in the model's vocabulary
-/// (nothing could be predicted or scored); its detail names each document by its index
-/// and, when the request gave one, its id. A request with at least one such word
-/// passes: the documents without one are answered with a warning.
-pub(super) fn require_a_known_word(documents: &[RawDocument], encoded: &[EncodedDoc]) -> ApiResult<()> {
-    if encoded.iter().any(|e| !e.is_empty()) {
-        return Ok(());
-    }
-    let name = |(i, d): (usize, &RawDocument)| match &d.id {
-        Some(id) => format!("documents[{i}] (id {id:?})"),
-        None => format!("documents[{i}]"),
-    };
-    let mut named: Vec<String> = documents.iter().enumerate().take(MAX_NAMED_DOCUMENTS).map(name).collect();
-    if documents.len() > MAX_NAMED_DOCUMENTS {
-        named.push(format!("and {} more", documents.len() - MAX_NAMED_DOCUMENTS));
-    }
-    let what = if documents.len() == 1 { "the document has no word" } else { "no document has a word" };
-    Err(ApiError::invalid(
-        "documents",
-        format!("{what} in the model's vocabulary after preprocessing, so nothing can be predicted or scored: {}", named.join(", ")),
-    ))
-}
-
-/// The warning of a prediction for a document with no known word.
-fn predict_warning(index: usize, id: &str, unknown: u64) -> Value {
-    let why = if unknown == 0 {
-        "the document has no token after preprocessing".to_string()
-    } else {
-        format!("none of the document's {unknown} tokens is in the model's vocabulary")
-    };
-    json!({
-        "field": format!("documents[{index}]"),
-        "id": id,
-        "detail": format!("{why}: its topic proportions and labels come from the model alone, not from the document"),
-    })
-}
-
-fn predict_blocking(m: &Arc<LoadedModel>, pool: &rayon::ThreadPool, body: &[u8], max_documents: usize) -> ApiResult<PredictResponse> {
-    let req: PredictRequest = parse_json(body)?;
-    super::limits::check_document_count(req.documents.len(), max_documents)?;
-    let iterations = req.iterations.unwrap_or(100);
-    if !(1..=10_000).contains(&iterations) {
-        return Err(ApiError::invalid("iterations", "must be between 1 and 10000"));
-    }
-    let burn_in = req.burn_in.unwrap_or(iterations / 2);
-    if burn_in >= iterations {
-        return Err(ApiError::invalid("burn_in", "must be less than iterations"));
-    }
-    let (ids, encoded) = encode_documents(m, &req.documents)?;
-    require_a_known_word(&req.documents, &encoded)?;
-    let warnings: Vec<Value> = encoded.iter().enumerate().filter(|(_, e)| e.is_empty()).map(|(i, e)| predict_warning(i, &ids[i], e.oov_tokens)).collect();
-    let level = match (req.intervals.unwrap_or(false), req.level) {
-        (false, None) => None,
-        (false, Some(_)) => return Err(ApiError::invalid("level", "is the level of intervals, which are not asked for")),
-        (true, Some(l)) if !(l > 0.0 && l < 1.0) => return Err(ApiError::invalid("level", "must be between 0 and 1 (exclusive)")),
-        (true, l) => Some(l.unwrap_or(super::topic_intervals::DEFAULT_LEVEL)),
-    };
-    if level.is_some() {
-        super::families::require_capability(&m.row.family, |c| c.prediction_intervals, "intervals on predictions")?;
-    }
-    let options = PredictOptions { iterations, burn_in, seed: req.seed.unwrap_or(0) };
-    // With intervals, one inference per document gives both.
-    let (preds, mut intervals) = match level {
-        Some(l) => match pool.install(|| m.model.predict_with_intervals(&encoded, &options, l)).map_err(ApiError::internal)? {
-            Some(both) => {
-                let (preds, intervals): (Vec<_>, Vec<_>) = both.into_iter().unzip();
-                (preds, Some(intervals.into_iter()))
-            }
-            None => (pool.install(|| m.model.predict(&encoded, &options)).map_err(ApiError::internal)?, None),
-        },
-        None => (pool.install(|| m.model.predict(&encoded, &options)).map_err(ApiError::internal)?, None),
-    };
-    let predictions = preds
-        .into_iter()
-        .zip(ids)
-        .zip(&encoded)
-        .map(|((p, id), e)| DocumentPrediction {
-            topic_proportion_intervals: intervals.as_mut().and_then(|i| i.next()),
-            id,
-            tokens: e.counts.iter().map(|&c| c as u64).sum::<u64>(),
-            unknown_tokens: e.oov_tokens,
-            oov_tokens: e.oov_tokens,
-            topic_proportions: p.topic_proportions,
-            labels: p.labels.into_iter().map(|(label, probability)| LabelProbability { label, probability }).collect(),
-            predicted_labels: p.predicted_labels,
-        })
-        .collect();
-    Ok(PredictResponse { model_id: m.row.id.clone(), predictions, warnings })
 }

@@ -1,13 +1,17 @@
 //! The memory that predict requests being answered may hold together.
 //!
-//! Why it exists: a predict request holds its body, the parsed and encoded documents
-//! and its answer (a probability and a proportion per topic per document) until it is
-//! written. Each is bounded by `--max-body-mb` and `--max-request-documents`, but a few
-//! large requests at once could still take more memory than the machine has, and every
-//! fit and request on it would go down together. So each request is admitted by an
-//! estimate from its documents' size and the model's topics against
-//! `--request-memory-mb`: one larger than the whole budget is refused (422 naming
-//! `documents`), others wait until the requests before them have answered.
+//! Why it exists: a predict request holds its body, the parsed and encoded documents,
+//! the fold-in's per-token state and its answer (a probability and a proportion per
+//! topic per document) until it is written. A few large requests at once could take
+//! more memory than the machine has, and every fit and request on it would go down
+//! together. So a request is admitted twice against `--request-memory-mb`: its body by
+//! the length it declares, before it is read ([`RequestMemory::admit_body`]: copies of
+//! the body), then its work by what the documents expand to, once they are parsed
+//! ([`RequestMemory::admit_work`]: tokens and answer). Each pool has half the budget. A
+//! request larger than its pool is refused; others wait for room. Two pools, taken in
+//! one order (body, then work, then a turn on the predict threads), so a request that
+//! waits for work room holds only body room, which the requests already admitted to
+//! work never wait for: no request waits on another in a circle.
 
 use super::error::{ApiError, ApiResult};
 use tokio::sync::{Semaphore, SemaphorePermit};
@@ -18,51 +22,94 @@ const ANSWER_BYTES_PER_TOPIC: u64 = 2 * (20 + 8);
 /// Copies of the body a request holds at its peak: the raw bytes, the parsed documents'
 /// strings, and their tokens while they are encoded.
 const BODY_COPIES: u64 = 3;
+/// Bytes a predicted token holds while the fold-in runs (its topic, its word and the
+/// sampler's scratch; 40 M counted tokens held 643 MB in one LDA fold-in: 16 a token).
+const BYTES_PER_TOKEN: u64 = 16;
+
+/// Room held for a request's body (see [`RequestMemory::admit_body`]).
+pub type BodyPermit<'a> = SemaphorePermit<'a>;
 
 /// The budget, counted in KiB so that a semaphore's permits can hold terabytes.
 #[derive(Debug)]
 pub struct RequestMemory {
-    budget_kib: u32,
-    permits: Semaphore,
+    /// Each pool's share of the budget, KiB.
+    pool_kib: u32,
+    bodies: Semaphore,
+    work: Semaphore,
 }
 
 impl RequestMemory {
-    /// A budget of `bytes`.
+    /// A budget of `bytes`, half for bodies and half for work.
     pub fn new(bytes: u64) -> Self {
-        let budget_kib = u32::try_from(bytes / 1024).unwrap_or(u32::MAX).max(1);
-        RequestMemory { budget_kib, permits: Semaphore::new(budget_kib as usize) }
+        let pool_kib = u32::try_from(bytes / 2048).unwrap_or(u32::MAX).max(1);
+        RequestMemory { pool_kib, bodies: Semaphore::new(pool_kib as usize), work: Semaphore::new(pool_kib as usize) }
     }
 
-    /// The budget in bytes.
+    /// The whole budget in bytes.
     pub fn budget_bytes(&self) -> u64 {
-        u64::from(self.budget_kib) * 1024
+        2 * u64::from(self.pool_kib) * 1024
     }
 
-    /// Room for a request estimated at `bytes`, waiting while other requests hold it; a
-    /// 422 naming `documents` when the request alone exceeds the budget.
-    pub async fn admit(&self, bytes: u64) -> ApiResult<SemaphorePermit<'_>> {
-        let kib = bytes.div_ceil(1024).max(1);
-        if kib > u64::from(self.budget_kib) {
+    /// The body length admitted for a request that declares none: a quarter of what the
+    /// body pool can hold, so a few such requests fit at once.
+    pub fn undeclared_allowance(&self) -> u64 {
+        u64::from(self.pool_kib) * 1024 / BODY_COPIES / 4
+    }
+
+    /// Room for a body of `length` bytes (its copies while it is parsed and encoded),
+    /// waiting while others hold it; a 413 naming `body` when it alone exceeds the pool.
+    pub async fn admit_body(&self, length: u64) -> ApiResult<BodyPermit<'_>> {
+        let bytes = BODY_COPIES.saturating_mul(length);
+        let kib = self.fits(bytes).map_err(|()| {
+            ApiError::too_large_for(
+                "request-memory-mb",
+                "body",
+                format!(
+                    "a body of {length} bytes would hold about {:.0} MB while it is read and parsed, more than the {:.0} MB the server gives request bodies (half of --request-memory-mb): send fewer documents per request",
+                    bytes as f64 / 1048576.0,
+                    self.pool_mb()
+                ),
+            )
+        })?;
+        self.bodies.acquire_many(kib).await.map_err(ApiError::internal)
+    }
+
+    /// Room for a request's work estimated at `bytes` ([`predict_work_bytes`]), waiting
+    /// while others hold it; a 422 naming `documents` when it alone exceeds the pool.
+    pub async fn admit_work(&self, bytes: u64) -> ApiResult<SemaphorePermit<'_>> {
+        let kib = self.fits(bytes).map_err(|()| {
             let mut e = ApiError::invalid(
                 "documents",
                 format!(
-                    "this request would hold about {:.0} MB while it is answered (its documents' size and the model's topics), more than the {:.0} MB that requests may hold together (--request-memory-mb): send fewer or shorter documents per request",
+                    "this request would hold about {:.0} MB while it is answered (its documents' tokens and the model's topics), more than the {:.0} MB the server gives requests' work (half of --request-memory-mb): send fewer or shorter documents per request",
                     bytes as f64 / 1048576.0,
-                    self.budget_bytes() as f64 / 1048576.0
+                    self.pool_mb()
                 ),
             );
             e.limit = Some("request-memory-mb");
-            return Err(e);
+            e
+        })?;
+        self.work.acquire_many(kib).await.map_err(ApiError::internal)
+    }
+
+    /// `bytes` in KiB permits if they fit in one pool.
+    fn fits(&self, bytes: u64) -> Result<u32, ()> {
+        let kib = bytes.div_ceil(1024).max(1);
+        if kib > u64::from(self.pool_kib) {
+            return Err(());
         }
-        self.permits.acquire_many(kib as u32).await.map_err(ApiError::internal)
+        Ok(kib as u32)
+    }
+
+    fn pool_mb(&self) -> f64 {
+        f64::from(self.pool_kib) / 1024.0
     }
 }
 
-/// A predict request's estimated peak memory: copies of its body, and the answer for
-/// at most as many documents as the body has JSON objects (every document is one).
-pub fn predict_bytes(body: &[u8], topics: usize, max_documents: usize) -> u64 {
-    let objects = body.iter().filter(|&&b| b == b'{').count().min(max_documents) as u64;
-    BODY_COPIES * body.len() as u64 + objects * topics as u64 * ANSWER_BYTES_PER_TOPIC
+/// A predict request's work once its documents are encoded: the fold-in's state for
+/// every token and the answer for every document.
+pub fn predict_work_bytes(documents: usize, tokens: u64, topics: usize) -> u64 {
+    tokens.saturating_mul(BYTES_PER_TOKEN).saturating_add((documents as u64).saturating_mul(topics as u64).saturating_mul(ANSWER_BYTES_PER_TOPIC))
 }
 
 #[cfg(test)]
@@ -70,14 +117,14 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn a_request_larger_than_the_budget_is_refused_and_others_wait_for_room() {
-        let memory = std::sync::Arc::new(RequestMemory::new(10 * 1024));
-        let refused = memory.admit(11 * 1024).await.unwrap_err();
+    async fn work_larger_than_its_pool_is_refused_and_others_wait_for_room() {
+        let memory = std::sync::Arc::new(RequestMemory::new(20 * 1024));
+        let refused = memory.admit_work(11 * 1024).await.unwrap_err();
         assert_eq!((refused.status.as_u16(), refused.field.as_deref(), refused.limit), (422, Some("documents"), Some("request-memory-mb")));
-        let first = memory.admit(6 * 1024).await.unwrap();
+        let first = memory.admit_work(6 * 1024).await.unwrap();
         // A second request of 6 KiB does not fit beside the first: it waits...
         let m2 = memory.clone();
-        let second = tokio::spawn(async move { m2.admit(6 * 1024).await.map(|p| p.num_permits()) });
+        let second = tokio::spawn(async move { m2.admit_work(6 * 1024).await.map(|p| p.num_permits()) });
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         assert!(!second.is_finished(), "a request was admitted beyond the budget");
         // ...until the first has answered.
@@ -85,14 +132,29 @@ mod tests {
         assert_eq!(second.await.unwrap().unwrap(), 6);
     }
 
+    #[tokio::test]
+    async fn bodies_are_admitted_by_their_length_before_they_are_read() {
+        let memory = std::sync::Arc::new(RequestMemory::new(60 * 1024));
+        let refused = memory.admit_body(11 * 1024).await.unwrap_err();
+        assert_eq!((refused.status.as_u16(), refused.field.as_deref(), refused.limit), (413, Some("body"), Some("request-memory-mb")));
+        let held = memory.admit_body(6 * 1024).await.unwrap();
+        assert_eq!(held.num_permits(), 18, "three copies of a 6 KiB body");
+        // Work room is a pool of its own: a waiting body never blocks admitted work.
+        let work = memory.admit_work(30 * 1024).await.unwrap();
+        let m2 = memory.clone();
+        let second = tokio::spawn(async move { m2.admit_body(6 * 1024).await.map(|p| p.num_permits()) });
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(!second.is_finished());
+        drop((held, work));
+        assert_eq!(second.await.unwrap().unwrap(), 18);
+        assert_eq!(memory.undeclared_allowance(), 30 * 1024 / 3 / 4);
+    }
+
     #[test]
-    fn the_estimate_grows_with_the_body_and_with_documents_times_topics() {
-        let one = br#"{"documents": [{"text": "a b c"}]}"#;
-        let two = br#"{"documents": [{"text": "a b c"}, {"text": "a b c"}]}"#;
-        assert_eq!(predict_bytes(one, 10, 100), 3 * one.len() as u64 + 2 * 10 * ANSWER_BYTES_PER_TOPIC);
-        assert!(predict_bytes(two, 10, 100) > predict_bytes(one, 10, 100));
-        assert!(predict_bytes(one, 100, 100) > predict_bytes(one, 10, 100));
-        // Never more documents than the server accepts.
-        assert_eq!(predict_bytes(two, 10, 1), 3 * two.len() as u64 + 10 * ANSWER_BYTES_PER_TOPIC);
+    fn the_work_estimate_counts_every_token_and_every_answer_number() {
+        assert_eq!(predict_work_bytes(1, 0, 10), 10 * ANSWER_BYTES_PER_TOPIC);
+        // The 60-byte request of four billion counted tokens: 64 GB, far over any pool.
+        assert_eq!(predict_work_bytes(1, 4_000_000_000, 10), 64_000_000_000 + 10 * ANSWER_BYTES_PER_TOPIC);
+        assert_eq!(predict_work_bytes(usize::MAX, u64::MAX, usize::MAX), u64::MAX);
     }
 }

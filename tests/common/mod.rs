@@ -178,3 +178,12 @@ pub fn assert_problem(status: u16, body: &Value, expected_status: u16, field: Op
         assert_eq!(body["field"], f, "body: {body}");
     }
 }
+
+/// A request body sent as `stream` yields its chunks (the client holds one at a time).
+pub fn streamed_body<S>(stream: S) -> reqwest::Body
+where
+    S: futures_util::Stream<Item = Result<Vec<u8>, std::io::Error>> + Send + Sync + 'static,
+{
+    use futures_util::StreamExt;
+    reqwest::Body::wrap(http_body_util::StreamBody::new(stream.map(|chunk| chunk.map(|v| hyper::body::Frame::data(bytes::Bytes::from(v))))))
+}

@@ -32,8 +32,15 @@ pub struct ServeConfig {
     #[arg(long, env = "TOPICD_MAX_BODY_MB", default_value_t = 512)]
     pub max_body_mb: usize,
     /// Origins allowed by CORS, comma-separated, or `*`; empty disables CORS headers.
+    /// A browser request from any other site may not change state (403).
     #[arg(long, env = "TOPICD_CORS_ORIGINS", default_value = "", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
+    /// Host names served besides localhost, 127.0.0.1 and [::1], comma-separated (the
+    /// name a proxy or a browser uses to reach this server). On a loopback address only
+    /// those three are served by default, against DNS rebinding; naming any host turns
+    /// the check on for other addresses too. Other hosts get 421.
+    #[arg(long, env = "TOPICD_ALLOWED_HOSTS", default_value = "", value_delimiter = ',')]
+    pub allowed_hosts: Vec<String>,
     /// How many attempts in a row a job interrupted by a crash is retried before it is
     /// marked failed; an attempt that wrote a checkpoint made progress and does not count.
     #[arg(long, env = "TOPICD_MAX_ATTEMPTS", default_value_t = 3)]
@@ -79,6 +86,27 @@ pub struct ServeConfig {
     /// Largest `n` (words per topic) a topic listing may ask for.
     #[arg(long, env = "TOPICD_MAX_N", default_value_t = 1000)]
     pub max_n: usize,
+    /// Most tokens one document may hold (its text's tokens or the sum of its counts), in
+    /// uploads and in predict and held-out requests.
+    #[arg(long, env = "TOPICD_MAX_DOCUMENT_TOKENS", default_value_t = 1_000_000)]
+    pub max_document_tokens: u64,
+    /// Most tokens of all documents in one predict or held-out request.
+    #[arg(long, env = "TOPICD_MAX_REQUEST_TOKENS", default_value_t = 2_000_000)]
+    pub max_request_tokens: u64,
+    /// Most tokens times fold-in iterations one predict request may ask for: it bounds
+    /// how long one answer holds the predict threads while other requests wait.
+    #[arg(long, env = "TOPICD_MAX_PREDICT_TOKEN_SWEEPS", default_value_t = DEFAULT_MAX_PREDICT_TOKEN_SWEEPS)]
+    pub max_predict_token_sweeps: u64,
+    /// Most tokens one corpus upload may hold in all.
+    #[arg(long, env = "TOPICD_MAX_UPLOAD_TOKENS", default_value_t = 4_000_000_000)]
+    pub max_upload_tokens: u64,
+    /// Longest line of an NDJSON upload, in megabytes (a 413 names the line).
+    #[arg(long, env = "TOPICD_MAX_LINE_MB", default_value_t = 16.0, value_parser = parse_megabytes)]
+    pub max_line_mb: f64,
+    /// Seconds an upload may send nothing before it is cut off (408; nothing is
+    /// stored); 0: no limit.
+    #[arg(long, env = "TOPICD_UPLOAD_IDLE_S", default_value_t = 30.0, value_parser = parse_seconds)]
+    pub upload_idle_s: f64,
     /// A quota on the database file, in megabytes (fractions allowed): a write that would
     /// grow it beyond is refused like a full disk (507; a running fit fails). Unset: only
     /// the disk limits it.
@@ -114,6 +142,17 @@ pub struct ServeConfig {
     /// is refused (422), others wait for room. Default: an eighth of the machine's memory.
     #[arg(long, env = "TOPICD_REQUEST_MEMORY_MB", value_parser = parse_megabytes)]
     pub request_memory_mb: Option<f64>,
+    /// Seconds a connection has to send a request's head (request line and headers),
+    /// counted from when it opens and again after each answer, so also the longest a
+    /// kept-alive connection may stay idle: one that takes longer is closed without an
+    /// answer, and a client trickling its headers cannot hold a connection; 0: no limit.
+    #[arg(long, env = "TOPICD_HEADER_READ_TIMEOUT_S", default_value_t = 10.0, value_parser = parse_seconds)]
+    pub header_read_timeout_s: f64,
+    /// Most connections open at once: at the cap the server accepts no more (new clients
+    /// wait in the listen backlog) until one closes, so a flood of idle sockets cannot
+    /// use up the process' file descriptors.
+    #[arg(long, env = "TOPICD_MAX_CONNECTIONS", default_value_t = 1024, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    pub max_connections: usize,
     /// Log as JSON lines instead of human-readable text.
     #[arg(long, env = "TOPICD_LOG_JSON", default_value_t = false)]
     pub log_json: bool,
@@ -226,6 +265,7 @@ impl ServeConfig {
             max_jobs: 1,
             max_body_mb: 64,
             cors_origins: vec![],
+            allowed_hosts: vec![],
             max_attempts: 3,
             checkpoint_every_s: 60.0,
             shutdown_grace_s: 10,
@@ -238,6 +278,8 @@ impl ServeConfig {
             model_cache_mb: None,
             fit_memory_mb: None,
             request_memory_mb: None,
+            header_read_timeout_s: 10.0,
+            max_connections: 1024,
             auth: None,
             insecure_no_auth: false,
             public_metrics: false,
@@ -248,6 +290,13 @@ impl ServeConfig {
             request_timeout_s: 0.0,
             max_request_documents: 100_000,
             max_n: 10_000,
+            max_document_tokens: 1_000_000,
+            max_request_tokens: 2_000_000,
+            // Tests ask for long fold-ins on purpose (the time limit's test).
+            max_predict_token_sweeps: 1_000_000_000,
+            max_upload_tokens: 4_000_000_000,
+            max_line_mb: 16.0,
+            upload_idle_s: 30.0,
         }
     }
 
@@ -277,9 +326,20 @@ impl ServeConfig {
             request_timeout: (self.request_timeout_s > 0.0).then(|| std::time::Duration::from_secs_f64(self.request_timeout_s)),
             max_request_documents: self.max_request_documents.max(1),
             max_n: self.max_n.max(1),
+            max_document_tokens: self.max_document_tokens.max(1),
+            max_request_tokens: self.max_request_tokens.max(1),
+            max_predict_token_sweeps: self.max_predict_token_sweeps.max(1),
+            max_upload_tokens: self.max_upload_tokens.max(1),
+            max_line_bytes: (self.max_line_mb * 1048576.0) as usize,
+            upload_idle: (self.upload_idle_s > 0.0).then(|| Duration::from_secs_f64(self.upload_idle_s)),
         }
     }
 }
+
+/// `--max-predict-token-sweeps` by default: 20 M token sweeps, 200 000 tokens at the
+/// default 100 fold-in sweeps (bench/README.md, "Attacks replayed", measures what one
+/// such answer takes).
+pub const DEFAULT_MAX_PREDICT_TOKEN_SWEEPS: u64 = 20_000_000;
 
 /// The limits a server enforces (flags of `topicd serve`).
 #[derive(Debug, Clone)]
@@ -294,12 +354,29 @@ pub struct Limits {
     pub max_request_documents: usize,
     /// Largest `n` of a topic listing (`--max-n`).
     pub max_n: usize,
+    /// Most tokens of one document (`--max-document-tokens`).
+    pub max_document_tokens: u64,
+    /// Most tokens of one predict or held-out request (`--max-request-tokens`).
+    pub max_request_tokens: u64,
+    /// Most tokens × fold-in sweeps of one predict request (`--max-predict-token-sweeps`).
+    pub max_predict_token_sweeps: u64,
+    /// Most tokens of one corpus upload (`--max-upload-tokens`).
+    pub max_upload_tokens: u64,
+    /// Longest NDJSON line in bytes (`--max-line-mb`).
+    pub max_line_bytes: usize,
+    /// How long an upload may send nothing (`--upload-idle-s`); `None`: no limit.
+    pub upload_idle: Option<Duration>,
 }
 
 impl Limits {
-    /// Generous limits for tests.
-    pub fn for_tests() -> Limits {
-        Limits { max_queued_jobs: 1000, max_queued_jobs_per_token: 1000, request_timeout: None, max_request_documents: 100_000, max_n: 10_000 }
+    /// The token caps of a corpus upload.
+    pub fn upload_tokens(&self) -> crate::corpus::TokenLimits {
+        crate::corpus::TokenLimits { per_document: self.max_document_tokens, per_input: self.max_upload_tokens, input_flag: "max-upload-tokens" }
+    }
+
+    /// The token caps of a predict or held-out request.
+    pub fn request_tokens(&self) -> crate::corpus::TokenLimits {
+        crate::corpus::TokenLimits { per_document: self.max_document_tokens, per_input: self.max_request_tokens, input_flag: "max-request-tokens" }
     }
 
     /// The queue bound for a job submitted by `caller`.

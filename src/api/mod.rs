@@ -5,9 +5,12 @@
 //! errors are problem+json ([`error`]).
 
 pub mod auth;
+pub mod body;
+pub mod cache_control;
 pub mod coherence;
 pub mod console;
 pub mod corpora;
+pub mod csv_cells;
 pub mod effects;
 pub mod error;
 pub mod evaluations;
@@ -16,11 +19,15 @@ pub mod families;
 pub mod graphs;
 pub mod jobs;
 pub mod limits;
+pub mod listener;
 pub mod metrics;
 pub mod model_cache;
 pub mod models;
 pub mod ops;
+pub mod origin;
+pub mod predict;
 pub mod ranked_documents;
+pub mod rate_limit;
 pub mod request_memory;
 pub mod topic_documents;
 pub mod topic_intervals;
@@ -65,6 +72,8 @@ pub struct AppState {
     pub rate_limit: Option<Arc<limits::ClientRateLimit>>,
     /// The memory predict requests may hold together (`--request-memory-mb`).
     pub request_memory: Arc<request_memory::RequestMemory>,
+    /// The Host names served and the origins that may change state ([`origin`]).
+    pub origin: Arc<origin::OriginPolicy>,
 }
 
 impl AppState {
@@ -136,6 +145,7 @@ pub fn router(state: AppState, serves_api: bool) -> Router {
         .layer(axum::middleware::from_fn_with_state(state.clone(), limits::time_limit))
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
         .layer(axum::middleware::from_fn_with_state(state.clone(), limits::rate_limit))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), origin::guard))
         .layer(axum::middleware::from_fn_with_state(state.metrics.clone(), metrics::record))
         .layer(DefaultBodyLimit::max(body_limit))
         .with_state(state)
@@ -165,7 +175,7 @@ fn api_routes() -> Router<AppState> {
         .route("/v1/models/{id}/topics/{topic}/documents", get(topic_documents::list))
         .route("/v1/models/{id}/coherence", get(coherence::coherence))
         .route("/v1/models/{id}/topic-map", get(topic_map::get))
-        .route("/v1/models/{id}/predict", post(models::predict))
+        .route("/v1/models/{id}/predict", post(predict::predict))
         .route("/v1/graphs", post(graphs::create).get(graphs::list))
         .route("/v1/graphs/{id}", get(graphs::get_one).delete(graphs::delete))
         .route("/v1/models/{id}/communities", get(graphs::communities))
@@ -184,7 +194,8 @@ pub fn with_middleware(router: Router, cors_origins: &[String]) -> Router {
         .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
         // Every answer is read only as the type it declares: a browser must not guess
         // that a JSON or text answer holding user-supplied words is HTML or script.
-        .layer(SetResponseHeaderLayer::if_not_present(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")));
+        .layer(SetResponseHeaderLayer::if_not_present(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
+        .layer(axum::middleware::from_fn(cache_control::no_store_on_api));
     let origins: Vec<&String> = cors_origins.iter().filter(|o| !o.trim().is_empty()).collect();
     if !origins.is_empty() {
         let allow =
@@ -258,6 +269,7 @@ pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
         limits: Arc::new(config.limits()),
         rate_limit: limits::ClientRateLimit::new(config.rate_limit_per_s, config.rate_limit_burst),
         request_memory: Arc::new(request_memory::RequestMemory::new(config.request_memory_bytes())),
+        origin: Arc::new(origin::OriginPolicy::new(config.addr.ip().is_loopback(), &config.allowed_hosts, &config.cors_origins)),
     };
     if let Some(rate_limit) = state.rate_limit.clone() {
         tokio::spawn(async move {
@@ -273,15 +285,12 @@ pub async fn start(config: &ServeConfig) -> anyhow_like::Result<Server> {
     let addr = listener.local_addr()?;
     let runner_task = tokio::spawn(runner.clone().run());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let connection_limits = listener::ConnectionLimits::of(config);
     let handle = tokio::spawn(async move {
-        let served = axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
-            .with_graceful_shutdown(async move {
-                let _ = rx.await;
-            })
-            .await;
-        if let Err(e) = served {
-            tracing::error!(error = %e, "server error");
-        }
+        listener::serve(listener, app, connection_limits, async move {
+            let _ = rx.await;
+        })
+        .await;
         runner.shutdown().await;
         runner_task.abort();
         follow_models.abort();

@@ -52,7 +52,7 @@ impl OriginPolicy {
         }
         let Some(host) = host else { return false };
         let name = host_name(host).to_ascii_lowercase();
-        self.hosts.iter().any(|h| *h == name)
+        self.hosts.contains(&name)
     }
 
     /// Whether a request from `origin` may change state: the same host as the request,

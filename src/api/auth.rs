@@ -84,8 +84,8 @@ pub async fn require_token(State(state): State<AppState>, mut request: Request, 
         Ok(None) => {
             // A failed verification spends its address' rate, never a token's.
             if let Some(limit) = &state.rate_limit {
-                if let Err(wait_s) = limit.check(super::limits::peer_client(&request)) {
-                    return super::limits::over_rate(limit, wait_s);
+                if let Err(wait_s) = limit.check(super::rate_limit::peer_client(&request)) {
+                    return super::rate_limit::over_rate(limit, wait_s);
                 }
             }
             return unauthorized("the bearer token is not valid: unknown, revoked or mistyped", true);
@@ -93,8 +93,8 @@ pub async fn require_token(State(state): State<AppState>, mut request: Request, 
         Err(e) => return ApiError::from(e).into_response(),
     };
     if let Some(limit) = &state.rate_limit {
-        if let Err(wait_s) = limit.check(super::limits::Client::Token(caller.key.clone())) {
-            return super::limits::over_rate(limit, wait_s);
+        if let Err(wait_s) = limit.check(super::rate_limit::Client::Token(caller.key.clone())) {
+            return super::rate_limit::over_rate(limit, wait_s);
         }
     }
     let needed = needed_role(request.method());

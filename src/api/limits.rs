@@ -8,15 +8,14 @@
 //! peer address.
 
 use super::error::ApiError;
-pub use super::rate_limit::{Client, ClientRateLimit};
+pub use super::rate_limit::{over_rate, peer_client, Client, ClientRateLimit};
 use super::AppState;
 pub use crate::config::Limits;
 use crate::store::jobs::NotQueued;
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{Request, State};
 use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use std::net::SocketAddr;
 
 /// Seconds a client is told to wait when the job queue is full: about one short fit.
 const QUEUE_RETRY_AFTER_S: u64 = 30;
@@ -50,19 +49,6 @@ pub fn check_document_count(given: usize, max: usize) -> Result<(), ApiError> {
         return Err(e);
     }
     Ok(())
-}
-
-/// The peer address of a request, as the rate limit counts it.
-pub fn peer_client(request: &Request) -> Client {
-    match request.extensions().get::<ConnectInfo<SocketAddr>>() {
-        Some(ConnectInfo(addr)) => Client::Address(addr.ip()),
-        None => Client::Overflow,
-    }
-}
-
-/// The 429 for a client over its rate.
-pub fn over_rate(limit: &ClientRateLimit, wait_s: u64) -> Response {
-    ApiError::too_many("rate-limit-per-s", format!("more than {} requests per second from this client: slow down", limit.per_s), wait_s.max(1)).into_response()
 }
 
 /// Rate-limit every request but liveness and readiness, before any database work. A

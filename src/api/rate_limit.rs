@@ -13,8 +13,11 @@
 //! `tat`; a request at `now` is allowed when `max(tat, now) + T - now <= burst * T`,
 //! where `T` is one request's share of a second, and then moves `tat` on by `T`.
 
+use super::error::ApiError;
+use axum::extract::{ConnectInfo, Request};
+use axum::response::{IntoResponse, Response};
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -113,6 +116,19 @@ impl ClientRateLimit {
     pub fn remembered(&self) -> usize {
         self.clients.lock().expect("rate limit lock").len()
     }
+}
+
+/// The peer address of a request, as the rate limit counts it.
+pub fn peer_client(request: &Request) -> Client {
+    match request.extensions().get::<ConnectInfo<SocketAddr>>() {
+        Some(ConnectInfo(addr)) => Client::Address(addr.ip()),
+        None => Client::Overflow,
+    }
+}
+
+/// The 429 for a client over its rate.
+pub fn over_rate(limit: &ClientRateLimit, wait_s: u64) -> Response {
+    ApiError::too_many("rate-limit-per-s", format!("more than {} requests per second from this client: slow down", limit.per_s), wait_s.max(1)).into_response()
 }
 
 #[cfg(test)]

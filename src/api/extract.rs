@@ -2,7 +2,10 @@
 //!
 //! Why it exists: axum's own extractors answer bad input with plain-text bodies. These
 //! helpers give malformed JSON a 400 with line and column, and a well-formed body with
-//! a wrong field a 422 naming the field's path.
+//! a wrong field a 422 naming the field's path. They also refuse what serde would
+//! otherwise take silently: a body (or a struct inside it) given as an array, read by
+//! position; a query key given twice, of which one would be dropped; a name longer
+//! than [`MAX_NAME_BYTES`].
 
 use super::error::{ApiError, ApiResult};
 use crate::unknown_keys::{describe_data_error, parse_serde_unknown_field, unknown_key_message};
@@ -10,10 +13,16 @@ use axum::http::HeaderMap;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
-/// Parse a JSON body into `T`, naming the failing field.
+#[path = "json_objects.rs"]
+mod json_objects;
+
+/// Parse a JSON body into `T`, naming the failing field. Every request body is a JSON
+/// object: any other top-level value is a 422 at `body`, and a struct inside it given
+/// as an array is a 422 at its path ([`json_objects`]).
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
+    require_object(bytes)?;
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    let value = serde_path_to_error::deserialize(json_objects::ObjectsOnly(&mut de)).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         match inner.classify() {
@@ -25,6 +34,38 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
     })?;
     de.end().map_err(|e| ApiError::malformed_json(format!("trailing characters after the JSON value: {e}")))?;
     Ok(value)
+}
+
+/// A 422 at `body` unless the body's top-level value is a JSON object: serde would read
+/// a struct from an array by position (`["n", [...]]` as a corpus). Only the first
+/// byte is looked at, then a body that is not well-formed JSON either keeps its 400.
+fn require_object(bytes: &[u8]) -> ApiResult<()> {
+    let found = match bytes.iter().find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+        None | Some(b'{') => return Ok(()),
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        Some(_) => "a number",
+    };
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    // Whether it is well-formed, in one streaming pass that keeps nothing.
+    match serde::de::IgnoredAny::deserialize(&mut de).and_then(|_| de.end()) {
+        Ok(()) => Err(ApiError::invalid("body", format!("expected a JSON object, found {found}"))),
+        Err(e) => Err(ApiError::malformed_json(format!("the body is not valid JSON: {e}"))),
+    }
+}
+
+/// The longest name accepted (a corpus, a graph, a topic), in bytes of UTF-8.
+pub const MAX_NAME_BYTES: usize = 200;
+
+/// A 422 at `field` when `name` is longer than [`MAX_NAME_BYTES`]: names are listed,
+/// logged and exported, and nothing needs a longer one.
+pub fn check_name(field: &str, name: &str) -> ApiResult<()> {
+    if name.len() > MAX_NAME_BYTES {
+        return Err(ApiError::invalid(field, format!("must be at most {MAX_NAME_BYTES} bytes (UTF-8); this one is {} bytes", name.len())));
+    }
+    Ok(())
 }
 
 /// A well-formed value that does not fit its type, as a 422 at the JSON `path` (`.` is
@@ -69,7 +110,7 @@ fn serde_urlencoded_like<T: DeserializeOwned>(q: &str) -> ApiResult<T> {
     // Query values arrive as strings; convert to a JSON object of strings and let the
     // target type's `deserialize_with` helpers parse numbers.
     let mut map = serde_json::Map::new();
-    for (k, v) in form_pairs(q) {
+    for (k, v) in unique_form_pairs(q)? {
         map.insert(k, serde_json::Value::String(v));
     }
     let value = serde_json::Value::Object(map);
@@ -84,6 +125,19 @@ fn serde_urlencoded_like<T: DeserializeOwned>(q: &str) -> ApiResult<T> {
             None => ApiError::invalid(format!("query.{path}"), message),
         }
     })
+}
+
+/// [`form_pairs`], with a key given more than once (after decoding) a 422 at
+/// `query.<key>`: which of the values would count is not for the server to guess.
+pub fn unique_form_pairs(q: &str) -> ApiResult<Vec<(String, String)>> {
+    let pairs = form_pairs(q);
+    let mut seen = std::collections::HashSet::with_capacity(pairs.len());
+    for (k, _) in &pairs {
+        if !seen.insert(k.as_str()) {
+            return Err(ApiError::invalid(format!("query.{k}"), "given more than once; give each query parameter once"));
+        }
+    }
+    Ok(pairs)
 }
 
 /// Decode `a=1&b=x%20y` into pairs.
@@ -214,6 +268,57 @@ mod tests {
         assert_eq!(e.detail, r#"unknown key "parnet" in tree entry 2 (line 1); did you mean "parent"?"#);
         let e = parse_query::<Page>(Some("limt=3")).unwrap_err();
         assert_eq!((e.field.as_deref(), e.detail.as_str()), (Some("query.limt"), r#"unknown key "limt" in the query; did you mean "limit"?"#));
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Graph {
+        name: String,
+        edges: Vec<(String, String)>,
+        #[serde(default)]
+        inner: Option<Body>,
+    }
+
+    #[test]
+    fn a_body_or_a_struct_given_as_an_array_is_refused() {
+        for (body, found) in [(r#"["a", 1]"#, "an array"), (r#" "a""#, "a string"), ("null", "null"), ("\n3", "a number"), ("true", "a boolean")] {
+            let e = parse_json::<Body>(body.as_bytes()).unwrap_err();
+            assert_eq!((e.status.as_u16(), e.field.as_deref()), (422, Some("body")), "{body}");
+            assert_eq!(e.detail, format!("expected a JSON object, found {found}"));
+        }
+        // Not JSON at all stays a 400, whatever its first byte.
+        for body in ["nope", "[1,", "[1] x", ""] {
+            assert_eq!(parse_json::<Body>(body.as_bytes()).unwrap_err().status.as_u16(), 400, "{body}");
+        }
+        let e = parse_json::<Outer>(br#"{"documents": [{"name": "a", "n": 1}, ["b", 2]]}"#).unwrap_err();
+        assert_eq!((e.status.as_u16(), e.field.as_deref()), (422, Some("documents[1]")));
+        assert!(e.detail.starts_with("expected a JSON object, found an array"), "{}", e.detail);
+        let e = parse_json::<Graph>(br#"{"name": "g", "edges": [], "inner": ["a", 1]}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("inner"));
+        // Tuples, sequences and objects are read as before.
+        let g: Graph = parse_json(br#" {"name": "g", "edges": [["a", "b"]], "inner": {"name": "x", "n": 2}}"#).unwrap();
+        assert_eq!((g.edges.len(), g.inner.map(|b| b.n)), (1, Some(2)));
+    }
+
+    #[test]
+    fn a_repeated_query_key_is_refused() {
+        let e = parse_query::<Page>(Some("limit=1&offset=0&limit=2")).unwrap_err();
+        assert_eq!((e.status.as_u16(), e.field.as_deref()), (422, Some("query.limit")));
+        assert!(e.detail.contains("more than once"), "{}", e.detail);
+        // Keys are compared as decoded.
+        assert_eq!(parse_query::<Page>(Some("limit=1&l%69mit=2")).unwrap_err().field.as_deref(), Some("query.limit"));
+        assert_eq!(unique_form_pairs("a=1&b=2").unwrap().len(), 2);
+        assert_eq!(unique_form_pairs("a=1&b=2&a").unwrap_err().field.as_deref(), Some("query.a"));
+    }
+
+    #[test]
+    fn names_are_bounded_in_bytes() {
+        assert!(check_name("name", &"x".repeat(MAX_NAME_BYTES)).is_ok());
+        assert!(check_name("name", &"é".repeat(MAX_NAME_BYTES / 2)).is_ok());
+        let e = check_name("name", &"é".repeat(MAX_NAME_BYTES / 2 + 1)).unwrap_err();
+        assert_eq!((e.status.as_u16(), e.field.as_deref()), (422, Some("name")));
+        assert_eq!(e.detail, "must be at most 200 bytes (UTF-8); this one is 202 bytes");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! `/v1/models/{id}/communities` (what a relational model learned).
 
 use super::error::{ApiError, ApiResult};
-use super::extract::{parse_json, parse_query, read_body, require_json, Page};
+use super::extract::{check_name, parse_json, parse_query, read_body, require_json, Page};
 use super::AppState;
 use crate::graph::build_graph;
 use crate::store::{DeleteOutcome, GraphRow};
@@ -45,6 +45,9 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Bod
     require_json(&headers)?;
     let bytes = read_body(body, state.max_body_bytes).await?;
     let upload: GraphUpload = parse_json(&bytes)?;
+    if let Some(name) = &upload.name {
+        check_name("name", name)?;
+    }
     let directed = upload.directed;
     let (graph, stats) = tokio::task::spawn_blocking(move || build_graph(upload.nodes, &upload.edges, directed))
         .await

@@ -6,7 +6,7 @@
 //! the intertopic map return it; the model itself never changes.
 
 use super::error::{ApiError, ApiResult};
-use super::extract::{parse_json, read_body, require_json};
+use super::extract::{check_name, parse_json, read_body, require_json};
 use super::topic_query::{resolve_topic, topic_header};
 use super::AppState;
 use crate::models::TableOptions;
@@ -17,9 +17,6 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-/// Longest name accepted, in characters.
-pub const MAX_NAME_CHARS: usize = 200;
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RenameRequest {
@@ -27,7 +24,8 @@ struct RenameRequest {
     name: Option<String>,
 }
 
-/// The name to store: trimmed, non-empty, at most [`MAX_NAME_CHARS`], no control
+/// The name to store: trimmed, non-empty, at most
+/// [`MAX_NAME_BYTES`](super::extract::MAX_NAME_BYTES) ([`check_name`]), no control
 /// characters; `None` clears.
 fn checked_name(name: Option<String>) -> ApiResult<Option<String>> {
     let Some(name) = name else { return Ok(None) };
@@ -35,9 +33,7 @@ fn checked_name(name: Option<String>) -> ApiResult<Option<String>> {
     if name.is_empty() {
         return Err(ApiError::invalid("name", "must not be empty (send null to clear the name)"));
     }
-    if name.chars().count() > MAX_NAME_CHARS {
-        return Err(ApiError::invalid("name", format!("at most {MAX_NAME_CHARS} characters")));
-    }
+    check_name("name", name)?;
     if name.chars().any(char::is_control) {
         return Err(ApiError::invalid("name", "must not contain control characters (line breaks, tabs, ...)"));
     }
@@ -68,13 +64,16 @@ pub async fn rename(State(state): State<AppState>, Path((id, topic)): Path<(Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::extract::MAX_NAME_BYTES;
 
     #[test]
     fn names_are_trimmed_bounded_and_free_of_control_characters() {
         assert_eq!(checked_name(Some("  Games  ".into())).unwrap().as_deref(), Some("Games"));
         assert_eq!(checked_name(None).unwrap(), None);
-        assert_eq!(checked_name(Some("é".repeat(MAX_NAME_CHARS))).unwrap().map(|n| n.chars().count()), Some(MAX_NAME_CHARS));
-        for bad in ["", "   ", "two\nlines", &"x".repeat(MAX_NAME_CHARS + 1)] {
+        // The bound is in bytes: 100 two-byte characters fit, 101 do not.
+        assert_eq!(checked_name(Some("é".repeat(MAX_NAME_BYTES / 2))).unwrap().map(|n| n.len()), Some(MAX_NAME_BYTES));
+        let long = "é".repeat(MAX_NAME_BYTES / 2 + 1);
+        for bad in ["", "   ", "two\nlines", &"x".repeat(MAX_NAME_BYTES + 1), &long] {
             assert!(checked_name(Some(bad.to_string())).is_err(), "{bad:?}");
         }
     }

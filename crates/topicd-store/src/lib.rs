@@ -142,12 +142,20 @@ pub enum Dialect {
 }
 
 /// A handle on the database; cheap to clone.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Store {
     pool: AnyPool,
     dialect: Dialect,
     /// The PostgreSQL URL, for the model-change listener (`None` on SQLite).
     url: Option<std::sync::Arc<str>>,
+}
+
+/// As derived, but with the URL's password hidden ([`location::redact_url`]).
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let url = self.url.as_deref().map(location::redact_url);
+        f.debug_struct("Store").field("pool", &self.pool).field("dialect", &self.dialect).field("url", &url).finish()
+    }
 }
 
 /// How the database is opened.

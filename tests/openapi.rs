@@ -223,6 +223,102 @@ fn stored_params_keep_given_values_fill_defaults_and_match_the_schema() {
     }
 }
 
+/// A bound and whether it is exclusive.
+type Bound = Option<(f64, bool)>;
+
+/// A schema's lower and upper bound (`minimum` or `exclusiveMinimum`, `maximum` or
+/// `exclusiveMaximum`).
+fn bounds_of(schema: &Value) -> (Bound, Bound) {
+    let bound = |inclusive: &str, exclusive: &str| match (schema[inclusive].as_f64(), schema[exclusive].as_f64()) {
+        (Some(x), None) => Some((x, false)),
+        (None, Some(x)) => Some((x, true)),
+        (None, None) => None,
+        (Some(_), Some(_)) => panic!("{schema}: both {inclusive} and {exclusive}"),
+    };
+    (bound("minimum", "exclusiveMinimum"), bound("maximum", "exclusiveMaximum"))
+}
+
+/// A value just past `bound` on the outside (`below`: under a lower bound) and one just
+/// inside it: ±1 for integers, a relative 1e-9 (or 1e-12 at 0) for numbers.
+fn beside(bound: f64, integer: bool, below: bool) -> (Value, Value) {
+    let sign = if below { -1.0 } else { 1.0 };
+    if integer {
+        let step = |d: f64| if bound + d < 0.0 { serde_json::json!((bound + d) as i64) } else { serde_json::json!((bound + d) as u64) };
+        (step(sign), step(-sign))
+    } else {
+        let d = if bound == 0.0 { 1e-12 } else { bound.abs() * 1e-9 };
+        (serde_json::json!(bound + sign * d), serde_json::json!(bound - sign * d))
+    }
+}
+
+/// The params schemas' numeric bounds are the parsers': every integer and number of a
+/// family's params schema (and every integer of a map's values, `splines`) has a lower
+/// and an upper bound; the family accepts a value at an inclusive bound (just inside an
+/// exclusive one) and refuses one just outside with a 422's field naming the key. The
+/// runner options (`threads`, `checkpoint_every_s`) are checked by the options' reader.
+/// So the schema a client reads from `GET /v1/families` says exactly what a job accepts.
+#[test]
+fn params_schema_bounds_are_what_the_families_accept() {
+    let spec = spec_from_file();
+    let mut checked = 0;
+    for f in topicd::models::registry::REGISTRY {
+        let name = f.name();
+        let schema = &spec["components"]["schemas"][params_schema(name).as_str()];
+        let stored = f.parse_params(&serde_json::json!({})).unwrap().json().clone();
+        for (key, property) in schema["properties"].as_object().unwrap() {
+            // A map of integers (`splines`) is bounded in its values.
+            let (property, map) = match property["additionalProperties"].get("type") {
+                Some(_) if property["type"] == "object" => (&property["additionalProperties"], true),
+                _ => (property, false),
+            };
+            let integer = match property["type"].as_str() {
+                Some("integer") => true,
+                Some("number") => false,
+                _ => continue,
+            };
+            let (lower, upper) = bounds_of(property);
+            let (Some(lower), Some(upper)) = (lower, upper) else { panic!("{name}: params.{key} is not bounded on both sides: {property}") };
+            let is_option = OPTION_KEYS.contains(&key.as_str());
+            if !is_option && stored.get(key).is_none() {
+                continue; // A parameter of the other family sharing the schema.
+            }
+            for ((bound, exclusive), below) in [(lower, true), (upper, false)] {
+                let (outside, inside) = beside(bound, integer, below);
+                let at = if exclusive {
+                    inside
+                } else if integer {
+                    serde_json::json!(bound as u64)
+                } else {
+                    serde_json::json!(bound)
+                };
+                let read = |value: &Value| -> Result<(), String> {
+                    let mut params =
+                        if map { serde_json::json!({"covariates": ["x"], key.as_str(): {"x": value}}) } else { serde_json::json!({ key.as_str(): value }) };
+                    if key == "burn_in" {
+                        params["iterations"] = schema["properties"]["iterations"]["maximum"].clone();
+                    }
+                    if key == "test_fraction" && name == "hpc" {
+                        params["validation_fraction"] = serde_json::json!(0);
+                    }
+                    if is_option {
+                        topicd::models::options::JobOptions::from_json(&params).map(|_| ()).map_err(|e| e.field)
+                    } else {
+                        f.parse_params(&params).map(|_| ()).map_err(|e| e.field)
+                    }
+                };
+                let field = if map { format!("{key}.x") } else { key.clone() };
+                assert_eq!(read(&at), Ok(()), "{name}: params.{key} = {at} is within the schema's bounds");
+                assert_eq!(read(&outside), Err(field), "{name}: params.{key} = {outside} is outside the schema's bounds");
+                if exclusive {
+                    assert!(read(&serde_json::json!(bound)).is_err(), "{name}: params.{key} = {bound} is an exclusive bound");
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 150, "{checked} bounds checked");
+}
+
 /// What the auth middleware leaves open, as the spec must say it (`security: []`).
 fn open_without_token(path: &str) -> bool {
     matches!(path, "/healthz" | "/readyz" | "/openapi.json" | "/" | "/console/{path}")

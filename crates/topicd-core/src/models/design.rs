@@ -85,8 +85,15 @@ impl DesignRequest {
         Ok(DesignRequest {
             covariates: r.string_list("covariates")?.unwrap_or_default(),
             reference: r.string_map("reference")?.unwrap_or_default(),
-            splines: r.uint_map("splines", 0, u64::MAX)?.unwrap_or_default(),
+            splines: Self::read_splines(r)?,
         })
+    }
+
+    /// `splines` alone: columns per covariate in [[`SPLINE_DEGREE`], [`MAX_SPLINE_DF`]]
+    /// (checked again against the corpus by [`DesignSpec::check`]), naming
+    /// `splines.<name>` when out of range.
+    pub fn read_splines(r: &mut ParamReader) -> Result<BTreeMap<String, usize>, ParamError> {
+        Ok(r.uint_map("splines", SPLINE_DEGREE as u64, MAX_SPLINE_DF as u64)?.unwrap_or_default())
     }
 }
 

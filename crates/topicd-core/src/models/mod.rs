@@ -34,6 +34,8 @@ pub mod hpc;
 pub mod lda;
 pub mod memory;
 pub mod options;
+#[cfg(test)]
+mod param_bounds_checks;
 pub mod params;
 pub mod passes;
 pub mod registry;

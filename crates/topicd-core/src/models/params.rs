@@ -78,6 +78,25 @@ impl ParamReader {
         }
     }
 
+    /// A finite number in `[lo, hi]` (both included): a prior, a tolerance or a step
+    /// size whose range keeps the fit's arithmetic finite ([`MIN_CONCENTRATION`] and
+    /// the families' own bounds say why each range is what it is).
+    pub fn number_in(&mut self, key: &str, lo: f64, hi: f64) -> Result<Option<f64>, ParamError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(x) if x.is_finite() && (lo..=hi).contains(&x) => Ok(Some(x)),
+                _ => Err(ParamError::new(key, format!("must be a number between {} and {}, got {v}", show(lo), show(hi)))),
+            },
+        }
+    }
+
+    /// A Dirichlet or Dirichlet-process concentration: a number in
+    /// [[`MIN_CONCENTRATION`], [`MAX_CONCENTRATION`]].
+    pub fn concentration(&mut self, key: &str) -> Result<Option<f64>, ParamError> {
+        self.number_in(key, MIN_CONCENTRATION, MAX_CONCENTRATION)
+    }
+
     /// A finite number in `[0, hi]`.
     pub fn non_negative(&mut self, key: &str, hi: f64) -> Result<Option<f64>, ParamError> {
         match self.take(key) {
@@ -176,6 +195,27 @@ impl ParamReader {
 /// Largest `checkpoint_every_s` accepted (a week).
 pub const MAX_CHECKPOINT_EVERY_S: f64 = 604_800.0;
 
+/// Smallest concentration of a Dirichlet or Dirichlet-process prior accepted (LDA's α
+/// and β, DCNT's β, HDP's and HDP-aMMSB's α and γ, HDP's λ; HDP-aMMSB's Beta prior has
+/// a floor of its own, `hdp_ammsb::params::MIN_TAU`). Honest priors are 1e-3 and up;
+/// much below 1e-6 a prior's mass on an unused topic or word (α·β/(n_k + Vβ) in LDA's
+/// single-precision kernel, α·β_k in the HDPs' digammas) heads for underflow. Fits at
+/// both ends stay finite (`models::param_bounds_checks`).
+pub const MIN_CONCENTRATION: f64 = 1e-6;
+/// Largest concentration accepted: 10 000 pseudo-counts per topic or word already
+/// swamps any corpus, and sums such as V·β and K·α stay far from overflow (β = 1e308
+/// made V·β infinite and a fit's log-likelihood NaN).
+pub const MAX_CONCENTRATION: f64 = 1e4;
+
+/// A bound as messages show it: `0.000001` as `1e-6`, `1000000000000` as `1e12`.
+fn show(x: f64) -> String {
+    if x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e6) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,6 +261,25 @@ mod tests {
         let mut r = ParamReader::new(&json!({"beta": "x"})).unwrap();
         assert!(r.positive("beta").is_err());
         assert!(ParamReader::new(&json!([1])).is_err());
+    }
+
+    /// A bounded number is accepted at both ends of its range and refused outside it
+    /// (or when not finite, or not a number), the message naming the range.
+    #[test]
+    fn bounded_numbers_name_the_field_and_the_range() {
+        let mut r = ParamReader::new(&json!({"a": 1e-6, "b": 1e4, "c": 0.5, "d": 2})).unwrap();
+        assert_eq!(r.concentration("a").unwrap(), Some(MIN_CONCENTRATION));
+        assert_eq!(r.concentration("b").unwrap(), Some(MAX_CONCENTRATION));
+        assert_eq!(r.number_in("c", 0.01, 0.5).unwrap(), Some(0.5));
+        assert_eq!(r.number_in("d", 2.0, 2.0).unwrap(), Some(2.0));
+        assert_eq!(r.concentration("absent").unwrap(), None);
+        r.finish().unwrap();
+        for value in [json!(1e308), json!(9.99e-7), json!(10000.001), json!(-1), json!("1")] {
+            let e = ParamReader::new(&json!({"beta": value})).unwrap().concentration("beta").unwrap_err();
+            assert_eq!((e.field.as_str(), e.message), ("beta", format!("must be a number between 1e-6 and 10000, got {value}")));
+        }
+        let e = ParamReader::new(&json!({"gamma_mu": 2e12})).unwrap().number_in("gamma_mu", 1e-6, 1e12).unwrap_err();
+        assert!(e.message.starts_with("must be a number between 1e-6 and 1e12, got "), "{}", e.message);
     }
 
     #[test]

@@ -13,6 +13,22 @@ use serde_json::Value;
 /// every scan factors K̄ × K̄ matrices).
 pub const MAX_TOPICS: u64 = 1_000;
 
+/// Most scans a fit runs (`burn_in` is below it).
+pub const MAX_ITERATIONS: u64 = 1_000_000;
+
+/// Bounds of the Gamma priors' shapes and rates (`a_f`, `b_f`, `a_a`, `b_a`, `a_v`,
+/// `b_v`). The paper's 0.01 is the usual vague choice and 1e-6 vaguer than any use; a
+/// shape or rate of 1e4 already makes the prior a point mass. Fits with every shape and
+/// rate at either end, and with the shapes at one end and the rates at the other, stay
+/// finite (`models::param_bounds_checks`; they did up to 1e6 too).
+pub const MIN_GAMMA_HYPER: f64 = 1e-6;
+pub const MAX_GAMMA_HYPER: f64 = 1e4;
+/// Bounds of γ_μ, the prior variance of μ_f: the paper's 1e6 is already flat, 1e12 (a
+/// standard deviation of 1e6 on the activations' log-odds scale) flatter than any use,
+/// and 1e-6 pins μ at 0.
+pub const MIN_GAMMA_MU: f64 = 1e-6;
+pub const MAX_GAMMA_MU: f64 = 1e12;
+
 /// The prior hyperparameters (shape/rate Gamma pairs; γ_μ is a variance).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Priors {
@@ -123,18 +139,15 @@ impl DcntParams {
         let mut r = ParamReader::new(params)?;
         let topics = r.uint_in("topics", 2, MAX_TOPICS)?.unwrap_or(20) as usize;
         let defaults = Priors::default();
-        let priors = Priors {
-            beta: r.positive("beta")?.unwrap_or(defaults.beta),
-            gamma_mu: r.positive("gamma_mu")?.unwrap_or(defaults.gamma_mu),
-            a_f: r.positive("a_f")?.unwrap_or(defaults.a_f),
-            b_f: r.positive("b_f")?.unwrap_or(defaults.b_f),
-            a_a: r.positive("a_a")?.unwrap_or(defaults.a_a),
-            b_a: r.positive("b_a")?.unwrap_or(defaults.b_a),
-            a_v: r.positive("a_v")?.unwrap_or(defaults.a_v),
-            b_v: r.positive("b_v")?.unwrap_or(defaults.b_v),
-        };
-        let iterations = r.uint_in("iterations", 1, 1_000_000)?.unwrap_or(1_000) as usize;
-        let burn_in = match r.uint("burn_in")?.map(|b| b as usize) {
+        let beta = r.concentration("beta")?.unwrap_or(defaults.beta);
+        let gamma_mu = r.number_in("gamma_mu", MIN_GAMMA_MU, MAX_GAMMA_MU)?.unwrap_or(defaults.gamma_mu);
+        let mut gamma_prior = |key: &str, default: f64| r.number_in(key, MIN_GAMMA_HYPER, MAX_GAMMA_HYPER).map(|x| x.unwrap_or(default));
+        let (a_f, b_f) = (gamma_prior("a_f", defaults.a_f)?, gamma_prior("b_f", defaults.b_f)?);
+        let (a_a, b_a) = (gamma_prior("a_a", defaults.a_a)?, gamma_prior("b_a", defaults.b_a)?);
+        let (a_v, b_v) = (gamma_prior("a_v", defaults.a_v)?, gamma_prior("b_v", defaults.b_v)?);
+        let priors = Priors { beta, gamma_mu, a_f, b_f, a_a, b_a, a_v, b_v };
+        let iterations = r.uint_in("iterations", 1, MAX_ITERATIONS)?.unwrap_or(1_000) as usize;
+        let burn_in = match r.uint_in("burn_in", 0, MAX_ITERATIONS - 1)?.map(|b| b as usize) {
             Some(b) if b >= iterations => return Err(ParamError::new("burn_in", format!("must be less than iterations ({iterations}), got {b}"))),
             Some(b) => b,
             None => iterations / 2,

@@ -16,6 +16,12 @@ use serde_json::Value;
 /// Largest initial truncation accepted.
 pub const MAX_TOPICS: u64 = 1_000;
 
+/// Bounds of `local_tolerance`, a change in a document's expected topic counts (bnpy's
+/// default is 0.01): 1e-8 is already at the rounding of a long document's counts (16
+/// digits), and at 1000 almost every document's local step stops after one iteration.
+pub const MIN_LOCAL_TOLERANCE: f64 = 1e-8;
+pub const MAX_LOCAL_TOLERANCE: f64 = 1e3;
+
 /// Parameters of a memoized variational HDP fit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HdpParams {
@@ -134,12 +140,12 @@ impl HdpParams {
         let mut r = ParamReader::new(params)?;
         r.one_chain_only("this family is fitted by memoized variational inference, which runs no chains")?;
         let topics = r.uint_in("topics", 1, MAX_TOPICS)?.unwrap_or(50) as usize;
-        let alpha = r.positive("alpha")?.unwrap_or(0.5);
-        let gamma = r.positive("gamma")?.unwrap_or(10.0);
-        let lambda = r.positive("lambda")?.unwrap_or(0.1);
+        let alpha = r.concentration("alpha")?.unwrap_or(0.5);
+        let gamma = r.concentration("gamma")?.unwrap_or(10.0);
+        let lambda = r.concentration("lambda")?.unwrap_or(0.1);
         let batches = r.uint_in("batches", 1, 100_000)?.unwrap_or(1) as usize;
         let passes = r.uint_in("passes", 1, 100_000)?.unwrap_or(50) as usize;
-        let local_tolerance = r.positive("local_tolerance")?.unwrap_or(0.01);
+        let local_tolerance = r.number_in("local_tolerance", MIN_LOCAL_TOLERANCE, MAX_LOCAL_TOLERANCE)?.unwrap_or(0.01);
         let local_iterations = r.uint_in("local_iterations", 1, 100_000)?.unwrap_or(100) as usize;
         let merge_every = r.uint_in("merge_every", 0, 100_000)?.unwrap_or(0) as usize;
         let merge_pairs = r.uint_in("merge_pairs", 1, 100_000)?.unwrap_or(100) as usize;

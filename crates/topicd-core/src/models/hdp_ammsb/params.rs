@@ -33,6 +33,22 @@ pub const MAX_SUMMARY_ENTRIES: u64 = 1 << 24;
 pub const MIN_DEFAULT_EPSILON: f64 = 1e-6;
 pub const MAX_DEFAULT_EPSILON: f64 = 0.05;
 
+/// Bounds of a given ε. At 1e-10 fewer than one background link is expected on any
+/// graph a fit takes (at most [`MAX_PASS_WORK`] pairs), so smaller says nothing more;
+/// above one half a link between communities would be likelier than not, which is no
+/// background (the density-scaled default never passes [`MAX_DEFAULT_EPSILON`]).
+pub const MIN_EPSILON: f64 = 1e-10;
+pub const MAX_EPSILON: f64 = 0.5;
+
+/// Bounds of τ1 and τ0, the Beta prior's pseudo-counts of links and non-links in a
+/// community. A community with no link (or no non-link) has E[log φ_k] (or
+/// E[log(1 − φ_k)]) near −1/τ, and the local step multiplies exp of it into each
+/// pair's normaliser: below 1/745 that underflows to 0 and the objective is NaN (as it
+/// was at τ1 = 0.001 on planted graphs). 0.01 keeps it above e^-100; honest priors are
+/// 0.1 (sparse) to 10.
+pub const MIN_TAU: f64 = 0.01;
+pub const MAX_TAU: f64 = crate::models::params::MAX_CONCENTRATION;
+
 /// Cap on node pairs × communities, the work of one pass (a 10 000-node graph allows
 /// K = 100).
 pub const MAX_PASS_WORK: u64 = 5_000_000_000;
@@ -110,14 +126,11 @@ impl AmmsbParams {
         let mut r = ParamReader::new(params)?;
         r.one_chain_only("this family is fitted by memoized variational inference, which runs no chains")?;
         let communities = r.uint_in("communities", 1, MAX_COMMUNITIES)?.map_or(d.communities, |k| k as usize);
-        let alpha = r.positive("alpha")?.unwrap_or(d.alpha);
-        let gamma = r.positive("gamma")?.unwrap_or(d.gamma);
-        let epsilon = match r.positive("epsilon")? {
-            Some(e) if e >= 1.0 => return Err(ParamError::new("epsilon", format!("must be a probability below 1, got {e}"))),
-            e => e,
-        };
-        let tau1 = r.positive("tau1")?.unwrap_or(d.tau1);
-        let tau0 = r.positive("tau0")?.unwrap_or(d.tau0);
+        let alpha = r.concentration("alpha")?.unwrap_or(d.alpha);
+        let gamma = r.concentration("gamma")?.unwrap_or(d.gamma);
+        let epsilon = r.number_in("epsilon", MIN_EPSILON, MAX_EPSILON)?;
+        let tau1 = r.number_in("tau1", MIN_TAU, MAX_TAU)?.unwrap_or(d.tau1);
+        let tau0 = r.number_in("tau0", MIN_TAU, MAX_TAU)?.unwrap_or(d.tau0);
         let batches = r.uint_in("batches", 1, MAX_BATCHES)?.map(|b| b as usize);
         let passes = r.uint_in("passes", 1, 100_000)?.map_or(d.passes, |p| p as usize);
         let tolerance = r.fraction("tolerance", 1.0)?.unwrap_or(d.tolerance);

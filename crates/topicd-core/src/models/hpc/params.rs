@@ -181,6 +181,16 @@ pub enum Closure {
     None,
 }
 
+/// Most scans a fit runs (`burn_in` is below it).
+pub const MAX_ITERATIONS: u64 = 1_000_000;
+
+/// Bounds of the leapfrog step size, in the mass matrix' whitened coordinates (where the
+/// posterior's scale is 1): above 2 a leapfrog trajectory is unstable even on a Gaussian
+/// target (every proposal is rejected); below 1e-4 even 1000 steps move a draw by a
+/// tenth of the posterior's scale, so the chain stands still.
+pub const MIN_STEP_SIZE: f64 = 1e-4;
+pub const MAX_STEP_SIZE: f64 = 2.0;
+
 /// Multi-label candidate sets kept by default (AppStream's 1 372 training documents
 /// have 241 distinct ones).
 pub const DEFAULT_MAX_LABEL_SETS: usize = 2_000;
@@ -194,8 +204,8 @@ impl HpcParams {
         let design = DesignRequest::read(&mut r)?;
         let keep_draws = crate::models::composition::read_keep_draws(&mut r, &design)?;
         let topics = if supervised { 0 } else { r.uint_in("topics", 2, 2_000)?.unwrap_or(20) as usize };
-        let iterations = r.uint_in("iterations", 1, 1_000_000)?.unwrap_or(200) as usize;
-        let burn_in = match r.uint("burn_in")?.map(|b| b as usize) {
+        let iterations = r.uint_in("iterations", 1, MAX_ITERATIONS)?.unwrap_or(200) as usize;
+        let burn_in = match r.uint_in("burn_in", 0, MAX_ITERATIONS - 1)?.map(|b| b as usize) {
             Some(b) if b >= iterations => return Err(ParamError::new("burn_in", format!("must be less than iterations ({iterations}), got {b}"))),
             Some(b) => b,
             None => iterations / 2,
@@ -203,10 +213,7 @@ impl HpcParams {
         let thin = r.uint_in("thin", 1, 1_000_000)?.unwrap_or(1) as usize;
         let hessian_every = r.uint_in("hessian_every", 1, 1_000_000)?.unwrap_or(20) as usize;
         let leapfrog_steps = r.uint_in("leapfrog_steps", 1, 1_000)?.unwrap_or(6) as usize;
-        let step_size = r.positive("step_size")?.unwrap_or(0.3);
-        if step_size > 2.0 {
-            return Err(ParamError::new("step_size", format!("must be at most 2, got {step_size}")));
-        }
+        let step_size = r.number_in("step_size", MIN_STEP_SIZE, MAX_STEP_SIZE)?.unwrap_or(0.3);
         let rate_curvature = match r.string("rate_curvature")?.as_deref() {
             None | Some("auto") => None,
             Some("full") => Some(Curvature::Full),

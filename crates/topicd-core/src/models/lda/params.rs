@@ -237,6 +237,8 @@ impl From<&LdaParams> for LdaParamsV4 {
 
 /// Largest K accepted (topic ids are stored as `u16` in thinned samples).
 pub const MAX_TOPICS: u64 = 10_000;
+/// Most sweeps a fit runs (`burn_in` is below it).
+pub const MAX_ITERATIONS: u64 = 1_000_000;
 
 /// Parameters of a collapsed-Gibbs LDA fit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -303,10 +305,10 @@ impl LdaParams {
     pub fn from_json(params: &Value) -> Result<Self, ParamError> {
         let mut r = ParamReader::new(params)?;
         let topics = r.uint_in("topics", 1, MAX_TOPICS)?.unwrap_or(20) as usize;
-        let alpha = r.positive("alpha")?.unwrap_or(50.0 / topics as f64);
-        let beta = r.positive("beta")?.unwrap_or(0.01);
-        let iterations = r.uint_in("iterations", 1, 1_000_000)?.unwrap_or(200) as usize;
-        let burn_in = r.uint("burn_in")?.map(|b| b as usize);
+        let alpha = r.concentration("alpha")?.unwrap_or(50.0 / topics as f64);
+        let beta = r.concentration("beta")?.unwrap_or(0.01);
+        let iterations = r.uint_in("iterations", 1, MAX_ITERATIONS)?.unwrap_or(200) as usize;
+        let burn_in = r.uint_in("burn_in", 0, MAX_ITERATIONS - 1)?.map(|b| b as usize);
         let burn_in = match burn_in {
             Some(b) if b >= iterations => return Err(ParamError::new("burn_in", format!("must be less than iterations ({iterations}), got {b}"))),
             Some(b) => b,
@@ -325,7 +327,7 @@ impl LdaParams {
         let chains = r.uint_in("chains", 1, crate::models::chains::MAX_CHAINS as u64)?.unwrap_or(1) as usize;
         let covariates = r.string_list("covariates")?.unwrap_or_default();
         let reference = r.string_map("reference")?.unwrap_or_default();
-        let splines = r.uint_map("splines", 0, u64::MAX)?.unwrap_or_default();
+        let splines = DesignRequest::read_splines(&mut r)?;
         let default_draws = if covariates.is_empty() { 0 } else { DEFAULT_KEEP_DRAWS };
         let keep_draws = r.uint_in("keep_draws", 0, 10_000)?.map_or(default_draws, |x| x as usize);
         if optimize_beta && optimize_interval == 0 {

@@ -20,7 +20,7 @@ pub struct ServeConfig {
     /// The store: a SQLite database file (created with its schema on first start), or a
     /// `postgres://user@host/db` URL of a database that replicas share (it must exist;
     /// its schema is created on first start).
-    #[arg(long, env = "TOPICD_DB", default_value = "topicd.db")]
+    #[arg(long, env = "TOPICD_DB", default_value = "topicd.db", value_parser = DbLocationParser)]
     pub db: DbLocation,
     /// Default worker threads per fit (a job's `params.threads` overrides it).
     #[arg(long, env = "TOPICD_THREADS", default_value_t = default_threads())]
@@ -382,5 +382,20 @@ impl Limits {
     /// The queue bound for a job submitted by `caller`.
     pub fn gate<'a>(&self, caller: Option<&'a Caller>) -> QueueGate<'a> {
         QueueGate { token_key: caller.map(|c| c.key.as_str()), max_queued: self.max_queued_jobs, max_queued_per_token: self.max_queued_jobs_per_token }
+    }
+}
+
+/// `--db` read as a [`DbLocation`](crate::store::DbLocation), refused in its own words:
+/// clap's message for a value a parser refuses repeats the value as given, a URL's
+/// password included (`postgress://u:secret@h/db`); this one shows it as `***`.
+#[derive(Debug, Clone, Copy)]
+pub struct DbLocationParser;
+
+impl clap::builder::TypedValueParser for DbLocationParser {
+    type Value = crate::store::DbLocation;
+
+    fn parse_ref(&self, cmd: &clap::Command, _arg: Option<&clap::Arg>, value: &std::ffi::OsStr) -> Result<Self::Value, clap::Error> {
+        let refuse = |why: String| clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("invalid value for --db: {why}\n")).with_cmd(cmd);
+        value.to_str().ok_or_else(|| refuse("not UTF-8".into()))?.parse().map_err(refuse)
     }
 }

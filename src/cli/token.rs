@@ -14,7 +14,7 @@ use serde_json::json;
 #[derive(Debug, Clone, Args)]
 pub struct TokenArgs {
     /// SQLite database file of the server (created with its schema if missing).
-    #[arg(long, env = "TOPICD_DB", default_value = "topicd.db", global = true, value_parser = DbLocationParser)]
+    #[arg(long, env = "TOPICD_DB", default_value = "topicd.db", global = true, value_parser = crate::config::DbLocationParser)]
     pub db: crate::store::DbLocation,
     #[command(subcommand)]
     pub action: TokenAction,
@@ -43,21 +43,6 @@ pub enum TokenAction {
 
 fn parse_role(s: &str) -> Result<Role, String> {
     s.parse()
-}
-
-/// `--db` read as a [`DbLocation`](crate::store::DbLocation), refused in its own words:
-/// clap's message for a value a parser refuses repeats the value as given, a URL's
-/// password included (`postgress://u:secret@h/db`); this one shows it as `***`.
-#[derive(Debug, Clone, Copy)]
-pub struct DbLocationParser;
-
-impl clap::builder::TypedValueParser for DbLocationParser {
-    type Value = crate::store::DbLocation;
-
-    fn parse_ref(&self, cmd: &clap::Command, _arg: Option<&clap::Arg>, value: &std::ffi::OsStr) -> Result<Self::Value, clap::Error> {
-        let refuse = |why: String| clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("invalid value for --db: {why}\n")).with_cmd(cmd);
-        value.to_str().ok_or_else(|| refuse("not UTF-8".into()))?.parse().map_err(refuse)
-    }
 }
 
 fn row_json(row: &TokenRow) -> serde_json::Value {

@@ -14,8 +14,13 @@ probe) is the probe's own; the small refusals share one server (its peak is cumu
 
  1. predict: `{"documents":[{"counts":{"git":4000000000}}]}` with --request-memory-mb 64
     (422 naming documents[0].counts, no memory); a predict of 5 M counted tokens with a
-    normal predict timed beside it (the normal one answered within 1 s); 20 concurrent
-    20 MB predict bodies with a 64 MB budget (peak memory bounded by the budget).
+    normal predict timed beside it (the normal one answered within 1 s); one predict at
+    exactly the default --max-predict-work (200 documents × 250 counted tokens ×
+    100 iterations × 50 topics = 2.5e8) on an LDA of 50 topics, fitted on a fresh server at topicd's
+    defaults (its own database, rate limit left on), with a normal predict 0.05 s after it
+    (both 200, each under 1 s), then with `"iterations": 101` (422 naming iterations), then
+    again with --threads 2 given; 20 concurrent 20 MB predict bodies with a 64 MB budget
+    (peak memory bounded by the budget).
  2. 300 requests with made-up 100 KB methods on made-up paths, then the size of /metrics.
  3. NDJSON: a 4 MB line sent in 1 KB chunks (time); a 2 MB line with --max-line-mb 1
     (413 naming the line); an upload that stops sending with --upload-idle-s 2 (time to
@@ -158,6 +163,15 @@ class Topicd:
         """VmHWM, or the watchdog's highest reading when the process is gone."""
         hwm = self.status("VmHWM") if self.proc.poll() is None else None
         return hwm if hwm is not None else (self.max_rss or None)
+
+    def cpu_seconds(self):
+        """User and system CPU seconds of the process so far (None once it is gone)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return None
 
     def fds(self):
         try:
@@ -474,22 +488,24 @@ def probe_5m_beside_normal(run):
         srv.stop()
 
 
-# --max-predict-token-sweeps at its default: 20 M tokens × fold-in iterations, so
-# 200 000 tokens at the default 100 iterations.
-SWEEPS_CAP = 20_000_000
+# --max-predict-work at its default: 2.5e8 tokens × fold-in iterations × topics, so
+# 50 000 tokens at the default 100 iterations on the probe's 50 topics.
+WORK_CAP = 250_000_000
+CAP_TOPICS = 50
+CAP_TOKENS_PER_DOC = WORK_CAP // (100 * CAP_TOPICS) // 200
 
 
 def sweeps_cap_body(iterations=None):
-    """A predict body at exactly SWEEPS_CAP at 100 iterations: 200 documents, each with
-    counts over 50 of the synthetic corpus' words (10 of each theme, weighted towards a
-    theme of its own) summing to 1000 tokens."""
+    """A predict body at exactly WORK_CAP at 100 iterations on CAP_TOPICS topics: 200
+    documents, each with counts over 50 of the synthetic corpus' words (10 of each
+    theme, weighted towards a theme of its own) summing to CAP_TOKENS_PER_DOC tokens."""
     rng = random.Random(3)
     themes = [t.split()[:10] for t in THEMES]
     words = [w for t in themes for w in t]
     docs = []
     for i in range(200):
         main = set(themes[i % len(themes)])
-        drawn = rng.choices(words, [4 if w in main else 1 for w in words], k=1000 - len(words))
+        drawn = rng.choices(words, [4 if w in main else 1 for w in words], k=CAP_TOKENS_PER_DOC - len(words))
         counts = {w: 1 + drawn.count(w) for w in words}
         docs.append({"id": f"big{i}", "counts": counts})
     body = {"documents": docs}
@@ -525,12 +541,11 @@ def big_answer_summary(a):
     preds = a.json().get("predictions") or []
     tokens = sum(p.get("tokens", 0) for p in preds)
     unknown = sum(p.get("unknown_tokens", 0) for p in preds)
-    return f"{len(preds)} docs, {tokens} known tokens, {unknown} unknown", unknown == 0 and tokens == SWEEPS_CAP // 100
+    return f"{len(preds)} docs, {tokens} known tokens, {unknown} unknown", unknown == 0 and tokens == WORK_CAP // (100 * CAP_TOPICS)
 
 
 def probe_sweeps_cap_beside_normal(run):
-    """One predict at exactly the default --max-predict-token-sweeps on an LDA of 50
-    topics, and a normal predict 0.05 s after it: a fresh server at topicd's defaults
+    """One predict at exactly the default --max-predict-work on an LDA of 50 topics, and a normal predict 0.05 s after it: a fresh server at topicd's defaults
     but for the port and a database of its own; the rate limit left at its default
     (--rate-limit-per-s 100), --threads at its default (all cores), then again on a
     fresh server over the same database with --threads 2 given."""
@@ -541,31 +556,32 @@ def probe_sweeps_cap_beside_normal(run):
         a = srv.req("POST", "/v1/corpora", {"name": "sweeps-cap", "documents": synthetic_corpus()})
         if a.status != 201:
             raise StartError(f"corpus upload: {a.shown()} {a.body[:300]!r}")
-        model = fit_lda(srv, a.json().get("id") or "missing", {"topics": 50, "iterations": 50})["model_id"]
+        model = fit_lda(srv, a.json().get("id") or "missing", {"topics": CAP_TOPICS, "iterations": 50})["model_id"]
         for threads in (None, 2):
             if threads is not None:
                 srv.stop()
                 srv = run.server("sweeps-cap-threads-2", ["--threads", str(threads)], rate_limit_off=False, db=db)
             warm(srv, model)
-            before = srv.peak()
+            before, cpu = srv.peak(), srv.cpu_seconds()
             b, normal, later = big_beside_normal(srv, model, body)
             grown = (srv.peak() or 0) - (before or 0)
+            cpu = (srv.cpu_seconds() or 0) - (cpu or 0)
             summary, all_known = big_answer_summary(b)
             ok = b.status == 200 and b.seconds < 1.0 and normal.status == 200 and normal.seconds < 1.0 and all_known
             flags = "server defaults, --threads default (all cores)" if threads is None else f"--threads {threads} given"
-            run.row(f"predict at exactly --max-predict-token-sweeps (200 docs × 1000 counted tokens × 100 iterations = 20 M) "
+            run.row(f"predict at exactly --max-predict-work (200 docs × {CAP_TOKENS_PER_DOC} counted tokens × 100 iterations × {CAP_TOPICS} topics) "
                     f"on an LDA of 50 topics, a normal predict 0.05 s later ({flags}; --rate-limit-per-s default)",
                     "both 200, the big one < 1 s, the normal one < 1 s (time is its latency)",
                     f"big {b.shown()}{problem(b)} in {b.seconds:.3f} s ({summary}); normal {normal.shown()} in {normal.seconds:.3f} s, "
-                    f"ended {later:+.3f} s after the big one; peak +{mb(grown)} MB over the warm server",
+                    f"ended {later:+.3f} s after the big one; server CPU {cpu:.2f} s for the two; peak +{mb(grown)} MB over the warm server",
                     normal.seconds, srv, ok)
             if threads is None:
                 a = srv.req("POST", f"/v1/models/{model}/predict", sweeps_cap_body(101), {"Content-Type": "application/json"})
                 j = a.json()
-                run.row("the same big predict with `\"iterations\": 101` (20.2 M token sweeps)",
-                        "422 naming iterations with limit max-predict-token-sweeps",
+                run.row("the same big predict with `\"iterations\": 101` (1 % over the cap)",
+                        "422 naming iterations with limit max-predict-work",
                         f"{a.shown()}{problem(a)}", a.seconds, srv,
-                        a.status == 422 and j.get("field") == "iterations" and j.get("limit") == "max-predict-token-sweeps", shared=True)
+                        a.status == 422 and j.get("field") == "iterations" and j.get("limit") == "max-predict-work", shared=True)
     finally:
         srv.stop()
 

@@ -93,10 +93,11 @@ pub struct ServeConfig {
     /// Most tokens of all documents in one predict or held-out request.
     #[arg(long, env = "TOPICD_MAX_REQUEST_TOKENS", default_value_t = 2_000_000)]
     pub max_request_tokens: u64,
-    /// Most tokens times fold-in iterations one predict request may ask for: it bounds
-    /// how long one answer holds the predict threads while other requests wait.
-    #[arg(long, env = "TOPICD_MAX_PREDICT_TOKEN_SWEEPS", default_value_t = DEFAULT_MAX_PREDICT_TOKEN_SWEEPS)]
-    pub max_predict_token_sweeps: u64,
+    /// Most tokens × fold-in iterations × the model's topics one predict request may
+    /// ask for: it bounds how long one answer holds the predict threads while other
+    /// requests wait (50 000 tokens at the default 100 iterations on 50 topics).
+    #[arg(long, env = "TOPICD_MAX_PREDICT_WORK", default_value_t = DEFAULT_MAX_PREDICT_WORK)]
+    pub max_predict_work: u64,
     /// Most tokens one corpus upload may hold in all.
     #[arg(long, env = "TOPICD_MAX_UPLOAD_TOKENS", default_value_t = 4_000_000_000)]
     pub max_upload_tokens: u64,
@@ -293,7 +294,7 @@ impl ServeConfig {
             max_document_tokens: 1_000_000,
             max_request_tokens: 2_000_000,
             // Tests ask for long fold-ins on purpose (the time limit's test).
-            max_predict_token_sweeps: 1_000_000_000,
+            max_predict_work: u64::MAX,
             max_upload_tokens: 4_000_000_000,
             max_line_mb: 16.0,
             upload_idle_s: 30.0,
@@ -328,7 +329,7 @@ impl ServeConfig {
             max_n: self.max_n.max(1),
             max_document_tokens: self.max_document_tokens.max(1),
             max_request_tokens: self.max_request_tokens.max(1),
-            max_predict_token_sweeps: self.max_predict_token_sweeps.max(1),
+            max_predict_work: self.max_predict_work.max(1),
             max_upload_tokens: self.max_upload_tokens.max(1),
             max_line_bytes: (self.max_line_mb * 1048576.0) as usize,
             upload_idle: (self.upload_idle_s > 0.0).then(|| Duration::from_secs_f64(self.upload_idle_s)),
@@ -336,10 +337,10 @@ impl ServeConfig {
     }
 }
 
-/// `--max-predict-token-sweeps` by default: 20 M token sweeps, 200 000 tokens at the
-/// default 100 fold-in sweeps (bench/README.md, "Attacks replayed", measures what one
-/// such answer takes).
-pub const DEFAULT_MAX_PREDICT_TOKEN_SWEEPS: u64 = 20_000_000;
+/// `--max-predict-work` by default: 2.5 × 10^8 token-sweep-topics, about 0.46 CPU
+/// seconds of LDA fold-in by bench/README.md's "Attacks replayed" (1.85 s for 10^9), so
+/// about a quarter of a second on two predict threads.
+pub const DEFAULT_MAX_PREDICT_WORK: u64 = 250_000_000;
 
 /// The limits a server enforces (flags of `topicd serve`).
 #[derive(Debug, Clone)]
@@ -358,8 +359,8 @@ pub struct Limits {
     pub max_document_tokens: u64,
     /// Most tokens of one predict or held-out request (`--max-request-tokens`).
     pub max_request_tokens: u64,
-    /// Most tokens × fold-in sweeps of one predict request (`--max-predict-token-sweeps`).
-    pub max_predict_token_sweeps: u64,
+    /// Most tokens × fold-in sweeps × topics of one predict request (`--max-predict-work`).
+    pub max_predict_work: u64,
     /// Most tokens of one corpus upload (`--max-upload-tokens`).
     pub max_upload_tokens: u64,
     /// Longest NDJSON line in bytes (`--max-line-mb`).

@@ -30,7 +30,7 @@ async fn counted_tokens_are_capped_per_document_and_per_request_before_any_work(
     s.boot(|c| {
         c.max_document_tokens = 1000;
         c.max_request_tokens = 1500;
-        c.max_predict_token_sweeps = 100_000;
+        c.max_predict_work = 400_000;
     })
     .await;
     let predict = format!("/v1/models/{model}/predict");
@@ -44,12 +44,13 @@ async fn counted_tokens_are_capped_per_document_and_per_request_before_any_work(
     let (st, e) = s.post(&predict, &json!({"documents": [{"counts": {"git": 800}}, {"counts": {"git": 800}}]})).await;
     assert_problem(st, &e, 422, Some("documents"));
     assert_eq!(e["limit"], "max-request-tokens");
-    // Tokens × sweeps: 1000 tokens at 100 sweeps is the cap; at 101 the iterations are over.
+    // Tokens × sweeps × topics: 1000 tokens at 100 sweeps on 4 topics is the cap; at 101
+    // sweeps the iterations are over.
     let (st, _) = s.post(&predict, &json!({"documents": [{"counts": {"git": 1000}}]})).await;
     assert_eq!(st, 200);
     let (st, e) = s.post(&predict, &json!({"documents": [{"counts": {"git": 1000}}], "iterations": 101})).await;
     assert_problem(st, &e, 422, Some("iterations"));
-    assert_eq!(e["limit"], "max-predict-token-sweeps");
+    assert_eq!(e["limit"], "max-predict-work");
     // Held-out requests have the same caps.
     let (st, e) = s.post(&format!("/v1/models/{model}/heldout-likelihood"), &json!({"documents": [{"counts": {"git": 4_000_000_000u64}}]})).await;
     assert_problem(st, &e, 422, Some("documents[0].counts"));

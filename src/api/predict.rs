@@ -4,8 +4,9 @@
 //! the client sends, so its admission is a sequence of its own: the body is admitted by
 //! its declared length and read ([`super::body::admitted`]); the documents are parsed,
 //! encoded with the model's lexicon and checked against the token caps
-//! (`--max-document-tokens`, `--max-request-tokens`, and `--max-predict-token-sweeps`,
-//! which bounds how long one answer holds the predict threads while others wait);
+//! (`--max-document-tokens`, `--max-request-tokens`, and `--max-predict-work`, tokens ×
+//! fold-in iterations × topics, which bounds how long one answer holds the predict
+//! threads while others wait);
 //! their work is admitted by the tokens and topics it expands to; only then does the
 //! request take its turn on the predict pool.
 
@@ -130,21 +131,25 @@ pub(super) fn check_tokens(documents: &[RawDocument], encoded: &[EncodedDoc], ca
     Ok(total)
 }
 
-/// Tokens × fold-in sweeps within `--max-predict-token-sweeps`: a 422 naming
-/// `iterations` when the request's sweeps could be fewer, `documents` otherwise.
-fn check_sweeps(tokens: u64, iterations: usize, max: u64) -> ApiResult<()> {
-    let sweeps = tokens.saturating_mul(iterations as u64);
-    if sweeps <= max {
+/// Tokens × fold-in sweeps × topics within `--max-predict-work`: a fold-in visits every
+/// token once a sweep and weighs every topic for it, so this bounds what one answer
+/// costs the predict threads (an LDA of 50 topics took 1.85 CPU seconds for 10^9 of
+/// them; bench/README.md, "Attacks replayed"). A 422 naming `iterations` when fewer
+/// sweeps would fit, `documents` otherwise.
+fn check_work(tokens: u64, iterations: usize, topics: usize, max: u64) -> ApiResult<()> {
+    let per_sweep = tokens.saturating_mul(topics.max(1) as u64);
+    let work = per_sweep.saturating_mul(iterations as u64);
+    if work <= max {
         return Ok(());
     }
-    let field = if tokens <= max { "iterations" } else { "documents" };
+    let field = if per_sweep <= max { "iterations" } else { "documents" };
     let mut e = ApiError::invalid(
         field,
         format!(
-            "{tokens} tokens × {iterations} fold-in iterations is {sweeps} token sweeps; the server answers at most {max} in one request (--max-predict-token-sweeps), so that one answer does not hold the predict threads while others wait: send fewer tokens per request or ask for fewer iterations"
+            "{tokens} tokens × {iterations} fold-in iterations × {topics} topics is {work}; the server answers at most {max} in one request (--max-predict-work), so that one answer does not hold the predict threads while others wait: send fewer tokens per request or ask for fewer iterations"
         ),
     );
-    e.limit = Some("max-predict-token-sweeps");
+    e.limit = Some("max-predict-work");
     Err(e)
 }
 
@@ -219,7 +224,7 @@ fn prepare(m: &LoadedModel, body: &[u8], limits: &Limits) -> ApiResult<Prepared>
     }
     let (ids, encoded) = encode_documents(m, &req.documents)?;
     let tokens = check_tokens(&req.documents, &encoded, &limits.request_tokens())?;
-    check_sweeps(tokens, iterations, limits.max_predict_token_sweeps)?;
+    check_work(tokens, iterations, m.model.num_topics(), limits.max_predict_work)?;
     require_a_known_word(&req.documents, &encoded)?;
     let warnings: Vec<Value> = encoded.iter().enumerate().filter(|(_, e)| e.is_empty()).map(|(i, e)| predict_warning(i, &ids[i], e.oov_tokens)).collect();
     let level = match (req.intervals.unwrap_or(false), req.level) {

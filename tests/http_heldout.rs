@@ -96,7 +96,10 @@ async fn lda_scores_its_test_split_and_submitted_documents() {
         (json!({"documents": [{"text": "game"}], "params": {"chain_length": 0}}), "params.chain_length"),
         (json!({"documents": [{"text": "game", "counts": {"game": 1}}]}), "documents[0]"),
         (json!({"documents": [{"text": "game", "features": {"year": 1.0}}]}), "documents[0].features.year"),
-        (json!({"documents": [{"text": "game"}, {"counts": {"game": 4_000_000_000u64}}]}), "documents[1]"),
+        // Over the server's --max-document-tokens: the counts are named.
+        (json!({"documents": [{"text": "game"}, {"counts": {"game": 4_000_000_000u64}}]}), "documents[1].counts"),
+        // Within it, but over what the estimator scores in one document (100 000 tokens).
+        (json!({"documents": [{"text": "game"}, {"counts": {"game": 200_000}}]}), "documents[1]"),
     ];
     for (body, field) in cases {
         let (st, problem) = s.post(&path, &body).await;

@@ -17,7 +17,7 @@ use super::protocol::{error_of, progress_of, read_frame, resume_of, Frame, Reque
 use crate::models::{FitContext, FitError};
 use std::io::{BufReader, Read};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -45,6 +45,7 @@ pub fn world_command(launch: &str, ranks: usize, program: &std::path::Path) -> C
     cmd
 }
 
+/// `s` as one single-quoted word for `sh`.
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
@@ -71,74 +72,24 @@ pub fn run_world(mut cmd: Command, ranks: usize, request: &Request, corpus: &[u8
     let child = cmd.spawn().map_err(|e| FitError::Interrupted(format!("the MPI launcher could not start: {e}")))?;
     let pid = child.id() as i32;
     let mut group = Group(child);
-    let mut stdin = group.0.stdin.take().expect("piped stdin");
+    let stdin = group.0.stdin.take().expect("piped stdin");
     let stdout = group.0.stdout.take().expect("piped stdout");
-    let mut stderr = group.0.stderr.take().expect("piped stderr");
+    let stderr = group.0.stderr.take().expect("piped stderr");
     let tail: Arc<Mutex<Vec<u8>>> = Arc::default();
     let done = AtomicBool::new(false);
     let outcome = std::thread::scope(|s| {
         // The launcher's standard error, logged and its tail kept.
         let tail_in = tail.clone();
-        s.spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = stderr.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                tracing::info!(target: "topicd::world", "{}", String::from_utf8_lossy(&buf[..n]).trim_end());
-                let mut t = tail_in.lock().expect("stderr lock");
-                t.extend_from_slice(&buf[..n]);
-                let excess = t.len().saturating_sub(STDERR_TAIL);
-                t.drain(..excess);
-            }
-        });
+        s.spawn(move || keep_stderr(stderr, &tail_in));
         // The job to rank 0, then a cancel frame if the fit is cancelled.
-        let writer = s.spawn(|| -> std::io::Result<()> {
-            Frame::json("request", &serde_json::to_value(request).expect("a request encodes")).write(&mut stdin)?;
-            Frame::new("corpus", 0, corpus.to_vec()).write(&mut stdin)?;
-            if let Some(resume) = ctx.checkpoint.resume_from {
-                Frame::new("resume", 0, resume.to_vec()).write(&mut stdin)?;
-            }
-            Frame::new("start", 0, Vec::new()).write(&mut stdin)?;
-            while !done.load(Ordering::SeqCst) {
-                if ctx.cancel.is_cancelled() {
-                    Frame::new("cancel", 0, Vec::new()).write(&mut stdin)?;
-                    // A world that does not stop in time is killed (its stream then
-                    // ends, and the fit with it).
-                    let asked = Instant::now();
-                    while !done.load(Ordering::SeqCst) && asked.elapsed() < CANCEL_GRACE {
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
-                    if !done.load(Ordering::SeqCst) {
-                        tracing::warn!(ranks, "the world did not stop within {CANCEL_GRACE:?} of its cancel; killing it");
-                        unsafe {
-                            libc::kill(-pid, libc::SIGKILL);
-                        }
-                    }
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            // Closing rank 0's standard input tells it the replica is gone, should
-            // the world still run.
-            drop(stdin);
-            Ok(())
-        });
+        let world = World { pid, ranks, done: &done };
+        let writer = s.spawn(move || feed_rank0(stdin, request, corpus, ctx, world));
         let outcome = read_frames(stdout, ctx, ranks);
         done.store(true, Ordering::SeqCst);
         let _ = writer.join();
         outcome
     });
-    // Wait for the world to exit after its stream ended (killing it if it lingers).
-    let ended = Instant::now();
-    let status = loop {
-        match group.0.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if ended.elapsed() > CANCEL_GRACE => break None,
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(_) => break None,
-        }
-    };
+    let status = wait_for_exit(&mut group);
     drop(group);
     let last_words = String::from_utf8_lossy(&tail.lock().expect("stderr lock")).trim().to_string();
     let started = match outcome {
@@ -150,6 +101,81 @@ pub fn run_world(mut cmd: Command, ranks: usize, request: &Request, corpus: &[u8
     let how = status.map_or("did not stop".to_string(), |s| s.to_string());
     let what = if started { "ended before the fit did" } else { "could not start" };
     Err(FitError::Interrupted(format!("the world of {ranks} MPI ranks {what} ({how}): {last_words}")))
+}
+
+/// Log the launcher's standard error as it comes and keep its last [`STDERR_TAIL`]
+/// bytes in `tail`.
+fn keep_stderr(mut stderr: impl Read, tail: &Mutex<Vec<u8>>) {
+    let mut buf = [0u8; 8192];
+    while let Ok(n) = stderr.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        tracing::info!(target: "topicd::world", "{}", String::from_utf8_lossy(&buf[..n]).trim_end());
+        let mut t = tail.lock().expect("stderr lock");
+        t.extend_from_slice(&buf[..n]);
+        let excess = t.len().saturating_sub(STDERR_TAIL);
+        t.drain(..excess);
+    }
+}
+
+/// The running world as its rank 0 feeder sees it: the launcher's process group, the
+/// world's size, and whether rank 0's stream has ended.
+#[derive(Clone, Copy)]
+struct World<'a> {
+    pid: i32,
+    ranks: usize,
+    done: &'a AtomicBool,
+}
+
+/// Send rank 0 the job (request, corpus, the checkpoint to resume from, start), then
+/// watch for a cancel until the stream ends: a cancel frame, and a kill of the world's
+/// group if it does not stop within [`CANCEL_GRACE`]. Closes rank 0's standard input.
+fn feed_rank0(mut stdin: ChildStdin, request: &Request, corpus: &[u8], ctx: &FitContext, world: World) -> std::io::Result<()> {
+    let World { pid, ranks, done } = world;
+    Frame::json("request", &serde_json::to_value(request).expect("a request encodes")).write(&mut stdin)?;
+    Frame::new("corpus", 0, corpus.to_vec()).write(&mut stdin)?;
+    if let Some(resume) = ctx.checkpoint.resume_from {
+        Frame::new("resume", 0, resume.to_vec()).write(&mut stdin)?;
+    }
+    Frame::new("start", 0, Vec::new()).write(&mut stdin)?;
+    while !done.load(Ordering::SeqCst) {
+        if ctx.cancel.is_cancelled() {
+            Frame::new("cancel", 0, Vec::new()).write(&mut stdin)?;
+            // A world that does not stop in time is killed (its stream then
+            // ends, and the fit with it).
+            let asked = Instant::now();
+            while !done.load(Ordering::SeqCst) && asked.elapsed() < CANCEL_GRACE {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if !done.load(Ordering::SeqCst) {
+                tracing::warn!(ranks, "the world did not stop within {CANCEL_GRACE:?} of its cancel; killing it");
+                unsafe {
+                    libc::kill(-pid, libc::SIGKILL);
+                }
+            }
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Closing rank 0's standard input tells it the replica is gone, should
+    // the world still run.
+    drop(stdin);
+    Ok(())
+}
+
+/// Wait for the world to exit after its stream ended, giving up after [`CANCEL_GRACE`]
+/// (the caller then kills it): its exit status, if it exited.
+fn wait_for_exit(group: &mut Group) -> Option<ExitStatus> {
+    let ended = Instant::now();
+    loop {
+        match group.0.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if ended.elapsed() > CANCEL_GRACE => break None,
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(_) => break None,
+        }
+    }
 }
 
 /// How rank 0's stream ended.

@@ -174,32 +174,8 @@ impl CorpusBuilder {
                 ),
             ));
         }
-        let content = match (doc.text, doc.counts) {
-            (Some(_), Some(_)) => return Err(CorpusError::field(at(""), "a document must have either text or counts, not both")),
-            (None, None) => return Err(CorpusError::field(at(""), "a document needs either text or counts (a bag of words)")),
-            (Some(text), None) => Content::Text(text),
-            (None, Some(counts)) => {
-                let mut checked = Vec::with_capacity(counts.len());
-                for (word, value) in counts {
-                    match parse_count(value) {
-                        Ok(c) => checked.push((word, c)),
-                        Err(why) => return Err(CorpusError::field(at(&format!(".counts.{word}")), format!("{why} (got {value} for '{word}')"))),
-                    }
-                }
-                Content::Counts(checked)
-            }
-        };
-        let tokens = match &content {
-            Content::Counts(counts) => counted_tokens(counts.iter().map(|(_, c)| c)),
-            // A token takes at least one byte, so the length bounds the tokens; the pieces
-            // are counted only where that bound is over the cap.
-            Content::Text(text) if text.len() as u64 > self.token_limits.per_document => TextPipeline::pieces(text).count() as u64,
-            Content::Text(text) => text.len() as u64,
-        };
-        let field = at(if matches!(content, Content::Counts(_)) { ".counts" } else { ".text" });
-        self.token_limits.check_document(&field, tokens).map_err(|why| CorpusError::field(field.clone(), why))?;
-        let tokens_added = self.tokens_added.saturating_add(tokens);
-        self.token_limits.check_input(tokens_added).map_err(|why| CorpusError::field(field, why))?;
+        let content = document_content(doc.text, doc.counts, &at)?;
+        let tokens_added = self.tokens_after(&content, &at)?;
         let features = doc.features.unwrap_or_default();
         if let Some((name, value)) = features.iter().find(|(_, v)| !v.is_finite()) {
             return Err(CorpusError::field(at(&format!(".features.{name}")), format!("feature values must be finite numbers, got {value}")));
@@ -231,6 +207,23 @@ impl CorpusBuilder {
         self.any_meta |= meta.is_some();
         self.meta.push(meta);
         Ok(())
+    }
+
+    /// The builder's token count once `content` is added, refused naming the document's
+    /// `.counts` or `.text` when the document or the whole input would pass its cap.
+    fn tokens_after(&self, content: &Content, at: &dyn Fn(&str) -> String) -> Result<u64, CorpusError> {
+        let tokens = match content {
+            Content::Counts(counts) => counted_tokens(counts.iter().map(|(_, c)| c)),
+            // A token takes at least one byte, so the length bounds the tokens; the pieces
+            // are counted only where that bound is over the cap.
+            Content::Text(text) if text.len() as u64 > self.token_limits.per_document => TextPipeline::pieces(text).count() as u64,
+            Content::Text(text) => text.len() as u64,
+        };
+        let field = at(if matches!(content, Content::Counts(_)) { ".counts" } else { ".text" });
+        self.token_limits.check_document(&field, tokens).map_err(|why| CorpusError::field(field.clone(), why))?;
+        let tokens_added = self.tokens_added.saturating_add(tokens);
+        self.token_limits.check_input(tokens_added).map_err(|why| CorpusError::field(field, why))?;
+        Ok(tokens_added)
     }
 
     fn bump(&mut self, id: u32, by: u32) {
@@ -323,24 +316,66 @@ impl CorpusBuilder {
         if num_uploaded == 0 {
             return Err(CorpusError::field("documents", "corpus has no documents"));
         }
-        let opts = &self.options;
         let num_types = self.words.len();
-        let df = self.rows.column_document_frequencies(num_types);
-        let tf = self.rows.column_totals(num_types);
+        let passing_df = self.terms_within_df_bounds(num_uploaded);
+        let after_df = passing_df.len();
+        let kept = self.most_frequent_terms(passing_df);
+        let new_id = renumbering(&kept, num_types);
+        let rows = self.remap_rows(&new_id);
+        if rows.kept_docs.is_empty() {
+            return Err(self.all_documents_empty(num_uploaded, after_df, kept.len()));
+        }
 
-        // Document-frequency filters. The epsilon keeps e.g. 0.29 × 100 at 29.
+        let lexicon = Lexicon::new(kept.iter().map(|&t| self.words[t as usize].clone()).collect(), self.options.clone());
+        let doc_ids = kept_values(&self.doc_ids, &rows.kept_docs);
+        let doc_labels = kept_values(&self.doc_labels, &rows.kept_docs);
+        let features = self.feature_matrix(&rows.kept_docs);
+        let token_order = self.remap_token_order(&rows.kept_docs, &new_id);
+        let splits = self.any_split.then(|| kept_values(&self.splits, &rows.kept_docs));
+        let doc_meta = self.any_meta.then(|| kept_values(&self.meta, &rows.kept_docs));
+        let labels = self.labels.finish();
+        let covariates = self.covariates.finish(&rows.kept_docs)?;
+
+        let stats = CorpusStats {
+            num_documents: doc_ids.len(),
+            num_terms: lexicon.len(),
+            num_tokens: rows.counts.total_tokens(),
+            num_labels: labels.len(),
+            tree_depth: labels.depth(),
+            num_dropped_empty: rows.num_dropped,
+            dropped_ids: rows.dropped_ids,
+            num_duplicates_skipped: self.num_duplicates,
+            duplicate_ids: self.duplicate_ids,
+            num_types_before_pruning: num_types,
+            covariates: covariates.as_ref().map(|t| t.summaries()).unwrap_or_default(),
+        };
+        Ok(Corpus { lexicon, counts: rows.counts, doc_ids, labels, doc_labels, features, splits, stats, token_order, doc_meta, covariates })
+    }
+
+    /// Provisional ids of the terms whose document frequency is within
+    /// `[min_df, max_df × documents]`, in id order: the first pruning step, on counts
+    /// only the whole upload gives.
+    fn terms_within_df_bounds(&self, num_uploaded: usize) -> Vec<u32> {
+        let opts = &self.options;
+        let df = self.rows.column_document_frequencies(self.words.len());
+        // The epsilon keeps e.g. 0.29 × 100 at 29.
         let max_count = (opts.max_df * num_uploaded as f64 + 1e-9).floor() as u64;
-        let mut kept: Vec<u32> = (0..num_types as u32)
+        (0..self.words.len() as u32)
             .filter(|&t| {
                 let d = df[t as usize] as u64;
                 d >= opts.min_df as u64 && d <= max_count
             })
-            .collect();
-        let after_df = kept.len();
+            .collect()
+    }
 
-        // Most frequent first, ties by word; this order is also the final numbering.
+    /// Sorts `terms` most frequent first (ties by word), which is also the final
+    /// numbering, and keeps the head that `top_n` and `top_fraction` allow.
+    fn most_frequent_terms(&self, mut terms: Vec<u32>) -> Vec<u32> {
+        let opts = &self.options;
+        let tf = self.rows.column_totals(self.words.len());
         let words = &self.words;
-        kept.sort_unstable_by(|&a, &b| tf[b as usize].cmp(&tf[a as usize]).then_with(|| words[a as usize].cmp(&words[b as usize])));
+        terms.sort_unstable_by(|&a, &b| tf[b as usize].cmp(&tf[a as usize]).then_with(|| words[a as usize].cmp(&words[b as usize])));
+        let after_df = terms.len();
         let mut limit = after_df;
         if let Some(n) = opts.top_n {
             limit = limit.min(n);
@@ -350,18 +385,14 @@ impl CorpusBuilder {
             let by_fraction = ((f * after_df as f64) - 1e-9).ceil().max(1.0) as usize;
             limit = limit.min(by_fraction);
         }
-        kept.truncate(limit);
+        terms.truncate(limit);
+        terms
+    }
 
-        let mut new_id = vec![u32::MAX; num_types];
-        for (new, &old) in kept.iter().enumerate() {
-            new_id[old as usize] = new as u32;
-        }
-
-        // Remap rows, dropping documents left empty.
-        let mut counts = DocTermMatrix::new();
-        let mut kept_docs = Vec::with_capacity(num_uploaded);
-        let mut dropped_ids = Vec::new();
-        let mut num_dropped = 0usize;
+    /// Rewrites every row over the final term ids, dropping pruned terms and then the
+    /// documents left with none (counted, and the first [`MAX_DROPPED_IDS`] ids kept).
+    fn remap_rows(&self, new_id: &[u32]) -> KeptRows {
+        let mut kept = KeptRows { counts: DocTermMatrix::new(), kept_docs: Vec::with_capacity(self.doc_ids.len()), num_dropped: 0, dropped_ids: Vec::new() };
         let mut row = Vec::new();
         for (d, (terms, cs)) in self.rows.rows().enumerate() {
             row.clear();
@@ -370,48 +401,48 @@ impl CorpusBuilder {
                 (n != u32::MAX).then_some((n, c))
             }));
             if row.is_empty() {
-                num_dropped += 1;
-                if dropped_ids.len() < MAX_DROPPED_IDS {
-                    dropped_ids.push(self.doc_ids[d].clone());
+                kept.num_dropped += 1;
+                if kept.dropped_ids.len() < MAX_DROPPED_IDS {
+                    kept.dropped_ids.push(self.doc_ids[d].clone());
                 }
                 continue;
             }
             row.sort_unstable_by_key(|&(t, _)| t);
-            counts.push_sorted_row(&row);
-            kept_docs.push(d);
+            kept.counts.push_sorted_row(&row);
+            kept.kept_docs.push(d);
         }
+        kept
+    }
 
-        if kept_docs.is_empty() {
-            let message = if num_types == 0 {
-                format!(
-                    "all {num_uploaded} documents are empty after preprocessing: no token \
-                     survived tokenizing, stop-word removal, preprocess.min_token_length and \
-                     preprocess.keep_numbers; check that the documents have text or counts \
-                     and consider relaxing those options"
-                )
-            } else {
-                format!(
-                    "all {num_uploaded} documents are empty after vocabulary pruning: \
-                     {num_types} distinct terms were found, {after_df} passed \
-                     preprocess.min_df = {} and preprocess.max_df = {}, {} kept after \
-                     top_n/top_fraction; lower min_df or raise max_df (with few documents, \
-                     max_df < 1 can exclude every term)",
-                    opts.min_df,
-                    opts.max_df,
-                    kept.len()
-                )
-            };
-            return Err(CorpusError::field("documents", message));
-        }
+    /// The error for an upload whose every document is empty, telling apart nothing
+    /// surviving preprocessing (no term at all) from pruning removing every term, and
+    /// naming the options to relax.
+    fn all_documents_empty(&self, num_uploaded: usize, after_df: usize, num_kept_terms: usize) -> CorpusError {
+        let num_types = self.words.len();
+        let message = if num_types == 0 {
+            format!(
+                "all {num_uploaded} documents are empty after preprocessing: no token \
+                 survived tokenizing, stop-word removal, preprocess.min_token_length and \
+                 preprocess.keep_numbers; check that the documents have text or counts \
+                 and consider relaxing those options"
+            )
+        } else {
+            format!(
+                "all {num_uploaded} documents are empty after vocabulary pruning: \
+                 {num_types} distinct terms were found, {after_df} passed \
+                 preprocess.min_df = {} and preprocess.max_df = {}, {} kept after \
+                 top_n/top_fraction; lower min_df or raise max_df (with few documents, \
+                 max_df < 1 can exclude every term)",
+                self.options.min_df, self.options.max_df, num_kept_terms
+            )
+        };
+        CorpusError::field("documents", message)
+    }
 
-        let final_words: Vec<String> = kept.iter().map(|&t| self.words[t as usize].clone()).collect();
-        let lexicon = Lexicon::new(final_words, self.options.clone());
-        let labels = self.labels.finish();
-
-        let doc_ids: Vec<String> = kept_docs.iter().map(|&d| self.doc_ids[d].clone()).collect();
-        let doc_labels: Vec<Vec<u32>> = kept_docs.iter().map(|&d| self.doc_labels[d].clone()).collect();
-
-        let features = (!self.feature_names.is_empty()).then(|| {
+    /// The kept documents' features as a dense matrix with columns in name order
+    /// (absent features 0), or `None` when no document had any.
+    fn feature_matrix(&self, kept_docs: &[usize]) -> Option<FeatureMatrix> {
+        (!self.feature_names.is_empty()).then(|| {
             // Sorted names; `col[old feature id]` = column in the sorted order.
             let mut order: Vec<u32> = (0..self.feature_names.len() as u32).collect();
             order.sort_unstable_by(|&a, &b| self.feature_names[a as usize].cmp(&self.feature_names[b as usize]));
@@ -428,47 +459,75 @@ impl CorpusBuilder {
             }
             let names = order.iter().map(|&f| self.feature_names[f as usize].clone()).collect();
             FeatureMatrix { names, values }
-        });
+        })
+    }
 
-        let token_order = self.order.as_ref().map(|o| {
+    /// The kept documents' token sequences over the final term ids (pruned terms left
+    /// out), or `None` when the upload had a bag-of-words document.
+    fn remap_token_order(&self, kept_docs: &[usize], new_id: &[u32]) -> Option<TokenOrder> {
+        self.order.as_ref().map(|o| {
             let mut out = TokenOrder::new();
             let mut doc = Vec::new();
-            for &d in &kept_docs {
+            for &d in kept_docs {
                 doc.clear();
                 doc.extend(o.doc(d).iter().map(|&t| new_id[t as usize]).filter(|&n| n != u32::MAX));
                 out.push(&doc);
             }
             out
-        });
-
-        let splits = self.any_split.then(|| kept_docs.iter().map(|&d| self.splits[d].clone()).collect());
-        let doc_meta = self.any_meta.then(|| kept_docs.iter().map(|&d| self.meta[d].clone()).collect());
-
-        let stats = CorpusStats {
-            num_documents: doc_ids.len(),
-            num_terms: lexicon.len(),
-            num_tokens: counts.total_tokens(),
-            num_labels: labels.len(),
-            tree_depth: labels.depth(),
-            num_dropped_empty: num_dropped,
-            dropped_ids,
-            num_duplicates_skipped: self.num_duplicates,
-            duplicate_ids: self.duplicate_ids,
-            num_types_before_pruning: num_types,
-            covariates: Vec::new(),
-        };
-
-        let covariates = self.covariates.finish(&kept_docs)?;
-        let mut stats = stats;
-        stats.covariates = covariates.as_ref().map(|t| t.summaries()).unwrap_or_default();
-        Ok(Corpus { lexicon, counts, doc_ids, labels, doc_labels, features, splits, stats, token_order, doc_meta, covariates })
+        })
     }
+}
+
+/// The rows over final term ids of the documents that kept a term, from
+/// [`CorpusBuilder::remap_rows`].
+struct KeptRows {
+    counts: DocTermMatrix,
+    /// Index (among the accepted documents) of each kept row's document.
+    kept_docs: Vec<usize>,
+    /// Documents dropped as empty, and the first [`MAX_DROPPED_IDS`] of their ids.
+    num_dropped: usize,
+    dropped_ids: Vec<String>,
+}
+
+/// Provisional id → final id (`u32::MAX` for a pruned term), from the kept terms in
+/// their final order.
+fn renumbering(kept: &[u32], num_types: usize) -> Vec<u32> {
+    let mut new_id = vec![u32::MAX; num_types];
+    for (new, &old) in kept.iter().enumerate() {
+        new_id[old as usize] = new as u32;
+    }
+    new_id
+}
+
+/// The entries of a per-document column that belong to the kept documents, in order.
+fn kept_values<T: Clone>(values: &[T], kept_docs: &[usize]) -> Vec<T> {
+    kept_docs.iter().map(|&d| values[d].clone()).collect()
 }
 
 /// A document's validated content, before tokenizing.
 enum Content {
     Text(String),
     Counts(Vec<(String, u32)>),
+}
+
+/// A document's words: exactly one of its text and its counts, every count checked
+/// (an error names the document, or the count, by `at`).
+fn document_content(text: Option<String>, counts: Option<BTreeMap<String, f64>>, at: &dyn Fn(&str) -> String) -> Result<Content, CorpusError> {
+    match (text, counts) {
+        (Some(_), Some(_)) => Err(CorpusError::field(at(""), "a document must have either text or counts, not both")),
+        (None, None) => Err(CorpusError::field(at(""), "a document needs either text or counts (a bag of words)")),
+        (Some(text), None) => Ok(Content::Text(text)),
+        (None, Some(counts)) => {
+            let mut checked = Vec::with_capacity(counts.len());
+            for (word, value) in counts {
+                match parse_count(value) {
+                    Ok(c) => checked.push((word, c)),
+                    Err(why) => return Err(CorpusError::field(at(&format!(".counts.{word}")), format!("{why} (got {value} for '{word}')"))),
+                }
+            }
+            Ok(Content::Counts(checked))
+        }
+    }
 }
 
 /// Builds a corpus from in-memory documents (document `i` has index `i`, no line).

@@ -281,46 +281,58 @@ impl LabelTreeBuilder {
             explicit: !explicit.is_empty() && identity == LabelIdentity::Name,
             by_path: identity == LabelIdentity::Path,
         };
-        let tree_err = |i: usize, what: &str, label: &str, msg: String| CorpusError {
-            field: Some(format!("tree[{i}].{what}")),
-            line: None,
-            label: Some(label.to_owned()),
-            message: msg,
-        };
         if b.by_path {
-            let sep = b.separator.clone().ok_or_else(|| {
-                CorpusError::field(
-                    "preprocess.label_identity",
-                    "label_identity path names each label by its path joined with label_separator: give a label_separator",
-                )
-            })?;
-            for (i, e) in explicit.iter().enumerate() {
-                if let Some(p) = &e.parent {
-                    if p.is_empty() || p.split(sep.as_str()).any(str::is_empty) {
-                        return Err(tree_err(i, "parent", &e.label, format!("parent path '{p}' of label '{}' has an empty segment", e.label)));
-                    }
-                }
-                let full = match &e.parent {
-                    Some(p) => format!("{p}{sep}{}", e.label),
-                    None => e.label.clone(),
-                };
-                let segments: Vec<&str> = full.split(sep.as_str()).collect();
-                if e.label.is_empty() || segments.iter().any(|s| s.is_empty()) {
-                    return Err(tree_err(i, "label", &e.label, format!("label path '{full}' has an empty segment")));
-                }
-                // Every asserted parent is the path's prefix: nothing can conflict.
-                b.add_path(&segments, "tree", &mut Vec::new()).map_err(|e| tree_err(i, "label", &full, e.message))?;
-            }
+            b.add_tree_paths(explicit)?;
             b.explicit = !explicit.is_empty();
             return Ok(b);
         }
-        // Entry index of each label's first listing.
+        let first = b.add_tree_names(explicit)?;
+        b.link_tree_parents(explicit, &first)?;
+        b.check_tree_acyclic(&first)?;
+        Ok(b)
+    }
+
+    /// By path: adds each explicit tree entry as the path of its parent then its label,
+    /// with every label on the way. Needs a separator to join the paths with; refuses an
+    /// entry whose parent or label path has an empty segment.
+    fn add_tree_paths(&mut self, explicit: &[TreeEntry]) -> Result<(), CorpusError> {
+        let sep = self.separator.clone().ok_or_else(|| {
+            CorpusError::field(
+                "preprocess.label_identity",
+                "label_identity path names each label by its path joined with label_separator: give a label_separator",
+            )
+        })?;
+        for (i, e) in explicit.iter().enumerate() {
+            if let Some(p) = &e.parent {
+                if p.is_empty() || p.split(sep.as_str()).any(str::is_empty) {
+                    return Err(tree_err(i, "parent", &e.label, format!("parent path '{p}' of label '{}' has an empty segment", e.label)));
+                }
+            }
+            let full = match &e.parent {
+                Some(p) => format!("{p}{sep}{}", e.label),
+                None => e.label.clone(),
+            };
+            let segments: Vec<&str> = full.split(sep.as_str()).collect();
+            if e.label.is_empty() || segments.iter().any(|s| s.is_empty()) {
+                return Err(tree_err(i, "label", &e.label, format!("label path '{full}' has an empty segment")));
+            }
+            // Every asserted parent is the path's prefix: nothing can conflict.
+            self.add_path(&segments, "tree", &mut Vec::new()).map_err(|e| tree_err(i, "label", &full, e.message))?;
+        }
+        Ok(())
+    }
+
+    /// By name: adds each explicit tree label once, top-level for now (parents are
+    /// linked once every label is known), and returns the entry index of each label's
+    /// first listing. Refuses an empty label, one containing the separator, and a label
+    /// listed again with a different parent.
+    fn add_tree_names(&mut self, explicit: &[TreeEntry]) -> Result<Vec<usize>, CorpusError> {
         let mut first: Vec<usize> = Vec::new();
         for (i, e) in explicit.iter().enumerate() {
             if e.label.is_empty() {
                 return Err(tree_err(i, "label", "", "label names must not be empty".into()));
             }
-            if let Some(sep) = b.separator.as_deref().filter(|s| e.label.contains(s)) {
+            if let Some(sep) = self.separator.as_deref().filter(|s| e.label.contains(s)) {
                 return Err(tree_err(
                     i,
                     "label",
@@ -332,36 +344,33 @@ impl LabelTreeBuilder {
                     ),
                 ));
             }
-            match b.index.get(e.label.as_str()) {
+            match self.index.get(e.label.as_str()) {
                 Some(&id) => {
                     let prev = &explicit[first[id as usize]];
                     if prev.parent != e.parent {
-                        let show = |p: &Option<String>| match p {
-                            Some(p) => format!("'{p}'"),
-                            None => "(top level)".to_owned(),
-                        };
-                        return Err(tree_err(
-                            i,
-                            "parent",
-                            &e.label,
-                            format!("label '{}' given two different parents: {} and {}", e.label, show(&prev.parent), show(&e.parent)),
-                        ));
+                        return Err(two_tree_parents(i, e, prev));
                     }
                 }
                 None => {
-                    b.index.insert(e.label.clone(), b.names.len() as u32);
-                    b.names.push(e.label.clone());
-                    b.parent.push(None);
-                    b.asserted.push(true);
+                    self.index.insert(e.label.clone(), self.names.len() as u32);
+                    self.names.push(e.label.clone());
+                    self.parent.push(None);
+                    self.asserted.push(true);
                     first.push(i);
                 }
             }
         }
+        Ok(first)
+    }
+
+    /// By name: sets each explicit label's parent from its first listing (`first`, from
+    /// [`Self::add_tree_names`]); refuses a parent that is not itself a listed label.
+    fn link_tree_parents(&mut self, explicit: &[TreeEntry], first: &[usize]) -> Result<(), CorpusError> {
         for (id, &i) in first.iter().enumerate() {
             let e = &explicit[i];
             if let Some(p) = &e.parent {
-                match b.index.get(p.as_str()) {
-                    Some(&pid) => b.parent[id] = Some(pid),
+                match self.index.get(p.as_str()) {
+                    Some(&pid) => self.parent[id] = Some(pid),
                     None => {
                         return Err(tree_err(
                             i,
@@ -377,17 +386,23 @@ impl LabelTreeBuilder {
                 }
             }
         }
-        if let Some(node) = find_cycle(&b.parent) {
-            let mut cycle = vec![b.names[node].as_str()];
-            let mut cur = b.parent[node].expect("cycle node has a parent") as usize;
+        Ok(())
+    }
+
+    /// By name: refuses an explicit tree whose parents form a cycle, naming the cycle
+    /// (child → parent) at the first listing (`first`) of a label on it.
+    fn check_tree_acyclic(&self, first: &[usize]) -> Result<(), CorpusError> {
+        if let Some(node) = find_cycle(&self.parent) {
+            let mut cycle = vec![self.names[node].as_str()];
+            let mut cur = self.parent[node].expect("cycle node has a parent") as usize;
             while cur != node {
-                cycle.push(&b.names[cur]);
-                cur = b.parent[cur].expect("cycle node has a parent") as usize;
+                cycle.push(&self.names[cur]);
+                cur = self.parent[cur].expect("cycle node has a parent") as usize;
             }
-            cycle.push(&b.names[node]);
-            return Err(tree_err(first[node], "parent", &b.names[node], format!("label tree has a cycle: {} (child → parent)", cycle.join(" → "))));
+            cycle.push(&self.names[node]);
+            return Err(tree_err(first[node], "parent", &self.names[node], format!("label tree has a cycle: {} (child → parent)", cycle.join(" → "))));
         }
-        Ok(b)
+        Ok(())
     }
 
     /// Number of labels so far.
@@ -565,6 +580,21 @@ impl LabelTreeBuilder {
 
 fn doc_err(field: &str, label: &str, message: String) -> CorpusError {
     CorpusError { field: Some(field.to_owned()), line: None, label: Some(label.to_owned()), message }
+}
+
+/// An error in explicit tree entry `i` (field `tree[i].what`), naming `label`.
+fn tree_err(i: usize, what: &str, label: &str, message: String) -> CorpusError {
+    CorpusError { field: Some(format!("tree[{i}].{what}")), line: None, label: Some(label.to_owned()), message }
+}
+
+/// The error for tree entry `i`, `entry`, listing its label again under a different
+/// parent than its earlier listing `prev`.
+fn two_tree_parents(i: usize, entry: &TreeEntry, prev: &TreeEntry) -> CorpusError {
+    let show = |p: &Option<String>| match p {
+        Some(p) => format!("'{p}'"),
+        None => "(top level)".to_owned(),
+    };
+    tree_err(i, "parent", &entry.label, format!("label '{}' given two different parents: {} and {}", entry.label, show(&prev.parent), show(&entry.parent)))
 }
 
 #[cfg(test)]

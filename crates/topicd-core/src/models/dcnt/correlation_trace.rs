@@ -32,12 +32,15 @@
 //! across: it keeps only the within-document competition.
 
 use super::covariance::topic_covariance;
+use super::globals::Globals;
 use super::params::Priors;
 use super::point::DcntPoint;
 use super::sampler::SYNC_TOKENS;
 use super::state::{DcntState, Documents};
 use super::stick::stick_weights;
-use crate::corpus::synthetic::{bars, BarsConfig, BarsVariant, NUM_BARS, NUM_PIXELS};
+use crate::corpus::synthetic::{bars, BarsConfig, BarsCorpus, BarsVariant, NUM_BARS, NUM_PIXELS};
+use crate::rng::StreamRng;
+use rand_distr::{Distribution, StandardNormal};
 
 fn env(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
@@ -93,7 +96,6 @@ fn blocks(corr: &[f64], k: usize, map: &[usize]) -> (f64, f64) {
 /// Gaussian N(mean, cov) pushed through the stick-breaking: π covariance by S draws.
 fn gaussian_pi_cov(mean: &[f64], cov: &[f64], k: usize, draws: usize, seed: u64) -> Vec<f64> {
     use nalgebra::{Cholesky, DMatrix};
-    use rand_distr::{Distribution, StandardNormal};
     let mut m = DMatrix::from_row_slice(k, k, cov);
     for i in 0..k {
         m[(i, i)] += 1e-9;
@@ -109,6 +111,40 @@ fn gaussian_pi_cov(mean: &[f64], cov: &[f64], k: usize, draws: usize, seed: u64)
     empirical_cov(&pis, k).1
 }
 
+/// Each document's true proportions by bar (D × 10), from `doc_bars`.
+fn true_proportions(truth: &BarsCorpus) -> Vec<f64> {
+    truth
+        .doc_bars
+        .iter()
+        .flat_map(|bs| {
+            let mut t = [0.0; NUM_BARS];
+            bs.iter().for_each(|&(b, s)| t[b] = s);
+            t
+        })
+        .collect()
+}
+
+/// The corpus' documents as the sampler reads them, with one constant feature.
+fn training_documents(truth: &BarsCorpus, documents: usize) -> Documents {
+    let corpus = truth.to_corpus();
+    let rows = (0..corpus.num_documents())
+        .map(|d| {
+            let (t, c) = corpus.counts.row(d);
+            (t.to_vec(), c.to_vec())
+        })
+        .collect();
+    Documents::new(rows, vec![1.0; documents], 1, NUM_PIXELS)
+}
+
+/// The default priors, or a = b = `PRIOR_AB` for the λ_A and λ_v priors when set.
+fn trace_priors() -> Priors {
+    let mut priors = Priors::default();
+    if let Some(x) = std::env::var("PRIOR_AB").ok().and_then(|s| s.parse::<f64>().ok()) {
+        (priors.a_a, priors.b_a, priors.a_v, priors.b_v) = (x, x, x, x);
+    }
+    priors
+}
+
 #[test]
 #[ignore]
 fn trace_dcnt_correlations() {
@@ -120,179 +156,158 @@ fn trace_dcnt_correlations() {
     let seed = env("SEED", 1) as u64;
     let k = env("K", 10);
     let truth = bars(&BarsConfig { variant: BarsVariant::Correlated, documents, tokens, max_bars, seed: env("CORPUS_SEED", 5) as u64 });
-    // true proportions
-    let theta: Vec<f64> = truth
-        .doc_bars
-        .iter()
-        .flat_map(|bs| {
-            let mut t = [0.0; NUM_BARS];
-            bs.iter().for_each(|&(b, s)| t[b] = s);
-            t
-        })
-        .collect();
+    let theta = true_proportions(&truth);
     let tc = corr_from_cov(&empirical_cov(&theta, NUM_BARS).1, NUM_BARS);
     let ident: Vec<usize> = (0..NUM_BARS).collect();
     let (tw, ta) = blocks(&tc, NUM_BARS, &ident);
     eprintln!("truth: within {tw:.3} across {ta:.3}");
-    let corpus = truth.to_corpus();
-    let rows = (0..corpus.num_documents())
-        .map(|d| {
-            let (t, c) = corpus.counts.row(d);
-            (t.to_vec(), c.to_vec())
-        })
-        .collect();
-    let docs = Documents::new(rows, vec![1.0; documents], 1, NUM_PIXELS);
+    let docs = training_documents(&truth, documents);
     let sync_blocks = docs.blocks(SYNC_TOKENS);
-    let mut priors = Priors::default();
-    if let Some(x) = std::env::var("PRIOR_AB").ok().and_then(|s| s.parse::<f64>().ok()) {
-        (priors.a_a, priors.b_a, priors.a_v, priors.b_v) = (x, x, x, x);
-    }
-    let mut state = DcntState::init(&docs, k, false, priors, 1, 0, seed, &|| false);
+    let mut state = DcntState::init(&docs, k, false, trace_priors(), 1, 0, seed, &|| false);
     for it in 1..=iterations {
         state.scan(&docs, &sync_blocks, seed, it as u64).expect("a finite chain");
         if it % every != 0 {
             continue;
         }
-        let omega = state.topic_word(NUM_PIXELS);
-        let map: Vec<usize> = (0..NUM_BARS)
-            .map(|b| {
-                let bar = &truth.topics[b * NUM_PIXELS..(b + 1) * NUM_PIXELS];
-                (0..k)
-                    .min_by(|&x, &y| {
-                        let l1 = |t: usize| omega[t * NUM_PIXELS..(t + 1) * NUM_PIXELS].iter().zip(bar).map(|(p, q)| (p - q).abs()).sum::<f64>();
-                        l1(x).total_cmp(&l1(y))
-                    })
-                    .unwrap()
-            })
-            .collect();
-        let g = &state.globals;
-        // implied v covariance A A^T + 1/λ_v I
-        let mut sv = vec![0.0; k * k];
-        for i in 0..k {
-            for j in 0..k {
-                sv[i * k + j] = (0..k).map(|l| g.a[i * k + l] * g.a[j * k + l]).sum::<f64>() + if i == j { 1.0 / g.lambda_v } else { 0.0 };
-            }
+        trace_scan(&state, &truth, &theta, it, it == iterations);
+    }
+}
+
+/// Each bar's closest fitted topic by L1 distance of the word distributions.
+fn bar_topic_map(omega: &[f64], truth: &BarsCorpus, k: usize) -> Vec<usize> {
+    (0..NUM_BARS)
+        .map(|b| {
+            let bar = &truth.topics[b * NUM_PIXELS..(b + 1) * NUM_PIXELS];
+            (0..k)
+                .min_by(|&x, &y| {
+                    let l1 = |t: usize| omega[t * NUM_PIXELS..(t + 1) * NUM_PIXELS].iter().zip(bar).map(|(p, q)| (p - q).abs()).sum::<f64>();
+                    l1(x).total_cmp(&l1(y))
+                })
+                .unwrap()
+        })
+        .collect()
+}
+
+/// The v covariance the globals imply: A Aᵀ + λ_v⁻¹ I (K × K).
+fn implied_v_covariance(g: &Globals, k: usize) -> Vec<f64> {
+    let mut sv = vec![0.0; k * k];
+    for i in 0..k {
+        for j in 0..k {
+            sv[i * k + j] = (0..k).map(|l| g.a[i * k + l] * g.a[j * k + l]).sum::<f64>() + if i == j { 1.0 / g.lambda_v } else { 0.0 };
         }
-        let aat_trace: f64 = (0..k).map(|i| sv[i * k + i] - 1.0 / g.lambda_v).sum();
-        let (vw, va) = blocks(&corr_from_cov(&sv, k), k, &map);
-        let point = DcntPoint { num_topics: k, num_features: 1, a: g.a.clone(), eta: g.eta.clone(), lambda_v: g.lambda_v, topic_word: omega.clone() };
-        let a3 = topic_covariance(&point, &[vec![1.0]], 5_000, 3);
-        let (pw, pa) = blocks(&a3.correlation, k, &map);
-        // one-hot limit: corr of mutually exclusive indicators with probabilities E[π]
-        let mut onehot = vec![0.0; k * k];
-        for i in 0..k {
-            for j in 0..k {
-                let (p, q) = (a3.mean[i], a3.mean[j]);
-                onehot[i * k + j] = if i == j { 1.0 } else { -(p * q / ((1.0 - p) * (1.0 - q))).sqrt() };
-            }
+    }
+    sv
+}
+
+/// The one-hot limit: the correlation of mutually exclusive indicators with
+/// probabilities `mean`.
+fn onehot_correlation(mean: &[f64], k: usize) -> Vec<f64> {
+    let mut onehot = vec![0.0; k * k];
+    for i in 0..k {
+        for j in 0..k {
+            let (p, q) = (mean[i], mean[j]);
+            onehot[i * k + j] = if i == j { 1.0 } else { -(p * q / ((1.0 - p) * (1.0 - q))).sqrt() };
         }
-        let (ow, oa) = blocks(&onehot, k, &map);
-        // E[max_k π_k] under A.3's prior draws, and over the fitted π(v_d)
-        let mut purity_prior = 0.0;
-        let max_prior = {
-            use rand_distr::{Distribution, StandardNormal};
-            let mut rng = crate::rng::stream(9, crate::rng::Purpose::Covariance, 2, 0);
-            let m = point.u_mean(&[1.0]);
-            let mut tot = 0.0;
-            for _ in 0..5000 {
-                let u: Vec<f64> = m
-                    .iter()
-                    .map(|x| {
-                        x + {
-                            let e: f64 = StandardNormal.sample(&mut rng);
-                            e
-                        }
-                    })
-                    .collect();
-                let v: Vec<f64> = point
-                    .a_times(&u)
-                    .iter()
-                    .map(|x| {
-                        x + {
-                            let e: f64 = StandardNormal.sample(&mut rng);
-                            e
-                        } / g.lambda_v.sqrt()
-                    })
-                    .collect();
-                let pi = stick_weights(&v);
-                tot += pi.iter().cloned().fold(0.0, f64::max);
-                let h: f64 = (0..5).map(|b| pi[map[b]]).sum();
-                let vv: f64 = (5..10).map(|b| pi[map[b]]).sum();
-                purity_prior += h.max(vv) / (h + vv).max(1e-300);
-            }
-            tot / 5000.0
-        };
-        purity_prior /= 5000.0;
-        let purity_fit = state
-            .v
-            .chunks(k)
-            .map(|v| {
-                let pi = stick_weights(v);
-                let h: f64 = (0..5).map(|b| pi[map[b]]).sum();
-                let vv: f64 = (5..10).map(|b| pi[map[b]]).sum();
-                h.max(vv) / (h + vv).max(1e-300)
-            })
-            .sum::<f64>()
-            / documents as f64;
-        // the other reading of A.3: v ~ N(A u_d, 1/λ_v I) with each document's fitted u_d
-        let conditional = {
-            use rand_distr::{Distribution, StandardNormal};
-            let mut acc = vec![0.0; k * k];
-            for d in 0..documents.min(200) {
-                let mut rng = crate::rng::stream(11, crate::rng::Purpose::Covariance, 3, d as u64);
-                let au = point.a_times(&state.u[d * k..(d + 1) * k]);
-                let pis: Vec<f64> = (0..500)
-                    .flat_map(|_| {
-                        let v: Vec<f64> = au
-                            .iter()
-                            .map(|x| {
-                                x + {
-                                    let e: f64 = StandardNormal.sample(&mut rng);
-                                    e
-                                } / g.lambda_v.sqrt()
-                            })
-                            .collect();
-                        stick_weights(&v)
-                    })
-                    .collect();
-                acc.iter_mut().zip(empirical_cov(&pis, k).1).for_each(|(a, c)| *a += c);
-            }
-            blocks(&corr_from_cov(&acc, k), k, &map)
-        };
-        // empirical over documents: fitted v_d, π(v_d), n_dk/N_d
-        let (vmean, vcov) = empirical_cov(&state.v, k);
-        let (evw, eva) = blocks(&corr_from_cov(&vcov, k), k, &map);
-        let pis: Vec<f64> = state.v.chunks(k).flat_map(stick_weights).collect();
-        let max_fit = pis.chunks(k).map(|p| p.iter().cloned().fold(0.0, f64::max)).sum::<f64>() / documents as f64;
-        let max_true = theta.chunks(NUM_BARS).map(|p| p.iter().cloned().fold(0.0, f64::max)).sum::<f64>() / documents as f64;
-        let (epw, epa) = blocks(&corr_from_cov(&empirical_cov(&pis, k).1, k), k, &map);
-        let props: Vec<f64> = state
-            .doc_topic
-            .chunks(k)
-            .flat_map(|c| {
-                let n: u32 = c.iter().sum();
-                c.iter().map(move |&x| x as f64 / n.max(1) as f64)
-            })
-            .collect();
-        let (nw, na) = blocks(&corr_from_cov(&empirical_cov(&props, k).1, k), k, &map);
-        // Gaussian fitted to the sampled v_d, pushed through π
-        let (gw, ga) = blocks(&corr_from_cov(&gaussian_pi_cov(&vmean, &vcov, k, 20_000, 7), k), k, &map);
-        let mut distinct = map.clone();
-        distinct.sort();
-        distinct.dedup();
+    }
+    onehot
+}
+
+/// `mean` plus a standard normal draw divided by `sqrt_precision`, entry by entry.
+fn draw_around(mean: &[f64], sqrt_precision: f64, rng: &mut StreamRng) -> Vec<f64> {
+    mean.iter()
+        .map(|x| {
+            let e: f64 = StandardNormal.sample(rng);
+            x + e / sqrt_precision
+        })
+        .collect()
+}
+
+/// The share of π's weight on its majority orientation (bars 0–4 against 5–9).
+fn orientation_purity(pi: &[f64], map: &[usize]) -> f64 {
+    let h: f64 = (0..5).map(|b| pi[map[b]]).sum();
+    let vv: f64 = (5..10).map(|b| pi[map[b]]).sum();
+    h.max(vv) / (h + vv).max(1e-300)
+}
+
+/// E[max_k π_k] and the orientation purity under A.3's prior draws (5 000 of them).
+fn prior_max_and_purity(point: &DcntPoint, lambda_v: f64, map: &[usize]) -> (f64, f64) {
+    let mut rng = crate::rng::stream(9, crate::rng::Purpose::Covariance, 2, 0);
+    let m = point.u_mean(&[1.0]);
+    let (mut tot, mut purity) = (0.0, 0.0);
+    for _ in 0..5000 {
+        let u = draw_around(&m, 1.0, &mut rng);
+        let v = draw_around(&point.a_times(&u), lambda_v.sqrt(), &mut rng);
+        let pi = stick_weights(&v);
+        tot += pi.iter().cloned().fold(0.0, f64::max);
+        purity += orientation_purity(&pi, map);
+    }
+    (tot / 5000.0, purity / 5000.0)
+}
+
+/// The other reading of A.3: v ~ N(A u_d, 1/λ_v I) with each document's fitted u_d
+/// (the first 200 documents); its within/across correlations.
+fn conditional_reading(point: &DcntPoint, state: &DcntState, documents: usize, map: &[usize]) -> (f64, f64) {
+    let (k, lambda_v) = (state.num_topics, state.globals.lambda_v);
+    let mut acc = vec![0.0; k * k];
+    for d in 0..documents.min(200) {
+        let mut rng = crate::rng::stream(11, crate::rng::Purpose::Covariance, 3, d as u64);
+        let au = point.a_times(&state.u[d * k..(d + 1) * k]);
+        let pis: Vec<f64> = (0..500).flat_map(|_| stick_weights(&draw_around(&au, lambda_v.sqrt(), &mut rng))).collect();
+        acc.iter_mut().zip(empirical_cov(&pis, k).1).for_each(|(a, c)| *a += c);
+    }
+    blocks(&corr_from_cov(&acc, k), k, map)
+}
+
+/// Every reading at one traced scan `it` of the chain, printed; the means and
+/// variances too at the `last` scan.
+fn trace_scan(state: &DcntState, truth: &BarsCorpus, theta: &[f64], it: usize, last: bool) {
+    let (k, documents) = (state.num_topics, state.v.len() / state.num_topics);
+    let omega = state.topic_word(NUM_PIXELS);
+    let map = bar_topic_map(&omega, truth, k);
+    let g = &state.globals;
+    let sv = implied_v_covariance(g, k);
+    let aat_trace: f64 = (0..k).map(|i| sv[i * k + i] - 1.0 / g.lambda_v).sum();
+    let (vw, va) = blocks(&corr_from_cov(&sv, k), k, &map);
+    let point = DcntPoint { num_topics: k, num_features: 1, a: g.a.clone(), eta: g.eta.clone(), lambda_v: g.lambda_v, topic_word: omega.clone() };
+    let a3 = topic_covariance(&point, &[vec![1.0]], 5_000, 3);
+    let (pw, pa) = blocks(&a3.correlation, k, &map);
+    let (ow, oa) = blocks(&onehot_correlation(&a3.mean, k), k, &map);
+    let (max_prior, purity_prior) = prior_max_and_purity(&point, g.lambda_v, &map);
+    let purity_fit = state.v.chunks(k).map(|v| orientation_purity(&stick_weights(v), &map)).sum::<f64>() / documents as f64;
+    let conditional = conditional_reading(&point, state, documents, &map);
+    // empirical over documents: fitted v_d, π(v_d), n_dk/N_d
+    let (vmean, vcov) = empirical_cov(&state.v, k);
+    let (evw, eva) = blocks(&corr_from_cov(&vcov, k), k, &map);
+    let pis: Vec<f64> = state.v.chunks(k).flat_map(stick_weights).collect();
+    let max_fit = pis.chunks(k).map(|p| p.iter().cloned().fold(0.0, f64::max)).sum::<f64>() / documents as f64;
+    let max_true = theta.chunks(NUM_BARS).map(|p| p.iter().cloned().fold(0.0, f64::max)).sum::<f64>() / documents as f64;
+    let (epw, epa) = blocks(&corr_from_cov(&empirical_cov(&pis, k).1, k), k, &map);
+    let props: Vec<f64> = state
+        .doc_topic
+        .chunks(k)
+        .flat_map(|c| {
+            let n: u32 = c.iter().sum();
+            c.iter().map(move |&x| x as f64 / n.max(1) as f64)
+        })
+        .collect();
+    let (nw, na) = blocks(&corr_from_cov(&empirical_cov(&props, k).1, k), k, &map);
+    // Gaussian fitted to the sampled v_d, pushed through π
+    let (gw, ga) = blocks(&corr_from_cov(&gaussian_pi_cov(&vmean, &vcov, k, 20_000, 7), k), k, &map);
+    let mut distinct = map.clone();
+    distinct.sort();
+    distinct.dedup();
+    eprintln!(
+        "it {it:6} topics {} λv {:.3} λA {:.3} trAAt {:.1} | v-prior w {vw:+.3} a {va:+.3} | v-emp w {evw:+.3} a {eva:+.3} | A3 w {pw:+.3} a {pa:+.3} | Gauss(v_d) w {gw:+.3} a {ga:+.3} | π(v_d) w {epw:+.3} a {epa:+.3} | n/N w {nw:+.3} a {na:+.3}",
+        distinct.len(), g.lambda_v, g.lambda_a, aat_trace
+    );
+    eprintln!("           one-hot limit w {ow:+.3} a {oa:+.3} | E max π: A3 {max_prior:.3} π(v_d) {max_fit:.3} truth {max_true:.3} | conditional-u reading w {:+.3} a {:+.3} | sd v {:.1} | orientation purity A3 {purity_prior:.3} π(v_d) {purity_fit:.3}", conditional.0, conditional.1, (0..k).map(|i| sv[i * k + i]).sum::<f64>().sqrt() / (k as f64).sqrt());
+    if last {
         let au_mean = point.a_times(&point.u_mean(&[1.0]));
-        eprintln!(
-            "it {it:6} topics {} λv {:.3} λA {:.3} trAAt {:.1} | v-prior w {vw:+.3} a {va:+.3} | v-emp w {evw:+.3} a {eva:+.3} | A3 w {pw:+.3} a {pa:+.3} | Gauss(v_d) w {gw:+.3} a {ga:+.3} | π(v_d) w {epw:+.3} a {epa:+.3} | n/N w {nw:+.3} a {na:+.3}",
-            distinct.len(), g.lambda_v, g.lambda_a, aat_trace
-        );
-        eprintln!("           one-hot limit w {ow:+.3} a {oa:+.3} | E max π: A3 {max_prior:.3} π(v_d) {max_fit:.3} truth {max_true:.3} | conditional-u reading w {:+.3} a {:+.3} | sd v {:.1} | orientation purity A3 {purity_prior:.3} π(v_d) {purity_fit:.3}", conditional.0, conditional.1, (0..k).map(|i| sv[i * k + i]).sum::<f64>().sqrt() / (k as f64).sqrt());
-        if it == iterations {
-            eprintln!("map {map:?}");
-            eprintln!("prior mean Aη {:?}", au_mean.iter().map(|x| (x * 100.0).round() / 100.0).collect::<Vec<_>>());
-            eprintln!("emp mean v   {:?}", vmean.iter().map(|x| (x * 100.0).round() / 100.0).collect::<Vec<_>>());
-            eprintln!("prior var    {:?}", (0..k).map(|i| (sv[i * k + i] * 100.0).round() / 100.0).collect::<Vec<_>>());
-            eprintln!("emp var v    {:?}", (0..k).map(|i| (vcov[i * k + i] * 100.0).round() / 100.0).collect::<Vec<_>>());
-        }
+        eprintln!("map {map:?}");
+        eprintln!("prior mean Aη {:?}", au_mean.iter().map(|x| (x * 100.0).round() / 100.0).collect::<Vec<_>>());
+        eprintln!("emp mean v   {:?}", vmean.iter().map(|x| (x * 100.0).round() / 100.0).collect::<Vec<_>>());
+        eprintln!("prior var    {:?}", (0..k).map(|i| (sv[i * k + i] * 100.0).round() / 100.0).collect::<Vec<_>>());
+        eprintln!("emp var v    {:?}", (0..k).map(|i| (vcov[i * k + i] * 100.0).round() / 100.0).collect::<Vec<_>>());
     }
 }
 
@@ -325,9 +340,8 @@ fn orientation_point(s: f64, sigma: f64) -> (DcntPoint, Vec<usize>) {
 
 /// Documents drawn from `point` (u, v, π, then each token's topic and a pixel of its
 /// bar); `doc_bars` holds each document's true π by bar.
-fn drawn_corpus(point: &DcntPoint, order: &[usize], documents: usize, tokens: usize, seed: u64) -> crate::corpus::synthetic::BarsCorpus {
+fn drawn_corpus(point: &DcntPoint, order: &[usize], documents: usize, tokens: usize, seed: u64) -> BarsCorpus {
     use rand::RngExt;
-    use rand_distr::{Distribution, StandardNormal};
     let k = point.num_topics;
     let mut truth = bars(&BarsConfig { variant: BarsVariant::Correlated, documents: 1, tokens: 1, max_bars: 1, seed: 0 });
     truth.rows.clear();
@@ -390,15 +404,7 @@ fn model_drawn_orientation_recovery() {
     let (w, a) = blocks(&true_a3.correlation, k, &inv);
     eprintln!("true point A3: within {w:+.3} across {a:+.3}; mean π {:?}", true_a3.mean.iter().map(|x| (x * 1000.0).round() / 1000.0).collect::<Vec<_>>());
     let truth = drawn_corpus(&point, &order, env("BARS_DOCS", 500), env("BARS_TOKENS", 100), env("CORPUS_SEED", 5) as u64);
-    let theta: Vec<f64> = truth
-        .doc_bars
-        .iter()
-        .flat_map(|bs| {
-            let mut t = [0.0; NUM_BARS];
-            bs.iter().for_each(|&(b, s)| t[b] = s);
-            t
-        })
-        .collect();
+    let theta = true_proportions(&truth);
     let ident: Vec<usize> = (0..NUM_BARS).collect();
     let (tw, ta) = blocks(&corr_from_cov(&empirical_cov(&theta, NUM_BARS).1, NUM_BARS), NUM_BARS, &ident);
     eprintln!("corpus proportions: within {tw:+.3} across {ta:+.3}");

@@ -82,6 +82,39 @@ struct DocUpdate {
     moves: Vec<(u32, u16, i32)>,
 }
 
+/// Document `d`'s start drawn from the prior given the initial `globals`, from stream
+/// `(seed, DcntDocuments, 0, d)`: u_d ~ N(ηᵀφ_d, I), v_d ~ N(A u_d, λ_v⁻¹ I), then every
+/// z_dn ~ Mult(π(v_d)). Returns (u_d, v_d, z_d).
+fn prior_document(docs: &Documents, globals: &Globals, d: usize, seed: u64) -> (Vec<f64>, Vec<f64>, Vec<u16>) {
+    let k = globals.num_topics;
+    let mut rng = stream(seed, Purpose::DcntDocuments, 0, d as u64);
+    let u: Vec<f64> = globals
+        .u_mean(docs.phi(d))
+        .iter()
+        .map(|m| {
+            let e: f64 = StandardNormal.sample(&mut rng);
+            m + e
+        })
+        .collect();
+    let sd = 1.0 / globals.lambda_v.sqrt();
+    let v: Vec<f64> = globals.a_times(&u).iter().map(|&m| Normal::new(m, sd).expect("finite sd").sample(&mut rng)).collect();
+    let n = docs.token_offsets[d + 1] - docs.token_offsets[d];
+    let pi = stick_weights(&v);
+    let z = (0..n)
+        .map(|_| {
+            let x = rng.random::<f64>();
+            let mut acc = 0.0;
+            pi.iter()
+                .position(|p| {
+                    acc += p;
+                    x < acc
+                })
+                .unwrap_or(k - 1) as u16
+        })
+        .collect();
+    (u, v, z)
+}
+
 impl DcntState {
     /// Initialise as the toy experiment ("set the precision parameters to their prior
     /// mean of 1, and sample all other variables from their prior", 001 §4.1): globals
@@ -108,37 +141,7 @@ impl DcntState {
         let k = num_topics;
         let mut grng = stream(seed, Purpose::DcntGlobal, 0, 0);
         let globals = Globals::initial(k, docs.num_features, diagonal, &mut grng);
-        let per_doc: Vec<(Vec<f64>, Vec<f64>, Vec<u16>)> = (0..docs.num_docs())
-            .into_par_iter()
-            .map(|d| {
-                let mut rng = stream(seed, Purpose::DcntDocuments, 0, d as u64);
-                let u: Vec<f64> = globals
-                    .u_mean(docs.phi(d))
-                    .iter()
-                    .map(|m| {
-                        let e: f64 = StandardNormal.sample(&mut rng);
-                        m + e
-                    })
-                    .collect();
-                let sd = 1.0 / globals.lambda_v.sqrt();
-                let v: Vec<f64> = globals.a_times(&u).iter().map(|&m| Normal::new(m, sd).expect("finite sd").sample(&mut rng)).collect();
-                let n = docs.token_offsets[d + 1] - docs.token_offsets[d];
-                let pi = stick_weights(&v);
-                let z = (0..n)
-                    .map(|_| {
-                        let x = rng.random::<f64>();
-                        let mut acc = 0.0;
-                        pi.iter()
-                            .position(|p| {
-                                acc += p;
-                                x < acc
-                            })
-                            .unwrap_or(k - 1) as u16
-                    })
-                    .collect();
-                (u, v, z)
-            })
-            .collect();
+        let per_doc: Vec<(Vec<f64>, Vec<f64>, Vec<u16>)> = (0..docs.num_docs()).into_par_iter().map(|d| prior_document(docs, &globals, d, seed)).collect();
         let mut state = DcntState {
             num_topics: k,
             diagonal,
@@ -159,22 +162,27 @@ impl DcntState {
         }
         state.recount(docs);
         if warm_start_sweeps > 0 {
-            // The collapsed start ([`warm_start`]): z and v from it, then u_d from its
-            // conditional given the new v_d under the initial globals.
-            let blocks = docs.blocks(SYNC_TOKENS);
-            state.v = warm_start(docs, &mut state.z, k, priors.beta, warm_start_sweeps, &blocks, seed, stop);
-            state.recount(docs);
-            let uc = UConditional::new(&state.globals.a, k, state.globals.lambda_v).expect("the prior's draws are finite");
-            let u: Vec<f64> = (0..docs.num_docs())
-                .into_par_iter()
-                .flat_map_iter(|d| {
-                    let mut rng = stream(seed, Purpose::DcntWarmStart, 0, d as u64);
-                    uc.draw(&state.v[d * k..(d + 1) * k], &state.globals.u_mean(docs.phi(d)), &mut rng)
-                })
-                .collect();
-            state.u = u;
+            state.start_warm(docs, warm_start_sweeps, seed, stop);
         }
         state
+    }
+
+    /// The collapsed start ([`warm_start`]): z and v from it, then u_d from its
+    /// conditional given the new v_d under the initial globals.
+    fn start_warm(&mut self, docs: &Documents, sweeps: usize, seed: u64, stop: &(dyn Fn() -> bool + Sync)) {
+        let k = self.num_topics;
+        let blocks = docs.blocks(SYNC_TOKENS);
+        self.v = warm_start(docs, &mut self.z, k, self.priors.beta, sweeps, &blocks, seed, stop);
+        self.recount(docs);
+        let uc = UConditional::new(&self.globals.a, k, self.globals.lambda_v).expect("the prior's draws are finite");
+        let u: Vec<f64> = (0..docs.num_docs())
+            .into_par_iter()
+            .flat_map_iter(|d| {
+                let mut rng = stream(seed, Purpose::DcntWarmStart, 0, d as u64);
+                uc.draw(&self.v[d * k..(d + 1) * k], &self.globals.u_mean(docs.phi(d)), &mut rng)
+            })
+            .collect();
+        self.u = u;
     }
 
     /// Rebuild n_dk, M_kw and M_k from z.

@@ -23,7 +23,7 @@
 //! stick-breaking map); u_d is drawn by the scan's first update.
 
 use super::state::Documents;
-use crate::rng::{stream, Purpose};
+use crate::rng::{stream, Purpose, StreamRng};
 use rand::RngExt;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -95,64 +95,84 @@ pub fn warm_start(
                 .into_par_iter()
                 .map(|d| {
                     let mut rng = stream(seed, Purpose::DcntWarmStart, sweep, d as u64);
-                    let (start, end) = (docs.token_offsets[d], docs.token_offsets[d + 1]);
-                    let mut zd = z[start..end].to_vec();
-                    let mut n_dk: Vec<i64> = counts.doc_topic[d * k..(d + 1) * k].iter().map(|&c| c as i64).collect();
-                    // This document's own moves, against the block-start word counts.
-                    let (terms, term_counts) = &docs.rows[d];
-                    let mut term_delta = vec![0i32; terms.len() * k];
-                    let mut total_delta = vec![0i64; k];
-                    let mut weights = vec![0.0; k];
-                    let mut t = 0;
-                    for (j, (&w, &c)) in terms.iter().zip(term_counts).enumerate() {
-                        let row = &counts.word_topic[w as usize * k..(w as usize + 1) * k];
-                        for _ in 0..c {
-                            let old = zd[t] as usize;
-                            let mut sum = 0.0;
-                            for topic in 0..k {
-                                let own = (topic == old) as i64;
-                                let m_kw = row[topic] as i64 + term_delta[j * k + topic] as i64 - own;
-                                let m_k = counts.topic_totals[topic] as i64 + total_delta[topic] - own;
-                                sum += ((n_dk[topic] - own) as f64 + ALPHA) * (m_kw as f64 + beta) / (m_k as f64 + w_beta);
-                                weights[topic] = sum;
-                            }
-                            let target = rng.random::<f64>() * sum;
-                            let new = weights.iter().position(|&c| target < c).unwrap_or(k - 1);
-                            if new != old {
-                                zd[t] = new as u16;
-                                n_dk[old] -= 1;
-                                n_dk[new] += 1;
-                                term_delta[j * k + old] -= 1;
-                                term_delta[j * k + new] += 1;
-                                total_delta[old] -= 1;
-                                total_delta[new] += 1;
-                            }
-                            t += 1;
-                        }
-                    }
-                    let delta = &term_delta;
-                    let moves = terms
-                        .iter()
-                        .enumerate()
-                        .flat_map(|(j, &w)| (0..k).filter(move |&topic| delta[j * k + topic] != 0).map(move |topic| (w, topic as u16, delta[j * k + topic])))
-                        .collect();
-                    DocMoves { z: zd, doc_topic: n_dk.iter().map(|&n| n as u32).collect(), moves }
+                    sweep_document(docs, z, &counts, d, beta, w_beta, &mut rng)
                 })
                 .collect();
-            for (d, up) in block.clone().zip(updates) {
-                let start = docs.token_offsets[d];
-                z[start..start + up.z.len()].copy_from_slice(&up.z);
-                counts.doc_topic[d * k..(d + 1) * k].copy_from_slice(&up.doc_topic);
-                for (w, topic, change) in up.moves {
-                    let cell = &mut counts.word_topic[w as usize * k + topic as usize];
-                    *cell = (*cell as i64 + change as i64) as u32;
-                    let total = &mut counts.topic_totals[topic as usize];
-                    *total = (*total as i64 + change as i64) as u64;
-                }
-            }
+            apply_block(docs, z, &mut counts, block.clone(), updates);
         }
     }
     relabel_by_size(z, &counts.topic_totals);
+    smoothed_activations(docs, z, k)
+}
+
+/// One collapsed Gibbs sweep over document `d`'s tokens, against the block-start counts
+/// with exact live corrections for the document's own moves; `w_beta` is Wβ.
+fn sweep_document(docs: &Documents, z: &[u16], counts: &Counts, d: usize, beta: f64, w_beta: f64, rng: &mut StreamRng) -> DocMoves {
+    let k = counts.topic_totals.len();
+    let (start, end) = (docs.token_offsets[d], docs.token_offsets[d + 1]);
+    let mut zd = z[start..end].to_vec();
+    let mut n_dk: Vec<i64> = counts.doc_topic[d * k..(d + 1) * k].iter().map(|&c| c as i64).collect();
+    // This document's own moves, against the block-start word counts.
+    let (terms, term_counts) = &docs.rows[d];
+    let mut term_delta = vec![0i32; terms.len() * k];
+    let mut total_delta = vec![0i64; k];
+    let mut weights = vec![0.0; k];
+    let mut t = 0;
+    for (j, (&w, &c)) in terms.iter().zip(term_counts).enumerate() {
+        let row = &counts.word_topic[w as usize * k..(w as usize + 1) * k];
+        for _ in 0..c {
+            let old = zd[t] as usize;
+            let mut sum = 0.0;
+            for topic in 0..k {
+                let own = (topic == old) as i64;
+                let m_kw = row[topic] as i64 + term_delta[j * k + topic] as i64 - own;
+                let m_k = counts.topic_totals[topic] as i64 + total_delta[topic] - own;
+                sum += ((n_dk[topic] - own) as f64 + ALPHA) * (m_kw as f64 + beta) / (m_k as f64 + w_beta);
+                weights[topic] = sum;
+            }
+            let target = rng.random::<f64>() * sum;
+            let new = weights.iter().position(|&c| target < c).unwrap_or(k - 1);
+            if new != old {
+                zd[t] = new as u16;
+                n_dk[old] -= 1;
+                n_dk[new] += 1;
+                term_delta[j * k + old] -= 1;
+                term_delta[j * k + new] += 1;
+                total_delta[old] -= 1;
+                total_delta[new] += 1;
+            }
+            t += 1;
+        }
+    }
+    let delta = &term_delta;
+    let moves = terms
+        .iter()
+        .enumerate()
+        .flat_map(|(j, &w)| (0..k).filter(move |&topic| delta[j * k + topic] != 0).map(move |topic| (w, topic as u16, delta[j * k + topic])))
+        .collect();
+    DocMoves { z: zd, doc_topic: n_dk.iter().map(|&n| n as u32).collect(), moves }
+}
+
+/// A block's sweeps applied in document order: assignments, document counts, then each
+/// document's moves of the shared word and topic counts.
+fn apply_block(docs: &Documents, z: &mut [u16], counts: &mut Counts, block: Range<usize>, updates: Vec<DocMoves>) {
+    let k = counts.topic_totals.len();
+    for (d, up) in block.zip(updates) {
+        let start = docs.token_offsets[d];
+        z[start..start + up.z.len()].copy_from_slice(&up.z);
+        counts.doc_topic[d * k..(d + 1) * k].copy_from_slice(&up.doc_topic);
+        for (w, topic, change) in up.moves {
+            let cell = &mut counts.word_topic[w as usize * k + topic as usize];
+            *cell = (*cell as i64 + change as i64) as u32;
+            let total = &mut counts.topic_totals[topic as usize];
+            *total = (*total as i64 + change as i64) as u64;
+        }
+    }
+}
+
+/// Each document's activations (D × K̄) whose stick weights are its smoothed
+/// proportions (n_dk + α)/(N_d + Kα) under the assignment `z`.
+fn smoothed_activations(docs: &Documents, z: &[u16], k: usize) -> Vec<f64> {
     let counts = Counts::of(docs, z, k);
     (0..docs.num_docs())
         .flat_map(|d| {

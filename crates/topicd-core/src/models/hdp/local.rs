@@ -109,6 +109,7 @@ fn cold_start_counts(g: &LocalGlobals, terms: &[u32], counts: &[u32]) -> Vec<f64
 
 /// Coordinate ascent for one document (`terms`, `counts`), from `init` counts if given,
 /// else from [`cold_start_counts`].
+// kernel: coordinate ascent over words × topics for every document on every pass; the statistics reuse its last weights
 pub fn infer_document(g: &LocalGlobals, terms: &[u32], counts: &[u32], init: Option<&[f64]>, pairs: &[(usize, usize)]) -> DocLocal {
     let k = g.num_topics;
     let mut n = match init {

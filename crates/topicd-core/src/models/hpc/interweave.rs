@@ -44,7 +44,7 @@
 use super::affinity::softplus;
 use super::data::HpcData;
 use super::sampler::HpcState;
-use crate::rng::{stream, Purpose};
+use crate::rng::{stream, Purpose, StreamRng};
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
@@ -118,12 +118,36 @@ pub fn interweave(
         return moves;
     }
     let mut rng = stream(seed, Purpose::HpcHyper, iteration, 1);
-    let log_uniform = |rng: &mut crate::rng::StreamRng| rng.random::<f64>().ln();
-    let ordered_sum = |xs: Vec<f64>| xs.iter().sum::<f64>();
+    let rates = Rates { beta, totals };
+    moves.scale_accepted = scale_move(state, data, rates, log_prior, &mut rng);
+    moves.shifts_accepted = shift_moves(state, data, rates, log_prior, &mut rng);
+    moves
+}
 
-    // Scale.
+/// What the likelihood reads of the words: e^μ and its column sums.
+#[derive(Clone, Copy)]
+struct Rates<'a> {
+    beta: &'a [f64],
+    totals: &'a [f64],
+}
+
+/// log U for U uniform on [0, 1), the Metropolis test's draw.
+fn log_uniform(rng: &mut StreamRng) -> f64 {
+    rng.random::<f64>().ln()
+}
+
+/// The sum of `xs` in their order (per-document terms, summed in document order).
+fn ordered_sum(xs: Vec<f64>) -> f64 {
+    xs.iter().sum::<f64>()
+}
+
+/// The scale move: log λ by ε with the standardised affinities fixed (ξ scaled about
+/// η). Returns whether it was accepted.
+fn scale_move(state: &mut HpcState, data: &HpcData, rates: Rates, log_prior: &dyn Fn(&[f64], f64) -> f64, rng: &mut StreamRng) -> bool {
+    let (k, docs) = (data.num_topics(), data.num_docs());
+    let Rates { beta, totals } = rates;
     let log_lambda = 0.5 * state.lambda2.ln();
-    let epsilon: f64 = StandardNormal.sample(&mut rng);
+    let epsilon: f64 = StandardNormal.sample(rng);
     let epsilon = epsilon / (data.active.values.len() as f64 + 1.0).sqrt();
     let ratio = epsilon.exp();
     let eta = state.eta.clone();
@@ -131,42 +155,31 @@ pub fn interweave(
     let current = ordered_sum((0..docs).into_par_iter().map(|d| doc_term(data, d, &state.xi[d * k..(d + 1) * k], beta, totals)).collect());
     let moved = ordered_sum((0..docs).into_par_iter().map(|d| doc_term(data, d, &proposed[d * k..(d + 1) * k], beta, totals)).collect());
     let log_accept = moved - current + log_prior(&eta, log_lambda + epsilon) - log_prior(&eta, log_lambda);
-    if log_uniform(&mut rng) < log_accept {
+    if log_uniform(rng) < log_accept {
         state.xi = proposed;
         state.lambda2 *= ratio * ratio;
-        moves.scale_accepted = true;
+        return true;
     }
+    false
+}
 
-    // Shifts, one label at a time.
+/// The shift moves, one label at a time: η_k and ξ_·k by δ. Returns how many were
+/// accepted.
+fn shift_moves(state: &mut HpcState, data: &HpcData, rates: Rates, log_prior: &dyn Fn(&[f64], f64) -> f64, rng: &mut StreamRng) -> usize {
+    let (k, docs) = (data.num_topics(), data.num_docs());
+    let Rates { beta, totals } = rates;
+    let mut accepted = 0;
     let log_lambda = 0.5 * state.lambda2.ln();
-    let mut with_label: Vec<Vec<usize>> = vec![Vec::new(); k];
-    for d in 0..docs {
-        for &node in data.active.row(d) {
-            with_label[node as usize - 1].push(d);
-        }
-    }
+    let with_label = documents_by_label(data);
     // Each document's word term at the current ξ, kept up to date as shifts are
     // accepted, so a shift evaluates only its proposal.
     let mut words: Vec<f64> = (0..docs).into_par_iter().map(|d| word_term(data, d, &state.xi[d * k..(d + 1) * k], beta, totals)).collect();
     let mut row = vec![0.0; k];
     let mut proposed_words = Vec::new();
     for j in 0..k {
-        let delta: f64 = StandardNormal.sample(&mut rng);
+        let delta: f64 = StandardNormal.sample(rng);
         let delta = delta / (with_label[j].len() as f64 + 1.0).sqrt();
-        let active = |d: usize| data.active.row(d).contains(&(j as u32 + 1));
-        let mut change = if data.supervised {
-            ordered_sum(
-                (0..docs)
-                    .into_par_iter()
-                    .map(|d| {
-                        let x = state.xi[d * k + j];
-                        label_term(x + delta, active(d)) - label_term(x, active(d))
-                    })
-                    .collect(),
-            )
-        } else {
-            0.0
-        };
+        let mut change = if data.supervised { label_shift_change(state, data, j, delta) } else { 0.0 };
         proposed_words.clear();
         for &d in &with_label[j] {
             row.copy_from_slice(&state.xi[d * k..(d + 1) * k]);
@@ -178,7 +191,7 @@ pub fn interweave(
         let mut shifted = state.eta.clone();
         shifted[j] += delta;
         let log_accept = change + log_prior(&shifted, log_lambda) - log_prior(&state.eta, log_lambda);
-        if log_uniform(&mut rng) < log_accept {
+        if log_uniform(rng) < log_accept {
             state.eta = shifted;
             for d in 0..docs {
                 state.xi[d * k + j] += delta;
@@ -186,10 +199,37 @@ pub fn interweave(
             for (&d, &moved) in with_label[j].iter().zip(&proposed_words) {
                 words[d] = moved;
             }
-            moves.shifts_accepted += 1;
+            accepted += 1;
         }
     }
-    moves
+    accepted
+}
+
+/// For each label, the documents it is active in, in document order.
+fn documents_by_label(data: &HpcData) -> Vec<Vec<usize>> {
+    let mut with_label: Vec<Vec<usize>> = vec![Vec::new(); data.num_topics()];
+    for d in 0..data.num_docs() {
+        for &node in data.active.row(d) {
+            with_label[node as usize - 1].push(d);
+        }
+    }
+    with_label
+}
+
+/// The change of every document's label term when label `j`'s affinities move by
+/// `delta`, summed in document order.
+fn label_shift_change(state: &HpcState, data: &HpcData, j: usize, delta: f64) -> f64 {
+    let k = data.num_topics();
+    let active = |d: usize| data.active.row(d).contains(&(j as u32 + 1));
+    ordered_sum(
+        (0..data.num_docs())
+            .into_par_iter()
+            .map(|d| {
+                let x = state.xi[d * k + j];
+                label_term(x + delta, active(d)) - label_term(x, active(d))
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]

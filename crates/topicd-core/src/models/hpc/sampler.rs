@@ -608,6 +608,7 @@ pub(crate) struct RateInputs<'a> {
 /// rows, `caches` built on `data`): μ_f by SCHMC on the word's touched subtree, its
 /// untouched nodes by Metropolis–Hastings, then τ²_f per parent node, every word in
 /// parallel. `hyper` is (ψ, γ², ν, σ²). One process passes every word; a rank its own.
+// kernel: per-word SCHMC, untouched-node and τ² updates in one parallel item, reusing its rayon scratch buffers
 pub(crate) fn rate_rows(
     mu: &mut [f64],
     tau2: &mut [f64],
@@ -728,6 +729,7 @@ pub(crate) struct AffinityInputs<'a> {
 /// coordinates exactly, every document in parallel. Returns the counts and each
 /// document's (words, labels) log-likelihood at its new ξ, for the caller to sum in
 /// document order.
+// kernel: per-document SCHMC, inactive draws and log-likelihood in one parallel item over its gathered β block
 pub(crate) fn affinity_rows(
     xi: &mut [f64],
     eta: &[f64],

@@ -99,11 +99,21 @@ pub fn simulate(config: &SimulationConfig, seed: u64) -> SimulatedCorpus {
     let scales_ok = c.nu > 0.0 && c.sigma2 > 0.0 && c.mean_length > 0.0;
     assert!(scales_ok && c.gamma2 >= 0.0 && c.lambda2 >= 0.0, "invalid hyperparameters");
     let parent = build_tree(&c.fanout);
-    let nodes = parent.len();
-    let k = nodes - 1;
-    let has_children: Vec<bool> = (0..nodes).map(|p| parent.contains(&Some(p))).collect();
+    let (mu, tau2) = draw_tree_parameters(c, &parent, seed);
+    let mut docs = draw_documents(c, parent.len() - 1, seed);
+    let mean_len = docs.raw_lengths.iter().map(|&l| l as f64).sum::<f64>() / c.documents as f64;
+    let lengths: Vec<f64> = docs.raw_lengths.iter().map(|&l| l as f64 / mean_len).collect();
+    let counts = draw_counts(c.words, parent.len(), &mu, &mut docs, &lengths);
+    let DocumentDraws { xi, doc_labels, raw_lengths, .. } = docs;
+    SimulatedCorpus { parent, mu, tau2, xi, doc_labels, counts, lengths, raw_lengths }
+}
 
-    // Tree parameters, one stream per word.
+/// The tree parameters, one stream per word: μ_f0 ~ N(ψ, γ²), τ²_fp ~ Scaled-Inv-χ²(ν,
+/// σ²) for every parent node, then μ_fk ~ N(μ_f,parent, τ²_f,parent) down the tree.
+/// Returns (μ, τ²), word-major V × (K+1).
+fn draw_tree_parameters(c: &SimulationConfig, parent: &[Option<usize>], seed: u64) -> (Vec<f64>, Vec<f64>) {
+    let nodes = parent.len();
+    let has_children: Vec<bool> = (0..nodes).map(|p| parent.contains(&Some(p))).collect();
     let chi2 = ChiSquared::new(c.nu).expect("ν > 0");
     let root = Normal::new(c.psi, c.gamma2.sqrt()).expect("finite γ");
     let (mut mu, mut tau2) = (vec![0.0; c.words * nodes], vec![0.0; c.words * nodes]);
@@ -119,8 +129,21 @@ pub fn simulate(config: &SimulationConfig, seed: u64) -> SimulatedCorpus {
             m[node] = Normal::new(m[p], t[p].sqrt()).expect("finite τ").sample(&mut rng);
         }
     }
+    (mu, tau2)
+}
 
-    // Affinities, labels and lengths, one stream per document (kept for the counts).
+/// Every document's affinities, labels and length, and its stream, kept for its counts.
+struct DocumentDraws {
+    xi: Vec<f64>,
+    doc_labels: Vec<Vec<usize>>,
+    raw_lengths: Vec<u32>,
+    rngs: Vec<StreamRng>,
+}
+
+/// Affinities ξ_d ~ N(η, λ²), labels I_dk ~ Bernoulli(σ(ξ_dk)) redrawn until one is
+/// active, and lengths L_d ~ Poisson(mean_length) (at least 1) over the `k` labels,
+/// one stream per document.
+fn draw_documents(c: &SimulationConfig, k: usize, seed: u64) -> DocumentDraws {
     let affinity = Normal::new(c.eta, c.lambda2.sqrt()).expect("finite λ");
     let length = Poisson::new(c.mean_length).expect("valid mean length");
     let mut xi = vec![0.0; c.documents * k];
@@ -142,13 +165,17 @@ pub fn simulate(config: &SimulationConfig, seed: u64) -> SimulatedCorpus {
         raw_lengths.push((length.sample(&mut rng) as u32).max(1));
         rngs.push(rng);
     }
-    let mean_len = raw_lengths.iter().map(|&l| l as f64).sum::<f64>() / c.documents as f64;
-    let lengths: Vec<f64> = raw_lengths.iter().map(|&l| l as f64 / mean_len).collect();
+    DocumentDraws { xi, doc_labels, raw_lengths, rngs }
+}
 
-    // Counts w_fd ~ Poisson(l_d θ_dᵀ β_f), θ_d = softmax of ξ_d over the active labels.
-    // Each document draws from its own stream, so documents run in parallel and the
-    // corpus is the same on any number of threads.
-    let counts: Vec<Vec<(u32, u32)>> = rngs
+/// Counts w_fd ~ Poisson(l_d θ_dᵀ β_f) of the `words` words, θ_d = softmax of ξ_d over
+/// the active labels, with `lengths` l_d and μ over `nodes` nodes. Each document
+/// continues its own stream (`docs.rngs`), so documents run in parallel and the corpus
+/// is the same on any number of threads.
+fn draw_counts(words: usize, nodes: usize, mu: &[f64], docs: &mut DocumentDraws, lengths: &[f64]) -> Vec<Vec<(u32, u32)>> {
+    let k = nodes - 1;
+    let (xi, doc_labels) = (&docs.xi, &docs.doc_labels);
+    docs.rngs
         .par_iter_mut()
         .enumerate()
         .map(|(d, rng)| {
@@ -159,7 +186,7 @@ pub fn simulate(config: &SimulationConfig, seed: u64) -> SimulatedCorpus {
             let total: f64 = theta.iter().sum();
             theta.iter_mut().for_each(|t| *t *= lengths[d] / total);
             let mut row = Vec::new();
-            for f in 0..c.words {
+            for f in 0..words {
                 let m = &mu[f * nodes..][..nodes];
                 let rate: f64 = labels.iter().zip(&theta).map(|(&j, t)| t * m[j].exp()).sum();
                 let n = match Poisson::new(rate) {
@@ -173,8 +200,7 @@ pub fn simulate(config: &SimulationConfig, seed: u64) -> SimulatedCorpus {
             }
             row
         })
-        .collect();
-    SimulatedCorpus { parent, mu, tau2, xi, doc_labels, counts, lengths, raw_lengths }
+        .collect()
 }
 
 impl SimulatedCorpus {

@@ -87,6 +87,56 @@ fn prepare(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64) -> Resul
     Ok(Prepared { roles, train, validation: Some(validation), test: Some(test), both })
 }
 
+/// Rank 0 shapes the corpus (`Some` on rank 0 only, dropped once shaped) and tells
+/// every rank whether that failed: rank 0 returns its error, the others the error
+/// named as rank 0's; on success rank 0 returns the shaped corpus, the others `None`.
+fn prepare_on_root(corpus: Option<Corpus>, p: &HpcParams, supervised: bool, seed: u64, ranks: &dyn Ranks) -> Result<Option<Prepared>, FitError> {
+    let prepared = corpus.as_ref().map(|corpus| prepare(corpus, p, supervised, seed));
+    drop(corpus);
+    let mut verdict = match &prepared {
+        Some(Err(e)) => e.to_string().into_bytes(),
+        _ => Vec::new(),
+    };
+    ranks.broadcast(0, &mut verdict);
+    match prepared {
+        Some(Err(e)) => Err(e),
+        Some(Ok(prepared)) => Ok(Some(prepared)),
+        None if !verdict.is_empty() => Err(FitError::Params(ParamError::new("ranks", format!("rank 0: {}", String::from_utf8_lossy(&verdict))))),
+        None => Ok(None),
+    }
+}
+
+/// A second chain restored from a checkpoint: the chain, where it stopped, and the
+/// calibration it carries.
+type SecondChain<'a> = (HpcChain<'a>, Position, Calibration);
+
+/// Rank 0: is the checkpoint one of the second chain's (it carries the calibration)?
+/// Returns that chain, its position and calibration if so, and the checkpoint left for
+/// the first chain: none once the second chain's restore rejected it (reported to
+/// `ctx`).
+fn restored_second_chain<'a, 'c>(
+    prepared: Option<&'a Prepared>,
+    p: &'a HpcParams,
+    seed: u64,
+    family: &str,
+    ctx: &FitContext<'c>,
+) -> (Option<SecondChain<'a>>, Option<&'c [u8]>) {
+    let mut resume_from = ctx.checkpoint.resume_from;
+    let mut second = None;
+    if let (Some(Prepared { both: Some(both), .. }), Some(bytes)) = (prepared, resume_from) {
+        if let Ok(checkpoint) = Checkpoint::decode_for(bytes, family, refit_seed(seed), &p.schedule()) {
+            match RefitChain::restore(&both.data, p, &checkpoint.state, &checkpoint.position) {
+                Ok(refit) => second = Some((refit.chain, checkpoint.position, refit.calibration)),
+                Err(reason) => {
+                    (ctx.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
+                    resume_from = None;
+                }
+            }
+        }
+    }
+    (second, resume_from)
+}
+
 /// Fit HPC (`supervised`) or PCM over `ranks`: rank 0 holds the corpus (`Some`);
 /// rank 0 returns the model [`super::fit::fit_hpc`] makes, byte for byte, the others
 /// `None`; every rank gets rank 0's error.
@@ -105,19 +155,7 @@ pub fn fit_hpc_ranked(
     if let Some(reason) = unsupported(p) {
         return Err(FitError::Params(ParamError::new("ranks", reason)));
     }
-    let prepared = corpus.as_ref().map(|corpus| prepare(corpus, p, supervised, seed));
-    drop(corpus);
-    let mut verdict = match &prepared {
-        Some(Err(e)) => e.to_string().into_bytes(),
-        _ => Vec::new(),
-    };
-    ranks.broadcast(0, &mut verdict);
-    let prepared = match prepared {
-        Some(Err(e)) => return Err(e),
-        Some(Ok(prepared)) => Some(prepared),
-        None if !verdict.is_empty() => return Err(FitError::Params(ParamError::new("ranks", format!("rank 0: {}", String::from_utf8_lossy(&verdict))))),
-        None => None,
-    };
+    let prepared = prepare_on_root(corpus, p, supervised, seed, ranks)?;
     let mut settings = vec![ctx.checkpoint.every.is_some() as u8, prepared.as_ref().is_some_and(|r| r.both.is_some()) as u8];
     ranks.broadcast(0, &mut settings);
     let refit = settings[1] == 1;
@@ -130,23 +168,9 @@ pub fn fit_hpc_ranked(
         FitContext { checkpoint: Checkpointing { every, save: &no_save, resume_from: None, resumed: &no_resume, ready: ALWAYS_READY }, ..*ctx }
     };
     let family = family_name(supervised);
-    let schedule = p.schedule();
     let n = p.iterations as u64;
     let total = if refit { 2 * n } else { n };
-    // Rank 0: is the checkpoint one of the second chain's (it carries the calibration)?
-    let mut resume_from = local.checkpoint.resume_from;
-    let mut second: Option<(HpcChain, Position, Calibration)> = None;
-    if let (Some(Prepared { both: Some(both), .. }), Some(bytes)) = (&prepared, resume_from) {
-        if let Ok(checkpoint) = Checkpoint::decode_for(bytes, family, refit_seed(seed), &schedule) {
-            match RefitChain::restore(&both.data, p, &checkpoint.state, &checkpoint.position) {
-                Ok(refit) => second = Some((refit.chain, checkpoint.position, refit.calibration)),
-                Err(reason) => {
-                    (local.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
-                    resume_from = None;
-                }
-            }
-        }
-    }
+    let (second, resume_from) = restored_second_chain(prepared.as_ref(), p, seed, family, &local);
     let mut in_second = vec![second.is_some() as u8];
     ranks.broadcast(0, &mut in_second);
     if in_second[0] == 1 {

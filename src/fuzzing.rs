@@ -292,7 +292,7 @@ fn fit_small(index: usize, ctx: &FitContext) -> Result<crate::models::registry::
         crate::models::capabilities::Input::Graph => FitSource::Graph(graph),
         _ => FitSource::Corpus(corpus),
     };
-    let params = family.parse_params(&family.quick_params()).map_err(|e| e.to_string())?;
+    let params = family.quick_params();
     family.fit(source, &params, 3, ctx).map_err(|e| e.to_string())
 }
 

@@ -57,15 +57,9 @@ async fn finished(server: &ServerProcess, job: &str) -> Value {
     j
 }
 
-/// The stored model's bytes; HDP's with the passes' wall-clock seconds zeroed.
+/// The stored model's bytes.
 async fn model_bytes(store: &Store, job: &Value) -> Vec<u8> {
-    let bytes = store.model_blobs(job["model_id"].as_str().unwrap()).await.unwrap().unwrap().2;
-    if job["model"] == "hdp" {
-        let mut m = topicd::models::hdp::model::HdpModel::decode(&bytes).unwrap();
-        m.passes.iter_mut().for_each(|p| p.seconds = 0.0);
-        return topicd::models::TopicModel::encode(&m);
-    }
-    bytes
+    store.model_blobs(job["model_id"].as_str().unwrap()).await.unwrap().unwrap().2
 }
 
 /// LDA (two chains), HDP and HPC over 4 ranks against the same jobs in one process,

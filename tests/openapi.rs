@@ -319,6 +319,46 @@ fn params_schema_bounds_are_what_the_families_accept() {
     assert!(checked > 150, "{checked} bounds checked");
 }
 
+/// The params schemas' defaults are the parsers': every property with a `default` is
+/// filled in with exactly that value when a job gives none (a property of the other
+/// family sharing the schema, or a runner option, is not stored), and every stored
+/// parameter without one in the schema has a default that depends on other parameters
+/// or on the corpus (`alpha` = 50/K, `burn_in` = iterations/2), which its description
+/// states. With the bounds above and the keys of
+/// `stored_params_keep_given_values_fill_defaults_and_match_the_schema`, the schema a
+/// client reads cannot drift from what a job does.
+#[test]
+fn params_schema_defaults_are_what_the_families_fill_in() {
+    let spec = spec_from_file();
+    let mut checked = 0;
+    for f in topicd::models::registry::REGISTRY {
+        let name = f.name();
+        let schema = &spec["components"]["schemas"][params_schema(name).as_str()];
+        let stored = f.parse_params(&serde_json::json!({})).unwrap().json().clone();
+        for (key, property) in schema["properties"].as_object().unwrap() {
+            let Some(filled) = stored.get(key) else { continue };
+            match property.get("default") {
+                Some(default) => {
+                    let same = match (default.as_f64(), filled.as_f64()) {
+                        (Some(a), Some(b)) => a == b,
+                        _ => default == filled,
+                    };
+                    assert!(same, "{name}: params.{key} defaults to {filled}, the schema says {default}");
+                    checked += 1;
+                }
+                None => {
+                    let description = property["description"].as_str().unwrap_or("");
+                    assert!(
+                        description.to_lowercase().contains("default"),
+                        "{name}: params.{key} is filled in with {filled} but the schema gives no default and its description does not say how it is chosen"
+                    );
+                }
+            }
+        }
+    }
+    assert!(checked > 80, "{checked} defaults checked");
+}
+
 /// What the auth middleware leaves open, as the spec must say it (`security: []`).
 fn open_without_token(path: &str) -> bool {
     matches!(path, "/healthz" | "/readyz" | "/openapi.json" | "/" | "/console/{path}")

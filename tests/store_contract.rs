@@ -19,6 +19,7 @@ use serde_json::json;
 use std::collections::HashMap;
 use std::time::Duration;
 use topicd::corpus::CorpusStats;
+use topicd::models::FailureKind;
 use topicd::store::corpora::NewCorpus;
 use topicd::store::jobs::{NewJob, NotQueued, QueueGate};
 use topicd::store::models::NewModel;
@@ -224,7 +225,7 @@ async fn a_claim_that_lost_its_job_writes_nothing(db: TestDb) {
     assert!(lost(store.append_trace(&old, &[TracePoint { iteration: 99, elapsed_s: 1.0, loglik_per_token: None }]).await));
     assert!(lost(store.insert_sample(&old, 99, &[9]).await));
     assert!(lost(store.save_checkpoint(&old, 99, b"old".to_vec()).await));
-    assert!(lost(store.fail_job(&old, "internal", "old").await));
+    assert!(lost(store.fail_job(&old, FailureKind::Internal, "old").await));
     assert!(lost(store.requeue_job(&old, "old").await));
     assert!(lost(store.complete_job_with_result(&old, &json!({})).await));
     let model = NewModel {
@@ -296,7 +297,7 @@ async fn attempts_that_checkpoint_are_not_counted_against_max_attempts(db: TestD
     let j = store.get_job("j").await.unwrap().unwrap();
     assert_eq!(j.status, JobStatus::Failed);
     assert!(j.error.unwrap().contains("2 times without a checkpoint"));
-    assert_eq!(j.failure.as_deref(), Some("interrupted"), "a job whose worker kept stopping failed as interrupted");
+    assert_eq!(j.failure, Some(FailureKind::Interrupted), "a job whose worker kept stopping failed as interrupted");
     assert_eq!(store.checkpoint_iteration("j").await.unwrap(), None, "a failed job's checkpoint goes");
 }
 
@@ -385,7 +386,7 @@ async fn a_checkpoint_in_chunks_reads_back_whole(db: TestDb) {
     store.discard_checkpoint("j").await.unwrap();
     assert_eq!(store.load_checkpoint("j").await.unwrap(), None);
     assert_eq!(store.purge_checkpoint_chunks(Some("j")).await.unwrap(), 0);
-    store.fail_job(&claim, "internal", "test").await.unwrap();
+    store.fail_job(&claim, FailureKind::Internal, "test").await.unwrap();
     assert_eq!(store.purge_checkpoint_chunks(None).await.unwrap(), 3);
     assert_eq!(chunks(&store).await, (0, 0));
 }
@@ -507,7 +508,7 @@ async fn sqlite_restart_requeues_interrupted_jobs_then_fails_them_after_max_atte
             let j = store.get_job("j").await.unwrap().unwrap();
             assert_eq!(j.status, JobStatus::Failed);
             assert!(j.error.unwrap().contains("3 times"));
-            assert_eq!(j.failure.as_deref(), Some("interrupted"));
+            assert_eq!(j.failure, Some(FailureKind::Interrupted));
         }
     }
     assert!(store.claim_next_job(&Worker::new("w")).await.unwrap().is_none());
@@ -585,15 +586,15 @@ async fn a_failed_job_keeps_its_failure_class_and_is_counted_by_it(db: TestDb) {
         async move { Claim::of(&store.claim_next_job(&Worker::new("w")).await.unwrap().unwrap()) }
     };
     let first = claim(&store).await;
-    store.fail_job(&first, "numerical", "log-likelihood is NaN at sweep 3").await.unwrap();
+    store.fail_job(&first, FailureKind::Numerical, "log-likelihood is NaN at sweep 3").await.unwrap();
     let second = claim(&store).await;
-    store.fail_job(&second, "invalid-input", "the corpus has no labels").await.unwrap();
+    store.fail_job(&second, FailureKind::InvalidInput, "the corpus has no labels").await.unwrap();
     let third = claim(&store).await;
     store.finish_job(&third, JobStatus::Cancelled, Some("cancelled by request")).await.unwrap();
     let failed = store.get_job(&first.job_id).await.unwrap().unwrap();
     assert_eq!(
-        (failed.status, failed.failure.as_deref(), failed.error.as_deref()),
-        (JobStatus::Failed, Some("numerical"), Some("log-likelihood is NaN at sweep 3"))
+        (failed.status, failed.failure, failed.error.as_deref()),
+        (JobStatus::Failed, Some(FailureKind::Numerical), Some("log-likelihood is NaN at sweep 3"))
     );
     assert_eq!(store.get_job(&third.job_id).await.unwrap().unwrap().failure, None);
     assert_eq!(store.count_failed_jobs_by_class().await.unwrap(), vec![("invalid-input".to_string(), 1), ("numerical".to_string(), 1)]);

@@ -5,6 +5,7 @@
 //! Internal errors are logged with their detail and shown to the client only as
 //! "internal error".
 
+use super::model_cache::ModelCacheError;
 use crate::corpus::CorpusError;
 use crate::models::ParamError;
 use crate::store::{StoreError, Unwritable};
@@ -181,6 +182,12 @@ impl IntoResponse for ApiError {
         if let Some(s) = self.retry_after_s {
             response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(s));
         }
+        // A body refused before it was read through (too large, or too slow) leaves the
+        // rest of it on the connection: say the connection ends, so that no client sends
+        // its next request down one the server is about to close.
+        if matches!(self.status, StatusCode::PAYLOAD_TOO_LARGE | StatusCode::REQUEST_TIMEOUT) {
+            response.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+        }
         response
     }
 }
@@ -197,6 +204,19 @@ impl From<StoreError> for ApiError {
         };
         tracing::error!(error = %e, "write refused: {}", why.explain());
         Self::new(status, kind, title, format!("nothing was stored: {}; reads still work", why.explain()))
+    }
+}
+
+impl From<ModelCacheError> for ApiError {
+    /// An unknown model is a 404 naming it; a model of the other kind a 409 naming
+    /// `model`; a store or decoding fault is internal (logged, never shown).
+    fn from(e: ModelCacheError) -> Self {
+        match e {
+            ModelCacheError::NotFound(id) => ApiError::not_found("model", &id),
+            e @ (ModelCacheError::NotTopics { .. } | ModelCacheError::NotCommunities { .. }) => ApiError::not_offered(e.to_string()),
+            ModelCacheError::Store(e) => ApiError::internal(e),
+            e @ ModelCacheError::Unreadable { .. } => ApiError::internal(e),
+        }
     }
 }
 

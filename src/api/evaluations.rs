@@ -15,8 +15,8 @@ use super::limits::{check_document_count, not_queued};
 use super::predict::{check_tokens, encode_documents, require_a_known_word};
 use super::AppState;
 use crate::corpus::RawDocument;
-use crate::models::heldout::HeldoutDoc;
-use crate::store::jobs::{kind, NewEvaluationJob};
+use crate::models::heldout::{EstimatorSettings, HeldoutDoc};
+use crate::store::jobs::{JobKind, NewEvaluationJob};
 use crate::store::tokens::Caller;
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
@@ -57,13 +57,14 @@ pub async fn heldout(
     let (params, seed, (input, memory)) = tokio::task::spawn_blocking(move || -> ApiResult<(Value, u64, (Vec<u8>, u64))> {
         let req: HeldoutRequest = parse_json(&body)?;
         check_document_count(req.documents.len(), max_documents)?;
-        let params = match req.params {
-            Value::Null => json!({}),
-            v @ Value::Object(_) => v,
+        let settings = match req.params {
+            Value::Null => EstimatorSettings::default(),
+            v @ Value::Object(_) => EstimatorSettings::from_json(&v)?,
             _ => return Err(ApiError::invalid("params", "must be a JSON object")),
         };
-        // Checks the estimator's settings; the family declared that it has one.
-        if m2.model.heldout_scorer(&params)?.is_none() {
+        // Checks the settings against this model's estimator; the family declared that
+        // it has one. The job stores the typed settings' JSON.
+        if m2.model.heldout_scorer(&settings)?.is_none() {
             return Err(ApiError::internal(format!("{} declares a held-out likelihood estimator but its model has none", m2.row.family)));
         }
         let (ids, encoded) = encode_documents(&m2, &req.documents)?;
@@ -79,7 +80,7 @@ pub async fn heldout(
         let input = postcard::to_allocvec(&docs).map_err(ApiError::internal)?;
         let longest = docs.iter().map(|d| d.doc.num_tokens()).max().unwrap_or(0);
         let memory = heldout_memory_bytes(m2.model.memory_bytes() + m2.lexicon.memory_bytes(), input.len(), longest, m2.model.num_topics(), threads);
-        Ok((params, req.seed.unwrap_or(0), (input, memory)))
+        Ok((settings.to_json(), req.seed.unwrap_or(0), (input, memory)))
     })
     .await
     .map_err(ApiError::internal)??;
@@ -88,7 +89,7 @@ pub async fn heldout(
         .store
         .insert_evaluation_job(NewEvaluationJob {
             id: &job_id,
-            kind: kind::HELDOUT,
+            kind: JobKind::HeldoutLikelihood,
             source_model_id: &id,
             corpus_id: None,
             model: &m.row.family,
@@ -167,7 +168,7 @@ pub async fn evaluate(State(state): State<AppState>, caller: Option<Extension<Ca
         .store
         .insert_evaluation_job(NewEvaluationJob {
             id: &job_id,
-            kind: kind::EVALUATE,
+            kind: JobKind::Evaluation,
             source_model_id: &id,
             corpus_id: Some(&corpus_id),
             model: &row.family,

@@ -8,6 +8,7 @@ use crate::corpus::CorpusStats;
 use crate::models::capabilities::Input;
 use crate::models::options::JobOptions;
 use crate::models::registry::{self, Family, InputStats};
+use crate::models::FitParams;
 use crate::store::jobs::NewJob;
 use crate::store::tokens::Caller;
 use crate::store::FitInput;
@@ -45,7 +46,7 @@ struct JobRequest {
 pub fn job_json(j: &JobRow) -> Value {
     json!({
         "id": j.id,
-        "kind": j.kind,
+        "kind": j.kind.as_str(),
         "status": j.status.as_str(),
         "corpus_id": j.corpus_id,
         "graph_id": j.graph_id,
@@ -60,7 +61,7 @@ pub fn job_json(j: &JobRow) -> Value {
         "model_id": j.model_id,
         "source_model_id": j.source_model_id,
         "error": j.error,
-        "failure": j.failure,
+        "failure": j.failure.map(|f| f.as_str()),
         "options": j.options.clone().unwrap_or_else(|| json!({})),
         "result": j.result,
         "memory_estimate_bytes": j.memory_bytes,
@@ -85,64 +86,19 @@ pub async fn create(State(state): State<AppState>, caller: Option<Extension<Call
         return Err(ApiError::invalid("graph_id", "give corpus_id (topic models) or graph_id (graph models), not both"));
     }
     let family = registry::lookup(&req.model).ok_or_else(|| unknown_model(&req.model))?;
-    let (input_id, other_given) = match family.input() {
-        Input::Corpus => (req.corpus_id, req.graph_id.is_some()),
-        Input::Graph => (req.graph_id, req.corpus_id.is_some()),
-    };
-    let input_id = input_id.ok_or_else(|| missing_input(family, other_given))?;
-    let field = family.input_field();
-    let (corpus_stats, graph_stats) = match family.input() {
-        Input::Corpus => {
-            let corpus = state.store.get_corpus(&input_id).await?.ok_or_else(|| ApiError::invalid(field, format!("no corpus with id {input_id:?}")))?;
-            let mut stats: CorpusStats = serde_json::from_value(corpus.summary["stats"].clone()).map_err(ApiError::internal)?;
-            // Corpora stored before covariates existed have none in their summary.
-            if let Some(covariates) = corpus.summary.get("covariates") {
-                stats.covariates = serde_json::from_value(covariates.clone()).map_err(ApiError::internal)?;
-            }
-            (Some(stats), None)
-        }
-        Input::Graph => {
-            let graph = state.store.get_graph(&input_id).await?.ok_or_else(|| ApiError::invalid(field, format!("no graph with id {input_id:?}")))?;
-            (None, Some(graph.stats))
-        }
-    };
-    let (stats, input) = match (&corpus_stats, &graph_stats) {
-        (Some(c), _) => (InputStats::Corpus(c), FitInput::Corpus(&input_id)),
-        (None, Some(g)) => (InputStats::Graph(g), FitInput::Graph(&input_id)),
-        (None, None) => return Err(ApiError::internal("a family fits neither a corpus nor a graph")),
+    let (input_id, stored) = input_of(&state, family, req.corpus_id, req.graph_id).await?;
+    let (stats, input) = match &stored {
+        StoredStats::Corpus(c) => (InputStats::Corpus(c), FitInput::Corpus(&input_id)),
+        StoredStats::Graph(g) => (InputStats::Graph(g), FitInput::Graph(&input_id)),
     };
     // Parsed once, here: the job keeps the parsed params' JSON (every default filled in)
     // and its options beside them; the runner reads that JSON back into the same type.
     let parsed = family.parse_params(&params)?;
     family.check_params(&parsed, stats)?;
     let ranks = options.ranks();
-    if ranks > 1 {
-        family.check_ranks(&parsed, ranks).map_err(|e| ApiError::invalid("options.ranks", e.message))?;
-        // On SQLite this process is the only replica: without a launcher the job would
-        // wait for ever.
-        if !state.runner.starts_worlds() && !state.store.is_shared() {
-            return Err(ApiError::invalid(
-                "options.ranks",
-                format!("a fit over {ranks} ranks needs a replica started with --mpi-launch, and this server (the only one on its SQLite store) has none"),
-            ));
-        }
-    }
-    let threads = options.threads_or(state.runner.default_threads());
-    let memory = family.fit_memory(stats, &parsed, threads);
-    let budget = state.runner.fit_memory_budget();
-    if memory > budget {
-        let mut e = ApiError::invalid(
-            "params",
-            format!(
-                "this {} fit is estimated to need {:.0} MB at its peak, more than this server's fit memory budget of {:.0} MB (--fit-memory-mb): fewer topics, documents or threads need less",
-                family.name(),
-                memory as f64 / 1048576.0,
-                budget as f64 / 1048576.0
-            ),
-        );
-        e.limit = Some("fit-memory-mb");
-        return Err(e);
-    }
+    check_ranks(&state, family, &parsed, ranks)?;
+    let memory = family.fit_memory(stats, &parsed, options.threads_or(state.runner.default_threads()));
+    check_fit_memory(&state, family, memory)?;
     let job = state
         .store
         .insert_job(NewJob {
@@ -157,10 +113,82 @@ pub async fn create(State(state): State<AppState>, caller: Option<Extension<Call
             ranks,
         })
         .await?
-        .map_err(|refused| not_queued(refused, &state.limits, || ApiError::invalid(field, format!("{} {input_id:?} was deleted", family.input_noun()))))?;
+        .map_err(|refused| {
+            not_queued(refused, &state.limits, || ApiError::invalid(family.input_field(), format!("{} {input_id:?} was deleted", family.input_noun())))
+        })?;
     state.runner.wake();
     let location = format!("/v1/jobs/{id}");
     Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(job_json(&job))).into_response())
+}
+
+/// The summary of a job's stored input, which the family's checks read.
+enum StoredStats {
+    Corpus(CorpusStats),
+    Graph(crate::graph::GraphStats),
+}
+
+/// The id of the input `family` fits (of `corpus_id` and `graph_id`, not both given,
+/// the one it reads) and that input's stored summary; a 422 naming the field otherwise.
+async fn input_of(state: &AppState, family: Family, corpus_id: Option<String>, graph_id: Option<String>) -> ApiResult<(String, StoredStats)> {
+    let (input_id, other_given) = match family.input() {
+        Input::Corpus => (corpus_id, graph_id.is_some()),
+        Input::Graph => (graph_id, corpus_id.is_some()),
+    };
+    let input_id = input_id.ok_or_else(|| missing_input(family, other_given))?;
+    let field = family.input_field();
+    let stats = match family.input() {
+        Input::Corpus => {
+            let corpus = state.store.get_corpus(&input_id).await?.ok_or_else(|| ApiError::invalid(field, format!("no corpus with id {input_id:?}")))?;
+            let mut stats: CorpusStats = serde_json::from_value(corpus.summary["stats"].clone()).map_err(ApiError::internal)?;
+            // Corpora stored before covariates existed have none in their summary.
+            if let Some(covariates) = corpus.summary.get("covariates") {
+                stats.covariates = serde_json::from_value(covariates.clone()).map_err(ApiError::internal)?;
+            }
+            StoredStats::Corpus(stats)
+        }
+        Input::Graph => {
+            let graph = state.store.get_graph(&input_id).await?.ok_or_else(|| ApiError::invalid(field, format!("no graph with id {input_id:?}")))?;
+            StoredStats::Graph(graph.stats)
+        }
+    };
+    Ok((input_id, stats))
+}
+
+/// A fit over several ranks: the family must run over them and some replica must be
+/// able to start them (on SQLite this process is the only replica: without a launcher
+/// the job would wait for ever). Errors name `options.ranks`.
+fn check_ranks(state: &AppState, family: Family, parsed: &FitParams, ranks: usize) -> ApiResult<()> {
+    if ranks <= 1 {
+        return Ok(());
+    }
+    family.check_ranks(parsed, ranks).map_err(|e| ApiError::invalid("options.ranks", e.message))?;
+    if !state.runner.starts_worlds() && !state.store.is_shared() {
+        return Err(ApiError::invalid(
+            "options.ranks",
+            format!("a fit over {ranks} ranks needs a replica started with --mpi-launch, and this server (the only one on its SQLite store) has none"),
+        ));
+    }
+    Ok(())
+}
+
+/// A 422 naming `params` (and the limit) when the fit's estimated peak `memory` passes
+/// the server's fit memory budget.
+fn check_fit_memory(state: &AppState, family: Family, memory: u64) -> ApiResult<()> {
+    let budget = state.runner.fit_memory_budget();
+    if memory <= budget {
+        return Ok(());
+    }
+    let mut e = ApiError::invalid(
+        "params",
+        format!(
+            "this {} fit is estimated to need {:.0} MB at its peak, more than this server's fit memory budget of {:.0} MB (--fit-memory-mb): fewer topics, documents or threads need less",
+            family.name(),
+            memory as f64 / 1048576.0,
+            budget as f64 / 1048576.0
+        ),
+    );
+    e.limit = Some("fit-memory-mb");
+    Err(e)
 }
 
 /// The job's runner options: those of `options` and those given inside `params` (taken

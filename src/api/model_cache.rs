@@ -43,9 +43,9 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
-use super::error::{ApiError, ApiResult};
 use super::ranked_documents::RankedDocuments;
 use super::topic_pages::TopicPages;
+use crate::store::StoreError;
 
 /// A topic model ready to answer questions.
 pub struct LoadedModel {
@@ -156,8 +156,38 @@ struct Slot {
     measured: Instant,
 }
 
+/// Why the cache gives no model; mapped to an HTTP answer once, in `api::error`.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ModelCacheError {
+    /// No stored model has this id (or it was deleted).
+    #[error("no model with id {0:?}")]
+    NotFound(String),
+    /// A topic model was asked for and the id names a graph model.
+    #[error("{family} models describe communities of a graph (see /v1/models/{id}/communities); they have no topics")]
+    NotTopics { family: String, id: String },
+    /// A graph model was asked for and the id names a topic model.
+    #[error("{family} models describe topics of a corpus, not communities of a graph")]
+    NotCommunities { family: String },
+    /// The store could not be read.
+    #[error("{0}")]
+    Store(Arc<StoreError>),
+    /// The stored model cannot be served: an unknown family, bytes that do not decode,
+    /// a topic model without its lexicon, or a decoding thread that died.
+    #[error("stored model {id} cannot be read: {why}")]
+    Unreadable { id: String, why: String },
+}
+
+impl From<StoreError> for ModelCacheError {
+    fn from(e: StoreError) -> Self {
+        ModelCacheError::Store(Arc::new(e))
+    }
+}
+
+/// What the cache answers.
+pub type CacheResult<T> = Result<T, ModelCacheError>;
+
 /// One load that every request for the model waits on.
-type Load = tokio::sync::OnceCell<ApiResult<Entry>>;
+type Load = tokio::sync::OnceCell<CacheResult<Entry>>;
 
 /// Everything under the cache's one lock (never held across an await).
 #[derive(Default)]
@@ -271,26 +301,23 @@ impl ModelCache {
 
     /// The decoded topic model, from the cache or the store; a 409 naming `model` for a
     /// graph model.
-    pub async fn get(&self, store: &Store, id: &str) -> ApiResult<Arc<LoadedModel>> {
+    pub async fn get(&self, store: &Store, id: &str) -> CacheResult<Arc<LoadedModel>> {
         match self.entry(store, id).await? {
             Entry::Topics(m) => Ok(m),
-            Entry::Communities(m) => Err(ApiError::not_offered(format!(
-                "{} models describe communities of a graph (see /v1/models/{id}/communities); they have no topics",
-                m.row.family
-            ))),
+            Entry::Communities(m) => Err(ModelCacheError::NotTopics { family: m.row.family.clone(), id: id.to_string() }),
         }
     }
 
     /// The decoded graph model, from the cache or the store; a 409 naming `model` for a
     /// topic model.
-    pub async fn get_communities(&self, store: &Store, id: &str) -> ApiResult<Arc<LoadedCommunities>> {
+    pub async fn get_communities(&self, store: &Store, id: &str) -> CacheResult<Arc<LoadedCommunities>> {
         match self.entry(store, id).await? {
             Entry::Communities(m) => Ok(m),
-            Entry::Topics(m) => Err(ApiError::not_offered(format!("{} models describe topics of a corpus, not communities of a graph", m.row.family))),
+            Entry::Topics(m) => Err(ModelCacheError::NotCommunities { family: m.row.family.clone() }),
         }
     }
 
-    async fn entry(&self, store: &Store, id: &str) -> ApiResult<Entry> {
+    async fn entry(&self, store: &Store, id: &str) -> CacheResult<Entry> {
         let epoch = self.epoch.load(Ordering::SeqCst);
         let (entry, checked) = self.get_or_load(id, epoch, || load(store, id)).await?;
         if !store.is_shared() || (epoch != 0 && checked == epoch) {
@@ -298,7 +325,7 @@ impl ModelCache {
         }
         let Some(generation) = store.model_names_generation(id).await? else {
             self.forget(id);
-            return Err(ApiError::not_found("model", id));
+            return Err(ModelCacheError::NotFound(id.to_string()));
         };
         if let Entry::Topics(m) = &entry {
             if m.names_generation.swap(generation, Ordering::SeqCst) != generation {
@@ -315,10 +342,10 @@ impl ModelCache {
     /// by `loader` once for every request that asks while it runs. An entry just loaded
     /// counts as checked in `epoch` unless a model event arrived while it loaded (it may
     /// be about this one).
-    async fn get_or_load<F, Fut>(&self, id: &str, epoch: u64, loader: F) -> ApiResult<(Entry, u64)>
+    async fn get_or_load<F, Fut>(&self, id: &str, epoch: u64, loader: F) -> CacheResult<(Entry, u64)>
     where
         F: FnOnce() -> Fut,
-        Fut: Future<Output = ApiResult<Entry>>,
+        Fut: Future<Output = CacheResult<Entry>>,
     {
         let load = {
             let mut kept = self.kept.lock().expect("cache lock");
@@ -488,17 +515,19 @@ impl ModelCache {
 }
 
 /// Read a model and decode it on a blocking thread.
-async fn load(store: &Store, id: &str) -> ApiResult<Entry> {
+async fn load(store: &Store, id: &str) -> CacheResult<Entry> {
     // Read before the names are, so a rename in between shows as a newer generation.
     let generation = if store.is_shared() { store.model_names_generation(id).await?.unwrap_or(-1) } else { -1 };
-    let row = store.get_model(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
-    let (family, lexicon, data) = store.model_blobs(id).await?.ok_or_else(|| ApiError::not_found("model", id))?;
-    tokio::task::spawn_blocking(move || -> ApiResult<Entry> {
-        let fam = registry::lookup(&family).ok_or_else(|| ApiError::internal(format!("stored model has unknown family {family}")))?;
-        Ok(match fam.decode(&data).map_err(ApiError::internal)? {
+    let not_found = || ModelCacheError::NotFound(id.to_string());
+    let row = store.get_model(id).await?.ok_or_else(not_found)?;
+    let (family, lexicon, data) = store.model_blobs(id).await?.ok_or_else(not_found)?;
+    let unreadable = |why: String| ModelCacheError::Unreadable { id: id.to_string(), why };
+    let decoded = tokio::task::spawn_blocking(move || -> Result<Entry, String> {
+        let fam = registry::lookup(&family).ok_or_else(|| format!("unknown family {family}"))?;
+        Ok(match fam.decode(&data).map_err(|e| e.to_string())? {
             Fitted::Topics(model) => {
-                let lexicon = lexicon.ok_or_else(|| ApiError::internal("stored topic model has no lexicon"))?;
-                let lexicon: Lexicon = postcard::from_bytes(&lexicon).map_err(ApiError::internal)?;
+                let lexicon = lexicon.ok_or("a topic model without its lexicon")?;
+                let lexicon: Lexicon = postcard::from_bytes(&lexicon).map_err(|e| format!("its lexicon: {e}"))?;
                 let pipeline = lexicon.pipeline();
                 Entry::Topics(Arc::new(LoadedModel {
                     row,
@@ -516,7 +545,8 @@ async fn load(store: &Store, id: &str) -> ApiResult<Entry> {
         })
     })
     .await
-    .map_err(ApiError::internal)?
+    .map_err(|e| unreadable(format!("the decoding thread: {e}")))?;
+    decoded.map_err(unreadable)
 }
 
 #[cfg(test)]

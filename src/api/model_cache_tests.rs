@@ -46,7 +46,7 @@ fn entry(id: &str, bytes: usize) -> Entry {
 }
 
 /// A loader that counts its calls and takes a while, so that requests overlap.
-async fn slow_load(calls: &AtomicUsize, id: &str, bytes: usize) -> ApiResult<Entry> {
+async fn slow_load(calls: &AtomicUsize, id: &str, bytes: usize) -> CacheResult<Entry> {
     calls.fetch_add(1, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_millis(50)).await;
     Ok(entry(id, bytes))
@@ -90,12 +90,12 @@ async fn a_failed_load_reaches_every_waiter_and_is_not_kept() {
     let failing = |calls: Arc<AtomicUsize>| async move {
         calls.fetch_add(1, Ordering::SeqCst);
         tokio::time::sleep(Duration::from_millis(50)).await;
-        Err::<Entry, _>(ApiError::bad_request("the blob is damaged"))
+        Err::<Entry, _>(ModelCacheError::Unreadable { id: "m".into(), why: "the blob is damaged".into() })
     };
     let tasks: Vec<_> = (0..16)
         .map(|_| {
             let (cache, calls) = (cache.clone(), calls.clone());
-            tokio::spawn(async move { cache.get_or_load("m", 0, || failing(calls)).await.err().map(|e| e.detail.clone()) })
+            tokio::spawn(async move { cache.get_or_load("m", 0, || failing(calls)).await.err().map(|e| e.to_string()) })
         })
         .collect();
     for t in tasks {

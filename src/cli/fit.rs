@@ -2,12 +2,14 @@
 
 use crate::corpus::ndjson::NdjsonReader;
 use crate::corpus::preprocess::DuplicateIds;
+use crate::corpus::Corpus;
 use crate::corpus::{PreprocessOptions, StopWords};
 use crate::models::capabilities::Input;
 use crate::models::chain::Resume;
+use crate::models::erased::TopicEntry;
 use crate::models::options::JobOptions;
 use crate::models::registry;
-use crate::models::{CancelToken, Checkpointing, FitContext, Progress, StepKind, ALWAYS_READY};
+use crate::models::{CancelToken, Checkpointing, FitContext, FitParams, Progress, StepKind, ALWAYS_READY};
 use crate::ranks::Ranks;
 use clap::Args;
 use serde_json::{json, Map, Value};
@@ -150,36 +152,9 @@ pub fn run(args: FitArgs) -> Result<(), String> {
 }
 
 fn run_on(args: FitArgs, ranks: &dyn Ranks) -> Result<(), String> {
-    let family = registry::lookup(&args.model)
-        .and_then(registry::Family::topics)
-        .ok_or_else(|| format!("unknown model {:?}; known: {}", args.model, registry::names_fitting(Input::Corpus).join(", ")))?;
-    let mut params = args.params_json()?;
-    // `--param threads=N` is the runner's option, as in a job's params: it overrides
-    // `--threads` and is not a model parameter.
-    let options = JobOptions::take_from(&mut params).map_err(|e| e.to_string())?;
-    let threads = options.threads_or(args.threads);
+    let (family, params, threads) = parse_job(&args)?;
     let t_read = Instant::now();
-    let params_json = params;
-    let params = family.parse_params(&params_json).map_err(|e| e.to_string())?;
-    // Rank 0 reads the corpus and hands the other ranks their shards; it tells them
-    // first whether the corpus and parameters are good, so a bad line ends every rank.
-    let read = ranks.is_root().then(|| {
-        read_corpus(&args).and_then(|corpus| {
-            family.check_params(&params, &corpus.stats).map_err(|e| e.to_string())?;
-            Ok(corpus)
-        })
-    });
-    if ranks.size() > 1 {
-        let mut verdict = match &read {
-            Some(Err(e)) => e.clone().into_bytes(),
-            _ => Vec::new(),
-        };
-        ranks.broadcast(0, &mut verdict);
-        if !verdict.is_empty() {
-            return Err(String::from_utf8_lossy(&verdict).into_owned());
-        }
-    }
-    let corpus = read.transpose()?;
+    let corpus = read_on_root(&args, family, &params, ranks)?;
     let read_seconds = t_read.elapsed().as_secs_f64();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| e.to_string())?;
     let reports: Mutex<Vec<Report>> = Mutex::new(Vec::new());
@@ -236,56 +211,137 @@ fn run_on(args: FitArgs, ranks: &dyn Ranks) -> Result<(), String> {
     if let Some(out) = &args.out {
         std::fs::write(out, model.encode()).map_err(|e| format!("{}: {e}", out.display()))?;
     }
-    let reports = reports.into_inner().expect("progress lock");
-    let iterations = reports.last().map(|r| r.0).unwrap_or(0);
-    // Steady-state time per sweep: from the end of sweep 1 to the end of the last one.
-    let per_iteration = match (reports.first(), reports.last()) {
-        (Some(a), Some(b)) if b.0 > a.0 => b.1.duration_since(a.1).as_secs_f64() / (b.0 - a.0) as f64,
-        _ => fit_seconds / iterations.max(1) as f64,
+    let measured = Measured {
+        documents,
+        terms,
+        nonzeros,
+        tokens: stats.num_tokens,
+        memory_estimate: family.fit_memory(&stats, &params, threads),
+        per_rank,
+        resumed: resumed.into_inner().expect("resume lock"),
+        read_seconds,
+        fit_seconds,
+        timing: Timing::of(&reports.into_inner().expect("progress lock"), t_fit, fit_seconds),
     };
-    let loglik = reports.iter().rev().find_map(|r| r.2);
-    // Schedules that mix kinds of step (HPC): mean seconds of scans that refit modes and
-    // of the rest.
-    let mut by_kind = [(0.0, 0usize); 2];
-    let mut previous = t_fit;
-    for r in &reports {
-        if let Some(refit) = r.3 {
-            let slot = &mut by_kind[refit as usize];
-            slot.0 += r.1.duration_since(previous).as_secs_f64();
-            slot.1 += 1;
-        }
-        previous = r.1;
-    }
-    let mean = |(total, n): (f64, usize)| (n > 0).then(|| total / n as f64);
-    let tokens = stats.num_tokens;
-    println!(
-        "{}",
+    println!("{}", measured.report(&args, family.name(), threads, ranks.size(), model.as_ref()));
+    Ok(())
+}
+
+/// What rank 0 measured of a fit, for its one line of JSON.
+struct Measured {
+    documents: usize,
+    terms: usize,
+    nonzeros: usize,
+    tokens: u64,
+    memory_estimate: u64,
+    per_rank: Vec<Value>,
+    resumed: Option<String>,
+    read_seconds: f64,
+    fit_seconds: f64,
+    timing: Timing,
+}
+
+impl Measured {
+    /// The line `topicd fit` prints.
+    fn report(&self, args: &FitArgs, family: &str, threads: usize, ranks: usize, model: &dyn crate::models::TopicModel) -> Value {
+        let t = &self.timing;
         json!({
-            "model": family.name(),
-            "documents": documents,
-            "terms": terms,
-            "tokens": tokens,
-            "nonzeros": nonzeros,
+            "model": family,
+            "documents": self.documents,
+            "terms": self.terms,
+            "tokens": self.tokens,
+            "nonzeros": self.nonzeros,
             "topics": model.num_topics(),
-            "iterations": iterations,
+            "iterations": t.iterations,
             "threads": threads,
-            "ranks": ranks.size(),
-            "per_rank": per_rank,
+            "ranks": ranks,
+            "per_rank": self.per_rank,
             "seed": args.seed,
-            "resumed": resumed.into_inner().expect("resume lock"),
-            "read_seconds": read_seconds,
-            "fit_seconds": fit_seconds,
-            "seconds_per_iteration": per_iteration,
-            "tokens_per_second": tokens as f64 / per_iteration,
-            "loglik_per_token": loglik,
-            "seconds_per_steady_scan": mean(by_kind[0]),
-            "seconds_per_refit_scan": mean(by_kind[1]),
-            "memory_estimate_bytes": family.fit_memory(&stats, &params, threads),
+            "resumed": self.resumed,
+            "read_seconds": self.read_seconds,
+            "fit_seconds": self.fit_seconds,
+            "seconds_per_iteration": t.per_iteration,
+            "tokens_per_second": self.tokens as f64 / t.per_iteration,
+            "loglik_per_token": t.loglik,
+            "seconds_per_steady_scan": t.steady_scan,
+            "seconds_per_refit_scan": t.refit_scan,
+            "memory_estimate_bytes": self.memory_estimate,
             "peak_rss_bytes": peak_rss_bytes(),
             "diagnostics": model.diagnostics(),
         })
-    );
-    Ok(())
+    }
+}
+
+/// The family, its parsed params and the thread count of the command line's fit.
+fn parse_job(args: &FitArgs) -> Result<(&'static dyn TopicEntry, FitParams, usize), String> {
+    let family = registry::lookup(&args.model)
+        .and_then(registry::Family::topics)
+        .ok_or_else(|| format!("unknown model {:?}; known: {}", args.model, registry::names_fitting(Input::Corpus).join(", ")))?;
+    let mut params = args.params_json()?;
+    // `--param threads=N` is the runner's option, as in a job's params: it overrides
+    // `--threads` and is not a model parameter.
+    let options = JobOptions::take_from(&mut params).map_err(|e| e.to_string())?;
+    let params = family.parse_params(&params).map_err(|e| e.to_string())?;
+    Ok((family, params, options.threads_or(args.threads)))
+}
+
+/// Rank 0 reads the corpus and checks the params against it (the other ranks get
+/// `None`); over several ranks it first tells the others whether that went well, so a
+/// bad line ends every rank with the same message.
+fn read_on_root(args: &FitArgs, family: &dyn TopicEntry, params: &FitParams, ranks: &dyn Ranks) -> Result<Option<Corpus>, String> {
+    let read = ranks.is_root().then(|| {
+        read_corpus(args).and_then(|corpus| {
+            family.check_params(params, &corpus.stats).map_err(|e| e.to_string())?;
+            Ok(corpus)
+        })
+    });
+    if ranks.size() > 1 {
+        let mut verdict = match &read {
+            Some(Err(e)) => e.clone().into_bytes(),
+            _ => Vec::new(),
+        };
+        ranks.broadcast(0, &mut verdict);
+        if !verdict.is_empty() {
+            return Err(String::from_utf8_lossy(&verdict).into_owned());
+        }
+    }
+    read.transpose()
+}
+
+/// What the progress reports say about the fit's pace.
+struct Timing {
+    iterations: u64,
+    /// Steady-state seconds per sweep: from the end of sweep 1 to the end of the last.
+    per_iteration: f64,
+    /// The last log-likelihood per token reported.
+    loglik: Option<f64>,
+    /// Schedules that mix kinds of step (HPC): mean seconds of the scans that keep the
+    /// modes and of those that refit them.
+    steady_scan: Option<f64>,
+    refit_scan: Option<f64>,
+}
+
+impl Timing {
+    fn of(reports: &[Report], t_fit: Instant, fit_seconds: f64) -> Timing {
+        let iterations = reports.last().map(|r| r.0).unwrap_or(0);
+        let per_iteration = match (reports.first(), reports.last()) {
+            (Some(a), Some(b)) if b.0 > a.0 => b.1.duration_since(a.1).as_secs_f64() / (b.0 - a.0) as f64,
+            _ => fit_seconds / iterations.max(1) as f64,
+        };
+        let loglik = reports.iter().rev().find_map(|r| r.2);
+        let mut by_kind = [(0.0, 0usize); 2];
+        let mut previous = t_fit;
+        for r in reports {
+            if let Some(refit) = r.3 {
+                let slot = &mut by_kind[refit as usize];
+                slot.0 += r.1.duration_since(previous).as_secs_f64();
+                slot.1 += 1;
+            }
+            previous = r.1;
+        }
+        let mean = |(total, n): (f64, usize)| (n > 0).then(|| total / n as f64);
+        Timing { iterations, per_iteration, loglik, steady_scan: mean(by_kind[0]), refit_scan: mean(by_kind[1]) }
+    }
 }
 
 /// Replace `path` with `bytes` so that a reader (or a kill) never sees half a file: write

@@ -10,13 +10,12 @@ use super::admission::waiting_for_memory;
 use super::fit_task::{CheckpointPlan, FitTask};
 use crate::corpus::Corpus;
 use crate::graph::Graph;
-use crate::models::heldout::{score_documents, HeldoutDoc};
+use crate::models::heldout::{score_documents, EstimatorSettings, HeldoutDoc};
 use crate::models::options::{without_options, JobOptions};
 use crate::models::registry::{self, FitSource, Fitted};
 use crate::models::{CancelToken, FailureKind, FitError};
-use crate::store::jobs::kind;
 use crate::store::models::NewModel;
-use crate::store::{Claim, FitInput, JobRow, JobStatus, LoadedCheckpoint, MemoryRoom, Renewal, Store, StoreError, Worker};
+use crate::store::{Claim, FitInput, JobKind, JobRow, JobStatus, LoadedCheckpoint, MemoryRoom, Renewal, Store, StoreError, Worker};
 use crate::world;
 use serde_json::json;
 use std::collections::HashMap;
@@ -305,7 +304,7 @@ impl Runner {
         let cancel_requested = job.cancel_requested || matches!(self.store.get_job(&job.id).await, Ok(Some(j)) if j.cancel_requested);
         let outcome = if cancel_requested {
             Err(FitError::Cancelled)
-        } else if job.kind == kind::FIT {
+        } else if job.kind == JobKind::Fit {
             self.execute_fit(&job, &token, &lease_lost).await.map(Outcome::Model)
         } else {
             self.execute_evaluation(&job, &token, &lease_lost).await.map(Outcome::Result)
@@ -345,7 +344,7 @@ impl Runner {
                     Some(u) => format!("could not store {what}: {}", u.explain()),
                     None => format!("could not store {what}: {e}"),
                 };
-                if let Err(e) = self.store.fail_job(&claim, FailureKind::StoreFault.as_str(), &reason).await {
+                if let Err(e) = self.store.fail_job(&claim, FailureKind::StoreFault, &reason).await {
                     tracing::error!(error = %e, "could not mark the job failed either; its lease runs out and it is claimed again");
                 }
             }
@@ -399,7 +398,7 @@ impl Runner {
                 tracing::warn!(error = %e, attempt = job.attempts, "the job's world ended; re-queued");
             }
             Err(e) => {
-                self.store.fail_job(claim, e.kind().as_str(), &e.to_string()).await?;
+                self.store.fail_job(claim, e.kind(), &e.to_string()).await?;
                 tracing::warn!(error = %e, failure = e.kind().as_str(), "job failed");
             }
         }
@@ -490,15 +489,18 @@ impl Runner {
             .ok_or_else(|| FitError::InvalidInput(format!("model {model_id} no longer exists")))?;
         let family =
             registry::lookup(&family_name).and_then(registry::Family::topics).ok_or_else(|| FitError::Internal(format!("unknown model {family_name:?}")))?;
-        let (params, seed) = (job.params.clone(), job.seed);
-        match job.kind.as_str() {
-            kind::HELDOUT => {
+        let seed = job.seed;
+        match job.kind {
+            JobKind::HeldoutLikelihood => {
                 let input = self
                     .store
                     .job_input(&job.id)
                     .await
                     .map_err(|e| FitError::Store(format!("could not read the job's documents: {e}")))?
                     .ok_or_else(|| FitError::Internal("the job's documents are missing".into()))?;
+                // The settings the job stored at submit, read back into their type.
+                let settings = EstimatorSettings::from_json(&job.params)
+                    .map_err(|e| FitError::InvalidInput(format!("the job's stored estimator settings no longer parse: {e}")))?;
                 // Checkpoints: the documents scored so far (iteration = their number).
                 let plan = self.checkpoint_plan(job).await;
                 self.fit_task(job, token, lease_lost, plan)
@@ -507,7 +509,7 @@ impl Runner {
                         let docs: Vec<HeldoutDoc> =
                             postcard::from_bytes(&input).map_err(|e| FitError::Internal(format!("stored documents are corrupt: {e}")))?;
                         let scorer = model
-                            .heldout_scorer(&params)?
+                            .heldout_scorer(&settings)?
                             .ok_or_else(|| FitError::InvalidInput(format!("{family_name} models have no held-out likelihood estimator")))?;
                         let report = score_documents(scorer.as_ref(), &docs, seed, ctx)?;
                         let unknown: Vec<u64> = docs.iter().map(|d| d.doc.oov_tokens).collect();
@@ -517,7 +519,7 @@ impl Runner {
                     })
                     .await
             }
-            kind::EVALUATE => {
+            JobKind::Evaluation => {
                 let corpus_id = job.corpus_id.clone().unwrap_or_default();
                 let blob = self.corpus_blob(&corpus_id).await?;
                 self.fit_task(job, token, lease_lost, CheckpointPlan::default())
@@ -531,7 +533,7 @@ impl Runner {
                     })
                     .await
             }
-            other => Err(FitError::Internal(format!("unknown job kind {other:?}"))),
+            JobKind::Fit => Err(FitError::Internal("a fit job run as an evaluation".into())),
         }
     }
 

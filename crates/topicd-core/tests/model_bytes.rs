@@ -30,7 +30,11 @@
 //! several chains: `chains` (1) joined their parameters and two empty lists (the chains'
 //! alignments, the draws per chain) their model's end; the same resume pins hold.
 //! HDP's when its model could keep covariates for effects (version 3): four empty
-//! fields at its end, stripped before the pre-split check ([`before_covariates`]).
+//! fields at its end (its pre-split digest had gone already).
+//! HDP's again when its passes' wall-clock seconds left the model (version 4, issue 56):
+//! its row keeps the version 3 digest, taken with every pass' seconds 0 as the check
+//! used to zero them, and checks it against the current bytes put back in version 3's
+//! layout ([`hdp_as_version3`]): nothing but the seconds left.
 //! HPC's and PCM's likewise, for the same reason: their model's version (7) and its end
 //! (the chain count 1, no alignments, no covariate design, rows or θ draws) changed,
 //! nothing before it (`hpc::fit_tests` decodes the version 6 bytes to the same model,
@@ -45,26 +49,43 @@
 use sha2::{Digest, Sha256};
 use topicd_core::corpus::{build_corpus, PreprocessOptions, StopWords};
 use topicd_core::graph::build_graph;
+use topicd_core::models::hdp::fit::PassRecord;
 use topicd_core::models::hdp::model::HdpModel;
 use topicd_core::models::hpc::simulate::{simulate, SimulationConfig};
 use topicd_core::models::registry::{self, FitSource};
-use topicd_core::models::{FitContext, TopicModel};
+use topicd_core::models::FitContext;
 
-/// Each family's brief fit, the digest of its model's bytes before the workspace split
-/// (with `threads` among the parameters) and the digest of its current bytes.
-const EXPECTED: &[(&str, &str, Option<&str>, &str)] = &[
-    ("lda", r#"{"topics": 8, "iterations": 6, "burn_in": 3}"#, None, "1d1acaf5fcf0c20949ccbcb614e45832593311f88c4ae7b52f2f9dd6042ab036"),
-    ("hpc", r#"{"iterations": 4, "burn_in": 2, "test_fraction": 0.2}"#, None, "f996511c1a26dfdcb3524c14f891fae2cab1772bc02077d60d2ca882e655a2b9"),
-    ("pcm", r#"{"topics": 6, "iterations": 4, "burn_in": 2}"#, None, "7a2289792d2e9990637b7624a19839a3adb5e419e079f515e6b1f840e9411165"),
-    ("dcnt", r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#, None, "35ed3583de9c73028a8a528782b4523a0a2a22adc9149ab10f2a3a946a0b9333"),
-    ("scnt", r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#, None, "802a07b90f0bb8b8d1336b655abbf4e22d16607714c114b9be1ca4712c77eade"),
+/// What a family's current bytes are checked against besides their own digest.
+enum Before {
+    /// Nothing older.
+    Nothing,
+    /// The digest before the workspace split, with `threads` among the parameters
+    /// ([`as_before_threads_left`]).
+    ThreadsLeft(&'static str),
+    /// HDP's digest in its version 3 layout, every pass' seconds 0 ([`hdp_as_version3`]).
+    SecondsLeft(&'static str),
+}
+
+/// Each family's brief fit, the digest its bytes had before a layout change, and the
+/// digest of its current bytes.
+const EXPECTED: &[(&str, &str, Before, &str)] = &[
+    ("lda", r#"{"topics": 8, "iterations": 6, "burn_in": 3}"#, Before::Nothing, "1d1acaf5fcf0c20949ccbcb614e45832593311f88c4ae7b52f2f9dd6042ab036"),
+    ("hpc", r#"{"iterations": 4, "burn_in": 2, "test_fraction": 0.2}"#, Before::Nothing, "f996511c1a26dfdcb3524c14f891fae2cab1772bc02077d60d2ca882e655a2b9"),
+    ("pcm", r#"{"topics": 6, "iterations": 4, "burn_in": 2}"#, Before::Nothing, "7a2289792d2e9990637b7624a19839a3adb5e419e079f515e6b1f840e9411165"),
+    ("dcnt", r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#, Before::Nothing, "35ed3583de9c73028a8a528782b4523a0a2a22adc9149ab10f2a3a946a0b9333"),
+    ("scnt", r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#, Before::Nothing, "802a07b90f0bb8b8d1336b655abbf4e22d16607714c114b9be1ca4712c77eade"),
     // HDP's numbers moved by rounding when its batch sums became split-independent
     // (decision 0050), so it has no digest from before the split any more.
-    ("hdp", r#"{"topics": 8, "passes": 3}"#, None, "5e05f1fcfaf8fe4ea9bf495fe064efaa7527beda8f71cdfd4a8d1ec40e3b368d"),
+    (
+        "hdp",
+        r#"{"topics": 8, "passes": 3}"#,
+        Before::SecondsLeft("5e05f1fcfaf8fe4ea9bf495fe064efaa7527beda8f71cdfd4a8d1ec40e3b368d"),
+        "3144116294425b5c352e9d2da179403e812b1ce1dfcda8814a1d3ebbc66e7589",
+    ),
     (
         "hdp_ammsb",
         r#"{"communities": 6, "passes": 3}"#,
-        Some("395f6cc0050954bd14fa51ca090ee7baae18fdf7630bfdcdf1ca679a7ac566a5"),
+        Before::ThreadsLeft("395f6cc0050954bd14fa51ca090ee7baae18fdf7630bfdcdf1ca679a7ac566a5"),
         "073316dd6eafe2b98b154246c0830a71488f5b5c56a552e9ee9f2f33cf90ce3e",
     ),
 ];
@@ -90,33 +111,17 @@ fn as_before_threads_left(bytes: &[u8], before: &str) -> bool {
     })
 }
 
-/// HDP's bytes in its version 2 layout: version 3 appended four empty fields (no
-/// covariates' design, rows, q(π_d) or draws), four zero bytes; other families' as
-/// they are.
-fn before_covariates(family: &str, bytes: &[u8]) -> Vec<u8> {
-    match family {
-        "hdp" => {
-            let (body, tail) = bytes.split_at(bytes.len() - 4);
-            assert_eq!(tail, [0; 4], "a fit without covariates");
-            let mut old = body.to_vec();
-            old[0] -= 1;
-            old
-        }
-        _ => bytes.to_vec(),
-    }
-}
-
-/// The model's bytes with its wall-clock times zeroed: HDP records each pass' seconds,
-/// the one thing two runs of the same fit may differ in.
-fn without_wall_clock(family: &str, bytes: Vec<u8>) -> Vec<u8> {
-    match family {
-        "hdp" => {
-            let mut m = HdpModel::decode(&bytes).expect("an HDP model decodes");
-            m.passes.iter_mut().for_each(|p| p.seconds = 0.0);
-            m.encode()
-        }
-        _ => bytes,
-    }
+/// HDP's current bytes in its version 3 layout: each pass with its wall-clock seconds
+/// (0, as the check used to zero them) after its other fields; every other field as it
+/// is, in the model's order.
+fn hdp_as_version3(bytes: &[u8]) -> Vec<u8> {
+    let m = HdpModel::decode(bytes).expect("an HDP model decodes");
+    let timed: Vec<PassRecord> = m.passes.iter().map(|summary| PassRecord { summary: summary.clone(), seconds: 0.0 }).collect();
+    let head = (3u32, &m.params, m.num_terms, m.num_topics, &m.topic_word, &m.stick, &m.topic_tokens, &timed);
+    let tail = (m.stick_fallbacks, m.documents, m.tokens, m.test_documents, &m.heldout, &m.design, &m.design_rows, &m.doc_dirichlet, m.effect_draws);
+    let mut out = postcard::to_allocvec(&head).expect("plain data encodes");
+    out.extend(postcard::to_allocvec(&tail).expect("plain data encodes"));
+    out
 }
 
 fn digest(bytes: &[u8]) -> String {
@@ -145,23 +150,29 @@ fn every_family_gives_the_recorded_model_bytes_on_one_and_two_threads() {
     assert_eq!(EXPECTED.len(), registry::REGISTRY.len(), "every registered family has a recorded digest");
     let mut report = Vec::new();
     let mut mismatched = Vec::new();
-    for (name, params, before_threads_left, expected) in EXPECTED {
+    for (name, params, before, expected) in EXPECTED {
         let family = registry::lookup(name).unwrap_or_else(|| panic!("{name} is registered"));
         let params = family.parse_params(&serde_json::from_str(params).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut blobs = Vec::new();
-        for threads in [1, 2] {
+        // One thread, two, and one again: a second run must give the first's bytes.
+        for threads in [1, 2, 1] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             let source = match family.input() {
                 topicd_core::models::capabilities::Input::Corpus => FitSource::Corpus(&corpus),
                 topicd_core::models::capabilities::Input::Graph => FitSource::Graph(&graph),
             };
             let fitted = pool.install(|| FitContext::silent(|ctx| family.fit(source, &params, 7, ctx))).unwrap_or_else(|e| panic!("{name} fits: {e}"));
-            blobs.push(without_wall_clock(name, fitted.encode()));
+            blobs.push(fitted.encode());
         }
         let digests: Vec<String> = blobs.iter().map(|b| digest(b)).collect();
         assert_eq!(digests[0], digests[1], "{name}: one thread and two give different model bytes");
-        let as_before = before_threads_left.is_none_or(|before| as_before_threads_left(&before_covariates(name, &blobs[0]), before));
-        report.push(format!("{name}: {} (the bytes of before the split but for threads: {as_before})", digests[0]));
+        assert_eq!(digests[0], digests[2], "{name}: a second run of the same seed gives other model bytes");
+        let as_before = match before {
+            Before::Nothing => true,
+            Before::ThreadsLeft(old) => as_before_threads_left(&blobs[0], old),
+            Before::SecondsLeft(old) => digest(&hdp_as_version3(&blobs[0])) == *old,
+        };
+        report.push(format!("{name}: {} (the bytes of before their layout changed: {as_before})", digests[0]));
         if digests[0] != *expected || !as_before {
             mismatched.push(*name);
         }

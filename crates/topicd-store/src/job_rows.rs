@@ -6,6 +6,36 @@
 
 use super::{seed_from_sql, StoreError, StoreResult};
 use sqlx::Row;
+use topicd_core::models::FailureKind;
+
+/// What a job does: a fit produces a model; the others evaluate one and produce a
+/// result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobKind {
+    /// Fit a model on a corpus or a graph.
+    Fit,
+    /// Held-out likelihood of submitted documents under a model.
+    HeldoutLikelihood,
+    /// Score a supervised model's predictions on its corpus' test split.
+    Evaluation,
+}
+
+impl JobKind {
+    pub const ALL: [JobKind; 3] = [JobKind::Fit, JobKind::HeldoutLikelihood, JobKind::Evaluation];
+
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobKind::Fit => "fit",
+            JobKind::HeldoutLikelihood => "heldout_likelihood",
+            JobKind::Evaluation => "evaluation",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<JobKind> {
+        JobKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
 
 /// A job's lifecycle state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +73,7 @@ impl JobStatus {
 #[derive(Debug, Clone)]
 pub struct JobRow {
     pub id: String,
-    pub kind: String,
+    pub kind: JobKind,
     pub corpus_id: Option<String>,
     pub model: String,
     pub params: serde_json::Value,
@@ -68,7 +98,7 @@ pub struct JobRow {
     pub waiting: Option<String>,
     /// The class of a failed job's failure (`invalid-input`, `store-fault`,
     /// `interrupted`, `numerical`, `internal`); `None` unless it failed.
-    pub failure: Option<String>,
+    pub failure: Option<FailureKind>,
     /// A fit job's runner options (`threads`, `checkpoint_every_s`) as submitted;
     /// `None` for evaluation jobs and jobs queued before options left the params.
     pub options: Option<serde_json::Value>,
@@ -89,9 +119,11 @@ fn json_col(r: &sqlx::any::AnyRow, col: &str) -> StoreResult<Option<serde_json::
 
 pub(crate) fn row_to_job(r: &sqlx::any::AnyRow) -> StoreResult<JobRow> {
     let status: String = r.try_get("status")?;
+    let kind: String = r.try_get("kind")?;
+    let failure: Option<String> = r.try_get("failure")?;
     Ok(JobRow {
         id: r.try_get("id")?,
-        kind: r.try_get("kind")?,
+        kind: JobKind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("job kind {kind}")))?,
         corpus_id: r.try_get("corpus_id")?,
         model: r.try_get("model")?,
         params: json_col(r, "params")?.unwrap_or(serde_json::Value::Null),
@@ -110,7 +142,7 @@ pub(crate) fn row_to_job(r: &sqlx::any::AnyRow) -> StoreResult<JobRow> {
         graph_id: r.try_get("graph_id")?,
         memory_bytes: r.try_get::<Option<i64>, _>("memory_bytes")?.map(|b| b.max(0) as u64),
         waiting: r.try_get("waiting")?,
-        failure: r.try_get("failure")?,
+        failure: failure.map(|f| FailureKind::parse(&f).ok_or_else(|| StoreError::Corrupt(format!("job failure {f}")))).transpose()?,
         options: json_col(r, "options")?,
     })
 }

@@ -5,7 +5,8 @@ use super::{now, seed_to_sql, Store, StoreError, StoreResult};
 use sqlx::Row;
 
 use super::job_rows::row_to_job;
-pub use super::job_rows::{JobRow, JobStatus, TracePoint};
+pub use super::job_rows::{JobKind, JobRow, JobStatus, TracePoint};
+use topicd_core::models::FailureKind;
 
 /// What a fit job fits.
 #[derive(Debug, Clone, Copy)]
@@ -92,21 +93,11 @@ async fn queue_refusal(tx: &mut sqlx::Transaction<'static, sqlx::Any>, gate: &Qu
     Ok(None)
 }
 
-/// Job kinds: a fit produces a model; the others evaluate one and produce a result.
-pub mod kind {
-    /// Fit a model on a corpus.
-    pub const FIT: &str = "fit";
-    /// Held-out likelihood of submitted documents under a model.
-    pub const HELDOUT: &str = "heldout_likelihood";
-    /// Score a supervised model's predictions on its corpus' test split.
-    pub const EVALUATE: &str = "evaluation";
-}
-
 /// An evaluation job to queue against a stored model.
 pub struct NewEvaluationJob<'a> {
     pub id: &'a str,
-    /// One of [`kind`]'s evaluation kinds.
-    pub kind: &'a str,
+    /// An evaluation kind ([`JobKind::HeldoutLikelihood`] or [`JobKind::Evaluation`]).
+    pub kind: JobKind,
     pub source_model_id: &'a str,
     /// The corpus the job reads (test-split evaluation), if any.
     pub corpus_id: Option<&'a str>,
@@ -135,7 +126,7 @@ impl Store {
                AND ($11 IS NULL OR EXISTS (SELECT 1 FROM corpora WHERE id = $12))",
         )
         .bind(j.id)
-        .bind(j.kind)
+        .bind(j.kind.as_str())
         .bind(j.corpus_id)
         .bind(j.model)
         .bind(j.params.to_string())
@@ -352,8 +343,8 @@ impl Store {
 
     /// End a running job as failed, with the class of its failure (see
     /// [`JobRow::failure`]) and its reason, while `claim` holds it.
-    pub async fn fail_job(&self, claim: &Claim, failure: &str, reason: &str) -> StoreResult<()> {
-        self.end_job(claim, JobStatus::Failed, Some(reason), Some(failure)).await
+    pub async fn fail_job(&self, claim: &Claim, failure: FailureKind, reason: &str) -> StoreResult<()> {
+        self.end_job(claim, JobStatus::Failed, Some(reason), Some(failure.as_str())).await
     }
 
     async fn end_job(&self, claim: &Claim, status: JobStatus, error: Option<&str>, failure: Option<&str>) -> StoreResult<()> {

@@ -43,7 +43,7 @@ use std::time::Duration;
 pub use checkpoints::LoadedCheckpoint;
 pub use corpora::{CorpusRow, DeleteOutcome};
 pub use graphs::GraphRow;
-pub use jobs::{FitInput, JobRow, JobStatus, TracePoint};
+pub use jobs::{FitInput, JobKind, JobRow, JobStatus, TracePoint};
 pub use leases::{Claim, LeaseRecord, MemoryRoom, Renewal, Worker};
 pub use location::DbLocation;
 pub use models::ModelRow;

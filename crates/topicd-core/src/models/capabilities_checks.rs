@@ -24,7 +24,7 @@ fn declared_capabilities_match_what_fitted_models_answer() {
         assert_eq!(declared.input, Input::Corpus, "{}", family.name());
         assert!(!declared.communities, "{}", family.name());
         // A family that scores labels on a test split is given one.
-        let mut quick = family.quick_params();
+        let mut quick = family.quick_params().json().clone();
         if declared.label_evaluation {
             quick["test_fraction"] = json!(0.2);
         }
@@ -68,7 +68,7 @@ fn declared_capabilities_match_what_fitted_models_answer() {
         let (it, bytes) = samples.first().cloned().unwrap_or((1, Vec::new()));
         let drawn = model.topic_draw(it, &bytes).unwrap_or_else(|e| panic!("{name}: its own sample draws: {e}"));
         assert_eq!(drawn.is_some_and(|t| t.topics.len() == model.num_topics()), declared.summary_intervals, "{name}: summary intervals");
-        let scorer = model.heldout_scorer(&json!({})).unwrap_or_else(|e| panic!("{name}: default estimator settings are valid: {e:?}"));
+        let scorer = model.heldout_scorer(&Default::default()).unwrap_or_else(|e| panic!("{name}: default estimator settings are valid: {e:?}"));
         assert_eq!(scorer.is_some(), declared.heldout_likelihood, "{name}: held-out likelihood");
     }
 }

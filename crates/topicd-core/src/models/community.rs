@@ -7,27 +7,32 @@
 //! parameters, fits and decodes; a fitted [`CommunityModel`] reports its communities.
 //! Adding one means a folder under `models/` and a line in [`super::registry::REGISTRY`].
 
-use super::{FitContext, FitError, FitParams, ModelError, ParamError};
+use super::{FitContext, FitError, ModelError, ParamError};
 use crate::graph::{Graph, GraphStats};
 
-/// A kind of relational model: parameter checking, fitting and decoding.
-pub trait CommunityFamily: Sync {
+/// A kind of relational model, typed: parameter checking, fitting and decoding (seen by
+/// the registry through [`super::erased::CommunityEntry`], as topic families are).
+pub trait CommunityFamily: Sync + 'static {
+    /// The family's parameters, every default filled in.
+    type Params: Clone + std::fmt::Debug + Send + Sync + 'static;
     /// Wire name used in `POST /v1/jobs` with a `graph_id`.
     fn name(&self) -> &'static str;
-    /// Parse `params` (a JSON object) into this family's typed parameters, defaults
-    /// filled in; errors name the field (see [`super::ModelFamily::parse_params`]).
-    fn parse_params(&self, params: &serde_json::Value) -> Result<FitParams, ParamError>;
-    /// Check parsed `params` against the graph before a job is queued.
-    fn check_params(&self, params: &FitParams, graph: &GraphStats) -> Result<(), ParamError>;
+    /// Parse `params` (a JSON object) into [`Self::Params`], defaults filled in; errors
+    /// name the field (see [`super::ModelFamily::parse_params`]).
+    fn parse_params(&self, params: &serde_json::Value) -> Result<Self::Params, ParamError>;
+    /// The stored form of `params`, which [`Self::parse_params`] reads back.
+    fn params_json(&self, params: &Self::Params) -> serde_json::Value;
+    /// Check `params` against the graph before a job is queued.
+    fn check_params(&self, params: &Self::Params, graph: &GraphStats) -> Result<(), ParamError>;
     /// Peak resident memory of this family's fit as the service runs it (the decoded
     /// graph, the state, the memo, checkpoint bytes while one is written, the encoded
     /// model), in bytes, from the graph summary, the params and `threads` (see
     /// [`super::ModelFamily::fit_memory`]).
-    fn fit_memory(&self, graph: &GraphStats, params: &FitParams, threads: usize) -> u64;
+    fn fit_memory(&self, graph: &GraphStats, params: &Self::Params, threads: usize) -> u64;
     /// Fit on `graph`. Must poll `ctx.cancel` at least once per pass.
-    fn fit(&self, graph: &Graph, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn CommunityModel>, FitError>;
+    fn fit(&self, graph: &Graph, params: &Self::Params, seed: u64, ctx: &FitContext) -> Result<Box<dyn CommunityModel>, FitError>;
     /// Params of a brief fit on any small graph (see [`super::ModelFamily::quick_params`]).
-    fn quick_params(&self) -> serde_json::Value;
+    fn quick_params(&self) -> Self::Params;
     /// Decode a model previously produced by [`CommunityModel::encode`].
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn CommunityModel>, ModelError>;
     /// What a fitted model of this family offers.

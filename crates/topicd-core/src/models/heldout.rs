@@ -44,6 +44,52 @@ pub trait DocScorer: Sync {
     fn log_likelihood(&self, doc: &HeldoutDoc, rng: &mut StreamRng) -> f64;
 }
 
+/// The settings a request gives a held-out estimator (`estimator` of
+/// `POST /v1/models/{id}/heldout` and of evaluation jobs), read once at the edge with
+/// their bounds; unset ones take the estimator's defaults. The stored form of an
+/// evaluation's settings is this struct's JSON (unset ones left out). A model whose
+/// estimator does not take a setting refuses it by name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EstimatorSettings {
+    /// Sweeps before the estimator's search for its high-probability state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burn_in: Option<usize>,
+    /// S, the length of the transition chain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain_length: Option<usize>,
+    /// DCNT's and SCNT's proposals per activation entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acceptance_samples: Option<usize>,
+}
+
+impl EstimatorSettings {
+    /// Read `settings` (a JSON object); an unknown key or a value out of bounds is an
+    /// error naming it.
+    pub fn from_json(settings: &serde_json::Value) -> Result<Self, super::ParamError> {
+        let mut r = super::params::ParamReader::new(settings)?;
+        let burn_in = r.uint_in("burn_in", 0, 100_000)?.map(|x| x as usize);
+        let chain_length = r.uint_in("chain_length", 1, 100_000)?.map(|x| x as usize);
+        let acceptance_samples = r.uint_in("acceptance_samples", 1, 1_000_000)?.map(|x| x as usize);
+        r.finish()?;
+        Ok(EstimatorSettings { burn_in, chain_length, acceptance_samples })
+    }
+
+    /// The stored form ([`Self::from_json`] reads it back).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("plain data serialises")
+    }
+
+    /// `Err` naming `acceptance_samples` when it is set for an estimator that has none
+    /// (`estimator`, for the message).
+    pub fn refuse_acceptance_samples(&self, estimator: &str) -> Result<(), super::ParamError> {
+        match self.acceptance_samples {
+            None => Ok(()),
+            Some(_) => Err(super::ParamError::new("acceptance_samples", format!("{estimator} takes burn_in and chain_length only"))),
+        }
+    }
+}
+
 /// One document's estimate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DocEstimate {

@@ -25,8 +25,8 @@ pub mod dcnt;
 pub mod design;
 pub mod effects;
 pub mod encoding_upgrade;
+pub mod erased;
 pub mod exclusivity;
-pub mod fit_params;
 pub mod hdp;
 pub mod hdp_ammsb;
 pub mod heldout;
@@ -41,30 +41,41 @@ pub mod passes;
 pub mod registry;
 pub mod splits;
 pub mod state_bytes;
+#[cfg(test)]
+mod test_kit;
 pub mod topic_draws;
 
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
-pub use fit_params::FitParams;
+pub use erased::FitParams;
 use ndarray::Array2;
 pub use params::ParamError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// A kind of model: parameter checking, fitting and decoding.
-pub trait ModelFamily: Sync {
+/// A kind of topic model, typed: its own parameters, checked once and carried as
+/// [`Self::Params`] from submit to fit. The registry sees it through
+/// [`erased::TopicEntry`] (implemented for every `ModelFamily`), which binds parsed
+/// params to their family ([`FitParams`]) so nothing past the edge reads JSON or
+/// downcasts.
+pub trait ModelFamily: Sync + 'static {
+    /// The family's parameters, every default filled in.
+    type Params: Clone + std::fmt::Debug + Send + Sync + 'static;
     /// Wire name used in `POST /v1/jobs` (`"lda"`).
     fn name(&self) -> &'static str;
-    /// Parse `params` (a JSON object) into this family's typed parameters with every
-    /// default filled in; unknown keys and out-of-range values are errors naming the
-    /// field. Done once at submit; the job stores [`FitParams::json`] and the runner
-    /// parses that back into the same value (so a fit keeps its meaning when a default
-    /// changes later). Runner options (`threads`, `checkpoint_every_s`) are not
-    /// parameters: the caller takes them out first ([`options::JobOptions::take_from`]).
-    fn parse_params(&self, params: &serde_json::Value) -> Result<FitParams, ParamError>;
-    /// Check parsed `params` against the corpus before a job is queued (a family whose
+    /// Parse `params` (a JSON object) into [`Self::Params`] with every default filled
+    /// in; unknown keys and out-of-range values are errors naming the field. Done once
+    /// at submit; the job stores [`Self::params_json`] and the runner parses that back
+    /// into the same value (so a fit keeps its meaning when a default changes later).
+    /// Runner options (`threads`, `checkpoint_every_s`) are not parameters: the caller
+    /// takes them out first ([`options::JobOptions::take_from`]).
+    fn parse_params(&self, params: &serde_json::Value) -> Result<Self::Params, ParamError>;
+    /// The stored form of `params`: every parameter under its wire name, which
+    /// [`Self::parse_params`] reads back into the same value.
+    fn params_json(&self, params: &Self::Params) -> serde_json::Value;
+    /// Check `params` against the corpus before a job is queued (a family whose
     /// parameters do not depend on the corpus accepts every corpus).
-    fn check_params(&self, params: &FitParams, corpus: &CorpusStats) -> Result<(), ParamError> {
+    fn check_params(&self, params: &Self::Params, corpus: &CorpusStats) -> Result<(), ParamError> {
         let _ = (params, corpus);
         Ok(())
     }
@@ -72,9 +83,9 @@ pub trait ModelFamily: Sync {
     /// corpus, the sampler's state, kept samples, checkpoint bytes while one is written,
     /// the encoded model), in bytes, from the corpus summary, the params and `threads`.
     /// Formulas and their measured accuracy: [`memory`].
-    fn fit_memory(&self, corpus: &CorpusStats, params: &FitParams, threads: usize) -> u64;
+    fn fit_memory(&self, corpus: &CorpusStats, params: &Self::Params, threads: usize) -> u64;
     /// Fit on `corpus`. Must poll `ctx.cancel` at least once per sweep.
-    fn fit(&self, corpus: &Corpus, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError>;
+    fn fit(&self, corpus: &Corpus, params: &Self::Params, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError>;
     /// Fit over the ranks of a distributed fit ([`crate::ranks`]): rank 0 holds the
     /// corpus and hands each rank its shard; rank 0 returns the model [`Self::fit`]
     /// would, byte for byte, the other ranks `None`. Every rank gets the same error. A
@@ -82,7 +93,7 @@ pub trait ModelFamily: Sync {
     fn fit_ranked(
         &self,
         corpus: Option<Corpus>,
-        params: &FitParams,
+        params: &Self::Params,
         seed: u64,
         ctx: &FitContext,
         ranks: &dyn crate::ranks::Ranks,
@@ -92,7 +103,7 @@ pub trait ModelFamily: Sync {
     }
     /// Whether a fit of `params` can run over `ranks` ranks through [`Self::fit_ranked`],
     /// checked when a job asks for them (the error names `ranks`).
-    fn check_ranks(&self, params: &FitParams, ranks: usize) -> Result<(), ParamError> {
+    fn check_ranks(&self, params: &Self::Params, ranks: usize) -> Result<(), ParamError> {
         let _ = params;
         if ranks > 1 {
             return Err(ParamError::new("ranks", format!("{} does not fit over several ranks", self.name())));
@@ -102,7 +113,7 @@ pub trait ModelFamily: Sync {
     /// Params of a brief fit (a few sweeps, few topics) that any small corpus takes:
     /// what the checks across families and the fuzz targets fit with, so that nothing
     /// outside the family's folder needs to know its parameters.
-    fn quick_params(&self) -> serde_json::Value;
+    fn quick_params(&self) -> Self::Params;
     /// Decode a model previously produced by [`TopicModel::encode`].
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError>;
     /// What a fitted model of this family offers (checked against the fitted models'
@@ -137,11 +148,11 @@ pub trait TopicModel: Send + Sync {
     /// (counted with [`crate::heap_size`]): the server's model cache budgets by it.
     fn memory_bytes(&self) -> usize;
 
-    /// A held-out likelihood estimator configured by `params` (a JSON object; unknown or
-    /// out-of-range settings are errors naming the field). `Ok(None)`: this model has
-    /// no such estimator.
-    fn heldout_scorer(&self, params: &serde_json::Value) -> Result<Option<Box<dyn heldout::DocScorer + '_>>, ParamError> {
-        let _ = params;
+    /// A held-out likelihood estimator configured by `settings` (a setting this model's
+    /// estimator does not take is an error naming it). `Ok(None)`: this model has no
+    /// such estimator.
+    fn heldout_scorer(&self, settings: &heldout::EstimatorSettings) -> Result<Option<Box<dyn heldout::DocScorer + '_>>, ParamError> {
+        let _ = settings;
         Ok(None)
     }
 

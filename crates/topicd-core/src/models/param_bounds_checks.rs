@@ -278,7 +278,7 @@ fn fits_at_the_ends_of_the_ranges_are_finite() {
         assert!(!reals.is_empty(), "{name}");
         let ends: [End; 4] = [("low", |_| true), ("high", |_| false), ("even low", |i| i % 2 == 0), ("odd low", |i| i % 2 == 1)];
         for (label, low) in ends {
-            let mut params = family.quick_params();
+            let mut params = family.quick_params().json().clone();
             if family.input() == super::capabilities::Input::Corpus {
                 params["test_fraction"] = json!(0.2);
             }

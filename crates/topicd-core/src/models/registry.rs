@@ -1,7 +1,7 @@
 //! The one registry of model families, topic and graph alike.
 //!
 //! Why it exists: topic models fit a corpus and graph models fit a graph, so their
-//! traits differ ([`ModelFamily`], [`CommunityFamily`]), but the job API, the runner, the
+//! traits differ ([`super::ModelFamily`], [`super::community::CommunityFamily`], each with its own parameter type, seen here through [`super::erased`]), but the job API, the runner, the
 //! model cache and every message ask the same questions of a family by name: does it
 //! exist, what does it fit, what does it offer, what are its effective parameters, fit
 //! it, decode what it stored. [`REGISTRY`] lists every family once; [`Family`] answers
@@ -10,16 +10,17 @@
 //! Adding a family means one folder under `models/` and one line in [`REGISTRY`].
 
 use super::capabilities::{Capabilities, Input};
-use super::community::{CommunityFamily, CommunityModel};
-use super::{FitContext, FitError, FitParams, ModelError, ModelFamily, ParamError, TopicModel};
+use super::community::CommunityModel;
+use super::erased::{CommunityEntry, TopicEntry};
+use super::{FitContext, FitError, FitParams, ModelError, ParamError, TopicModel};
 use crate::corpus::{Corpus, CorpusStats};
 use crate::graph::{Graph, GraphStats};
 
 /// A registered family: a topic model on a corpus or a community model on a graph.
 #[derive(Clone, Copy)]
 pub enum Family {
-    Topics(&'static dyn ModelFamily),
-    Communities(&'static dyn CommunityFamily),
+    Topics(&'static dyn TopicEntry),
+    Communities(&'static dyn CommunityEntry),
 }
 
 /// Every model the service knows, in the order the API lists them. Register a new
@@ -40,7 +41,7 @@ pub fn lookup(name: &str) -> Option<Family> {
 }
 
 /// Every registered topic-model family, in registry order.
-pub fn topic_families() -> impl Iterator<Item = &'static dyn ModelFamily> {
+pub fn topic_families() -> impl Iterator<Item = &'static dyn TopicEntry> {
     REGISTRY.iter().filter_map(|f| f.topics())
 }
 
@@ -92,7 +93,7 @@ impl Family {
     }
 
     /// The topic-model family, if this is one.
-    pub fn topics(self) -> Option<&'static dyn ModelFamily> {
+    pub fn topics(self) -> Option<&'static dyn TopicEntry> {
         match self {
             Family::Topics(f) => Some(f),
             Family::Communities(_) => None,
@@ -100,7 +101,7 @@ impl Family {
     }
 
     /// The community-model family, if this is one.
-    pub fn communities(self) -> Option<&'static dyn CommunityFamily> {
+    pub fn communities(self) -> Option<&'static dyn CommunityEntry> {
         match self {
             Family::Communities(f) => Some(f),
             Family::Topics(_) => None,
@@ -120,8 +121,8 @@ impl Family {
     }
 
     /// Parse `params` into the family's typed parameters, defaults filled in
-    /// ([`ModelFamily::parse_params`]): once at submit, and by the runner on what the
-    /// job stored.
+    /// ([`super::ModelFamily::parse_params`]), bound to the family: once at submit, and
+    /// by the runner on what the job stored.
     pub fn parse_params(self, params: &serde_json::Value) -> Result<FitParams, ParamError> {
         match self {
             Family::Topics(f) => f.parse_params(params),
@@ -129,8 +130,8 @@ impl Family {
         }
     }
 
-    /// Params of a brief fit on a small input ([`ModelFamily::quick_params`]).
-    pub fn quick_params(self) -> serde_json::Value {
+    /// Params of a brief fit on a small input ([`super::ModelFamily::quick_params`]).
+    pub fn quick_params(self) -> FitParams {
         match self {
             Family::Topics(f) => f.quick_params(),
             Family::Communities(f) => f.quick_params(),
@@ -139,7 +140,6 @@ impl Family {
 
     /// Check parsed `params` against the input's statistics.
     pub fn check_params(self, params: &FitParams, stats: InputStats<'_>) -> Result<(), ParamError> {
-        self.owns(params).map_err(|e| ParamError::new("", e))?;
         match (self, stats) {
             (Family::Topics(f), InputStats::Corpus(s)) => f.check_params(params, s),
             (Family::Communities(f), InputStats::Graph(s)) => f.check_params(params, s),
@@ -147,7 +147,7 @@ impl Family {
         }
     }
 
-    /// Whether a fit of `params` runs over `ranks` MPI ranks ([`ModelFamily::check_ranks`]);
+    /// Whether a fit of `params` runs over `ranks` MPI ranks ([`super::ModelFamily::check_ranks`]);
     /// graph families fit in one process.
     pub fn check_ranks(self, params: &FitParams, ranks: usize) -> Result<(), ParamError> {
         match self {
@@ -158,15 +158,12 @@ impl Family {
     }
 
     /// Peak resident memory of a fit on an input summarised by `stats` with `params` on
-    /// `threads` workers ([`ModelFamily::fit_memory`]); 0 when the input is not what the
+    /// `threads` workers ([`super::ModelFamily::fit_memory`]); 0 when the input is not what the
     /// family fits (such a job is refused by [`Family::check_params`]).
     ///
     /// # Panics
-    /// When `params` are another family's (a caller's bug, as in [`FitParams::get`]).
+    /// When `params` are another family's (a caller's bug: a job's params are parsed by its own family).
     pub fn fit_memory(self, stats: InputStats<'_>, params: &FitParams, threads: usize) -> u64 {
-        if let Err(e) = self.owns(params) {
-            panic!("{e}");
-        }
         match (self, stats) {
             (Family::Topics(f), InputStats::Corpus(s)) => f.fit_memory(s, params, threads),
             (Family::Communities(f), InputStats::Graph(s)) => f.fit_memory(s, params, threads),
@@ -176,20 +173,10 @@ impl Family {
 
     /// Fit on `input`, which must be what the family fits, with params it parsed.
     pub fn fit(self, input: FitSource<'_>, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Fitted, FitError> {
-        self.owns(params).map_err(FitError::Internal)?;
         match (self, input) {
             (Family::Topics(f), FitSource::Corpus(c)) => f.fit(c, params, seed, ctx).map(Fitted::Topics),
             (Family::Communities(f), FitSource::Graph(g)) => f.fit(g, params, seed, ctx).map(Fitted::Communities),
             (f, _) => Err(FitError::InvalidInput(format!("{} fits a {}", f.name(), f.input_noun()))),
-        }
-    }
-
-    /// `Err` when `params` were parsed by another family.
-    fn owns(self, params: &FitParams) -> Result<(), String> {
-        if params.family() == self.name() {
-            Ok(())
-        } else {
-            Err(format!("{} params handed to {}", params.family(), self.name()))
         }
     }
 
@@ -294,37 +281,43 @@ mod tests {
     }
 
     /// The job stores `json()` and the runner parses it back: the same parameters, the
-    /// same JSON, every default filled in, and no runner option among them.
+    /// same JSON, every default filled in (an empty object gives every key), and no
+    /// runner option among them.
     #[test]
     fn stored_params_read_back_into_the_same_type() {
         for f in REGISTRY {
-            let given = f.quick_params();
-            let parsed = f.parse_params(&given).unwrap_or_else(|e| panic!("{}: {e}", f.name()));
-            assert_eq!(parsed.family(), f.name());
-            let stored = parsed.json().clone();
-            for (k, v) in given.as_object().unwrap() {
-                assert_eq!(&stored[k], v, "{}: the given {k} is kept", f.name());
-            }
-            assert!(stored.as_object().unwrap().len() > given.as_object().unwrap().len(), "{}: defaults are filled in: {stored}", f.name());
+            let quick = f.quick_params();
+            assert_eq!(quick.family(), f.name());
+            let stored = quick.json().clone();
             let again = f.parse_params(&stored).unwrap_or_else(|e| panic!("{}: the stored params parse: {e}", f.name()));
             assert_eq!(again.json(), &stored, "{}", f.name());
+            let defaults = f.parse_params(&serde_json::json!({})).unwrap_or_else(|e| panic!("{}: {e}", f.name()));
+            let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+            assert_eq!(keys(defaults.json()), keys(&stored), "{}: defaults are filled in", f.name());
             for option in crate::models::options::OPTION_KEYS {
                 assert!(stored.get(option).is_none(), "{}: {option} is a runner option, not a parameter", f.name());
-                let mut with_option = given.clone();
+                let mut with_option = stored.clone();
                 with_option[option] = serde_json::json!(2);
                 assert_eq!(f.parse_params(&with_option).unwrap_err().field, option, "{}: options are taken out before parsing", f.name());
             }
         }
     }
 
+    /// Params are bound to the family that parsed them: another family refuses them by
+    /// name, as a caller's bug (never a panic or a fit with the wrong type).
     #[test]
     fn a_family_refuses_another_familys_params() {
-        let (lda, hdp) = (lookup("lda").unwrap(), lookup("hdp").unwrap());
+        let (lda, hdp, ammsb) = (lookup("lda").unwrap(), lookup("hdp").unwrap(), lookup("hdp_ammsb").unwrap());
         let params = hdp.parse_params(&serde_json::json!({})).unwrap();
         let stats = crate::corpus::CorpusStats::default();
         assert!(lda.check_params(&params, InputStats::Corpus(&stats)).unwrap_err().message.contains("hdp params handed to lda"));
-        let (graph, _) = crate::graph::build_graph(vec!["a".into(), "b".into()], &[("a".into(), "b".into())], false).unwrap();
-        let err = FitContext::silent(|ctx| lda.fit(FitSource::Graph(&graph), &params, 1, ctx)).err().unwrap();
+        let corpus = crate::corpus::synthetic::bars(&crate::corpus::synthetic::BarsConfig { documents: 10, ..Default::default() }).to_corpus();
+        let err = FitContext::silent(|ctx| lda.fit(FitSource::Corpus(&corpus), &params, 1, ctx)).err().unwrap();
+        assert_eq!(err.kind(), crate::models::FailureKind::Internal);
+        let (graph, graph_stats) = crate::graph::build_graph(vec!["a".into(), "b".into()], &[("a".into(), "b".into())], false).unwrap();
+        let topic_params = lda.parse_params(&serde_json::json!({})).unwrap();
+        assert!(ammsb.check_params(&topic_params, InputStats::Graph(&graph_stats)).unwrap_err().message.contains("lda params handed to hdp_ammsb"));
+        let err = FitContext::silent(|ctx| ammsb.fit(FitSource::Graph(&graph), &topic_params, 1, ctx)).err().unwrap();
         assert_eq!(err.kind(), crate::models::FailureKind::Internal);
     }
 }

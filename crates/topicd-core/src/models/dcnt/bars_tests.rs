@@ -23,7 +23,7 @@ use crate::models::{FitContext, PredictOptions, TopicModel};
 use serde_json::json;
 
 /// The registered topic-model family `name`.
-fn family(name: &str) -> Option<&'static dyn crate::models::ModelFamily> {
+fn family(name: &str) -> Option<&'static dyn crate::models::erased::TopicEntry> {
     lookup(name).and_then(Family::topics)
 }
 

@@ -21,8 +21,8 @@ use crate::models::convergence::ConvergenceReport;
 use crate::models::design::DesignSpec;
 use crate::models::heldout::{DocScorer, HeldoutReport};
 use crate::models::{
-    DocPrediction, FitContext, FitError, FitParams, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicCorrelations, TopicInfo,
-    TopicModel, TopicTable,
+    DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicCorrelations, TopicInfo, TopicModel,
+    TopicTable,
 };
 use ndarray::Array2;
 use serde_json::json;
@@ -40,29 +40,33 @@ impl ModelFamily for DcntFamily {
         family_name(self.diagonal)
     }
 
-    fn parse_params(&self, params: &serde_json::Value) -> Result<FitParams, ParamError> {
-        let p = DcntParams::from_json(params)?;
-        let json = p.to_json();
-        Ok(FitParams::new(self.name(), p, json))
+    type Params = DcntParams;
+
+    fn parse_params(&self, params: &serde_json::Value) -> Result<DcntParams, ParamError> {
+        DcntParams::from_json(params)
     }
 
-    fn check_params(&self, params: &FitParams, corpus: &CorpusStats) -> Result<(), ParamError> {
+    fn params_json(&self, params: &DcntParams) -> serde_json::Value {
+        params.to_json()
+    }
+
+    fn check_params(&self, params: &DcntParams, corpus: &CorpusStats) -> Result<(), ParamError> {
         if corpus.num_tokens == 0 {
             return Err(ParamError::new("corpus", "the corpus has no tokens"));
         }
-        DesignSpec::check(&params.get::<DcntParams>().design, &corpus.covariates)
+        DesignSpec::check(&params.design, &corpus.covariates)
     }
 
-    fn fit(&self, corpus: &Corpus, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
-        Ok(Box::new(fit_dcnt(corpus, params.get::<DcntParams>(), self.diagonal, seed, ctx)?))
+    fn fit(&self, corpus: &Corpus, params: &DcntParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        Ok(Box::new(fit_dcnt(corpus, params, self.diagonal, seed, ctx)?))
     }
 
-    fn fit_memory(&self, corpus: &CorpusStats, params: &FitParams, threads: usize) -> u64 {
-        super::fit_memory::estimate(corpus, params.get::<DcntParams>(), threads)
+    fn fit_memory(&self, corpus: &CorpusStats, params: &DcntParams, threads: usize) -> u64 {
+        super::fit_memory::estimate(corpus, params, threads)
     }
 
-    fn quick_params(&self) -> serde_json::Value {
-        json!({"topics": 2, "iterations": 4, "burn_in": 2, "thin": 1})
+    fn quick_params(&self) -> DcntParams {
+        DcntParams::from_json(&json!({"topics": 2, "iterations": 4, "burn_in": 2, "thin": 1})).expect("valid brief-fit params")
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
@@ -135,8 +139,8 @@ impl TopicModel for DcntModel {
         table_from_counts(&counts, self.num_terms, self.params.priors.beta, relabel).map(Some).map_err(ModelError::Invalid)
     }
 
-    fn heldout_scorer(&self, params: &serde_json::Value) -> Result<Option<Box<dyn DocScorer + '_>>, ParamError> {
-        let settings = DcntChib::settings_from(params)?;
+    fn heldout_scorer(&self, given: &crate::models::heldout::EstimatorSettings) -> Result<Option<Box<dyn DocScorer + '_>>, ParamError> {
+        let settings = DcntChib::settings_from(given);
         Ok(Some(Box::new(DcntChib::new(self, settings))))
     }
 

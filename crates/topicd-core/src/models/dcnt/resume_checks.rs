@@ -10,6 +10,7 @@ use super::params::DcntParams;
 use crate::corpus::{build_corpus, Corpus};
 use crate::models::chain::{Checkpoint, Resume};
 use crate::models::lda::sampler::checks::{lda_corpus, raw_options};
+use crate::models::test_kit::{recorded_run, Run};
 use crate::models::{FitContext, TopicModel};
 use serde_json::json;
 
@@ -74,19 +75,10 @@ const PIN_HELDOUT: u64 = 0xb0719fabce173515;
 
 const SEED: u64 = 7;
 
-/// What one run did: the model, its checkpoints, what became of the one it was handed.
-struct Run {
-    model: DcntModel,
-    checkpoints: Vec<(u64, Vec<u8>)>,
-    resumed: Vec<Resume>,
-}
-
 /// Fit on `threads` threads, checkpointing after every scan (and every scored held-out
 /// document), from `resume` if given.
-fn fit(corpus: &Corpus, p: &DcntParams, diagonal: bool, threads: usize, resume: Option<&[u8]>) -> Run {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-    let (model, checkpoints, resumed) = FitContext::recording(resume, |ctx| pool.install(|| fit_dcnt(corpus, p, diagonal, SEED, ctx)).expect("fit runs"));
-    Run { model, checkpoints, resumed }
+fn fit(corpus: &Corpus, p: &DcntParams, diagonal: bool, threads: usize, resume: Option<&[u8]>) -> Run<DcntModel> {
+    recorded_run(threads, resume, |ctx| fit_dcnt(corpus, p, diagonal, SEED, ctx).expect("fit runs"))
 }
 
 fn family(diagonal: bool) -> &'static str {

@@ -10,9 +10,8 @@ use super::covariance::{activation_covariance, topic_covariance};
 use super::heldout::{chib_log_likelihood, ChibSettings};
 use super::model::DcntModel;
 use super::point::DcntPoint;
-use crate::models::heldout::{DocScorer, HeldoutDoc};
-use crate::models::params::ParamReader;
-use crate::models::{ParamError, TopicCorrelations};
+use crate::models::heldout::{DocScorer, EstimatorSettings, HeldoutDoc};
+use crate::models::TopicCorrelations;
 use crate::rng::StreamRng;
 use serde_json::json;
 
@@ -31,14 +30,13 @@ impl DcntChib {
 
     /// Read `{"burn_in", "chain_length", "acceptance_samples"}`; absent keys keep the
     /// estimator's defaults (T = S = 1000).
-    pub fn settings_from(params: &serde_json::Value) -> Result<ChibSettings, ParamError> {
-        let mut r = ParamReader::new(params)?;
+    pub fn settings_from(given: &EstimatorSettings) -> ChibSettings {
         let d = ChibSettings::default();
-        let burn_in = r.uint_in("burn_in", 0, 100_000)?.map_or(d.burn_in, |x| x as usize);
-        let chain_length = r.uint_in("chain_length", 1, 100_000)?.map_or(d.chain_length, |x| x as usize);
-        let acceptance_samples = r.uint_in("acceptance_samples", 1, 1_000_000)?.map_or(d.acceptance_samples, |x| x as usize);
-        r.finish()?;
-        Ok(ChibSettings { burn_in, chain_length, acceptance_samples })
+        ChibSettings {
+            burn_in: given.burn_in.unwrap_or(d.burn_in),
+            chain_length: given.chain_length.unwrap_or(d.chain_length),
+            acceptance_samples: given.acceptance_samples.unwrap_or(d.acceptance_samples),
+        }
     }
 }
 

@@ -28,9 +28,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::time::Instant;
 
-/// One pass, as reported in progress and kept with the model.
+/// One pass as the model keeps it: what the pass did, without its wall-clock seconds
+/// (which would make two fits of one seed differ in their bytes).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PassRecord {
+pub struct PassSummary {
     pub pass: usize,
     /// The objective after the pass and its moves.
     pub objective: f64,
@@ -43,6 +44,14 @@ pub struct PassRecord {
     pub reordered: bool,
     /// Mean coordinate-ascent iterations per document.
     pub local_iterations: f64,
+}
+
+/// One pass as reported in progress and checkpointed: its summary and its wall-clock
+/// seconds. Postcard writes a nested struct's fields in place, so this encodes as the
+/// flat record checkpoints and version 3 models held.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PassRecord {
+    pub summary: PassSummary,
     pub seconds: f64,
 }
 
@@ -55,7 +64,7 @@ pub struct FitOutcome {
     pub stick: StickPosterior,
     /// N_k, expected tokens per topic.
     pub topic_tokens: Vec<f64>,
-    pub passes: Vec<PassRecord>,
+    pub passes: Vec<PassSummary>,
     /// The objective after every batch visit and every move, from the first moment the
     /// summary covers every batch.
     pub step_objectives: Vec<f64>,
@@ -134,7 +143,7 @@ impl<'a> HdpPasses<'a> {
             topic_word,
             stick: memo.stick.clone(),
             topic_tokens: memo.total.topic_counts.iter().map(|&n| n.max(0.0)).collect(),
-            passes: self.records.passes,
+            passes: self.records.passes.into_iter().map(|r| r.summary).collect(),
             step_objectives: self.records.steps,
             stick_fallbacks: memo.stick_fallbacks,
             documents: memo.docs.num_docs,
@@ -207,16 +216,16 @@ impl<'a> HdpPasses<'a> {
     /// The diagnostics a pass reports in progress.
     fn diagnostics(&self, record: &PassRecord) -> serde_json::Map<String, serde_json::Value> {
         let mut d = serde_json::Map::new();
-        d.insert("objective".into(), json!(record.objective));
-        d.insert("objective_per_token".into(), json!(record.objective / self.tokens));
-        d.insert("active_topics".into(), json!(record.topics));
+        d.insert("objective".into(), json!(record.summary.objective));
+        d.insert("objective_per_token".into(), json!(record.summary.objective / self.tokens));
+        d.insert("active_topics".into(), json!(record.summary.topics));
         d.insert("seconds_per_pass".into(), json!(record.seconds));
-        d.insert("merges_accepted".into(), json!(record.merges_accepted));
-        d.insert("merges_proposed".into(), json!(record.merges_proposed));
+        d.insert("merges_accepted".into(), json!(record.summary.merges_accepted));
+        d.insert("merges_proposed".into(), json!(record.summary.merges_proposed));
         d.insert("merges_total".into(), json!(self.records.merges_total));
-        d.insert("deleted".into(), json!(record.deleted));
+        d.insert("deleted".into(), json!(record.summary.deleted));
         d.insert("deletes_total".into(), json!(self.records.deletes_total));
-        d.insert("mean_local_iterations".into(), json!(record.local_iterations));
+        d.insert("mean_local_iterations".into(), json!(record.summary.local_iterations));
         d.insert("stick_fallbacks".into(), json!(self.memo.stick_fallbacks));
         d
     }
@@ -246,7 +255,7 @@ impl Passes for HdpPasses<'_> {
         let moves = self.decide_moves(pass, &pairs);
         let objective = self.memo.objective().total();
         self.records.steps.push(objective);
-        let record = PassRecord {
+        let summary = PassSummary {
             pass,
             objective,
             topics: self.memo.num_topics(),
@@ -255,8 +264,8 @@ impl Passes for HdpPasses<'_> {
             deleted: moves.deleted,
             reordered: moves.reordered,
             local_iterations: local.iterations as f64 / local.documents.max(1) as f64,
-            seconds: started.elapsed().as_secs_f64(),
         };
+        let record = PassRecord { summary, seconds: started.elapsed().as_secs_f64() };
         let diagnostics = self.diagnostics(&record);
         self.records.passes.push(record);
         let moves_pending = moves.changed_the_model() || self.memo.params.deletes_in(pass + 1);
@@ -367,7 +376,7 @@ impl SavedHdp {
         let batches_fit = self.batches.len() == layouts.len()
             && self.batches.iter().zip(layouts).all(|(b, layout)| b.as_ref().is_some_and(|b| b.num_topics == k && b.words == layout.words && shaped(b)));
         let doc_topic_fits = self.doc_topic.len() == layouts.len() && self.doc_topic.iter().zip(&memo.docs.batch_sizes).all(|(d, &n)| d.len() == n * k);
-        let last = r.passes.last().map(|x| x.objective.to_bits());
+        let last = r.passes.last().map(|x| x.summary.objective.to_bits());
         let checks = [
             (self.version == STATE_VERSION, "state version"),
             (k >= 1 && k <= memo.params.topics, "number of topics"),
@@ -375,10 +384,10 @@ impl SavedHdp {
             (batches_fit, "batch summaries"),
             (doc_topic_fits, "document-topic counts"),
             (self.stick.rho.len() == k && self.stick.omega.len() == k, "sticks"),
-            (r.passes.len() == position.pass && r.passes.iter().enumerate().all(|(i, x)| x.pass == i + 1), "pass records"),
+            (r.passes.len() == position.pass && r.passes.iter().enumerate().all(|(i, x)| x.summary.pass == i + 1), "pass records"),
             (last == position.objective.map(f64::to_bits), "last objective"),
-            (r.merges_total == r.passes.iter().map(|x| x.merges_accepted).sum::<usize>(), "merge count"),
-            (r.deletes_total == r.passes.iter().filter(|x| x.deleted).count(), "delete count"),
+            (r.merges_total == r.passes.iter().map(|x| x.summary.merges_accepted).sum::<usize>(), "merge count"),
+            (r.deletes_total == r.passes.iter().filter(|x| x.summary.deleted).count(), "delete count"),
         ];
         checks.iter().find(|(ok, _)| !ok).map(|(_, what)| *what)
     }

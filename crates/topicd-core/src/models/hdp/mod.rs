@@ -41,7 +41,7 @@ mod resume_checks;
 
 use crate::corpus::{Corpus, CorpusStats, DocTermMatrix};
 use crate::models::design::DesignSpec;
-use crate::models::{completion, splits, FitContext, FitError, FitParams, ModelError, ModelFamily, ParamError, PredictOptions, TopicModel};
+use crate::models::{completion, splits, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TopicModel};
 pub use model::HdpModel;
 pub use params::HdpParams;
 
@@ -56,14 +56,18 @@ impl ModelFamily for HdpFamily {
         "hdp"
     }
 
-    fn parse_params(&self, params: &serde_json::Value) -> Result<FitParams, ParamError> {
-        let p = HdpParams::from_json(params)?;
-        let json = p.to_json();
-        Ok(FitParams::new(self.name(), p, json))
+    type Params = HdpParams;
+
+    fn parse_params(&self, params: &serde_json::Value) -> Result<HdpParams, ParamError> {
+        HdpParams::from_json(params)
     }
 
-    fn check_params(&self, params: &FitParams, corpus: &CorpusStats) -> Result<(), ParamError> {
-        let p = params.get::<HdpParams>();
+    fn params_json(&self, params: &HdpParams) -> serde_json::Value {
+        params.to_json()
+    }
+
+    fn check_params(&self, params: &HdpParams, corpus: &CorpusStats) -> Result<(), ParamError> {
+        let p = params;
         if corpus.num_tokens == 0 {
             return Err(ParamError::new("corpus", "the corpus has no tokens"));
         }
@@ -86,32 +90,32 @@ impl ModelFamily for HdpFamily {
         Ok(())
     }
 
-    fn fit(&self, corpus: &Corpus, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
-        Ok(Box::new(fit_hdp(corpus, params.get::<HdpParams>(), seed, ctx)?))
+    fn fit(&self, corpus: &Corpus, params: &HdpParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        Ok(Box::new(fit_hdp(corpus, params, seed, ctx)?))
     }
 
-    fn check_ranks(&self, _params: &FitParams, _ranks: usize) -> Result<(), ParamError> {
+    fn check_ranks(&self, _params: &HdpParams, _ranks: usize) -> Result<(), ParamError> {
         Ok(())
     }
 
     fn fit_ranked(
         &self,
         corpus: Option<Corpus>,
-        params: &FitParams,
+        params: &HdpParams,
         seed: u64,
         ctx: &FitContext,
         ranks: &dyn crate::ranks::Ranks,
     ) -> Result<Option<Box<dyn TopicModel>>, FitError> {
-        let model = ranked::fit_hdp_ranked(corpus, params.get::<HdpParams>(), seed, ctx, ranks)?;
+        let model = ranked::fit_hdp_ranked(corpus, params, seed, ctx, ranks)?;
         Ok(model.map(|m| Box::new(m) as Box<dyn TopicModel>))
     }
 
-    fn fit_memory(&self, corpus: &CorpusStats, params: &FitParams, threads: usize) -> u64 {
-        fit_memory::estimate(corpus, params.get::<HdpParams>(), threads)
+    fn fit_memory(&self, corpus: &CorpusStats, params: &HdpParams, threads: usize) -> u64 {
+        fit_memory::estimate(corpus, params, threads)
     }
 
-    fn quick_params(&self) -> serde_json::Value {
-        serde_json::json!({"topics": 3, "passes": 3, "batches": 2})
+    fn quick_params(&self) -> HdpParams {
+        HdpParams::from_json(&serde_json::json!({"topics": 3, "passes": 3, "batches": 2})).expect("valid brief-fit params")
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {

@@ -6,7 +6,7 @@
 //! LDA. Prediction runs the local step on each new document with the topics and sticks
 //! fixed and reports E[π_dk] renormalised over the active topics.
 
-use super::fit::{FitOutcome, PassRecord};
+use super::fit::{FitOutcome, PassRecord, PassSummary};
 use super::globals::expected_log_phi;
 use super::local::{infer_document, LocalGlobals};
 use super::params::{HdpParams, HdpParamsV1};
@@ -25,19 +25,31 @@ use statrs::function::gamma::digamma;
 
 /// Format version of [`HdpModel`]'s encoding (2: the parameters without the job's
 /// `threads`; 3: the covariates' design, its rows and the training documents' q(π_d),
-/// last; versions 2 and 1 still decode).
-pub const ENCODING_VERSION: u32 = 3;
+/// last; 4: the passes without their wall-clock seconds, so that the same seed gives
+/// the same bytes; versions 3, 2 and 1 still decode).
+pub const ENCODING_VERSION: u32 = 4;
 
 /// What a version 2 blob lacks at its end: no design, no rows, no q(π_d), no draws.
 const NO_COVARIATES: [u8; 4] = [0, 0, 0, 0];
 
 /// Test support: a current blob in version 1's layout (`threads` 0 among the
-/// parameters), against which pins recorded before `threads` left are checked.
+/// parameters, every pass' seconds 0), against which pins recorded before `threads`
+/// left are checked.
 #[cfg(test)]
 pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
-    let mut current = bytes.to_vec();
+    let mut current = as_version3(bytes);
     assert_eq!(current.split_off(current.len() - NO_COVARIATES.len()), NO_COVARIATES, "no covariates");
     with_params_converted(&current, |v: u32, p: HdpParams| (v - 2, HdpParamsV1::from(&p))).expect("a current HDP blob")
+}
+
+/// Test support: a current blob in version 3's layout, every pass' seconds 0.
+#[cfg(test)]
+pub(crate) fn as_version3(bytes: &[u8]) -> Vec<u8> {
+    with_params_converted(bytes, |h: BeforePasses, passes: Vec<PassSummary>| {
+        let timed = passes.into_iter().map(|summary| PassRecord { summary, seconds: 0.0 });
+        ((3u32, h.1, h.2, h.3, h.4, h.5, h.6), timed.collect::<Vec<_>>())
+    })
+    .expect("a current HDP blob")
 }
 
 /// Least coordinate-ascent iterations per predicted document (the fit's setting may be
@@ -57,7 +69,7 @@ pub struct HdpModel {
     pub stick: StickPosterior,
     /// Expected training tokens per topic.
     pub topic_tokens: Vec<f64>,
-    pub passes: Vec<PassRecord>,
+    pub passes: Vec<PassSummary>,
     pub stick_fallbacks: usize,
     pub documents: usize,
     pub tokens: u64,
@@ -81,6 +93,17 @@ pub struct HdpModel {
     /// each would dominate their cost). Not stored.
     #[serde(skip)]
     pub(crate) expectations: ExpectationCache,
+}
+
+/// Everything a version 3 blob holds before its passes, which version 4 keeps as it was.
+type BeforePasses = (u32, HdpParams, usize, usize, Vec<f64>, StickPosterior, Vec<f64>);
+
+/// A version 3 blob (passes with their seconds) in version 4's layout.
+fn without_pass_seconds(bytes: &[u8]) -> Result<Vec<u8>, postcard::Error> {
+    with_params_converted(bytes, |header: BeforePasses, passes: Vec<PassRecord>| {
+        let header = (ENCODING_VERSION, header.1, header.2, header.3, header.4, header.5, header.6);
+        (header, passes.into_iter().map(|r| r.summary).collect::<Vec<_>>())
+    })
 }
 
 /// A lazily filled cache that never takes part in equality or encoding.
@@ -126,21 +149,26 @@ impl HdpModel {
     pub fn decode(bytes: &[u8]) -> Result<Self, ModelError> {
         let decode_error = |e: postcard::Error| ModelError::Decode(e.to_string());
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
-        let current = match version {
-            ENCODING_VERSION => std::borrow::Cow::Borrowed(bytes),
+        let version3 = match version {
+            ENCODING_VERSION => None,
+            3 => Some(std::borrow::Cow::Borrowed(bytes)),
             // Version 2 is version 3 without covariates at its end.
             2 => {
-                let mut current = with_params_converted(bytes, |_: u32, p: HdpParams| (ENCODING_VERSION, p)).map_err(decode_error)?;
-                current.extend_from_slice(&NO_COVARIATES);
-                current.into()
+                let mut v3 = with_params_converted(bytes, |_: u32, p: HdpParams| (3u32, p)).map_err(decode_error)?;
+                v3.extend_from_slice(&NO_COVARIATES);
+                Some(v3.into())
             }
             // Version 1 is version 2 with `threads` among the parameters.
             1 => {
-                let mut current = with_params_converted(bytes, |_: u32, p: HdpParamsV1| (ENCODING_VERSION, HdpParams::from(p))).map_err(decode_error)?;
-                current.extend_from_slice(&NO_COVARIATES);
-                current.into()
+                let mut v3 = with_params_converted(bytes, |_: u32, p: HdpParamsV1| (3u32, HdpParams::from(p))).map_err(decode_error)?;
+                v3.extend_from_slice(&NO_COVARIATES);
+                Some(v3.into())
             }
-            v => return Err(ModelError::Decode(format!("HDP encoding version {v} is not {ENCODING_VERSION}, 2 or 1"))),
+            v => return Err(ModelError::Decode(format!("HDP encoding version {v} is not {ENCODING_VERSION}, 3, 2 or 1"))),
+        };
+        let current = match version3 {
+            None => std::borrow::Cow::Borrowed(bytes),
+            Some(v3) => std::borrow::Cow::Owned(without_pass_seconds(&v3).map_err(decode_error)?),
         };
         let m: HdpModel = postcard::from_bytes(&current).map_err(decode_error)?;
         let k = m.num_topics;
@@ -340,7 +368,6 @@ impl TopicModel for HdpModel {
             "merges_accepted": self.passes.iter().map(|r| r.merges_accepted).sum::<usize>(),
             "deletes_accepted": self.passes.iter().filter(|r| r.deleted).count(),
             "stick_fallbacks": self.stick_fallbacks,
-            "seconds_per_pass": self.passes.iter().map(|r| r.seconds).sum::<f64>() / self.passes.len().max(1) as f64,
             "objective_trace": self.passes.iter().map(|r| r.objective).collect::<Vec<_>>(),
             "topics_trace": self.passes.iter().map(|r| r.topics).collect::<Vec<_>>(),
             "expected_beta": self.stick.expected_beta(),

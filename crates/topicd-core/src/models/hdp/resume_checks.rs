@@ -9,20 +9,13 @@ use super::fit_tests::{appstream_corpus, planted_corpus, V};
 use super::*;
 use crate::models::chain::Resume;
 use crate::models::passes::{unusable_checkpoints, PassCheckpoint};
+use crate::models::test_kit::{recorded_run, Run};
 use serde_json::json;
-
-/// The model's encoding with the pass timings zeroed (wall-clock seconds are the one
-/// thing two runs of the same fit may differ in).
-fn bytes(model: &HdpModel) -> Vec<u8> {
-    let mut m = model.clone();
-    m.passes.iter_mut().for_each(|p| p.seconds = 0.0);
-    m.encode()
-}
 
 /// CRC-64/XZ of [`bytes`] in the layout the pins were recorded in (before `threads`
 /// left the parameters: [`super::model::as_before_threads_left`]).
 fn fingerprint(model: &HdpModel) -> u64 {
-    crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&super::model::as_before_threads_left(&bytes(model)))
+    crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&super::model::as_before_threads_left(&model.encode()))
 }
 
 const SEED: u64 = 7;
@@ -72,18 +65,9 @@ const PIN_MOVES: u64 = 0x0fd5f83a428d9628;
 const PIN_CONVERGES: u64 = 0x2591c70c54207abb;
 const PIN_HELDOUT: u64 = 0x3040f25084c9bed7;
 
-/// What one run did: the model, its checkpoints, what became of the one it was handed.
-struct Run {
-    model: HdpModel,
-    checkpoints: Vec<(u64, Vec<u8>)>,
-    resumed: Vec<Resume>,
-}
-
 /// Fit on `threads` threads, checkpointing after every pass, from `resume` if given.
-fn fit(input: &Input, p: &HdpParams, threads: usize, resume: Option<&[u8]>) -> Run {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-    let (model, checkpoints, resumed) = FitContext::recording(resume, |ctx| pool.install(|| input.fit(p, ctx)));
-    Run { model, checkpoints, resumed }
+fn fit(input: &Input, p: &HdpParams, threads: usize, resume: Option<&[u8]>) -> Run<HdpModel> {
+    recorded_run(threads, resume, |ctx| input.fit(p, ctx))
 }
 
 /// The same (corpus, params, seed) gives the model bytes it gave before the driver,
@@ -105,7 +89,7 @@ fn fits_are_pinned_to_the_bytes_before_the_pass_driver() {
             differ.push(format!("{name}: {:#018x}", fingerprint(&silent)));
         }
         let checkpointed = fit(&input, &p, 1, None);
-        assert_eq!(bytes(&checkpointed.model), bytes(&silent), "{name}: checkpoints change nothing");
+        assert_eq!(checkpointed.model.encode(), silent.encode(), "{name}: checkpoints change nothing");
     }
     assert!(differ.is_empty(), "fingerprints differ: {differ:?}");
 }
@@ -135,7 +119,7 @@ fn a_resumed_fit_equals_the_uninterrupted_one() {
             let resumed = fit(&input, &p, 2, Some(&full.checkpoints[pass - 1].1));
             assert_eq!(resumed.resumed, vec![Resume::From(pass as u64)], "{name} after {pass}");
             assert_eq!(resumed.model.passes.len(), n, "{name}: resumed after pass {pass}, ended at another pass");
-            assert!(bytes(&resumed.model) == bytes(&full.model), "{name}: resumed after pass {pass}, the model differs");
+            assert!(resumed.model.encode() == full.model.encode(), "{name}: resumed after pass {pass}, the model differs");
             // Its own checkpoints continue the first run's.
             assert_eq!(resumed.checkpoints.first().map(|c| c.0 as usize), Some(pass + 1).filter(|&next| next < n), "{name} after {pass}");
         }
@@ -163,7 +147,7 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
     for (i, b) in bad.iter().enumerate() {
         let run = fit(&input, &p, 1, Some(b));
         assert!(matches!(&run.resumed[..], [Resume::Rejected(r)] if r.contains("starting from iteration 0")), "case {i}: {:?}", run.resumed);
-        assert!(bytes(&run.model) == bytes(&full.model), "case {i}: a fit that started over ends as a fresh one");
+        assert!(run.model.encode() == full.model.encode(), "case {i}: a fit that started over ends as a fresh one");
     }
 }
 

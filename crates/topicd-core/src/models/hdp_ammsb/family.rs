@@ -11,7 +11,7 @@ use super::model::AmmsbModel;
 use super::params::AmmsbParams;
 use crate::graph::{Graph, GraphStats};
 use crate::models::community::{CommunityFamily, CommunityModel};
-use crate::models::{FitContext, FitError, FitParams, ModelError, ParamError};
+use crate::models::{FitContext, FitError, ModelError, ParamError};
 
 /// The `"hdp_ammsb"` family.
 pub struct HdpAmmsbFamily;
@@ -23,18 +23,24 @@ impl CommunityFamily for HdpAmmsbFamily {
         "hdp_ammsb"
     }
 
-    fn parse_params(&self, params: &serde_json::Value) -> Result<FitParams, ParamError> {
+    type Params = AmmsbParams;
+
+    fn parse_params(&self, params: &serde_json::Value) -> Result<AmmsbParams, ParamError> {
+        AmmsbParams::from_json(params)
+    }
+
+    fn params_json(&self, params: &AmmsbParams) -> serde_json::Value {
         // The struct's fields are the wire names; `epsilon` and `batches` stay null when
         // they default to values the graph decides.
-        Ok(FitParams::serialized(self.name(), AmmsbParams::from_json(params)?))
+        serde_json::to_value(params).expect("plain data serialises")
     }
 
-    fn check_params(&self, params: &FitParams, graph: &GraphStats) -> Result<(), ParamError> {
-        params.get::<AmmsbParams>().check_against(graph)
+    fn check_params(&self, params: &AmmsbParams, graph: &GraphStats) -> Result<(), ParamError> {
+        params.check_against(graph)
     }
 
-    fn fit(&self, graph: &Graph, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn CommunityModel>, FitError> {
-        let p = params.get::<AmmsbParams>();
+    fn fit(&self, graph: &Graph, params: &AmmsbParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn CommunityModel>, FitError> {
+        let p = params;
         let stats = GraphStats {
             num_nodes: graph.num_nodes(),
             num_edges: graph.num_edges(),
@@ -46,12 +52,12 @@ impl CommunityFamily for HdpAmmsbFamily {
         Ok(Box::new(fit_ammsb(graph, p, seed, ctx)?))
     }
 
-    fn fit_memory(&self, graph: &GraphStats, params: &FitParams, threads: usize) -> u64 {
-        super::fit_memory::estimate(graph, params.get::<AmmsbParams>(), threads)
+    fn fit_memory(&self, graph: &GraphStats, params: &AmmsbParams, threads: usize) -> u64 {
+        super::fit_memory::estimate(graph, params, threads)
     }
 
-    fn quick_params(&self) -> serde_json::Value {
-        serde_json::json!({"communities": 2, "passes": 3})
+    fn quick_params(&self) -> AmmsbParams {
+        AmmsbParams::from_json(&serde_json::json!({"communities": 2, "passes": 3})).expect("valid brief-fit params")
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn CommunityModel>, ModelError> {

@@ -12,6 +12,7 @@ use super::tests::planted;
 use crate::graph::Graph;
 use crate::models::chain::Resume;
 use crate::models::passes::{unusable_checkpoints, PassCheckpoint};
+use crate::models::test_kit::{recorded_run, Run};
 use crate::models::FitContext;
 use serde_json::json;
 
@@ -37,18 +38,9 @@ const PIN_UNDIRECTED: u64 = 0x45e152af5e8068db;
 const PIN_DIRECTED: u64 = 0xffa62c2904dae5bf;
 const PIN_CONVERGES: u64 = 0xf92cff95becb5aed;
 
-/// What one run did: the model, its checkpoints, what became of the one it was handed.
-struct Run {
-    model: AmmsbModel,
-    checkpoints: Vec<(u64, Vec<u8>)>,
-    resumed: Vec<Resume>,
-}
-
 /// Fit on `threads` threads, checkpointing after every pass, from `resume` if given.
-fn fit(graph: &Graph, p: &AmmsbParams, threads: usize, resume: Option<&[u8]>) -> Run {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-    let (model, checkpoints, resumed) = FitContext::recording(resume, |ctx| pool.install(|| fit_ammsb(graph, p, SEED, ctx)).expect("fit runs"));
-    Run { model, checkpoints, resumed }
+fn fit(graph: &Graph, p: &AmmsbParams, threads: usize, resume: Option<&[u8]>) -> Run<AmmsbModel> {
+    recorded_run(threads, resume, |ctx| fit_ammsb(graph, p, SEED, ctx).expect("fit runs"))
 }
 
 /// The same (graph, params, seed) gives the model bytes it gave before the driver, and

@@ -20,8 +20,7 @@ use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
 use crate::models::convergence::ConvergenceReport;
 use crate::models::{
-    Comparison, DocPrediction, FitContext, FitError, FitParams, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel,
-    TopicTable,
+    Comparison, DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable,
 };
 use rayon::prelude::*;
 use serde_json::json;
@@ -41,25 +40,29 @@ impl ModelFamily for HpcFamily {
         family_name(self.supervised)
     }
 
-    fn parse_params(&self, params: &serde_json::Value) -> Result<FitParams, ParamError> {
-        let p = HpcParams::from_json(params, self.supervised)?;
-        let json = p.to_json(self.supervised);
-        Ok(FitParams::new(self.name(), p, json))
+    type Params = HpcParams;
+
+    fn parse_params(&self, params: &serde_json::Value) -> Result<HpcParams, ParamError> {
+        HpcParams::from_json(params, self.supervised)
     }
 
-    fn check_params(&self, params: &FitParams, corpus: &CorpusStats) -> Result<(), ParamError> {
+    fn params_json(&self, params: &HpcParams) -> serde_json::Value {
+        params.to_json(self.supervised)
+    }
+
+    fn check_params(&self, params: &HpcParams, corpus: &CorpusStats) -> Result<(), ParamError> {
         if self.supervised && corpus.num_labels == 0 {
             return Err(ParamError::new("", "the corpus has no labels: hpc needs labelled documents (pcm fits an unlabelled corpus)"));
         }
-        crate::models::design::DesignSpec::check(&params.get::<HpcParams>().design, &corpus.covariates)
+        crate::models::design::DesignSpec::check(&params.design, &corpus.covariates)
     }
 
-    fn fit(&self, corpus: &Corpus, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
-        Ok(Box::new(fit_hpc(corpus, params.get::<HpcParams>(), self.supervised, seed, ctx)?))
+    fn fit(&self, corpus: &Corpus, params: &HpcParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        Ok(Box::new(fit_hpc(corpus, params, self.supervised, seed, ctx)?))
     }
 
-    fn check_ranks(&self, params: &FitParams, _ranks: usize) -> Result<(), ParamError> {
-        match super::ranked::unsupported(params.get::<HpcParams>()) {
+    fn check_ranks(&self, params: &HpcParams, _ranks: usize) -> Result<(), ParamError> {
+        match super::ranked::unsupported(params) {
             Some(reason) => Err(ParamError::new("ranks", reason)),
             None => Ok(()),
         }
@@ -68,25 +71,23 @@ impl ModelFamily for HpcFamily {
     fn fit_ranked(
         &self,
         corpus: Option<Corpus>,
-        params: &FitParams,
+        params: &HpcParams,
         seed: u64,
         ctx: &FitContext,
         ranks: &dyn crate::ranks::Ranks,
     ) -> Result<Option<Box<dyn TopicModel>>, FitError> {
-        let model = super::ranked::fit_hpc_ranked(corpus, params.get::<HpcParams>(), self.supervised, seed, ctx, ranks)?;
+        let model = super::ranked::fit_hpc_ranked(corpus, params, self.supervised, seed, ctx, ranks)?;
         Ok(model.map(|m| Box::new(m) as Box<dyn TopicModel>))
     }
 
-    fn fit_memory(&self, corpus: &CorpusStats, params: &FitParams, threads: usize) -> u64 {
-        super::fit_memory::estimate(corpus, params.get::<HpcParams>(), self.supervised, threads)
+    fn fit_memory(&self, corpus: &CorpusStats, params: &HpcParams, threads: usize) -> u64 {
+        super::fit_memory::estimate(corpus, params, self.supervised, threads)
     }
 
-    fn quick_params(&self) -> serde_json::Value {
-        if self.supervised {
-            json!({"iterations": 4, "burn_in": 2, "thin": 1})
-        } else {
-            json!({"topics": 2, "iterations": 4, "burn_in": 2, "thin": 1})
-        }
+    fn quick_params(&self) -> HpcParams {
+        let brief =
+            if self.supervised { json!({"iterations": 4, "burn_in": 2, "thin": 1}) } else { json!({"topics": 2, "iterations": 4, "burn_in": 2, "thin": 1}) };
+        HpcParams::from_json(&brief, self.supervised).expect("valid brief-fit params")
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {

@@ -21,18 +21,7 @@ fn pearson(a: &[f64], b: &[f64]) -> f64 {
 
 /// Two levels (3 top labels with 3 children each, K = 12), 400 words, 1 500 documents.
 fn simulated() -> (SimulatedCorpus, Corpus) {
-    let config = SimulationConfig {
-        documents: 1_500,
-        words: 400,
-        fanout: vec![3, 3],
-        psi: -1.0,
-        gamma2: 1.0,
-        nu: 6.0,
-        sigma2: 0.5,
-        eta: -2.0,
-        lambda2: 1.0,
-        mean_length: 150.0,
-    };
+    let config = SimulationConfig { eta: -2.0, ..SimulationConfig::small(1_500, 400, vec![3, 3], 150.0) };
     let sim = simulate(&config, 21);
     let corpus =
         build_corpus(PreprocessOptions { stopwords: StopWords::None, ..PreprocessOptions::default() }, &[], sim.to_raw_documents()).expect("corpus builds");

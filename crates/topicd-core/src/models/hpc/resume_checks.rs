@@ -37,18 +37,7 @@ fn build(docs: Vec<crate::corpus::RawDocument>) -> Corpus {
 
 /// [`small_corpus`]'s documents before preprocessing.
 fn small_documents(supervised: bool, tagged: bool) -> Vec<crate::corpus::RawDocument> {
-    let config = SimulationConfig {
-        documents: 360,
-        words: 200,
-        fanout: vec![3, 3],
-        psi: -1.0,
-        gamma2: 1.0,
-        nu: 6.0,
-        sigma2: 0.5,
-        eta: -2.0,
-        lambda2: 1.0,
-        mean_length: 80.0,
-    };
+    let config = SimulationConfig { eta: -2.0, ..SimulationConfig::small(360, 200, vec![3, 3], 80.0) };
     let mut docs = simulate(&config, 17).to_raw_documents();
     for (d, doc) in docs.iter_mut().enumerate() {
         if !supervised {

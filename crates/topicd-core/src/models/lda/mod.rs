@@ -50,7 +50,7 @@ use crate::models::heldout::{corpus_documents, DocScorer, HeldoutDoc, HeldoutRep
 use crate::models::splits;
 use crate::models::topic_draws::{table_from_counts, SparseCounts};
 use crate::models::{
-    DocPrediction, FitContext, FitError, FitParams, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable,
+    DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable,
 };
 use crate::rng::StreamRng;
 use chain::{LdaChain, PosteriorSums};
@@ -82,41 +82,47 @@ impl ModelFamily for LdaFamily {
         "lda"
     }
 
-    fn parse_params(&self, params: &serde_json::Value) -> Result<FitParams, ParamError> {
-        // The struct's fields are the wire names.
-        Ok(FitParams::serialized(self.name(), LdaParams::from_json(params)?))
+    type Params = LdaParams;
+
+    fn parse_params(&self, params: &serde_json::Value) -> Result<LdaParams, ParamError> {
+        LdaParams::from_json(params)
     }
 
-    fn fit(&self, corpus: &Corpus, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
-        Ok(Box::new(fit_lda(corpus, params.get::<LdaParams>(), seed, ctx)?))
+    fn params_json(&self, params: &LdaParams) -> serde_json::Value {
+        // The struct's fields are the wire names.
+        serde_json::to_value(params).expect("plain data serialises")
+    }
+
+    fn fit(&self, corpus: &Corpus, params: &LdaParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        Ok(Box::new(fit_lda(corpus, params, seed, ctx)?))
     }
 
     fn fit_ranked(
         &self,
         corpus: Option<Corpus>,
-        params: &FitParams,
+        params: &LdaParams,
         seed: u64,
         ctx: &FitContext,
         ranks: &dyn crate::ranks::Ranks,
     ) -> Result<Option<Box<dyn TopicModel>>, FitError> {
-        let model = ranked::fit_lda_ranked(corpus, params.get::<LdaParams>(), seed, ctx, ranks)?;
+        let model = ranked::fit_lda_ranked(corpus, params, seed, ctx, ranks)?;
         Ok(model.map(|m| Box::new(m) as Box<dyn TopicModel>))
     }
 
-    fn check_params(&self, params: &FitParams, corpus: &CorpusStats) -> Result<(), ParamError> {
-        DesignSpec::check(&params.get::<LdaParams>().design_request(), &corpus.covariates)
+    fn check_params(&self, params: &LdaParams, corpus: &CorpusStats) -> Result<(), ParamError> {
+        DesignSpec::check(&params.design_request(), &corpus.covariates)
     }
 
-    fn check_ranks(&self, _params: &FitParams, _ranks: usize) -> Result<(), ParamError> {
+    fn check_ranks(&self, _params: &LdaParams, _ranks: usize) -> Result<(), ParamError> {
         Ok(())
     }
 
-    fn fit_memory(&self, corpus: &CorpusStats, params: &FitParams, threads: usize) -> u64 {
-        fit_memory::estimate(corpus, params.get::<LdaParams>(), threads)
+    fn fit_memory(&self, corpus: &CorpusStats, params: &LdaParams, threads: usize) -> u64 {
+        fit_memory::estimate(corpus, params, threads)
     }
 
-    fn quick_params(&self) -> serde_json::Value {
-        json!({"topics": 2, "iterations": 4, "burn_in": 2, "thin": 1})
+    fn quick_params(&self) -> LdaParams {
+        LdaParams::from_json(&json!({"topics": 2, "iterations": 4, "burn_in": 2, "thin": 1})).expect("valid brief-fit params")
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
@@ -513,13 +519,10 @@ struct LdaChib<'a> {
 
 impl LdaChib<'_> {
     /// Read `{"burn_in", "chain_length"}`, defaults from the estimator.
-    fn settings_from(params: &serde_json::Value) -> Result<ChibSettings, ParamError> {
-        let mut r = crate::models::params::ParamReader::new(params)?;
+    fn settings_from(given: &crate::models::heldout::EstimatorSettings) -> Result<ChibSettings, ParamError> {
+        given.refuse_acceptance_samples("LDA's estimator")?;
         let d = ChibSettings::default();
-        let burn_in = r.uint_in("burn_in", 0, 100_000)?.map_or(d.burn_in, |b| b as usize);
-        let chain_length = r.uint_in("chain_length", 1, 100_000)?.map_or(d.chain_length, |s| s as usize);
-        r.finish()?;
-        Ok(ChibSettings { burn_in, chain_length })
+        Ok(ChibSettings { burn_in: given.burn_in.unwrap_or(d.burn_in), chain_length: given.chain_length.unwrap_or(d.chain_length) })
     }
 }
 
@@ -652,8 +655,8 @@ impl TopicModel for LdaModel {
         table_from_counts(&counts, self.num_terms, self.beta, relabel).map(Some).map_err(ModelError::Invalid)
     }
 
-    fn heldout_scorer(&self, params: &serde_json::Value) -> Result<Option<Box<dyn DocScorer + '_>>, ParamError> {
-        let settings = LdaChib::settings_from(params)?;
+    fn heldout_scorer(&self, given: &crate::models::heldout::EstimatorSettings) -> Result<Option<Box<dyn DocScorer + '_>>, ParamError> {
+        let settings = LdaChib::settings_from(given)?;
         Ok(Some(Box::new(LdaChib { model: self, settings })))
     }
 

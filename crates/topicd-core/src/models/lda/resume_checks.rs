@@ -7,6 +7,7 @@ use super::*;
 use crate::corpus::build_corpus;
 use crate::models::chain::Resume;
 use crate::models::lda::sampler::checks::{lda_corpus, raw_options};
+use crate::models::test_kit::{recorded_run, Run};
 use serde_json::json;
 
 /// CRC-64/XZ of a model's encoding in the layout the pins were recorded in (before
@@ -50,18 +51,9 @@ const PIN_HELDOUT: u64 = 0x82be36cd4f4e88f5;
 
 const SEED: u64 = 7;
 
-/// What one run did: the model, its checkpoints, what became of the one it was handed.
-struct Run {
-    model: LdaModel,
-    checkpoints: Vec<(u64, Vec<u8>)>,
-    resumed: Vec<Resume>,
-}
-
 /// Fit on `threads` threads, checkpointing after every sweep, from `resume` if given.
-fn fit(corpus: &Corpus, p: &LdaParams, threads: usize, resume: Option<&[u8]>) -> Run {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-    let (model, checkpoints, resumed) = FitContext::recording(resume, |ctx| pool.install(|| fit_lda(corpus, p, SEED, ctx)).expect("fit runs"));
-    Run { model, checkpoints, resumed }
+fn fit(corpus: &Corpus, p: &LdaParams, threads: usize, resume: Option<&[u8]>) -> Run<LdaModel> {
+    recorded_run(threads, resume, |ctx| fit_lda(corpus, p, SEED, ctx).expect("fit runs"))
 }
 
 /// The same (corpus, params, seed) gives the model bytes it gave before the driver, and

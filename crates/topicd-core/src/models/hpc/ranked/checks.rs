@@ -21,18 +21,7 @@ use serde_json::json;
 /// 300 documents of about 60 tokens over 150 words, drawn from HPC with 3 top labels of
 /// 2 children each (K = 9); PCM's copy has no labels.
 fn corpus(supervised: bool) -> Corpus {
-    let config = SimulationConfig {
-        documents: 300,
-        words: 150,
-        fanout: vec![3, 2],
-        psi: -1.0,
-        gamma2: 1.0,
-        nu: 6.0,
-        sigma2: 0.5,
-        eta: -2.0,
-        lambda2: 1.0,
-        mean_length: 60.0,
-    };
+    let config = SimulationConfig { eta: -2.0, ..SimulationConfig::small(300, 150, vec![3, 2], 60.0) };
     let mut docs = simulate(&config, 23).to_raw_documents();
     if !supervised {
         docs.iter_mut().for_each(|d| d.labels = None);

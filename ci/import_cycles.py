@@ -4,12 +4,13 @@
 A Rust module is a file (`a.rs`) or a folder (`a/mod.rs`). For every folder under each
 crate's `src/`, this draws an edge from one sibling module to another when the first
 names the second (`super::b`, `crate::models::hpc::b`, `self::b` in `mod.rs`), and prints
-each strongly connected set of two or more siblings. Test modules (`tests.rs`, `*_tests.rs`,
-`*_checks.rs`, and `#[cfg(test)] mod tests` blocks) are left out: a test may read any of
-its folder. Comments are left out: a doc link (``[`super::b`]``) names a module without
-depending on it. `mod.rs` is left out too: it declares its children and re-exports them, so
-it names them all, and a child naming `super::` items defined in `mod.rs` is the usual
-way down.
+each strongly connected set of two or more siblings. Test modules (`tests.rs`, `*_tests.rs`
+and `#[cfg(test)] mod tests` blocks) are left out: a test may read any of its folder.
+Comments are left out: a doc link (``[`super::b`]``) names a module without depending on
+it. `mod.rs` is left out too: it only declares its children and re-exports their items
+(checked here: any other item in a `mod.rs` is an error), so it names them all and
+depends on nothing of its own. A child naming a re-exported item (`super::LdaParams`,
+`pub use params::LdaParams` in `mod.rs`) is counted as naming the sibling that defines it.
 
     python3 ci/import_cycles.py [--max N]    exit 1 when there are more than N circles
 
@@ -56,20 +57,64 @@ def siblings(folder):
         path = os.path.join(folder, name)
         if name.endswith(".rs") and name not in ("mod.rs", "lib.rs", "main.rs"):
             stem = name[:-3]
-            if stem == "tests" or stem.endswith("_tests") or stem.endswith("_checks"):
+            if stem == "tests" or stem.endswith("_tests"):
                 continue
             mods[stem] = [path]
         elif os.path.isdir(path):
             files = []
             for d, _, fs in os.walk(path):
-                files += [os.path.join(d, f) for f in fs if f.endswith(".rs") and f != "tests.rs" and not f[:-3].endswith(("_tests", "_checks"))]
+                files += [os.path.join(d, f) for f in fs if f.endswith(".rs") and f != "tests.rs" and not f[:-3].endswith("_tests")]
             mods[name] = files
     return mods
+
+
+def reexports(folder):
+    """Names `mod.rs` (or `lib.rs`) re-exports from a child: {name: child}."""
+    out = {}
+    for top in ("mod.rs", "lib.rs"):
+        path = os.path.join(folder, top)
+        if not os.path.exists(path):
+            continue
+        text = strip_comments(open(path, encoding="utf-8").read())
+        for m in re.finditer(r"(?m)^\s*pub(?:\([a-z]+\))?\s+use\s+(?:self::)?(\w+)::(\{[^;]*\}|[\w:]+)\s*;", text):
+            child, names = m.group(1), m.group(2)
+            for name in re.findall(r"(\w+)(?:\s+as\s+(\w+))?", names.strip("{}")):
+                last = name[1] or name[0].split("::")[-1]
+                out[last] = child
+            if not names.startswith("{"):
+                out[names.split("::")[-1]] = child
+    return out
+
+
+# `mod.rs` holds declarations, re-exports, attributes and comments only.
+ALLOWED_IN_MOD_RS = re.compile(r"^\s*(//.*|#!?\[.*\]|(pub(\([a-z]+\))?\s+)?(mod\s+\w+|use\s+[^;]+);|)\s*$")
+# Folders whose `mod.rs` still holds items of its own (being emptied: issue 56).
+MOD_RS_WITH_ITEMS = {"src/api/mod.rs", "src/cli/mod.rs", "crates/topicd-core/src/models/mod.rs"}
+
+
+def mod_rs_items(here):
+    """`mod.rs` files that define items (their first such line each)."""
+    bad = []
+    for r in ROOTS:
+        for folder, _, files in os.walk(os.path.join(here, r)):
+            if "mod.rs" not in files:
+                continue
+            path = os.path.join(folder, "mod.rs")
+            rel = os.path.relpath(path, here)
+            if rel in MOD_RS_WITH_ITEMS:
+                continue
+            text = re.sub(r"(?s)use\s+[^;]*;", lambda m: m.group(0).replace("\n", " "), open(path, encoding="utf-8").read())
+            for n, line in enumerate(text.split("\n"), 1):
+                if not ALLOWED_IN_MOD_RS.match(line):
+                    bad.append(f"{rel}: `{line.strip()}`: a mod.rs only declares and re-exports (move it to a file of its own)")
+                    break
+    return bad
 
 
 def edges(root, folder, mods):
     prefix = "::".join(["crate"] + module_path(root, folder))
     graph = {m: set() for m in mods}
+    names = reexports(folder)
     for m, files in mods.items():
         for f in files:
             text = strip_comments(strip_tests(open(f, encoding="utf-8").read()))
@@ -90,6 +135,14 @@ def edges(root, folder, mods):
                         graph[m].add(other)
                 if any(re.search(p, text) for p in pats):
                     graph[m].add(other)
+            # Re-exported items: `super::Item`, `use super::{Item, ..}`, `crate::path::Item`.
+            for name, child in names.items():
+                if child == m or child not in mods:
+                    continue
+                if re.search(r"(?<![:\w])" + re.escape(sup) + r"(\{[^}]*\b" + re.escape(name) + r"\b[^}]*\}|" + re.escape(name) + r"\b)", text) or re.search(
+                    re.escape(prefix) + r"::(\{[^}]*\b" + re.escape(name) + r"\b[^}]*\}|" + re.escape(name) + r"\b)", text
+                ):
+                    graph[m].add(child)
     return graph
 
 
@@ -138,6 +191,11 @@ def main():
                 found += 1
                 print(f"{os.path.relpath(folder, here)}: {', '.join(comp)}")
     print(f"{found} import circle(s) inside folders")
+    bad = mod_rs_items(here)
+    for line in bad:
+        print(line)
+    if bad:
+        return 1
     limit = int(sys.argv[sys.argv.index("--max") + 1]) if "--max" in sys.argv else 0
     if found > limit:
         print(f"more than the {limit} allowed: take the new circle apart (one direction: params, state, chain, fit, model)")

@@ -4,8 +4,7 @@
 //! (`--model-cache-mb`), so every model must say how large it is. Counting the heap
 //! blocks its vectors and strings hold (capacity × element size) is exact for the flat
 //! vectors that carry nearly all of a model's bytes and cheap enough to ask at every
-//! use; a test measures each family's answer against the allocator itself
-//! (`memory_checks`).
+//! use.
 
 use std::collections::HashMap;
 use std::mem::size_of;

@@ -20,13 +20,13 @@
 //! (LDA, HPC, PCM, DCNT, SCNT) when its model gained a convergence report (and LDA's
 //! parameters `chains`): their rows keep no pre-split digest. Their equivalence with
 //! the pre-split bytes was shown here at commits 55fcc06 (DCNT, SCNT) and 024ac97 (LDA,
-//! HPC, PCM), and their resume pins (`lda::resume_checks`, `hpc::resume_checks`,
-//! `dcnt::resume_checks`, recorded before the chain driver) still hold in the old
+//! HPC, PCM), and their resume pins (`lda::fit::resume_tests`, `hpc::resume_tests`,
+//! `dcnt::resume_tests`, recorded before the chain driver) still hold in the old
 //! layout: the fits are the same, only the stored report is new.
 //! DCNT's and SCNT's bytes changed once more, by design and not their chain: their
 //! parameters gained `warm_start` (0, as before) and their kept draws of the loadings
 //! now come from every scan after burn-in, not only the thinned ones (decision 0047);
-//! `dcnt::resume_checks` still pins the chain itself. And again when they could run
+//! `dcnt::resume_tests` still pins the chain itself. And again when they could run
 //! several chains: `chains` (1) joined their parameters and two empty lists (the chains'
 //! alignments, the draws per chain) their model's end; the same resume pins hold.
 //! HDP's when its model could keep covariates for effects (version 3): four empty
@@ -38,7 +38,7 @@
 //! HPC's and PCM's likewise, for the same reason: their model's version (7) and its end
 //! (the chain count 1, no alignments, no covariate design, rows or θ draws) changed,
 //! nothing before it (`hpc::fit_tests` decodes the version 6 bytes to the same model,
-//! and `hpc::resume_checks` pins hold); HPC's again when its convergence report began
+//! and `hpc::resume_tests` pins hold); HPC's again when its convergence report began
 //! to trace each label's share (the report only: the pins still hold).
 //!
 //! Every vectorised kernel gives bit-identical results on every instruction set
@@ -49,8 +49,8 @@
 use sha2::{Digest, Sha256};
 use topicd_core::corpus::{build_corpus, PreprocessOptions, StopWords};
 use topicd_core::graph::build_graph;
-use topicd_core::models::hdp::fit::PassRecord;
 use topicd_core::models::hdp::model::HdpModel;
+use topicd_core::models::hdp::passes::PassRecord;
 use topicd_core::models::hpc::simulate::{simulate, SimulationConfig};
 use topicd_core::models::registry::{self, FitSource};
 use topicd_core::models::FitContext;

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 pub const MAX_META_BYTES: usize = 16 * 1024;
 
 /// The tag of the corpus blob's meta trailer (the token-order trailer's is
-/// [`super::order::ORDER_TRAILER_VERSION`]).
+/// [`super::blob::ORDER_TRAILER_VERSION`]).
 pub const META_TRAILER: u32 = 2;
 
 /// A document's `meta` as stored: its compact JSON text, checked against

@@ -14,8 +14,9 @@
 pub mod after_chain;
 pub mod capabilities;
 #[cfg(test)]
-mod capabilities_checks;
+mod capabilities_tests;
 pub mod chain;
+pub mod chain_fit;
 pub mod chains;
 pub mod community;
 pub mod completion;
@@ -35,7 +36,7 @@ pub mod lda;
 pub mod memory;
 pub mod options;
 #[cfg(test)]
-mod param_bounds_checks;
+mod param_bounds_tests;
 pub mod params;
 pub mod passes;
 pub mod registry;
@@ -117,7 +118,7 @@ pub trait ModelFamily: Sync + 'static {
     /// Decode a model previously produced by [`TopicModel::encode`].
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError>;
     /// What a fitted model of this family offers (checked against the fitted models'
-    /// answers by a test in `capabilities_checks`).
+    /// answers by a test in `capabilities_tests`).
     fn capabilities(&self) -> capabilities::Capabilities;
 }
 

@@ -200,7 +200,7 @@ pub const MAX_CHECKPOINT_EVERY_S: f64 = 604_800.0;
 /// a floor of its own, `hdp_ammsb::params::MIN_TAU`). Honest priors are 1e-3 and up;
 /// much below 1e-6 a prior's mass on an unused topic or word (α·β/(n_k + Vβ) in LDA's
 /// single-precision kernel, α·β_k in the HDPs' digammas) heads for underflow. Fits at
-/// both ends stay finite (`models::param_bounds_checks`).
+/// both ends stay finite (`models::param_bounds_tests`).
 pub const MIN_CONCENTRATION: f64 = 1e-6;
 /// Largest concentration accepted: 10 000 pseudo-counts per topic or word already
 /// swamps any corpus, and sums such as V·β and K·α stay far from overflow (β = 1e308

@@ -71,7 +71,7 @@ fn rank_with_ecdfs(table: &TopicTable, topic: usize, rank: Rank, weight: f64, n:
     let cmp = |a: &WordScore, b: &WordScore| key(b).total_cmp(&key(a)).then(a.term.cmp(&b.term));
     let scores: Vec<WordScore> = (0..freq.len()).map(score).collect();
     match n {
-        Some(n) => super::first_n_by(scores, n, cmp),
+        Some(n) => super::select::first_n_by(scores, n, cmp),
         None => {
             let mut all = scores;
             all.sort_by(cmp);
@@ -89,7 +89,7 @@ pub fn top_terms(table: &TopicTable, topic: usize, rank: Rank, weight: f64, n: u
         Rank::Exclusivity => table.exclusivity.row(topic),
     };
     let cmp = |a: &u32, b: &u32| row[*b as usize].total_cmp(&row[*a as usize]).then(a.cmp(b));
-    super::first_n_by((0..row.len() as u32).collect(), n, cmp)
+    super::select::first_n_by((0..row.len() as u32).collect(), n, cmp)
 }
 
 /// A topic table with every topic's frequency and exclusivity ECDFs computed once, so

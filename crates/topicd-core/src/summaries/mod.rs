@@ -12,20 +12,11 @@ pub mod cooccurrence;
 pub mod frex;
 pub mod intervals;
 pub mod representative;
+pub mod select;
 pub mod topic_map;
 
 pub use crate::models::exclusivity::topic_given_word;
 pub use coherence::{model_coherence, topic_coherence, Measure};
 pub use cooccurrence::Occurrences;
 pub use frex::{ecdf, rank_topic, top_terms, Rank, RankedTable, WordScore};
-
-/// The `n` first of `items` in the order `cmp` gives (all of them when there are fewer):
-/// one partial selection, then a sort of those `n` only.
-pub fn first_n_by<T>(mut items: Vec<T>, n: usize, cmp: impl Fn(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
-    if n < items.len() {
-        items.select_nth_unstable_by(n, &cmp);
-        items.truncate(n);
-    }
-    items.sort_unstable_by(cmp);
-    items
-}
+pub use select::first_n_by;

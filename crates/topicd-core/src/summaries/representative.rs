@@ -48,7 +48,7 @@ impl DocumentTopics {
         let docs = &self.proportions.documents;
         let ranked: Vec<(usize, f64)> = (0..docs.len()).map(|r| (r, self.proportions.rows[r * k + topic])).collect();
         let by_share = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(docs[a.0].cmp(&docs[b.0]));
-        super::first_n_by(ranked, n, by_share)
+        super::select::first_n_by(ranked, n, by_share)
     }
 }
 

@@ -192,7 +192,7 @@ mod tests {
     fn effects_match_the_stored_draws(chains: usize) {
         use crate::corpus::build_corpus;
         use crate::models::design::DesignTerm;
-        use crate::models::lda::sampler::checks::{lda_corpus, raw_options};
+        use crate::models::lda::sampler::tests::{lda_corpus, raw_options};
         use crate::models::FitContext;
         let (_, mut docs) = lda_corpus(2, 30, 80, 40, 0.3, 5);
         for (d, doc) in docs.iter_mut().enumerate() {

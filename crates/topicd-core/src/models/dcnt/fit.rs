@@ -37,9 +37,9 @@ use super::sample::{active_topics, Loadings};
 use super::scoring::DcntChib;
 use super::state::Documents;
 use crate::corpus::Corpus;
-use crate::models::after_chain::{self, EndOfChain, Start};
-use crate::models::chain::Position;
-use crate::models::chains;
+use crate::models::after_chain::{self, EndOfChain};
+use crate::models::chain::{Position, Schedule};
+use crate::models::chain_fit::{fit_chains, ChainFit};
 use crate::models::design::{DesignRequest, DesignSpec};
 use crate::models::heldout::{corpus_documents, HeldoutReport, ScoredSoFar};
 use crate::models::splits;
@@ -214,48 +214,60 @@ fn restore_after_chain(
 /// `ctx`'s checkpoint when it has a usable one), take posterior means, and score the
 /// held-out documents.
 pub fn fit_dcnt(corpus: &Corpus, p: &DcntParams, diagonal: bool, seed: u64, ctx: &FitContext) -> Result<DcntModel, FitError> {
-    let family = family_name(diagonal);
     let training = TrainingSet::new(corpus, p, seed)?;
-    let schedule = chain::schedule(p);
-    let last = chains::run(ctx, p.chains, p.iterations as u64, |ctx, c, finished: &[ChainResult]| {
-        let is_last = c + 1 == p.chains;
-        let seed_c = chains::chain_seed(seed, c);
-        let (start, position) = crate::models::chain::start(
-            ctx,
-            family,
-            seed_c,
-            &schedule,
-            |bytes, position| {
-                Start::restore(
-                    bytes,
-                    position,
-                    p.iterations,
-                    |b| DcntChain::restore(p, diagonal, &training.docs, b, position),
-                    |m, scored| restore_after_chain(&training, p, diagonal, seed_c, m, scored, position),
-                )
-            },
-            || Start::Chain(Box::new(DcntChain::new(p, diagonal, &training.docs, seed_c, &|| ctx.cancel.is_cancelled()))),
-        );
-        let mut own = None;
-        let (mut model, end, scored) = start.finish(position, ctx, |mut dcnt, position| {
-            let end = crate::models::chain::run(dcnt.as_mut(), family, seed_c, &schedule, position, ctx)?;
-            let result = training.model(p, diagonal, *dcnt, &end);
-            if !is_last {
-                own = Some(result.trace);
-                return Ok((result.model, end));
-            }
-            Ok((pooled::pool(finished, result), end))
-        })?;
-        if let Some(trace) = own {
-            return Ok(ChainResult { model, trace });
-        }
+    fit_chains(&DcntFit { corpus, p, diagonal, training: &training }, seed, ctx)
+}
+
+/// What DCNT and SCNT supply to [`fit_chains`]: the training set and the variant.
+struct DcntFit<'a> {
+    corpus: &'a Corpus,
+    p: &'a DcntParams,
+    diagonal: bool,
+    training: &'a TrainingSet,
+}
+
+impl<'a> ChainFit for DcntFit<'a> {
+    type Model = DcntModel;
+    type Chain = DcntChain<'a>;
+
+    fn family(&self) -> &'static str {
+        family_name(self.diagonal)
+    }
+
+    fn chains(&self) -> usize {
+        self.p.chains
+    }
+
+    fn schedule(&self) -> Schedule {
+        chain::schedule(self.p)
+    }
+
+    fn fresh(&self, seed: u64, ctx: &FitContext) -> DcntChain<'a> {
+        DcntChain::new(self.p, self.diagonal, &self.training.docs, seed, &|| ctx.cancel.is_cancelled())
+    }
+
+    fn restore(&self, state: &[u8], position: &Position) -> Result<DcntChain<'a>, String> {
+        DcntChain::restore(self.p, self.diagonal, &self.training.docs, state, position)
+    }
+
+    fn restore_ended(&self, model: &[u8], scored: ScoredSoFar, seed: u64, position: &Position) -> Result<(DcntModel, ScoredSoFar), String> {
+        restore_after_chain(self.training, self.p, self.diagonal, seed, model, scored, position)
+    }
+
+    fn ended(&self, chain: DcntChain<'a>, end: &Position) -> ChainResult {
+        self.training.model(self.p, self.diagonal, chain, end)
+    }
+
+    fn pool(&self, finished: &[ChainResult], last: ChainResult) -> DcntModel {
+        pooled::pool(finished, last)
+    }
+
+    fn score_heldout(&self, model: &mut DcntModel, scored: Option<ScoredSoFar>, at: &EndOfChain, ctx: &FitContext) -> Result<(), FitError> {
         if !model.heldout_documents.is_empty() {
-            let at_end = EndOfChain { family, seed: seed_c, schedule: &schedule, position: end };
-            model.heldout = Some(score_heldout(corpus, &model, scored, &at_end, ctx)?);
+            model.heldout = Some(score_heldout(self.corpus, model, scored, at, ctx)?);
         }
-        Ok(ChainResult { model, trace: Default::default() })
-    })?;
-    Ok(last.model)
+        Ok(())
+    }
 }
 
 /// Score the model's held-out documents by the Chib-style estimator, from the documents

@@ -54,7 +54,7 @@ mod geweke_tests;
 #[cfg(test)]
 mod heldout_tests;
 #[cfg(test)]
-mod resume_checks;
+mod resume_tests;
 
 pub use family::{DcntFamily, DCNT, SCNT};
 pub use model::DcntModel;

@@ -20,7 +20,7 @@ pub const MAX_ITERATIONS: u64 = 1_000_000;
 /// `b_v`). The paper's 0.01 is the usual vague choice and 1e-6 vaguer than any use; a
 /// shape or rate of 1e4 already makes the prior a point mass. Fits with every shape and
 /// rate at either end, and with the shapes at one end and the rates at the other, stay
-/// finite (`models::param_bounds_checks`; they did up to 1e6 too).
+/// finite (`models::param_bounds_tests`; they did up to 1e6 too).
 pub const MIN_GAMMA_HYPER: f64 = 1e-6;
 pub const MAX_GAMMA_HYPER: f64 = 1e4;
 /// Bounds of γ_μ, the prior variance of μ_f: the paper's 1e6 is already flat, 1e12 (a

@@ -31,7 +31,7 @@ use super::state::{DcntState, Documents};
 use super::stick::{log_stick_weights, stick_weights};
 use super::swap::swap_sweep;
 use super::warm_start::warm_start;
-use crate::models::lda::loglik::log_p_words_given_topics;
+use crate::inference::collapsed_loglik::log_p_words_given_topics;
 use crate::rng::{stream, Purpose};
 use rand::RngExt;
 use rand_distr::{Distribution, Normal, StandardNormal};

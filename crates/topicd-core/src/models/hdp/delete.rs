@@ -16,9 +16,9 @@ use super::globals::{objective, TopicWord};
 use super::local::{batch_local_step, BatchLayout, LocalGlobals};
 use super::memo::Memo;
 use super::params::HdpParams;
-use super::stick::{optimise_stick, StickPosterior};
 use super::summary::Summary;
 use crate::corpus::DocTermMatrix;
+use crate::inference::stick_posterior::{optimise_stick, StickPosterior};
 use crate::ranks::Ranks;
 
 /// A pending delete of one topic.

@@ -1,406 +1,92 @@
-//! The memoized fit: the HDP topic model's passes, run by the pass driver.
-//!
-//! Why it exists: it ties the local step, the memoized summary, the global step and the
-//! moves together in the order of bnpy's `MemoVBMovesAlg`: before a pass, choose the
-//! merge candidates (and a topic to propose deleting); visit every batch (local step,
-//! summary replacement, global step, the proposal's local step); after the pass, decide the
-//! delete, else try the merges; then the size reordering. The objective is recorded
-//! after every visit once the summary covers every batch, so a test can check that it
-//! never decreases. The loop around the passes (cancellation, progress, the stopping
-//! rule, checkpoints and resume) is [`crate::models::passes`]'; this module gives it
-//! [`HdpPasses`], including the checkpointed state: every batch's summary and their
-//! total, each batch's document-topic counts, the sticks, the fallback, merge and
-//! delete counters, the delete rank and the records so far (q(φ) is rebuilt from the
-//! total exactly as the pass left it).
+//! Fitting HDP in one process: the corpus' training documents, covariates' design and
+//! held-out documents are prepared, the memoized passes ([`super::passes`]) run, and the
+//! finished model gets its design rows and its held-out documents completed.
 
-use super::delete::{self, DeleteProposal};
-use super::globals::TopicWord;
-use super::local::LocalTotals;
-use super::memo::Memo;
-use super::merge::{candidate_pairs, merge_round, reorder_by_size, MergeRound};
-use super::params::HdpParams;
-use super::stick::StickPosterior;
-use super::summary::{PairStats, Summary};
-use crate::corpus::DocTermMatrix;
-use crate::models::passes::{self, Convergence, PassReport, Passes, Position};
-use crate::models::{FitContext, FitError};
-use serde::{Deserialize, Serialize};
-use serde_json::json;
-use std::time::Instant;
+use super::passes;
+use super::{HdpModel, HdpParams};
+use crate::corpus::{Corpus, DocTermMatrix};
+use crate::models::design::DesignSpec;
+use crate::models::{completion, splits, FitContext, FitError, ParamError, PredictOptions};
 
-/// One pass as the model keeps it: what the pass did, without its wall-clock seconds
-/// (which would make two fits of one seed differ in their bytes).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PassSummary {
-    pub pass: usize,
-    /// The objective after the pass and its moves.
-    pub objective: f64,
-    /// Active topics after the pass.
-    pub topics: usize,
-    pub merges_accepted: usize,
-    pub merges_proposed: usize,
-    /// Whether a delete proposal was accepted in this pass.
-    pub deleted: bool,
-    pub reordered: bool,
-    /// Mean coordinate-ascent iterations per document.
-    pub local_iterations: f64,
+/// The design of the covariates the fit reads and its rows for the training documents
+/// (corpus order, held-out documents left out); `None` without covariates. A model
+/// whose documents' q(π_d) would pass [`crate::models::composition::THETA_DRAWS_BYTES`]
+/// is refused here, naming `covariates`.
+fn training_design(corpus: &Corpus, p: &HdpParams, held_out: &[bool]) -> Result<Option<(DesignSpec, Vec<f64>)>, FitError> {
+    if p.design.covariates.is_empty() {
+        return Ok(None);
+    }
+    let training = held_out.iter().filter(|&&t| !t).count();
+    if 4 * training * p.topics > crate::models::composition::THETA_DRAWS_BYTES {
+        return Err(FitError::Params(ParamError::new(
+            "covariates",
+            format!("{training} training documents × {} topics of q(π_d) would pass the 64 MB the model may keep for effects", p.topics),
+        )));
+    }
+    let table = corpus.covariates.as_ref().ok_or_else(|| FitError::Params(ParamError::new("covariates", "the corpus has no covariates")))?;
+    let spec = DesignSpec::build(&p.design, table).map_err(FitError::Params)?;
+    let all = spec.rows(table).map_err(|e| FitError::Params(ParamError::new("covariates", e)))?;
+    let width = spec.width();
+    let rows = (0..corpus.num_documents()).filter(|&d| !held_out[d]).flat_map(|d| all[d * width..(d + 1) * width].iter().copied()).collect();
+    Ok(Some((spec, rows)))
 }
 
-/// One pass as reported in progress and checkpointed: its summary and its wall-clock
-/// seconds. Postcard writes a nested struct's fields in place, so this encodes as the
-/// flat record checkpoints and version 3 models held.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PassRecord {
-    pub summary: PassSummary,
-    pub seconds: f64,
+/// What a fit takes from the corpus besides the passes: the training documents, the
+/// covariates' design and the held-out documents to complete.
+pub(super) struct Prepared<'c> {
+    pub(super) training: std::borrow::Cow<'c, DocTermMatrix>,
+    pub(super) design: Option<(DesignSpec, Vec<f64>)>,
+    pub(super) test_documents: Vec<completion::CompletionDoc>,
 }
 
-/// The fitted global state.
-#[derive(Debug, Clone)]
-pub struct FitOutcome {
-    pub num_topics: usize,
-    /// λ + N_kw, topic-major (`K × V`).
-    pub topic_word: Vec<f64>,
-    pub stick: StickPosterior,
-    /// N_k, expected tokens per topic.
-    pub topic_tokens: Vec<f64>,
-    pub passes: Vec<PassSummary>,
-    /// The objective after every batch visit and every move, from the first moment the
-    /// summary covers every batch.
-    pub step_objectives: Vec<f64>,
-    pub stick_fallbacks: usize,
-    pub documents: usize,
+/// The corpus' training documents (documents tagged `split: test`, or without tags a
+/// `test_fraction` of them chosen by the seed, are left out), design and test split.
+pub(super) fn prepare<'c>(corpus: &'c Corpus, p: &HdpParams, seed: u64) -> Result<Prepared<'c>, FitError> {
+    let held_out = splits::test_mask(corpus, p.test_fraction, seed);
+    let training: std::borrow::Cow<DocTermMatrix> = if held_out.iter().any(|&t| t) {
+        std::borrow::Cow::Owned(DocTermMatrix::from_rows((0..corpus.num_documents()).filter(|&d| !held_out[d]).map(|d| {
+            let (t, c) = corpus.counts.row(d);
+            t.iter().copied().zip(c.iter().copied()).collect()
+        })))
+    } else {
+        std::borrow::Cow::Borrowed(&corpus.counts)
+    };
+    if training.num_rows() == 0 {
+        return Err(FitError::Params(ParamError::new("test_fraction", "every document is held out: nothing is left to train on")));
+    }
+    let design = training_design(corpus, p, &held_out)?;
+    let test_documents = if held_out.iter().any(|&t| t) { completion::split_corpus_documents(corpus, &held_out) } else { Vec::new() };
+    Ok(Prepared { training, design, test_documents })
 }
 
-/// Fit by memoized VI on the rows of `matrix`.
-pub fn fit_memoized(matrix: &DocTermMatrix, num_terms: usize, p: &HdpParams, seed: u64, ctx: &FitContext) -> Result<FitOutcome, FitError> {
-    let mut fit = HdpPasses::new(matrix, num_terms, p, seed);
-    passes::run(&mut fit, seed, ctx)?;
-    Ok(fit.outcome())
+/// The model of a finished fit: the design and the training documents' q(π_d)
+/// (`doc_dirichlet`, computed only with covariates), and the test split scored.
+pub(super) fn finish(
+    mut model: HdpModel,
+    design: Option<(DesignSpec, Vec<f64>)>,
+    doc_dirichlet: impl FnOnce(&HdpModel) -> Vec<f32>,
+    test_documents: &[completion::CompletionDoc],
+) -> Result<HdpModel, FitError> {
+    if let Some((spec, rows)) = design {
+        model.doc_dirichlet = doc_dirichlet(&model);
+        (model.design, model.design_rows, model.effect_draws) = (Some(spec), rows, model.params.keep_draws);
+    }
+    model.test_documents = test_documents.len();
+    if model.test_documents > 0 {
+        // A variational fit has no chain for a Chib-style estimate of log p(w_d); its
+        // predictive density is scored by document completion instead.
+        let report = completion::document_completion(&model, test_documents, &PredictOptions::default()).map_err(|e| FitError::Internal(e.to_string()))?;
+        model.heldout = Some(report);
+    }
+    Ok(model)
 }
 
-/// What the passes have recorded so far, and the move counters that carry over from
-/// pass to pass.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-struct Records {
-    passes: Vec<PassRecord>,
-    /// See [`FitOutcome::step_objectives`].
-    steps: Vec<f64>,
-    merges_total: usize,
-    deletes_total: usize,
-    /// The size rank of the next topic proposed for deletion (reset by an accepted delete).
-    delete_rank: usize,
-}
-
-/// What the moves at the end of a pass did.
-struct Moves {
-    deleted: bool,
-    merges: MergeRound,
-    reordered: bool,
-}
-
-impl Moves {
-    /// Whether a move was accepted (the objective's change then says nothing about
-    /// convergence).
-    fn changed_the_model(&self) -> bool {
-        self.deleted || self.merges.accepted > 0 || self.reordered
-    }
-}
-
-/// A running HDP fit: the memoized state and the records.
-pub struct HdpPasses<'a> {
-    memo: Memo<'a>,
-    /// A delete proposal being evaluated during the current pass.
-    proposal: Option<DeleteProposal>,
-    tokens: f64,
-    records: Records,
-}
-
-impl<'a> HdpPasses<'a> {
-    /// The fit's starting point ([`Memo::new`]).
-    pub fn new(matrix: &'a DocTermMatrix, num_terms: usize, p: &'a HdpParams, seed: u64) -> Self {
-        Self::over(Memo::new(matrix, num_terms, p, seed))
-    }
-
-    /// The fit from `memo`'s starting point (one rank's, over ranks).
-    pub fn over(memo: Memo<'a>) -> Self {
-        let tokens = memo.docs.num_tokens.max(1) as f64;
-        HdpPasses { memo, proposal: None, tokens, records: Records::default() }
-    }
-
-    /// The fitted global state.
-    pub fn outcome(self) -> FitOutcome {
-        let memo = self.memo;
-        let (k, v, lambda) = (memo.num_topics(), memo.num_terms, memo.params.lambda);
-        let mut topic_word = vec![0.0; k * v];
-        for w in 0..v {
-            for t in 0..k {
-                topic_word[t * v + w] = lambda + memo.total.word_topic[w * k + t].max(0.0);
-            }
-        }
-        FitOutcome {
-            num_topics: k,
-            topic_word,
-            stick: memo.stick.clone(),
-            topic_tokens: memo.total.topic_counts.iter().map(|&n| n.max(0.0)).collect(),
-            passes: self.records.passes.into_iter().map(|r| r.summary).collect(),
-            step_objectives: self.records.steps,
-            stick_fallbacks: memo.stick_fallbacks,
-            documents: memo.docs.num_docs,
-        }
-    }
-
-    /// Before pass `pass`: the merge candidates to track (none unless merges follow this
-    /// pass), and the delete proposal that rides along, if one is due.
-    fn prepare_moves(&mut self, pass: usize) -> Vec<(usize, usize)> {
-        let memo = &mut self.memo;
-        let p = memo.params;
-        let pairs = if p.merges_after(pass) { candidate_pairs(&memo.total, p.merge_pairs) } else { Vec::new() };
-        if p.deletes_in(pass) && memo.num_topics() >= 2 {
-            let topic = delete::choose_topic(&memo.total, self.records.delete_rank);
-            self.proposal = Some(DeleteProposal::new(memo, topic));
-        }
-        pairs
-    }
-
-    /// Visit every batch in order, recording the objective once the summary covers all
-    /// of them; `None` as soon as `stop` says so (part-way through the pass).
-    fn visit_batches(&mut self, pairs: &[(usize, usize)], stop: &dyn Fn() -> bool) -> Option<LocalTotals> {
-        let mut totals = LocalTotals::default();
-        for b in 0..self.memo.docs.layouts.len() {
-            if self.memo.ranks.agree(stop()) {
-                return None;
-            }
-            let t = self.memo.visit(b, pairs);
-            // The proposal's own local step on the batch just visited (it reads only the
-            // batch, so after the current state's global step as before).
-            if let Some(proposal) = self.proposal.as_mut() {
-                proposal.visit(b, self.memo.docs.matrix, &self.memo.docs.layouts[b], self.memo.params, self.memo.ranks);
-            }
-            totals.iterations += t.iterations;
-            totals.documents += t.documents;
-            if self.memo.complete() {
-                self.records.steps.push(self.memo.objective().total());
-            }
-        }
-        Some(totals)
-    }
-
-    /// After the batches of pass `pass`: decide the delete, else try the merges of
-    /// `pairs`; then the size reordering.
-    fn decide_moves(&mut self, pass: usize, pairs: &[(usize, usize)]) -> Moves {
-        let (memo, records) = (&mut self.memo, &mut self.records);
-        let p = memo.params;
-        let deleted = match self.proposal.take() {
-            Some(proposal) => delete::decide(memo, proposal),
-            None => false,
-        };
-        if deleted {
-            records.delete_rank = 0;
-            records.deletes_total += 1;
-            records.steps.push(memo.objective().total());
-        } else if p.deletes_in(pass) {
-            records.delete_rank += 1;
-        }
-        // The tracked pair statistics describe the state before an accepted delete.
-        let merging = p.merges_after(pass) && !deleted;
-        let merges = if merging { merge_round(memo, pairs) } else { MergeRound::default() };
-        if merging {
-            records.steps.push(merges.objective);
-        }
-        records.merges_total += merges.accepted;
-        let reordered = reorder_by_size(memo);
-        Moves { deleted, merges, reordered }
-    }
-
-    /// The diagnostics a pass reports in progress.
-    fn diagnostics(&self, record: &PassRecord) -> serde_json::Map<String, serde_json::Value> {
-        let mut d = serde_json::Map::new();
-        d.insert("objective".into(), json!(record.summary.objective));
-        d.insert("objective_per_token".into(), json!(record.summary.objective / self.tokens));
-        d.insert("active_topics".into(), json!(record.summary.topics));
-        d.insert("seconds_per_pass".into(), json!(record.seconds));
-        d.insert("merges_accepted".into(), json!(record.summary.merges_accepted));
-        d.insert("merges_proposed".into(), json!(record.summary.merges_proposed));
-        d.insert("merges_total".into(), json!(self.records.merges_total));
-        d.insert("deleted".into(), json!(record.summary.deleted));
-        d.insert("deletes_total".into(), json!(self.records.deletes_total));
-        d.insert("mean_local_iterations".into(), json!(record.summary.local_iterations));
-        d.insert("stick_fallbacks".into(), json!(self.memo.stick_fallbacks));
-        d
-    }
-}
-
-impl Passes for HdpPasses<'_> {
-    fn family(&self) -> &'static str {
-        "hdp"
-    }
-
-    fn params_key(&self) -> Vec<u8> {
-        postcard::to_allocvec(&self.memo.params).expect("plain data encodes")
-    }
-
-    fn max_passes(&self) -> usize {
-        self.memo.params.passes
-    }
-
-    fn convergence(&self) -> Convergence {
-        Convergence::RelativeGain { tolerance: self.memo.params.convergence_tolerance }
-    }
-
-    fn pass(&mut self, pass: usize, stop: &dyn Fn() -> bool) -> Option<PassReport> {
-        let started = Instant::now();
-        let pairs = self.prepare_moves(pass);
-        let local = self.visit_batches(&pairs, stop)?;
-        let moves = self.decide_moves(pass, &pairs);
-        let objective = self.memo.objective().total();
-        self.records.steps.push(objective);
-        let summary = PassSummary {
-            pass,
-            objective,
-            topics: self.memo.num_topics(),
-            merges_accepted: moves.merges.accepted,
-            merges_proposed: moves.merges.proposed,
-            deleted: moves.deleted,
-            reordered: moves.reordered,
-            local_iterations: local.iterations as f64 / local.documents.max(1) as f64,
-        };
-        let record = PassRecord { summary, seconds: started.elapsed().as_secs_f64() };
-        let diagnostics = self.diagnostics(&record);
-        self.records.passes.push(record);
-        let moves_pending = moves.changed_the_model() || self.memo.params.deletes_in(pass + 1);
-        Some(PassReport { objective, moves_pending, loglik_per_token: None, diagnostics })
-    }
-
-    fn agree(&self, decision: bool) -> bool {
-        self.memo.ranks.agree(decision)
-    }
-
-    /// Over ranks, the documents' counts are gathered to rank 0 in document order (the
-    /// single-process state, so the checkpoint resumes over any number of ranks); the
-    /// other ranks return nothing.
-    fn save(&self) -> Vec<u8> {
-        let m = &self.memo;
-        let gathered;
-        let doc_topic: &[Vec<f64>] = if m.ranks.size() == 1 {
-            &m.doc_topic
-        } else {
-            let mine = postcard::to_allocvec(&m.doc_topic).expect("plain data encodes");
-            let Some(parts) = m.ranks.gather_to_root(&mine) else { return Vec::new() };
-            let mut whole: Vec<Vec<f64>> = vec![Vec::new(); m.doc_topic.len()];
-            for part in parts {
-                let rows: Vec<Vec<f64>> = postcard::from_bytes(&part).expect("a rank's counts decode");
-                for (w, r) in whole.iter_mut().zip(rows) {
-                    w.extend(r);
-                }
-            }
-            gathered = whole;
-            &gathered
-        };
-        let saved = SavedRef {
-            version: STATE_VERSION,
-            batches: &m.batches,
-            doc_topic,
-            total: &m.total,
-            stick: &m.stick,
-            stick_fallbacks: m.stick_fallbacks,
-            records: &self.records,
-        };
-        postcard::to_allocvec(&saved).expect("plain data encodes")
-    }
-
-    fn restore(&mut self, state: &[u8], position: &Position) -> Result<(), String> {
-        let s: SavedHdp = postcard::from_bytes(state).map_err(|e| format!("HDP state does not decode: {e}"))?;
-        if let Some(what) = s.misfit(&self.memo, position) {
-            return Err(format!("HDP state does not fit this corpus and these parameters ({what})"));
-        }
-        let m = &mut self.memo;
-        let k = s.total.num_topics;
-        // This process' rows of each batch (all of them in one process).
-        let doc_topic = if m.ranks.size() == 1 {
-            s.doc_topic
-        } else {
-            s.doc_topic.iter().zip(m.docs.layouts.iter().zip(&m.docs.offsets)).map(|(all, (l, &at))| all[at * k..(at + l.docs.len()) * k].to_vec()).collect()
-        };
-        m.topic_word = TopicWord::from_summary(&s.total, m.params.lambda);
-        m.batches = s.batches;
-        m.doc_topic = doc_topic;
-        m.total = s.total;
-        m.stick = s.stick;
-        m.stick_fallbacks = s.stick_fallbacks;
-        self.proposal = None;
-        self.records = s.records;
-        Ok(())
-    }
-}
-
-/// Format version of [`SavedHdp`].
-const STATE_VERSION: u32 = 1;
-
-/// What an HDP checkpoint carries (besides the driver's position). q(φ) is not in it:
-/// at a pass boundary it is always [`TopicWord::from_summary`] of the total (the last
-/// visit's global step, a delete, the merges' refresh and the reordering each leave it
-/// so), which is recomputed on restore.
-#[derive(Deserialize)]
-struct SavedHdp {
-    version: u32,
-    batches: Vec<Option<Summary>>,
-    doc_topic: Vec<Vec<f64>>,
-    total: Summary,
-    stick: StickPosterior,
-    stick_fallbacks: usize,
-    records: Records,
-}
-
-/// [`SavedHdp`] borrowed from a running fit (the same encoding).
-#[derive(Serialize)]
-struct SavedRef<'s> {
-    version: u32,
-    batches: &'s [Option<Summary>],
-    doc_topic: &'s [Vec<f64>],
-    total: &'s Summary,
-    stick: &'s StickPosterior,
-    stick_fallbacks: usize,
-    records: &'s Records,
-}
-
-impl SavedHdp {
-    /// The first thing that does not fit `memo`'s corpus and parameters, or the driver's
-    /// `position`; `None` when everything does (so the fit cannot index out of bounds).
-    fn misfit(&self, memo: &Memo, position: &Position) -> Option<&'static str> {
-        let k = self.total.num_topics;
-        let v = memo.num_terms;
-        let r = &self.records;
-        let dense = self.total.words.len() == v && self.total.words.iter().enumerate().all(|(i, &w)| w as usize == i);
-        let layouts = &memo.docs.layouts;
-        let batches_fit = self.batches.len() == layouts.len()
-            && self.batches.iter().zip(layouts).all(|(b, layout)| b.as_ref().is_some_and(|b| b.num_topics == k && b.words == layout.words && shaped(b)));
-        let doc_topic_fits = self.doc_topic.len() == layouts.len() && self.doc_topic.iter().zip(&memo.docs.batch_sizes).all(|(d, &n)| d.len() == n * k);
-        let last = r.passes.last().map(|x| x.summary.objective.to_bits());
-        let checks = [
-            (self.version == STATE_VERSION, "state version"),
-            (k >= 1 && k <= memo.params.topics, "number of topics"),
-            (dense && shaped(&self.total), "whole-data summary"),
-            (batches_fit, "batch summaries"),
-            (doc_topic_fits, "document-topic counts"),
-            (self.stick.rho.len() == k && self.stick.omega.len() == k, "sticks"),
-            (r.passes.len() == position.pass && r.passes.iter().enumerate().all(|(i, x)| x.summary.pass == i + 1), "pass records"),
-            (last == position.objective.map(f64::to_bits), "last objective"),
-            (r.merges_total == r.passes.iter().map(|x| x.summary.merges_accepted).sum::<usize>(), "merge count"),
-            (r.deletes_total == r.passes.iter().filter(|x| x.summary.deleted).count(), "delete count"),
-        ];
-        checks.iter().find(|(ok, _)| !ok).map(|(_, what)| *what)
-    }
-}
-
-/// Whether a summary's arrays have the lengths its topic count and rows say, and its
-/// tracked pairs name topics it has.
-fn shaped(s: &Summary) -> bool {
-    let k = s.num_topics;
-    s.word_topic.len() == s.words.len() * k && s.topic_counts.len() == k && s.entropy.len() == k && s.sum_log_pi.len() == k + 1 && pairs_shaped(&s.pairs, k)
-}
-
-fn pairs_shaped(p: &PairStats, k: usize) -> bool {
-    let n = p.pairs.len();
-    p.entropy.len() == n && p.sum_log_pi.len() == n && p.local.len() == n && p.pairs.iter().all(|&(a, b)| a < b && b < k)
+/// Fit on the corpus' training documents (documents tagged `split: test`, or without
+/// tags a `test_fraction` of them chosen by the seed, are left out).
+pub fn fit_hdp(corpus: &Corpus, p: &HdpParams, seed: u64, ctx: &FitContext) -> Result<HdpModel, FitError> {
+    let Prepared { training, design, test_documents } = prepare(corpus, p, seed)?;
+    let v = corpus.num_terms();
+    let outcome = passes::fit_memoized(&training, v, p, seed, ctx)?;
+    let model = HdpModel::from_fit(outcome, p.clone(), v, training.total_tokens());
+    finish(model, design, |m| m.document_dirichlets(&training), &test_documents)
 }

@@ -2,8 +2,8 @@
 //! data), planted topics and their number are recovered from a too-large truncation,
 //! prediction, the encoding, and independence from the thread count.
 
-use super::fit::{fit_memoized, FitOutcome};
 use super::params::HdpParams;
+use super::passes::{fit_memoized, FitOutcome};
 use super::HdpModel;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusBuilder, DocTermMatrix, PreprocessOptions, RawDocument};
@@ -292,8 +292,8 @@ fn the_family_fits_through_the_registry() {
 fn objective_equals_the_elbo_computed_term_by_term() {
     use super::globals::{objective, TopicWord};
     use super::local::{batch_local_step, infer_document, BatchLayout, LocalGlobals};
-    use super::stick::StickPosterior;
     use super::summary::Summary;
+    use crate::inference::stick_posterior::StickPosterior;
     use statrs::function::gamma::{digamma, ln_gamma};
     let (v, k, alpha, gamma, lambda) = (5usize, 3usize, 0.7, 2.0, 0.3);
     let m = DocTermMatrix::from_rows(vec![vec![(0, 3), (1, 1), (4, 2)], vec![(1, 2), (2, 5)], vec![(3, 4), (4, 1)], vec![(0, 1), (2, 1), (3, 2)]]);

@@ -5,10 +5,10 @@
 //! c(a) = log Γ(Σ a) − Σ log Γ(a_w). The objective is then
 //! L = Σ_k [c(λ1) − c(λ + N_k·)] + Σ_k H_k + local + stick_objective(ρ, ω, S),
 //! exact for the stored local parameters (with the stick's surrogate for the Dirichlet
-//! normaliser, see [`super::stick`]).
+//! normaliser, see [`crate::inference::stick_posterior`]).
 
-use super::stick::{stick_objective, StickPosterior};
 use super::summary::Summary;
+use crate::inference::stick_posterior::{stick_objective, StickPosterior};
 use rayon::prelude::*;
 use statrs::function::gamma::{digamma, ln_gamma};
 

@@ -18,8 +18,8 @@
 
 use super::globals::topic_data_term;
 use super::memo::Memo;
-use super::stick::optimise_stick;
 use super::summary::Summary;
+use crate::inference::stick_posterior::optimise_stick;
 
 /// A topic with fewer expected tokens than this is always a merge candidate.
 const NEARLY_EMPTY: f64 = 1.0;

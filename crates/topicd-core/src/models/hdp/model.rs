@@ -6,13 +6,13 @@
 //! LDA. Prediction runs the local step on each new document with the topics and sticks
 //! fixed and reports E[π_dk] renormalised over the active topics.
 
-use super::fit::{FitOutcome, PassRecord, PassSummary};
 use super::globals::expected_log_phi;
 use super::local::{infer_document, LocalGlobals};
 use super::params::{HdpParams, HdpParamsV1};
-use super::stick::StickPosterior;
+use super::passes::{FitOutcome, PassRecord, PassSummary};
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::DocTermMatrix;
+use crate::inference::stick_posterior::StickPosterior;
 use crate::models::completion::CompletionReport;
 use crate::models::design::DesignSpec;
 use crate::models::encoding_upgrade::with_params_converted;

@@ -21,10 +21,11 @@
 //! sticks. Rank 0 also reads the corpus, keeps the test split and scores it.
 
 use super::documents::{BatchPlan, HdpDocuments};
-use super::fit::HdpPasses;
+use super::fit::{finish, prepare, Prepared};
 use super::memo::{initial_counts, Memo};
+use super::passes::HdpPasses;
 use super::summary::Summary;
-use super::{finish, prepare, HdpModel, HdpParams, Prepared};
+use super::{HdpModel, HdpParams};
 use crate::corpus::{Corpus, DocTermMatrix};
 use crate::models::completion::CompletionDoc;
 use crate::models::design::DesignSpec;

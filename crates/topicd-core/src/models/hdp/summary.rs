@@ -13,7 +13,7 @@
 //! - for the merge pairs tracked in a pass, the same three quantities for the merged
 //!   topic (see [`PairStats`]), so a merge's objective is exact.
 
-use super::stick::StickStats;
+use crate::inference::stick_posterior::StickStats;
 use serde::{Deserialize, Serialize};
 
 /// For each tracked pair (j, k), the statistics the merged topic would have if every

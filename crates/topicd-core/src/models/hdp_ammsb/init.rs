@@ -30,7 +30,7 @@
 use super::params::AmmsbParams;
 use super::state::GlobalState;
 use crate::graph::Graph;
-use crate::models::hdp::stick::StickPosterior;
+use crate::inference::stick_posterior::StickPosterior;
 use crate::rng::{stream, Purpose};
 use rand::RngExt;
 use rayon::prelude::*;

@@ -31,9 +31,9 @@ pub mod state;
 pub mod summary;
 
 #[cfg(test)]
-mod resume_checks;
+mod fit_tests;
 #[cfg(test)]
-mod tests;
+mod resume_tests;
 
 pub use family::{HdpAmmsbFamily, HDP_AMMSB};
 pub use model::AmmsbModel;

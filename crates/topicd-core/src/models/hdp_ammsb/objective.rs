@@ -10,7 +10,7 @@
 //!   + Σ_ij (1 − Σ_k η_ijkk) log f_ε(x_ij)                                 (background)
 //!   + Σ_ij H[q(s_ij, r_ij)]                                               (entropy)
 //!   + Σ_i [ −c_D(θ_i) + Σ_{k≤K} (U_ik − θ_ik) E log π_ik − θ_i,rem E log π_i,rem ]
-//!   + L_stick(ρ, ω)  (crate::models::hdp::stick::stick_objective, groups = nodes)
+//!   + L_stick(ρ, ω)  (crate::inference::stick_posterior::stick_objective, groups = nodes)
 //!
 //! with c_B(a, b) = log Γ(a + b) − log Γ(a) − log Γ(b) and c_D(θ) = log Γ(Σθ) − Σ log Γ(θ).
 //! The stick part holds E[log p(u)] − E[log q(u)], the surrogate of the Dirichlet
@@ -21,7 +21,7 @@
 use super::params::AmmsbParams;
 use super::state::GlobalState;
 use super::summary::Summary;
-use crate::models::hdp::stick::stick_objective;
+use crate::inference::stick_posterior::stick_objective;
 use rayon::prelude::*;
 use statrs::function::gamma::{digamma, ln_gamma};
 

@@ -10,12 +10,12 @@
 //!   entry: pair states range over the K instantiated communities only);
 //! - λ1_k = τ1 + S1_k, λ0_k = τ0 + S0_k, with S1_k (S0_k) the diagonal responsibility of
 //!   community k summed over linked (unlinked) pairs;
-//! - (ρ, ω) by [`crate::models::hdp::stick::optimise_stick`] with the nodes as groups,
+//! - (ρ, ω) by [`crate::inference::stick_posterior::optimise_stick`] with the nodes as groups,
 //!   which never returns a lower stick objective than its start; θ and the sticks are
 //!   alternated [`STICK_ROUNDS`] times, as bnpy's `HDPAssortativeMMSB` does.
 
 use super::summary::Summary;
-use crate::models::hdp::stick::{optimise_stick, StickPosterior, StickStats};
+use crate::inference::stick_posterior::{optimise_stick, StickPosterior, StickStats};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use statrs::function::gamma::digamma;

@@ -34,7 +34,7 @@ pub mod rate_scratch;
 pub mod rates;
 pub mod refit;
 #[cfg(test)]
-mod resume_checks;
+mod resume_tests;
 pub mod sampler;
 pub mod simulate;
 pub mod touched;

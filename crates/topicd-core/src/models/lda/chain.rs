@@ -14,17 +14,38 @@ use super::hyper;
 use super::partition::PartitionedSampler;
 use super::sampler::{self, GibbsState, Snapshot, SweepStats};
 use super::tokens::Tokens;
-use super::{LdaParams, TopicWordSample};
-use crate::models::chain::{Chain, Position, Schedule};
+use super::LdaParams;
+use crate::models::chain::{Chain, Position};
 use crate::models::composition::DrawPlan;
 use crate::models::convergence::KeptTrace;
 use crate::models::FitError;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-/// The chain driver's view of LDA's parameters.
-pub fn schedule(p: &LdaParams) -> Schedule {
-    Schedule { iterations: p.iterations, burn_in: p.burn_in, thin: p.thin, loglik_every: p.loglik_every }
+/// A thinned posterior sample: the topic-word counts, word-major and sparse.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TopicWordSample {
+    pub num_topics: u32,
+    /// `word_ptr[w]..word_ptr[w + 1]` indexes `topics`/`counts` for word w.
+    pub word_ptr: Vec<u32>,
+    pub topics: Vec<u16>,
+    pub counts: Vec<u32>,
+}
+
+impl TopicWordSample {
+    pub(super) fn from_state(state: &GibbsState) -> Self {
+        let k = state.num_topics;
+        let mut word_ptr = vec![0u32];
+        let (mut topics, mut counts) = (Vec::new(), Vec::new());
+        for row in state.n_kw.chunks(k) {
+            for (t, &n) in row.iter().enumerate().filter(|(_, &n)| n > 0) {
+                topics.push(t as u16);
+                counts.push(n);
+            }
+            word_ptr.push(topics.len() as u32);
+        }
+        TopicWordSample { num_topics: k as u32, word_ptr, topics, counts }
+    }
 }
 
 /// Running sums of φ, θ and topic shares over the kept sweeps, and the convergence
@@ -51,7 +72,7 @@ pub(super) struct PosteriorSums {
 /// chains, fewer when the fit's draws would pass
 /// [`crate::models::composition::THETA_DRAWS_BYTES`] or the chain keeps fewer sweeps.
 pub(super) fn theta_draw_plan(params: &LdaParams, num_docs: usize) -> (usize, usize) {
-    let s = schedule(params);
+    let s = params.schedule();
     let kept = (1..=s.iterations).filter(|&it| s.is_kept(it)).count();
     let plan = DrawPlan::new(params.keep_draws, params.chains, num_docs, params.topics, kept);
     (plan.keep, plan.kept)

@@ -30,8 +30,8 @@
 //! φ row serves both count vectors. The reverse half visits N..1 and cannot be fused with
 //! T's forward order, so it pays a separate pass.
 
-use super::loglik::TopicPrior;
 use crate::corpus::lexicon::EncodedDoc;
+use crate::inference::collapsed_loglik::TopicPrior;
 use crate::models::CancelToken;
 use crate::rng::{stream, Purpose, StreamRng};
 use rand::RngExt;

@@ -1,5 +1,6 @@
 //! LDA's job parameters, their defaults and their limits.
 
+use crate::models::chain::Schedule;
 use crate::models::design::DesignRequest;
 use crate::models::params::{ParamError, ParamReader};
 use serde::{Deserialize, Serialize};
@@ -367,9 +368,15 @@ impl LdaParams {
         self.optimize_interval > 0 && iteration > self.optimize_burn_in && iteration.is_multiple_of(self.optimize_interval)
     }
 
+    /// The chain driver's view of the sweeps: burn-in, thinning and when the
+    /// log-likelihood is computed.
+    pub fn schedule(&self) -> Schedule {
+        Schedule { iterations: self.iterations, burn_in: self.burn_in, thin: self.thin, loglik_every: self.loglik_every }
+    }
+
     /// Whether sweep `iteration` (1-based) contributes to the posterior means.
     pub fn is_kept(&self, iteration: usize) -> bool {
-        super::chain::schedule(self).is_kept(iteration)
+        self.schedule().is_kept(iteration)
     }
 }
 

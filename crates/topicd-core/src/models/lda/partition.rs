@@ -295,5 +295,5 @@ fn split_at_bounds<T>(items: &mut [T], bounds: impl Iterator<Item = usize>) -> V
 }
 
 #[cfg(test)]
-#[path = "partition_checks.rs"]
-mod checks;
+#[path = "partition_tests.rs"]
+mod tests;

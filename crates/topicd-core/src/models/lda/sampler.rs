@@ -24,8 +24,8 @@
 //! draws from its own stream (seed, sweep, document), so the result is identical at any
 //! thread count, and staleness is bounded by one block rather than one sweep.
 
-use super::loglik::{log_p_words_given_topics, TopicPrior};
 use super::tokens::Tokens;
+use crate::inference::collapsed_loglik::{log_p_words_given_topics, TopicPrior};
 use crate::rng::{stream, Purpose};
 use rand::RngExt;
 use rayon::prelude::*;
@@ -479,5 +479,5 @@ fn sample_document(zs: &mut [u32], words: &[u32], doc: &mut DocScratch, kernel: 
 }
 
 #[cfg(test)]
-#[path = "sampler_checks.rs"]
-pub(crate) mod checks;
+#[path = "sampler_tests.rs"]
+pub(crate) mod tests;

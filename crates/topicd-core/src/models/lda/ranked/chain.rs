@@ -8,12 +8,13 @@
 
 use super::shard::LdaShard;
 use crate::models::chain::{Chain, Schedule};
-use crate::models::lda::chain::{encode_state, schedule, step_diagnostics, PosteriorSums, SavedLda};
+use crate::models::lda::chain::{encode_state, step_diagnostics, PosteriorSums, SavedLda};
 use crate::models::lda::dense_kernel::lda_isa;
+use crate::models::lda::fit::EndedChain;
 use crate::models::lda::hyper::{self, DocumentTopicHistograms};
 use crate::models::lda::partition::{apply_topic_moves, PartitionedSampler};
 use crate::models::lda::sampler::{self, GibbsState, Snapshot, SweepStats};
-use crate::models::lda::{EndedChain, LdaParams, TopicWordSample};
+use crate::models::lda::{LdaParams, TopicWordSample};
 use crate::models::FitError;
 use crate::ranks::{block_range, bytes_to_f64s, bytes_to_u32s, f64s_to_bytes, owner_of_block, u32s_to_bytes, Ranks};
 use serde_json::{Map, Value};
@@ -76,7 +77,7 @@ impl<'a> RankedChain<'a> {
         } else {
             ShardSweeps::Blocks(Snapshot::new(shard.tokens.num_terms, params.topics, true))
         };
-        RankedChain { params, shard, ranks, schedule: schedule(params), state, sweeps, sums, doc_topics_sum: 0.0, optimizations: 0 }
+        RankedChain { params, shard, ranks, schedule: params.schedule(), state, sweeps, sums, doc_topics_sum: 0.0, optimizations: 0 }
     }
 
     /// After round `round`: hand the word block of this rank's first document block to

@@ -8,10 +8,11 @@
 
 use crate::corpus::{Corpus, DocTermMatrix};
 use crate::models::heldout::HeldoutDoc;
+use crate::models::lda::fit::{heldout_docs, training_design, training_set};
 use crate::models::lda::partition::{block_bounds, blocks_for_sizes, Partition};
 use crate::models::lda::sampler;
 use crate::models::lda::tokens::{sync_blocks, Tokens, MIN_BLOCK_DOCUMENTS};
-use crate::models::lda::{heldout_docs, training_design, training_set, LdaParams};
+use crate::models::lda::LdaParams;
 use crate::models::{FitError, ParamError};
 use crate::ranks::{block_range, Ranks};
 use serde::{Deserialize, Serialize};

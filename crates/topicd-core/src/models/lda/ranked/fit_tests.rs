@@ -3,14 +3,13 @@
 //! whose grid has a single block (so some ranks own no documents); and the gathered
 //! checkpoint state equals the single-process chain's.
 
-use super::chain::RankedChain;
 use super::*;
 use crate::corpus::build_corpus;
 use crate::models::chain::{Chain, Resume};
-use crate::models::lda::chain::schedule;
 use crate::models::lda::chain::LdaChain;
 use crate::models::lda::fit_lda;
-use crate::models::lda::sampler::checks::{lda_corpus, raw_options};
+use crate::models::lda::ranked::chain::RankedChain;
+use crate::models::lda::sampler::tests::{lda_corpus, raw_options};
 use crate::models::lda::tokens::Tokens;
 use crate::models::SavedCheckpoints;
 use crate::models::TopicModel;
@@ -79,7 +78,7 @@ fn the_gathered_state_is_the_single_process_checkpoint() {
     let corpus = four_block_corpus();
     let p = params(serde_json::json!({"topics": 6, "iterations": 4, "burn_in": 1, "thin": 1, "optimize_interval": 2}));
     let tokens = Tokens::from_counts(&corpus.counts, corpus.num_terms());
-    let schedule = schedule(&p);
+    let schedule = p.schedule();
     let single = FitContext::silent(|ctx| {
         let mut lda = LdaChain::new(&p, &tokens, 9);
         crate::models::chain::run(&mut lda, "lda", 9, &schedule, Position::START, ctx).expect("chain runs");
@@ -142,7 +141,7 @@ fn ranked_recording(corpus: &Corpus, p: &LdaParams, seed: u64, size: usize, resu
 /// Checkpoints over ranks are the single-process checkpoints byte for byte inside the
 /// chain, so a fit resumes across rank counts: a 3-rank checkpoint inside the chain and one in the scoring, each resumed
 /// over 2 ranks (and so, the checkpoints being the same bytes, in one process, which
-/// `resume_checks` covers), end with the uninterrupted fit's bytes.
+/// `resume_tests` covers), end with the uninterrupted fit's bytes.
 #[test]
 fn checkpoints_are_single_process_checkpoints_and_resume_over_other_rank_counts() {
     let corpus = four_block_corpus();

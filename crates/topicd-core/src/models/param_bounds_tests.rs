@@ -205,7 +205,7 @@ fn every_numeric_param_is_accepted_at_its_bounds_and_refused_just_outside() {
 }
 
 /// A small corpus drawn from HPC's generative process (labels on a tree, so every topic
-/// family fits it), as `capabilities_checks` uses.
+/// family fits it), as `capabilities_tests` uses.
 fn small_corpus() -> crate::corpus::Corpus {
     let config = super::hpc::simulate::SimulationConfig::small(60, 40, vec![2, 2], 30.0);
     let docs = super::hpc::simulate::simulate(&config, 5).to_raw_documents();
@@ -314,8 +314,8 @@ fn fits_at_the_ends_of_the_ranges_are_finite() {
 /// hyperparameters re-estimated from the extreme start.
 #[test]
 fn lda_at_its_extreme_priors_has_a_finite_log_likelihood() {
-    let (_, docs) = super::lda::sampler::checks::lda_corpus(3, 30, 40, 25, 0.3, 11);
-    let corpus = build_corpus(super::lda::sampler::checks::raw_options(), &[], docs).expect("corpus builds");
+    let (_, docs) = super::lda::sampler::tests::lda_corpus(3, 30, 40, 25, 0.3, 11);
+    let corpus = build_corpus(super::lda::sampler::tests::raw_options(), &[], docs).expect("corpus builds");
     let (lo, hi) = (super::params::MIN_CONCENTRATION, super::params::MAX_CONCENTRATION);
     let sparse = super::lda::sampler::DENSE_MAX_TOPICS + 4;
     let mut cases = Vec::new();

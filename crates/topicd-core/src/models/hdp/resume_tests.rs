@@ -4,12 +4,14 @@
 //! checkpoint and resumed on another thread count ends with exactly the bytes of the
 //! uninterrupted fit, converging at the same pass.
 
-use super::fit::fit_memoized;
 use super::fit_tests::{appstream_corpus, planted_corpus, V};
+use super::passes::fit_memoized;
 use super::*;
+use crate::corpus::{Corpus, DocTermMatrix};
 use crate::models::chain::Resume;
 use crate::models::passes::{unusable_checkpoints, PassCheckpoint};
 use crate::models::test_kit::{recorded_run, Run};
+use crate::models::{FitContext, TopicModel};
 use serde_json::json;
 
 /// CRC-64/XZ of [`bytes`] in the layout the pins were recorded in (before `threads`
@@ -136,7 +138,7 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
     let good = &full.checkpoints[4].1;
     let decoded = |b: &[u8], p: &HdpParams| {
         let Input::Planted(m) = &input else { unreachable!() };
-        PassCheckpoint::decode_for(b, &super::fit::HdpPasses::new(m, V, p, SEED), SEED).unwrap()
+        PassCheckpoint::decode_for(b, &super::passes::HdpPasses::new(m, V, p, SEED), SEED).unwrap()
     };
     let other = HdpParams { batches: 2, ..p.clone() };
     let for_other = fit(&input, &other, 1, None).checkpoints[4].1.clone();
@@ -155,7 +157,7 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
 /// (K = 50, gensim's priors, one batch): encoding it after a pass, and decoding and
 /// restoring it, against the pass itself; release build, after
 /// `python3 bench/prepare_linuxdoc.py`:
-/// `cargo test --release --lib models::hdp::resume_checks::checkpoint_cost -- --ignored --nocapture`.
+/// `cargo test --release --lib models::hdp::resume_tests::checkpoint_cost -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn checkpoint_cost_on_linuxdoc() {
@@ -170,7 +172,7 @@ fn checkpoint_cost_on_linuxdoc() {
     }
     let corpus = builder.finish().unwrap();
     let p = HdpParams::from_json(&json!({"topics": 50, "alpha": 1, "gamma": 1, "lambda": 0.01, "passes": 50})).unwrap();
-    let mut fit = super::fit::HdpPasses::new(&corpus.counts, corpus.num_terms(), &p, 1);
+    let mut fit = super::passes::HdpPasses::new(&corpus.counts, corpus.num_terms(), &p, 1);
     let t = Instant::now();
     let report = fit.pass(1, &|| false).expect("not stopped");
     let pass_seconds = t.elapsed().as_secs_f64();
@@ -178,7 +180,7 @@ fn checkpoint_cost_on_linuxdoc() {
     let state = fit.save();
     let save_seconds = t.elapsed().as_secs_f64();
     let position = Position { pass: 1, objective: Some(report.objective) };
-    let mut fresh = super::fit::HdpPasses::new(&corpus.counts, corpus.num_terms(), &p, 1);
+    let mut fresh = super::passes::HdpPasses::new(&corpus.counts, corpus.num_terms(), &p, 1);
     let t = Instant::now();
     fresh.restore(&state, &position).expect("restores");
     let restore_seconds = t.elapsed().as_secs_f64();

@@ -5,10 +5,10 @@
 //! at the same pass.
 
 use super::fit::{fit_ammsb, AmmsbPasses};
+use super::fit_tests::planted;
 use super::init::initial_state;
 use super::model::AmmsbModel;
 use super::params::AmmsbParams;
-use super::tests::planted;
 use crate::graph::Graph;
 use crate::models::chain::Resume;
 use crate::models::passes::{unusable_checkpoints, PassCheckpoint};

@@ -67,7 +67,7 @@ fn kernel_for<'a>(state: &'a GibbsState, snapshot: &'a Snapshot) -> TokenKernel<
 /// absent from the rest of the document. 100 000 draws per token; with K = 3 the
 /// statistic is chi-square with 2 degrees of freedom under the null, whose 0.999 quantile
 /// is 13.8 (four tests, family-wise level below 0.004). The dense kernel's counterpart
-/// is in `partition_checks.rs`.
+/// is in `partition_tests.rs`.
 #[test]
 fn sparse_kernel_draws_from_the_exact_conditional() {
     let (state, _tokens) = tiny_state();

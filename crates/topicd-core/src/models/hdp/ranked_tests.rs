@@ -5,9 +5,10 @@
 
 use super::ranked::fit_hdp_ranked;
 use super::*;
-use crate::corpus::build_corpus;
+use crate::corpus::{build_corpus, Corpus};
 use crate::models::chain::Resume;
-use crate::models::lda::sampler::checks::{lda_corpus, raw_options};
+use crate::models::lda::sampler::tests::{lda_corpus, raw_options};
+use crate::models::{FitContext, TopicModel};
 use crate::ranks::threads::ThreadRanks;
 use crate::ranks::{Ranks, Solo};
 use serde_json::json;

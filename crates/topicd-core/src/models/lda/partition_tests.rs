@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::corpus::build_corpus;
-use crate::models::lda::sampler::checks::{chi_square, lda_corpus, raw_options};
+use crate::models::lda::sampler::tests::{chi_square, lda_corpus, raw_options};
 use crate::rng::{stream, Purpose};
 
 /// 120 documents of 40 tokens from 4 topics over 40 words, and a K-topic initial state.

@@ -6,14 +6,15 @@
 use super::*;
 use crate::corpus::build_corpus;
 use crate::models::chain::Resume;
-use crate::models::lda::sampler::checks::{lda_corpus, raw_options};
+use crate::models::lda::model::as_before_threads_left;
+use crate::models::lda::sampler::tests::{lda_corpus, raw_options};
 use crate::models::test_kit::{recorded_run, Run};
 use serde_json::json;
 
 /// CRC-64/XZ of a model's encoding in the layout the pins were recorded in (before
-/// `threads` left the parameters: [`super::as_before_threads_left`]).
+/// `threads` left the parameters: [`as_before_threads_left`]).
 fn fingerprint(model: &LdaModel) -> u64 {
-    crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&super::as_before_threads_left(&model.encode()))
+    crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&as_before_threads_left(&model.encode()))
 }
 
 /// 120 documents of 40 tokens over 40 words.
@@ -135,15 +136,14 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
     let p = LdaParams::from_json(params).unwrap();
     let full = fit(&corpus, &p, 1, None);
     let good = &full.checkpoints[11].1;
-    let mut bumped_state_version = crate::models::chain::Checkpoint::decode_for(good, "lda", SEED, &chain::schedule(&p)).unwrap();
+    let mut bumped_state_version = crate::models::chain::Checkpoint::decode_for(good, "lda", SEED, &p.schedule()).unwrap();
     bumped_state_version.state[0] = 9;
     let other = LdaParams::from_json(&json!({"topics": 5, "iterations": 31, "burn_in": 10, "thin": 3, "loglik_every": 4})).unwrap();
     let for_other = fit(&corpus, &other, 1, None).checkpoints[3].1.clone();
     let fewer_topics = LdaParams::from_json(&json!({"topics": 4, "iterations": 30, "burn_in": 10, "thin": 3, "loglik_every": 4})).unwrap();
     let mut wrong_k =
-        crate::models::chain::Checkpoint::decode_for(&fit(&corpus, &fewer_topics, 1, None).checkpoints[3].1, "lda", SEED, &chain::schedule(&fewer_topics))
-            .unwrap();
-    wrong_k.schedule = chain::schedule(&p);
+        crate::models::chain::Checkpoint::decode_for(&fit(&corpus, &fewer_topics, 1, None).checkpoints[3].1, "lda", SEED, &fewer_topics.schedule()).unwrap();
+    wrong_k.schedule = p.schedule();
     for bad in [good[..good.len() - 9].to_vec(), vec![1, 2, 3], bumped_state_version.encode(), for_other, wrong_k.encode()] {
         let run = fit(&corpus, &p, 1, Some(&bad));
         assert!(matches!(&run.resumed[..], [Resume::Rejected(_)]), "{:?}", run.resumed);

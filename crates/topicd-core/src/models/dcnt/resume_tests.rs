@@ -9,7 +9,7 @@ use super::model::DcntModel;
 use super::params::DcntParams;
 use crate::corpus::{build_corpus, Corpus};
 use crate::models::chain::{Checkpoint, Resume};
-use crate::models::lda::sampler::checks::{lda_corpus, raw_options};
+use crate::models::lda::sampler::tests::{lda_corpus, raw_options};
 use crate::models::test_kit::{recorded_run, Run};
 use crate::models::{FitContext, TopicModel};
 use serde_json::json;

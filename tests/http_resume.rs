@@ -245,7 +245,7 @@ async fn a_job_with_an_unusable_checkpoint_starts_over() {
         let job = topicd::store::jobs::NewJob {
             id,
             input: topicd::store::FitInput::Corpus(&corpus_id),
-            model: "lda",
+            model: topicd::store::FamilyName::parse("lda").unwrap(),
             params: &params,
             seed: 5,
             queue: topicd::store::jobs::QueueGate::UNBOUNDED,

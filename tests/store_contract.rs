@@ -23,7 +23,7 @@ use topicd::models::FailureKind;
 use topicd::store::corpora::NewCorpus;
 use topicd::store::jobs::{NewJob, NotQueued, QueueGate};
 use topicd::store::models::NewModel;
-use topicd::store::{Claim, DbLocation, FitInput, JobStatus, LoadedCheckpoint, MemoryRoom, Renewal, Store, StoreError, TracePoint, Worker};
+use topicd::store::{Claim, DbLocation, FamilyName, FitInput, JobStatus, LoadedCheckpoint, MemoryRoom, Renewal, Store, StoreError, TracePoint, Worker};
 
 /// Where a test's store lives; dropping it removes the database.
 enum TestDb {
@@ -97,9 +97,14 @@ async fn store_with_jobs(db: &TestDb, ids: &[&str]) -> Store {
     store
 }
 
+/// The `lda` family's stored name.
+fn lda() -> FamilyName {
+    FamilyName::parse("lda").unwrap()
+}
+
 /// An unbounded LDA job on corpus "c" with `options` over `ranks` ranks.
 fn lda_job<'a>(id: &'a str, params: &'a serde_json::Value, options: Option<&'a serde_json::Value>, ranks: usize) -> NewJob<'a> {
-    NewJob { id, input: FitInput::Corpus("c"), model: "lda", params, seed: 1, queue: QueueGate::UNBOUNDED, memory_bytes: None, options, ranks }
+    NewJob { id, input: FitInput::Corpus("c"), model: lda(), params, seed: 1, queue: QueueGate::UNBOUNDED, memory_bytes: None, options, ranks }
 }
 
 /// A job over 3 ranks waits for a worker that starts worlds that large, while a
@@ -136,7 +141,7 @@ async fn a_job_cannot_be_queued_for_a_missing_corpus(db: TestDb) {
         .insert_job(NewJob {
             id: "j",
             input: FitInput::Corpus("gone"),
-            model: "lda",
+            model: lda(),
             params: &json!({}),
             seed: 1,
             queue: QueueGate::UNBOUNDED,
@@ -156,7 +161,7 @@ async fn queued_jobs_are_bounded_in_all_and_per_token_in_the_inserting_transacti
     let job = |id: &'static str, token: Option<&'static str>| NewJob {
         id,
         input: FitInput::Corpus("c"),
-        model: "lda",
+        model: lda(),
         params: &params,
         seed: 1,
         queue: QueueGate { token_key: token, max_queued: 3, max_queued_per_token: 2 },
@@ -232,7 +237,7 @@ async fn a_claim_that_lost_its_job_writes_nothing(db: TestDb) {
         id: "m-old",
         claim: &old,
         input: FitInput::Corpus("c"),
-        family: "lda",
+        family: lda(),
         params: &json!({}),
         seed: 1,
         num_topics: 1,
@@ -449,7 +454,7 @@ async fn a_model_round_trips_and_a_cancel_reaches_the_holder(db: TestDb) {
             id: "m",
             claim: &k,
             input: FitInput::Corpus("c"),
-            family: "lda",
+            family: lda(),
             params: &json!({"num_topics": 2}),
             seed: u64::MAX,
             num_topics: 2,
@@ -462,7 +467,7 @@ async fn a_model_round_trips_and_a_cancel_reaches_the_holder(db: TestDb) {
     let row = store.get_model("m").await.unwrap().unwrap();
     assert_eq!((row.seed, row.num_topics, row.params["num_topics"].as_i64()), (u64::MAX, 2, Some(2)));
     let (family, lex_back, data_back) = store.model_blobs("m").await.unwrap().unwrap();
-    assert_eq!((family.as_str(), lex_back.as_deref(), data_back.as_slice()), ("lda", Some(lexicon.as_slice()), data.as_slice()));
+    assert_eq!((family.unwrap().as_str(), lex_back.as_deref(), data_back.as_slice()), ("lda", Some(lexicon.as_slice()), data.as_slice()));
     let job = store.get_job("k").await.unwrap().unwrap();
     assert_eq!((job.status, job.model_id.as_deref()), (JobStatus::Succeeded, Some("m")));
     assert_eq!(store.lease_history("k").await.unwrap()[0].outcome.as_deref(), Some("succeeded"));
@@ -544,7 +549,7 @@ async fn a_job_waits_for_the_memory_its_estimate_needs(db: TestDb) {
             .insert_job(NewJob {
                 id,
                 input: FitInput::Corpus("c"),
-                model: "lda",
+                model: lda(),
                 params: &params,
                 seed: 1,
                 queue: QueueGate::UNBOUNDED,
@@ -604,7 +609,7 @@ async fn a_failed_job_keeps_its_failure_class_and_is_counted_by_it(db: TestDb) {
         .insert_job(NewJob {
             id: "d",
             input: FitInput::Corpus("c"),
-            model: "lda",
+            model: lda(),
             params: &json!({}),
             seed: 1,
             queue: QueueGate::UNBOUNDED,

@@ -34,13 +34,13 @@ pub async fn effects(State(state): State<AppState>, Path(id): Path<String>, RawQ
     let params: EffectsParams = parse_query(q.as_deref())?;
     let query = effect_query(params)?;
     let m = state.models.get(&state.store, &id).await?;
-    super::families::require_capability(&m.row.family, |c| c.effects, "covariate effects")?;
+    super::families::require_capability(m.row.family_name(), |c| c.effects, "covariate effects")?;
     let _turn = state.pool_turn().await?;
     let (m2, pool) = (m.clone(), state.predict_pool.clone());
     let answer = tokio::task::spawn_blocking(move || pool.install(|| m2.model.effects(&query))).await.map_err(ApiError::internal)?;
     let effects = match answer {
         Ok(Some(e)) => e,
-        Ok(None) => return Err(ApiError::internal(format!("{} declares effects but its model has none", m.row.family))),
+        Ok(None) => return Err(ApiError::internal(format!("{} declares effects but its model has none", m.row.family_name()))),
         Err(ModelError::Invalid(message)) => return Err(query_error(&message)),
         Err(ModelError::NotOffered(message)) => return Err(ApiError::not_offered(message)),
         Err(e) => return Err(ApiError::internal(e)),

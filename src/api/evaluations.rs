@@ -49,7 +49,7 @@ pub async fn heldout(
     require_json(&headers)?;
     let (body, _body_room) = super::body::admitted(&state.request_memory, &headers, body, state.max_body_bytes).await?;
     let m = state.models.get(&state.store, &id).await?;
-    require_capability(&m.row.family, |c| c.heldout_likelihood, "held-out likelihood estimator")?;
+    require_capability(m.row.family_name(), |c| c.heldout_likelihood, "held-out likelihood estimator")?;
     let m2 = m.clone();
     let max_documents = state.limits.max_request_documents;
     let token_caps = state.limits.request_tokens();
@@ -65,7 +65,7 @@ pub async fn heldout(
         // Checks the settings against this model's estimator; the family declared that
         // it has one. The job stores the typed settings' JSON.
         if m2.model.heldout_scorer(&settings)?.is_none() {
-            return Err(ApiError::internal(format!("{} declares a held-out likelihood estimator but its model has none", m2.row.family)));
+            return Err(ApiError::internal(format!("{} declares a held-out likelihood estimator but its model has none", m2.row.family_name())));
         }
         let (ids, encoded) = encode_documents(&m2, &req.documents)?;
         check_tokens(&req.documents, &encoded, &token_caps)?;
@@ -92,7 +92,7 @@ pub async fn heldout(
             kind: JobKind::HeldoutLikelihood,
             source_model_id: &id,
             corpus_id: None,
-            model: &m.row.family,
+            model: m.row.family.clone().map_err(ApiError::internal)?,
             params: &params,
             seed,
             input: Some(input),
@@ -158,11 +158,11 @@ fn feature_row(names: &[String], doc: &RawDocument, index: usize) -> ApiResult<V
 /// split of its corpus (the same split the fit held out).
 pub async fn evaluate(State(state): State<AppState>, caller: Option<Extension<Caller>>, Path(id): Path<String>) -> ApiResult<Response> {
     let row = state.store.get_model(&id).await?.ok_or_else(|| ApiError::not_found("model", &id))?;
-    require_capability(&row.family, |c| c.label_evaluation, "test-split evaluation")?;
+    require_capability(row.family_name(), |c| c.label_evaluation, "test-split evaluation")?;
     if row.diagnostics.get("evaluation").is_none_or(Value::is_null) {
         return Err(ApiError::not_offered("the model was fitted without a test split: nothing to evaluate"));
     }
-    let corpus_id = row.corpus_id.clone().ok_or_else(|| ApiError::not_offered(format!("{} models were fitted on a graph, not a corpus", row.family)))?;
+    let corpus_id = row.corpus_id.clone().ok_or_else(|| ApiError::not_offered(format!("{} models were fitted on a graph, not a corpus", row.family_name())))?;
     let job_id = uuid::Uuid::new_v4().to_string();
     let job = state
         .store
@@ -171,7 +171,7 @@ pub async fn evaluate(State(state): State<AppState>, caller: Option<Extension<Ca
             kind: JobKind::Evaluation,
             source_model_id: &id,
             corpus_id: Some(&corpus_id),
-            model: &row.family,
+            model: row.family.clone().map_err(ApiError::internal)?,
             params: &row.params,
             seed: row.seed,
             input: None,
@@ -213,7 +213,7 @@ pub async fn correlations(State(state): State<AppState>, Path(id): Path<String>,
     }
     let seed = query.seed.unwrap_or(0);
     let m = state.models.get(&state.store, &id).await?;
-    require_capability(&m.row.family, |c| c.correlations, "topic correlations")?;
+    require_capability(m.row.family_name(), |c| c.correlations, "topic correlations")?;
     // The estimator keeps every draw of a document's weights: bound draws × topics.
     if draws.saturating_mul(m.model.num_topics()) > MAX_DRAW_VALUES {
         return Err(ApiError::invalid("query.draws", format!("draws × topics must be at most {MAX_DRAW_VALUES} ({} topics)", m.model.num_topics())));
@@ -221,7 +221,7 @@ pub async fn correlations(State(state): State<AppState>, Path(id): Path<String>,
     let _turn = state.pool_turn().await?;
     let (m2, pool) = (m.clone(), state.predict_pool.clone());
     let result = tokio::task::spawn_blocking(move || pool.install(|| m2.model.correlations(draws, seed))).await.map_err(ApiError::internal)?;
-    let c = result.ok_or_else(|| ApiError::internal(format!("{} declares topic correlations but its model has none", m.row.family)))?;
+    let c = result.ok_or_else(|| ApiError::internal(format!("{} declares topic correlations but its model has none", m.row.family_name())))?;
     let k = c.num_topics;
     let rows = |v: &[f64]| v.chunks(k.max(1)).map(|r| r.to_vec()).collect::<Vec<_>>();
     let (activation_covariance, activation_correlation) = match &c.activation {

@@ -5,11 +5,10 @@ use super::extract::{parse_json, parse_query, read_body, require_json, Page};
 use super::limits::not_queued;
 use super::AppState;
 use crate::corpus::CorpusStats;
+use crate::jobs::submit::{FitRequest, Host, SubmitError};
 use crate::models::capabilities::Input;
 use crate::models::options::JobOptions;
 use crate::models::registry::{self, Family, InputStats};
-use crate::models::FitParams;
-use crate::store::jobs::NewJob;
 use crate::store::tokens::Caller;
 use crate::store::FitInput;
 use crate::store::{JobRow, JobStatus};
@@ -50,7 +49,7 @@ pub fn job_json(j: &JobRow) -> Value {
         "status": j.status.as_str(),
         "corpus_id": j.corpus_id,
         "graph_id": j.graph_id,
-        "model": j.model,
+        "model": j.model_name(),
         "params": j.params,
         "seed": j.seed,
         "created_at": j.created_at,
@@ -69,56 +68,79 @@ pub fn job_json(j: &JobRow) -> Value {
     })
 }
 
-/// `POST /v1/jobs` → 202 with `Location`.
+/// `POST /v1/jobs` → 202 with `Location`: the request translated to a
+/// [`FitRequest`], checked and shaped by [`crate::jobs::submit`], queued.
 pub async fn create(State(state): State<AppState>, caller: Option<Extension<Caller>>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
     require_json(&headers)?;
     let body = read_body(body, state.max_body_bytes).await?;
     let req: JobRequest = parse_json(&body)?;
-    let mut params = match req.params {
-        Value::Null => json!({}),
-        v @ Value::Object(_) => v,
-        _ => return Err(ApiError::invalid("params", "must be a JSON object")),
-    };
-    let options = job_options(&req.options, &mut params)?;
-    let seed = req.seed.unwrap_or_else(rand::random);
-    let id = uuid::Uuid::new_v4().to_string();
-    if req.corpus_id.is_some() && req.graph_id.is_some() {
-        return Err(ApiError::invalid("graph_id", "give corpus_id (topic models) or graph_id (graph models), not both"));
-    }
-    let family = registry::lookup(&req.model).ok_or_else(|| unknown_model(&req.model))?;
-    let (input_id, stored) = input_of(&state, family, req.corpus_id, req.graph_id).await?;
+    let (request, corpus_id, graph_id) = req.into_fit_request()?;
+    let draft = request.draft().map_err(submit_error)?;
+    let family = draft.family().family();
+    let (input_id, stored) = input_of(&state, family, corpus_id, graph_id).await?;
     let (stats, input) = match &stored {
         StoredStats::Corpus(c) => (InputStats::Corpus(c), FitInput::Corpus(&input_id)),
         StoredStats::Graph(g) => (InputStats::Graph(g), FitInput::Graph(&input_id)),
     };
-    // Parsed once, here: the job keeps the parsed params' JSON (every default filled in)
-    // and its options beside them; the runner reads that JSON back into the same type.
-    let parsed = family.parse_params(&params)?;
-    family.check_params(&parsed, stats)?;
-    let ranks = options.ranks();
-    check_ranks(&state, family, &parsed, ranks)?;
-    let memory = family.fit_memory(stats, &parsed, options.threads_or(state.runner.default_threads()));
-    check_fit_memory(&state, family, memory)?;
-    let job = state
-        .store
-        .insert_job(NewJob {
-            id: &id,
-            input,
-            model: family.name(),
-            params: parsed.json(),
-            seed,
-            queue: state.limits.gate(caller.as_deref()),
-            memory_bytes: Some(memory),
-            options: Some(&options.to_json()),
-            ranks,
-        })
-        .await?
-        .map_err(|refused| {
-            not_queued(refused, &state.limits, || ApiError::invalid(family.input_field(), format!("{} {input_id:?} was deleted", family.input_noun())))
-        })?;
+    let fit = draft.parse().map_err(submit_error)?;
+    let plan = fit.plan(stats, &host(&state)).map_err(submit_error)?;
+    let id = uuid::Uuid::new_v4().to_string();
+    let job = state.store.insert_job(plan.new_job(&id, input, state.limits.gate(caller.as_deref()))).await?.map_err(|refused| {
+        not_queued(refused, &state.limits, || ApiError::invalid(family.input_field(), format!("{} {input_id:?} was deleted", family.input_noun())))
+    })?;
     state.runner.wake();
     let location = format!("/v1/jobs/{id}");
     Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(job_json(&job))).into_response())
+}
+
+impl JobRequest {
+    /// The wire's request as a [`FitRequest`] and the ids of the inputs it names (not
+    /// both): `params` and `options` must be objects, a missing seed is drawn at random.
+    fn into_fit_request(self) -> ApiResult<(FitRequest, Option<String>, Option<String>)> {
+        let params = match self.params {
+            Value::Null => json!({}),
+            v @ Value::Object(_) => v,
+            _ => return Err(ApiError::invalid("params", "must be a JSON object")),
+        };
+        let options = match &self.options {
+            Value::Null => JobOptions::default(),
+            v @ Value::Object(_) => JobOptions::from_json(v).map_err(|e| ApiError::invalid(format!("options.{}", e.field), e.to_string()))?,
+            _ => return Err(ApiError::invalid("options", "must be a JSON object")),
+        };
+        if self.corpus_id.is_some() && self.graph_id.is_some() {
+            return Err(ApiError::invalid("graph_id", "give corpus_id (topic models) or graph_id (graph models), not both"));
+        }
+        let seed = self.seed.unwrap_or_else(rand::random);
+        Ok((FitRequest { model: self.model, params, options, seed }, self.corpus_id, self.graph_id))
+    }
+}
+
+/// What this server's runner can hold: its default threads, its fit memory budget, and
+/// whether a fit over several ranks can start (on SQLite this process is the only
+/// replica: without a launcher such a job would wait for ever).
+fn host(state: &AppState) -> Host {
+    Host {
+        default_threads: state.runner.default_threads(),
+        fit_memory_budget: Some(state.runner.fit_memory_budget()),
+        starts_worlds: Some(state.runner.starts_worlds() || state.store.is_shared()),
+    }
+}
+
+/// A refused fit as a 422 naming its field: `params.<key>` for a runner option or a
+/// parameter, `model` for an unknown family, `options.ranks`, or `params` with the limit
+/// for a fit past the memory budget.
+fn submit_error(e: SubmitError) -> ApiError {
+    match e {
+        SubmitError::OptionInParams(e) | SubmitError::Params(e) => e.into(),
+        SubmitError::OptionTwice(key) => ApiError::invalid(format!("params.{key}"), e.to_string()),
+        SubmitError::UnknownModel(unknown) => unknown_model(&unknown.name),
+        e @ (SubmitError::Ranks(_) | SubmitError::NoWorlds { .. }) => ApiError::invalid("options.ranks", e.to_string()),
+        e @ SubmitError::OverBudget { .. } => {
+            let mut out = ApiError::invalid("params", e.to_string());
+            out.limit = Some("fit-memory-mb");
+            out
+        }
+    }
 }
 
 /// The summary of a job's stored input, which the family's checks read.
@@ -152,55 +174,6 @@ async fn input_of(state: &AppState, family: Family, corpus_id: Option<String>, g
         }
     };
     Ok((input_id, stats))
-}
-
-/// A fit over several ranks: the family must run over them and some replica must be
-/// able to start them (on SQLite this process is the only replica: without a launcher
-/// the job would wait for ever). Errors name `options.ranks`.
-fn check_ranks(state: &AppState, family: Family, parsed: &FitParams, ranks: usize) -> ApiResult<()> {
-    if ranks <= 1 {
-        return Ok(());
-    }
-    family.check_ranks(parsed, ranks).map_err(|e| ApiError::invalid("options.ranks", e.message))?;
-    if !state.runner.starts_worlds() && !state.store.is_shared() {
-        return Err(ApiError::invalid(
-            "options.ranks",
-            format!("a fit over {ranks} ranks needs a replica started with --mpi-launch, and this server (the only one on its SQLite store) has none"),
-        ));
-    }
-    Ok(())
-}
-
-/// A 422 naming `params` (and the limit) when the fit's estimated peak `memory` passes
-/// the server's fit memory budget.
-fn check_fit_memory(state: &AppState, family: Family, memory: u64) -> ApiResult<()> {
-    let budget = state.runner.fit_memory_budget();
-    if memory <= budget {
-        return Ok(());
-    }
-    let mut e = ApiError::invalid(
-        "params",
-        format!(
-            "this {} fit is estimated to need {:.0} MB at its peak, more than this server's fit memory budget of {:.0} MB (--fit-memory-mb): fewer topics, documents or threads need less",
-            family.name(),
-            memory as f64 / 1048576.0,
-            budget as f64 / 1048576.0
-        ),
-    );
-    e.limit = Some("fit-memory-mb");
-    Err(e)
-}
-
-/// The job's runner options: those of `options` and those given inside `params` (taken
-/// out of them), each given once; errors name the field (`options.threads`).
-fn job_options(options: &Value, params: &mut Value) -> ApiResult<JobOptions> {
-    let given = match options {
-        Value::Null => JobOptions::default(),
-        v @ Value::Object(_) => JobOptions::from_json(v).map_err(|e| ApiError::invalid(format!("options.{}", e.field), e.to_string()))?,
-        _ => return Err(ApiError::invalid("options", "must be a JSON object")),
-    };
-    let in_params = JobOptions::take_from(params)?;
-    given.merged(in_params).map_err(|key| ApiError::invalid(format!("params.{key}"), format!("{key} is given in both params and options: give it once")))
 }
 
 /// A 422 for a model name that is not registered, listing the families by input.

@@ -30,7 +30,7 @@
 use crate::corpus::tokenize::TextPipeline;
 use crate::corpus::Lexicon;
 use crate::models::community::CommunityModel;
-use crate::models::registry::{self, Fitted};
+use crate::models::registry::Fitted;
 use crate::models::{Comparison, TableOptions, TopicModel};
 use crate::store::model_events::{Heard, ModelEvent};
 use crate::store::{ModelRow, Store};
@@ -304,7 +304,7 @@ impl ModelCache {
     pub async fn get(&self, store: &Store, id: &str) -> CacheResult<Arc<LoadedModel>> {
         match self.entry(store, id).await? {
             Entry::Topics(m) => Ok(m),
-            Entry::Communities(m) => Err(ModelCacheError::NotTopics { family: m.row.family.clone(), id: id.to_string() }),
+            Entry::Communities(m) => Err(ModelCacheError::NotTopics { family: m.row.family_name().to_string(), id: id.to_string() }),
         }
     }
 
@@ -313,7 +313,7 @@ impl ModelCache {
     pub async fn get_communities(&self, store: &Store, id: &str) -> CacheResult<Arc<LoadedCommunities>> {
         match self.entry(store, id).await? {
             Entry::Communities(m) => Ok(m),
-            Entry::Topics(m) => Err(ModelCacheError::NotCommunities { family: m.row.family.clone() }),
+            Entry::Topics(m) => Err(ModelCacheError::NotCommunities { family: m.row.family_name().to_string() }),
         }
     }
 
@@ -523,7 +523,7 @@ async fn load(store: &Store, id: &str) -> CacheResult<Entry> {
     let (family, lexicon, data) = store.model_blobs(id).await?.ok_or_else(not_found)?;
     let unreadable = |why: String| ModelCacheError::Unreadable { id: id.to_string(), why };
     let decoded = tokio::task::spawn_blocking(move || -> Result<Entry, String> {
-        let fam = registry::lookup(&family).ok_or_else(|| format!("unknown family {family}"))?;
+        let fam = family.map_err(|unknown| format!("unknown family {}", unknown.name))?.family();
         Ok(match fam.decode(&data).map_err(|e| e.to_string())? {
             Fitted::Topics(model) => {
                 let lexicon = lexicon.ok_or("a topic model without its lexicon")?;

@@ -35,7 +35,7 @@ fn entry(id: &str, bytes: usize) -> Entry {
         job_id: String::new(),
         corpus_id: None,
         graph_id: None,
-        family: "sized".into(),
+        family: Err(crate::store::UnknownFamily { name: "sized".into() }),
         params: serde_json::Value::Null,
         seed: 0,
         created_at: String::new(),

@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 fn model_json(r: &ModelRow) -> Value {
     json!({
         "id": r.id,
-        "model": r.family,
+        "model": r.family_name(),
         "job_id": r.job_id,
         "corpus_id": r.corpus_id,
         "graph_id": r.graph_id,
@@ -32,7 +32,7 @@ fn model_json(r: &ModelRow) -> Value {
         "created_at": r.created_at,
         "num_topics": r.num_topics,
         "diagnostics": r.diagnostics,
-        "capabilities": crate::models::registry::lookup(&r.family).map(|f| f.capabilities()),
+        "capabilities": r.family.as_ref().ok().map(|f| f.family().capabilities()),
     })
 }
 

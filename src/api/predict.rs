@@ -234,7 +234,7 @@ fn prepare(m: &LoadedModel, body: &[u8], limits: &Limits) -> ApiResult<Prepared>
         (true, l) => Some(l.unwrap_or(super::topic_intervals::DEFAULT_LEVEL)),
     };
     if level.is_some() {
-        super::families::require_capability(&m.row.family, |c| c.prediction_intervals, "intervals on predictions")?;
+        super::families::require_capability(m.row.family_name(), |c| c.prediction_intervals, "intervals on predictions")?;
     }
     let options = PredictOptions { iterations, burn_in, seed: req.seed.unwrap_or(0) };
     Ok(Prepared { ids, encoded, tokens, warnings, options, level })

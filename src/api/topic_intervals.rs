@@ -30,7 +30,7 @@ pub async fn intervals_of(
     n: usize,
     level: f64,
 ) -> ApiResult<(Vec<TopicIntervals>, usize)> {
-    super::families::require_capability(&m.row.family, |c| c.summary_intervals, "kept samples to draw intervals on summaries from")?;
+    super::families::require_capability(m.row.family_name(), |c| c.summary_intervals, "kept samples to draw intervals on summaries from")?;
     let samples = state.store.samples(&m.row.job_id).await?;
     if samples.is_empty() {
         return Err(ApiError::conflict(format!("the job that fitted model {} kept no samples", m.row.id)));

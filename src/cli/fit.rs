@@ -4,12 +4,13 @@ use crate::corpus::ndjson::NdjsonReader;
 use crate::corpus::preprocess::DuplicateIds;
 use crate::corpus::Corpus;
 use crate::corpus::{PreprocessOptions, StopWords};
+use crate::jobs::submit::{FitRequest, Host, ParsedFit, SubmitError};
 use crate::models::capabilities::Input;
 use crate::models::chain::Resume;
 use crate::models::erased::TopicEntry;
 use crate::models::options::JobOptions;
-use crate::models::registry;
-use crate::models::{CancelToken, Checkpointing, FitContext, FitParams, Progress, StepKind, ALWAYS_READY};
+use crate::models::registry::{self, InputStats};
+use crate::models::{CancelToken, Checkpointing, FitContext, Progress, StepKind, ALWAYS_READY};
 use crate::ranks::Ranks;
 use clap::Args;
 use serde_json::{json, Map, Value};
@@ -152,9 +153,10 @@ pub fn run(args: FitArgs) -> Result<(), String> {
 }
 
 fn run_on(args: FitArgs, ranks: &dyn Ranks) -> Result<(), String> {
-    let (family, params, threads) = parse_job(&args)?;
+    let (family, fit) = parse_job(&args)?;
+    let (params, threads) = (fit.params(), fit.threads(args.threads));
     let t_read = Instant::now();
-    let corpus = read_on_root(&args, family, &params, ranks)?;
+    let (corpus, memory_estimate) = read_on_root(&args, &fit, ranks)?.unzip();
     let read_seconds = t_read.elapsed().as_secs_f64();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| e.to_string())?;
     let reports: Mutex<Vec<Report>> = Mutex::new(Vec::new());
@@ -198,16 +200,18 @@ fn run_on(args: FitArgs, ranks: &dyn Ranks) -> Result<(), String> {
     let stats = corpus.as_ref().map(|c| (c.stats.clone(), c.num_documents(), c.num_terms(), c.counts.nnz()));
     let t_fit = Instant::now();
     let model = if ranks.size() > 1 {
-        pool.install(|| family.fit_ranked(corpus, &params, args.seed, &ctx, ranks)).map_err(|e| e.to_string())?
+        pool.install(|| family.fit_ranked(corpus, params, fit.seed(), &ctx, ranks)).map_err(|e| e.to_string())?
     } else {
         let corpus = corpus.expect("one process reads the corpus");
-        Some(pool.install(|| family.fit(&corpus, &params, args.seed, &ctx)).map_err(|e| e.to_string())?)
+        Some(pool.install(|| family.fit(&corpus, params, fit.seed(), &ctx)).map_err(|e| e.to_string())?)
     };
     let fit_seconds = t_fit.elapsed().as_secs_f64();
     // Every rank's peak memory and bytes sent, gathered for rank 0's report.
     let mine = serde_json::to_vec(&json!({"rank": ranks.rank(), "peak_rss_bytes": peak_rss_bytes(), "bytes_sent": ranks.bytes_sent()})).expect("JSON encodes");
     let per_rank: Option<Vec<Value>> = ranks.gather_to_root(&mine).map(|all| all.iter().map(|b| serde_json::from_slice(b).expect("a rank's report")).collect());
-    let (Some(model), Some(per_rank), Some((stats, documents, terms, nonzeros))) = (model, per_rank, stats) else { return Ok(()) };
+    let (Some(model), Some(per_rank), Some((stats, documents, terms, nonzeros)), Some(memory_estimate)) = (model, per_rank, stats, memory_estimate) else {
+        return Ok(());
+    };
     if let Some(out) = &args.out {
         std::fs::write(out, model.encode()).map_err(|e| format!("{}: {e}", out.display()))?;
     }
@@ -216,7 +220,7 @@ fn run_on(args: FitArgs, ranks: &dyn Ranks) -> Result<(), String> {
         terms,
         nonzeros,
         tokens: stats.num_tokens,
-        memory_estimate: family.fit_memory(&stats, &params, threads),
+        memory_estimate,
         per_rank,
         resumed: resumed.into_inner().expect("resume lock"),
         read_seconds,
@@ -272,27 +276,43 @@ impl Measured {
     }
 }
 
-/// The family, its parsed params and the thread count of the command line's fit.
-fn parse_job(args: &FitArgs) -> Result<(&'static dyn TopicEntry, FitParams, usize), String> {
-    let family = registry::lookup(&args.model)
-        .and_then(registry::Family::topics)
-        .ok_or_else(|| format!("unknown model {:?}; known: {}", args.model, registry::names_fitting(Input::Corpus).join(", ")))?;
-    let mut params = args.params_json()?;
-    // `--param threads=N` is the runner's option, as in a job's params: it overrides
-    // `--threads` and is not a model parameter.
-    let options = JobOptions::take_from(&mut params).map_err(|e| e.to_string())?;
-    let params = family.parse_params(&params).map_err(|e| e.to_string())?;
-    Ok((family, params, options.threads_or(args.threads)))
+/// The command line's fit as a [`FitRequest`], drafted and parsed by
+/// [`crate::jobs::submit`] (on every rank, before any reads the corpus), with its
+/// topic-model family. `--param threads=N` is the runner's option, as in a job's params:
+/// it overrides `--threads` and is not a model parameter.
+fn parse_job(args: &FitArgs) -> Result<(&'static dyn TopicEntry, ParsedFit), String> {
+    let request = FitRequest { model: args.model.clone(), params: args.params_json()?, options: JobOptions::default(), seed: args.seed };
+    let draft = request.draft().map_err(|e| submit_message(e, args))?;
+    let family = draft.family().family().topics().ok_or_else(|| unknown_model(args))?;
+    let fit = draft.parse().map_err(|e| submit_message(e, args))?;
+    Ok((family, fit))
 }
 
-/// Rank 0 reads the corpus and checks the params against it (the other ranks get
-/// `None`); over several ranks it first tells the others whether that went well, so a
-/// bad line ends every rank with the same message.
-fn read_on_root(args: &FitArgs, family: &dyn TopicEntry, params: &FitParams, ranks: &dyn Ranks) -> Result<Option<Corpus>, String> {
+/// A refused fit as `topicd fit` reports it: the message both edges show, the unknown
+/// family in the command line's own words.
+fn submit_message(e: SubmitError, args: &FitArgs) -> String {
+    match e {
+        SubmitError::UnknownModel(_) => unknown_model(args),
+        e => e.to_string(),
+    }
+}
+
+/// `--model` names no topic-model family (`topicd fit` reads a corpus).
+fn unknown_model(args: &FitArgs) -> String {
+    format!("unknown model {:?}; known: {}", args.model, registry::names_fitting(Input::Corpus).join(", "))
+}
+
+/// Rank 0 reads the corpus and checks the fit against it ([`ParsedFit::plan`], which
+/// also estimates its peak memory); the other ranks get `None`. Over several ranks it
+/// first tells the others whether that went well, so a bad line ends every rank with
+/// the same message.
+fn read_on_root(args: &FitArgs, fit: &ParsedFit, ranks: &dyn Ranks) -> Result<Option<(Corpus, u64)>, String> {
+    let host = Host { default_threads: args.threads, fit_memory_budget: None, starts_worlds: None };
     let read = ranks.is_root().then(|| {
         read_corpus(args).and_then(|corpus| {
-            family.check_params(params, &corpus.stats).map_err(|e| e.to_string())?;
-            Ok(corpus)
+            let plan = fit.plan(InputStats::Corpus(&corpus.stats), &host).map_err(|e| submit_message(e, args))?;
+            let memory = plan.memory_bytes;
+            Ok((corpus, memory))
         })
     });
     if ranks.size() > 1 {

@@ -14,11 +14,15 @@
 //! documents scored so far; the runner stores it (replacing the previous one) and a
 //! re-queued job resumes from it, ending with the same model or result. The next
 //! checkpoint waits until the last is stored and an interval has passed ([`cadence`]).
+//!
+//! A fit enters through [`submit`]: the checks and the job row that `POST /v1/jobs`
+//! and `topicd fit` share.
 
 mod admission;
 mod cadence;
 mod fit_task;
 mod progress;
 mod runner;
+pub mod submit;
 
 pub use runner::{Runner, RunnerConfig};

@@ -12,10 +12,11 @@ use crate::corpus::Corpus;
 use crate::graph::Graph;
 use crate::models::heldout::{score_documents, EstimatorSettings, HeldoutDoc};
 use crate::models::options::{without_options, JobOptions};
-use crate::models::registry::{self, FitSource, Fitted};
+use crate::models::registry::{FitSource, Fitted};
 use crate::models::{CancelToken, FailureKind, FitError};
+use crate::store::family_name::stored_name;
 use crate::store::models::NewModel;
-use crate::store::{Claim, FitInput, JobKind, JobRow, JobStatus, LoadedCheckpoint, MemoryRoom, Renewal, Store, StoreError, Worker};
+use crate::store::{Claim, FamilyName, FitInput, JobKind, JobRow, JobStatus, LoadedCheckpoint, MemoryRoom, Renewal, Store, StoreError, Worker};
 use crate::world;
 use serde_json::json;
 use std::collections::HashMap;
@@ -82,6 +83,8 @@ pub struct Runner {
 
 /// What a finished fit hands back to be stored.
 struct FittedBlobs {
+    /// The family fitted (the model row's `family`).
+    family: FamilyName,
     num_topics: usize,
     diagnostics: serde_json::Value,
     /// Topic models keep their corpus' lexicon; relational models have none.
@@ -90,8 +93,8 @@ struct FittedBlobs {
 }
 
 impl FittedBlobs {
-    fn of(model: &Fitted, lexicon: Option<Vec<u8>>) -> Self {
-        FittedBlobs { num_topics: model.num_components(), diagnostics: model.diagnostics(), lexicon, data: model.encode() }
+    fn of(family: FamilyName, model: &Fitted, lexicon: Option<Vec<u8>>) -> Self {
+        FittedBlobs { family, num_topics: model.num_components(), diagnostics: model.diagnostics(), lexicon, data: model.encode() }
     }
 }
 
@@ -215,7 +218,7 @@ impl Runner {
                             RunningJob { claim: Claim::of(&job), token: token.clone(), lease_lost: lease_lost.clone(), renewed: Instant::now(), memory_bytes };
                         self.running.lock().expect("runner lock").insert(job.id.clone(), running);
                         let me = self.clone();
-                        let span = tracing::info_span!("job", id = %job.id, model = %job.model, attempt = job.attempts);
+                        let span = tracing::info_span!("job", id = %job.id, model = %job.model_name(), attempt = job.attempts);
                         self.tasks.spawn(async move { me.run_job(job, token, lease_lost).await }.instrument(span));
                     }
                     Ok(None) => break,
@@ -371,7 +374,7 @@ impl Runner {
                         id: model_id,
                         claim,
                         input: FitInput::of_job(job),
-                        family: &job.model,
+                        family: blobs.family,
                         params: &job.params,
                         seed: job.seed,
                         num_topics: blobs.num_topics,
@@ -408,7 +411,8 @@ impl Runner {
     /// Fit a model: read the job's input (a corpus or a graph, as its family declares),
     /// run the family's fit, encode the result.
     async fn execute_fit(&self, job: &JobRow, token: &CancelToken, lease_lost: &Arc<AtomicBool>) -> Result<FittedBlobs, FitError> {
-        let family = registry::lookup(&job.model).ok_or_else(|| FitError::Internal(format!("unknown model {:?}", job.model)))?;
+        let name = job.model.clone().map_err(|unknown| FitError::Internal(unknown.to_string()))?;
+        let family = name.family();
         let input = match (&job.corpus_id, &job.graph_id) {
             (Some(corpus_id), None) => JobInput::Corpus(self.corpus_blob(corpus_id).await?),
             (None, Some(graph_id)) => JobInput::Graph(self.graph_blob(graph_id).await?),
@@ -423,13 +427,13 @@ impl Runner {
         let plan = self.checkpoint_plan(job).await;
         let options = job_options(job);
         if options.ranks() > 1 {
-            let JobInput::Corpus(blob) = input else { return Err(FitError::InvalidInput(format!("{} does not fit over several ranks", job.model))) };
+            let JobInput::Corpus(blob) = input else { return Err(FitError::InvalidInput(format!("{name} does not fit over several ranks"))) };
             let launch =
                 self.config.mpi_launch.clone().ok_or_else(|| FitError::Internal("a job over ranks was claimed by a replica without --mpi-launch".into()))?;
             let program = std::env::current_exe().map_err(|e| FitError::Internal(format!("this program's path: {e}")))?;
             let threads = options.threads_or(self.config.threads);
             let request = world::protocol::Request {
-                family: job.model.clone(),
+                family: name.as_str().to_string(),
                 params: params.json().clone(),
                 seed,
                 threads,
@@ -447,7 +451,7 @@ impl Runner {
                     if let Some(d) = diagnostics.as_object_mut() {
                         d.insert("ranks".into(), json!(ranks));
                     }
-                    Ok(FittedBlobs { num_topics: model.num_components(), diagnostics, lexicon: Some(fit.lexicon), data: fit.model })
+                    Ok(FittedBlobs { family: name, num_topics: model.num_components(), diagnostics, lexicon: Some(fit.lexicon), data: fit.model })
                 })
                 .await;
         }
@@ -457,13 +461,13 @@ impl Runner {
                     let corpus = decode_corpus(&blob)?;
                     drop(blob);
                     let model = family.fit(FitSource::Corpus(&corpus), &params, seed, ctx)?;
-                    Ok(FittedBlobs::of(&model, Some(postcard::to_allocvec(&corpus.lexicon).expect("plain data encodes"))))
+                    Ok(FittedBlobs::of(name, &model, Some(postcard::to_allocvec(&corpus.lexicon).expect("plain data encodes"))))
                 }
                 JobInput::Graph(blob) => {
                     let graph = Graph::decode(&blob).map_err(|e| FitError::Internal(format!("stored graph is corrupt: {e}")))?;
                     drop(blob);
                     let model = family.fit(FitSource::Graph(&graph), &params, seed, ctx)?;
-                    Ok(FittedBlobs::of(&model, None))
+                    Ok(FittedBlobs::of(name, &model, None))
                 }
             })
             .await
@@ -481,14 +485,14 @@ impl Runner {
     /// test-split scores of a supervised model. Returns the job's result.
     async fn execute_evaluation(&self, job: &JobRow, token: &CancelToken, lease_lost: &Arc<AtomicBool>) -> Result<serde_json::Value, FitError> {
         let model_id = job.source_model_id.clone().ok_or_else(|| FitError::Internal("evaluation job without a model".into()))?;
-        let (family_name, _lexicon, data) = self
+        let (family, _lexicon, data) = self
             .store
             .model_blobs(&model_id)
             .await
             .map_err(|e| FitError::Store(format!("could not read model: {e}")))?
             .ok_or_else(|| FitError::InvalidInput(format!("model {model_id} no longer exists")))?;
         let family =
-            registry::lookup(&family_name).and_then(registry::Family::topics).ok_or_else(|| FitError::Internal(format!("unknown model {family_name:?}")))?;
+            family.as_ref().ok().and_then(|f| f.family().topics()).ok_or_else(|| FitError::Internal(format!("unknown model {:?}", stored_name(&family))))?;
         let seed = job.seed;
         match job.kind {
             JobKind::HeldoutLikelihood => {
@@ -510,7 +514,7 @@ impl Runner {
                             postcard::from_bytes(&input).map_err(|e| FitError::Internal(format!("stored documents are corrupt: {e}")))?;
                         let scorer = model
                             .heldout_scorer(&settings)?
-                            .ok_or_else(|| FitError::InvalidInput(format!("{family_name} models have no held-out likelihood estimator")))?;
+                            .ok_or_else(|| FitError::InvalidInput(format!("{} models have no held-out likelihood estimator", family.name())))?;
                         let report = score_documents(scorer.as_ref(), &docs, seed, ctx)?;
                         let unknown: Vec<u64> = docs.iter().map(|d| d.doc.oov_tokens).collect();
                         let mut out = report.to_json_with(&unknown);
@@ -528,7 +532,7 @@ impl Runner {
                         let corpus = decode_corpus(&blob)?;
                         let evaluation = model
                             .evaluate_test_split(&corpus, seed)
-                            .ok_or_else(|| FitError::InvalidInput(format!("{family_name} models have no test-split evaluation")))??;
+                            .ok_or_else(|| FitError::InvalidInput(format!("{} models have no test-split evaluation", family.name())))??;
                         Ok(json!({"model_id": model_id, "evaluation": evaluation}))
                     })
                     .await

@@ -4,6 +4,7 @@
 //! read job rows; with the row's type and decoding here, `jobs` uses `leases` and
 //! `leases` uses neither.
 
+use super::family_name::{stored_name, FamilyName, StoredFamily};
 use super::{seed_from_sql, StoreError, StoreResult};
 use sqlx::Row;
 use topicd_core::models::FailureKind;
@@ -75,7 +76,9 @@ pub struct JobRow {
     pub id: String,
     pub kind: JobKind,
     pub corpus_id: Option<String>,
-    pub model: String,
+    /// The family fitted (or, for an evaluation job, the evaluated model's family); an
+    /// `Err` names a family this build does not register.
+    pub model: StoredFamily,
     pub params: serde_json::Value,
     pub seed: u64,
     pub status: JobStatus,
@@ -104,6 +107,13 @@ pub struct JobRow {
     pub options: Option<serde_json::Value>,
 }
 
+impl JobRow {
+    /// The stored family name, registered or not (the wire's `model`).
+    pub fn model_name(&self) -> &str {
+        stored_name(&self.model)
+    }
+}
+
 /// One point of a job's log-likelihood trace.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TracePoint {
@@ -125,7 +135,7 @@ pub(crate) fn row_to_job(r: &sqlx::any::AnyRow) -> StoreResult<JobRow> {
         id: r.try_get("id")?,
         kind: JobKind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("job kind {kind}")))?,
         corpus_id: r.try_get("corpus_id")?,
-        model: r.try_get("model")?,
+        model: FamilyName::parse(&r.try_get::<String, _>("model")?),
         params: json_col(r, "params")?.unwrap_or(serde_json::Value::Null),
         seed: seed_from_sql(r.try_get("seed")?),
         status: JobStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("job status {status}")))?,
@@ -145,4 +155,32 @@ pub(crate) fn row_to_job(r: &sqlx::any::AnyRow) -> StoreResult<JobRow> {
         failure: failure.map(|f| FailureKind::parse(&f).ok_or_else(|| StoreError::Corrupt(format!("job failure {f}")))).transpose()?,
         options: json_col(r, "options")?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{FamilyName, JobStatus, Store, UnknownFamily};
+
+    #[tokio::test]
+    async fn a_job_of_a_family_no_longer_registered_reads_back_as_unknown_and_still_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).await.unwrap();
+        for (id, model) in [("known", "lda"), ("gone", "removed_family")] {
+            sqlx::query(
+                "INSERT INTO jobs (id, kind, model, params, seed, status, created_at) VALUES ($1, 'fit', $2, '{}', 1, 'queued', '2024-01-01T00:00:00Z')",
+            )
+            .bind(id)
+            .bind(model)
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        }
+        let known = store.get_job("known").await.unwrap().expect("stored");
+        assert_eq!(known.model, Ok(FamilyName::parse("lda").unwrap()));
+        let gone = store.get_job("gone").await.unwrap().expect("a job of an unknown family reads back");
+        assert_eq!(gone.model, Err(UnknownFamily { name: "removed_family".into() }));
+        assert_eq!(gone.model_name(), "removed_family");
+        let (rows, total) = store.list_jobs(Some(JobStatus::Queued), 0, 10).await.unwrap();
+        assert_eq!((rows.len(), total), (2, 2));
+    }
 }

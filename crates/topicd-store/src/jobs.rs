@@ -1,7 +1,7 @@
 //! Stored jobs, their progress, traces and thinned samples.
 
 use super::leases::{end_hold, now_ms, Claim};
-use super::{now, seed_to_sql, Store, StoreError, StoreResult};
+use super::{now, seed_to_sql, FamilyName, Store, StoreError, StoreResult};
 use sqlx::Row;
 
 use super::job_rows::row_to_job;
@@ -37,7 +37,7 @@ impl<'a> FitInput<'a> {
 pub struct NewJob<'a> {
     pub id: &'a str,
     pub input: FitInput<'a>,
-    pub model: &'a str,
+    pub model: FamilyName,
     pub params: &'a serde_json::Value,
     pub seed: u64,
     pub queue: QueueGate<'a>,
@@ -101,8 +101,8 @@ pub struct NewEvaluationJob<'a> {
     pub source_model_id: &'a str,
     /// The corpus the job reads (test-split evaluation), if any.
     pub corpus_id: Option<&'a str>,
-    /// The model's family name.
-    pub model: &'a str,
+    /// The model's family.
+    pub model: FamilyName,
     pub params: &'a serde_json::Value,
     pub seed: u64,
     /// Submitted documents, encoded by the caller; stored beside the job.
@@ -128,7 +128,7 @@ impl Store {
         .bind(j.id)
         .bind(j.kind.as_str())
         .bind(j.corpus_id)
-        .bind(j.model)
+        .bind(j.model.as_str())
         .bind(j.params.to_string())
         .bind(seed_to_sql(j.seed))
         .bind(now())
@@ -198,7 +198,7 @@ impl Store {
         .bind(j.id)
         .bind(corpus_id)
         .bind(graph_id)
-        .bind(j.model)
+        .bind(j.model.as_str())
         .bind(j.params.to_string())
         .bind(seed_to_sql(j.seed))
         .bind(now())

@@ -23,6 +23,7 @@ pub mod auth;
 pub mod backup;
 pub mod checkpoints;
 pub mod corpora;
+pub mod family_name;
 pub mod graphs;
 pub mod job_rows;
 pub mod jobs;
@@ -42,6 +43,7 @@ use std::time::Duration;
 
 pub use checkpoints::LoadedCheckpoint;
 pub use corpora::{CorpusRow, DeleteOutcome};
+pub use family_name::{FamilyName, StoredFamily, UnknownFamily};
 pub use graphs::GraphRow;
 pub use job_rows::{JobKind, JobRow, JobStatus, TracePoint};
 pub use jobs::FitInput;

@@ -1,6 +1,7 @@
 //! Stored fitted models.
 
-use super::{now, seed_from_sql, seed_to_sql, Store, StoreError, StoreResult};
+use super::family_name::stored_name;
+use super::{now, seed_from_sql, seed_to_sql, FamilyName, Store, StoreError, StoreResult, StoredFamily};
 use sqlx::Row;
 
 /// A model's listing row (no blobs).
@@ -12,12 +13,20 @@ pub struct ModelRow {
     pub corpus_id: Option<String>,
     /// The graph a relational model was fitted on.
     pub graph_id: Option<String>,
-    pub family: String,
+    /// The family fitted; an `Err` names a family this build does not register.
+    pub family: StoredFamily,
     pub params: serde_json::Value,
     pub seed: u64,
     pub created_at: String,
     pub num_topics: i64,
     pub diagnostics: serde_json::Value,
+}
+
+impl ModelRow {
+    /// The stored family name, registered or not (the wire's `model`).
+    pub fn family_name(&self) -> &str {
+        stored_name(&self.family)
+    }
 }
 
 /// A fitted model to store.
@@ -26,7 +35,7 @@ pub struct NewModel<'a> {
     /// The fit job's claim: the model is stored only while it holds the job.
     pub claim: &'a super::Claim,
     pub input: super::jobs::FitInput<'a>,
-    pub family: &'a str,
+    pub family: FamilyName,
     pub params: &'a serde_json::Value,
     pub seed: u64,
     pub num_topics: usize,
@@ -48,7 +57,7 @@ fn row_to_model(r: &sqlx::any::AnyRow) -> StoreResult<ModelRow> {
         job_id: r.try_get("job_id")?,
         corpus_id: r.try_get("corpus_id")?,
         graph_id: r.try_get("graph_id")?,
-        family: r.try_get("family")?,
+        family: FamilyName::parse(&r.try_get::<String, _>("family")?),
         params: parse("params")?,
         seed: seed_from_sql(r.try_get("seed")?),
         created_at: r.try_get("created_at")?,
@@ -73,7 +82,7 @@ impl Store {
             .bind(job_id)
             .bind(corpus_id)
             .bind(graph_id)
-            .bind(m.family)
+            .bind(m.family.as_str())
             .bind(m.params.to_string())
             .bind(seed_to_sql(m.seed))
             .bind(&created)
@@ -109,9 +118,9 @@ impl Store {
     }
 
     /// The model's blobs: (family, lexicon (topic models only), data).
-    pub async fn model_blobs(&self, id: &str) -> StoreResult<Option<(String, Option<Vec<u8>>, Vec<u8>)>> {
+    pub async fn model_blobs(&self, id: &str) -> StoreResult<Option<(StoredFamily, Option<Vec<u8>>, Vec<u8>)>> {
         let row = sqlx::query("SELECT family, lexicon, data FROM models WHERE id = $1").bind(id).fetch_optional(&self.pool).await?;
-        row.map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))).transpose()
+        row.map(|r| Ok((FamilyName::parse(&r.try_get::<String, _>(0)?), r.try_get(1)?, r.try_get(2)?))).transpose()
     }
 
     /// Delete a model unless a queued or running evaluation job reads it.

@@ -1,6 +1,8 @@
 //! The OpenAPI document (`openapi/openapi.yaml`) against the router: the same routes,
 //! every route answered by a handler (not the fallbacks), and `GET /openapi.json` serving
-//! exactly the file.
+//! the file with the registry's families added (each family's params schema, generated
+//! from its parser, and the job request's `model` and `params`); and those generated
+//! schemas against the parsers (keys, bounds, defaults).
 
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -111,7 +113,7 @@ async fn every_route_is_served() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn served_spec_equals_the_file() {
+async fn served_spec_is_the_file_with_the_registrys_families() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let config = topicd::config::ServeConfig::for_tests(dir.path().join("topicd.db"));
     let server = topicd::api::start(&config).await.expect("server starts");
@@ -120,27 +122,46 @@ async fn served_spec_equals_the_file() {
     let mut served: Value = response.json().await.expect("GET /openapi.json is JSON");
     server.stop().await;
     assert_eq!(status, 200);
-    // The served spec adds each component schema's property order (JSON objects lose
-    // the file's order); without those it is the file.
+    assert_eq!(&served, topicd::api::ops::openapi_value());
+    let file = spec_from_file();
     let schemas = served["components"]["schemas"].as_object_mut().unwrap();
-    let lda_order = schemas["LdaParams"]["x-property-order"].clone();
-    assert_eq!(lda_order[0], "topics", "the file lists topics first");
-    for schema in schemas.values_mut() {
+    // Each family's params schema, generated, under its component with `x-families`.
+    let components = topicd::models::registry::params_components();
+    for c in &components {
+        assert!(file["components"]["schemas"].get(&c.component).is_none(), "{} is generated, not written in the file", c.component);
+        assert_eq!(schemas.remove(&c.component).as_ref(), Some(&c.schema), "{}", c.component);
+    }
+    assert_eq!(components.iter().flat_map(|c| c.schema["x-families"].as_array().unwrap().clone()).count(), topicd::models::registry::REGISTRY.len());
+    // The job request's model and params, from the registry.
+    let request = schemas["JobRequest"]["properties"].as_object_mut().unwrap();
+    let model = request["model"].as_object_mut().unwrap();
+    assert_eq!(model.remove("enum"), Some(serde_json::json!(topicd::models::registry::names())));
+    model.insert("x-registry".into(), "names".into());
+    let params = request["params"].as_object_mut().unwrap();
+    let mut refs: Vec<Value> = components.iter().map(|c| serde_json::json!({"$ref": format!("#/components/schemas/{}", c.component)})).collect();
+    refs.push(serde_json::json!({"type": "null"}));
+    assert_eq!(params.remove("oneOf"), Some(Value::Array(refs)));
+    params.insert("x-registry".into(), "params".into());
+    params.insert("type".into(), serde_json::json!(["object", "null"]));
+    // The rest is the file, but for each component schema's property order (JSON objects
+    // lose the file's order).
+    let lda_order = served["components"]["schemas"]["JobRequest"]["x-property-order"].clone();
+    assert_eq!(lda_order[0], "corpus_id", "the file's order");
+    for schema in served["components"]["schemas"].as_object_mut().unwrap().values_mut() {
         let object = schema.as_object_mut().unwrap();
         let order = object.remove("x-property-order");
         assert_eq!(order.is_some(), object.contains_key("properties"), "{object:?}");
     }
-    let file = spec_from_file();
-    assert_eq!(served, file, "GET /openapi.json differs from openapi/openapi.yaml parsed to JSON");
+    assert_eq!(served, file, "GET /openapi.json differs from openapi/openapi.yaml parsed to JSON (the registry's parts aside)");
     assert_eq!(served["openapi"], "3.1.0");
 }
 
-/// Every `model` enum in the spec (the job request's, and any other schema property
-/// named `model` with an enum) lists exactly the registered families: the topic
-/// families and the community (graph) families.
+/// Every `model` enum of the served spec (the job request's, and any other schema
+/// property named `model` with an enum) lists exactly the registered families: the
+/// topic families and the community (graph) families.
 #[test]
 fn model_enums_equal_the_registry() {
-    let spec = spec_from_file();
+    let spec = topicd::api::ops::openapi_value();
     let registry: BTreeSet<String> = topicd::models::registry::names().into_iter().map(String::from).collect();
     let schemas = spec["components"]["schemas"].as_object().expect("components.schemas is an object");
     let mut found = 0;
@@ -154,72 +175,52 @@ fn model_enums_equal_the_registry() {
     assert!(found > 0, "no schema has a `model` enum");
 }
 
-/// The OpenAPI schema of a family's `params`.
-/// The params schema that claims `family` in its `x-families` list.
-fn params_schema(family: &str) -> String {
-    let spec = spec_from_file();
+/// The served params schema of `family`: its own (`GET /v1/families`), and the
+/// component that lists it in `x-families` (OpenAPI), which must have every key of its
+/// own with the same type and bounds.
+fn params_schema(family: topicd::models::registry::Family) -> Value {
+    let spec = topicd::api::ops::openapi_value();
     let schemas = spec["components"]["schemas"].as_object().expect("components.schemas is an object");
-    let claiming: Vec<&String> =
-        schemas.iter().filter(|(_, s)| s["x-families"].as_array().is_some_and(|f| f.iter().any(|n| n == family))).map(|(k, _)| k).collect();
-    assert_eq!(claiming.len(), 1, "{family}: exactly one params schema must list it in x-families, found {claiming:?}");
-    claiming[0].clone()
-}
-
-/// A few non-default values per family (each accepted by it).
-fn given_params(family: &str) -> Value {
-    match family {
-        "lda" => serde_json::json!({"topics": 7, "iterations": 30, "optimize_interval": 5, "beta": 0.05, "checkpoint_every_s": 30}),
-        "hpc" => serde_json::json!({"iterations": 40, "predictor": "single_label", "rate_curvature": "tree_diagonal", "max_label_sets": 10}),
-        "pcm" => serde_json::json!({"topics": 6, "iterations": 40, "strip_ancestors": false, "checkpoint_every_s": 15}),
-        "dcnt" | "scnt" => serde_json::json!({"topics": 9, "iterations": 50, "gamma_mu": 2.5, "checkpoint_every_s": 30}),
-        "hdp" => serde_json::json!({"topics": 12, "passes": 7, "alpha": 0.3, "checkpoint_every_s": 30}),
-        "hdp_ammsb" => serde_json::json!({"communities": 8, "epsilon": 0.001, "passes": 9, "checkpoint_every_s": 0}),
-        other => panic!("no example params for the family {other}: add them here"),
+    let claiming: Vec<&Value> = schemas.values().filter(|s| s["x-families"].as_array().is_some_and(|f| f.iter().any(|n| n == family.name()))).collect();
+    assert_eq!(claiming.len(), 1, "{}: exactly one params schema must list it in x-families", family.name());
+    let own = topicd::api::families::params_schema(family.name()).unwrap();
+    for (key, property) in own["properties"].as_object().unwrap() {
+        let shared = &claiming[0]["properties"][key];
+        for field in ["type", "minimum", "maximum", "exclusiveMaximum", "items", "additionalProperties", "enum", "description"] {
+            assert_eq!(property.get(field), shared.get(field), "{}: params.{key}.{field} in its component", family.name());
+        }
     }
+    own
 }
 
-/// What a job stores (the parsed params' JSON): every given value kept, every default
-/// filled in, read back to itself, and under exactly the property names of the family's
-/// params schema in OpenAPI (HPC and PCM share one schema between them), but for the
+/// What a job stores (the parsed params' JSON): every given value kept (the family's
+/// brief-fit params, every key given), every default filled in, read back to itself,
+/// and under exactly the property names of the family's params schema, but for the
 /// runner options the schema documents as accepted in `params` and moved to `options`.
 #[test]
 fn stored_params_keep_given_values_fill_defaults_and_match_the_schema() {
-    let spec = spec_from_file();
-    let mut keys_by_schema: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
-    type Effective = Box<dyn Fn(&Value) -> Value>;
-    let mut families: Vec<(&str, Effective)> = Vec::new();
     for f in topicd::models::registry::REGISTRY {
-        let stored = move |p: &Value| {
-            let parsed = f.parse_params(&without_options(p.clone())).unwrap_or_else(|e| panic!("{}: {p}: {e:?}", f.name()));
-            parsed.json().clone()
-        };
-        families.push((f.name(), Box::new(stored)));
-    }
-    for (name, effective) in &families {
-        let schema = params_schema(name);
-        let documented: BTreeSet<String> = spec["components"]["schemas"][schema.as_str()]["properties"]
-            .as_object()
-            .unwrap_or_else(|| panic!("{schema} has properties"))
-            .keys()
-            .cloned()
-            .collect();
-        for given in [serde_json::json!({}), given_params(name)] {
+        let name = f.name();
+        let effective = |p: &Value| f.parse_params(&without_options(p.clone())).unwrap_or_else(|e| panic!("{name}: {p}: {e:?}")).json().clone();
+        let schema = params_schema(*f);
+        let documented: BTreeSet<String> = schema["properties"].as_object().unwrap().keys().cloned().collect();
+        let mut given_quick = f.quick_params().json().clone();
+        given_quick["threads"] = serde_json::json!(2);
+        for given in [serde_json::json!({}), given_quick] {
             let filled = effective(&given);
             let keys: BTreeSet<String> = filled.as_object().expect("an object").keys().cloned().collect();
             let undocumented: Vec<&String> = keys.difference(&documented).collect();
-            assert!(undocumented.is_empty(), "{name}: {undocumented:?} are not in {schema}");
+            assert!(undocumented.is_empty(), "{name}: {undocumented:?} are not in its params schema");
+            // A key with one accepted value (`chains` of a one-chain family) is not stored.
+            let single = |k: &str| schema["properties"][k]["minimum"].is_number() && schema["properties"][k]["minimum"] == schema["properties"][k]["maximum"];
+            let missing: Vec<&String> = documented.difference(&keys).filter(|k| !OPTION_KEYS.contains(&k.as_str()) && !single(k)).collect();
+            assert!(missing.is_empty(), "{name}: its schema documents {missing:?}, which its stored params do not carry");
             for (k, v) in given.as_object().unwrap().iter().filter(|(k, _)| !OPTION_KEYS.contains(&k.as_str())) {
                 assert_eq!(&filled[k], v, "{name}: the given {k} is kept");
             }
             assert!(OPTION_KEYS.iter().all(|k| filled.get(k).is_none()), "{name}: runner options are not stored among the params");
             assert_eq!(effective(&filled), filled, "{name}: stored params read back to themselves");
-            keys_by_schema.entry(schema.clone()).or_default().extend(keys);
         }
-    }
-    for (schema, keys) in keys_by_schema {
-        let documented: BTreeSet<String> = spec["components"]["schemas"][schema.as_str()]["properties"].as_object().unwrap().keys().cloned().collect();
-        let missing: Vec<&String> = documented.difference(&keys).filter(|k| !OPTION_KEYS.contains(&k.as_str())).collect();
-        assert!(missing.is_empty(), "{schema} documents {missing:?}, which no family's stored params carry");
     }
 }
 
@@ -259,12 +260,10 @@ fn beside(bound: f64, integer: bool, below: bool) -> (Value, Value) {
 /// So the schema a client reads from `GET /v1/families` says exactly what a job accepts.
 #[test]
 fn params_schema_bounds_are_what_the_families_accept() {
-    let spec = spec_from_file();
     let mut checked = 0;
     for f in topicd::models::registry::REGISTRY {
         let name = f.name();
-        let schema = &spec["components"]["schemas"][params_schema(name).as_str()];
-        let stored = f.parse_params(&serde_json::json!({})).unwrap().json().clone();
+        let schema = params_schema(*f);
         for (key, property) in schema["properties"].as_object().unwrap() {
             // A map of integers (`splines`) is bounded in its values.
             let (property, map) = match property["additionalProperties"].get("type") {
@@ -279,9 +278,6 @@ fn params_schema_bounds_are_what_the_families_accept() {
             let (lower, upper) = bounds_of(property);
             let (Some(lower), Some(upper)) = (lower, upper) else { panic!("{name}: params.{key} is not bounded on both sides: {property}") };
             let is_option = OPTION_KEYS.contains(&key.as_str());
-            if !is_option && stored.get(key).is_none() {
-                continue; // A parameter of the other family sharing the schema.
-            }
             for ((bound, exclusive), below) in [(lower, true), (upper, false)] {
                 let (outside, inside) = beside(bound, integer, below);
                 let at = if exclusive {
@@ -297,7 +293,7 @@ fn params_schema_bounds_are_what_the_families_accept() {
                     if key == "burn_in" {
                         params["iterations"] = schema["properties"]["iterations"]["maximum"].clone();
                     }
-                    if key == "test_fraction" && name == "hpc" {
+                    if key == "test_fraction" && schema["properties"]["validation_fraction"].get("default").is_some_and(|d| d != 0.0) {
                         params["validation_fraction"] = serde_json::json!(0);
                     }
                     if is_option {
@@ -320,28 +316,38 @@ fn params_schema_bounds_are_what_the_families_accept() {
 }
 
 /// The params schemas' defaults are the parsers': every property with a `default` is
-/// filled in with exactly that value when a job gives none (a property of the other
-/// family sharing the schema, or a runner option, is not stored), and every stored
-/// parameter without one in the schema has a default that depends on other parameters
-/// or on the corpus (`alpha` = 50/K, `burn_in` = iterations/2), which its description
-/// states. With the bounds above and the keys of
+/// filled in with exactly that value when a job gives none, every property with an
+/// `enum` accepts each of its values and refuses another naming the key, and every
+/// stored parameter without a default in the schema has one that depends on other
+/// parameters or on the input (`alpha` = 50/K, `burn_in` = iterations/2), which its
+/// description states. With the bounds above and the keys of
 /// `stored_params_keep_given_values_fill_defaults_and_match_the_schema`, the schema a
 /// client reads cannot drift from what a job does.
 #[test]
 fn params_schema_defaults_are_what_the_families_fill_in() {
-    let spec = spec_from_file();
     let mut checked = 0;
     for f in topicd::models::registry::REGISTRY {
         let name = f.name();
-        let schema = &spec["components"]["schemas"][params_schema(name).as_str()];
+        let schema = params_schema(*f);
         let stored = f.parse_params(&serde_json::json!({})).unwrap().json().clone();
         for (key, property) in schema["properties"].as_object().unwrap() {
-            let Some(filled) = stored.get(key) else { continue };
+            for choice in property["enum"].as_array().into_iter().flatten() {
+                f.parse_params(&serde_json::json!({ key.as_str(): choice })).unwrap_or_else(|e| panic!("{name}: params.{key} = {choice}: {e}"));
+                let e = f.parse_params(&serde_json::json!({ key.as_str(): "not-a-choice" })).unwrap_err();
+                assert_eq!(e.field, *key, "{name}");
+            }
+            let Some(filled) = stored.get(key) else {
+                assert!(
+                    OPTION_KEYS.contains(&key.as_str()) || property["minimum"] == property["maximum"],
+                    "{name}: params.{key} is in its schema but not stored"
+                );
+                continue;
+            };
             match property.get("default") {
                 Some(default) => {
                     let same = match (default.as_f64(), filled.as_f64()) {
                         (Some(a), Some(b)) => a == b,
-                        _ => default == filled,
+                        _ => default == filled || property["enum"].is_array(),
                     };
                     assert!(same, "{name}: params.{key} defaults to {filled}, the schema says {default}");
                     checked += 1;

@@ -1,35 +1,31 @@
 //! `GET /v1/families`: the model families this server fits, each with its input
 //! (corpus or graph), the capabilities of its fitted models and the JSON Schema of its
-//! parameters, read from the registry and the compiled-in OpenAPI document so that a
-//! client (or the console's fit form) never hard-codes which family offers or takes what.
+//! parameters, read from the registry so that a client (or the console's fit form)
+//! never hard-codes which family offers or takes what.
 //!
-//! A params schema in `openapi/openapi.yaml` says which families it describes with an
-//! `x-families` list; a test checks that every registered family has exactly one.
+//! A family's params schema is generated from its parser
+//! ([`crate::models::registry::Family::params_schema`]): the keys it reads with their
+//! types, bounds and defaults, the descriptions its `params.rs` keeps beside them, and
+//! the runner options a job's params may carry. The OpenAPI document serves the same
+//! schemas ([`super::ops::openapi_value`]).
 //! [`require_capability`] is the same declaration read by the handlers of the optional
 //! endpoints: a 409 naming `model` and the families that offer it.
 
 use super::error::{ApiError, ApiResult};
-use super::ops::openapi_value;
 use crate::models::capabilities::Capabilities;
 use crate::models::registry;
 use axum::Json;
 use serde_json::{json, Value};
 
-/// The params schema whose `x-families` names `family` (without the extension key).
+/// The generated params schema of `family` (`None`: no such family).
 pub fn params_schema(family: &str) -> Option<Value> {
-    let schemas = openapi_value()["components"]["schemas"].as_object()?;
-    let schema = schemas.values().find(|s| s["x-families"].as_array().is_some_and(|f| f.iter().any(|n| n == family)))?;
-    let mut schema = schema.clone();
-    schema.as_object_mut()?.remove("x-families");
-    Some(schema)
+    registry::lookup(family).map(|f| f.params_schema().schema)
 }
 
 /// `GET /v1/families`.
 pub async fn list() -> Json<Value> {
-    let families: Vec<Value> = registry::capabilities()
-        .into_iter()
-        .map(|(name, c)| json!({"name": name, "capabilities": c, "params_schema": params_schema(name).unwrap_or_else(|| json!({"type": "object"}))}))
-        .collect();
+    let families: Vec<Value> =
+        registry::REGISTRY.iter().map(|f| json!({"name": f.name(), "capabilities": f.capabilities(), "params_schema": f.params_schema().schema})).collect();
     Json(json!({ "families": families }))
 }
 
@@ -49,23 +45,25 @@ mod tests {
     use super::*;
     use crate::models::registry;
 
+    /// Every family's schema is an object of the keys its parser reads, each described,
+    /// in the doc's order (every property once in `x-property-order`).
     #[test]
-    fn every_family_has_exactly_one_params_schema() {
-        let schemas = openapi_value()["components"]["schemas"].as_object().unwrap();
+    fn every_family_has_a_generated_params_schema() {
         for name in registry::names() {
-            let claiming: Vec<&String> =
-                schemas.iter().filter(|(_, s)| s["x-families"].as_array().is_some_and(|f| f.iter().any(|n| n == name))).map(|(k, _)| k).collect();
-            assert_eq!(claiming.len(), 1, "{name}: params schemas claiming it: {claiming:?}");
             let schema = params_schema(name).unwrap();
-            assert_eq!(schema["type"], "object");
-            assert!(schema["properties"].as_object().is_some_and(|p| !p.is_empty()), "{name}");
-            assert!(schema.get("x-families").is_none());
-            // The form's order is the spec's: every property once.
+            assert_eq!((schema["type"].as_str(), schema["additionalProperties"].as_bool()), (Some("object"), Some(false)), "{name}");
+            assert!(schema["description"].as_str().is_some_and(|d| !d.is_empty()), "{name}: the schema is described");
+            let properties = schema["properties"].as_object().unwrap();
+            assert!(!properties.is_empty(), "{name}");
+            for (key, p) in properties {
+                assert!(p["description"].as_str().is_some_and(|d| !d.is_empty()), "{name}: params.{key} is described");
+            }
             let mut order: Vec<&str> = schema["x-property-order"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
             order.sort_unstable();
-            let mut properties: Vec<&str> = schema["properties"].as_object().unwrap().keys().map(String::as_str).collect();
-            properties.sort_unstable();
-            assert_eq!(order, properties, "{name}");
+            let mut keys: Vec<&str> = properties.keys().map(String::as_str).collect();
+            keys.sort_unstable();
+            assert_eq!(order, keys, "{name}");
         }
+        assert!(params_schema("svm").is_none());
     }
 }

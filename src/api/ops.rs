@@ -3,7 +3,7 @@
 
 use super::error::ApiError;
 use super::AppState;
-use crate::models::FailureKind;
+use crate::models::{registry, FailureKind};
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -15,14 +15,47 @@ use std::sync::OnceLock;
 /// The OpenAPI document, compiled in from `openapi/openapi.yaml`.
 pub const OPENAPI_YAML: &str = include_str!("../../openapi/openapi.yaml");
 
-/// The spec as JSON (parsed once).
+/// The spec as JSON (built once): the file, with each component schema's property
+/// order and what the registry says ([`add_families`]).
 pub fn openapi_value() -> &'static Value {
     static SPEC: OnceLock<Value> = OnceLock::new();
     SPEC.get_or_init(|| {
         let mut spec: Value = serde_yaml::from_str(OPENAPI_YAML).expect("openapi/openapi.yaml is valid YAML (checked by tests)");
         add_property_order(&mut spec);
+        add_families(&mut spec);
         spec
     })
+}
+
+/// What the file leaves to the registry, so that it cannot drift from the families:
+/// each family's params schema (generated from its parser,
+/// [`registry::params_components`]) under its component name with `x-families`, and
+/// each property the file marks `x-registry`: `names` gets the registered families'
+/// names as its `enum` (the job request's `model`), `params` becomes one of the params
+/// schemas or null (the job request's `params`).
+pub fn add_families(spec: &mut Value) {
+    let components = registry::params_components();
+    let mut one_of: Vec<Value> = components.iter().map(|c| json!({"$ref": format!("#/components/schemas/{}", c.component)})).collect();
+    one_of.push(json!({"type": "null"}));
+    let Some(schemas) = spec.pointer_mut("/components/schemas").and_then(Value::as_object_mut) else { return };
+    for schema in schemas.values_mut() {
+        for property in schema.get_mut("properties").and_then(Value::as_object_mut).into_iter().flat_map(|p| p.values_mut()) {
+            let Some(object) = property.as_object_mut() else { continue };
+            match object.remove("x-registry").as_ref().and_then(Value::as_str) {
+                Some("names") => {
+                    object.insert("enum".into(), json!(registry::names()));
+                }
+                Some("params") => {
+                    object.remove("type");
+                    object.insert("oneOf".into(), Value::Array(one_of.clone()));
+                }
+                _ => {}
+            }
+        }
+    }
+    for c in components {
+        schemas.insert(c.component, c.schema);
+    }
 }
 
 /// Give every component schema with properties an `x-property-order`: the order the

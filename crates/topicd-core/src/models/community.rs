@@ -39,6 +39,13 @@ pub trait CommunityFamily: Sync + 'static {
     fn capabilities(&self) -> super::capabilities::Capabilities {
         super::capabilities::Capabilities::COMMUNITY_MODEL
     }
+    /// The JSON Schema of the family's params, generated from its parser (see
+    /// [`super::ModelFamily::params_schema`]).
+    fn params_schema(&self) -> super::params::ParamsSchema {
+        super::params::record_schema(&super::params::component_name(self.name()), || {
+            let _ = self.parse_params(&serde_json::json!({}));
+        })
+    }
 }
 
 /// A fitted relational model.

@@ -82,18 +82,14 @@ impl DesignRequest {
     /// The covariates a fit's params name (`covariates`, `reference`, `splines`; each
     /// absent is empty).
     pub fn read(r: &mut ParamReader) -> Result<Self, ParamError> {
-        Ok(DesignRequest {
-            covariates: r.string_list("covariates")?.unwrap_or_default(),
-            reference: r.string_map("reference")?.unwrap_or_default(),
-            splines: Self::read_splines(r)?,
-        })
+        Ok(DesignRequest { covariates: r.string_list_or_empty("covariates")?, reference: r.string_map_or_empty("reference")?, splines: Self::read_splines(r)? })
     }
 
     /// `splines` alone: columns per covariate in [[`SPLINE_DEGREE`], [`MAX_SPLINE_DF`]]
     /// (checked again against the corpus by [`DesignSpec::check`]), naming
     /// `splines.<name>` when out of range.
     pub fn read_splines(r: &mut ParamReader) -> Result<BTreeMap<String, usize>, ParamError> {
-        Ok(r.uint_map("splines", SPLINE_DEGREE as u64, MAX_SPLINE_DF as u64)?.unwrap_or_default())
+        r.uint_map_or_empty("splines", SPLINE_DEGREE as u64, MAX_SPLINE_DF as u64)
     }
 }
 

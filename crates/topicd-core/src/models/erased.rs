@@ -17,6 +17,7 @@
 
 use super::capabilities::Capabilities;
 use super::community::{CommunityFamily, CommunityModel};
+use super::params::ParamsSchema;
 use super::{FitContext, FitError, ModelError, ModelFamily, ParamError, TopicModel};
 use crate::corpus::{Corpus, CorpusStats};
 use crate::graph::{Graph, GraphStats};
@@ -161,6 +162,8 @@ pub trait TopicEntry: Sync {
     fn quick_params(&'static self) -> FitParams;
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError>;
     fn capabilities(&self) -> Capabilities;
+    /// The generated schema of the family's params ([`ModelFamily::params_schema`]).
+    fn params_schema(&self) -> ParamsSchema;
 
     /// [`ModelFamily::check_params`] of params this family parsed.
     fn check_params(&self, params: &FitParams, corpus: &CorpusStats) -> Result<(), ParamError> {
@@ -212,6 +215,9 @@ impl<F: ModelFamily> TopicEntry for F {
     fn capabilities(&self) -> Capabilities {
         ModelFamily::capabilities(self)
     }
+    fn params_schema(&self) -> ParamsSchema {
+        ModelFamily::params_schema(self)
+    }
 }
 
 fn bind_topics<F: ModelFamily>(family: &'static F, params: F::Params) -> FitParams {
@@ -228,6 +234,8 @@ pub trait CommunityEntry: Sync {
     fn quick_params(&'static self) -> FitParams;
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn CommunityModel>, ModelError>;
     fn capabilities(&self) -> Capabilities;
+    /// The generated schema of the family's params ([`CommunityFamily::params_schema`]).
+    fn params_schema(&self) -> ParamsSchema;
 
     /// [`CommunityFamily::check_params`] of params this family parsed.
     fn check_params(&self, params: &FitParams, graph: &GraphStats) -> Result<(), ParamError> {
@@ -262,6 +270,9 @@ impl<F: CommunityFamily> CommunityEntry for F {
     }
     fn capabilities(&self) -> Capabilities {
         CommunityFamily::capabilities(self)
+    }
+    fn params_schema(&self) -> ParamsSchema {
+        CommunityFamily::params_schema(self)
     }
 }
 

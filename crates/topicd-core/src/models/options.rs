@@ -8,13 +8,42 @@
 //! service takes them out at submit ([`JobOptions::take_from`]), checks them once, and
 //! keeps them beside the params.
 
-use super::params::{ParamError, ParamReader, MAX_CHECKPOINT_EVERY_S};
+use super::params::{record_schema, ParamError, ParamReader, ParamsDoc, ParamsSchema, MAX_CHECKPOINT_EVERY_S};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The keys of a job's params that are runner options, not model parameters.
 /// (`ranks`, an option newer than options' own field, is accepted in `options` only.)
 pub const OPTION_KEYS: [&str; 2] = ["threads", "checkpoint_every_s"];
+
+/// The options as a family's params schema states them: accepted inside `params` and
+/// moved to the job's options.
+const IN_PARAMS: ParamsDoc = ParamsDoc {
+    component: "JobOptions",
+    description: "The runner's options for a fit job.",
+    keys: &[
+        ("threads", "A runner option (`JobOptions`), accepted here as clients have always sent it and moved to the job's `options`: worker threads, 0 = the server default. Never stored among the params or in the model."),
+        ("checkpoint_every_s", "A runner option (`JobOptions`), accepted here and moved to the job's `options`: seconds between checkpoints of the running fit (default: the server's `--checkpoint-every-s`; 0 turns them off). Not part of the model: it does not change a number."),
+        ("ranks", "MPI ranks the fit runs over; accepted in `options` only."),
+    ],
+};
+
+/// The schema of the runner options a job's `params` may carry ([`OPTION_KEYS`]),
+/// generated from [`JobOptions::from_json`]: what every family's params schema adds
+/// after its own keys.
+pub fn params_options_schema() -> ParamsSchema {
+    let mut schema = record_schema("JobOptions", || {
+        let _ = JobOptions::from_json(&Value::Null);
+    });
+    let keep = |k: &str| OPTION_KEYS.contains(&k);
+    if let Some(p) = schema.schema["properties"].as_object_mut() {
+        p.retain(|k, _| keep(k));
+    }
+    if let Some(o) = schema.schema["x-property-order"].as_array_mut() {
+        o.retain(|k| k.as_str().is_some_and(keep));
+    }
+    schema
+}
 
 /// Most threads one job may ask for.
 pub const MAX_THREADS: u64 = 1024;
@@ -43,7 +72,7 @@ impl JobOptions {
     /// Check `options` (a JSON object of option keys; `null` is none). Errors name the
     /// key (`threads`) and reject any key that is not an option.
     pub fn from_json(options: &Value) -> Result<JobOptions, ParamError> {
-        let mut r = ParamReader::new(options)?;
+        let mut r = ParamReader::new(options)?.described_by(&IN_PARAMS);
         let threads = r.uint_in("threads", 0, MAX_THREADS)?.map(|t| t as usize);
         let checkpoint_every_s = r.non_negative("checkpoint_every_s", MAX_CHECKPOINT_EVERY_S)?;
         let ranks = r.uint_in("ranks", 1, MAX_RANKS)?.map(|t| t as usize);

@@ -3,8 +3,16 @@
 //! Why it exists: every model takes `params` as a JSON object and must reject unknown
 //! keys, wrong types and out-of-range values with the offending field's name, before a
 //! job is queued. [`ParamReader`] does the bookkeeping once for all models.
+//!
+//! The reader is also where a family's params schema comes from: every key it is asked
+//! for is recorded with its JSON type, its bounds and (through the `_or` readers) its
+//! constant default, and a family's [`ParamsDoc`] adds the descriptions. Running a
+//! family's parser on `{}` under [`record_schema`] gives the JSON Schema that
+//! `GET /v1/families` and the OpenAPI document serve ([`ParamsSchema`]), so the schema
+//! cannot drift from what the parser accepts.
 
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 /// A parameter that is missing, unknown, mistyped or out of range.
@@ -27,14 +35,41 @@ pub struct ParamReader {
     rest: Map<String, Value>,
     /// Every key asked for so far, in order: the family's known params.
     known: Vec<String>,
+    /// What each key asked for accepts (its schema), in the same order.
+    specs: Vec<(String, Map<String, Value>)>,
+    /// The descriptions of the family's params ([`ParamReader::described_by`]).
+    doc: Option<&'static ParamsDoc>,
 }
 
 impl ParamReader {
     pub fn new(params: &Value) -> Result<Self, ParamError> {
-        match params {
-            Value::Object(m) => Ok(ParamReader { rest: m.clone(), known: Vec::new() }),
-            Value::Null => Ok(ParamReader { rest: Map::new(), known: Vec::new() }),
-            _ => Err(ParamError::new("", "params must be a JSON object")),
+        let rest = match params {
+            Value::Object(m) => m.clone(),
+            Value::Null => Map::new(),
+            _ => return Err(ParamError::new("", "params must be a JSON object")),
+        };
+        Ok(ParamReader { rest, known: Vec::new(), specs: Vec::new(), doc: None })
+    }
+
+    /// The same reader, its keys described by `doc` (for the generated schema).
+    pub fn described_by(mut self, doc: &'static ParamsDoc) -> Self {
+        self.doc = Some(doc);
+        self
+    }
+
+    /// Record what `key` accepts: `spec` is its JSON Schema (type, bounds, items).
+    fn spec(&mut self, key: &str, spec: Value) {
+        let Value::Object(spec) = spec else { unreachable!("a key's schema is an object") };
+        match self.specs.iter_mut().find(|(k, _)| k == key) {
+            Some((_, s)) => *s = spec,
+            None => self.specs.push((key.to_string(), spec)),
+        }
+    }
+
+    /// Record `default` as the value `key` takes when absent or null.
+    fn default_is(&mut self, key: &str, default: Value) {
+        if let Some((_, s)) = self.specs.iter_mut().find(|(k, _)| k == key) {
+            s.insert("default".into(), default);
         }
     }
 
@@ -50,6 +85,7 @@ impl ParamReader {
 
     /// A non-negative integer.
     pub fn uint(&mut self, key: &str) -> Result<Option<u64>, ParamError> {
+        self.spec(key, json!({"type": "integer", "minimum": 0}));
         match self.take(key) {
             None => Ok(None),
             Some(v) => v.as_u64().map(Some).ok_or_else(|| ParamError::new(key, format!("must be a non-negative integer, got {v}"))),
@@ -58,7 +94,9 @@ impl ParamReader {
 
     /// An integer within `[lo, hi]`.
     pub fn uint_in(&mut self, key: &str, lo: u64, hi: u64) -> Result<Option<u64>, ParamError> {
-        let v = self.uint(key)?;
+        let v = self.uint(key);
+        self.spec(key, json!({"type": "integer", "minimum": lo, "maximum": hi}));
+        let v = v?;
         if let Some(x) = v {
             if x < lo || x > hi {
                 return Err(ParamError::new(key, format!("must be between {lo} and {hi}, got {x}")));
@@ -69,6 +107,7 @@ impl ParamReader {
 
     /// A finite number strictly greater than zero.
     pub fn positive(&mut self, key: &str) -> Result<Option<f64>, ParamError> {
+        self.spec(key, json!({"type": "number", "exclusiveMinimum": 0}));
         match self.take(key) {
             None => Ok(None),
             Some(v) => match v.as_f64() {
@@ -82,6 +121,7 @@ impl ParamReader {
     /// size whose range keeps the fit's arithmetic finite ([`MIN_CONCENTRATION`] and
     /// the families' own bounds say why each range is what it is).
     pub fn number_in(&mut self, key: &str, lo: f64, hi: f64) -> Result<Option<f64>, ParamError> {
+        self.spec(key, json!({"type": "number", "minimum": lo, "maximum": hi}));
         match self.take(key) {
             None => Ok(None),
             Some(v) => match v.as_f64() {
@@ -99,6 +139,7 @@ impl ParamReader {
 
     /// A finite number in `[0, hi]`.
     pub fn non_negative(&mut self, key: &str, hi: f64) -> Result<Option<f64>, ParamError> {
+        self.spec(key, json!({"type": "number", "minimum": 0, "maximum": hi}));
         match self.take(key) {
             None => Ok(None),
             Some(v) => match v.as_f64() {
@@ -110,6 +151,7 @@ impl ParamReader {
 
     /// A fraction in `[0, hi)`.
     pub fn fraction(&mut self, key: &str, hi: f64) -> Result<Option<f64>, ParamError> {
+        self.spec(key, json!({"type": "number", "minimum": 0, "exclusiveMaximum": hi}));
         match self.take(key) {
             None => Ok(None),
             Some(v) => match v.as_f64() {
@@ -121,6 +163,7 @@ impl ParamReader {
 
     /// A string.
     pub fn string(&mut self, key: &str) -> Result<Option<String>, ParamError> {
+        self.spec(key, json!({"type": "string"}));
         match self.take(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
@@ -130,6 +173,7 @@ impl ParamReader {
 
     /// A boolean.
     pub fn boolean(&mut self, key: &str) -> Result<Option<bool>, ParamError> {
+        self.spec(key, json!({"type": "boolean"}));
         match self.take(key) {
             None => Ok(None),
             Some(v) => v.as_bool().map(Some).ok_or_else(|| ParamError::new(key, format!("must be true or false, got {v}"))),
@@ -138,6 +182,7 @@ impl ParamReader {
 
     /// A list of distinct non-empty strings.
     pub fn string_list(&mut self, key: &str) -> Result<Option<Vec<String>>, ParamError> {
+        self.spec(key, json!({"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": true}));
         let Some(v) = self.take(key) else { return Ok(None) };
         let items = v.as_array().ok_or_else(|| ParamError::new(key, format!("must be a list of names, got {v}")))?;
         let mut out: Vec<String> = Vec::with_capacity(items.len());
@@ -153,11 +198,13 @@ impl ParamReader {
 
     /// An object whose values are strings (`{"party": "green"}`).
     pub fn string_map(&mut self, key: &str) -> Result<Option<BTreeMap<String, String>>, ParamError> {
+        self.spec(key, json!({"type": "object", "additionalProperties": {"type": "string"}}));
         self.map_of(key, |k, v| v.as_str().map(str::to_string).ok_or_else(|| ParamError::new(format!("{key}.{k}"), format!("must be a string, got {v}"))))
     }
 
     /// An object whose values are integers within `[lo, hi]` (`{"year": 5}`).
     pub fn uint_map(&mut self, key: &str, lo: u64, hi: u64) -> Result<Option<BTreeMap<String, usize>>, ParamError> {
+        self.spec(key, json!({"type": "object", "additionalProperties": {"type": "integer", "minimum": lo, "maximum": hi}}));
         self.map_of(key, |k, v| match v.as_u64() {
             Some(x) if (lo..=hi).contains(&x) => Ok(x as usize),
             _ => Err(ParamError::new(format!("{key}.{k}"), format!("must be an integer between {lo} and {hi}, got {v}"))),
@@ -173,15 +220,93 @@ impl ParamReader {
     /// Takes `chains` for a family that runs one chain per job: 1 is accepted (and not
     /// stored: it is what the family does); more is refused with `why`.
     pub fn one_chain_only(&mut self, why: &str) -> Result<(), ParamError> {
-        match self.uint_in("chains", 1, super::chains::MAX_CHAINS as u64)? {
+        let chains = self.uint_in("chains", 1, super::chains::MAX_CHAINS as u64);
+        self.spec("chains", json!({"type": "integer", "minimum": 1, "maximum": 1, "default": 1, "description": format!("One chain only: {why}.")}));
+        match chains? {
             Some(c) if c > 1 => Err(ParamError::new("chains", format!("{c} chains asked for: {why}"))),
             _ => Ok(()),
         }
     }
 
+    /// An integer within `[lo, hi]`, `default` when absent (the schema states it).
+    pub fn uint_in_or(&mut self, key: &str, lo: u64, hi: u64, default: u64) -> Result<u64, ParamError> {
+        let v = self.uint_in(key, lo, hi);
+        self.default_is(key, json!(default));
+        Ok(v?.unwrap_or(default))
+    }
+
+    /// A number in `[lo, hi]`, `default` when absent.
+    pub fn number_in_or(&mut self, key: &str, lo: f64, hi: f64, default: f64) -> Result<f64, ParamError> {
+        let v = self.number_in(key, lo, hi);
+        self.default_is(key, json!(default));
+        Ok(v?.unwrap_or(default))
+    }
+
+    /// A concentration ([`ParamReader::concentration`]), `default` when absent.
+    pub fn concentration_or(&mut self, key: &str, default: f64) -> Result<f64, ParamError> {
+        self.number_in_or(key, MIN_CONCENTRATION, MAX_CONCENTRATION, default)
+    }
+
+    /// A fraction in `[0, hi)`, `default` when absent.
+    pub fn fraction_or(&mut self, key: &str, hi: f64, default: f64) -> Result<f64, ParamError> {
+        let v = self.fraction(key, hi);
+        self.default_is(key, json!(default));
+        Ok(v?.unwrap_or(default))
+    }
+
+    /// A boolean, `default` when absent.
+    pub fn boolean_or(&mut self, key: &str, default: bool) -> Result<bool, ParamError> {
+        let v = self.boolean(key);
+        self.default_is(key, json!(default));
+        Ok(v?.unwrap_or(default))
+    }
+
+    /// One of `choices` (a string), `default` when absent; anything else is refused
+    /// naming the choices.
+    pub fn choice_or(&mut self, key: &str, choices: &[&'static str], default: &'static str) -> Result<&'static str, ParamError> {
+        let v = self.string(key);
+        self.spec(key, json!({"type": "string", "enum": choices, "default": default}));
+        match v?.as_deref() {
+            None => Ok(default),
+            Some(s) => choices.iter().find(|c| **c == s).copied().ok_or_else(|| {
+                let listed = match choices {
+                    [rest @ .., last] if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+                    _ => choices.join(", "),
+                };
+                ParamError::new(key, format!("must be {listed}, got {s:?}"))
+            }),
+        }
+    }
+
+    /// A list of distinct non-empty strings ([`ParamReader::string_list`]), empty when absent.
+    pub fn string_list_or_empty(&mut self, key: &str) -> Result<Vec<String>, ParamError> {
+        let v = self.string_list(key);
+        self.default_is(key, json!([]));
+        Ok(v?.unwrap_or_default())
+    }
+
+    /// An object of strings ([`ParamReader::string_map`]), empty when absent.
+    pub fn string_map_or_empty(&mut self, key: &str) -> Result<BTreeMap<String, String>, ParamError> {
+        let v = self.string_map(key);
+        self.default_is(key, json!({}));
+        Ok(v?.unwrap_or_default())
+    }
+
+    /// An object of bounded integers ([`ParamReader::uint_map`]), empty when absent.
+    pub fn uint_map_or_empty(&mut self, key: &str, lo: u64, hi: u64) -> Result<BTreeMap<String, usize>, ParamError> {
+        let v = self.uint_map(key, lo, hi);
+        self.default_is(key, json!({}));
+        Ok(v?.unwrap_or_default())
+    }
+
     /// Rejects any key not taken: `unknown key "topcs"; did you mean "topics"?`, or the
     /// known keys listed when none is close.
     pub fn finish(self) -> Result<(), ParamError> {
+        RECORDING.with(|r| {
+            if let Some(recorded) = r.borrow_mut().as_mut() {
+                recorded.push(Recorded { doc: self.doc, specs: self.specs.clone() });
+            }
+        });
         match self.rest.keys().next() {
             None => Ok(()),
             Some(k) => {
@@ -213,6 +338,138 @@ fn show(x: f64) -> String {
         format!("{x:e}")
     } else {
         format!("{x}")
+    }
+}
+
+/// What a family says about its params beside what its parser reads: the OpenAPI
+/// component they are listed under (families sharing a parser share one, and its
+/// `x-families` names them), the schema's description and each key's, in the order a
+/// form shows them. Kept next to the parser in the family's `params.rs`, and handed to
+/// it by [`ParamReader::described_by`].
+#[derive(Debug)]
+pub struct ParamsDoc {
+    /// The component name in OpenAPI's `components.schemas` (`"LdaParams"`).
+    pub component: &'static str,
+    pub description: &'static str,
+    /// `(key, description)` of every key the parser reads, in display order.
+    pub keys: &'static [(&'static str, &'static str)],
+}
+
+/// One reader's record: the keys it was asked for, each with its schema.
+#[derive(Debug, Clone)]
+struct Recorded {
+    doc: Option<&'static ParamsDoc>,
+    specs: Vec<(String, Map<String, Value>)>,
+}
+
+thread_local! {
+    /// The readers finished on this thread while [`record_schema`] runs.
+    static RECORDING: RefCell<Option<Vec<Recorded>>> = const { RefCell::new(None) };
+}
+
+/// A family's params schema, generated from its parser ([`record_schema`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamsSchema {
+    /// The OpenAPI component the schema is listed under ([`ParamsDoc::component`]).
+    pub component: String,
+    /// A JSON Schema object: `type`, `description`, `additionalProperties: false`,
+    /// `properties` (type, bounds, default where constant, description) and
+    /// `x-property-order` (the doc's order: JSON objects lose it).
+    pub schema: Value,
+    /// Keys the doc describes that this parser did not read (a key of another family
+    /// sharing the doc; one no family reads is a test failure).
+    pub unread: Vec<String>,
+}
+
+/// Run `parse` (a family's parser on `{}`) and build the schema of every key its
+/// readers asked for; `fallback` names the component when the parser has no
+/// [`ParamsDoc`]. Keys the doc describes come first in its order, then any other in the
+/// order read.
+pub fn record_schema(fallback: &str, parse: impl FnOnce()) -> ParamsSchema {
+    let previous = RECORDING.with(|r| r.borrow_mut().replace(Vec::new()));
+    parse();
+    let recorded = RECORDING.with(|r| std::mem::replace(&mut *r.borrow_mut(), previous)).unwrap_or_default();
+    let doc = recorded.iter().find_map(|r| r.doc);
+    let mut specs: Vec<(String, Map<String, Value>)> = Vec::new();
+    for (key, spec) in recorded.into_iter().flat_map(|r| r.specs) {
+        if !specs.iter().any(|(k, _)| *k == key) {
+            specs.push((key, spec));
+        }
+    }
+    let described = |key: &str| doc.and_then(|d| d.keys.iter().position(|(k, _)| *k == key)).unwrap_or(usize::MAX);
+    specs.sort_by_key(|(k, _)| described(k));
+    let mut properties = Map::new();
+    for (key, mut spec) in specs.iter().cloned() {
+        if let Some((_, text)) = doc.and_then(|d| d.keys.iter().find(|(k, _)| *k == key)) {
+            spec.insert("description".into(), json!(text));
+        }
+        properties.insert(key, Value::Object(spec));
+    }
+    let order: Vec<&String> = specs.iter().map(|(k, _)| k).collect();
+    let mut schema = json!({"type": "object", "additionalProperties": false, "properties": properties, "x-property-order": order});
+    if let Some(d) = doc {
+        schema["description"] = json!(d.description);
+    }
+    let unread = doc.into_iter().flat_map(|d| d.keys.iter()).filter(|(k, _)| !specs.iter().any(|(s, _)| s == k)).map(|(k, _)| k.to_string()).collect();
+    ParamsSchema { component: doc.map_or_else(|| fallback.to_string(), |d| d.component.to_string()), schema, unread }
+}
+
+/// The component name of a family whose parser has no [`ParamsDoc`]: `hdp_ammsb` →
+/// `HdpAmmsbParams`.
+pub fn component_name(family: &str) -> String {
+    let mut out = String::new();
+    for part in family.split(|c: char| !c.is_ascii_alphanumeric()).filter(|p| !p.is_empty()) {
+        let mut chars = part.chars();
+        out.extend(chars.next().map(|c| c.to_ascii_uppercase()));
+        out.push_str(chars.as_str());
+    }
+    out + "Params"
+}
+
+impl ParamsSchema {
+    /// This schema with `other`'s keys added after its own (the runner options a
+    /// family's params may carry).
+    pub fn with_keys_of(mut self, other: &ParamsSchema) -> Self {
+        for key in other.schema["x-property-order"].as_array().into_iter().flatten() {
+            let k = key.as_str().unwrap_or_default();
+            if self.schema["properties"].get(k).is_none() {
+                self.schema["properties"][k] = other.schema["properties"][k].clone();
+                if let Some(order) = self.schema["x-property-order"].as_array_mut() {
+                    order.push(key.clone());
+                }
+            }
+        }
+        self
+    }
+
+    /// The schema of a component shared by families whose parsers read different keys
+    /// (HPC's and PCM's): every key of either, in the doc's order, without a default where
+    /// they differ on it (the description says each family's).
+    pub fn union(mut self, other: &ParamsSchema) -> Self {
+        let theirs = &other.schema["properties"];
+        if let Some(mine) = self.schema["properties"].as_object_mut() {
+            for (key, spec) in mine.iter_mut() {
+                let differs = theirs.get(key).is_some_and(|t| t.get("default") != spec.get("default"));
+                if let Some(spec) = spec.as_object_mut().filter(|_| differs) {
+                    spec.remove("default");
+                }
+            }
+        }
+        let mut order: Vec<Value> = self.schema["x-property-order"].as_array().cloned().unwrap_or_default();
+        for key in other.schema["x-property-order"].as_array().into_iter().flatten() {
+            let k = key.as_str().unwrap_or_default();
+            if self.schema["properties"].get(k).is_none() {
+                self.schema["properties"][k] = theirs[k].clone();
+                let at = other.schema["x-property-order"].as_array().and_then(|o| o.iter().position(|x| x == key)).unwrap_or(order.len());
+                // Before the first of its successors in the other's order that is already here.
+                let successors = &other.schema["x-property-order"].as_array().map(|o| o[at + 1..].to_vec()).unwrap_or_default();
+                let place = order.iter().position(|x| successors.contains(x)).unwrap_or(order.len());
+                order.insert(place, key.clone());
+            }
+        }
+        self.schema["x-property-order"] = Value::Array(order);
+        self.unread.retain(|k| other.unread.contains(k));
+        self
     }
 }
 

@@ -12,6 +12,7 @@
 use super::capabilities::{Capabilities, Input};
 use super::community::CommunityModel;
 use super::erased::{CommunityEntry, TopicEntry};
+use super::params::ParamsSchema;
 use super::{FitContext, FitError, FitParams, ModelError, ParamError, TopicModel};
 use crate::corpus::{Corpus, CorpusStats};
 use crate::graph::{Graph, GraphStats};
@@ -33,6 +34,8 @@ pub static REGISTRY: &[Family] = &[
     Family::Topics(&super::dcnt::SCNT),
     Family::Topics(&super::hdp::HdpFamily),
     Family::Communities(&super::hdp_ammsb::HDP_AMMSB),
+    #[cfg(feature = "test-family")]
+    Family::Topics(&super::mixture::MixtureFamily),
 ];
 
 /// The family with wire name `name` (`"lda"`, `"hdp_ammsb"`, ...).
@@ -69,6 +72,29 @@ pub fn names() -> Vec<&'static str> {
 /// Wire names of the families that fit `input`, in registry order.
 pub fn names_fitting(input: Input) -> Vec<&'static str> {
     REGISTRY.iter().filter(|f| f.input() == input).map(|f| f.name()).collect()
+}
+
+/// The params schemas of every registered family, one per OpenAPI component (families
+/// whose parsers share a [`super::params::ParamsDoc`] share one, the union of their
+/// keys), in registry order, each with `x-families` naming its families.
+pub fn params_components() -> Vec<ParamsSchema> {
+    let mut out: Vec<(ParamsSchema, Vec<&'static str>)> = Vec::new();
+    for f in REGISTRY {
+        let schema = f.params_schema();
+        match out.iter_mut().find(|(c, _)| c.component == schema.component) {
+            Some((shared, families)) => {
+                *shared = shared.clone().union(&schema);
+                families.push(f.name());
+            }
+            None => out.push((schema, vec![f.name()])),
+        }
+    }
+    out.into_iter()
+        .map(|(mut c, families)| {
+            c.schema["x-families"] = serde_json::json!(families);
+            c
+        })
+        .collect()
 }
 
 /// What a fit reads: a decoded corpus or graph.
@@ -128,6 +154,17 @@ impl Family {
             Family::Topics(f) => f.parse_params(params),
             Family::Communities(f) => f.parse_params(params),
         }
+    }
+
+    /// The JSON Schema of the family's `params`, generated from its parser
+    /// ([`super::ModelFamily::params_schema`]), with the runner options a job's params may
+    /// carry ([`super::options::params_options_schema`]) after its own keys.
+    pub fn params_schema(self) -> ParamsSchema {
+        let own = match self {
+            Family::Topics(f) => f.params_schema(),
+            Family::Communities(f) => f.params_schema(),
+        };
+        own.with_keys_of(&super::options::params_options_schema())
     }
 
     /// Params of a brief fit on a small input ([`super::ModelFamily::quick_params`]).
@@ -299,6 +336,36 @@ mod tests {
                 let mut with_option = stored.clone();
                 with_option[option] = serde_json::json!(2);
                 assert_eq!(f.parse_params(&with_option).unwrap_err().field, option, "{}: options are taken out before parsing", f.name());
+            }
+        }
+    }
+
+    /// Every family's params schema is generated from its parser: every key it reads is
+    /// described, every key its doc describes is read by a family sharing the doc, and
+    /// families sharing a component agree on each shared key but for its default.
+    #[test]
+    fn params_schemas_are_generated_and_fully_described() {
+        let components = params_components();
+        for c in &components {
+            assert!(c.unread.is_empty(), "{}: described but read by no family: {:?}", c.component, c.unread);
+            assert!(c.schema["description"].as_str().is_some_and(|d| !d.is_empty()), "{}", c.component);
+        }
+        for f in REGISTRY {
+            let own = f.params_schema();
+            let component = components.iter().find(|c| c.component == own.component).unwrap();
+            assert!(component.schema["x-families"].as_array().unwrap().iter().any(|n| n == f.name()), "{}", f.name());
+            for (key, spec) in own.schema["properties"].as_object().unwrap() {
+                assert!(spec["description"].as_str().is_some_and(|d| !d.is_empty()), "{}: params.{key} has no description", f.name());
+                let mut shared = component.schema["properties"][key].clone();
+                let mut mine = spec.clone();
+                shared.as_object_mut().unwrap().remove("default");
+                mine.as_object_mut().unwrap().remove("default");
+                assert_eq!(mine, shared, "{}: params.{key} in {}", f.name(), own.component);
+            }
+            // Every stored key is in the schema (a default filled in is a key read).
+            let stored = f.parse_params(&serde_json::json!({})).unwrap().json().clone();
+            for key in stored.as_object().unwrap().keys() {
+                assert!(own.schema["properties"].get(key).is_some(), "{}: stored {key} is not in its schema", f.name());
             }
         }
     }

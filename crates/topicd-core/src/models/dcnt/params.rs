@@ -5,7 +5,7 @@
 //! variance 100); β = 0.01, the topic smoothing the paper uses for its LDA comparison.
 
 use crate::models::design::DesignRequest;
-use crate::models::params::{ParamError, ParamReader};
+use crate::models::params::{ParamError, ParamReader, ParamsDoc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -119,6 +119,62 @@ pub const DEFAULT_CHAINS_WITH_COVARIATES: usize = 4;
 /// Default of [`DcntParams::topic_swaps`].
 pub const DEFAULT_TOPIC_SWAPS: usize = 1;
 
+/// The descriptions of the DcntParams schema (`GET /v1/families`, OpenAPI), in a form's order.
+pub(crate) const DOC: ParamsDoc = ParamsDoc {
+    component: "DcntParams",
+    description: r#"DCNT (full square-root correlation A) and SCNT (diagonal A), Kim & Sudderth (2011). One Gibbs scan draws z by the collapsed update (documents in synchronised blocks, as LDA), each v_d by entry-wise independence Metropolis-Hastings with prior proposals, u_d, A, η, μ and the precisions by their conjugate updates. Priors default to the paper's toy experiment (γ_μ = 1e6, Gamma(0.01, 0.01) precisions). A null value means the default."#,
+    keys: &[
+        ("topics", r#"The truncation K̄."#),
+        ("iterations", r#"Gibbs scans."#),
+        ("burn_in", r#"Less than `iterations`; default iterations/2."#),
+        ("thin", r#"Default min(10, iterations − burn_in)."#),
+        (
+            "topic_swaps",
+            r#"Within-document topic swaps proposed per document and scan (an exact Metropolis-Hastings move that exchanges two topics' labels and activations in one document; it lets merged or split topics escape). 0 turns it off."#,
+        ),
+        (
+            "warm_start",
+            r#"Sweeps of collapsed LDA Gibbs (symmetric Dirichlet(0.1) document prior) that place the chain's start before its first scan: topics ordered largest first, each document's activations set so that its stick-breaking weights are its smoothed proportions. 0 (the default) starts from the prior as the paper does. Discarded with the burn-in; it changes where the chain begins, not what it samples."#,
+        ),
+        (
+            "keep_draws",
+            r#"Scans whose A, η and λ_v the model stores (evenly spread over every scan after burn-in, whatever `thin` is; at most this many and at most those scans; with several chains, ⌈keep_draws / chains⌉ from each), which `/effects` takes its intervals over. The default is 200, fewer (at least 20) above K̄ = 200 so that the draws stay within 64 MB. Each costs (K̄² + F·K̄ + 1) × 8 bytes in the model: 200 draws of K̄ = 20, F = 7 are 0.9 MB; of K̄ = 100, 16 MB."#,
+        ),
+        (
+            "chains",
+            r#"Independent chains, run one after another from seeds derived from the job's (chain 0 uses the job's seed, so `chains: 1` is the one-chain fit), on the same split; the job's progress counts through all of them. Default 1, and 4 (Stan's and PyMC's default) for a fit with `covariates`: one chain's 95 % effect intervals cover the truth 64 % of the time on corpora drawn from DCNT, four chains' 94 %, at four times the time (bench/README.md). Later chains' topics are matched to chain 0's by their word distributions (`diagnostics.chain_alignment`); Ω, the topic shares and the documents' proportions are pooled under that matching. A, η and λ_v act through a topic's place in the chain's own stick order, so they are not averaged: prediction, the held-out estimator and the correlations use chain 0's, and `/effects` takes every chain's draws, each draw's expected shares moved onto the model's topics. `diagnostics.convergence` compares the chains (split-R̂)."#,
+        ),
+        (
+            "covariates",
+            r#"The corpus covariates φ_d is built from, in this order: an intercept, then each continuous or date covariate as itself (or its B-spline columns, `splines`), each categorical one as an indicator per level but the reference. Every document must give each named covariate: a covariate the corpus lacks, or one missing on some documents, is a 422 naming `params.covariates`. Empty: the documents' `features` as they are (φ_d = 1 without). The model's `feature_names` are the design's columns (`(intercept)`, `year`, `s(year)1`, `party=blue`)."#,
+        ),
+        (
+            "reference",
+            r#"Reference level per categorical covariate (`{"party": "green"}`); default the most frequent level. A level the covariate lacks is a 422 naming `params.reference.<name>`."#,
+        ),
+        (
+            "splines",
+            r#"Columns of a cubic B-spline basis per continuous or date covariate (`{"year": 5}`), as R's `splines::bs(x, df)` and stm's `s()`: interior knots at the data's quantiles, boundaries at its range; values beyond the range are held at the boundary."#,
+        ),
+        ("loglik_every", r#"Compute the log-likelihood every this many scans (and on the first and last)."#),
+        ("beta", r#"Symmetric Dirichlet prior on each topic's words."#),
+        ("gamma_mu", r#"Prior variance of μ_f."#),
+        ("a_f", r#"Gamma shape of λ_f."#),
+        ("b_f", r#"Gamma rate of λ_f."#),
+        ("a_a", r#"Gamma shape of λ_A."#),
+        ("b_a", r#"Gamma rate of λ_A."#),
+        ("a_v", r#"Gamma shape of λ_V."#),
+        ("b_v", r#"Gamma rate of λ_V."#),
+        (
+            "test_fraction",
+            r#"Share of documents held out by the seed (or documents tagged `split: test`), scored at the end of the fit by the Chib-style estimator (`diagnostics.heldout`)."#,
+        ),
+        ("heldout_burn_in", r#"T of that estimate."#),
+        ("heldout_chain_length", r#"S of that estimate."#),
+        ("heldout_acceptance_samples", r#"R of that estimate (proposals per activation to estimate its acceptance probability)."#),
+    ],
+};
+
 impl DcntParams {
     /// The parameters under their wire names, as [`DcntParams::from_json`] reads them
     /// back: the priors and the design (`covariates`, `reference`, `splines`) are
@@ -136,33 +192,33 @@ impl DcntParams {
 
     /// Parse and check `params`; every error names its field.
     pub fn from_json(params: &Value) -> Result<Self, ParamError> {
-        let mut r = ParamReader::new(params)?;
-        let topics = r.uint_in("topics", 2, MAX_TOPICS)?.unwrap_or(20) as usize;
+        let mut r = ParamReader::new(params)?.described_by(&DOC);
+        let topics = r.uint_in_or("topics", 2, MAX_TOPICS, 20)? as usize;
         let defaults = Priors::default();
-        let beta = r.concentration("beta")?.unwrap_or(defaults.beta);
-        let gamma_mu = r.number_in("gamma_mu", MIN_GAMMA_MU, MAX_GAMMA_MU)?.unwrap_or(defaults.gamma_mu);
-        let mut gamma_prior = |key: &str, default: f64| r.number_in(key, MIN_GAMMA_HYPER, MAX_GAMMA_HYPER).map(|x| x.unwrap_or(default));
+        let beta = r.concentration_or("beta", defaults.beta)?;
+        let gamma_mu = r.number_in_or("gamma_mu", MIN_GAMMA_MU, MAX_GAMMA_MU, defaults.gamma_mu)?;
+        let mut gamma_prior = |key: &str, default: f64| r.number_in_or(key, MIN_GAMMA_HYPER, MAX_GAMMA_HYPER, default);
         let (a_f, b_f) = (gamma_prior("a_f", defaults.a_f)?, gamma_prior("b_f", defaults.b_f)?);
         let (a_a, b_a) = (gamma_prior("a_a", defaults.a_a)?, gamma_prior("b_a", defaults.b_a)?);
         let (a_v, b_v) = (gamma_prior("a_v", defaults.a_v)?, gamma_prior("b_v", defaults.b_v)?);
         let priors = Priors { beta, gamma_mu, a_f, b_f, a_a, b_a, a_v, b_v };
-        let iterations = r.uint_in("iterations", 1, MAX_ITERATIONS)?.unwrap_or(1_000) as usize;
+        let iterations = r.uint_in_or("iterations", 1, MAX_ITERATIONS, 1_000)? as usize;
         let burn_in = match r.uint_in("burn_in", 0, MAX_ITERATIONS - 1)?.map(|b| b as usize) {
             Some(b) if b >= iterations => return Err(ParamError::new("burn_in", format!("must be less than iterations ({iterations}), got {b}"))),
             Some(b) => b,
             None => iterations / 2,
         };
         let thin = r.uint_in("thin", 1, 1_000_000)?.map(|t| t as usize).unwrap_or_else(|| 10.min(iterations - burn_in));
-        let loglik_every = r.uint_in("loglik_every", 1, 1_000_000)?.unwrap_or(10) as usize;
-        let test_fraction = r.fraction("test_fraction", 0.9)?.unwrap_or(0.0);
-        let topic_swaps = r.uint_in("topic_swaps", 0, 100)?.map_or(DEFAULT_TOPIC_SWAPS, |x| x as usize);
+        let loglik_every = r.uint_in_or("loglik_every", 1, 1_000_000, 10)? as usize;
+        let test_fraction = r.fraction_or("test_fraction", 0.9, 0.0)?;
+        let topic_swaps = r.uint_in_or("topic_swaps", 0, 100, DEFAULT_TOPIC_SWAPS as u64)? as usize;
         // Off by default: on the bars data the collapsed start keeps LDA's own merged
         // pairs of bars, which the DCNT chain then cannot split (decision 0047).
-        let warm_start = r.uint_in("warm_start", 0, 100_000)?.unwrap_or(0) as usize;
+        let warm_start = r.uint_in_or("warm_start", 0, 100_000, 0)? as usize;
         let chib = super::heldout::ChibSettings::default();
-        let heldout_burn_in = r.uint_in("heldout_burn_in", 0, 1_000_000)?.map_or(chib.burn_in, |x| x as usize);
-        let heldout_chain_length = r.uint_in("heldout_chain_length", 1, 1_000_000)?.map_or(chib.chain_length, |x| x as usize);
-        let heldout_acceptance_samples = r.uint_in("heldout_acceptance_samples", 1, 10_000_000)?.map_or(chib.acceptance_samples, |x| x as usize);
+        let heldout_burn_in = r.uint_in_or("heldout_burn_in", 0, 1_000_000, chib.burn_in as u64)? as usize;
+        let heldout_chain_length = r.uint_in_or("heldout_chain_length", 1, 1_000_000, chib.chain_length as u64)? as usize;
+        let heldout_acceptance_samples = r.uint_in_or("heldout_acceptance_samples", 1, 10_000_000, chib.acceptance_samples as u64)? as usize;
         let keep_draws = r.uint_in("keep_draws", 0, MAX_KEEP_DRAWS as u64)?.map_or_else(|| default_keep_draws(topics), |x| x as usize);
         let design = DesignRequest::read(&mut r)?;
         let default_chains = if design.covariates.is_empty() { 1 } else { DEFAULT_CHAINS_WITH_COVARIATES };

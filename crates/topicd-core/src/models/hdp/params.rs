@@ -9,7 +9,7 @@
 //! without merges and −7.50 with them (K 50 → 9–12); deletes alone left it at −7.36.
 
 use crate::models::design::DesignRequest;
-use crate::models::params::{ParamError, ParamReader};
+use crate::models::params::{ParamError, ParamReader, ParamsDoc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -134,24 +134,61 @@ impl From<HdpParamsV1> for HdpParams {
     }
 }
 
+/// The descriptions of the HdpParams schema (`GET /v1/families`, OpenAPI), in a form's order.
+pub(crate) const DOC: ParamsDoc = ParamsDoc {
+    component: "HdpParams",
+    description: r#"The HDP topic model by memoized variational inference (Hughes, Kim & Sudderth 2015). The training corpus is split into `batches`; each pass visits every batch: a per-document coordinate-ascent local step, the batch's sufficient statistics replaced in the whole-data summary (total − old + new), then the global step (topic-word Dirichlets, and the top-level stick q(u_k) = Beta(ρ_k ω_k, (1 − ρ_k) ω_k) by L-BFGS over (logit ρ, log ω) with the analytic gradient, ρ alone if that fails). Delete moves (and merges, opt-in with `merge_every`) are accepted only when the exact whole-data objective rises, so the number of topics is inferred (it starts at `topics` and never grows). The objective never decreases across passes. With a test split (documents tagged `split: test`, or `test_fraction`), the held-out documents are scored by document completion at the end (`diagnostics.heldout`). A null value means the default."#,
+    keys: &[
+        ("topics", r#"The initial truncation K. (documents + 4 × terms) × topics must be at most 2^27 (a 422 naming `topics` otherwise)."#),
+        ("alpha", r#"Document-level concentration, π_d ~ Dir(α β)."#),
+        ("gamma", r#"Top-level concentration, β ~ GEM(γ)."#),
+        ("lambda", r#"Symmetric Dirichlet prior of each topic's word distribution."#),
+        ("batches", r#"Memoized batches; more batches than training documents is lowered to one document per batch."#),
+        ("passes", r#"Passes over every batch (fewer when a pass changes little, `convergence_tolerance`)."#),
+        ("local_tolerance", r#"The local step stops when no document-topic count moves by more than this..."#),
+        ("local_iterations", r#"...or after this many iterations per document."#),
+        (
+            "merge_every",
+            r#"Propose merges after every n-th pass (0 never, the default; merges raise the objective but lowered held-out document completion on a validation split)."#,
+        ),
+        ("merge_pairs", r#"Candidate topic pairs tracked per pass."#),
+        ("delete_every", r#"Propose deleting one topic in every n-th pass (0 never)."#),
+        (
+            "convergence_tolerance",
+            r#"Stop early when a pass accepts no move and raises the objective by less than this fraction of its magnitude (0 runs every pass)."#,
+        ),
+        (
+            "test_fraction",
+            r#"Share of documents held out by the seed when the corpus has no `split` tags (documents tagged `test` are held out otherwise), scored by document completion at the end of the fit (`diagnostics.heldout`)."#,
+        ),
+        (
+            "covariates",
+            r#"Corpus covariates for effects by the method of composition (`/effects`), as LDA's: the model keeps the design's rows and every training document's q(π_d) over the active topics, from which each answer draws `keep_draws` proportion vectors per document. They do not change the topics. A covariate the corpus lacks is a 422 naming `params.covariates`, as is a fit whose q(π_d) table (documents × topics × 4 bytes) would pass 64 MB."#,
+        ),
+        ("reference", r#"Reference level per categorical covariate of `covariates` (default the most frequent level)."#),
+        ("splines", r#"Cubic B-spline columns per continuous or date covariate of `covariates`."#),
+        ("keep_draws", r#"Draws of the training documents' proportions from q(π_d) each `/effects` answer regresses (default 20 with `covariates`, else 0)."#),
+    ],
+};
+
 impl HdpParams {
     /// Parse and check `params`; every error names its field.
     pub fn from_json(params: &Value) -> Result<Self, ParamError> {
-        let mut r = ParamReader::new(params)?;
+        let mut r = ParamReader::new(params)?.described_by(&DOC);
         r.one_chain_only("this family is fitted by memoized variational inference, which runs no chains")?;
-        let topics = r.uint_in("topics", 1, MAX_TOPICS)?.unwrap_or(50) as usize;
-        let alpha = r.concentration("alpha")?.unwrap_or(0.5);
-        let gamma = r.concentration("gamma")?.unwrap_or(10.0);
-        let lambda = r.concentration("lambda")?.unwrap_or(0.1);
-        let batches = r.uint_in("batches", 1, 100_000)?.unwrap_or(1) as usize;
-        let passes = r.uint_in("passes", 1, 100_000)?.unwrap_or(50) as usize;
-        let local_tolerance = r.number_in("local_tolerance", MIN_LOCAL_TOLERANCE, MAX_LOCAL_TOLERANCE)?.unwrap_or(0.01);
-        let local_iterations = r.uint_in("local_iterations", 1, 100_000)?.unwrap_or(100) as usize;
-        let merge_every = r.uint_in("merge_every", 0, 100_000)?.unwrap_or(0) as usize;
-        let merge_pairs = r.uint_in("merge_pairs", 1, 100_000)?.unwrap_or(100) as usize;
-        let delete_every = r.uint_in("delete_every", 0, 100_000)?.unwrap_or(2) as usize;
-        let convergence_tolerance = r.fraction("convergence_tolerance", 1.0)?.unwrap_or(1e-7);
-        let test_fraction = r.fraction("test_fraction", 1.0)?.unwrap_or(0.0);
+        let topics = r.uint_in_or("topics", 1, MAX_TOPICS, 50)? as usize;
+        let alpha = r.concentration_or("alpha", 0.5)?;
+        let gamma = r.concentration_or("gamma", 10.0)?;
+        let lambda = r.concentration_or("lambda", 0.1)?;
+        let batches = r.uint_in_or("batches", 1, 100_000, 1)? as usize;
+        let passes = r.uint_in_or("passes", 1, 100_000, 50)? as usize;
+        let local_tolerance = r.number_in_or("local_tolerance", MIN_LOCAL_TOLERANCE, MAX_LOCAL_TOLERANCE, 0.01)?;
+        let local_iterations = r.uint_in_or("local_iterations", 1, 100_000, 100)? as usize;
+        let merge_every = r.uint_in_or("merge_every", 0, 100_000, 0)? as usize;
+        let merge_pairs = r.uint_in_or("merge_pairs", 1, 100_000, 100)? as usize;
+        let delete_every = r.uint_in_or("delete_every", 0, 100_000, 2)? as usize;
+        let convergence_tolerance = r.fraction_or("convergence_tolerance", 1.0, 1e-7)?;
+        let test_fraction = r.fraction_or("test_fraction", 1.0, 0.0)?;
         let design = DesignRequest::read(&mut r)?;
         let keep_draws = crate::models::composition::read_keep_draws(&mut r, &design)?;
         r.finish()?;

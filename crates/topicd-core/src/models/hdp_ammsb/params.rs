@@ -17,7 +17,7 @@
 //! the graph does not need.
 
 use crate::graph::GraphStats;
-use crate::models::params::{ParamError, ParamReader};
+use crate::models::params::{ParamError, ParamReader, ParamsDoc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -119,21 +119,44 @@ impl Default for AmmsbParams {
     }
 }
 
+/// The descriptions of the AmmsbParams schema (`GET /v1/families`, OpenAPI), in a form's order.
+pub(crate) const DOC: ParamsDoc = ParamsDoc {
+    component: "AmmsbParams",
+    description: r#"HDP-aMMSB (assortative mixed-membership stochastic blockmodel with an HDP prior over communities) fitted by memoized variational inference on a graph. Node i's membership π_i ~ Dir(α β), β from the top-level stick; a pair links with probability φ_k when both ends act in community k and ε otherwise. The local step keeps only the K diagonal responsibilities per pair and the off-diagonal mass in closed form (O(N²K) per pass). Fits start from a seeded label propagation. A null value means the default."#,
+    keys: &[
+        (
+            "communities",
+            r#"The truncation K (an upper bound; unused communities empty). Node pairs × communities must be at most 5e9 per pass (a 422 naming `communities`; 10 000 undirected nodes allow K = 100)."#,
+        ),
+        ("alpha", r#"Node-level concentration, π_i ~ Dir(α β)."#),
+        ("gamma", r#"Top-level concentration, β ~ GEM(γ)."#),
+        ("epsilon", r#"Background link probability (fixed, 1e-10 to 0.5); default a tenth of the graph's density, clamped to [1e-6, 0.05]."#),
+        (
+            "tau1",
+            r#"Beta(tau1, tau0) prior on each community's link probability (each 0.01 to 1e4; below 0.01 an empty community's link terms underflow in the local step)."#,
+        ),
+        ("tau0", r#"The second shape of that Beta prior (see `tau1`)."#),
+        ("batches", r#"Memoized batches of owner nodes; default min(4, N); at most N. batches × N × K is capped at 2^24 (a 422 naming `batches`)."#),
+        ("passes", r#"Passes over every batch of owner nodes (fewer when a pass raises the objective by less than `tolerance`)."#),
+        ("tolerance", r#"Stop when a pass raises the objective by less than this per observed pair (0 runs every pass)."#),
+    ],
+};
+
 impl AmmsbParams {
     /// Parse and check `params`; every error names its field.
     pub fn from_json(params: &Value) -> Result<Self, ParamError> {
         let d = AmmsbParams::default();
-        let mut r = ParamReader::new(params)?;
+        let mut r = ParamReader::new(params)?.described_by(&DOC);
         r.one_chain_only("this family is fitted by memoized variational inference, which runs no chains")?;
-        let communities = r.uint_in("communities", 1, MAX_COMMUNITIES)?.map_or(d.communities, |k| k as usize);
-        let alpha = r.concentration("alpha")?.unwrap_or(d.alpha);
-        let gamma = r.concentration("gamma")?.unwrap_or(d.gamma);
+        let communities = r.uint_in_or("communities", 1, MAX_COMMUNITIES, d.communities as u64)? as usize;
+        let alpha = r.concentration_or("alpha", d.alpha)?;
+        let gamma = r.concentration_or("gamma", d.gamma)?;
         let epsilon = r.number_in("epsilon", MIN_EPSILON, MAX_EPSILON)?;
-        let tau1 = r.number_in("tau1", MIN_TAU, MAX_TAU)?.unwrap_or(d.tau1);
-        let tau0 = r.number_in("tau0", MIN_TAU, MAX_TAU)?.unwrap_or(d.tau0);
+        let tau1 = r.number_in_or("tau1", MIN_TAU, MAX_TAU, d.tau1)?;
+        let tau0 = r.number_in_or("tau0", MIN_TAU, MAX_TAU, d.tau0)?;
         let batches = r.uint_in("batches", 1, MAX_BATCHES)?.map(|b| b as usize);
-        let passes = r.uint_in("passes", 1, 100_000)?.map_or(d.passes, |p| p as usize);
-        let tolerance = r.fraction("tolerance", 1.0)?.unwrap_or(d.tolerance);
+        let passes = r.uint_in_or("passes", 1, 100_000, d.passes as u64)? as usize;
+        let tolerance = r.fraction_or("tolerance", 1.0, d.tolerance)?;
         r.finish()?;
         Ok(AmmsbParams { communities, alpha, gamma, epsilon, tau1, tau0, batches, passes, tolerance })
     }

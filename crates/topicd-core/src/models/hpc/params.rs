@@ -3,7 +3,7 @@
 use super::rates::Curvature;
 use crate::models::chain::Schedule;
 use crate::models::design::DesignRequest;
-use crate::models::params::{ParamError, ParamReader};
+use crate::models::params::{ParamError, ParamReader, ParamsDoc};
 
 /// `rate_curvature = auto` uses the full Hessian up to this many topics: beyond it the
 /// co-occurrence core of frequent words makes the sparse factor's fill, and its cost,
@@ -195,54 +195,116 @@ pub const MAX_STEP_SIZE: f64 = 2.0;
 /// have 241 distinct ones).
 pub const DEFAULT_MAX_LABEL_SETS: usize = 2_000;
 
+/// The descriptions of the HpcParams schema (`GET /v1/families`, OpenAPI), in a form's order.
+pub(crate) const DOC: ParamsDoc = ParamsDoc {
+    component: "HpcParams",
+    description: r#"Parameters of an HPC (hierarchical Poisson convolution) or PCM fit by block Gibbs with scheduled conditional HMC. A null value means the default. Splits - if the corpus has `split` tags, `test` documents form the test split and `validation` (`valid`, `dev`) the validation split; otherwise each labelled document is assigned by the seed with `validation_fraction` and `test_fraction`. Thresholds for predicted label sets are calibrated on the validation split to maximise F1; the test split is scored (micro/macro F1, precision, recall, per label, beside the most-frequent-labels baseline) and shown in the model's diagnostics."#,
+    keys: &[
+        ("topics", r#"PCM only (HPC takes the corpus' labels) - the number of latent topics."#),
+        ("iterations", r#"Gibbs scans."#),
+        ("burn_in", r#"Scans discarded before posterior means are accumulated; default iterations/2."#),
+        ("thin", r#"Keep every `thin`-th scan after burn-in."#),
+        (
+            "hessian_every",
+            r#"The Hessian schedule - conditional modes and likelihood Hessians are refit on scan 1 and every `hessian_every` scans up to the end of burn-in."#,
+        ),
+        ("leapfrog_steps", r#"Leapfrog steps per HMC proposal."#),
+        (
+            "step_size",
+            r#"Leapfrog step size in the mass matrix' whitened coordinates (where the posterior's scale is 1; above 2 leapfrog is unstable, below 1e-4 a draw barely moves)."#,
+        ),
+        (
+            "rate_curvature",
+            r#"Curvature of the per-word rate block - `full` (tree precision plus label co-occurrence, sparse Cholesky), `tree_diagonal` (tree precision plus the likelihood's diagonal, fill-free) or `auto` (full up to 200 topics)."#,
+        ),
+        ("strip_ancestors", r#"Drop a document's labels that are ancestors of its other labels."#),
+        (
+            "validation_fraction",
+            r#"Share of labelled documents held out for threshold calibration when the corpus has no split tags; default 0.15 for hpc, 0 for pcm."#,
+        ),
+        ("test_fraction", r#"Share held out as the test split when the corpus has no split tags."#),
+        (
+            "min_label_validation",
+            r#"Positive validation documents a label needs for its own threshold (otherwise the global one); an own threshold is shrunk towards the global one as if the global one had been seen on 10 documents."#,
+        ),
+        (
+            "predictor",
+            r#"HPC only. How P(label) of a new document is computed - `label_sets` (the posterior over which label set explains the words, among the sets the training and validation documents carried and every single label, each set spreading θ evenly over its labels under HPC's Poisson likelihood with the posterior-mean rates, each set's frequency among those documents as prior, the likelihood tempered by a temperature chosen on the validation split; P(label) sums the sets that contain it), `single_label` (the same with single labels only) or `mode` (logistic of the affinity mode ξ* with θ over every label, the paper's section 3.3)."#,
+        ),
+        (
+            "max_label_sets",
+            r#"HPC only, `label_sets` predictor. How many of the training and validation documents' sets of two or more labels (the most frequent) are candidates beside every single label; prediction costs O(words · Σ|S|) per document, so a corpus with very many distinct sets keeps its common ones. 0 leaves single labels only."#,
+        ),
+        (
+            "refit_with_validation",
+            r#"HPC only. Once the temperature and thresholds are calibrated on the validation documents, fit the rates again on the training and validation documents together (a second chain of `iterations` scans with a seed derived from the job's) and keep the calibration, as scikit-learn's refit after a search does. The model's topic tables and predictions come from the second chain; the job's progress counts both chains (2 × `iterations`), and a fit costs about twice one chain. No effect without validation documents; the model's `diagnostics.refitted_with_validation` says whether it happened, and `diagnostics.fit.training_documents` then counts the validation documents too. On AppStream it raised micro-F1 on every one of five splits (bench/README.md)."#,
+        ),
+        (
+            "covariates",
+            r#"Corpus covariates for effects by the method of composition (`/effects`, `"method": "composition"`), as LDA's: the design is built as DCNT builds its φ; every document must give each (a covariate the corpus lacks, or one missing on some documents, is a 422 naming `params.covariates`). They do not change the rates. The model keeps the design's rows for the documents its rates learned from (with a refit, the training and validation documents)."#,
+        ),
+        ("reference", r#"Reference level per categorical covariate of `covariates` (default the most frequent level)."#),
+        ("splines", r#"Cubic B-spline columns per continuous or date covariate of `covariates`."#),
+        (
+            "keep_draws",
+            r#"Draws of the documents' topic proportions θ = softmax(ξ) (over each document's active labels, zero elsewhere) the model keeps for `/effects` (default 20 with `covariates`, else none; spread over the kept scans of every chain, of the stage whose rates the model keeps), fewer when they would pass 64 MB (each is D × K × 4 bytes)."#,
+        ),
+        (
+            "chains",
+            r#"Independent chains run one after another from seeds derived from the job's (chain 0 uses the job's seed) on the same split, pooled: the frequency and exclusivity tables, the posterior mean log rates and the topic shares averaged over the chains, weighted by kept scans. HPC's topics are the labels, the same in every chain; PCM's later chains' topics are matched to chain 0's by their normalised expected rates (`diagnostics.chain_alignment`). η, λ² and the summary's last hyperparameters are chain 0's. With a refit the second stage runs as many chains again, and the calibration is chosen on the pooled first stage; progress counts chains × `iterations` per stage. `diagnostics.convergence` compares the chains (split-R̂)."#,
+        ),
+        (
+            "label_closure",
+            r#"HPC only. Whether predicted label sets include their labels' ancestors (P(parent) = the sum of the probabilities of the sets, or single labels, in its subtree, or under `mode` the largest). `auto` follows the corpus - ancestors when, of the training documents' labels that have a parent label, at least half come with it."#,
+        ),
+    ],
+};
+
 impl HpcParams {
     /// Parse and check `params`; every error names its field. `supervised` selects the
     /// HPC defaults (validation split on) or PCM's (`topics`, no split).
     pub fn from_json(params: &Value, supervised: bool) -> Result<Self, ParamError> {
-        let mut r = ParamReader::new(params)?;
-        let chains = r.uint_in("chains", 1, crate::models::chains::MAX_CHAINS as u64)?.unwrap_or(1) as usize;
+        let mut r = ParamReader::new(params)?.described_by(&DOC);
+        let chains = r.uint_in_or("chains", 1, crate::models::chains::MAX_CHAINS as u64, 1)? as usize;
         let design = DesignRequest::read(&mut r)?;
         let keep_draws = crate::models::composition::read_keep_draws(&mut r, &design)?;
-        let topics = if supervised { 0 } else { r.uint_in("topics", 2, 2_000)?.unwrap_or(20) as usize };
-        let iterations = r.uint_in("iterations", 1, MAX_ITERATIONS)?.unwrap_or(200) as usize;
+        let topics = if supervised { 0 } else { r.uint_in_or("topics", 2, 2_000, 20)? as usize };
+        let iterations = r.uint_in_or("iterations", 1, MAX_ITERATIONS, 200)? as usize;
         let burn_in = match r.uint_in("burn_in", 0, MAX_ITERATIONS - 1)?.map(|b| b as usize) {
             Some(b) if b >= iterations => return Err(ParamError::new("burn_in", format!("must be less than iterations ({iterations}), got {b}"))),
             Some(b) => b,
             None => iterations / 2,
         };
-        let thin = r.uint_in("thin", 1, 1_000_000)?.unwrap_or(1) as usize;
-        let hessian_every = r.uint_in("hessian_every", 1, 1_000_000)?.unwrap_or(20) as usize;
-        let leapfrog_steps = r.uint_in("leapfrog_steps", 1, 1_000)?.unwrap_or(6) as usize;
-        let step_size = r.number_in("step_size", MIN_STEP_SIZE, MAX_STEP_SIZE)?.unwrap_or(0.3);
-        let rate_curvature = match r.string("rate_curvature")?.as_deref() {
-            None | Some("auto") => None,
-            Some("full") => Some(Curvature::Full),
-            Some("tree_diagonal") => Some(Curvature::TreeDiagonal),
-            Some(other) => return Err(ParamError::new("rate_curvature", format!("must be auto, full or tree_diagonal, got {other:?}"))),
+        let thin = r.uint_in_or("thin", 1, 1_000_000, 1)? as usize;
+        let hessian_every = r.uint_in_or("hessian_every", 1, 1_000_000, 20)? as usize;
+        let leapfrog_steps = r.uint_in_or("leapfrog_steps", 1, 1_000, 6)? as usize;
+        let step_size = r.number_in_or("step_size", MIN_STEP_SIZE, MAX_STEP_SIZE, 0.3)?;
+        let rate_curvature = match r.choice_or("rate_curvature", &["auto", "full", "tree_diagonal"], "auto")? {
+            "full" => Some(Curvature::Full),
+            "tree_diagonal" => Some(Curvature::TreeDiagonal),
+            _ => None,
         };
-        let strip_ancestors = r.boolean("strip_ancestors")?.unwrap_or(true);
+        let strip_ancestors = r.boolean_or("strip_ancestors", true)?;
         let (default_validation, default_test) = if supervised { (0.15, 0.0) } else { (0.0, 0.0) };
-        let validation_fraction = r.fraction("validation_fraction", 0.9)?.unwrap_or(default_validation);
-        let test_fraction = r.fraction("test_fraction", 0.9)?.unwrap_or(default_test);
+        let validation_fraction = r.fraction_or("validation_fraction", 0.9, default_validation)?;
+        let test_fraction = r.fraction_or("test_fraction", 0.9, default_test)?;
         if validation_fraction + test_fraction >= 0.9 {
             return Err(ParamError::new("test_fraction", "validation_fraction + test_fraction must be below 0.9"));
         }
-        let min_label_validation = r.uint_in("min_label_validation", 1, 1_000_000)?.unwrap_or(5) as usize;
+        let min_label_validation = r.uint_in_or("min_label_validation", 1, 1_000_000, 5)? as usize;
         let (predictor, label_closure, max_label_sets, refit_with_validation) = if supervised {
-            let predictor = match r.string("predictor")?.as_deref() {
-                None | Some("label_sets") => Predictor::LabelSets,
-                Some("single_label") => Predictor::SingleLabel,
-                Some("mode") => Predictor::Mode,
-                Some(other) => return Err(ParamError::new("predictor", format!("must be label_sets, single_label or mode, got {other:?}"))),
+            let predictor = match r.choice_or("predictor", &["label_sets", "single_label", "mode"], "label_sets")? {
+                "single_label" => Predictor::SingleLabel,
+                "mode" => Predictor::Mode,
+                _ => Predictor::LabelSets,
             };
-            let closure = match r.string("label_closure")?.as_deref() {
-                None | Some("auto") => Closure::Auto,
-                Some("ancestors") => Closure::Ancestors,
-                Some("none") => Closure::None,
-                Some(other) => return Err(ParamError::new("label_closure", format!("must be auto, ancestors or none, got {other:?}"))),
+            let closure = match r.choice_or("label_closure", &["auto", "ancestors", "none"], "auto")? {
+                "ancestors" => Closure::Ancestors,
+                "none" => Closure::None,
+                _ => Closure::Auto,
             };
-            let max_label_sets = r.uint_in("max_label_sets", 0, 1_000_000)?.unwrap_or(DEFAULT_MAX_LABEL_SETS as u64) as usize;
-            let refit = r.boolean("refit_with_validation")?.unwrap_or(true);
+            let max_label_sets = r.uint_in_or("max_label_sets", 0, 1_000_000, DEFAULT_MAX_LABEL_SETS as u64)? as usize;
+            let refit = r.boolean_or("refit_with_validation", true)?;
             (predictor, closure, max_label_sets, refit)
         } else {
             (Predictor::default(), Closure::default(), DEFAULT_MAX_LABEL_SETS, false)

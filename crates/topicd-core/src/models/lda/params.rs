@@ -2,7 +2,7 @@
 
 use crate::models::chain::Schedule;
 use crate::models::design::DesignRequest;
-use crate::models::params::{ParamError, ParamReader};
+use crate::models::params::{ParamError, ParamReader, ParamsDoc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -241,6 +241,54 @@ pub const MAX_TOPICS: u64 = 10_000;
 /// Most sweeps a fit runs (`burn_in` is below it).
 pub const MAX_ITERATIONS: u64 = 1_000_000;
 
+/// The descriptions of the LdaParams schema (`GET /v1/families`, OpenAPI), in a form's order.
+pub(crate) const DOC: ParamsDoc = ParamsDoc {
+    component: "LdaParams",
+    description: r#"Parameters of a collapsed-Gibbs LDA fit (sparse exact sampler, counts synchronised between blocks of documents). A null value means the default."#,
+    keys: &[
+        ("topics", r#"K, the number of topics."#),
+        ("alpha", r#"Symmetric document-topic prior; default 50/K (Griffiths & Steyvers)."#),
+        ("beta", r#"Symmetric topic-word prior."#),
+        ("iterations", r#"Sweeps over the corpus."#),
+        ("burn_in", r#"Sweeps discarded before posterior means are accumulated; less than `iterations`, default iterations/2."#),
+        ("thin", r#"Keep every `thin`-th sweep after burn-in; default min(10, iterations - burn_in)."#),
+        (
+            "sync_tokens",
+            r#"Tokens per synchronisation block of the sparse sampler (K > 256; the dense sampler's partitioned schedule ignores it). Documents of a block are sampled in parallel against topic-word counts refreshed at the block's start; smaller means fresher counts and more refresh work. Never depends on the thread count."#,
+        ),
+        ("loglik_every", r#"Compute the log-likelihood every this many sweeps (and on the first and last)."#),
+        (
+            "test_fraction",
+            r#"Share of documents held out by the seed when the corpus has no `split` tags (documents tagged `test` are held out otherwise). Held-out documents are scored by the Chib-style estimator at the end of the fit (`diagnostics.heldout`)."#,
+        ),
+        ("heldout_burn_in", r#"Gibbs sweeps before iterated conditional modes pick z* for that estimate."#),
+        ("heldout_chain_length", r#"S, the transition chain's length for that estimate."#),
+        (
+            "optimize_interval",
+            r#"Re-estimate an asymmetric α (one α_k per topic, starting from `alpha`) after every this many sweeps once past `optimize_burn_in`, by Minka's fixed point (the maximiser of p(z | α) for the current assignments), as MALLET's `--optimize-interval` and tomotopy's `optim_interval`. 0 keeps α fixed and symmetric. The fitted values are in the model's `diagnostics.fitted_alpha`; prediction and held-out scoring use them."#,
+        ),
+        (
+            "optimize_burn_in",
+            r#"Sweeps before the first re-estimation (it happens after sweep `it` when `it > optimize_burn_in` and `it` is a multiple of `optimize_interval`)."#,
+        ),
+        ("optimize_beta", r#"Also re-estimate a symmetric β at the same sweeps (`diagnostics.fitted_beta`). Needs `optimize_interval` > 0."#),
+        (
+            "covariates",
+            r#"Corpus covariates for covariate effects by the method of composition (`/effects` with `"method": "composition"`, as stm's `estimateEffect`): the design is built as DCNT builds its φ (an intercept, continuous covariates as themselves or B-spline columns, categorical ones as indicators but the reference); every document must give each. They do not change the topics. A covariate the corpus lacks is a 422 naming `params.covariates`."#,
+        ),
+        ("reference", r#"Reference level per categorical covariate of `covariates` (default the most frequent level)."#),
+        ("splines", r#"Cubic B-spline columns per continuous covariate of `covariates` (`{"year": 5}`)."#),
+        (
+            "keep_draws",
+            r#"Draws of the training documents' topic proportions the model keeps for `/effects` (default 20 with `covariates`, else 0; spread over the kept sweeps of every chain), fewer when they would pass 64 MB (each is D × K × 4 bytes: 2 000 documents of K = 20 take 160 KB)."#,
+        ),
+        (
+            "chains",
+            r#"Independent chains, run one after another (each `iterations` long; the job's progress counts through all of them) from seeds derived from the job's (chain 0 uses the job's seed, so `chains: 1` is the usual fit). Later chains' topics are matched to chain 0's by the assignment that minimises the summed L1 distance of their word distributions (`diagnostics.chain_alignment`), and the posterior means are pooled. `diagnostics.convergence` compares the chains (split-R̂). DCNT, SCNT, HPC and PCM take it too (`DcntParams`, `HpcParams`); the HDP families accept only 1."#,
+        ),
+    ],
+};
+
 /// Parameters of a collapsed-Gibbs LDA fit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LdaParams {
@@ -304,11 +352,11 @@ pub use crate::models::composition::DEFAULT_KEEP_DRAWS;
 impl LdaParams {
     /// Parse and check `params`; every error names its field.
     pub fn from_json(params: &Value) -> Result<Self, ParamError> {
-        let mut r = ParamReader::new(params)?;
-        let topics = r.uint_in("topics", 1, MAX_TOPICS)?.unwrap_or(20) as usize;
+        let mut r = ParamReader::new(params)?.described_by(&DOC);
+        let topics = r.uint_in_or("topics", 1, MAX_TOPICS, 20)? as usize;
         let alpha = r.concentration("alpha")?.unwrap_or(50.0 / topics as f64);
-        let beta = r.concentration("beta")?.unwrap_or(0.01);
-        let iterations = r.uint_in("iterations", 1, MAX_ITERATIONS)?.unwrap_or(200) as usize;
+        let beta = r.concentration_or("beta", 0.01)?;
+        let iterations = r.uint_in_or("iterations", 1, MAX_ITERATIONS, 200)? as usize;
         let burn_in = r.uint_in("burn_in", 0, MAX_ITERATIONS - 1)?.map(|b| b as usize);
         let burn_in = match burn_in {
             Some(b) if b >= iterations => return Err(ParamError::new("burn_in", format!("must be less than iterations ({iterations}), got {b}"))),
@@ -316,18 +364,18 @@ impl LdaParams {
             None => iterations / 2,
         };
         let thin = r.uint_in("thin", 1, 1_000_000)?.map(|t| t as usize).unwrap_or_else(|| 10.min(iterations - burn_in));
-        let sync_tokens = r.uint_in("sync_tokens", 1, 1 << 40)?.unwrap_or(32_768) as usize;
-        let loglik_every = r.uint_in("loglik_every", 1, 1_000_000)?.unwrap_or(10) as usize;
-        let test_fraction = r.fraction("test_fraction", 1.0)?.unwrap_or(0.0);
+        let sync_tokens = r.uint_in_or("sync_tokens", 1, 1 << 40, 32_768)? as usize;
+        let loglik_every = r.uint_in_or("loglik_every", 1, 1_000_000, 10)? as usize;
+        let test_fraction = r.fraction_or("test_fraction", 1.0, 0.0)?;
         let chib = super::heldout::ChibSettings::default();
-        let heldout_burn_in = r.uint_in("heldout_burn_in", 0, 1_000_000)?.map_or(chib.burn_in, |b| b as usize);
-        let heldout_chain_length = r.uint_in("heldout_chain_length", 1, 1_000_000)?.map_or(chib.chain_length, |s| s as usize);
-        let optimize_interval = r.uint_in("optimize_interval", 0, 1_000_000)?.unwrap_or(0) as usize;
-        let optimize_burn_in = r.uint_in("optimize_burn_in", 0, 1_000_000)?.unwrap_or(0) as usize;
-        let optimize_beta = r.boolean("optimize_beta")?.unwrap_or(false);
-        let chains = r.uint_in("chains", 1, crate::models::chains::MAX_CHAINS as u64)?.unwrap_or(1) as usize;
-        let covariates = r.string_list("covariates")?.unwrap_or_default();
-        let reference = r.string_map("reference")?.unwrap_or_default();
+        let heldout_burn_in = r.uint_in_or("heldout_burn_in", 0, 1_000_000, chib.burn_in as u64)? as usize;
+        let heldout_chain_length = r.uint_in_or("heldout_chain_length", 1, 1_000_000, chib.chain_length as u64)? as usize;
+        let optimize_interval = r.uint_in_or("optimize_interval", 0, 1_000_000, 0)? as usize;
+        let optimize_burn_in = r.uint_in_or("optimize_burn_in", 0, 1_000_000, 0)? as usize;
+        let optimize_beta = r.boolean_or("optimize_beta", false)?;
+        let chains = r.uint_in_or("chains", 1, crate::models::chains::MAX_CHAINS as u64, 1)? as usize;
+        let covariates = r.string_list_or_empty("covariates")?;
+        let reference = r.string_map_or_empty("reference")?;
         let splines = DesignRequest::read_splines(&mut r)?;
         let default_draws = if covariates.is_empty() { 0 } else { DEFAULT_KEEP_DRAWS };
         let keep_draws = r.uint_in("keep_draws", 0, 10_000)?.map_or(default_draws, |x| x as usize);

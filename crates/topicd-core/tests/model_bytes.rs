@@ -6,8 +6,9 @@
 //! corpus (or graph) simulated from a fixed seed, on one thread and on two (the result
 //! may not depend on the thread count), and the SHA-256 of `Fitted::encode` is compared
 //! with the digest recorded before the workspace split (commit 6095f7b's samplers).
-//! HDP's per-pass wall-clock seconds are zeroed first: they are stored in its model
-//! and differ from run to run.
+//! A second run of the same fit must give the same bytes in every family (HDP's
+//! passes' wall-clock seconds, which once differed from run to run, left its model in
+//! version 4 and stay in the job's diagnostics).
 //!
 //! Since then one change was meant to change the bytes and not the fit: the job's
 //! `threads` left every family's stored parameters (always 0 by then, one zero byte;

@@ -88,8 +88,6 @@ def reexports(folder):
 
 # `mod.rs` holds declarations, re-exports, attributes and comments only.
 ALLOWED_IN_MOD_RS = re.compile(r"^\s*(//.*|#!?\[.*\]|(pub(\([a-z]+\))?\s+)?(mod\s+\w+|use\s+[^;]+);|)\s*$")
-# Folders whose `mod.rs` still holds items of its own (being emptied: issue 56).
-MOD_RS_WITH_ITEMS = {"src/api/mod.rs", "src/cli/mod.rs", "crates/topicd-core/src/models/mod.rs"}
 
 
 def mod_rs_items(here):
@@ -101,8 +99,6 @@ def mod_rs_items(here):
                 continue
             path = os.path.join(folder, "mod.rs")
             rel = os.path.relpath(path, here)
-            if rel in MOD_RS_WITH_ITEMS:
-                continue
             text = re.sub(r"(?s)use\s+[^;]*;", lambda m: m.group(0).replace("\n", " "), open(path, encoding="utf-8").read())
             for n, line in enumerate(text.split("\n"), 1):
                 if not ALLOWED_IN_MOD_RS.match(line):

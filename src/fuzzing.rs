@@ -16,7 +16,7 @@ use crate::models::heldout::{HeldoutDoc, ScoredSoFar};
 use crate::models::passes::PassCheckpoint;
 use crate::models::registry::{FitSource, REGISTRY};
 use crate::models::state_bytes::{StateReader, StateWriter};
-use crate::models::{Checkpointing, FitContext};
+use crate::models::{CancelToken, Checkpointing, FitContext};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -216,7 +216,7 @@ const ENVELOPE_FAMILY: &str = "envelope";
 /// The chain driver's checkpoint envelope (trailer and position checks).
 pub fn chain_checkpoint(data: &[u8]) -> Outcome {
     let schedule = Schedule { iterations: 10, burn_in: 2, thin: 2, loglik_every: 1 };
-    Checkpoint::decode_for(data, ENVELOPE_FAMILY, 1, &schedule).map(|_| ())
+    Checkpoint::decode_for(data, ENVELOPE_FAMILY, 1, &schedule).map(|_| ()).map_err(|e| e.to_string())
 }
 
 /// The pass driver's checkpoint envelope and the held-out scorer's: `Ok` when either
@@ -231,16 +231,19 @@ pub fn pass_checkpoint(data: &[u8]) -> Outcome {
 /// the next read (header, numbers or a ragged array) until one fails.
 pub fn state_sections(data: &[u8]) -> Outcome {
     let Some((&program, bytes)) = data.split_first() else { return Err("empty".into()) };
-    let mut r = StateReader::new(bytes);
-    for step in 0..4 {
-        match (program >> (2 * step)) & 3 {
-            0 => drop(r.header::<(u32, Vec<u64>)>()?),
-            1 => drop(r.f64s()?),
-            2 => drop(r.ragged()?),
-            _ => break,
+    let read = || {
+        let mut r = StateReader::new(bytes);
+        for step in 0..4 {
+            match (program >> (2 * step)) & 3 {
+                0 => drop(r.header::<(u32, Vec<u64>)>()?),
+                1 => drop(r.f64s()?),
+                2 => drop(r.ragged()?),
+                _ => break,
+            }
         }
-    }
-    r.finish()
+        r.finish()
+    };
+    read().map_err(|e| e.to_string())
 }
 
 /// A family's checkpoint resumed by a small fit: the first byte picks the family (in
@@ -371,10 +374,19 @@ fn encode_fitted(m: &crate::models::registry::Fitted) -> Vec<u8> {
     }
 }
 
-/// The checkpoints a small fit of the family at `index` hands over.
+/// The checkpoints a small fit of the family at `index` hands over, asked for one after
+/// every iteration.
 fn small_checkpoints(index: usize) -> Vec<Vec<u8>> {
-    let (_, saved, _) = FitContext::recording(None, |ctx| fit_small(index, ctx));
-    let mut all: Vec<Vec<u8>> = saved.into_iter().map(|(_, bytes)| bytes).collect();
+    let saved = std::sync::Mutex::new(Vec::new());
+    let cancel = CancelToken::new();
+    let ctx = FitContext {
+        progress: &|_| {},
+        cancel: &cancel,
+        sample: &|_, _| {},
+        checkpoint: Checkpointing { every: Some(std::time::Duration::ZERO), save: &|_, bytes| saved.lock().unwrap().push(bytes), ..Checkpointing::OFF },
+    };
+    let _ = fit_small(index, &ctx);
+    let mut all: Vec<Vec<u8>> = saved.into_inner().unwrap();
     // A few per family: the first, one in the middle and the last.
     if all.len() > 3 {
         let (first, mid, last) = (all[0].clone(), all[all.len() / 2].clone(), all[all.len() - 1].clone());

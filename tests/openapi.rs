@@ -132,6 +132,11 @@ async fn served_spec_is_the_file_with_the_registrys_families() {
         assert_eq!(schemas.remove(&c.component).as_ref(), Some(&c.schema), "{}", c.component);
     }
     assert_eq!(components.iter().flat_map(|c| c.schema["x-families"].as_array().unwrap().clone()).count(), topicd::models::registry::REGISTRY.len());
+    // The job's runner options, generated from their parser the same way.
+    let options = topicd::models::options::options_schema();
+    assert!(file["components"]["schemas"].get(&options.component).is_none(), "JobOptions is generated, not written in the file");
+    assert_eq!(schemas.remove(&options.component).as_ref(), Some(&options.schema), "JobOptions");
+    assert_eq!(options.schema["properties"]["threads"]["type"], serde_json::json!(["integer", "null"]), "an option may be null: the server's default");
     // The job request's model and params, from the registry.
     let request = schemas["JobRequest"]["properties"].as_object_mut().unwrap();
     let model = request["model"].as_object_mut().unwrap();

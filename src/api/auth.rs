@@ -9,14 +9,16 @@
 //! handlers that record who submitted what.
 
 use super::error::ApiError;
-use super::AppState;
+use super::rate_limit::ClientRateLimit;
 use crate::auth::Role;
 pub use crate::auth::{resolve_mode, AuthMode};
 use crate::store::tokens::Caller;
+use crate::store::Store;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
 
 /// The server's authentication settings, resolved at start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,10 +68,19 @@ pub fn will_verify_token(policy: &AuthPolicy, request: &Request) -> bool {
     policy.mode == AuthMode::Required && !is_open(request.uri().path(), policy.public_metrics) && bearer(request.headers()).is_some()
 }
 
+/// What [`require_token`] reads: the policy, the store holding the tokens, and the
+/// per-client rate a verified token's requests count against.
+#[derive(Clone)]
+pub struct TokenGate {
+    pub policy: AuthPolicy,
+    pub store: Store,
+    pub rate_limit: Option<Arc<ClientRateLimit>>,
+}
+
 /// The middleware: pass open paths, otherwise authenticate, count the request against
 /// its verified token (or, failing verification, its address) and check the role.
-pub async fn require_token(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    let policy = state.auth;
+pub async fn require_token(State(gate): State<TokenGate>, mut request: Request, next: Next) -> Response {
+    let policy = gate.policy;
     if policy.mode == AuthMode::Off || is_open(request.uri().path(), policy.public_metrics) {
         return next.run(request).await;
     }
@@ -79,11 +90,11 @@ pub async fn require_token(State(state): State<AppState>, mut request: Request, 
             false,
         );
     };
-    let caller = match state.store.authenticate(token).await {
+    let caller = match gate.store.authenticate(token).await {
         Ok(Some(caller)) => caller,
         Ok(None) => {
             // A failed verification spends its address' rate, never a token's.
-            if let Some(limit) = &state.rate_limit {
+            if let Some(limit) = &gate.rate_limit {
                 if let Err(wait_s) = limit.check(super::rate_limit::peer_client(&request)) {
                     return super::rate_limit::over_rate(limit, wait_s);
                 }
@@ -92,7 +103,7 @@ pub async fn require_token(State(state): State<AppState>, mut request: Request, 
         }
         Err(e) => return ApiError::from(e).into_response(),
     };
-    if let Some(limit) = &state.rate_limit {
+    if let Some(limit) = &gate.rate_limit {
         if let Err(wait_s) = limit.check(super::rate_limit::Client::Token(caller.key.clone())) {
             return super::rate_limit::over_rate(limit, wait_s);
         }

@@ -16,17 +16,28 @@ use crate::models::capabilities::Capabilities;
 use crate::models::registry;
 use axum::Json;
 use serde_json::{json, Value};
+use std::sync::OnceLock;
 
 /// The generated params schema of `family` (`None`: no such family).
 pub fn params_schema(family: &str) -> Option<Value> {
     registry::lookup(family).map(|f| f.params_schema().schema)
 }
 
-/// `GET /v1/families`.
+/// `GET /v1/families`: built once (the registry and its generated schemas are fixed for
+/// the life of the process), then served from memory.
 pub async fn list() -> Json<Value> {
-    let families: Vec<Value> =
-        registry::REGISTRY.iter().map(|f| json!({"name": f.name(), "capabilities": f.capabilities(), "params_schema": f.params_schema().schema})).collect();
-    Json(json!({ "families": families }))
+    static FAMILIES: OnceLock<Value> = OnceLock::new();
+    Json(
+        FAMILIES
+            .get_or_init(|| {
+                let families: Vec<Value> = registry::REGISTRY
+                    .iter()
+                    .map(|f| json!({"name": f.name(), "capabilities": f.capabilities(), "params_schema": f.params_schema().schema}))
+                    .collect();
+                json!({ "families": families })
+            })
+            .clone(),
+    )
 }
 
 /// A 409 naming `model` unless the model's family declares `capability` (`what` names

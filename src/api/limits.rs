@@ -9,13 +9,13 @@
 
 use super::error::ApiError;
 pub use super::rate_limit::{over_rate, peer_client, Client, ClientRateLimit};
-use super::AppState;
 pub use crate::config::Limits;
 use crate::store::jobs::NotQueued;
 use axum::extract::{Request, State};
 use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
 
 /// Seconds a client is told to wait when the job queue is full: about one short fit.
 const QUEUE_RETRY_AFTER_S: u64 = 30;
@@ -51,18 +51,26 @@ pub fn check_document_count(given: usize, max: usize) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// What [`rate_limit`] reads: the per-client rate (`None`: unlimited) and whether the
+/// auth middleware will verify the request's token.
+#[derive(Clone)]
+pub struct RateGate {
+    pub limit: Option<Arc<ClientRateLimit>>,
+    pub auth: super::auth::AuthPolicy,
+}
+
 /// Rate-limit every request but liveness and readiness, before any database work. A
 /// request whose token the auth middleware will verify is counted there, against the
 /// token once verified or against its address if not ([`super::auth`]); here it is only
 /// turned away when its address is already over its rate (a flood of made-up tokens).
 /// Every other request (no token, an open path, a server without tokens) is counted
 /// against its address now.
-pub async fn rate_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if let Some(limit) = &state.rate_limit {
+pub async fn rate_limit(State(gate): State<RateGate>, request: Request, next: Next) -> Response {
+    if let Some(limit) = &gate.limit {
         let path = request.uri().path();
         if path != "/healthz" && path != "/readyz" {
             let address = peer_client(&request);
-            let verdict = if super::auth::will_verify_token(&state.auth, &request) { limit.peek(&address) } else { limit.check(address) };
+            let verdict = if super::auth::will_verify_token(&gate.auth, &request) { limit.peek(&address) } else { limit.check(address) };
             if let Err(wait_s) = verdict {
                 return over_rate(limit, wait_s);
             }
@@ -79,8 +87,8 @@ fn is_upload(method: &Method, path: &str) -> bool {
 /// End a request that takes longer than `--request-timeout-s` with a 503; uploads are
 /// exempt (their time is the client's bandwidth). Work already handed to a blocking
 /// thread finishes there; only the answer is abandoned.
-pub async fn time_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let Some(limit) = state.limits.request_timeout else { return next.run(request).await };
+pub async fn time_limit(State(limits): State<Arc<Limits>>, request: Request, next: Next) -> Response {
+    let Some(limit) = limits.request_timeout else { return next.run(request).await };
     if is_upload(request.method(), request.uri().path()) {
         return next.run(request).await;
     }

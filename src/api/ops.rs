@@ -32,7 +32,8 @@ pub fn openapi_value() -> &'static Value {
 /// [`registry::params_components`]) under its component name with `x-families`, and
 /// each property the file marks `x-registry`: `names` gets the registered families'
 /// names as its `enum` (the job request's `model`), `params` becomes one of the params
-/// schemas or null (the job request's `params`).
+/// schemas or null (the job request's `params`); and the job's runner options
+/// (`JobOptions`, generated from their parser the same way).
 pub fn add_families(spec: &mut Value) {
     let components = registry::params_components();
     let mut one_of: Vec<Value> = components.iter().map(|c| json!({"$ref": format!("#/components/schemas/{}", c.component)})).collect();
@@ -56,6 +57,8 @@ pub fn add_families(spec: &mut Value) {
     for c in components {
         schemas.insert(c.component, c.schema);
     }
+    let options = crate::models::options::options_schema();
+    schemas.insert(options.component, options.schema);
 }
 
 /// Give every component schema with properties an `x-property-order`: the order the

@@ -13,11 +13,11 @@
 //! refused (403) unless CORS allows that origin.
 
 use super::error::ApiError;
-use super::AppState;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
 
 /// The Host names served and the origins allowed across sites.
 #[derive(Debug, Clone, Default)]
@@ -107,8 +107,8 @@ fn cross_site(policy: &OriginPolicy, headers: &HeaderMap, host: Option<&str>) ->
 
 /// The middleware: 421 for a Host the server does not serve (liveness and readiness
 /// excepted), 415 and 403 for state-changing requests a cross-site page could send.
-pub async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let policy = &state.origin;
+pub async fn guard(State(policy): State<Arc<OriginPolicy>>, request: Request, next: Next) -> Response {
+    let policy = &*policy;
     let host = request_host(&request);
     let path = request.uri().path();
     if path != "/healthz" && path != "/readyz" && !policy.serves_host(host.as_deref()) {

@@ -10,7 +10,7 @@
 
 use super::chain::{hand_over, Position, Schedule};
 use super::heldout::{score_resuming, DocScorer, HeldoutDoc, HeldoutReport, ScoredSoFar, ScoringHooks};
-use super::{FitContext, FitError, Progress};
+use super::{FitContext, FitError, Progress, RestoreError};
 use serde::{Deserialize, Serialize};
 
 /// A fit's chain, finished: where checkpoints of its scoring phase sit.
@@ -58,9 +58,9 @@ impl<C, M> Start<C, M> {
         bytes: &[u8],
         position: &Position,
         iterations: usize,
-        chain: impl FnOnce(&[u8]) -> Result<C, String>,
-        model: impl FnOnce(&[u8], ScoredSoFar) -> Result<(M, ScoredSoFar), String>,
-    ) -> Result<Self, String> {
+        chain: impl FnOnce(&[u8]) -> Result<C, RestoreError>,
+        model: impl FnOnce(&[u8], ScoredSoFar) -> Result<(M, ScoredSoFar), RestoreError>,
+    ) -> Result<Self, RestoreError> {
         if position.iteration < iterations {
             return chain(bytes).map(|c| Start::Chain(Box::new(c)));
         }
@@ -91,10 +91,11 @@ impl<C, M> Start<C, M> {
 /// The fitted model's bytes and the documents scored so far, from the state of a
 /// checkpoint at the chain's end (the caller decodes the model and checks both against
 /// its fit).
-fn decode(bytes: &[u8]) -> Result<(Vec<u8>, ScoredSoFar), String> {
-    let s: AfterChain = postcard::from_bytes(bytes).map_err(|e| format!("the state after the chain does not decode: {e}"))?;
+fn decode(bytes: &[u8]) -> Result<(Vec<u8>, ScoredSoFar), RestoreError> {
+    const WHAT: &str = "the state after the chain";
+    let s: AfterChain = postcard::from_bytes(bytes).map_err(|e| RestoreError::undecodable(WHAT, e))?;
     if s.version != AFTER_CHAIN_VERSION {
-        return Err(format!("format version {} of the state after the chain is not {AFTER_CHAIN_VERSION}", s.version));
+        return Err(RestoreError::Version { what: WHAT, found: s.version, expected: AFTER_CHAIN_VERSION });
     }
     Ok((s.model, s.scored))
 }

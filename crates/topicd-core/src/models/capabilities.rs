@@ -48,11 +48,11 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
-    /// A topic model on a corpus with topic tables and prediction, nothing more.
-    pub const TOPIC_MODEL: Capabilities = Capabilities {
+    /// A model on a corpus that offers nothing: what the two kinds below start from.
+    const NOTHING: Capabilities = Capabilities {
         input: Input::Corpus,
-        topic_tables: true,
-        prediction: true,
+        topic_tables: false,
+        prediction: false,
         label_prediction: false,
         label_evaluation: false,
         correlations: false,
@@ -63,18 +63,9 @@ impl Capabilities {
         communities: false,
     };
 
+    /// A topic model on a corpus with topic tables and prediction, nothing more.
+    pub const TOPIC_MODEL: Capabilities = Capabilities { topic_tables: true, prediction: true, ..Self::NOTHING };
+
     /// A relational model on a graph that reports communities.
-    pub const COMMUNITY_MODEL: Capabilities = Capabilities {
-        input: Input::Graph,
-        topic_tables: false,
-        prediction: false,
-        label_prediction: false,
-        label_evaluation: false,
-        correlations: false,
-        heldout_likelihood: false,
-        effects: false,
-        summary_intervals: false,
-        prediction_intervals: false,
-        communities: true,
-    };
+    pub const COMMUNITY_MODEL: Capabilities = Capabilities { input: Input::Graph, communities: true, ..Self::NOTHING };
 }

@@ -24,7 +24,8 @@
 //! rejected (reported through `FitContext::checkpoint.resumed`) and the chain starts
 //! from iteration 0; nothing here panics on bad bytes.
 
-use super::{FitContext, FitError, Progress, StepKind};
+pub use super::fit_context::Resume;
+use super::{FitContext, FitError, Progress, RestoreError, StepKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::time::Instant;
@@ -144,30 +145,22 @@ impl Checkpoint {
 
     /// Decode and check that the checkpoint belongs to this chain (family, seed,
     /// schedule) and stops inside it or at its end (a family's work after the chain).
-    pub fn decode_for(bytes: &[u8], family: &str, seed: u64, schedule: &Schedule) -> Result<Checkpoint, String> {
-        let (state, trailer) = super::state_bytes::split_tail(bytes, "the checkpoint")?;
-        let t: Trailer = postcard::from_bytes(trailer).map_err(|e| format!("does not decode: {e}"))?;
+    pub fn decode_for(bytes: &[u8], family: &str, seed: u64, schedule: &Schedule) -> Result<Checkpoint, RestoreError> {
+        const WHAT: &str = "the checkpoint";
+        let (state, trailer) = super::state_bytes::split_tail(bytes).map_err(RestoreError::layout(WHAT))?;
+        let t: Trailer = postcard::from_bytes(trailer).map_err(|e| RestoreError::undecodable(WHAT, e))?;
         if t.version != CHECKPOINT_VERSION {
-            return Err(format!("format version {} is not {CHECKPOINT_VERSION}", t.version));
+            return Err(RestoreError::Version { what: WHAT, found: t.version, expected: CHECKPOINT_VERSION });
         }
         if t.family != family || t.seed != seed || t.schedule != *schedule {
-            return Err(format!("belongs to another chain ({} seed {} {:?})", t.family, t.seed, t.schedule));
+            return Err(RestoreError::other_fit(WHAT, format!("{} seed {} {:?}", t.family, t.seed, t.schedule)));
         }
         let p = t.position;
         if p.iteration == 0 || p.iteration > schedule.iterations || p.kept > p.iteration {
-            return Err(format!("position {p:?} is outside the chain's {} iterations", schedule.iterations));
+            return Err(RestoreError::inconsistent(WHAT, format!("position {p:?} is outside the chain's {} iterations", schedule.iterations)));
         }
         Ok(Checkpoint { version: t.version, family: t.family, seed: t.seed, schedule: t.schedule, position: p, state: state.to_vec() })
     }
-}
-
-/// What became of a checkpoint handed to a fit.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Resume {
-    /// The chain continues after this iteration.
-    From(u64),
-    /// The checkpoint was not usable; the chain starts from iteration 0.
-    Rejected(String),
 }
 
 /// Start a chain: from `ctx`'s checkpoint when there is one that decodes and that
@@ -178,7 +171,7 @@ pub fn start<C>(
     family: &str,
     seed: u64,
     schedule: &Schedule,
-    restore: impl FnOnce(&[u8], &Position) -> Result<C, String>,
+    restore: impl FnOnce(&[u8], &Position) -> Result<C, RestoreError>,
     fresh: impl FnOnce() -> C,
 ) -> (C, Position) {
     let Some(bytes) = ctx.checkpoint.resume_from else {
@@ -191,7 +184,7 @@ pub fn start<C>(
             (chain, position)
         }
         Err(reason) => {
-            (ctx.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
+            (ctx.checkpoint.resumed)(Resume::rejected(&reason));
             (fresh(), Position::START)
         }
     }
@@ -288,8 +281,8 @@ mod tests {
         }
     }
 
-    fn restore(bytes: &[u8], _: &Position) -> Result<Toy, String> {
-        let (x, kept): (u64, Vec<u64>) = postcard::from_bytes(bytes).map_err(|e| e.to_string())?;
+    fn restore(bytes: &[u8], _: &Position) -> Result<Toy, RestoreError> {
+        let (x, kept): (u64, Vec<u64>) = postcard::from_bytes(bytes).map_err(|e| RestoreError::undecodable("the toy's state", e))?;
         Ok(Toy { x, kept })
     }
 
@@ -298,7 +291,7 @@ mod tests {
     /// Run with a checkpoint after every iteration (or from `resume`); returns the
     /// chain, its final position, the checkpoints and what became of `resume`.
     fn run_toy(resume: Option<&[u8]>) -> (Toy, Position, SavedCheckpoints, Vec<Resume>) {
-        let ((toy, end), saved, resumed) = FitContext::recording(resume, |ctx| {
+        let ((toy, end), saved, resumed) = crate::models::test_kit::recording(resume, |ctx| {
             let (mut toy, position) = start(ctx, "toy", 5, &SCHEDULE, restore, || Toy { x: 1, kept: vec![] });
             let end = run(&mut toy, "toy", 5, &SCHEDULE, position, ctx).unwrap();
             (toy, end)
@@ -384,7 +377,7 @@ mod tests {
     #[test]
     fn a_checkpoint_at_the_end_leaves_nothing_to_run() {
         let (full, end, _, _) = run_toy(None);
-        let ((), saved, _) = FitContext::recording(None, |ctx| hand_over(ctx, "toy", 5, &SCHEDULE, end, full.save()));
+        let ((), saved, _) = crate::models::test_kit::recording(None, |ctx| hand_over(ctx, "toy", 5, &SCHEDULE, end, full.save()));
         assert_eq!(saved.iter().map(|s| s.0).collect::<Vec<_>>(), vec![12]);
         let (toy, resumed_end, more, outcome) = run_toy(Some(&saved[0].1));
         assert_eq!(outcome, vec![Resume::From(12)]);

@@ -13,7 +13,7 @@ use super::after_chain::{EndOfChain, Start};
 use super::chain::{self, Chain, Position, Schedule};
 use super::chains::{self, ChainResult};
 use super::heldout::ScoredSoFar;
-use super::{FitContext, FitError};
+use super::{FitContext, FitError, RestoreError};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -34,10 +34,10 @@ pub trait ChainFit {
     /// A chain started from `seed` (`ctx` is the chain's own context).
     fn fresh(&self, seed: u64, ctx: &FitContext) -> Self::Chain;
     /// A chain restored from a checkpoint's state at `position`, checked against the fit.
-    fn restore(&self, state: &[u8], position: &Position) -> Result<Self::Chain, String>;
+    fn restore(&self, state: &[u8], position: &Position) -> Result<Self::Chain, RestoreError>;
     /// The model and scored documents a checkpoint taken after the chain's last sweep
     /// carries, checked against the fit.
-    fn restore_ended(&self, model: &[u8], scored: ScoredSoFar, seed: u64, position: &Position) -> Result<(Self::Model, ScoredSoFar), String>;
+    fn restore_ended(&self, model: &[u8], scored: ScoredSoFar, seed: u64, position: &Position) -> Result<(Self::Model, ScoredSoFar), RestoreError>;
     /// The model a finished chain ends in (without held-out or convergence reports) and
     /// the trace of its kept sweeps.
     fn ended(&self, chain: Self::Chain, end: &Position) -> ChainResult<Self::Model>;

@@ -20,16 +20,15 @@
 //! chains' results. For exchangeable topics [`align_topics`] gives the permutation that
 //! maps a chain's topics onto a reference's.
 
-use super::chain::Resume;
 use super::convergence::{ConvergenceReport, KeptTrace};
+use super::fit_context::Resume;
 use super::state_bytes::{append_tail, split_tail};
-use super::{Checkpointing, FitContext, FitError};
+use super::{Checkpointing, FitContext, FitError, ModelError, RestoreError};
 use crate::inference::assignment::min_cost_assignment;
 use rayon::prelude::*;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
-/// The most chains a job may run.
-pub const MAX_CHAINS: usize = 8;
+pub use super::params::MAX_CHAINS;
 
 /// Marks a multi-chain checkpoint's trailer ("chains" in ASCII).
 const MAGIC: u64 = 0x0000_6368_6169_6e73;
@@ -76,7 +75,7 @@ where
             (finished, current)
         }
         Some(Err(reason)) => {
-            (ctx.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
+            (ctx.checkpoint.resumed)(Resume::rejected(&reason));
             (Vec::new(), None)
         }
     };
@@ -104,14 +103,15 @@ fn wrap<T: Serialize>(current: Vec<u8>, has_current: bool, chains: usize, finish
 
 /// The finished chains' results and the current chain's checkpoint, if any.
 #[allow(clippy::type_complexity)]
-fn decode<T: DeserializeOwned>(bytes: &[u8], chains: usize) -> Result<(Vec<T>, Option<&[u8]>), String> {
-    let (current, tail) = split_tail(bytes, "a multi-chain checkpoint")?;
-    let t: Trailer<Vec<T>> = postcard::from_bytes(tail).map_err(|e| format!("not a multi-chain checkpoint: {e}"))?;
+fn decode<T: DeserializeOwned>(bytes: &[u8], chains: usize) -> Result<(Vec<T>, Option<&[u8]>), RestoreError> {
+    const WHAT: &str = "the multi-chain checkpoint";
+    let (current, tail) = split_tail(bytes).map_err(RestoreError::layout(WHAT))?;
+    let t: Trailer<Vec<T>> = postcard::from_bytes(tail).map_err(|e| RestoreError::undecodable(WHAT, e))?;
     if t.magic != MAGIC || t.chains as usize != chains {
-        return Err(format!("a checkpoint of {} chains, not {chains}", t.chains));
+        return Err(RestoreError::other_fit(WHAT, format!("{} chains, not {chains}", t.chains)));
     }
     if t.finished.len() >= chains || (!t.has_current && t.finished.is_empty()) {
-        return Err(format!("{} finished chains of {chains}", t.finished.len()));
+        return Err(RestoreError::inconsistent(WHAT, format!("{} finished chains of {chains}", t.finished.len())));
     }
     Ok((t.finished, t.has_current.then_some(current)))
 }
@@ -166,10 +166,13 @@ pub struct Alignment {
 /// chains) is relabelled onto a pooled model's topics: `None` for chain 0's, the
 /// permutation of its chain's alignment otherwise; an error for a sample past the
 /// model's chains.
-pub fn sample_relabel(alignments: &[Alignment], iteration: u64, iterations: usize, chains: usize) -> Result<Option<&[usize]>, String> {
+pub fn sample_relabel(alignments: &[Alignment], iteration: u64, iterations: usize, chains: usize) -> Result<Option<&[usize]>, ModelError> {
     match (iteration.max(1) - 1) as usize / iterations.max(1) {
         0 => Ok(None),
-        c => alignments.get(c - 1).map(|a| Some(a.permutation.as_slice())).ok_or_else(|| format!("a sample of chain {c} of a {chains}-chain fit")),
+        c => alignments
+            .get(c - 1)
+            .map(|a| Some(a.permutation.as_slice()))
+            .ok_or_else(|| ModelError::Invalid(format!("a sample of chain {c} of a {chains}-chain fit"))),
     }
 }
 
@@ -241,7 +244,7 @@ mod tests {
 
     fn run_recording(resume: Option<&[u8]>) -> ((u64, Vec<u64>), SavedCheckpoints, Vec<Resume>, usize) {
         let calls = Mutex::new(0);
-        let ((last, _), saved, resumed) = FitContext::recording(resume, |ctx| {
+        let ((last, _), saved, resumed) = crate::models::test_kit::recording(resume, |ctx| {
             let r = run(ctx, 3, 4, |ctx, c, f| {
                 *calls.lock().unwrap() += 1;
                 toy(ctx, c, f, 9, 4)
@@ -280,7 +283,7 @@ mod tests {
 
     #[test]
     fn one_chain_is_the_family_alone() {
-        let (r, saved, _) = FitContext::recording(None, |ctx| run(ctx, 1, 4, |ctx, c, f| toy(ctx, c, f, 9, 4)).unwrap());
+        let (r, saved, _) = crate::models::test_kit::recording(None, |ctx| run(ctx, 1, 4, |ctx, c, f| toy(ctx, c, f, 9, 4)).unwrap());
         assert_eq!(r.0, 9, "chain 0 runs from the job's seed");
         assert!(saved.iter().all(|(it, b)| *b == it.to_le_bytes()), "checkpoints are the family's own bytes");
         assert_ne!(chain_seed(9, 1), chain_seed(9, 2));

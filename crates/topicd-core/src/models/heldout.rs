@@ -17,7 +17,7 @@
 //! them in its own checkpoint ([`score_resuming`]).
 
 use super::chain::Resume;
-use super::{CancelToken, Checkpointing, FitContext, FitError, Progress};
+use super::{CancelToken, Checkpointing, FitContext, FitError, Progress, RestoreError};
 use crate::corpus::lexicon::EncodedDoc;
 use crate::rng::{stream, Purpose, StreamRng};
 use rayon::prelude::*;
@@ -214,6 +214,9 @@ pub fn corpus_documents(corpus: &crate::corpus::Corpus, documents: &[usize], fea
 /// Format version of [`ScoredSoFar`]'s encoding.
 const SCORED_VERSION: u32 = 1;
 
+/// What [`RestoreError`]s about a [`ScoredSoFar`] call it.
+const SCORED: &str = "the scored documents";
+
 /// The documents a scoring run has finished: its checkpoint. It names the run it belongs
 /// to (seed, number of documents, estimator and settings) so that it is never read by
 /// another.
@@ -253,24 +256,24 @@ impl ScoredSoFar {
     /// Decode and check that the bytes belong to this run (the scorer's estimator and
     /// settings, `documents` documents, `seed`) and list distinct documents in order
     /// with finite estimates; bad bytes are an error, never a panic.
-    pub fn decode_for(bytes: &[u8], scorer: &dyn DocScorer, documents: usize, seed: u64) -> Result<Self, String> {
-        let s: ScoredSoFar = postcard::from_bytes(bytes).map_err(|e| format!("scored documents do not decode: {e}"))?;
+    pub fn decode_for(bytes: &[u8], scorer: &dyn DocScorer, documents: usize, seed: u64) -> Result<Self, RestoreError> {
+        let s: ScoredSoFar = postcard::from_bytes(bytes).map_err(|e| RestoreError::undecodable(SCORED, e))?;
         s.check_for(scorer, documents, seed)
     }
 
     /// [`Self::decode_for`]'s checks, of a value decoded as part of something else.
-    pub fn check_for(self, scorer: &dyn DocScorer, documents: usize, seed: u64) -> Result<Self, String> {
+    pub fn check_for(self, scorer: &dyn DocScorer, documents: usize, seed: u64) -> Result<Self, RestoreError> {
         let s = self; // (short: the checks below read as a table)
         let expected = ScoredSoFar::none(scorer, documents, seed);
         if s.version != SCORED_VERSION {
-            return Err(format!("scored documents' format version {} is not {SCORED_VERSION}", s.version));
+            return Err(RestoreError::Version { what: SCORED, found: s.version, expected: SCORED_VERSION });
         }
         if (s.seed, s.documents, &s.estimator, &s.settings) != (expected.seed, expected.documents, &expected.estimator, &expected.settings) {
-            return Err(format!("scored documents belong to another run ({} documents, seed {}, {} {})", s.documents, s.seed, s.estimator, s.settings));
+            return Err(RestoreError::other_fit(SCORED, format!("{} documents, seed {}, {} {}", s.documents, s.seed, s.estimator, s.settings)));
         }
         let in_order = s.done.windows(2).all(|w| w[0].0 < w[1].0);
         if !in_order || s.done.iter().any(|&(i, ll)| i >= s.documents || !ll.is_finite()) {
-            return Err("scored documents are out of order, out of range or not finite".into());
+            return Err(RestoreError::inconsistent(SCORED, "documents out of order, out of range or not finite"));
         }
         Ok(s)
     }
@@ -506,7 +509,7 @@ mod tests {
     fn scored(d: &[HeldoutDoc], threads: usize, resume: Option<&[u8]>) -> (HeldoutReport, crate::models::SavedCheckpoints, Vec<Resume>, usize) {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let scorer = Counted::default();
-        let (report, saved, resumed) = FitContext::recording(resume, |ctx| pool.install(|| score_documents(&scorer, d, 9, ctx).unwrap()));
+        let (report, saved, resumed) = crate::models::test_kit::recording(resume, |ctx| pool.install(|| score_documents(&scorer, d, 9, ctx).unwrap()));
         (report, saved, resumed, scorer.0.into_inner())
     }
 

@@ -28,6 +28,33 @@ const IN_PARAMS: ParamsDoc = ParamsDoc {
     ],
 };
 
+/// The options as the job's `options` object states them (the `JobOptions` component of
+/// the OpenAPI document).
+const AS_OPTIONS: ParamsDoc = ParamsDoc {
+    component: "JobOptions",
+    description: "The runner's options for a fit job: how it is run, not what is fitted (a model fitted on two threads is the same model, byte for byte, as one fitted on eight). Kept on the job, never in its params or its model. Absent options take the server's flags.",
+    keys: &[
+        ("threads", "Worker threads of the fit; 0 or absent: the server's `--threads`."),
+        ("checkpoint_every_s", "Seconds between checkpoints of the running fit (absent: the server's `--checkpoint-every-s`; 0 turns them off)."),
+        ("ranks", "MPI ranks the fit runs over (absent or 1: one process). The model is the one-process model, byte for byte. Only `lda`, `hpc` and `pcm` (one chain, no covariates) and `hdp` fit over ranks; a job with more than one is claimed only by a replica started with `--mpi-launch`, and a server alone on its SQLite store without one refuses it (422 naming `options.ranks`). Accepted here only, not inside `params`."),
+    ],
+};
+
+/// The schema of a job's `options` (the `JobOptions` component), generated from
+/// [`JobOptions::from_json`] as the params schemas are from their parsers; every option
+/// may also be null (the server's default).
+pub fn options_schema() -> ParamsSchema {
+    let mut schema = record_schema("JobOptions", || {
+        let _ = JobOptions::read(&Value::Null, &AS_OPTIONS);
+    });
+    for property in schema.schema["properties"].as_object_mut().into_iter().flat_map(|p| p.values_mut()) {
+        if let Some(t) = property.get("type").and_then(Value::as_str).map(str::to_string) {
+            property["type"] = serde_json::json!([t, "null"]);
+        }
+    }
+    schema
+}
+
 /// The schema of the runner options a job's `params` may carry ([`OPTION_KEYS`]),
 /// generated from [`JobOptions::from_json`]: what every family's params schema adds
 /// after its own keys.
@@ -72,7 +99,12 @@ impl JobOptions {
     /// Check `options` (a JSON object of option keys; `null` is none). Errors name the
     /// key (`threads`) and reject any key that is not an option.
     pub fn from_json(options: &Value) -> Result<JobOptions, ParamError> {
-        let mut r = ParamReader::new(options)?.described_by(&IN_PARAMS);
+        Self::read(options, &IN_PARAMS)
+    }
+
+    /// [`Self::from_json`], its keys described (when a schema is recorded) by `doc`.
+    fn read(options: &Value, doc: &'static ParamsDoc) -> Result<JobOptions, ParamError> {
+        let mut r = ParamReader::new(options)?.described_by(doc);
         let threads = r.uint_in("threads", 0, MAX_THREADS)?.map(|t| t as usize);
         let checkpoint_every_s = r.non_negative("checkpoint_every_s", MAX_CHECKPOINT_EVERY_S)?;
         let ranks = r.uint_in("ranks", 1, MAX_RANKS)?.map(|t| t as usize);

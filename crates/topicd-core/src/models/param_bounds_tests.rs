@@ -2,8 +2,9 @@
 //! safe: a value at either end of it is accepted, a value just outside is refused
 //! naming the field, and fits with the real-valued parameters at their ends (all low,
 //! all high, and alternating) end with finite numbers, so that a job accepted at submit
-//! cannot fail on its params. `tests/openapi.rs` checks the OpenAPI params schemas
-//! against the same parsers.
+//! cannot fail on its params. The ranges are the ones each family's generated params
+//! schema states (recorded from its parser), so no table here can drift from them;
+//! `tests/openapi.rs` checks the served schemas through HTTP.
 
 use super::lda::{fit_lda, LdaParams};
 use super::options::JobOptions;
@@ -25,103 +26,38 @@ enum Kind {
     Fraction,
 }
 
-/// One bounded parameter of the families named.
+/// One bounded parameter.
 struct Bound {
-    families: &'static [&'static str],
-    key: &'static str,
+    key: String,
     lo: f64,
     hi: f64,
     kind: Kind,
 }
 
-const ALL_TOPIC: &[&str] = &["lda", "hpc", "pcm", "dcnt", "scnt", "hdp"];
-const LDA: &[&str] = &["lda"];
-const HPC_PCM: &[&str] = &["hpc", "pcm"];
-const DCNT: &[&str] = &["dcnt", "scnt"];
-const HDP: &[&str] = &["hdp"];
-const AMMSB: &[&str] = &["hdp_ammsb"];
-const GIBBS: &[&str] = &["lda", "hpc", "pcm", "dcnt", "scnt"];
+/// The most iterations a Gibbs family runs (what `burn_in` is read beside).
 const MILLION: f64 = 1e6;
 
-/// Every numeric parameter with its range, as the params schemas in OpenAPI state them
-/// (Dirichlet and DP concentrations in [1e-6, 1e4]; the rest each family's own).
-fn bounds() -> Vec<Bound> {
-    use Kind::*;
-    let b = |families, key, lo, hi, kind| Bound { families, key, lo, hi, kind };
-    vec![
-        // Shared by the Gibbs families.
-        b(GIBBS, "iterations", 1.0, MILLION, Int),
-        b(GIBBS, "burn_in", 0.0, MILLION - 1.0, Int),
-        b(GIBBS, "thin", 1.0, MILLION, Int),
-        b(GIBBS, "chains", 1.0, 8.0, Int),
-        b(ALL_TOPIC, "keep_draws", 0.0, 10_000.0, Int),
-        // LDA.
-        b(LDA, "topics", 1.0, 10_000.0, Int),
-        b(LDA, "alpha", 1e-6, 1e4, Real),
-        b(LDA, "beta", 1e-6, 1e4, Real),
-        b(LDA, "sync_tokens", 1.0, (1u64 << 40) as f64, Int),
-        b(LDA, "loglik_every", 1.0, MILLION, Int),
-        b(LDA, "test_fraction", 0.0, 1.0, Fraction),
-        b(LDA, "heldout_burn_in", 0.0, MILLION, Int),
-        b(LDA, "heldout_chain_length", 1.0, MILLION, Int),
-        b(LDA, "optimize_interval", 0.0, MILLION, Int),
-        b(LDA, "optimize_burn_in", 0.0, MILLION, Int),
-        // HPC and PCM.
-        b(&["pcm"], "topics", 2.0, 2_000.0, Int),
-        b(HPC_PCM, "hessian_every", 1.0, MILLION, Int),
-        b(HPC_PCM, "leapfrog_steps", 1.0, 1_000.0, Int),
-        b(HPC_PCM, "step_size", 1e-4, 2.0, Real),
-        b(HPC_PCM, "validation_fraction", 0.0, 0.9, Fraction),
-        b(HPC_PCM, "test_fraction", 0.0, 0.9, Fraction),
-        b(HPC_PCM, "min_label_validation", 1.0, MILLION, Int),
-        b(&["hpc"], "max_label_sets", 0.0, MILLION, Int),
-        // DCNT and SCNT.
-        b(DCNT, "topics", 2.0, 1_000.0, Int),
-        b(DCNT, "loglik_every", 1.0, MILLION, Int),
-        b(DCNT, "topic_swaps", 0.0, 100.0, Int),
-        b(DCNT, "warm_start", 0.0, 100_000.0, Int),
-        b(DCNT, "beta", 1e-6, 1e4, Real),
-        b(DCNT, "gamma_mu", 1e-6, 1e12, Real),
-        b(DCNT, "a_f", 1e-6, 1e4, Real),
-        b(DCNT, "b_f", 1e-6, 1e4, Real),
-        b(DCNT, "a_a", 1e-6, 1e4, Real),
-        b(DCNT, "b_a", 1e-6, 1e4, Real),
-        b(DCNT, "a_v", 1e-6, 1e4, Real),
-        b(DCNT, "b_v", 1e-6, 1e4, Real),
-        b(DCNT, "test_fraction", 0.0, 0.9, Fraction),
-        b(DCNT, "heldout_burn_in", 0.0, MILLION, Int),
-        b(DCNT, "heldout_chain_length", 1.0, MILLION, Int),
-        b(DCNT, "heldout_acceptance_samples", 1.0, 1e7, Int),
-        // HDP.
-        b(HDP, "topics", 1.0, 1_000.0, Int),
-        b(HDP, "alpha", 1e-6, 1e4, Real),
-        b(HDP, "gamma", 1e-6, 1e4, Real),
-        b(HDP, "lambda", 1e-6, 1e4, Real),
-        b(HDP, "batches", 1.0, 100_000.0, Int),
-        b(HDP, "passes", 1.0, 100_000.0, Int),
-        b(HDP, "local_tolerance", 1e-8, 1e3, Real),
-        b(HDP, "local_iterations", 1.0, 100_000.0, Int),
-        b(HDP, "merge_every", 0.0, 100_000.0, Int),
-        b(HDP, "merge_pairs", 1.0, 100_000.0, Int),
-        b(HDP, "delete_every", 0.0, 100_000.0, Int),
-        b(HDP, "convergence_tolerance", 0.0, 1.0, Fraction),
-        b(HDP, "test_fraction", 0.0, 1.0, Fraction),
-        // HDP-aMMSB.
-        b(AMMSB, "communities", 1.0, 500.0, Int),
-        b(AMMSB, "alpha", 1e-6, 1e4, Real),
-        b(AMMSB, "gamma", 1e-6, 1e4, Real),
-        b(AMMSB, "epsilon", 1e-10, 0.5, Real),
-        b(AMMSB, "tau1", 0.01, 1e4, Real),
-        b(AMMSB, "tau0", 0.01, 1e4, Real),
-        b(AMMSB, "batches", 1.0, 1_000.0, Int),
-        b(AMMSB, "passes", 1.0, 100_000.0, Int),
-        b(AMMSB, "tolerance", 0.0, 1.0, Fraction),
-    ]
-}
-
-/// The bounds of `family`.
-fn bounds_of(family: &str) -> Vec<Bound> {
-    bounds().into_iter().filter(|b| b.families.contains(&family)).collect()
+/// Every numeric parameter of `family` with its range, read from the family's generated
+/// params schema (the bounds its parser checks, recorded as it reads them): a new
+/// parameter is covered here the moment its parser reads it. The runner options the
+/// schema adds are checked separately ([`JobOptions`]).
+fn bounds_of(family: Family) -> Vec<Bound> {
+    let schema = family.params_schema().schema;
+    let properties = schema["properties"].as_object().expect("a params schema has properties");
+    properties
+        .iter()
+        .filter(|(key, _)| !super::options::OPTION_KEYS.contains(&key.as_str()))
+        .filter_map(|(key, p)| {
+            let kind = match p["type"].as_str()? {
+                "integer" => Kind::Int,
+                "number" if p.get("exclusiveMaximum").is_some() => Kind::Fraction,
+                "number" => Kind::Real,
+                _ => return None,
+            };
+            let (lo, hi) = (p["minimum"].as_f64()?, p["maximum"].as_f64().or_else(|| p["exclusiveMaximum"].as_f64())?);
+            Some(Bound { key: key.clone(), lo, hi, kind })
+        })
+        .collect()
 }
 
 /// `key: value` with whatever else the value needs to be read alone: `burn_in` below
@@ -157,27 +93,27 @@ fn parse(family: Family, params: &Value) -> Result<(), super::ParamError> {
 fn every_numeric_param_is_accepted_at_its_bounds_and_refused_just_outside() {
     for family in REGISTRY {
         let name = family.name();
-        let table = bounds_of(name);
+        let table = bounds_of(*family);
         let stored = family.parse_params(&json!({})).unwrap().json().clone();
         for (key, value) in stored.as_object().unwrap() {
             if value.is_number() || value.is_null() {
-                assert!(table.iter().any(|b| b.key == key), "{name}: {key} (stored as {value}) has no range in this table");
+                assert!(table.iter().any(|b| b.key == *key), "{name}: {key} (stored as {value}) has no range in its params schema");
             }
         }
         for b in &table {
             let top = if b.kind == Kind::Fraction { b.hi - 1e-9 } else { b.hi };
             for at in [b.lo, top] {
-                let params = with(name, b.key, at, b.kind);
+                let params = with(name, &b.key, at, b.kind);
                 parse(*family, &params).unwrap_or_else(|e| panic!("{name}: {params} is refused: {e}"));
             }
             for value in outside(b) {
-                let mut params = with(name, b.key, b.lo, b.kind);
-                params[b.key] = value;
+                let mut params = with(name, &b.key, b.lo, b.kind);
+                params[b.key.as_str()] = value;
                 let e = parse(*family, &params).expect_err(&format!("{name}: {params} is accepted"));
                 assert_eq!(e.field, b.key, "{name}: {params}: {e}");
             }
             for absurd in [json!(1e308), json!(-1e308), json!("1")] {
-                let e = parse(*family, &json!({ b.key: absurd })).expect_err(&format!("{name}: {} = {absurd} is accepted", b.key));
+                let e = parse(*family, &json!({ b.key.as_str(): absurd })).expect_err(&format!("{name}: {} = {absurd} is accepted", b.key));
                 assert_eq!(e.field, b.key, "{name}: {absurd}");
             }
         }
@@ -194,7 +130,7 @@ fn every_numeric_param_is_accepted_at_its_bounds_and_refused_just_outside() {
     }
     // The runner options every family's params may carry.
     for (key, lo, hi, kind) in [("threads", 0.0, 1024.0, Kind::Int), ("checkpoint_every_s", 0.0, 604_800.0, Kind::Real), ("ranks", 1.0, 1024.0, Kind::Int)] {
-        let b = Bound { families: &[], key, lo, hi, kind };
+        let b = Bound { key: key.to_string(), lo, hi, kind };
         for at in [lo, hi] {
             JobOptions::from_json(&with("", key, at, kind)).unwrap();
         }
@@ -274,7 +210,7 @@ fn fits_at_the_ends_of_the_ranges_are_finite() {
     let graph = planted_graph(4, 10, 15);
     for family in REGISTRY {
         let name = family.name();
-        let reals: Vec<Bound> = bounds_of(name).into_iter().filter(|b| b.kind == Kind::Real).collect();
+        let reals: Vec<Bound> = bounds_of(*family).into_iter().filter(|b| b.kind == Kind::Real).collect();
         assert!(!reals.is_empty(), "{name}");
         let ends: [End; 4] = [("low", |_| true), ("high", |_| false), ("even low", |i| i % 2 == 0), ("odd low", |i| i % 2 == 1)];
         for (label, low) in ends {
@@ -289,7 +225,7 @@ fn fits_at_the_ends_of_the_ranges_are_finite() {
                 params["heldout_acceptance_samples"] = json!(20);
             }
             for (i, b) in reals.iter().enumerate() {
-                params[b.key] = json!(if low(i) { b.lo } else { b.hi });
+                params[b.key.as_str()] = json!(if low(i) { b.lo } else { b.hi });
             }
             let parsed = family.parse_params(&params).unwrap_or_else(|e| panic!("{name} {label}: {e}"));
             let source = match family {

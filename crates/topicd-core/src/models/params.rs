@@ -15,6 +15,9 @@ use serde_json::{json, Map, Value};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
+/// The most chains a job may run ([`super::chains`] runs them).
+pub const MAX_CHAINS: usize = 8;
+
 /// A parameter that is missing, unknown, mistyped or out of range.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("params.{field}: {message}")]
@@ -220,7 +223,7 @@ impl ParamReader {
     /// Takes `chains` for a family that runs one chain per job: 1 is accepted (and not
     /// stored: it is what the family does); more is refused with `why`.
     pub fn one_chain_only(&mut self, why: &str) -> Result<(), ParamError> {
-        let chains = self.uint_in("chains", 1, super::chains::MAX_CHAINS as u64);
+        let chains = self.uint_in("chains", 1, MAX_CHAINS as u64);
         self.spec("chains", json!({"type": "integer", "minimum": 1, "maximum": 1, "default": 1, "description": format!("One chain only: {why}.")}));
         match chains? {
             Some(c) if c > 1 => Err(ParamError::new("chains", format!("{c} chains asked for: {why}"))),

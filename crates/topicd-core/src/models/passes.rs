@@ -34,7 +34,7 @@
 //! and the fit starts over from its fresh state; nothing here panics on bad bytes.
 
 use super::chain::Resume;
-use super::{FitContext, FitError, Progress};
+use super::{FitContext, FitError, Progress, RestoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::time::Instant;
@@ -94,7 +94,7 @@ pub trait Passes {
     fn save(&self) -> Vec<u8>;
     /// Replace the state by [`Passes::save`]'s bytes taken at `position`. On an error the
     /// state must be left as it was (every length and index is checked first).
-    fn restore(&mut self, state: &[u8], position: &Position) -> Result<(), String>;
+    fn restore(&mut self, state: &[u8], position: &Position) -> Result<(), RestoreError>;
     /// A decision every process of a distributed fit must take together (stop before
     /// this pass, checkpoint after it), given this process' own view: such a fit takes
     /// rank 0's; one process decides alone.
@@ -149,17 +149,18 @@ impl PassCheckpoint {
 
     /// Decode and check that the checkpoint belongs to `fit` (family, seed, parameters)
     /// and stops inside its passes.
-    pub fn decode_for(bytes: &[u8], fit: &impl Passes, seed: u64) -> Result<PassCheckpoint, String> {
-        let c: PassCheckpoint = postcard::from_bytes(bytes).map_err(|e| format!("does not decode: {e}"))?;
+    pub fn decode_for(bytes: &[u8], fit: &impl Passes, seed: u64) -> Result<PassCheckpoint, RestoreError> {
+        const WHAT: &str = "the checkpoint";
+        let c: PassCheckpoint = postcard::from_bytes(bytes).map_err(|e| RestoreError::undecodable(WHAT, e))?;
         if c.version != CHECKPOINT_VERSION {
-            return Err(format!("format version {} is not {CHECKPOINT_VERSION}", c.version));
+            return Err(RestoreError::Version { what: WHAT, found: c.version, expected: CHECKPOINT_VERSION });
         }
         if c.family != fit.family() || c.seed != seed || c.params != fit.params_key() {
-            return Err(format!("belongs to another fit ({} seed {}, or other parameters)", c.family, c.seed));
+            return Err(RestoreError::other_fit(WHAT, format!("{} seed {}, or other parameters", c.family, c.seed)));
         }
         let p = c.position;
         if p.pass == 0 || p.pass >= fit.max_passes() || !p.objective.is_some_and(f64::is_finite) {
-            return Err(format!("position {p:?} is outside the fit's {} passes", fit.max_passes()));
+            return Err(RestoreError::inconsistent(WHAT, format!("position {p:?} is outside the fit's {} passes", fit.max_passes())));
         }
         Ok(c)
     }
@@ -179,7 +180,7 @@ fn resume<P: Passes>(fit: &mut P, seed: u64, ctx: &FitContext) -> Position {
             position
         }
         Err(reason) => {
-            (ctx.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
+            (ctx.checkpoint.resumed)(Resume::rejected(&reason));
             Position::START
         }
     }
@@ -314,10 +315,10 @@ mod tests {
         fn save(&self) -> Vec<u8> {
             postcard::to_allocvec(&(self.x, &self.objectives)).unwrap()
         }
-        fn restore(&mut self, state: &[u8], position: &Position) -> Result<(), String> {
-            let (x, objectives): (u64, Vec<f64>) = postcard::from_bytes(state).map_err(|e| e.to_string())?;
+        fn restore(&mut self, state: &[u8], position: &Position) -> Result<(), RestoreError> {
+            let (x, objectives): (u64, Vec<f64>) = postcard::from_bytes(state).map_err(|e| RestoreError::undecodable("the toy's state", e))?;
             if objectives.len() != position.pass {
-                return Err("objectives".into());
+                return Err(RestoreError::inconsistent("the toy's state", "objectives"));
             }
             (self.x, self.objectives) = (x, objectives);
             Ok(())
@@ -327,7 +328,7 @@ mod tests {
     /// Run a toy with a checkpoint after every pass (or from `resume`); returns the toy,
     /// how it finished, the checkpoints and what became of `resume`.
     fn run_toy(max_passes: usize, tolerance: f64, resume: Option<&[u8]>) -> (Toy<'static>, Finish, SavedCheckpoints, Vec<Resume>) {
-        let ((toy, finish), saved, resumed) = FitContext::recording(resume, |ctx| {
+        let ((toy, finish), saved, resumed) = crate::models::test_kit::recording(resume, |ctx| {
             let mut toy = Toy::new(max_passes, tolerance);
             let finish = run(&mut toy, 5, ctx).unwrap();
             (toy, finish)
@@ -456,7 +457,7 @@ mod tests {
             fn save(&self) -> Vec<u8> {
                 vec![]
             }
-            fn restore(&mut self, _: &[u8], _: &Position) -> Result<(), String> {
+            fn restore(&mut self, _: &[u8], _: &Position) -> Result<(), RestoreError> {
                 Ok(())
             }
         }

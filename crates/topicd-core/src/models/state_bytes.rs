@@ -73,6 +73,28 @@ impl StateWriter {
     }
 }
 
+/// Why bytes are not the layout a [`StateReader`] or [`split_tail`] expects: cut short,
+/// a length past the end, a header that does not decode, bytes left over.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LayoutError {
+    #[error("header does not decode: {0}")]
+    Header(String),
+    #[error("a section's length is cut short")]
+    LengthCutShort,
+    #[error("a section of {len} is longer than the {left} bytes left")]
+    SectionPastEnd { len: u64, left: usize },
+    #[error("a section of {values} numbers is longer than the {left} bytes left")]
+    ValuesPastEnd { values: usize, left: usize },
+    #[error("a ragged section's rows do not add up to its {total} values")]
+    RaggedRows { total: usize },
+    #[error("{0} bytes are left after the last section")]
+    LeftOver(usize),
+    #[error("shorter than its tail's length")]
+    TailLengthCutShort,
+    #[error("its tail is longer than it")]
+    TailPastStart,
+}
+
 /// Reads back what a [`StateWriter`] wrote, in the same order.
 pub struct StateReader<'a> {
     rest: &'a [u8],
@@ -83,23 +105,23 @@ impl<'a> StateReader<'a> {
         StateReader { rest: bytes }
     }
 
-    pub fn header<T: DeserializeOwned>(&mut self) -> Result<T, String> {
-        let (value, rest) = postcard::take_from_bytes(self.rest).map_err(|e| format!("header does not decode: {e}"))?;
+    pub fn header<T: DeserializeOwned>(&mut self) -> Result<T, LayoutError> {
+        let (value, rest) = postcard::take_from_bytes(self.rest).map_err(|e| LayoutError::Header(e.to_string()))?;
         self.rest = rest;
         Ok(value)
     }
 
-    pub fn f64s(&mut self) -> Result<Vec<f64>, String> {
+    pub fn f64s(&mut self) -> Result<Vec<f64>, LayoutError> {
         let n = self.len()?;
         self.values(n)
     }
 
-    pub fn ragged(&mut self) -> Result<Vec<Vec<f64>>, String> {
+    pub fn ragged(&mut self) -> Result<Vec<Vec<f64>>, LayoutError> {
         let rows = self.len()?;
         let lens = (0..rows).map(|_| self.len()).collect::<Result<Vec<_>, _>>()?;
         let total = self.len()?;
         if lens.iter().try_fold(0usize, |a, &l| a.checked_add(l)) != Some(total) {
-            return Err(format!("a ragged section's rows do not add up to its {total} values"));
+            return Err(LayoutError::RaggedRows { total });
         }
         let values = self.values(total)?;
         let mut at = 0;
@@ -113,27 +135,24 @@ impl<'a> StateReader<'a> {
     }
 
     /// Fails unless every byte was read.
-    pub fn finish(self) -> Result<(), String> {
+    pub fn finish(self) -> Result<(), LayoutError> {
         if self.rest.is_empty() {
             Ok(())
         } else {
-            Err(format!("{} bytes are left after the last section", self.rest.len()))
+            Err(LayoutError::LeftOver(self.rest.len()))
         }
     }
 
-    fn len(&mut self) -> Result<usize, String> {
-        let (bytes, rest) = self.rest.split_first_chunk::<8>().ok_or("a section's length is cut short")?;
+    fn len(&mut self) -> Result<usize, LayoutError> {
+        let (bytes, rest) = self.rest.split_first_chunk::<8>().ok_or(LayoutError::LengthCutShort)?;
         self.rest = rest;
         let n = u64::from_le_bytes(*bytes);
         // No section is longer than the bytes left (checked before allocating).
-        usize::try_from(n).ok().filter(|&n| n <= self.rest.len()).ok_or_else(|| format!("a section of {n} is longer than the {} bytes left", self.rest.len()))
+        usize::try_from(n).ok().filter(|&n| n <= self.rest.len()).ok_or(LayoutError::SectionPastEnd { len: n, left: self.rest.len() })
     }
 
-    fn values(&mut self, n: usize) -> Result<Vec<f64>, String> {
-        let bytes = n
-            .checked_mul(8)
-            .filter(|&b| b <= self.rest.len())
-            .ok_or_else(|| format!("a section of {n} numbers is longer than the {} bytes left", self.rest.len()))?;
+    fn values(&mut self, n: usize) -> Result<Vec<f64>, LayoutError> {
+        let bytes = n.checked_mul(8).filter(|&b| b <= self.rest.len()).ok_or(LayoutError::ValuesPastEnd { values: n, left: self.rest.len() })?;
         let (head, rest) = self.rest.split_at(bytes);
         self.rest = rest;
         Ok(head.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))).collect())
@@ -152,10 +171,10 @@ pub fn append_tail<T: Serialize>(bytes: Vec<u8>, tail: &T) -> Vec<u8> {
 }
 
 /// Split what [`append_tail`] wrote into the bytes before the tail and the tail's own
-/// bytes (still to be decoded); `what` names the encoding in the error.
-pub fn split_tail<'a>(bytes: &'a [u8], what: &str) -> Result<(&'a [u8], &'a [u8]), String> {
-    let (rest, len) = bytes.split_last_chunk::<4>().ok_or_else(|| format!("{what} does not decode: shorter than its tail's length"))?;
-    let split = rest.len().checked_sub(u32::from_le_bytes(*len) as usize).ok_or_else(|| format!("{what} does not decode: its tail is longer than it"))?;
+/// bytes (still to be decoded).
+pub fn split_tail(bytes: &[u8]) -> Result<(&[u8], &[u8]), LayoutError> {
+    let (rest, len) = bytes.split_last_chunk::<4>().ok_or(LayoutError::TailLengthCutShort)?;
+    let split = rest.len().checked_sub(u32::from_le_bytes(*len) as usize).ok_or(LayoutError::TailPastStart)?;
     Ok(rest.split_at(split))
 }
 

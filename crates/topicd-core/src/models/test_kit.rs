@@ -7,7 +7,7 @@
 //! with everything it handed back.
 
 use super::chain::Resume;
-use super::{FitContext, SavedCheckpoints};
+use super::{CancelToken, Checkpointing, FitContext, SavedCheckpoints, ALWAYS_READY};
 
 /// What one run did: the model, its checkpoints (iteration, bytes), and what became of
 /// the checkpoint it was handed.
@@ -18,9 +18,33 @@ pub(crate) struct Run<M> {
 }
 
 /// `fit` on a pool of `threads` threads, checkpointing after every iteration, resuming
-/// from `resume` if given ([`FitContext::recording`]).
+/// from `resume` if given ([`recording`]).
 pub(crate) fn recorded_run<M: Send>(threads: usize, resume: Option<&[u8]>, fit: impl FnOnce(&FitContext) -> M + Send) -> Run<M> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a thread pool");
-    let (model, checkpoints, resumed) = FitContext::recording(resume, |ctx| pool.install(|| fit(ctx)));
+    let (model, checkpoints, resumed) = recording(resume, |ctx| pool.install(|| fit(ctx)));
     Run { model, checkpoints, resumed }
+}
+
+/// A context like [`FitContext::silent`] that asks for a checkpoint after every
+/// iteration and hands `resume` (if any) to the fit; returns `f`'s result, the
+/// checkpoints handed over as (iteration, bytes), and what became of `resume`.
+/// (The fuzz targets collect their valid checkpoints the same way: `fuzzing`.)
+pub(crate) fn recording<R>(resume: Option<&[u8]>, f: impl FnOnce(&FitContext) -> R) -> (R, SavedCheckpoints, Vec<Resume>) {
+    let saved = std::sync::Mutex::new(Vec::new());
+    let resumed = std::sync::Mutex::new(Vec::new());
+    let cancel = CancelToken::new();
+    let ctx = FitContext {
+        progress: &|_| {},
+        cancel: &cancel,
+        sample: &|_, _| {},
+        checkpoint: Checkpointing {
+            every: Some(std::time::Duration::ZERO),
+            save: &|it, bytes| saved.lock().unwrap().push((it, bytes)),
+            resume_from: resume,
+            resumed: &|r| resumed.lock().unwrap().push(r),
+            ready: ALWAYS_READY,
+        },
+    };
+    let out = f(&ctx);
+    (out, saved.into_inner().unwrap(), resumed.into_inner().unwrap())
 }

@@ -9,7 +9,7 @@
 //! spread of the table that [`crate::summaries::intervals`] summarises. A sample of a
 //! later chain of a multi-chain fit is relabelled onto chain 0's topics first.
 
-use super::{TopicInfo, TopicTable};
+use super::TopicTable;
 use ndarray::Array2;
 
 /// Word-major sparse topic-word counts, as samples store them: for word w, the pairs
@@ -50,9 +50,7 @@ pub fn table_from_counts(counts: &SparseCounts, num_terms: usize, beta: f64, rel
         row.mapv_inplace(|n| (n + beta) / denominator);
     }
     let shares: Vec<f64> = totals.iter().map(|n| n / tokens).collect();
-    let exclusivity = super::exclusivity::topic_given_word(&n_kw, &shares);
-    let topics = shares.iter().map(|&p| TopicInfo { label: None, parent: None, children: vec![], proportion: p }).collect();
-    Ok(TopicTable { frequency: n_kw, exclusivity, topics })
+    Ok(TopicTable::flat(n_kw, &shares))
 }
 
 #[cfg(test)]

@@ -127,16 +127,13 @@ fn read(table: &TopicTable, listed: &[Vec<u32>], s: &IntervalSettings) -> DrawRe
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::models::TopicInfo;
     use crate::summaries::frex::rank_topic;
     use ndarray::Array2;
 
     fn table(phi: Vec<f64>, k: usize, shares: Vec<f64>) -> TopicTable {
         let v = phi.len() / k;
         let frequency = Array2::from_shape_vec((k, v), phi).unwrap();
-        let exclusivity = crate::models::exclusivity::topic_given_word(&frequency, &shares);
-        let topics = shares.iter().map(|&p| TopicInfo { label: None, parent: None, children: vec![], proportion: p }).collect();
-        TopicTable { frequency, exclusivity, topics }
+        TopicTable::flat(frequency, &shares)
     }
 
     /// Three draws of a two-topic, four-word table, summarised by hand: each word's

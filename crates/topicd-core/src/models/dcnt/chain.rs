@@ -20,7 +20,7 @@ use super::state::{DcntState, Documents};
 use super::stick::stick_weights;
 use crate::models::chain::{Chain, Position, Schedule};
 use crate::models::convergence::KeptTrace;
-use crate::models::FitError;
+use crate::models::{FitError, RestoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::ops::Range;
@@ -189,8 +189,9 @@ impl<'a> DcntChain<'a> {
     /// A chain continued from [`Chain::save`]'s bytes; every length, topic id and
     /// parameter is checked against the documents and `p`, so bad bytes are an error,
     /// not a panic.
-    pub fn restore(p: &DcntParams, diagonal: bool, docs: &'a Documents, bytes: &[u8], position: &Position) -> Result<Self, String> {
-        let s: SavedDcnt = postcard::from_bytes(bytes).map_err(|e| format!("DCNT state does not decode: {e}"))?;
+    pub fn restore(p: &DcntParams, diagonal: bool, docs: &'a Documents, bytes: &[u8], position: &Position) -> Result<Self, RestoreError> {
+        const WHAT: &str = "DCNT state";
+        let s: SavedDcnt = postcard::from_bytes(bytes).map_err(|e| RestoreError::undecodable(WHAT, e))?;
         let (k, f, d) = (p.topics, docs.num_features, docs.num_docs());
         let g = &s.globals;
         // No chain gets near these magnitudes; beyond them the conditionals' sums of
@@ -208,9 +209,7 @@ impl<'a> DcntChain<'a> {
             (s.sums.fits(k, f, docs.num_terms, d) && s.sums.kept == position.kept && s.sums.keep_draws == p.draws_per_chain(), "posterior sums"),
             (s.last.a.len() == k * k && s.last.eta.len() == f * k, "last kept loadings"),
         ];
-        if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
-            return Err(format!("DCNT state does not fit these documents and parameters ({what})"));
-        }
+        RestoreError::first_mismatch(WHAT, &checks)?;
         let mut state = DcntState {
             num_topics: k,
             diagonal,

@@ -21,8 +21,7 @@ use crate::models::convergence::ConvergenceReport;
 use crate::models::design::DesignSpec;
 use crate::models::heldout::{DocScorer, HeldoutReport};
 use crate::models::{
-    DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicCorrelations, TopicInfo, TopicModel,
-    TopicTable,
+    DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicCorrelations, TopicModel, TopicTable,
 };
 use ndarray::Array2;
 use serde_json::json;
@@ -101,16 +100,14 @@ impl TopicModel for DcntModel {
     fn topic_table(&self, _options: &TableOptions) -> TopicTable {
         let k = self.params.topics;
         let omega = Array2::from_shape_vec((k, self.num_terms), self.topic_word.clone()).expect("shape stored with the model");
-        let exclusivity = crate::models::exclusivity::topic_given_word(&omega, &self.topic_shares);
-        let topics = self.topic_shares.iter().map(|&s| TopicInfo { label: None, parent: None, children: vec![], proportion: s }).collect();
-        TopicTable { frequency: omega, exclusivity, topics }
+        TopicTable::flat(omega, &self.topic_shares)
     }
 
     /// New documents carry no metadata: they use the training documents' mean φ.
     fn predict(&self, docs: &[EncodedDoc], options: &PredictOptions) -> Result<Vec<DocPrediction>, ModelError> {
         let features: Vec<f64> = docs.iter().flat_map(|_| self.mean_features.iter().copied()).collect();
         let proportions = self.predict_with_features(docs, &features, options)?;
-        Ok(proportions.into_iter().map(|t| DocPrediction { topic_proportions: t, labels: vec![], predicted_labels: vec![] }).collect())
+        Ok(proportions.into_iter().map(DocPrediction::proportions).collect())
     }
 
     /// Intervals over the fold-in chain's kept sweeps, new documents at the training
@@ -135,7 +132,7 @@ impl TopicModel for DcntModel {
         if counts.num_topics != self.params.topics {
             return Err(ModelError::Invalid(format!("a sample of {} topics for a model of {}", counts.num_topics, self.params.topics)));
         }
-        let relabel = chains::sample_relabel(&self.alignments, iteration, self.params.iterations, self.params.chains).map_err(ModelError::Invalid)?;
+        let relabel = chains::sample_relabel(&self.alignments, iteration, self.params.iterations, self.params.chains)?;
         table_from_counts(&counts, self.num_terms, self.params.priors.beta, relabel).map(Some).map_err(ModelError::Invalid)
     }
 

@@ -43,7 +43,7 @@ use crate::models::chain_fit::{fit_chains, ChainFit};
 use crate::models::design::{DesignRequest, DesignSpec};
 use crate::models::heldout::{corpus_documents, HeldoutReport, ScoredSoFar};
 use crate::models::splits;
-use crate::models::{FitContext, FitError, ParamError, TopicModel};
+use crate::models::{FitContext, FitError, ParamError, RestoreError, TopicModel};
 
 /// Corpus indices of the training and held-out documents.
 /// (The service's one split rule, [`crate::models::splits`].)
@@ -201,10 +201,11 @@ fn restore_after_chain(
     bytes: &[u8],
     scored: ScoredSoFar,
     position: &Position,
-) -> Result<(DcntModel, ScoredSoFar), String> {
-    let model = DcntModel::decode(bytes).map_err(|e| e.to_string())?;
-    if let Some(what) = training.mismatch(p, diagonal, &model, position) {
-        return Err(format!("the fitted model in the checkpoint does not belong to this fit ({what})"));
+) -> Result<(DcntModel, ScoredSoFar), RestoreError> {
+    const WHAT: &str = "the fitted model in the checkpoint";
+    let model = DcntModel::decode(bytes).map_err(|e| RestoreError::undecodable(WHAT, e))?;
+    if let Some(part) = training.mismatch(p, diagonal, &model, position) {
+        return Err(RestoreError::Mismatch { what: WHAT, part });
     }
     let scored = scored.check_for(&chib(&model), model.heldout_documents.len(), seed)?;
     Ok((model, scored))
@@ -246,11 +247,11 @@ impl<'a> ChainFit for DcntFit<'a> {
         DcntChain::new(self.p, self.diagonal, &self.training.docs, seed, &|| ctx.cancel.is_cancelled())
     }
 
-    fn restore(&self, state: &[u8], position: &Position) -> Result<DcntChain<'a>, String> {
+    fn restore(&self, state: &[u8], position: &Position) -> Result<DcntChain<'a>, RestoreError> {
         DcntChain::restore(self.p, self.diagonal, &self.training.docs, state, position)
     }
 
-    fn restore_ended(&self, model: &[u8], scored: ScoredSoFar, seed: u64, position: &Position) -> Result<(DcntModel, ScoredSoFar), String> {
+    fn restore_ended(&self, model: &[u8], scored: ScoredSoFar, seed: u64, position: &Position) -> Result<(DcntModel, ScoredSoFar), RestoreError> {
         restore_after_chain(self.training, self.p, self.diagonal, seed, model, scored, position)
     }
 

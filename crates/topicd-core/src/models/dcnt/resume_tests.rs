@@ -197,7 +197,7 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
     }
     // A DCNT checkpoint handed to SCNT is rejected too.
     let scnt = fit(&corpus, &p, true, 1, Some(good));
-    assert!(matches!(&scnt.resumed[..], [Resume::Rejected(reason)] if reason.contains("another chain")), "{:?}", scnt.resumed);
+    assert!(matches!(&scnt.resumed[..], [Resume::Rejected(reason)] if reason.contains("belongs to another fit")), "{:?}", scnt.resumed);
 }
 
 /// Several chains: chain 0 is the one-chain fit (the job's seed), the pooled model is

@@ -16,7 +16,7 @@ use crate::inference::stick_posterior::StickPosterior;
 use crate::models::completion::CompletionReport;
 use crate::models::design::DesignSpec;
 use crate::models::encoding_upgrade::with_params_converted;
-use crate::models::{DocPrediction, ModelError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable};
+use crate::models::{DocPrediction, ModelError, PredictOptions, TableOptions, TopicModel, TopicTable};
 use ndarray::Array2;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -321,9 +321,7 @@ impl TopicModel for HdpModel {
         let phi = Array2::from_shape_vec((k, self.num_terms), self.topic_means()).expect("shape stored with the model");
         let total: f64 = self.topic_tokens.iter().sum();
         let shares: Vec<f64> = self.topic_tokens.iter().map(|&n| if total > 0.0 { n / total } else { 1.0 / k as f64 }).collect();
-        let exclusivity = crate::models::exclusivity::topic_given_word(&phi, &shares);
-        let topics = shares.iter().map(|&s| TopicInfo { label: None, parent: None, children: vec![], proportion: s }).collect();
-        TopicTable { frequency: phi, exclusivity, topics }
+        TopicTable::flat(phi, &shares)
     }
 
     /// Effects by the method of composition over draws from the training documents'
@@ -349,7 +347,7 @@ impl TopicModel for HdpModel {
     }
 
     fn predict(&self, docs: &[EncodedDoc], _options: &PredictOptions) -> Result<Vec<DocPrediction>, ModelError> {
-        Ok(self.topic_proportions(docs).into_iter().map(|t| DocPrediction { topic_proportions: t, labels: vec![], predicted_labels: vec![] }).collect())
+        Ok(self.topic_proportions(docs).into_iter().map(DocPrediction::proportions).collect())
     }
 
     fn diagnostics(&self) -> serde_json::Value {

@@ -23,7 +23,7 @@ use super::summary::{PairStats, Summary};
 use crate::corpus::DocTermMatrix;
 use crate::inference::stick_posterior::StickPosterior;
 use crate::models::passes::{self, Convergence, PassReport, Passes, Position};
-use crate::models::{FitContext, FitError};
+use crate::models::{FitContext, FitError, RestoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::time::Instant;
@@ -309,10 +309,11 @@ impl Passes for HdpPasses<'_> {
         postcard::to_allocvec(&saved).expect("plain data encodes")
     }
 
-    fn restore(&mut self, state: &[u8], position: &Position) -> Result<(), String> {
-        let s: SavedHdp = postcard::from_bytes(state).map_err(|e| format!("HDP state does not decode: {e}"))?;
-        if let Some(what) = s.misfit(&self.memo, position) {
-            return Err(format!("HDP state does not fit this corpus and these parameters ({what})"));
+    fn restore(&mut self, state: &[u8], position: &Position) -> Result<(), RestoreError> {
+        const WHAT: &str = "HDP state";
+        let s: SavedHdp = postcard::from_bytes(state).map_err(|e| RestoreError::undecodable(WHAT, e))?;
+        if let Some(part) = s.misfit(&self.memo, position) {
+            return Err(RestoreError::Mismatch { what: WHAT, part });
         }
         let m = &mut self.memo;
         let k = s.total.num_topics;

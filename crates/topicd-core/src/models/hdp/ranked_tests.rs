@@ -39,7 +39,7 @@ fn ranked(corpus: &Corpus, p: &HdpParams, size: usize, resume: Option<&[u8]>) ->
     let mut runs = ThreadRanks::run(size, |ranks| {
         let held = ranks.is_root().then(|| corpus.clone());
         let resume = resume.filter(|_| ranks.is_root());
-        FitContext::recording(resume, |ctx| fit_hdp_ranked(held, p, 4, ctx, ranks).expect("fit runs"))
+        crate::models::test_kit::recording(resume, |ctx| fit_hdp_ranked(held, p, 4, ctx, ranks).expect("fit runs"))
     });
     assert!(runs[1..].iter().all(|r| r.0.is_none()), "only rank 0 holds the model");
     assert!(runs[1..].iter().all(|r| r.1.is_empty()), "only rank 0 hands checkpoints over");
@@ -80,7 +80,7 @@ fn checkpoints_cross_rank_counts() {
     let p = moving_params();
     let single = FitContext::silent(|ctx| fit_hdp(&corpus, &p, 4, ctx)).expect("fit runs");
     let (_, over_three, _) = ranked(&corpus, &p, 3, None);
-    let (_, in_one, _) = FitContext::recording(None, |ctx| fit_hdp(&corpus, &p, 4, ctx).expect("fit runs"));
+    let (_, in_one, _) = crate::models::test_kit::recording(None, |ctx| fit_hdp(&corpus, &p, 4, ctx).expect("fit runs"));
     // After pass 3: a delete was decided in pass 2, merges follow pass 4.
     let at = |saved: &crate::models::SavedCheckpoints| saved.iter().find(|(pass, _)| *pass == 3).expect("a checkpoint after pass 3").1.clone();
     // The same layout (the bytes differ only by the passes' wall-clock seconds; that
@@ -89,7 +89,7 @@ fn checkpoints_cross_rank_counts() {
     let (resumed, _, how) = ranked(&corpus, &p, 2, Some(&at(&over_three)));
     assert_eq!(how, vec![Resume::From(3)]);
     assert_eq!(resumed.encode(), single.encode(), "3 ranks' checkpoint over 2 ranks");
-    let (resumed, _, _) = FitContext::recording(Some(&at(&over_three)), |ctx| fit_hdp(&corpus, &p, 4, ctx).expect("fit runs"));
+    let (resumed, _, _) = crate::models::test_kit::recording(Some(&at(&over_three)), |ctx| fit_hdp(&corpus, &p, 4, ctx).expect("fit runs"));
     assert_eq!(resumed.encode(), single.encode(), "3 ranks' checkpoint in one process");
     let (resumed, _, how) = ranked(&corpus, &p, 4, Some(&at(&in_one)));
     assert_eq!(how, vec![Resume::From(3)]);

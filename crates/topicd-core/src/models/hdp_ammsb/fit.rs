@@ -30,7 +30,7 @@ use super::state::GlobalState;
 use super::summary::Memo;
 use crate::graph::Graph;
 use crate::models::passes::{self, Convergence, PassReport, Passes, Position};
-use crate::models::{FitContext, FitError};
+use crate::models::{FitContext, FitError, RestoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::time::Instant;
@@ -146,8 +146,9 @@ impl Passes for AmmsbPasses<'_> {
         postcard::to_allocvec(&saved).expect("plain data encodes")
     }
 
-    fn restore(&mut self, bytes: &[u8], position: &Position) -> Result<(), String> {
-        let s: SavedAmmsb = postcard::from_bytes(bytes).map_err(|e| format!("HDP-aMMSB state does not decode: {e}"))?;
+    fn restore(&mut self, bytes: &[u8], position: &Position) -> Result<(), RestoreError> {
+        const WHAT: &str = "HDP-aMMSB state";
+        let s: SavedAmmsb = postcard::from_bytes(bytes).map_err(|e| RestoreError::undecodable(WHAT, e))?;
         let (n, k) = (self.graph.num_nodes(), self.params.communities);
         let g = &s.state;
         let checks = [
@@ -158,9 +159,7 @@ impl Passes for AmmsbPasses<'_> {
             (s.memo.fits(self.layout.num_batches(), n, k) && s.memo.complete(), "memo"),
             (s.trace.len() == position.pass && s.trace.last().map(|x| x.to_bits()) == position.objective.map(f64::to_bits), "objective trace"),
         ];
-        if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
-            return Err(format!("HDP-aMMSB state does not fit this graph and these parameters ({what})"));
-        }
+        RestoreError::first_mismatch(WHAT, &checks)?;
         self.state = s.state;
         self.memo = s.memo;
         self.trace = s.trace;

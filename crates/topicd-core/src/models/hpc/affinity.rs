@@ -273,20 +273,17 @@ mod tests {
     use crate::rng::{stream, Purpose};
     use rand::RngExt;
 
+    /// A block of three active topics over the nine-word `beta`, the label terms on or off.
+    fn three_topic_block(beta: &[f64], label_terms: bool) -> ActiveAffinities<'_> {
+        ActiveAffinities { length: 1.3, rate_totals: &[2.0, 1.5, 3.0], counts: &[2.0, 1.0, 4.0], beta, eta: &[-0.5, 0.2, 0.0], lambda2: 2.0, label_terms }
+    }
+
     #[test]
     fn active_block_gradient_and_hessian_match_finite_differences() {
         let beta = [0.3, 0.05, 0.2, 0.01, 0.4, 0.1, 0.2, 0.2, 0.6];
         let mut rng = stream(11, Purpose::Estimate, 0, 0);
         for label_terms in [true, false] {
-            let target = ActiveAffinities {
-                length: 1.3,
-                rate_totals: &[2.0, 1.5, 3.0],
-                counts: &[2.0, 1.0, 4.0],
-                beta: &beta,
-                eta: &[-0.5, 0.2, 0.0],
-                lambda2: 2.0,
-                label_terms,
-            };
+            let target = three_topic_block(&beta, label_terms);
             for _ in 0..5 {
                 let xi: Vec<f64> = (0..3).map(|_| rng.random::<f64>() * 4.0 - 2.0).collect();
                 check_gradient_and_hessian(&target, |x| target.hessian(x), &xi);
@@ -301,15 +298,7 @@ mod tests {
         let beta = [0.3, 0.05, 0.2, 0.01, 0.4, 0.1, 0.2, 0.2, 0.6];
         let mut rng = stream(13, Purpose::Estimate, 0, 0);
         for label_terms in [true, false] {
-            let target = ActiveAffinities {
-                length: 1.3,
-                rate_totals: &[2.0, 1.5, 3.0],
-                counts: &[2.0, 1.0, 4.0],
-                beta: &beta,
-                eta: &[-0.5, 0.2, 0.0],
-                lambda2: 2.0,
-                label_terms,
-            };
+            let target = three_topic_block(&beta, label_terms);
             for _ in 0..5 {
                 let xi: Vec<f64> = (0..3).map(|_| rng.random::<f64>() * 4.0 - 2.0).collect();
                 let (mut full, mut only) = ([0.0; 3], [0.0; 3]);

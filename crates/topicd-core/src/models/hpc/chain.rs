@@ -24,8 +24,8 @@ use super::sampler::{document_weights, linear_term, parent_variances, Caches, Hp
 use crate::models::chain::{Chain, Position, Schedule};
 use crate::models::composition::DrawPlan;
 use crate::models::convergence::KeptTrace;
-use crate::models::state_bytes::{StateReader, StateWriter};
-use crate::models::{FitError, StepKind};
+use crate::models::state_bytes::{LayoutError, StateReader, StateWriter};
+use crate::models::{FitError, RestoreError, StepKind};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -281,13 +281,14 @@ impl<'a> HpcChain<'a> {
 
     /// A chain continued from [`Chain::save`]'s bytes; every length and value range is
     /// checked against the data and parameters, so bad bytes are an error, not a panic.
-    pub fn restore(data: &'a HpcData, params: &'a HpcParams, bytes: &[u8], position: &Position) -> Result<Self, String> {
-        let read = || -> Result<_, String> {
-            let mut r = StateReader::new(bytes);
-            let header: HpcHeader = r.header()?;
-            if header.version != STATE_VERSION {
-                return Err(format!("state version {} is not {STATE_VERSION}", header.version));
-            }
+    pub fn restore(data: &'a HpcData, params: &'a HpcParams, bytes: &[u8], position: &Position) -> Result<Self, RestoreError> {
+        const WHAT: &str = "HPC state";
+        let mut r = StateReader::new(bytes);
+        let header: HpcHeader = r.header().map_err(RestoreError::layout(WHAT))?;
+        if header.version != STATE_VERSION {
+            return Err(RestoreError::Version { what: WHAT, found: header.version, expected: STATE_VERSION });
+        }
+        let read = || -> Result<_, LayoutError> {
             let (mu, tau2_parents, xi) = (r.f64s()?, r.f64s()?, r.f64s()?);
             let (rate_diagonals, rate_off_diagonals, affinity_hessians) = (r.ragged()?, r.ragged()?, r.ragged()?);
             let sums = if header.kept > 0 {
@@ -299,8 +300,7 @@ impl<'a> HpcChain<'a> {
             r.finish()?;
             Ok((header, mu, tau2_parents, xi, rate_diagonals, rate_off_diagonals, affinity_hessians, sums))
         };
-        let (s, mu, tau2_parents, xi, rate_diagonals, rate_off_diagonals, affinity_hessians, sums) =
-            read().map_err(|e| format!("HPC state does not decode: {e}"))?;
+        let (s, mu, tau2_parents, xi, rate_diagonals, rate_off_diagonals, affinity_hessians, sums) = read().map_err(RestoreError::layout(WHAT))?;
         let (v, n, k, d) = (data.num_terms(), data.num_nodes(), data.num_topics(), data.num_docs());
         let finite = |xs: &[f64]| xs.iter().all(|x| x.is_finite());
         let positive = |xs: &[f64]| xs.iter().all(|x| x.is_finite() && *x > 0.0);
@@ -322,9 +322,7 @@ impl<'a> HpcChain<'a> {
             (s.trace.names == trace_of(data).names && s.trace.is_consistent() && s.trace.draws() == position.kept, "convergence trace"),
             (s.theta_draws.len() <= draw_plan(data, params).keep && s.theta_draws.iter().all(|t| t.len() == d * k), "θ draws"),
         ];
-        if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
-            return Err(format!("HPC state does not fit this corpus and these parameters ({what})"));
-        }
+        RestoreError::first_mismatch(WHAT, &checks)?;
         let mut tau2 = HpcState::initial_tau2(v, n);
         for (row, saved) in tau2.chunks_mut(n).zip(tau2_parents.chunks(data.parent_nodes.len().max(1))) {
             for (&p, &t) in data.parent_nodes.iter().zip(saved) {

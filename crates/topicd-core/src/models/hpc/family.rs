@@ -119,7 +119,7 @@ impl HpcModel {
         let extra = at_mode(&words, &rates, &xi);
         let topic_proportions = super::affinity::softmax(&xi);
         if !self.supervised {
-            return (DocPrediction { topic_proportions, labels: vec![], predicted_labels: vec![] }, extra);
+            return (DocPrediction::proportions(topic_proportions), extra);
         }
         let probabilities = label_probabilities(self, &self.prediction, &evidence, self.deepest_first(), || xi);
         let predicted = self.prediction.decide(&self.thresholds, &probabilities, &self.parent);

@@ -170,7 +170,7 @@ fn fit_stages(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx: 
                     return Ok(evaluated(calibrated(refitted, calibration, p, &train, &validation), both, &test));
                 }
                 Err(reason) => {
-                    (ctx.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
+                    (ctx.checkpoint.resumed)(Resume::rejected(&reason));
                     resume_from = None;
                 }
             }
@@ -190,7 +190,7 @@ fn fit_stages(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx: 
                     return Ok(evaluated(model, both, &test));
                 }
                 Err(reason) => {
-                    (ctx.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
+                    (ctx.checkpoint.resumed)(Resume::rejected(&reason));
                     resume_from = None;
                 }
             }

@@ -27,7 +27,7 @@ use super::data::HpcData;
 use super::params::HpcParams;
 use crate::models::chain::{Chain, Position};
 use crate::models::state_bytes::{append_tail, split_tail};
-use crate::models::FitError;
+use crate::models::{FitError, RestoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -54,7 +54,7 @@ pub(super) struct RefitChain<'a> {
 impl Calibration {
     /// Whether a decoded calibration fits a model of `topics` labels: a positive finite
     /// temperature and probabilities for thresholds, one per label.
-    pub fn check(&self, topics: usize) -> Result<(), String> {
+    pub fn check(&self, topics: usize) -> Result<(), RestoreError> {
         let t = &self.thresholds;
         let probability = |x: f64| (0.0..=1.0).contains(&x);
         let fits = self.temperature.is_finite()
@@ -65,7 +65,7 @@ impl Calibration {
         if fits {
             Ok(())
         } else {
-            Err("refit calibration does not fit this corpus (temperature or thresholds)".into())
+            Err(RestoreError::Mismatch { what: "refit calibration", part: "temperature or thresholds" })
         }
     }
 }
@@ -74,9 +74,9 @@ impl<'a> RefitChain<'a> {
     /// Continue from [`RefitChain::save`]'s bytes: the calibration is the tail (its
     /// postcard bytes, then their length as a little-endian `u32`), the chain's state
     /// the rest. Every part is checked; bad bytes are an error.
-    pub fn restore(data: &'a HpcData, params: &'a HpcParams, bytes: &[u8], position: &Position) -> Result<Self, String> {
-        let (state, tail) = split_tail(bytes, "refit state")?;
-        let calibration: Calibration = postcard::from_bytes(tail).map_err(|e| format!("refit calibration does not decode: {e}"))?;
+    pub fn restore(data: &'a HpcData, params: &'a HpcParams, bytes: &[u8], position: &Position) -> Result<Self, RestoreError> {
+        let (state, tail) = split_tail(bytes).map_err(RestoreError::layout("refit state"))?;
+        let calibration: Calibration = postcard::from_bytes(tail).map_err(|e| RestoreError::undecodable("refit calibration", e))?;
         calibration.check(data.num_topics())?;
         Ok(RefitChain { chain: HpcChain::restore(data, params, state, position)?, calibration })
     }
@@ -101,7 +101,7 @@ pub fn wrap_refit_stage(bytes: Vec<u8>, calibration: &Calibration) -> Vec<u8> {
 /// The stage's bytes and the calibration of a checkpoint [`wrap_refit_stage`] made;
 /// `None` for any other checkpoint (the first stage's, or bytes that are no checkpoint).
 pub fn unwrap_refit_stage(bytes: &[u8]) -> Option<(&[u8], Calibration)> {
-    let (stage, tail) = split_tail(bytes, "refit stage").ok()?;
+    let (stage, tail) = split_tail(bytes).ok()?;
     let t: RefitStage = postcard::from_bytes(tail).ok()?;
     (t.magic == REFIT_STAGE_MAGIC).then_some((stage, t.calibration))
 }

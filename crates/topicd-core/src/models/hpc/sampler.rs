@@ -26,6 +26,7 @@ use super::touched::{topological_order, touched_subtree, WordBlock};
 use super::untouched::{update_untouched, UntouchedPrior};
 use super::variances::draw_tau2;
 use crate::inference::{fast_exp, hmc_step, minimum_degree_order, MassMatrix, SparsePattern, SparseSymmetric};
+use crate::models::RestoreError;
 use crate::rng::{stream, Purpose};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
@@ -155,20 +156,23 @@ impl Caches {
         mu: &[f64],
         rate_hessians: Vec<(Vec<f64>, Vec<f64>)>,
         affinity_hessians: Vec<Vec<f64>>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, RestoreError> {
+        const WHAT: &str = "HPC state's cached Hessians";
         let mut caches = Caches::new(data, curvature);
         if rate_hessians.len() != data.num_terms() || affinity_hessians.len() != data.num_docs() || mu.len() != data.num_terms() * data.num_nodes() {
-            return Err("the cached Hessians or μ do not have the data's words and documents".into());
+            return Err(RestoreError::Mismatch { what: WHAT, part: "words and documents" });
         }
         if let Some(f) = (0..data.num_terms()).find(|&f| (rate_hessians[f].0.len(), rate_hessians[f].1.len()) != caches.rate_hessian_shape(data, f)) {
-            return Err(format!("word {f}'s cached Hessian does not have its block's shape"));
+            return Err(RestoreError::inconsistent(WHAT, format!("word {f}'s Hessian does not have its block's shape")));
         }
         let affinity: Vec<DMatrix<f64>> = affinity_hessians
             .into_iter()
             .enumerate()
             .map(|(d, values)| {
                 let a = data.active.row(d).len();
-                (values.len() == a * a).then(|| DMatrix::from_vec(a, a, values)).ok_or_else(|| format!("document {d}'s cached Hessian is not {a} × {a}"))
+                (values.len() == a * a)
+                    .then(|| DMatrix::from_vec(a, a, values))
+                    .ok_or_else(|| RestoreError::inconsistent(WHAT, format!("document {d}'s Hessian is not {a} × {a}")))
             })
             .collect::<Result<_, _>>()?;
         caches.rate_hessians = rate_hessians;

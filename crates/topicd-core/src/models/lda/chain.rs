@@ -18,7 +18,7 @@ use super::LdaParams;
 use crate::models::chain::{Chain, Position};
 use crate::models::composition::DrawPlan;
 use crate::models::convergence::KeptTrace;
-use crate::models::FitError;
+use crate::models::{FitError, RestoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -193,8 +193,9 @@ impl SavedLda {
     /// Decode a checkpoint's state and check it against a corpus of `num_tokens` tokens,
     /// `num_docs` documents and `num_terms` words and these parameters, so bad bytes are
     /// an error, not a panic.
-    pub(super) fn decode_for(bytes: &[u8], params: &LdaParams, sizes: (usize, usize, usize), position: &Position) -> Result<Self, String> {
-        let s: SavedLda = postcard::from_bytes(bytes).map_err(|e| format!("LDA state does not decode: {e}"))?;
+    pub(super) fn decode_for(bytes: &[u8], params: &LdaParams, sizes: (usize, usize, usize), position: &Position) -> Result<Self, RestoreError> {
+        const WHAT: &str = "LDA state";
+        let s: SavedLda = postcard::from_bytes(bytes).map_err(|e| RestoreError::undecodable(WHAT, e))?;
         let (num_tokens, d, v) = sizes;
         let k = params.topics;
         let checks = [
@@ -214,9 +215,7 @@ impl SavedLda {
             ),
             (s.optimizations <= position.iteration, "optimisations"),
         ];
-        if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
-            return Err(format!("LDA state does not fit this corpus and these parameters ({what})"));
-        }
+        RestoreError::first_mismatch(WHAT, &checks)?;
         Ok(s)
     }
 }
@@ -236,7 +235,7 @@ impl<'a> LdaChain<'a> {
 
     /// A chain continued from [`Chain::save`]'s bytes; every length and topic id is
     /// checked against the corpus and parameters, so bad bytes are an error, not a panic.
-    pub fn restore(params: &'a LdaParams, tokens: &'a Tokens, bytes: &[u8], position: &Position) -> Result<Self, String> {
+    pub fn restore(params: &'a LdaParams, tokens: &'a Tokens, bytes: &[u8], position: &Position) -> Result<Self, RestoreError> {
         let s = SavedLda::decode_for(bytes, params, (tokens.num_tokens(), tokens.num_docs(), tokens.num_terms), position)?;
         let state = GibbsState::from_assignments(tokens, params.topics, s.z, s.alpha, s.beta);
         Ok(Self::assemble(params, tokens, state, s.sums, s.doc_topics_sum, s.optimizations))

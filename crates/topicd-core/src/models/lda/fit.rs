@@ -16,7 +16,7 @@ use crate::models::chains::ChainResult;
 use crate::models::design::DesignSpec;
 use crate::models::heldout::{corpus_documents, HeldoutDoc, HeldoutReport, ScoredSoFar};
 use crate::models::splits;
-use crate::models::{FitContext, FitError, ParamError, TopicModel};
+use crate::models::{FitContext, FitError, ParamError, RestoreError, TopicModel};
 
 /// Fit LDA: the shared chain fit ([`fit_chains`]) runs [`LdaChain`]'s sweeps chain
 /// after chain (resuming from `ctx`'s checkpoint when it has a usable one), then
@@ -64,11 +64,11 @@ impl<'a> ChainFit for LdaFit<'a> {
         LdaChain::new(self.p, self.tokens, seed)
     }
 
-    fn restore(&self, state: &[u8], position: &Position) -> Result<LdaChain<'a>, String> {
+    fn restore(&self, state: &[u8], position: &Position) -> Result<LdaChain<'a>, RestoreError> {
         LdaChain::restore(self.p, self.tokens, state, position)
     }
 
-    fn restore_ended(&self, model: &[u8], scored: ScoredSoFar, seed: u64, position: &Position) -> Result<(LdaModel, ScoredSoFar), String> {
+    fn restore_ended(&self, model: &[u8], scored: ScoredSoFar, seed: u64, position: &Position) -> Result<(LdaModel, ScoredSoFar), RestoreError> {
         restore_after_chain(self.p, self.tokens.num_tokens(), self.v, self.test_documents, seed, model, scored, position)
     }
 
@@ -162,8 +162,9 @@ pub(super) fn restore_after_chain(
     bytes: &[u8],
     scored: ScoredSoFar,
     position: &Position,
-) -> Result<(LdaModel, ScoredSoFar), String> {
-    let m = LdaModel::decode(bytes).map_err(|e| e.to_string())?;
+) -> Result<(LdaModel, ScoredSoFar), RestoreError> {
+    const WHAT: &str = "the fitted model in the checkpoint";
+    let m = LdaModel::decode(bytes).map_err(|e| RestoreError::undecodable(WHAT, e))?;
     let k = p.topics;
     let checks = [
         (m.version == ENCODING_VERSION && m.params == *p && m.num_terms == v, "parameters"),
@@ -176,9 +177,7 @@ pub(super) fn restore_after_chain(
         ),
         (m.word_rates.len() == k * v && m.topic_shares.len() == k && m.alpha.len() == k, "posterior means"),
     ];
-    if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
-        return Err(format!("the fitted model in the checkpoint does not belong to this fit ({what})"));
-    }
+    RestoreError::first_mismatch(WHAT, &checks)?;
     let scored = scored.check_for(&LdaChib { model: &m, settings: chib_settings(p) }, test_documents, seed)?;
     Ok((m, scored))
 }

@@ -14,7 +14,7 @@ use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::heldout::{DocScorer, HeldoutDoc, HeldoutReport};
 use crate::models::splits;
 use crate::models::topic_draws::{table_from_counts, SparseCounts};
-use crate::models::{DocPrediction, ModelError, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable};
+use crate::models::{DocPrediction, ModelError, ParamError, PredictOptions, TableOptions, TopicModel, TopicTable};
 use crate::rng::StreamRng;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
@@ -270,14 +270,12 @@ impl TopicModel for LdaModel {
     fn topic_table(&self, _options: &TableOptions) -> TopicTable {
         let k = self.params.topics;
         let phi = Array2::from_shape_vec((k, self.num_terms), self.word_rates.clone()).expect("shape stored with the model");
-        let exclusivity = crate::models::exclusivity::topic_given_word(&phi, &self.topic_shares);
-        let topics = self.topic_shares.iter().map(|&s| TopicInfo { label: None, parent: None, children: vec![], proportion: s }).collect();
-        TopicTable { frequency: phi, exclusivity, topics }
+        TopicTable::flat(phi, &self.topic_shares)
     }
 
     fn predict(&self, docs: &[EncodedDoc], options: &PredictOptions) -> Result<Vec<DocPrediction>, ModelError> {
         let thetas = foldin::fold_in(docs, &self.word_rates, self.params.topics, &self.alpha, options.iterations, options.burn_in, options.seed);
-        Ok(thetas.into_iter().map(|t| DocPrediction { topic_proportions: t, labels: vec![], predicted_labels: vec![] }).collect())
+        Ok(thetas.into_iter().map(DocPrediction::proportions).collect())
     }
 
     fn training_proportions(&self, corpus: &Corpus, seed: u64) -> Option<crate::models::DocumentProportions> {
@@ -311,7 +309,7 @@ impl TopicModel for LdaModel {
     /// fitted β); a later chain's sweep is relabelled onto chain 0's topics.
     fn topic_draw(&self, iteration: u64, sample: &[u8]) -> Result<Option<TopicTable>, ModelError> {
         let s: TopicWordSample = postcard::from_bytes(sample).map_err(|e| ModelError::Decode(format!("an LDA sample: {e}")))?;
-        let relabel = chains::sample_relabel(&self.alignments, iteration, self.params.iterations, self.params.chains).map_err(ModelError::Invalid)?;
+        let relabel = chains::sample_relabel(&self.alignments, iteration, self.params.iterations, self.params.chains)?;
         let counts = SparseCounts { num_topics: s.num_topics as usize, word_ptr: &s.word_ptr, topics: &s.topics, counts: &s.counts };
         if counts.num_topics != self.params.topics {
             return Err(ModelError::Invalid(format!("a sample of {} topics for a model of {}", counts.num_topics, self.params.topics)));

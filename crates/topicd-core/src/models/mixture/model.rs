@@ -62,9 +62,7 @@ impl TopicModel for MixtureModel {
     }
     fn topic_table(&self, _options: &TableOptions) -> TopicTable {
         let frequency = Array2::from_shape_vec((self.topics, self.terms), self.rates.clone()).expect("K × V rates");
-        let exclusivity = exclusivity::topic_given_word(&frequency, &self.shares);
-        let topics = self.shares.iter().map(|&p| TopicInfo { label: None, parent: None, children: vec![], proportion: p }).collect();
-        TopicTable { frequency, exclusivity, topics }
+        TopicTable::flat(frequency, &self.shares)
     }
     fn predict(&self, docs: &[EncodedDoc], _options: &PredictOptions) -> Result<Vec<DocPrediction>, ModelError> {
         let predict = |doc: &EncodedDoc| {
@@ -73,7 +71,7 @@ impl TopicModel for MixtureModel {
             let top = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let weights: Vec<f64> = scores.iter().map(|s| (s - top).exp()).collect();
             let total: f64 = weights.iter().sum();
-            DocPrediction { topic_proportions: weights.iter().map(|w| w / total).collect(), labels: vec![], predicted_labels: vec![] }
+            DocPrediction::proportions(weights.iter().map(|w| w / total).collect())
         };
         Ok(docs.iter().map(predict).collect())
     }

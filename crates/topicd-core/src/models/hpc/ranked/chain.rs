@@ -30,7 +30,7 @@ use crate::models::hpc::sampler::{
     affinity_rows, column_sums, document_weights, linear_term_from, parent_variances, rate_rows, AffinityInputs, Caches, HpcState, RateInputs, ScanStats,
 };
 use crate::models::state_bytes::append_tail;
-use crate::models::{FitError, StepKind};
+use crate::models::{FitError, RestoreError, StepKind};
 use crate::ranks::{bytes_to_f64s, f64s_to_bytes, Ranks};
 use serde_json::{Map, Value};
 
@@ -64,7 +64,7 @@ pub(super) struct RankedHpcChain<'a> {
 
 impl<'a> RankedHpcChain<'a> {
     /// The chain on `part` from this rank's `piece` of a fresh or restored state.
-    pub fn new(part: &'a RankData, params: &'a HpcParams, ranks: &'a dyn Ranks, piece: StatePiece, common: Common) -> Result<Self, String> {
+    pub fn new(part: &'a RankData, params: &'a HpcParams, ranks: &'a dyn Ranks, piece: StatePiece, common: Common) -> Result<Self, RestoreError> {
         let k = part.docs.num_topics();
         let curvature = params.curvature(k);
         let StatePiece { mu, tau2, xi, rate_hessians, affinity_hessians, sums } = piece;

@@ -96,7 +96,7 @@ fn restored_second_chain<'a, 'c>(
             match RefitChain::restore(&both.data, p, &checkpoint.state, &checkpoint.position) {
                 Ok(refit) => second = Some((refit.chain, checkpoint.position, refit.calibration)),
                 Err(reason) => {
-                    (ctx.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
+                    (ctx.checkpoint.resumed)(Resume::rejected(&reason));
                     resume_from = None;
                 }
             }
@@ -227,7 +227,7 @@ fn root_start<'a>(ctx: &FitContext, family: &str, seed: u64, data: &'a HpcData, 
             Start::Restored(Box::new(chain), position)
         }
         Err(reason) => {
-            (ctx.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
+            (ctx.checkpoint.resumed)(Resume::rejected(&reason));
             fresh()
         }
     }
@@ -284,7 +284,7 @@ fn run_stage(
         (piece, common, postcard::from_bytes(&position_bytes).expect("rank 0's position decodes"))
     };
     drop(start);
-    let mut chain = RankedHpcChain::new(&part, p, ranks, piece, common).map_err(FitError::InvalidInput)?;
+    let mut chain = RankedHpcChain::new(&part, p, ranks, piece, common).map_err(|e| FitError::InvalidInput(e.to_string()))?;
     if let StageEnd::Carries(Some(calibration)) = end {
         chain.carry(calibration.clone());
     }

@@ -51,7 +51,7 @@ fn ranked(corpus: &Corpus, p: &HpcParams, supervised: bool, size: usize, resume:
     let mut runs = ThreadRanks::run(size, |ranks| {
         let held = ranks.is_root().then(|| corpus.clone());
         let resume = resume.filter(|_| ranks.is_root());
-        FitContext::recording(resume, |ctx| fit_hpc_ranked(held, p, supervised, SEED, ctx, ranks).expect("fit runs"))
+        crate::models::test_kit::recording(resume, |ctx| fit_hpc_ranked(held, p, supervised, SEED, ctx, ranks).expect("fit runs"))
     });
     assert!(runs[1..].iter().all(|r| r.0.is_none()), "only rank 0 holds the model");
     assert!(runs[1..].iter().all(|r| r.1.is_empty()), "only rank 0 hands checkpoints over");
@@ -90,7 +90,7 @@ fn every_rank_count_gives_the_single_process_pcm_bytes() {
 fn checkpoints_cross_rank_counts() {
     let (supervised, p) = (true, hpc_params());
     let corpus = corpus(supervised);
-    let (single, single_saved, _) = FitContext::recording(None, |ctx| fit_hpc(&corpus, &p, supervised, SEED, ctx).expect("fit runs"));
+    let (single, single_saved, _) = crate::models::test_kit::recording(None, |ctx| fit_hpc(&corpus, &p, supervised, SEED, ctx).expect("fit runs"));
     let (model, saved, _) = ranked(&corpus, &p, supervised, 3, None);
     assert!(model.encode() == single.encode());
     assert_eq!(saved.len(), single_saved.len(), "the same checkpoints");
@@ -104,7 +104,7 @@ fn checkpoints_cross_rank_counts() {
         let (resumed, _, how) = ranked(&corpus, &p, supervised, 2, Some(bytes));
         assert!(matches!(how[..], [Resume::From(_)]), "{how:?}");
         assert!(resumed.encode() == single.encode(), "resumed over 2 ranks at scan {position}");
-        let (one, _, _) = FitContext::recording(Some(bytes), |ctx| fit_hpc(&corpus, &p, supervised, SEED, ctx).expect("fit runs"));
+        let (one, _, _) = crate::models::test_kit::recording(Some(bytes), |ctx| fit_hpc(&corpus, &p, supervised, SEED, ctx).expect("fit runs"));
         assert!(one.encode() == single.encode(), "resumed in one process at scan {position}");
     }
     let single_in_first = &single_saved.iter().find(|(it, _)| *it == 5).expect("a checkpoint").1;

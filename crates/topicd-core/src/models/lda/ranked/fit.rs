@@ -9,7 +9,7 @@ use crate::models::chains::{self, chain_seed, ChainResult};
 use crate::models::lda::chain::SavedLda;
 use crate::models::lda::fit::{model_of_ended, restore_after_chain, score_heldout};
 use crate::models::lda::{pooled, LdaModel, LdaParams};
-use crate::models::{Checkpointing, FitContext, FitError, ALWAYS_READY};
+use crate::models::{Checkpointing, FitContext, FitError, RestoreError, ALWAYS_READY};
 use crate::ranks::Ranks;
 
 /// Fit LDA over `ranks`: rank 0 holds the corpus (`Some`) and sends every rank its
@@ -130,6 +130,9 @@ enum RankedStart<'a> {
     Done,
 }
 
+/// What a checkpoint at the chain's end is called in a [`RestoreError`].
+const AT_THE_END: &str = "the state after the chain";
+
 /// The start every rank agrees on: from `resume` (the same bytes on every rank) when
 /// it decodes and fits, else fresh; rank 0 reports which.
 fn start<'a>(
@@ -147,7 +150,7 @@ fn start<'a>(
     }
     let schedule = p.schedule();
     let sizes = (shard.num_tokens, shard.num_docs, shard.tokens.num_terms);
-    let outcome: Result<RankedStart<'a>, String> = Checkpoint::decode_for(resume, "lda", seed, &schedule).and_then(|c| {
+    let outcome: Result<RankedStart<'a>, RestoreError> = Checkpoint::decode_for(resume, "lda", seed, &schedule).and_then(|c| {
         if c.position.iteration < schedule.iterations {
             // Every rank reads the same bytes with the same checks: they agree.
             let saved = SavedLda::decode_for(&c.state, p, sizes, &c.position)?;
@@ -160,7 +163,7 @@ fn start<'a>(
                 &c.state,
                 &c.position,
                 schedule.iterations,
-                |_| Err("a chain state at the chain's end".into()),
+                |_| Err(RestoreError::inconsistent(AT_THE_END, "a chain state at the chain's end")),
                 |m, scored| restore_after_chain(p, shard.num_tokens, sizes.2, root.test_documents, seed, m, scored, &c.position),
             )
         });
@@ -169,9 +172,9 @@ fn start<'a>(
         match accepted {
             Some(Ok(crate::models::after_chain::Start::Scoring(model, scored))) => Ok(RankedStart::Scoring(model, scored, c.position)),
             Some(Err(reason)) => Err(reason),
-            Some(Ok(_)) => Err("a chain state at the chain's end".into()),
+            Some(Ok(_)) => Err(RestoreError::inconsistent(AT_THE_END, "a chain state at the chain's end")),
             None if verdict[0] == 1 => Ok(RankedStart::Done),
-            None => Err("rank 0 rejected the state after the chain".into()),
+            None => Err(RestoreError::inconsistent(AT_THE_END, "rank 0 rejected it")),
         }
     });
     match outcome {
@@ -182,7 +185,7 @@ fn start<'a>(
             Ok(start)
         }
         Err(reason) => {
-            (ctx.checkpoint.resumed)(Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}")));
+            (ctx.checkpoint.resumed)(Resume::rejected(&reason));
             Ok(fresh())
         }
     }

@@ -128,7 +128,8 @@ fn rank_zeros_error_reaches_every_rank() {
 fn ranked_recording(corpus: &Corpus, p: &LdaParams, seed: u64, size: usize, resume: Option<&[u8]>) -> (Vec<u8>, SavedCheckpoints, Vec<Resume>) {
     let mut results = ThreadRanks::run(size, |ranks| {
         if ranks.is_root() {
-            let (model, saved, resumed) = FitContext::recording(resume, |ctx| fit_lda_ranked(Some(corpus.clone()), p, seed, ctx, ranks).expect("fit runs"));
+            let (model, saved, resumed) =
+                crate::models::test_kit::recording(resume, |ctx| fit_lda_ranked(Some(corpus.clone()), p, seed, ctx, ranks).expect("fit runs"));
             Some((model.expect("rank 0's model").encode(), saved, resumed))
         } else {
             FitContext::silent(|ctx| fit_lda_ranked(None, p, seed, ctx, ranks).expect("fit runs"));
@@ -149,7 +150,7 @@ fn checkpoints_are_single_process_checkpoints_and_resume_over_other_rank_counts(
         "topics": 6, "iterations": 5, "burn_in": 1, "thin": 2, "optimize_interval": 2,
         "test_fraction": 0.01, "heldout_burn_in": 1, "heldout_chain_length": 2,
     }));
-    let (single, single_saved, _) = FitContext::recording(None, |ctx| fit_lda(&corpus, &p, 4, ctx));
+    let (single, single_saved, _) = crate::models::test_kit::recording(None, |ctx| fit_lda(&corpus, &p, 4, ctx));
     let single = single.expect("fit runs").encode();
     let (model, saved, _) = ranked_recording(&corpus, &p, 4, 3, None);
     assert_eq!(model, single);
@@ -181,7 +182,7 @@ fn checkpoints_are_single_process_checkpoints_and_resume_over_other_rank_counts(
 fn several_chains_checkpoint_and_resume_across_rank_counts() {
     let corpus = four_block_corpus();
     let p = params(serde_json::json!({"topics": 5, "iterations": 4, "burn_in": 1, "thin": 1, "optimize_interval": 2, "chains": 2}));
-    let (single, single_saved, _) = FitContext::recording(None, |ctx| fit_lda(&corpus, &p, 6, ctx));
+    let (single, single_saved, _) = crate::models::test_kit::recording(None, |ctx| fit_lda(&corpus, &p, 6, ctx));
     let single = single.expect("fit runs").encode();
     let (model, saved, _) = ranked_recording(&corpus, &p, 6, 3, None);
     assert_eq!(model, single);
@@ -193,7 +194,7 @@ fn several_chains_checkpoint_and_resume_across_rank_counts() {
         let (resumed_model, _, resumed) = ranked_recording(&corpus, &p, 6, 2, Some(bytes));
         assert_eq!(resumed, vec![Resume::From(*it)]);
         assert_eq!(resumed_model, single, "resumed after {it} over 2 ranks");
-        let (one, _, _) = FitContext::recording(Some(bytes), |ctx| fit_lda(&corpus, &p, 6, ctx));
+        let (one, _, _) = crate::models::test_kit::recording(Some(bytes), |ctx| fit_lda(&corpus, &p, 6, ctx));
         assert_eq!(one.expect("fit runs").encode(), single, "resumed after {it} in one process");
     }
     let first = &single_saved.iter().find(|(it, _)| *it == 2).expect("a one-process checkpoint in the first chain").1;

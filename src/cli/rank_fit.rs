@@ -10,6 +10,7 @@
 //! and write nothing.
 
 use crate::corpus::Corpus;
+use crate::models::causes::Internal;
 use crate::models::registry;
 use crate::models::{CancelToken, Checkpointing, FitContext, FitError, Progress, ALWAYS_READY};
 use crate::ranks::Ranks;
@@ -72,7 +73,7 @@ pub fn run() -> Result<(), String> {
             _ => "rank 0 could not read the job".to_string(),
         };
         if ranks.is_root() {
-            out.send(Frame::json("error", &error_json(&FitError::Internal(message.clone()))));
+            out.send(Frame::json("error", &error_json(&FitError::Internal(Internal::JobNotRead { detail: message.clone() }))));
         }
         return Err(message);
     }
@@ -96,10 +97,14 @@ pub fn run() -> Result<(), String> {
 fn fit(request: &Request, corpus: Option<Corpus>, resume: Option<Vec<u8>>, ranks: &dyn Ranks, out: &Out) -> Result<(), FitError> {
     let family = registry::lookup(&request.family)
         .and_then(registry::Family::topics)
-        .ok_or_else(|| FitError::Internal(format!("{:?} is not a topic model family", request.family)))?;
+        .ok_or_else(|| FitError::Internal(Internal::NotTopicFamily { name: request.family.clone() }))?;
     let params = family.parse_params(&request.params)?;
     let lexicon = corpus.as_ref().map(|c| postcard::to_allocvec(&c.lexicon).expect("plain data encodes"));
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(request.threads.max(1)).build().map_err(|e| FitError::Internal(e.to_string()))?;
+    let threads = request.threads.max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| FitError::Internal(Internal::ThreadPool { threads, detail: e.to_string() }))?;
     let cancel = CancelToken::new();
     let progress = |p: Progress| out.send(Frame::json("progress", &progress_json(&p)));
     let sample = |it: u64, bytes: Vec<u8>| out.send(Frame::new("sample", it, bytes));

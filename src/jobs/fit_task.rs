@@ -9,6 +9,7 @@
 
 use super::cadence::Cadence;
 use super::progress::ProgressTracker;
+use crate::models::causes::{Internal, StoreFault, Written};
 use crate::models::chain::Resume;
 use crate::models::{CancelToken, Checkpointing, FitContext, FitError, Progress};
 use crate::store::{Claim, JobRow, Store, StoreError};
@@ -79,8 +80,8 @@ impl FitTask<'_> {
         }
         match finished {
             Ok(r) => r,
-            Err(e) if e.is_panic() => Err(FitError::Internal(format!("internal error: the job panicked: {}", panic_message(e.into_panic())))),
-            Err(e) => Err(FitError::Internal(format!("internal error: {e}"))),
+            Err(e) if e.is_panic() => Err(FitError::Internal(Internal::Panicked { message: panic_message(e.into_panic()) })),
+            Err(e) => Err(FitError::Internal(Internal::Aborted { detail: e.to_string() })),
         }
     }
 }
@@ -101,7 +102,7 @@ fn spawn_fit<T: Send + 'static>(
             .num_threads(threads)
             .thread_name(|i| format!("fit-{i}"))
             .build()
-            .map_err(|e| FitError::Internal(format!("could not start {threads} threads: {e}")))?;
+            .map_err(|e| FitError::Internal(Internal::ThreadPool { threads, detail: e.to_string() }))?;
         let progress_tx = events.clone();
         let on_progress = move |p: Progress| {
             let _ = progress_tx.send(FitEvent::Progress(p));
@@ -140,7 +141,7 @@ struct Pump<'a> {
     last_write: Instant,
     /// Set when the store refuses a write (full or read-only): the fit is stopped and
     /// the job fails with this reason instead of running on to a model it cannot keep.
-    refused: Option<String>,
+    refused: Option<StoreFault>,
 }
 
 impl Pump<'_> {
@@ -174,7 +175,7 @@ impl Pump<'_> {
     async fn sample(&mut self, it: u64, bytes: Vec<u8>) {
         if let Err(e) = self.store.insert_sample(&self.claim, it as i64, &bytes).await {
             tracing::warn!(error = %e, "could not store a thinned sample");
-            self.stop(&format!("the sample of iteration {it}"), &e);
+            self.stop(Written::Sample { iteration: it }, &e);
         }
     }
 
@@ -193,7 +194,7 @@ impl Pump<'_> {
             }
             Err(e) => {
                 tracing::warn!(error = %e, "could not store a checkpoint");
-                self.stop(&format!("the checkpoint after iteration {it}"), &e);
+                self.stop(Written::Checkpoint { iteration: it }, &e);
             }
         }
         self.cadence.stored();
@@ -212,13 +213,13 @@ impl Pump<'_> {
     /// the fit ([`Self::stop`]).
     async fn flush_progress(&mut self) {
         if let Err(e) = write_progress(self.store, &self.claim, &mut self.tracker).await {
-            self.stop("the fit's progress", &e);
+            self.stop(Written::Progress, &e);
         }
     }
 
     /// What a failed write of `what` does: a lost lease cancels the fit; the first
     /// refused write (a full or read-only store) cancels it and keeps the reason.
-    fn stop(&mut self, what: &str, e: &StoreError) {
+    fn stop(&mut self, what: Written, e: &StoreError) {
         if let StoreError::LeaseLost(_) = e {
             self.lease_lost.store(true, Ordering::SeqCst);
             self.token.cancel();
@@ -226,7 +227,7 @@ impl Pump<'_> {
         if let Some(u) = e.unwritable() {
             if self.refused.is_none() {
                 tracing::error!(error = %e, "the store refused a write; stopping the fit");
-                self.refused = Some(format!("could not store {what}: {}", u.explain()));
+                self.refused = Some(StoreFault::Refused { what, detail: u.explain().to_string() });
                 self.token.cancel();
             }
         }

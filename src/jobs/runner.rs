@@ -10,6 +10,7 @@ use super::admission::waiting_for_memory;
 use super::fit_task::{CheckpointPlan, FitTask};
 use crate::corpus::Corpus;
 use crate::graph::Graph;
+use crate::models::causes::{Evaluation, Internal, InvalidInput, Settings, StoreFault, Stored};
 use crate::models::heldout::{score_documents, EstimatorSettings, HeldoutDoc};
 use crate::models::options::{without_options, JobOptions};
 use crate::models::registry::{FitSource, Fitted};
@@ -124,7 +125,7 @@ fn job_options(job: &JobRow) -> JobOptions {
 
 /// Decode a stored corpus blob (on a blocking thread); fits read no token order.
 fn decode_corpus(blob: &[u8]) -> Result<Corpus, FitError> {
-    Corpus::decode_without_order(blob).map_err(|e| FitError::Internal(format!("stored corpus is corrupt: {e}")))
+    Corpus::decode_without_order(blob).map_err(|e| FitError::Internal(Internal::Corrupt { what: Stored::Corpus, detail: e.to_string() }))
 }
 
 impl Runner {
@@ -411,26 +412,29 @@ impl Runner {
     /// Fit a model: read the job's input (a corpus or a graph, as its family declares),
     /// run the family's fit, encode the result.
     async fn execute_fit(&self, job: &JobRow, token: &CancelToken, lease_lost: &Arc<AtomicBool>) -> Result<FittedBlobs, FitError> {
-        let name = job.model.clone().map_err(|unknown| FitError::Internal(unknown.to_string()))?;
+        let name = job.model.clone().map_err(|unknown| FitError::Internal(Internal::UnknownModel { name: unknown.name }))?;
         let family = name.family();
         let input = match (&job.corpus_id, &job.graph_id) {
             (Some(corpus_id), None) => JobInput::Corpus(self.corpus_blob(corpus_id).await?),
             (None, Some(graph_id)) => JobInput::Graph(self.graph_blob(graph_id).await?),
-            _ => return Err(FitError::Internal("a fit job needs exactly one of a corpus and a graph".into())),
+            _ => return Err(FitError::Internal(Internal::bug("a fit job needs exactly one of a corpus and a graph"))),
         };
         // The params the job stored at submit, read back into the family's type (a job
         // queued before options left the params has them among its params: dropped).
         let params = family
             .parse_params(&without_options(job.params.clone()))
-            .map_err(|e| FitError::InvalidInput(format!("the job's stored params no longer parse: {e}")))?;
+            .map_err(|e| FitError::InvalidInput(InvalidInput::Unparsable { what: Settings::Params, detail: e.to_string() }))?;
         let seed = job.seed;
         let plan = self.checkpoint_plan(job).await;
         let options = job_options(job);
         if options.ranks() > 1 {
-            let JobInput::Corpus(blob) = input else { return Err(FitError::InvalidInput(format!("{name} does not fit over several ranks"))) };
-            let launch =
-                self.config.mpi_launch.clone().ok_or_else(|| FitError::Internal("a job over ranks was claimed by a replica without --mpi-launch".into()))?;
-            let program = std::env::current_exe().map_err(|e| FitError::Internal(format!("this program's path: {e}")))?;
+            let JobInput::Corpus(blob) = input else { return Err(FitError::InvalidInput(InvalidInput::NotRanked { family: name.to_string() })) };
+            let launch = self
+                .config
+                .mpi_launch
+                .clone()
+                .ok_or_else(|| FitError::Internal(Internal::bug("a job over ranks was claimed by a replica without --mpi-launch")))?;
+            let program = std::env::current_exe().map_err(|e| FitError::Internal(Internal::ProgramPath { detail: e.to_string() }))?;
             let threads = options.threads_or(self.config.threads);
             let request = world::protocol::Request {
                 family: name.as_str().to_string(),
@@ -445,7 +449,7 @@ impl Runner {
                 .run(move |ctx| {
                     let cmd = world::launch::world_command(&launch, ranks, &program);
                     let fit = world::launch::run_world(cmd, ranks, &request, &blob, ctx)?;
-                    let model = family.decode(&fit.model).map_err(|e| FitError::Internal(format!("rank 0's model does not decode: {e}")))?;
+                    let model = family.decode(&fit.model).map_err(|e| FitError::Internal(Internal::Rank0Model { detail: e.to_string() }))?;
                     // The model records the world it was fitted over (its bytes do not).
                     let mut diagnostics = model.diagnostics();
                     if let Some(d) = diagnostics.as_object_mut() {
@@ -464,7 +468,7 @@ impl Runner {
                     Ok(FittedBlobs::of(name, &model, Some(postcard::to_allocvec(&corpus.lexicon).expect("plain data encodes"))))
                 }
                 JobInput::Graph(blob) => {
-                    let graph = Graph::decode(&blob).map_err(|e| FitError::Internal(format!("stored graph is corrupt: {e}")))?;
+                    let graph = Graph::decode(&blob).map_err(|e| FitError::Internal(Internal::Corrupt { what: Stored::Graph, detail: e.to_string() }))?;
                     drop(blob);
                     let model = family.fit(FitSource::Graph(&graph), &params, seed, ctx)?;
                     Ok(FittedBlobs::of(name, &model, None))
@@ -477,22 +481,25 @@ impl Runner {
         self.store
             .graph_data(graph_id)
             .await
-            .map_err(|e| FitError::Store(format!("could not read graph: {e}")))?
-            .ok_or_else(|| FitError::InvalidInput(format!("graph {graph_id} no longer exists")))
+            .map_err(|e| FitError::Store(StoreFault::Read { what: Stored::Graph, detail: e.to_string() }))?
+            .ok_or_else(|| FitError::InvalidInput(InvalidInput::Deleted { what: Stored::Graph, id: graph_id.to_string() }))
     }
 
     /// Evaluate a stored model: held-out likelihood of submitted documents, or the
     /// test-split scores of a supervised model. Returns the job's result.
     async fn execute_evaluation(&self, job: &JobRow, token: &CancelToken, lease_lost: &Arc<AtomicBool>) -> Result<serde_json::Value, FitError> {
-        let model_id = job.source_model_id.clone().ok_or_else(|| FitError::Internal("evaluation job without a model".into()))?;
+        let model_id = job.source_model_id.clone().ok_or_else(|| FitError::Internal(Internal::bug("evaluation job without a model")))?;
         let (family, _lexicon, data) = self
             .store
             .model_blobs(&model_id)
             .await
-            .map_err(|e| FitError::Store(format!("could not read model: {e}")))?
-            .ok_or_else(|| FitError::InvalidInput(format!("model {model_id} no longer exists")))?;
-        let family =
-            family.as_ref().ok().and_then(|f| f.family().topics()).ok_or_else(|| FitError::Internal(format!("unknown model {:?}", stored_name(&family))))?;
+            .map_err(|e| FitError::Store(StoreFault::Read { what: Stored::Model, detail: e.to_string() }))?
+            .ok_or_else(|| FitError::InvalidInput(InvalidInput::Deleted { what: Stored::Model, id: model_id.clone() }))?;
+        let family = family
+            .as_ref()
+            .ok()
+            .and_then(|f| f.family().topics())
+            .ok_or_else(|| FitError::Internal(Internal::UnknownModel { name: stored_name(&family).to_string() }))?;
         let seed = job.seed;
         match job.kind {
             JobKind::HeldoutLikelihood => {
@@ -500,21 +507,21 @@ impl Runner {
                     .store
                     .job_input(&job.id)
                     .await
-                    .map_err(|e| FitError::Store(format!("could not read the job's documents: {e}")))?
-                    .ok_or_else(|| FitError::Internal("the job's documents are missing".into()))?;
+                    .map_err(|e| FitError::Store(StoreFault::Read { what: Stored::Documents, detail: e.to_string() }))?
+                    .ok_or_else(|| FitError::Internal(Internal::bug("the job's documents are missing")))?;
                 // The settings the job stored at submit, read back into their type.
                 let settings = EstimatorSettings::from_json(&job.params)
-                    .map_err(|e| FitError::InvalidInput(format!("the job's stored estimator settings no longer parse: {e}")))?;
+                    .map_err(|e| FitError::InvalidInput(InvalidInput::Unparsable { what: Settings::Estimator, detail: e.to_string() }))?;
                 // Checkpoints: the documents scored so far (iteration = their number).
                 let plan = self.checkpoint_plan(job).await;
                 self.fit_task(job, token, lease_lost, plan)
                     .run(move |ctx| {
-                        let model = family.decode(&data).map_err(|e| FitError::Internal(e.to_string()))?;
-                        let docs: Vec<HeldoutDoc> =
-                            postcard::from_bytes(&input).map_err(|e| FitError::Internal(format!("stored documents are corrupt: {e}")))?;
-                        let scorer = model
-                            .heldout_scorer(&settings)?
-                            .ok_or_else(|| FitError::InvalidInput(format!("{} models have no held-out likelihood estimator", family.name())))?;
+                        let model = family.decode(&data).map_err(|e| FitError::Internal(Internal::Corrupt { what: Stored::Model, detail: e.to_string() }))?;
+                        let docs: Vec<HeldoutDoc> = postcard::from_bytes(&input)
+                            .map_err(|e| FitError::Internal(Internal::Corrupt { what: Stored::Documents, detail: e.to_string() }))?;
+                        let scorer = model.heldout_scorer(&settings)?.ok_or_else(|| {
+                            FitError::InvalidInput(InvalidInput::NotOffered { family: family.name().into(), what: Evaluation::HeldoutLikelihood })
+                        })?;
                         let report = score_documents(scorer.as_ref(), &docs, seed, ctx)?;
                         let unknown: Vec<u64> = docs.iter().map(|d| d.doc.oov_tokens).collect();
                         let mut out = report.to_json_with(&unknown);
@@ -528,16 +535,16 @@ impl Runner {
                 let blob = self.corpus_blob(&corpus_id).await?;
                 self.fit_task(job, token, lease_lost, CheckpointPlan::default())
                     .run(move |_ctx| {
-                        let model = family.decode(&data).map_err(|e| FitError::Internal(e.to_string()))?;
+                        let model = family.decode(&data).map_err(|e| FitError::Internal(Internal::Corrupt { what: Stored::Model, detail: e.to_string() }))?;
                         let corpus = decode_corpus(&blob)?;
                         let evaluation = model
                             .evaluate_test_split(&corpus, seed)
-                            .ok_or_else(|| FitError::InvalidInput(format!("{} models have no test-split evaluation", family.name())))??;
+                            .ok_or_else(|| FitError::InvalidInput(InvalidInput::NotOffered { family: family.name().into(), what: Evaluation::TestSplit }))??;
                         Ok(json!({"model_id": model_id, "evaluation": evaluation}))
                     })
                     .await
             }
-            JobKind::Fit => Err(FitError::Internal("a fit job run as an evaluation".into())),
+            JobKind::Fit => Err(FitError::Internal(Internal::bug("a fit job run as an evaluation"))),
         }
     }
 
@@ -545,8 +552,8 @@ impl Runner {
         self.store
             .corpus_data(corpus_id)
             .await
-            .map_err(|e| FitError::Store(format!("could not read corpus: {e}")))?
-            .ok_or_else(|| FitError::InvalidInput(format!("corpus {corpus_id} no longer exists")))
+            .map_err(|e| FitError::Store(StoreFault::Read { what: Stored::Corpus, detail: e.to_string() }))?
+            .ok_or_else(|| FitError::InvalidInput(InvalidInput::Deleted { what: Stored::Corpus, id: corpus_id.to_string() }))
     }
 
     /// A fit or evaluation of `job` to run on this runner's store and thread default.

@@ -14,6 +14,7 @@
 //! runner re-queues so that the next attempt resumes from the last checkpoint.
 
 use super::protocol::{error_of, progress_of, read_frame, resume_of, Frame, Request};
+use crate::models::causes::Interruption;
 use crate::models::{FitContext, FitError};
 use std::io::{BufReader, Read};
 use std::os::unix::process::CommandExt;
@@ -69,7 +70,7 @@ impl Drop for Group {
 /// reporting through `ctx` as an in-process fit does.
 pub fn run_world(mut cmd: Command, ranks: usize, request: &Request, corpus: &[u8], ctx: &FitContext) -> Result<WorldFit, FitError> {
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
-    let child = cmd.spawn().map_err(|e| FitError::Interrupted(format!("the MPI launcher could not start: {e}")))?;
+    let child = cmd.spawn().map_err(|e| FitError::Interrupted(Interruption::LauncherDidNotStart { detail: e.to_string() }))?;
     let pid = child.id() as i32;
     let mut group = Group(child);
     let stdin = group.0.stdin.take().expect("piped stdin");
@@ -98,9 +99,8 @@ pub fn run_world(mut cmd: Command, ranks: usize, request: &Request, corpus: &[u8
         Ended::Model(_) => true,
         Ended::Nothing { started } => started,
     };
-    let how = status.map_or("did not stop".to_string(), |s| s.to_string());
-    let what = if started { "ended before the fit did" } else { "could not start" };
-    Err(FitError::Interrupted(format!("the world of {ranks} MPI ranks {what} ({how}): {last_words}")))
+    let status = status.map_or("did not stop".to_string(), |s| s.to_string());
+    Err(FitError::Interrupted(Interruption::WorldEnded { ranks, started, status, last_words }))
 }
 
 /// Log the launcher's standard error as it comes and keep its last [`STDERR_TAIL`]

@@ -8,8 +8,10 @@
 //! models of gigabytes pass without re-encoding; a line that is not a header (a
 //! launcher's own message) is skipped and logged.
 
+use crate::models::causes::Internal;
 use crate::models::chain::Resume;
 use crate::models::{FitError, ParamError, Progress, StepKind};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::io::{BufRead, Write};
@@ -120,41 +122,52 @@ pub fn resume_of(v: &Value) -> Resume {
     }
 }
 
-/// A fit's error as a frame's JSON, keeping its class.
+/// A fit's error as a frame's JSON: its class, its message, and its cause (the
+/// variant's payload, [`crate::models::causes`]) from which [`error_of`] rebuilds it.
 pub fn error_json(e: &FitError) -> Value {
-    let (kind, field) = match e {
-        FitError::Cancelled => ("cancelled", None),
-        FitError::Params(p) => ("params", Some(p.field.clone())),
-        FitError::InvalidInput(_) => ("invalid-input", None),
-        FitError::Store(_) => ("store", None),
-        FitError::Numerical(_) => ("numerical", None),
-        FitError::Internal(_) => ("internal", None),
-        FitError::Interrupted(_) => ("interrupted", None),
+    let (kind, field, cause) = match e {
+        FitError::Cancelled => ("cancelled", None, Value::Null),
+        FitError::Params(p) => ("params", Some(p.field.clone()), Value::Null),
+        FitError::InvalidInput(c) => ("invalid-input", None, json!(c)),
+        FitError::Store(c) => ("store", None, json!(c)),
+        FitError::Numerical(c) => ("numerical", None, json!(c)),
+        FitError::Internal(c) => ("internal", None, json!(c)),
+        FitError::Interrupted(c) => ("interrupted", None, json!(c)),
     };
     let message = match e {
         FitError::Params(p) => p.message.clone(),
         other => other.to_string(),
     };
-    json!({"kind": kind, "field": field, "message": message})
+    json!({"kind": kind, "field": field, "message": message, "cause": cause})
 }
 
-/// See [`error_json`].
+/// See [`error_json`]. A frame whose cause this build cannot read back (written by
+/// another build, or not a fit's error at all) is an [`Internal::Relayed`] error
+/// keeping the message.
 pub fn error_of(v: &Value) -> FitError {
     let message = v["message"].as_str().unwrap_or("the fit failed on rank 0").to_string();
-    match v["kind"].as_str() {
-        Some("cancelled") => FitError::Cancelled,
-        Some("params") => FitError::Params(ParamError::new(v["field"].as_str().unwrap_or(""), message)),
-        Some("invalid-input") => FitError::InvalidInput(message),
-        Some("store") => FitError::Store(message),
-        Some("numerical") => FitError::Numerical(message),
-        Some("interrupted") => FitError::Interrupted(message),
-        _ => FitError::Internal(message),
-    }
+    let cause = &v["cause"];
+    let rebuilt = match v["kind"].as_str() {
+        Some("cancelled") => Some(FitError::Cancelled),
+        Some("params") => Some(FitError::Params(ParamError::new(v["field"].as_str().unwrap_or(""), message.clone()))),
+        Some("invalid-input") => cause_of(cause).map(FitError::InvalidInput),
+        Some("store") => cause_of(cause).map(FitError::Store),
+        Some("numerical") => cause_of(cause).map(FitError::Numerical),
+        Some("internal") => cause_of(cause).map(FitError::Internal),
+        Some("interrupted") => cause_of(cause).map(FitError::Interrupted),
+        _ => None,
+    };
+    rebuilt.unwrap_or(FitError::Internal(Internal::Relayed { message }))
+}
+
+fn cause_of<T: DeserializeOwned>(cause: &Value) -> Option<T> {
+    T::deserialize(cause).ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::models::causes::{Interruption, InvalidInput, NonFinite, Quantity, StoreFault, Stored, Written};
 
     /// Frames read back as written, with a launcher's lines between them skipped.
     #[test]
@@ -176,21 +189,31 @@ mod tests {
         assert_eq!(noise, vec!["mpirun: a warning"]);
     }
 
-    /// Errors, progress and resumes keep what the runner reads of them.
+    /// Errors, progress and resumes keep what the runner reads of them: an error comes
+    /// back whole (its class, its message, its cause's every field).
     #[test]
     fn errors_progress_and_resumes_keep_their_meaning() {
         let errors = [
             FitError::Cancelled,
             FitError::Params(ParamError::new("topics", "too many")),
-            FitError::InvalidInput("no".into()),
-            FitError::Numerical("nan".into()),
-            FitError::Internal("bug".into()),
-            FitError::Interrupted("lost".into()),
+            FitError::InvalidInput(InvalidInput::Deleted { what: Stored::Corpus, id: "c1".into() }),
+            FitError::InvalidInput(InvalidInput::NoTrainingTokens),
+            FitError::Store(StoreFault::Refused { what: Written::Checkpoint { iteration: 3 }, detail: "the database is full".into() }),
+            FitError::Numerical(NonFinite::log_likelihood(f64::NAN, 7)),
+            FitError::Numerical(NonFinite::heldout_estimate("d\"1", f64::NEG_INFINITY)),
+            FitError::Numerical(NonFinite::at_scan(Quantity::UPrecision, 4)),
+            FitError::Internal(Internal::Panicked { message: "bug".into() }),
+            FitError::Internal(Internal::Corrupt { what: Stored::Model, detail: "stored model could not be decoded: eof".into() }),
+            FitError::Interrupted(Interruption::WorldEnded { ranks: 3, started: true, status: "signal: 9".into(), last_words: "lost".into() }),
         ];
         for e in errors {
             let back = error_of(&error_json(&e));
             assert_eq!((back.kind(), back.to_string()), (e.kind(), e.to_string()));
+            assert_eq!(format!("{back:?}"), format!("{e:?}"), "the cause comes back whole");
         }
+        // A frame without a cause this build reads keeps its message, as an internal error.
+        let foreign = error_of(&json!({"kind": "numerical", "message": "log-likelihood is NaN at sweep 2", "cause": {"new": 1}}));
+        assert!(matches!(&foreign, FitError::Internal(Internal::Relayed { message }) if message == "log-likelihood is NaN at sweep 2"), "{foreign:?}");
         let p = Progress { iteration: 4, total: 9, loglik_per_token: Some(-7.5), diagnostics: Default::default(), kind: Some(StepKind::Refit) };
         let back = progress_of(&progress_json(&p));
         assert_eq!((back.iteration, back.total, back.loglik_per_token, back.kind), (4, 9, Some(-7.5), Some(StepKind::Refit)));

@@ -28,6 +28,7 @@ use topicd_core::models::dcnt::fit::fit_dcnt;
 use topicd_core::models::dcnt::params::DcntParams;
 use topicd_core::models::dcnt::sample::Loadings;
 use topicd_core::models::dcnt::stick::stick_weights_into;
+use topicd_core::models::dcnt::Covariance;
 use topicd_core::models::design::{CovariateInput, DesignRequest, DesignSpec};
 use topicd_core::models::effects::EffectQuery;
 use topicd_core::models::lda::{fit_lda, LdaParams};
@@ -184,7 +185,7 @@ fn main() {
             params["chains"] = json!(chains.parse::<usize>().expect("CHAINS is a number"));
         }
         let p = DcntParams::from_json(&params).expect("params");
-        let model = FitContext::silent(|ctx| fit_dcnt(&corpus, &p, false, 7 + r, ctx)).expect("fit");
+        let model = FitContext::silent(|ctx| fit_dcnt(&corpus, &p, Covariance::Full, 7 + r, ctx)).expect("fit");
         // LDA with the same covariates and its defaults: effects by composition.
         let lda_params = LdaParams::from_json(&json!({"topics": K, "covariates": ["group", "x"], "splines": {"x": 4}})).expect("LDA params");
         let lda_model = FitContext::silent(|ctx| fit_lda(&corpus, &lda_params, 7 + r, ctx)).expect("LDA fit");

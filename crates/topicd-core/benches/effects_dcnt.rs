@@ -11,7 +11,7 @@ use rand_distr::{Distribution, StandardNormal};
 use std::time::Instant;
 use topicd_core::models::dcnt::params::DcntParams;
 use topicd_core::models::dcnt::sample::Loadings;
-use topicd_core::models::dcnt::DcntModel;
+use topicd_core::models::dcnt::{Covariance, DcntModel};
 use topicd_core::models::design::{BSplineBasis, DesignSpec, DesignTerm, ValueRange};
 use topicd_core::models::effects::EffectQuery;
 use topicd_core::models::TopicModel;
@@ -50,7 +50,7 @@ fn model(k: usize, draws: usize) -> DcntModel {
     let params = DcntParams::from_json(&serde_json::json!({"topics": k, "covariates": ["year", "party"]})).expect("params");
     DcntModel {
         version: topicd_core::models::dcnt::model::ENCODING_VERSION,
-        diagonal: false,
+        covariance: Covariance::Full,
         params,
         num_terms: 1,
         topic_word: vec![1.0; k],

@@ -226,7 +226,7 @@ pub fn run<C: Chain>(chain: &mut C, family: &str, seed: u64, schedule: &Schedule
         let ll = (kept || reported).then(|| chain.log_joint_per_token());
         if let Some(x) = ll {
             if !x.is_finite() {
-                return Err(FitError::Numerical(format!("log-likelihood is {x} at sweep {it}")));
+                return Err(FitError::Numerical(super::causes::NonFinite::log_likelihood(x, it as u64)));
             }
             if reported {
                 position.last_loglik = x;

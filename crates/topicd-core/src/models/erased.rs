@@ -16,6 +16,7 @@
 //! panic); a topic family's params handed a graph is a parameter error naming the input.
 
 use super::capabilities::Capabilities;
+use super::causes::Internal;
 use super::community::{CommunityFamily, CommunityModel};
 use super::params::ParamsSchema;
 use super::{FitContext, FitError, ModelError, ModelFamily, ParamError, TopicModel};
@@ -183,7 +184,7 @@ pub trait TopicEntry: Sync {
     }
     /// [`ModelFamily::fit`] with params this family parsed.
     fn fit(&self, corpus: &Corpus, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
-        params.topics_of(self.name()).map_err(FitError::Internal)?.fit(corpus, seed, ctx)
+        params.topics_of(self.name()).map_err(|detail| FitError::Internal(Internal::Bug { detail }))?.fit(corpus, seed, ctx)
     }
     /// [`ModelFamily::fit_ranked`] with params this family parsed.
     fn fit_ranked(
@@ -194,7 +195,7 @@ pub trait TopicEntry: Sync {
         ctx: &FitContext,
         ranks: &dyn crate::ranks::Ranks,
     ) -> Result<Option<Box<dyn TopicModel>>, FitError> {
-        params.topics_of(self.name()).map_err(FitError::Internal)?.fit_ranked(corpus, seed, ctx, ranks)
+        params.topics_of(self.name()).map_err(|detail| FitError::Internal(Internal::Bug { detail }))?.fit_ranked(corpus, seed, ctx, ranks)
     }
 }
 
@@ -250,7 +251,7 @@ pub trait CommunityEntry: Sync {
     }
     /// [`CommunityFamily::fit`] with params this family parsed.
     fn fit(&self, graph: &Graph, params: &FitParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn CommunityModel>, FitError> {
-        params.communities_of(self.name()).map_err(FitError::Internal)?.fit(graph, seed, ctx)
+        params.communities_of(self.name()).map_err(|detail| FitError::Internal(Internal::Bug { detail }))?.fit(graph, seed, ctx)
     }
 }
 

@@ -9,7 +9,8 @@ use super::ParamError;
 
 /// Why a fit or an evaluation stopped without a result, in the terms its caller acts
 /// on: the user fixes an invalid input, retries a store fault, and reports an internal
-/// error; [`FitError::kind`] names which, for the job record and `/metrics`.
+/// error; [`FitError::kind`] names which, for the job record and `/metrics`. Each
+/// variant's payload ([`super::causes`]) says what went wrong in fields.
 #[derive(Debug, thiserror::Error)]
 pub enum FitError {
     /// Stopped on request (a cancel, a shutdown, a lost lease).
@@ -21,20 +22,20 @@ pub enum FitError {
     /// The input cannot be fitted as asked: a labelled model on an unlabelled corpus, too
     /// few documents, an input deleted before the job ran. The user's to fix.
     #[error("{0}")]
-    InvalidInput(String),
+    InvalidInput(super::causes::InvalidInput),
     /// The store could not be read or written. Retrying the job may succeed.
     #[error("{0}")]
-    Store(String),
+    Store(super::causes::StoreFault),
     /// The sampler or the objective reached a non-finite value.
     #[error("{0}")]
-    Numerical(String),
+    Numerical(super::causes::NonFinite),
     /// A bug or a corrupt stored blob: a panic, a state the code should never reach.
     #[error("{0}")]
-    Internal(String),
+    Internal(super::causes::Internal),
     /// The fit's processes ended before it did (a rank of a distributed fit died, a
     /// host was lost): retrying resumes from its last checkpoint.
     #[error("{0}")]
-    Interrupted(String),
+    Interrupted(super::causes::Interruption),
 }
 
 /// The class of a failed job, as the job record and `/metrics` name it.

@@ -354,7 +354,7 @@ pub fn score_resuming(scorer: &dyn DocScorer, docs: &[HeldoutDoc], seed: u64, fr
         let d = &docs[i];
         let ll = if d.doc.is_empty() { 0.0 } else { scorer.log_likelihood(d, &mut stream(seed, Purpose::Heldout, 0, i as u64)) };
         if !ll.is_finite() {
-            return Err(FitError::Numerical(format!("document {:?}: the estimate is {ll}", d.id)));
+            return Err(FitError::Numerical(super::causes::NonFinite::heldout_estimate(&d.id, ll)));
         }
         let mut t = tally.lock().expect("scoring tally");
         t.estimates[i] = Some(ll);

@@ -15,6 +15,7 @@ pub mod after_chain;
 pub mod capabilities;
 #[cfg(test)]
 mod capabilities_tests;
+pub mod causes;
 pub mod chain;
 pub mod chain_fit;
 pub mod chains;

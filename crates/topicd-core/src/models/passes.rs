@@ -210,7 +210,7 @@ pub fn run<P: Passes>(fit: &mut P, seed: u64, ctx: &FitContext) -> Result<Finish
         }
         let report = fit.pass(pass, &stop).ok_or(FitError::Cancelled)?;
         if !report.objective.is_finite() {
-            return Err(FitError::Numerical(format!("the objective is {} after pass {pass}", report.objective)));
+            return Err(FitError::Numerical(super::causes::NonFinite::objective(report.objective, pass as u64)));
         }
         let settled = !report.moves_pending && position.objective.is_some_and(|previous| rule.settled(previous, report.objective));
         position = Position { pass, objective: Some(report.objective) };
@@ -462,7 +462,9 @@ mod tests {
             }
         }
         let err = FitContext::silent(|ctx| run(&mut Nan, 1, ctx)).unwrap_err();
-        assert!(matches!(&err, FitError::Numerical(m) if m.contains("NaN after pass 2")), "{err}");
+        let at_pass_2 = crate::models::causes::Step::Pass(2);
+        assert!(matches!(&err, FitError::Numerical(c) if c.at == at_pass_2 && c.value.is_some_and(f64::is_nan)), "{err:?}");
+        assert_eq!(err.to_string(), "the objective is NaN after pass 2");
         assert_eq!(err.kind().as_str(), "numerical");
     }
 

@@ -10,6 +10,7 @@
 //! Adding a family means one folder under `models/` and one line in [`REGISTRY`].
 
 use super::capabilities::{Capabilities, Input};
+use super::causes::{InvalidInput, Stored};
 use super::community::CommunityModel;
 use super::erased::{CommunityEntry, TopicEntry};
 use super::params::ParamsSchema;
@@ -213,7 +214,13 @@ impl Family {
         match (self, input) {
             (Family::Topics(f), FitSource::Corpus(c)) => f.fit(c, params, seed, ctx).map(Fitted::Topics),
             (Family::Communities(f), FitSource::Graph(g)) => f.fit(g, params, seed, ctx).map(Fitted::Communities),
-            (f, _) => Err(FitError::InvalidInput(format!("{} fits a {}", f.name(), f.input_noun()))),
+            (f, _) => {
+                let fits = match f.input() {
+                    Input::Corpus => Stored::Corpus,
+                    Input::Graph => Stored::Graph,
+                };
+                Err(FitError::InvalidInput(InvalidInput::WrongInput { family: f.name().into(), fits }))
+            }
         }
     }
 

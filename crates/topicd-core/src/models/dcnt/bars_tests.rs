@@ -15,6 +15,7 @@
 use super::fit::fit_dcnt;
 use super::model::DcntModel;
 use super::params::DcntParams;
+use super::variant::Covariance;
 use crate::corpus::synthetic::{bars, BarsConfig, BarsCorpus, BarsVariant, NUM_BARS, NUM_PIXELS};
 use crate::corpus::Corpus;
 use crate::models::lda::{fit_lda, LdaParams};
@@ -35,9 +36,9 @@ fn corpus() -> (BarsCorpus, Corpus) {
     (b, c)
 }
 
-fn fit(corpus: &Corpus, params: serde_json::Value, diagonal: bool, seed: u64) -> DcntModel {
+fn fit(corpus: &Corpus, params: serde_json::Value, covariance: Covariance, seed: u64) -> DcntModel {
     let p = DcntParams::from_json(&params).unwrap();
-    FitContext::silent(|ctx| fit_dcnt(corpus, &p, diagonal, seed, ctx)).expect("fit succeeds")
+    FitContext::silent(|ctx| fit_dcnt(corpus, &p, covariance, seed, ctx)).expect("fit succeeds")
 }
 
 /// For each true bar, the fitted topic nearest in L1 and the distance.
@@ -123,7 +124,7 @@ fn lda_k10_recovers_every_bar() {
 #[test]
 fn k10_scnt_recovers_every_bar() {
     let (truth, corpus) = corpus();
-    let scnt = fit(&corpus, k10_params(), true, 1);
+    let scnt = fit(&corpus, k10_params(), Covariance::Diagonal, 1);
     assert_recovers_all_bars("scnt", &scnt.topic_word, &truth);
 }
 
@@ -167,7 +168,7 @@ fn k10_params() -> serde_json::Value {
 #[test]
 fn k10_dcnt_recovers_every_bar_and_separates_orientations() {
     let (truth, corpus) = corpus();
-    let dcnt = fit(&corpus, k10_params(), false, 1);
+    let dcnt = fit(&corpus, k10_params(), Covariance::Full, 1);
     assert_recovers_all_bars("dcnt", &dcnt.topic_word, &truth);
     let k = dcnt.params.topics;
     let estimate = super::scoring::correlations(&dcnt, 5_000, 3);
@@ -228,7 +229,7 @@ fn orientation_means(truth: &BarsCorpus, corr: impl Fn(usize, usize) -> f64) -> 
 #[test]
 fn k20_dcnt_puts_nearly_all_tokens_on_ten_topics() {
     let (_, corpus) = corpus();
-    let model = fit(&corpus, json!({"topics": 20, "iterations": 300, "burn_in": 200, "thin": 10}), false, 2);
+    let model = fit(&corpus, json!({"topics": 20, "iterations": 300, "burn_in": 200, "thin": 10}), Covariance::Full, 2);
     let mut shares = model.topic_shares.clone();
     shares.sort_by(|a, b| b.total_cmp(a));
     let top_ten: f64 = shares[..10].iter().sum();
@@ -242,7 +243,8 @@ fn k20_dcnt_puts_nearly_all_tokens_on_ten_topics() {
 fn same_model_at_any_thread_count_and_encoding_round_trips() {
     let (_, corpus) = corpus();
     let params = json!({"topics": 6, "iterations": 6, "burn_in": 2, "thin": 2, "test_fraction": 0.2});
-    let run = |threads: usize| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| fit(&corpus, params.clone(), false, 8));
+    let run =
+        |threads: usize| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| fit(&corpus, params.clone(), Covariance::Full, 8));
     let (a, b) = (run(1), run(2));
     assert_eq!(a, b);
     assert!(!a.heldout_documents.is_empty() && a.heldout_documents.len() + a.train_documents.len() == 500);
@@ -346,7 +348,7 @@ fn scan_time_on_paper_sized_bars() {
     for threads in [1, 2] {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let t = std::time::Instant::now();
-        pool.install(|| FitContext::silent(|ctx| fit_dcnt(&corpus, &p, false, 1, ctx))).unwrap();
+        pool.install(|| FitContext::silent(|ctx| fit_dcnt(&corpus, &p, Covariance::Full, 1, ctx))).unwrap();
         eprintln!("{threads} thread(s): {:.1} ms per scan", t.elapsed().as_secs_f64() * 1e3 / 50.0);
     }
 }

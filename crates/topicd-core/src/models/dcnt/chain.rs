@@ -18,6 +18,8 @@ use super::sample::{active_topics, DcntSample, Loadings};
 use super::sampler::SYNC_TOKENS;
 use super::state::{DcntState, Documents};
 use super::stick::stick_weights;
+use super::variant::Covariance;
+use crate::models::causes::{NonFinite, Quantity};
 use crate::models::chain::{Chain, Position, Schedule};
 use crate::models::convergence::KeptTrace;
 use crate::models::{FitError, RestoreError};
@@ -172,11 +174,20 @@ fn all_finite(xs: &[f64]) -> bool {
     xs.iter().all(|x| x.is_finite())
 }
 
+/// Whether a K̄ × K̄ A has the family's form: any A for DCNT, zeros off the diagonal for
+/// SCNT.
+fn has_form(a: &[f64], k: usize, covariance: Covariance) -> bool {
+    match covariance {
+        Covariance::Full => true,
+        Covariance::Diagonal => a.iter().enumerate().all(|(i, &x)| i / k == i % k || x == 0.0),
+    }
+}
+
 impl<'a> DcntChain<'a> {
     /// A chain from the initialisation of [`DcntState::init`]; `stop` ends a collapsed
     /// start early (a cancelled job).
-    pub fn new(p: &DcntParams, diagonal: bool, docs: &'a Documents, seed: u64, stop: &(dyn Fn() -> bool + Sync)) -> Self {
-        let state = DcntState::init(docs, p.topics, diagonal, p.priors, p.topic_swaps, p.warm_start, seed, stop);
+    pub fn new(p: &DcntParams, covariance: Covariance, docs: &'a Documents, seed: u64, stop: &(dyn Fn() -> bool + Sync)) -> Self {
+        let state = DcntState::init(docs, p.topics, covariance, p.priors, p.topic_swaps, p.warm_start, seed, stop);
         let sums = PosteriorSums::new(p.topics, docs.num_features, docs.num_terms, docs.num_docs(), p.draws_per_chain());
         let last = loadings(&state);
         Self::assemble(p, docs, state, sums, last)
@@ -189,7 +200,7 @@ impl<'a> DcntChain<'a> {
     /// A chain continued from [`Chain::save`]'s bytes; every length, topic id and
     /// parameter is checked against the documents and `p`, so bad bytes are an error,
     /// not a panic.
-    pub fn restore(p: &DcntParams, diagonal: bool, docs: &'a Documents, bytes: &[u8], position: &Position) -> Result<Self, RestoreError> {
+    pub fn restore(p: &DcntParams, covariance: Covariance, docs: &'a Documents, bytes: &[u8], position: &Position) -> Result<Self, RestoreError> {
         const WHAT: &str = "DCNT state";
         let s: SavedDcnt = postcard::from_bytes(bytes).map_err(|e| RestoreError::undecodable(WHAT, e))?;
         let (k, f, d) = (p.topics, docs.num_features, docs.num_docs());
@@ -203,7 +214,7 @@ impl<'a> DcntChain<'a> {
             (s.z.len() == docs.num_tokens() && s.z.iter().all(|&t| (t as usize) < k), "topic assignments"),
             (s.u.len() == d * k && s.v.len() == d * k && bounded(&s.u) && bounded(&s.v), "activations"),
             (g.num_topics == k && g.num_features == f, "global parameters' sizes"),
-            (g.a.len() == k * k && bounded(&g.a) && (!diagonal || g.a.iter().enumerate().all(|(i, &x)| i / k == i % k || x == 0.0)), "A"),
+            (g.a.len() == k * k && bounded(&g.a) && has_form(&g.a, k, covariance), "A"),
             (g.eta.len() == f * k && bounded(&g.eta) && g.mu.len() == f && bounded(&g.mu), "η and μ"),
             (g.lambda_f.len() == f && g.lambda_f.iter().all(|&x| positive(x)) && positive(g.lambda_a) && positive(g.lambda_v), "precisions"),
             (s.sums.fits(k, f, docs.num_terms, d) && s.sums.kept == position.kept && s.sums.keep_draws == p.draws_per_chain(), "posterior sums"),
@@ -212,7 +223,7 @@ impl<'a> DcntChain<'a> {
         RestoreError::first_mismatch(WHAT, &checks)?;
         let mut state = DcntState {
             num_topics: k,
-            diagonal,
+            covariance,
             priors: p.priors,
             z: s.z,
             doc_topic: vec![0; d * k],
@@ -233,7 +244,7 @@ impl Chain for DcntChain<'_> {
         let stats = self.state.scan(self.docs, &self.blocks, seed, iteration as u64).map_err(FitError::Numerical)?;
         let g = &self.state.globals;
         if !(g.lambda_v.is_finite() && g.lambda_a.is_finite() && all_finite(&g.a) && all_finite(&g.eta) && all_finite(&g.mu) && all_finite(&g.lambda_f)) {
-            return Err(FitError::Numerical(format!("non-finite global parameters at scan {iteration}")));
+            return Err(FitError::Numerical(NonFinite::at_scan(Quantity::GlobalParameters, iteration as u64)));
         }
         self.acceptance = stats.acceptance();
         if self.sums.draws.len() < self.sums.keep_draws && draw_due(&self.schedule, self.sums.keep_draws, iteration) {

@@ -38,6 +38,7 @@ use super::point::DcntPoint;
 use super::sampler::SYNC_TOKENS;
 use super::state::{DcntState, Documents};
 use super::stick::stick_weights;
+use super::variant::Covariance;
 use crate::corpus::synthetic::{bars, BarsConfig, BarsCorpus, BarsVariant, NUM_BARS, NUM_PIXELS};
 use crate::rng::StreamRng;
 use rand_distr::{Distribution, StandardNormal};
@@ -163,7 +164,7 @@ fn trace_dcnt_correlations() {
     eprintln!("truth: within {tw:.3} across {ta:.3}");
     let docs = training_documents(&truth, documents);
     let sync_blocks = docs.blocks(SYNC_TOKENS);
-    let mut state = DcntState::init(&docs, k, false, trace_priors(), 1, 0, seed, &|| false);
+    let mut state = DcntState::init(&docs, k, Covariance::Full, trace_priors(), 1, 0, seed, &|| false);
     for it in 1..=iterations {
         state.scan(&docs, &sync_blocks, seed, it as u64).expect("a finite chain");
         if it % every != 0 {
@@ -415,7 +416,7 @@ fn model_drawn_orientation_recovery() {
     )
     .unwrap();
     let t0 = std::time::Instant::now();
-    let model = crate::models::FitContext::silent(|ctx| super::fit::fit_dcnt(&corpus, &p, false, env("SEED", 1) as u64, ctx)).unwrap();
+    let model = crate::models::FitContext::silent(|ctx| super::fit::fit_dcnt(&corpus, &p, Covariance::Full, env("SEED", 1) as u64, ctx)).unwrap();
     let map: Vec<usize> = (0..NUM_BARS)
         .map(|b| {
             let bar = &truth.topics[b * NUM_PIXELS..(b + 1) * NUM_PIXELS];

@@ -203,7 +203,7 @@ mod tests {
             &serde_json::json!({"topics": 2, "iterations": 60, "burn_in": 20, "thin": 2, "covariates": ["group"], "chains": chains}),
         )
         .unwrap();
-        let model = FitContext::silent(|ctx| super::super::fit::fit_dcnt(&corpus, &p, false, 3, ctx)).unwrap();
+        let model = FitContext::silent(|ctx| super::super::fit::fit_dcnt(&corpus, &p, super::super::Covariance::Full, 3, ctx)).unwrap();
         assert_eq!(model.draws.len(), 40 * chains, "a draw from every scan after burn-in (not only the 20 kept ones), in every chain");
         assert_eq!(model.draws_per_chain, if chains == 1 { vec![] } else { vec![40; chains] });
         let query = EffectQuery { covariate: "group".into(), grid: 25, contrast: Some(("x".into(), "y".into())), level: 0.9, topics: None, seed: 4 };

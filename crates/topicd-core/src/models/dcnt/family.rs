@@ -10,10 +10,11 @@
 //! above every other module of the folder and none of them names it.
 
 use super::fit::fit_dcnt;
-use super::model::{family_name, DcntModel};
+use super::model::DcntModel;
 use super::params::DcntParams;
 use super::sample::Loadings;
 use super::scoring::{self, DcntChib};
+use super::variant::Covariance;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
 use crate::models::chains;
@@ -28,15 +29,15 @@ use serde_json::json;
 
 /// The `"dcnt"` (full A) or `"scnt"` (diagonal A) family.
 pub struct DcntFamily {
-    pub diagonal: bool,
+    pub covariance: Covariance,
 }
 
-pub static DCNT: DcntFamily = DcntFamily { diagonal: false };
-pub static SCNT: DcntFamily = DcntFamily { diagonal: true };
+pub static DCNT: DcntFamily = DcntFamily { covariance: Covariance::Full };
+pub static SCNT: DcntFamily = DcntFamily { covariance: Covariance::Diagonal };
 
 impl ModelFamily for DcntFamily {
     fn name(&self) -> &'static str {
-        family_name(self.diagonal)
+        self.covariance.family_name()
     }
 
     type Params = DcntParams;
@@ -57,7 +58,7 @@ impl ModelFamily for DcntFamily {
     }
 
     fn fit(&self, corpus: &Corpus, params: &DcntParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
-        Ok(Box::new(fit_dcnt(corpus, params, self.diagonal, seed, ctx)?))
+        Ok(Box::new(fit_dcnt(corpus, params, self.covariance, seed, ctx)?))
     }
 
     fn fit_memory(&self, corpus: &CorpusStats, params: &DcntParams, threads: usize) -> u64 {
@@ -70,8 +71,8 @@ impl ModelFamily for DcntFamily {
 
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
         let m = DcntModel::decode(bytes)?;
-        if m.diagonal != self.diagonal {
-            return Err(ModelError::Decode(format!("a {} model, not {}", family_name(m.diagonal), self.name())));
+        if m.covariance != self.covariance {
+            return Err(ModelError::Decode(format!("a {} model, not {}", m.covariance.family_name(), self.name())));
         }
         Ok(Box::new(m))
     }
@@ -90,7 +91,7 @@ impl ModelFamily for DcntFamily {
 
 impl TopicModel for DcntModel {
     fn family(&self) -> &'static str {
-        family_name(self.diagonal)
+        self.covariance.family_name()
     }
 
     fn num_topics(&self) -> usize {

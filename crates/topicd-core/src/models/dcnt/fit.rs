@@ -30,12 +30,13 @@
 
 use super::chain::{self, DcntChain, PosteriorSums};
 use super::heldout::ChibSettings;
-use super::model::{family_name, DcntModel, ENCODING_VERSION};
+use super::model::{DcntModel, ENCODING_VERSION};
 use super::params::DcntParams;
 use super::pooled::{self, ChainResult};
 use super::sample::{active_topics, Loadings};
 use super::scoring::DcntChib;
 use super::state::Documents;
+use super::variant::Covariance;
 use crate::corpus::Corpus;
 use crate::models::after_chain::{self, EndOfChain};
 use crate::models::chain::{Position, Schedule};
@@ -108,7 +109,7 @@ impl TrainingSet {
         let train_features: Vec<f64> = train.iter().flat_map(|&d| features[d * f..(d + 1) * f].iter().copied()).collect();
         let docs = Documents::new(rows, train_features, f, corpus.num_terms());
         if docs.num_tokens() == 0 {
-            return Err(FitError::InvalidInput("no training tokens (every document held out or empty)".into()));
+            return Err(FitError::InvalidInput(crate::models::causes::InvalidInput::NoTrainingTokens));
         }
         let mut mean_features = vec![0.0; f];
         for d in 0..docs.num_docs() {
@@ -119,7 +120,7 @@ impl TrainingSet {
 
     /// The model a finished chain ends in (posterior means over its kept scans), without
     /// its held-out report or convergence report, and the chain's trace.
-    fn model(&self, p: &DcntParams, diagonal: bool, chain: DcntChain, end: &Position) -> ChainResult {
+    fn model(&self, p: &DcntParams, covariance: Covariance, chain: DcntChain, end: &Position) -> ChainResult {
         let DcntChain { state, mut sums, last, .. } = chain;
         if sums.kept == 0 {
             // No scan fell on the thinning grid: use the final state.
@@ -130,7 +131,7 @@ impl TrainingSet {
         let PosteriorSums { omega, proportions, a, eta, lambda_v, acceptance, kept, draws, trace, .. } = sums;
         let model = DcntModel {
             version: ENCODING_VERSION,
-            diagonal,
+            covariance,
             params: p.clone(),
             num_terms: self.docs.num_terms,
             topic_word: omega.iter().map(|x| x * scale).collect(),
@@ -161,10 +162,10 @@ impl TrainingSet {
 
     /// Whether `m` is the model this fit's chain ended in at `end` as far as the fit
     /// fixes it (parameters, split, metadata, sizes): `None`, or what differs.
-    fn mismatch(&self, p: &DcntParams, diagonal: bool, m: &DcntModel, end: &Position) -> Option<&'static str> {
+    fn mismatch(&self, p: &DcntParams, covariance: Covariance, m: &DcntModel, end: &Position) -> Option<&'static str> {
         let (k, v, f) = (p.topics, self.docs.num_terms, self.num_features);
         let checks = [
-            (m.diagonal == diagonal && m.params == *p && m.num_terms == v, "parameters"),
+            (m.covariance == covariance && m.params == *p && m.num_terms == v, "parameters"),
             (m.train_documents == self.train && m.heldout_documents == self.heldout, "split"),
             (
                 m.feature_names == self.feature_names
@@ -196,7 +197,7 @@ fn chib(model: &DcntModel) -> DcntChib {
 fn restore_after_chain(
     training: &TrainingSet,
     p: &DcntParams,
-    diagonal: bool,
+    covariance: Covariance,
     seed: u64,
     bytes: &[u8],
     scored: ScoredSoFar,
@@ -204,7 +205,7 @@ fn restore_after_chain(
 ) -> Result<(DcntModel, ScoredSoFar), RestoreError> {
     const WHAT: &str = "the fitted model in the checkpoint";
     let model = DcntModel::decode(bytes).map_err(|e| RestoreError::undecodable(WHAT, e))?;
-    if let Some(part) = training.mismatch(p, diagonal, &model, position) {
+    if let Some(part) = training.mismatch(p, covariance, &model, position) {
         return Err(RestoreError::Mismatch { what: WHAT, part });
     }
     let scored = scored.check_for(&chib(&model), model.heldout_documents.len(), seed)?;
@@ -214,16 +215,16 @@ fn restore_after_chain(
 /// Run the sampler on the training documents through the chain driver (resuming from
 /// `ctx`'s checkpoint when it has a usable one), take posterior means, and score the
 /// held-out documents.
-pub fn fit_dcnt(corpus: &Corpus, p: &DcntParams, diagonal: bool, seed: u64, ctx: &FitContext) -> Result<DcntModel, FitError> {
+pub fn fit_dcnt(corpus: &Corpus, p: &DcntParams, covariance: Covariance, seed: u64, ctx: &FitContext) -> Result<DcntModel, FitError> {
     let training = TrainingSet::new(corpus, p, seed)?;
-    fit_chains(&DcntFit { corpus, p, diagonal, training: &training }, seed, ctx)
+    fit_chains(&DcntFit { corpus, p, covariance, training: &training }, seed, ctx)
 }
 
 /// What DCNT and SCNT supply to [`fit_chains`]: the training set and the variant.
 struct DcntFit<'a> {
     corpus: &'a Corpus,
     p: &'a DcntParams,
-    diagonal: bool,
+    covariance: Covariance,
     training: &'a TrainingSet,
 }
 
@@ -232,7 +233,7 @@ impl<'a> ChainFit for DcntFit<'a> {
     type Chain = DcntChain<'a>;
 
     fn family(&self) -> &'static str {
-        family_name(self.diagonal)
+        self.covariance.family_name()
     }
 
     fn chains(&self) -> usize {
@@ -244,19 +245,19 @@ impl<'a> ChainFit for DcntFit<'a> {
     }
 
     fn fresh(&self, seed: u64, ctx: &FitContext) -> DcntChain<'a> {
-        DcntChain::new(self.p, self.diagonal, &self.training.docs, seed, &|| ctx.cancel.is_cancelled())
+        DcntChain::new(self.p, self.covariance, &self.training.docs, seed, &|| ctx.cancel.is_cancelled())
     }
 
     fn restore(&self, state: &[u8], position: &Position) -> Result<DcntChain<'a>, RestoreError> {
-        DcntChain::restore(self.p, self.diagonal, &self.training.docs, state, position)
+        DcntChain::restore(self.p, self.covariance, &self.training.docs, state, position)
     }
 
     fn restore_ended(&self, model: &[u8], scored: ScoredSoFar, seed: u64, position: &Position) -> Result<(DcntModel, ScoredSoFar), RestoreError> {
-        restore_after_chain(self.training, self.p, self.diagonal, seed, model, scored, position)
+        restore_after_chain(self.training, self.p, self.covariance, seed, model, scored, position)
     }
 
     fn ended(&self, chain: DcntChain<'a>, end: &Position) -> ChainResult {
-        self.training.model(self.p, self.diagonal, chain, end)
+        self.training.model(self.p, self.covariance, chain, end)
     }
 
     fn pool(&self, finished: &[ChainResult], last: ChainResult) -> DcntModel {

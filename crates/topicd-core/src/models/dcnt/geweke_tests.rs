@@ -27,6 +27,7 @@ use super::globals::{prior_a, Globals};
 use super::params::Priors;
 use super::stick::stick_weights;
 use super::swap::{swap_sweep_with, SwapTerms};
+use super::variant::Covariance;
 use crate::inference::geweke::z_score;
 use crate::rng::{stream, Purpose, StreamRng};
 use rand::RngExt;
@@ -101,7 +102,7 @@ fn normal(rng: &mut StreamRng) -> f64 {
 
 /// Fixed global parameters for the per-document blocks (a draw from the test priors).
 fn fixed_globals() -> Globals {
-    Globals::from_prior(K, F, false, &priors(), &mut stream(5, Purpose::Estimate, 1, 0))
+    Globals::from_prior(K, F, Covariance::Full, &priors(), &mut stream(5, Purpose::Estimate, 1, 0))
 }
 
 /// Moments of every entry and one cross moment.
@@ -179,14 +180,14 @@ fn loadings_update_keeps_the_joint_distribution() {
     let p = priors();
     let mut urng = stream(6, Purpose::Estimate, 2, 0);
     let u: Vec<f64> = (0..D * K).map(|_| normal(&mut urng)).collect();
-    for diagonal in [false, true] {
+    for covariance in [Covariance::Full, Covariance::Diagonal] {
         let worst = geweke(
-            if diagonal { "scnt loadings" } else { "dcnt loadings" },
+            &format!("{} loadings", covariance.family_name()),
             100_000,
             |rng| {
                 let lambda_a = Gamma::new(p.a_a, 1.0 / p.b_a).unwrap().sample(rng);
                 let lambda_v = Gamma::new(p.a_v, 1.0 / p.b_v).unwrap().sample(rng);
-                let a = prior_a(K, lambda_a, diagonal, rng);
+                let a = prior_a(K, lambda_a, covariance, rng);
                 Globals { num_topics: K, num_features: F, a, eta: vec![0.0; F * K], mu: vec![0.0; F], lambda_f: vec![1.0; F], lambda_a, lambda_v }
             },
             |g, rng| {
@@ -196,16 +197,19 @@ fn loadings_update_keeps_the_joint_distribution() {
                 }
                 v
             },
-            |g, v, rng| g.update_loadings(&u, v, diagonal, &p, rng),
+            |g, v, rng| g.update_loadings(&u, v, covariance, &p, rng),
             |g, _| {
-                let entries: Vec<f64> = if diagonal { (0..K).map(|k| g.a[k * K + k]).collect() } else { g.a.clone() };
+                let entries: Vec<f64> = match covariance {
+                    Covariance::Diagonal => (0..K).map(|k| g.a[k * K + k]).collect(),
+                    Covariance::Full => g.a.clone(),
+                };
                 let mut f = moments(&entries);
                 f.push(g.lambda_a.ln());
                 f.push(g.lambda_v.ln());
                 f
             },
         );
-        eprintln!("loadings (diagonal {diagonal}): worst |z| = {worst:.2}");
+        eprintln!("loadings ({covariance:?}): worst |z| = {worst:.2}");
     }
 }
 
@@ -219,7 +223,7 @@ fn feature_regression_update_keeps_the_joint_distribution() {
         "eta",
         100_000,
         |rng| {
-            let mut g = Globals::from_prior(K, F, false, &p, rng);
+            let mut g = Globals::from_prior(K, F, Covariance::Full, &p, rng);
             // Only η, μ, λ_f matter here; keep the rest fixed.
             g.a = vec![0.0; K * K];
             g.lambda_a = 1.0;
@@ -254,7 +258,7 @@ fn prior_draws_have_the_prior_moments() {
     let mut rng = stream(9, Purpose::Estimate, 3, 0);
     let (mut lv, mut mu2) = (0.0, 0.0);
     for _ in 0..n {
-        let g = Globals::from_prior(K, F, false, &p, &mut rng);
+        let g = Globals::from_prior(K, F, Covariance::Full, &p, &mut rng);
         lv += g.lambda_v / n as f64;
         mu2 += g.mu[0] * g.mu[0] / n as f64;
     }
@@ -274,7 +278,7 @@ fn prior_draws_have_the_prior_moments() {
 /// the same topic (which depends on the words as well).
 #[test]
 fn document_block_keeps_the_joint_distribution() {
-    let worst = max_abs(&document_block_z_scores(false, None));
+    let worst = max_abs(&document_block_z_scores(Covariance::Full, None));
     assert!(worst < Z_LIMIT, "document block: worst |z| = {worst:.2}");
     eprintln!("document block: worst |z| = {worst:.2}");
 }
@@ -285,11 +289,11 @@ fn document_block_keeps_the_joint_distribution() {
 /// the Geweke chain needs the block with them.)
 #[test]
 fn document_block_with_topic_swaps_keeps_the_joint_distribution() {
-    for diagonal in [true, false] {
-        let scores = document_block_z_scores(diagonal, Some(SwapTerms::total));
+    for covariance in [Covariance::Diagonal, Covariance::Full] {
+        let scores = document_block_z_scores(covariance, Some(SwapTerms::total));
         let worst = max_abs(&scores);
-        eprintln!("document block with swaps (diagonal {diagonal}): worst |z| = {worst:.2}");
-        assert!(worst < Z_LIMIT, "diagonal {diagonal}: {scores:?}");
+        eprintln!("document block with swaps ({covariance:?}): worst |z| = {worst:.2}");
+        assert!(worst < Z_LIMIT, "{covariance:?}: {scores:?}");
     }
 }
 
@@ -301,7 +305,7 @@ fn geweke_notices_a_wrong_swap_rule() {
     let without_u_prior: fn(&SwapTerms) -> f64 = |t| t.words + t.sticks;
     let without_sticks: fn(&SwapTerms) -> f64 = |t| t.words + t.u_prior;
     for (name, rule) in [("without the u prior", without_u_prior), ("without the sticks", without_sticks)] {
-        let worst = max_abs(&document_block_z_scores(true, Some(rule)));
+        let worst = max_abs(&document_block_z_scores(Covariance::Diagonal, Some(rule)));
         eprintln!("swap rule {name}: worst |z| = {worst:.2}");
         assert!(worst > Z_LIMIT, "{name}: worst |z| = {worst:.2}");
     }
@@ -313,10 +317,13 @@ fn max_abs(x: &[f64]) -> f64 {
 
 /// The z-scores of the per-document block's Geweke test (see above), optionally
 /// followed by two topic swaps per document accepted by `swap_rule`.
-fn document_block_z_scores(diagonal: bool, swap_rule: Option<fn(&SwapTerms) -> f64>) -> Vec<f64> {
+fn document_block_z_scores(covariance: Covariance, swap_rule: Option<fn(&SwapTerms) -> f64>) -> Vec<f64> {
     use super::state::{DcntState, Documents};
     let (docs_n, tokens, words) = (3usize, 4usize, 4usize);
-    let mut g = if diagonal { Globals::from_prior(K, F, true, &priors(), &mut stream(5, Purpose::Estimate, 1, 0)) } else { fixed_globals() };
+    let mut g = match covariance {
+        Covariance::Diagonal => Globals::from_prior(K, F, Covariance::Diagonal, &priors(), &mut stream(5, Purpose::Estimate, 1, 0)),
+        Covariance::Full => fixed_globals(),
+    };
     g.lambda_v = 1.0;
     let p = Priors { beta: 0.5, ..priors() };
     let phi: Vec<f64> = PHI[..docs_n * F].to_vec();
@@ -397,7 +404,7 @@ fn document_block_z_scores(diagonal: bool, swap_rule: Option<fn(&SwapTerms) -> f
         let docs = Documents::new(rows, phi.clone(), F, words);
         let mut state = DcntState {
             num_topics: K,
-            diagonal,
+            covariance,
             priors: p,
             z: z_all,
             doc_topic: vec![0; docs_n * K],

@@ -9,6 +9,7 @@
 //! η is F × K̄ row-major (column k is η_k), Φ is D × F row-major.
 
 use super::params::Priors;
+use super::variant::Covariance;
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 use rand_distr::{Distribution, Gamma, Normal, StandardNormal};
 use serde::{Deserialize, Serialize};
@@ -64,24 +65,24 @@ impl Globals {
     /// μ deviates from "drawn from the prior": with γ_μ = 10⁶ a draw is of order 10³,
     /// every activation would start near ±10³ and every stick would be saturated, so no
     /// entry-wise proposal could ever be accepted.
-    pub fn initial<R: rand::Rng + ?Sized>(num_topics: usize, num_features: usize, diagonal: bool, rng: &mut R) -> Self {
+    pub fn initial<R: rand::Rng + ?Sized>(num_topics: usize, num_features: usize, covariance: Covariance, rng: &mut R) -> Self {
         let k = num_topics;
         let mu = vec![0.0; num_features];
         let lambda_f = vec![1.0; num_features];
         let eta = (0..num_features * k).map(|i| normal(mu[i / k], 1.0, rng)).collect();
-        let a = prior_a(k, 1.0, diagonal, rng);
+        let a = prior_a(k, 1.0, covariance, rng);
         Globals { num_topics: k, num_features, a, eta, mu, lambda_f, lambda_a: 1.0, lambda_v: 1.0 }
     }
 
     /// A draw of every global parameter from the prior (for the Geweke tests).
-    pub fn from_prior<R: rand::Rng + ?Sized>(num_topics: usize, num_features: usize, diagonal: bool, priors: &Priors, rng: &mut R) -> Self {
+    pub fn from_prior<R: rand::Rng + ?Sized>(num_topics: usize, num_features: usize, covariance: Covariance, priors: &Priors, rng: &mut R) -> Self {
         let k = num_topics;
         let lambda_f: Vec<f64> = (0..num_features).map(|_| gamma(priors.a_f, priors.b_f, rng)).collect();
         let mu: Vec<f64> = (0..num_features).map(|_| normal(0.0, priors.gamma_mu.sqrt(), rng)).collect();
         let lambda_a = gamma(priors.a_a, priors.b_a, rng);
         let lambda_v = gamma(priors.a_v, priors.b_v, rng);
         let eta = (0..num_features * k).map(|i| normal(mu[i / k], 1.0 / lambda_f[i / k].sqrt(), rng)).collect();
-        let a = prior_a(k, lambda_a, diagonal, rng);
+        let a = prior_a(k, lambda_a, covariance, rng);
         Globals { num_topics: k, num_features, a, eta, mu, lambda_f, lambda_a, lambda_v }
     }
 
@@ -104,15 +105,15 @@ impl Globals {
     }
 
     /// One pass over the global blocks in the scan's order: A, λ_A, λ_v, η, μ, λ_f.
-    pub fn update<R: rand::Rng + ?Sized>(&mut self, u: &[f64], v: &[f64], phi: &[f64], diagonal: bool, priors: &Priors, rng: &mut R) {
-        self.update_loadings(u, v, diagonal, priors, rng);
+    pub fn update<R: rand::Rng + ?Sized>(&mut self, u: &[f64], v: &[f64], phi: &[f64], covariance: Covariance, priors: &Priors, rng: &mut R) {
+        self.update_loadings(u, v, covariance, priors, rng);
         self.update_feature_regression(u, phi, priors, rng);
     }
 
     /// The A block: A | U, V, λ_A, λ_v, then λ_A | A and λ_v | U, V, A.
-    pub fn update_loadings<R: rand::Rng + ?Sized>(&mut self, u: &[f64], v: &[f64], diagonal: bool, priors: &Priors, rng: &mut R) {
-        self.a = draw_a(u, v, self.num_topics, self.lambda_a, self.lambda_v, diagonal, rng);
-        self.lambda_a = draw_lambda_a(&self.a, self.num_topics, diagonal, priors, rng);
+    pub fn update_loadings<R: rand::Rng + ?Sized>(&mut self, u: &[f64], v: &[f64], covariance: Covariance, priors: &Priors, rng: &mut R) {
+        self.a = draw_a(u, v, self.num_topics, self.lambda_a, self.lambda_v, covariance, rng);
+        self.lambda_a = draw_lambda_a(&self.a, self.num_topics, covariance, priors, rng);
         self.lambda_v = draw_lambda_v(u, v, self, priors, rng);
     }
 
@@ -126,15 +127,16 @@ impl Globals {
 
 /// A from its prior: DCNT A_kl ~ N(0, (k λ_A)⁻¹) with k the 1-based row; SCNT only the
 /// diagonal, A_kk ~ N(0, λ_A⁻¹).
-pub fn prior_a<R: rand::Rng + ?Sized>(k: usize, lambda_a: f64, diagonal: bool, rng: &mut R) -> Vec<f64> {
+pub fn prior_a<R: rand::Rng + ?Sized>(k: usize, lambda_a: f64, covariance: Covariance, rng: &mut R) -> Vec<f64> {
     let mut a = vec![0.0; k * k];
     for r in 0..k {
-        if diagonal {
-            a[r * k + r] = normal(0.0, 1.0 / lambda_a.sqrt(), rng);
-        } else {
-            let sd = 1.0 / ((r + 1) as f64 * lambda_a).sqrt();
-            for c in 0..k {
-                a[r * k + c] = normal(0.0, sd, rng);
+        match covariance {
+            Covariance::Diagonal => a[r * k + r] = normal(0.0, 1.0 / lambda_a.sqrt(), rng),
+            Covariance::Full => {
+                let sd = 1.0 / ((r + 1) as f64 * lambda_a).sqrt();
+                for c in 0..k {
+                    a[r * k + c] = normal(0.0, sd, rng);
+                }
             }
         }
     }
@@ -144,21 +146,33 @@ pub fn prior_a<R: rand::Rng + ?Sized>(k: usize, lambda_a: f64, diagonal: bool, r
 /// A | U, V. DCNT: each row A_k by Bayesian linear regression of v_k· on U, precision
 /// k λ_A I + λ_v Σ_d u_d u_dᵀ, mean = precision⁻¹ λ_v Σ_d u_d v_kd. SCNT (000 eq. 1):
 /// A_kk with precision λ_A + λ_v Σ_d u_kd², mean = λ_v Σ_d u_kd v_kd / precision.
-pub fn draw_a<R: rand::Rng + ?Sized>(u: &[f64], v: &[f64], k: usize, lambda_a: f64, lambda_v: f64, diagonal: bool, rng: &mut R) -> Vec<f64> {
+pub fn draw_a<R: rand::Rng + ?Sized>(u: &[f64], v: &[f64], k: usize, lambda_a: f64, lambda_v: f64, covariance: Covariance, rng: &mut R) -> Vec<f64> {
+    match covariance {
+        Covariance::Diagonal => draw_diagonal_a(u, v, k, lambda_a, lambda_v, rng),
+        Covariance::Full => draw_full_a(u, v, k, lambda_a, lambda_v, rng),
+    }
+}
+
+/// SCNT's A | U, V: each A_kk on its own ([`draw_a`]).
+fn draw_diagonal_a<R: rand::Rng + ?Sized>(u: &[f64], v: &[f64], k: usize, lambda_a: f64, lambda_v: f64, rng: &mut R) -> Vec<f64> {
     let docs = u.len() / k;
     let mut a = vec![0.0; k * k];
-    if diagonal {
-        for r in 0..k {
-            let (mut uu, mut uv) = (0.0, 0.0);
-            for d in 0..docs {
-                uu += u[d * k + r] * u[d * k + r];
-                uv += u[d * k + r] * v[d * k + r];
-            }
-            let precision = lambda_a + lambda_v * uu;
-            a[r * k + r] = normal(lambda_v * uv / precision, 1.0 / precision.sqrt(), rng);
+    for r in 0..k {
+        let (mut uu, mut uv) = (0.0, 0.0);
+        for d in 0..docs {
+            uu += u[d * k + r] * u[d * k + r];
+            uv += u[d * k + r] * v[d * k + r];
         }
-        return a;
+        let precision = lambda_a + lambda_v * uu;
+        a[r * k + r] = normal(lambda_v * uv / precision, 1.0 / precision.sqrt(), rng);
     }
+    a
+}
+
+/// DCNT's A | U, V: row by row, each a Bayesian linear regression ([`draw_a`]).
+fn draw_full_a<R: rand::Rng + ?Sized>(u: &[f64], v: &[f64], k: usize, lambda_a: f64, lambda_v: f64, rng: &mut R) -> Vec<f64> {
+    let docs = u.len() / k;
+    let mut a = vec![0.0; k * k];
     let um = DMatrix::from_row_slice(docs, k, u);
     let vm = DMatrix::from_row_slice(docs, k, v);
     let gram = um.transpose() * &um * lambda_v; // λ_v Σ_d u_d u_dᵀ
@@ -180,13 +194,16 @@ pub fn draw_a<R: rand::Rng + ?Sized>(u: &[f64], v: &[f64], k: usize, lambda_a: f
 
 /// λ_A | A. DCNT: Gamma(a_A + K̄²/2, b_A + ½ Σ_k k Σ_l A_kl²); SCNT (000 eq. 2):
 /// Gamma(a_A + K̄/2, b_A + ½ Σ_k A_kk²).
-pub fn draw_lambda_a<R: rand::Rng + ?Sized>(a: &[f64], k: usize, diagonal: bool, priors: &Priors, rng: &mut R) -> f64 {
-    if diagonal {
-        let ss: f64 = (0..k).map(|r| a[r * k + r].powi(2)).sum();
-        gamma(priors.a_a + 0.5 * k as f64, priors.b_a + 0.5 * ss, rng)
-    } else {
-        let ss: f64 = (0..k).map(|r| (r + 1) as f64 * a[r * k..(r + 1) * k].iter().map(|x| x * x).sum::<f64>()).sum();
-        gamma(priors.a_a + 0.5 * (k * k) as f64, priors.b_a + 0.5 * ss, rng)
+pub fn draw_lambda_a<R: rand::Rng + ?Sized>(a: &[f64], k: usize, covariance: Covariance, priors: &Priors, rng: &mut R) -> f64 {
+    match covariance {
+        Covariance::Diagonal => {
+            let ss: f64 = (0..k).map(|r| a[r * k + r].powi(2)).sum();
+            gamma(priors.a_a + 0.5 * k as f64, priors.b_a + 0.5 * ss, rng)
+        }
+        Covariance::Full => {
+            let ss: f64 = (0..k).map(|r| (r + 1) as f64 * a[r * k..(r + 1) * k].iter().map(|x| x * x).sum::<f64>()).sum();
+            gamma(priors.a_a + 0.5 * (k * k) as f64, priors.b_a + 0.5 * ss, rng)
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 //! - [`point`]: the global parameters the estimators read;
 //! - [`activations`]: the v_d (independence MH) and u_d (Gaussian) updates;
 //! - [`params`]: job parameters, priors and defaults (the toy experiment's);
+//! - [`variant`]: [`Covariance`], which family a fit is: DCNT's full A or SCNT's diagonal one;
 //! - [`globals`]: the global parameters and their conjugate draws;
 //! - [`state`]: the sampler's state and the training documents, as plain data;
 //! - [`sampler`]: the state's initialisation and one Gibbs scan (z, v, u per document;
@@ -43,6 +44,7 @@ pub mod scoring;
 pub mod state;
 pub mod stick;
 pub mod swap;
+pub mod variant;
 pub mod warm_start;
 
 #[cfg(test)]
@@ -59,3 +61,4 @@ mod resume_tests;
 pub use family::{DcntFamily, DCNT, SCNT};
 pub use model::DcntModel;
 pub use params::DcntParams;
+pub use variant::Covariance;

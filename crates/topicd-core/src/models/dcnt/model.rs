@@ -12,6 +12,7 @@ use super::params::DcntParams;
 use super::point::DcntPoint;
 use super::predict::{fold_in, fold_in_with_intervals};
 pub use super::sample::Loadings;
+use super::variant::Covariance;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::models::chains::Alignment;
 use crate::models::convergence::ConvergenceReport;
@@ -29,21 +30,13 @@ use serde::{Deserialize, Serialize};
 /// `topic_swaps`; versions 1 to 6 still decode).
 pub const ENCODING_VERSION: u32 = 7;
 
-pub(super) fn family_name(diagonal: bool) -> &'static str {
-    if diagonal {
-        "scnt"
-    } else {
-        "dcnt"
-    }
-}
-
 /// A fitted DCNT/SCNT model: posterior means over the kept scans (of every chain, the
 /// later chains' topics matched to the first chain's: [`super::pooled`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DcntModel {
     pub version: u32,
-    /// SCNT (diagonal A) or DCNT.
-    pub diagonal: bool,
+    /// DCNT (full A) or SCNT (diagonal A).
+    pub covariance: Covariance,
     pub params: DcntParams,
     pub num_terms: usize,
     /// Posterior mean of Ω, K̄ × V topic-major.
@@ -101,10 +94,10 @@ impl DcntModel {
         // Everything after the parameters is laid out as in the current version, but
         // for `design` and `draws` (before version 4) and `convergence` (before version
         // 5), last, which older models hold as none.
-        let up = |(_, diagonal): (u32, bool), p: DcntParamsV3| ((ENCODING_VERSION, diagonal), DcntParams::from(p));
+        let up = |(_, covariance): (u32, Covariance), p: DcntParamsV3| ((ENCODING_VERSION, covariance), DcntParams::from(p));
         let no_convergence = postcard::to_allocvec(&None::<ConvergenceReport>).map_err(decode_error)?;
-        let up5 = |(_, diagonal): (u32, bool), p: DcntParamsV5| ((ENCODING_VERSION, diagonal), DcntParams::from(p));
-        let up6 = |(_, diagonal): (u32, bool), p: DcntParamsV6| ((ENCODING_VERSION, diagonal), DcntParams::from(p));
+        let up5 = |(_, covariance): (u32, Covariance), p: DcntParamsV5| ((ENCODING_VERSION, covariance), DcntParams::from(p));
+        let up6 = |(_, covariance): (u32, Covariance), p: DcntParamsV6| ((ENCODING_VERSION, covariance), DcntParams::from(p));
         // Before version 7, one chain: no alignments, no draws per chain.
         let one_chain = postcard::to_allocvec(&(Vec::<Alignment>::new(), Vec::<usize>::new())).map_err(decode_error)?;
         let upgraded = match version {
@@ -274,8 +267,8 @@ pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
     m.convergence = None;
     assert!(m.params.chains == 1 && m.alignments.is_empty() && m.draws_per_chain.is_empty(), "one chain");
     let bytes = postcard::to_allocvec(&m).expect("plain data encodes");
-    let mut old =
-        with_params_converted(&bytes, |(_, diagonal): (u32, bool), p: DcntParams| ((2u32, diagonal), DcntParamsV2::from(&p))).expect("a current DCNT blob");
+    let mut old = with_params_converted(&bytes, |(_, covariance): (u32, Covariance), p: DcntParams| ((2u32, covariance), DcntParamsV2::from(&p)))
+        .expect("a current DCNT blob");
     assert_eq!(old.split_off(old.len() - 5), [0; 5], "no design, draws, convergence report, alignments or draws per chain: five zero bytes");
     old
 }

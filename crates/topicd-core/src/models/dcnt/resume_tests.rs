@@ -7,6 +7,7 @@
 use super::fit::fit_dcnt;
 use super::model::DcntModel;
 use super::params::DcntParams;
+use super::variant::Covariance;
 use crate::corpus::{build_corpus, Corpus};
 use crate::models::chain::{Checkpoint, Resume};
 use crate::models::lda::sampler::tests::{lda_corpus, raw_options};
@@ -32,8 +33,8 @@ fn small_corpus() -> Corpus {
 /// One configuration the checks fit (seed 7).
 struct Case {
     name: &'static str,
-    /// SCNT (diagonal A) or DCNT.
-    diagonal: bool,
+    /// DCNT (full A) or SCNT (diagonal A).
+    covariance: Covariance,
     params: serde_json::Value,
     /// The fingerprint of the model the scan loop before the chain driver produced
     /// (computed with that code, on x86-64).
@@ -44,22 +45,32 @@ fn cases() -> Vec<Case> {
     vec![
         Case {
             name: "dcnt_features",
-            diagonal: false,
+            covariance: Covariance::Full,
             params: json!({"topics": 5, "iterations": 14, "burn_in": 4, "thin": 3, "loglik_every": 4}),
             pin: PIN_DCNT,
         },
-        Case { name: "scnt", diagonal: true, params: json!({"topics": 6, "iterations": 12, "burn_in": 5, "thin": 2, "topic_swaps": 3}), pin: PIN_SCNT },
+        Case {
+            name: "scnt",
+            covariance: Covariance::Diagonal,
+            params: json!({"topics": 6, "iterations": 12, "burn_in": 5, "thin": 2, "topic_swaps": 3}),
+            pin: PIN_SCNT,
+        },
         Case {
             name: "dcnt_no_swaps",
-            diagonal: false,
+            covariance: Covariance::Full,
             params: json!({"topics": 4, "iterations": 10, "burn_in": 2, "thin": 1, "topic_swaps": 0}),
             pin: PIN_NO_SWAPS,
         },
         // No scan falls on the thinning grid: the final state stands in for the means.
-        Case { name: "scnt_none_kept", diagonal: true, params: json!({"topics": 4, "iterations": 8, "burn_in": 6, "thin": 5}), pin: PIN_NONE_KEPT },
+        Case {
+            name: "scnt_none_kept",
+            covariance: Covariance::Diagonal,
+            params: json!({"topics": 4, "iterations": 8, "burn_in": 6, "thin": 5}),
+            pin: PIN_NONE_KEPT,
+        },
         Case {
             name: "dcnt_heldout",
-            diagonal: false,
+            covariance: Covariance::Full,
             params: json!({"topics": 4, "iterations": 10, "burn_in": 4, "thin": 2, "test_fraction": 0.2,
                            "heldout_burn_in": 4, "heldout_chain_length": 8, "heldout_acceptance_samples": 8}),
             pin: PIN_HELDOUT,
@@ -77,16 +88,8 @@ const SEED: u64 = 7;
 
 /// Fit on `threads` threads, checkpointing after every scan (and every scored held-out
 /// document), from `resume` if given.
-fn fit(corpus: &Corpus, p: &DcntParams, diagonal: bool, threads: usize, resume: Option<&[u8]>) -> Run<DcntModel> {
-    recorded_run(threads, resume, |ctx| fit_dcnt(corpus, p, diagonal, SEED, ctx).expect("fit runs"))
-}
-
-fn family(diagonal: bool) -> &'static str {
-    if diagonal {
-        "scnt"
-    } else {
-        "dcnt"
-    }
+fn fit(corpus: &Corpus, p: &DcntParams, covariance: Covariance, threads: usize, resume: Option<&[u8]>) -> Run<DcntModel> {
+    recorded_run(threads, resume, |ctx| fit_dcnt(corpus, p, covariance, SEED, ctx).expect("fit runs"))
 }
 
 /// The same (corpus, params, seed) gives the model bytes it gave before the driver, and
@@ -98,8 +101,8 @@ fn fits_are_pinned_to_the_bytes_before_the_chain_driver() {
         .into_iter()
         .map(|case| {
             let p = DcntParams::from_json(&case.params).unwrap();
-            let silent = FitContext::silent(|ctx| fit_dcnt(&corpus, &p, case.diagonal, SEED, ctx).unwrap());
-            let checkpointed = fit(&corpus, &p, case.diagonal, 1, None);
+            let silent = FitContext::silent(|ctx| fit_dcnt(&corpus, &p, case.covariance, SEED, ctx).unwrap());
+            let checkpointed = fit(&corpus, &p, case.covariance, 1, None);
             assert_eq!(checkpointed.model.encode(), silent.encode(), "{}: checkpoints change nothing", case.name);
             (case.name, fingerprint(&silent), case.pin)
         })
@@ -115,7 +118,7 @@ fn fits_are_pinned_to_the_bytes_before_the_chain_driver() {
 fn the_cases_cover_features_heldout_scoring_and_no_kept_scan() {
     let corpus = small_corpus();
     let by_name = |name: &str| cases().into_iter().find(|c| c.name == name).unwrap();
-    let model = |case: Case| FitContext::silent(|ctx| fit_dcnt(&corpus, &DcntParams::from_json(&case.params).unwrap(), case.diagonal, SEED, ctx).unwrap());
+    let model = |case: Case| FitContext::silent(|ctx| fit_dcnt(&corpus, &DcntParams::from_json(&case.params).unwrap(), case.covariance, SEED, ctx).unwrap());
     assert_eq!(model(by_name("dcnt_features")).feature_names, vec!["x", "y"]);
     let heldout = model(by_name("dcnt_heldout"));
     let report = heldout.heldout.as_ref().expect("held-out documents scored");
@@ -132,7 +135,7 @@ fn a_resumed_fit_equals_the_uninterrupted_one() {
     let corpus = small_corpus();
     for case in cases() {
         let (name, p) = (case.name, DcntParams::from_json(&case.params).unwrap());
-        let full = fit(&corpus, &p, case.diagonal, 1, None);
+        let full = fit(&corpus, &p, case.covariance, 1, None);
         assert!(full.resumed.is_empty());
         let heldout = full.model.heldout_documents.len();
         // One per scan but the last; with held-out documents, one at the chain's end and
@@ -144,7 +147,7 @@ fn a_resumed_fit_equals_the_uninterrupted_one() {
         for it in at.into_iter().filter(|&it| it >= 1 && it < p.iterations) {
             let (saved_at, checkpoint) = &full.checkpoints[it - 1];
             assert_eq!(*saved_at as usize, it);
-            let resumed = fit(&corpus, &p, case.diagonal, 2, Some(checkpoint));
+            let resumed = fit(&corpus, &p, case.covariance, 2, Some(checkpoint));
             assert_eq!(resumed.resumed, vec![Resume::From(it as u64)], "{name} after {it}");
             assert_eq!(resumed.model.encode(), bytes, "{name}: resumed after scan {it}");
             // Its own checkpoints continue the first run's.
@@ -152,7 +155,7 @@ fn a_resumed_fit_equals_the_uninterrupted_one() {
             assert_eq!(resumed.checkpoints.first().map(|c| c.0), next, "{name} after {it}");
         }
         for (scored, (_, checkpoint)) in full.checkpoints[p.iterations - 1..].iter().enumerate() {
-            let resumed = fit(&corpus, &p, case.diagonal, 2, Some(checkpoint));
+            let resumed = fit(&corpus, &p, case.covariance, 2, Some(checkpoint));
             assert_eq!(resumed.resumed, vec![Resume::From(p.iterations as u64)], "{name}: {scored} scored");
             assert_eq!(resumed.model.encode(), bytes, "{name}: resumed with {scored} documents scored");
             // No scan ran again, and only the documents left were scored.
@@ -169,13 +172,13 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
     let corpus = small_corpus();
     let case = cases().into_iter().find(|c| c.name == "dcnt_heldout").unwrap();
     let p = DcntParams::from_json(&case.params).unwrap();
-    let full = fit(&corpus, &p, false, 1, None);
+    let full = fit(&corpus, &p, Covariance::Full, 1, None);
     let good = &full.checkpoints[5].1;
     let decode = |bytes: &[u8], p: &DcntParams| Checkpoint::decode_for(bytes, "dcnt", SEED, &super::chain::schedule(p)).unwrap();
     let mut bumped_state_version = decode(good, &p);
     bumped_state_version.state[0] = 9;
     let mut as_scnt = decode(good, &p);
-    as_scnt.family = family(true).into();
+    as_scnt.family = Covariance::Diagonal.family_name().into();
     let with = |change: serde_json::Value| {
         let mut params = case.params.clone();
         params.as_object_mut().unwrap().extend(change.as_object().unwrap().clone());
@@ -183,20 +186,20 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
     };
     // Inside the chain: one more topic, same schedule.
     let more_topics = with(json!({"topics": 5}));
-    let wrong_k = fit(&corpus, &more_topics, false, 1, None).checkpoints[3].1.clone();
+    let wrong_k = fit(&corpus, &more_topics, Covariance::Full, 1, None).checkpoints[3].1.clone();
     // After the chain: the model of a fit whose estimator settings differ.
     let longer_chib = with(json!({"heldout_chain_length": 9}));
-    let other_model = fit(&corpus, &longer_chib, false, 1, None).checkpoints.last().unwrap().1.clone();
+    let other_model = fit(&corpus, &longer_chib, Covariance::Full, 1, None).checkpoints.last().unwrap().1.clone();
     let mut after_chain_cut = decode(full.checkpoints.last().unwrap().1.as_slice(), &p);
     after_chain_cut.state.truncate(after_chain_cut.state.len() - 3);
     let bad = [good[..good.len() - 9].to_vec(), vec![1, 2, 3], bumped_state_version.encode(), as_scnt.encode(), wrong_k, other_model, after_chain_cut.encode()];
     for (i, bytes) in bad.iter().enumerate() {
-        let run = fit(&corpus, &p, false, 1, Some(bytes));
+        let run = fit(&corpus, &p, Covariance::Full, 1, Some(bytes));
         assert!(matches!(&run.resumed[..], [Resume::Rejected(_)]), "{i}: {:?}", run.resumed);
         assert_eq!(run.model.encode(), full.model.encode(), "{i}");
     }
     // A DCNT checkpoint handed to SCNT is rejected too.
-    let scnt = fit(&corpus, &p, true, 1, Some(good));
+    let scnt = fit(&corpus, &p, Covariance::Diagonal, 1, Some(good));
     assert!(matches!(&scnt.resumed[..], [Resume::Rejected(reason)] if reason.contains("belongs to another fit")), "{:?}", scnt.resumed);
 }
 
@@ -211,7 +214,7 @@ fn several_chains_pool_and_resume_to_the_same_bytes() {
     let mut params = case.params.clone();
     params["chains"] = json!(2);
     let p = DcntParams::from_json(&params).unwrap();
-    let full = fit(&corpus, &p, false, 1, None);
+    let full = fit(&corpus, &p, Covariance::Full, 1, None);
     let m = &full.model;
     let (k, v) = (p.topics, m.num_terms);
     assert_eq!((m.params.chains, m.alignments.len()), (2, 1));
@@ -223,7 +226,7 @@ fn several_chains_pool_and_resume_to_the_same_bytes() {
     // Chain 0 alone is the one-chain fit: the pooled Ω is the mean of its and chain 1's,
     // aligned (every pooled topic lies half the matched distance from chain 0's), and
     // the loadings are chain 0's.
-    let one = fit(&corpus, &DcntParams { chains: 1, ..p.clone() }, false, 1, None).model;
+    let one = fit(&corpus, &DcntParams { chains: 1, ..p.clone() }, Covariance::Full, 1, None).model;
     let al = &m.alignments[0];
     for t in 0..k {
         let l1: f64 = (0..v).map(|w| (m.topic_word[t * v + w] - one.topic_word[t * v + w]).abs()).sum();
@@ -241,11 +244,11 @@ fn several_chains_pool_and_resume_to_the_same_bytes() {
     let bytes = m.encode();
     for i in [2, boundary, boundary + 3, full.checkpoints.len() - 2] {
         let (it, checkpoint) = &full.checkpoints[i];
-        let resumed = fit(&corpus, &p, false, 2, Some(checkpoint));
+        let resumed = fit(&corpus, &p, Covariance::Full, 2, Some(checkpoint));
         assert_eq!(resumed.resumed, vec![Resume::From(*it)], "checkpoint {i}");
         assert_eq!(resumed.model.encode(), bytes, "resumed from checkpoint {i} (iteration {it})");
     }
     // A checkpoint of a one-chain job is not one of this job's.
-    let run = fit(&corpus, &p, false, 1, Some(&fit(&corpus, &DcntParams { chains: 1, ..p.clone() }, false, 1, None).checkpoints[3].1));
+    let run = fit(&corpus, &p, Covariance::Full, 1, Some(&fit(&corpus, &DcntParams { chains: 1, ..p.clone() }, Covariance::Full, 1, None).checkpoints[3].1));
     assert!(matches!(&run.resumed[..], [Resume::Rejected(_)]), "{:?}", run.resumed);
 }

@@ -30,8 +30,10 @@ use super::params::Priors;
 use super::state::{DcntState, Documents};
 use super::stick::{log_stick_weights, stick_weights};
 use super::swap::swap_sweep;
+use super::variant::Covariance;
 use super::warm_start::warm_start;
 use crate::inference::collapsed_loglik::log_p_words_given_topics;
+use crate::models::causes::{NonFinite, Quantity};
 use crate::rng::{stream, Purpose};
 use rand::RngExt;
 use rand_distr::{Distribution, Normal, StandardNormal};
@@ -131,7 +133,7 @@ impl DcntState {
     pub fn init(
         docs: &Documents,
         num_topics: usize,
-        diagonal: bool,
+        covariance: Covariance,
         priors: Priors,
         topic_swaps: usize,
         warm_start_sweeps: usize,
@@ -140,11 +142,11 @@ impl DcntState {
     ) -> Self {
         let k = num_topics;
         let mut grng = stream(seed, Purpose::DcntGlobal, 0, 0);
-        let globals = Globals::initial(k, docs.num_features, diagonal, &mut grng);
+        let globals = Globals::initial(k, docs.num_features, covariance, &mut grng);
         let per_doc: Vec<(Vec<f64>, Vec<f64>, Vec<u16>)> = (0..docs.num_docs()).into_par_iter().map(|d| prior_document(docs, &globals, d, seed)).collect();
         let mut state = DcntState {
             num_topics: k,
-            diagonal,
+            covariance,
             priors,
             z: Vec::with_capacity(docs.num_tokens()),
             doc_topic: vec![0; docs.num_docs() * k],
@@ -208,20 +210,19 @@ impl DcntState {
 
     /// One full scan (see the module documentation); an error when the current
     /// globals have broken down numerically (u's precision no longer factors).
-    pub fn scan(&mut self, docs: &Documents, blocks: &[Range<usize>], seed: u64, scan: u64) -> Result<ScanStats, String> {
+    pub fn scan(&mut self, docs: &Documents, blocks: &[Range<usize>], seed: u64, scan: u64) -> Result<ScanStats, NonFinite> {
         let mut stats = self.sample_documents(docs, blocks, seed, scan)?;
         let swaps = swap_sweep(self, docs, seed, scan, self.topic_swaps);
         (stats.swaps_accepted, stats.swaps_proposed) = (swaps.accepted, swaps.proposed);
         let mut grng = stream(seed, Purpose::DcntGlobal, scan, 0);
-        self.globals.update(&self.u, &self.v, &docs.features, self.diagonal, &self.priors, &mut grng);
+        self.globals.update(&self.u, &self.v, &docs.features, self.covariance, &self.priors, &mut grng);
         Ok(stats)
     }
 
     /// The per-document half of a scan: z, v and u of every document, block by block.
-    pub fn sample_documents(&mut self, docs: &Documents, blocks: &[Range<usize>], seed: u64, scan: u64) -> Result<ScanStats, String> {
+    pub fn sample_documents(&mut self, docs: &Documents, blocks: &[Range<usize>], seed: u64, scan: u64) -> Result<ScanStats, NonFinite> {
         let k = self.num_topics;
-        let u_conditional = UConditional::new(&self.globals.a, k, self.globals.lambda_v)
-            .ok_or_else(|| format!("u's precision I + λ_v AᵀA is not positive definite at scan {scan} (A or λ_v overflowed)"))?;
+        let u_conditional = UConditional::new(&self.globals.a, k, self.globals.lambda_v).ok_or_else(|| NonFinite::at_scan(Quantity::UPrecision, scan))?;
         let mut stats = ScanStats::default();
         for block in blocks {
             let updates: Vec<DocUpdate> = block.clone().into_par_iter().map(|d| self.sample_document(docs, d, &u_conditional, seed, scan)).collect();
@@ -348,7 +349,7 @@ mod tests {
         let (docs_n, tokens, k) = (400usize, 50u32, 6usize);
         let rows = (0..docs_n).map(|d| (vec![0, 1 + (d % 3) as u32], vec![tokens / 2, tokens - tokens / 2])).collect();
         let docs = Documents::new(rows, vec![1.0; docs_n], 1, 4);
-        let state = DcntState::init(&docs, k, true, Priors::default(), 0, 0, 3, &|| false);
+        let state = DcntState::init(&docs, k, Covariance::Diagonal, Priors::default(), 0, 0, 3, &|| false);
         for topic in 0..k {
             let (mut observed, mut expected, mut variance) = (0.0, 0.0, 0.0);
             for d in 0..docs_n {

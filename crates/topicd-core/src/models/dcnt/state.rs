@@ -8,6 +8,7 @@
 
 use super::globals::Globals;
 use super::params::Priors;
+use super::variant::Covariance;
 use std::ops::Range;
 
 /// The training documents in the sampler's layout.
@@ -67,7 +68,8 @@ impl Documents {
 #[derive(Debug, Clone)]
 pub struct DcntState {
     pub num_topics: usize,
-    pub diagonal: bool,
+    /// DCNT's full A or SCNT's diagonal one.
+    pub covariance: Covariance,
     pub priors: Priors,
     /// Topic of each token (document-major, in [`Documents`] token order).
     pub z: Vec<u16>,

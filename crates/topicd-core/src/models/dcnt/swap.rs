@@ -274,14 +274,15 @@ mod tests {
     use super::*;
     use crate::models::dcnt::globals::Globals;
     use crate::models::dcnt::params::Priors;
+    use crate::models::dcnt::variant::Covariance;
     use rand_distr::{Distribution, StandardNormal};
 
     /// A small random state: 4 documents of 3 to 9 tokens over 6 words, K̄ = 5.
-    fn small_state(diagonal: bool, seed: u64) -> (DcntState, Documents) {
+    fn small_state(covariance: Covariance, seed: u64) -> (DcntState, Documents) {
         let (k, words, f) = (5usize, 6usize, 2usize);
         let mut rng = stream(seed, Purpose::Estimate, 0, 0);
         let priors = Priors { beta: 0.3, gamma_mu: 1.0, a_f: 3.0, b_f: 3.0, a_a: 3.0, b_a: 3.0, a_v: 3.0, b_v: 3.0 };
-        let globals = Globals::from_prior(k, f, diagonal, &priors, &mut rng);
+        let globals = Globals::from_prior(k, f, covariance, &priors, &mut rng);
         let mut rows = Vec::new();
         let mut z = Vec::new();
         for _ in 0..4 {
@@ -306,7 +307,7 @@ mod tests {
         let v: Vec<f64> = (0..4 * k).map(|_| 2.0 * normal(&mut rng)).collect();
         let mut state = DcntState {
             num_topics: k,
-            diagonal,
+            covariance,
             priors,
             z,
             doc_topic: vec![0; 4 * k],
@@ -344,9 +345,9 @@ mod tests {
     /// applied twice restores the state.
     #[test]
     fn acceptance_ratio_is_the_posterior_ratio_and_the_swap_is_an_involution() {
-        for diagonal in [true, false] {
+        for covariance in [Covariance::Diagonal, Covariance::Full] {
             for seed in 0..5 {
-                let (state, docs) = small_state(diagonal, seed);
+                let (state, docs) = small_state(covariance, seed);
                 let k = state.num_topics;
                 let map = SwapMap::new(&state.globals.a, k).expect("A from the prior is invertible");
                 let before = log_joint(&state, &docs);
@@ -363,7 +364,7 @@ mod tests {
                             let change = log_joint(&swapped, &docs) - before;
                             assert!(
                                 (terms.total() - change).abs() < 1e-9 * (1.0 + change.abs()),
-                                "diag {diagonal} seed {seed} d {d} ({i},{j}): {terms:?} vs {change}"
+                                "{covariance:?} seed {seed} d {d} ({i},{j}): {terms:?} vs {change}"
                             );
                             // The same pair from the swapped state proposes the way back.
                             let back_view = DocView::new(&swapped, &docs, d);
@@ -388,8 +389,8 @@ mod tests {
     /// A u with entries i and j exchanged.
     #[test]
     fn u_map_permutes_a_u_and_has_unit_jacobian() {
-        for diagonal in [true, false] {
-            let (state, _) = small_state(diagonal, 11);
+        for covariance in [Covariance::Diagonal, Covariance::Full] {
+            let (state, _) = small_state(covariance, 11);
             let k = state.num_topics;
             let g = &state.globals;
             let map = SwapMap::new(&g.a, k).unwrap();

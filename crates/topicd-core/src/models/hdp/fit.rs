@@ -5,6 +5,7 @@
 use super::passes;
 use super::{HdpModel, HdpParams};
 use crate::corpus::{Corpus, DocTermMatrix};
+use crate::models::causes::Internal;
 use crate::models::design::DesignSpec;
 use crate::models::{completion, splits, FitContext, FitError, ParamError, PredictOptions};
 
@@ -75,7 +76,8 @@ pub(super) fn finish(
     if model.test_documents > 0 {
         // A variational fit has no chain for a Chib-style estimate of log p(w_d); its
         // predictive density is scored by document completion instead.
-        let report = completion::document_completion(&model, test_documents, &PredictOptions::default()).map_err(|e| FitError::Internal(e.to_string()))?;
+        let report = completion::document_completion(&model, test_documents, &PredictOptions::default())
+            .map_err(|e| FitError::Internal(Internal::bug(e.to_string())))?;
         model.heldout = Some(report);
     }
     Ok(model)

@@ -39,7 +39,7 @@ use std::time::Instant;
 pub fn fit_ammsb(graph: &Graph, p: &AmmsbParams, seed: u64, ctx: &FitContext) -> Result<AmmsbModel, FitError> {
     let n = graph.num_nodes();
     if n < 2 {
-        return Err(FitError::InvalidInput("a graph needs at least two nodes".into()));
+        return Err(FitError::InvalidInput(crate::models::causes::InvalidInput::TooFewNodes { nodes: n }));
     }
     fit_from_state(graph, p, initial_state(graph, p, seed), seed, ctx)
 }

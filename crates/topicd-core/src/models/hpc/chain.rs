@@ -21,6 +21,7 @@
 use super::data::HpcData;
 use super::params::HpcParams;
 use super::sampler::{document_weights, linear_term, parent_variances, Caches, HpcState, ScanSettings, ScanStats};
+use super::variant::Supervision;
 use crate::models::chain::{Chain, Position, Schedule};
 use crate::models::composition::DrawPlan;
 use crate::models::convergence::KeptTrace;
@@ -199,11 +200,10 @@ const TRACED: [&str; 5] = ["psi", "gamma2", "lambda2", "nu", "sigma2"];
 /// An empty trace of a chain on `data`: HPC's also traces each label's share
 /// (`label_share[k]`, topic k of the model), which labels make identified.
 pub(super) fn trace_of(data: &HpcData) -> KeptTrace {
-    if data.supervised {
+    match data.supervision {
         // The labels are identified: each one's share is the same quantity in every chain.
-        KeptTrace::labelled_topic_model(&TRACED, &(0..data.num_topics()).map(|k| k.to_string()).collect::<Vec<_>>())
-    } else {
-        KeptTrace::topic_model(&TRACED, data.num_topics())
+        Supervision::Labelled => KeptTrace::labelled_topic_model(&TRACED, &(0..data.num_topics()).map(|k| k.to_string()).collect::<Vec<_>>()),
+        Supervision::Unsupervised => KeptTrace::topic_model(&TRACED, data.num_topics()),
     }
 }
 

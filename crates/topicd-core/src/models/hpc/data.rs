@@ -9,6 +9,7 @@
 //! PCM the tree is flat (K nodes under the root) and every topic is active in every
 //! document.
 
+use super::variant::Supervision;
 use serde::{Deserialize, Serialize};
 
 /// Compressed rows: row `r` is `values[ptr[r]..ptr[r + 1]]`.
@@ -61,7 +62,7 @@ pub struct HpcData {
     /// Nodes with at least one child (each has a τ² per word).
     pub parent_nodes: Vec<usize>,
     /// Whether labels are observed (HPC) or every topic is active (PCM).
-    pub supervised: bool,
+    pub supervision: Supervision,
     /// Each document's active nodes (sorted).
     pub active: Rows<u32>,
     /// l_d = L_d / mean L.
@@ -78,7 +79,7 @@ pub struct HpcData {
 
 impl HpcData {
     /// Build from documents' sparse counts and active nodes. `parent` is over nodes.
-    pub fn new(parent: Vec<Option<usize>>, supervised: bool, active: Vec<Vec<u32>>, counts: Vec<Vec<(u32, u32)>>, num_terms: usize) -> Self {
+    pub fn new(parent: Vec<Option<usize>>, supervision: Supervision, active: Vec<Vec<u32>>, counts: Vec<Vec<(u32, u32)>>, num_terms: usize) -> Self {
         let n = parent.len();
         let mut children = vec![Vec::new(); n];
         for (c, p) in parent.iter().enumerate() {
@@ -103,7 +104,7 @@ impl HpcData {
             parent,
             children,
             parent_nodes,
-            supervised,
+            supervision,
             active: Rows::from_rows(active),
             lengths,
             doc_words,
@@ -178,7 +179,7 @@ mod tests {
     fn word_and_document_views_agree() {
         let data = HpcData::new(
             vec![None, Some(0), Some(0), Some(1)],
-            true,
+            Supervision::Labelled,
             vec![vec![1, 2], vec![3], vec![2, 3]],
             vec![vec![(0, 2), (1, 1)], vec![(1, 4)], vec![(0, 1), (2, 3)]],
             3,

@@ -12,10 +12,11 @@
 use super::calibration::SetScores;
 use super::fit::fit_hpc;
 use super::label_posterior::{document_rates, known_words, label_probabilities, Evidence};
-use super::model::{family_name, Evaluation, HpcModel};
+use super::model::{Evaluation, HpcModel};
 use super::params::HpcParams;
 use super::predict::predict_affinities;
 use super::predict_intervals::laplace_intervals;
+use super::variant::Supervision;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
 use crate::models::convergence::ConvergenceReport;
@@ -25,40 +26,40 @@ use crate::models::{
 use rayon::prelude::*;
 use serde_json::json;
 
-/// HPC (`supervised`, labels on a tree) or PCM (latent topics under the root).
+/// HPC (labels on a tree) or PCM (latent topics under the root).
 pub struct HpcFamily {
-    pub supervised: bool,
+    pub supervision: Supervision,
 }
 
 /// The `"hpc"` family.
-pub static HPC: HpcFamily = HpcFamily { supervised: true };
+pub static HPC: HpcFamily = HpcFamily { supervision: Supervision::Labelled };
 /// The `"pcm"` family.
-pub static PCM: HpcFamily = HpcFamily { supervised: false };
+pub static PCM: HpcFamily = HpcFamily { supervision: Supervision::Unsupervised };
 
 impl ModelFamily for HpcFamily {
     fn name(&self) -> &'static str {
-        family_name(self.supervised)
+        self.supervision.family_name()
     }
 
     type Params = HpcParams;
 
     fn parse_params(&self, params: &serde_json::Value) -> Result<HpcParams, ParamError> {
-        HpcParams::from_json(params, self.supervised)
+        HpcParams::from_json(params, self.supervision)
     }
 
     fn params_json(&self, params: &HpcParams) -> serde_json::Value {
-        params.to_json(self.supervised)
+        params.to_json(self.supervision)
     }
 
     fn check_params(&self, params: &HpcParams, corpus: &CorpusStats) -> Result<(), ParamError> {
-        if self.supervised && corpus.num_labels == 0 {
+        if self.supervision.is_labelled() && corpus.num_labels == 0 {
             return Err(ParamError::new("", "the corpus has no labels: hpc needs labelled documents (pcm fits an unlabelled corpus)"));
         }
         crate::models::design::DesignSpec::check(&params.design, &corpus.covariates)
     }
 
     fn fit(&self, corpus: &Corpus, params: &HpcParams, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
-        Ok(Box::new(fit_hpc(corpus, params, self.supervised, seed, ctx)?))
+        Ok(Box::new(fit_hpc(corpus, params, self.supervision, seed, ctx)?))
     }
 
     fn check_ranks(&self, params: &HpcParams, _ranks: usize) -> Result<(), ParamError> {
@@ -76,18 +77,20 @@ impl ModelFamily for HpcFamily {
         ctx: &FitContext,
         ranks: &dyn crate::ranks::Ranks,
     ) -> Result<Option<Box<dyn TopicModel>>, FitError> {
-        let model = super::ranked::fit_hpc_ranked(corpus, params, self.supervised, seed, ctx, ranks)?;
+        let model = super::ranked::fit_hpc_ranked(corpus, params, self.supervision, seed, ctx, ranks)?;
         Ok(model.map(|m| Box::new(m) as Box<dyn TopicModel>))
     }
 
     fn fit_memory(&self, corpus: &CorpusStats, params: &HpcParams, threads: usize) -> u64 {
-        super::fit_memory::estimate(corpus, params, self.supervised, threads)
+        super::fit_memory::estimate(corpus, params, self.supervision, threads)
     }
 
     fn quick_params(&self) -> HpcParams {
-        let brief =
-            if self.supervised { json!({"iterations": 4, "burn_in": 2, "thin": 1}) } else { json!({"topics": 2, "iterations": 4, "burn_in": 2, "thin": 1}) };
-        HpcParams::from_json(&brief, self.supervised).expect("valid brief-fit params")
+        let brief = match self.supervision {
+            Supervision::Labelled => json!({"iterations": 4, "burn_in": 2, "thin": 1}),
+            Supervision::Unsupervised => json!({"topics": 2, "iterations": 4, "burn_in": 2, "thin": 1}),
+        };
+        HpcParams::from_json(&brief, self.supervision).expect("valid brief-fit params")
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<Box<dyn TopicModel>, ModelError> {
@@ -97,8 +100,8 @@ impl ModelFamily for HpcFamily {
     fn capabilities(&self) -> crate::models::capabilities::Capabilities {
         // HPC predicts and scores labels; PCM has latent topics only.
         crate::models::capabilities::Capabilities {
-            label_prediction: self.supervised,
-            label_evaluation: self.supervised,
+            label_prediction: self.supervision.is_labelled(),
+            label_evaluation: self.supervision.is_labelled(),
             prediction_intervals: true,
             effects: true,
             ..crate::models::capabilities::Capabilities::TOPIC_MODEL
@@ -118,9 +121,9 @@ impl HpcModel {
         let xi = predict_affinities(self, &words, &rates, &evidence);
         let extra = at_mode(&words, &rates, &xi);
         let topic_proportions = super::affinity::softmax(&xi);
-        if !self.supervised {
+        let Supervision::Labelled = self.supervision else {
             return (DocPrediction::proportions(topic_proportions), extra);
-        }
+        };
         let probabilities = label_probabilities(self, &self.prediction, &evidence, self.deepest_first(), || xi);
         let predicted = self.prediction.decide(&self.thresholds, &probabilities, &self.parent);
         let predicted_labels = predicted.into_iter().map(|k| self.labels[k].clone()).collect();
@@ -131,7 +134,7 @@ impl HpcModel {
 
 impl TopicModel for HpcModel {
     fn family(&self) -> &'static str {
-        family_name(self.supervised)
+        self.supervision.family_name()
     }
 
     fn num_topics(&self) -> usize {
@@ -145,7 +148,7 @@ impl TopicModel for HpcModel {
         };
         let topics = (0..self.labels.len())
             .map(|t| TopicInfo {
-                label: self.supervised.then(|| self.labels[t].clone()),
+                label: self.supervision.is_labelled().then(|| self.labels[t].clone()),
                 parent: self.parent[t],
                 children: (0..self.labels.len()).filter(|&c| self.parent[c] == Some(t)).collect(),
                 proportion: self.shares[t],
@@ -185,9 +188,9 @@ impl TopicModel for HpcModel {
     }
 
     fn evaluate_test_split(&self, corpus: &Corpus, seed: u64) -> Option<Result<serde_json::Value, FitError>> {
-        if !self.supervised {
+        let Supervision::Labelled = self.supervision else {
             return None;
-        }
+        };
         Some(super::fit::evaluate_test_split(self, corpus, seed).map(|e| match e {
             Some(e) => evaluation_json(&e, &self.labels),
             None => serde_json::Value::Null,

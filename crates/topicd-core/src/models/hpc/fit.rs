@@ -28,12 +28,14 @@ use super::data::{strip_redundant_ancestors, HpcData};
 use super::label_posterior::{
     ancestors_are_uploaded, candidate_sets, document_rates, label_probabilities, Closure, Evidence, LabelPrediction, Predictor, TEMPERATURES,
 };
-use super::model::{family_name, Evaluation, FitSummary, HpcModel, ENCODING_VERSION};
+use super::model::{Evaluation, FitSummary, HpcModel, ENCODING_VERSION};
 use super::params::HpcParams;
 use super::pooled::{self, ChainResult};
 use super::predict::predict_affinities;
 use super::refit::{refit_seed, unwrap_refit_stage, wrap_refit_stage, Calibration, RefitChain};
+use super::variant::Supervision;
 use crate::corpus::Corpus;
+use crate::models::causes::InvalidInput;
 use crate::models::chain::{self, Chain, Checkpoint, Position, Resume};
 use crate::models::chains::{self as several, chain_seed};
 use crate::models::convergence::KeptTrace;
@@ -53,15 +55,15 @@ pub enum Role {
 }
 
 /// Assign every document of the corpus a role: the corpus' split ([`splits::assign`],
-/// the rule every family shares) unless the fit is supervised and the document has no
-/// label.
-pub fn assign_roles(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64) -> Vec<Role> {
+/// the rule every family shares) unless the fit is HPC's (labelled) and the document
+/// has no label.
+pub fn assign_roles(corpus: &Corpus, p: &HpcParams, supervision: Supervision, seed: u64) -> Vec<Role> {
     let split = splits::assign(corpus, p.test_fraction, p.validation_fraction, seed);
     split
         .into_iter()
         .enumerate()
         .map(|(d, split)| match split {
-            _ if supervised && corpus.doc_labels[d].is_empty() => Role::Unlabelled,
+            _ if supervision.is_labelled() && corpus.doc_labels[d].is_empty() => Role::Unlabelled,
             Split::Train => Role::Train,
             Split::Validation => Role::Validation,
             Split::Test => Role::Test,
@@ -80,7 +82,7 @@ pub(super) struct Shaped {
     pub(super) uploaded: Vec<Vec<usize>>,
 }
 
-pub(super) fn shape(corpus: &Corpus, p: &HpcParams, supervised: bool, roles: &[Role], wanted: &[Role]) -> Shaped {
+pub(super) fn shape(corpus: &Corpus, p: &HpcParams, supervision: Supervision, roles: &[Role], wanted: &[Role]) -> Shaped {
     let docs: Vec<usize> = (0..roles.len()).filter(|&d| wanted.contains(&roles[d])).collect();
     let counts: Vec<Vec<(u32, u32)>> = docs
         .iter()
@@ -89,35 +91,38 @@ pub(super) fn shape(corpus: &Corpus, p: &HpcParams, supervised: bool, roles: &[R
             terms.iter().copied().zip(counts.iter().copied()).collect()
         })
         .collect();
-    let (parent, names, active) = if supervised {
-        let tree = &corpus.labels;
-        let parent: Vec<Option<usize>> = std::iter::once(None).chain(tree.parent.iter().map(|p| Some(p.map_or(0, |x| x as usize + 1)))).collect();
-        let active = docs
-            .iter()
-            .map(|&d| {
-                let labels = if p.strip_ancestors { strip_redundant_ancestors(&corpus.doc_labels[d], &tree.parent) } else { corpus.doc_labels[d].clone() };
-                labels.into_iter().map(|l| l + 1).collect()
-            })
-            .collect();
-        (parent, tree.names.clone(), active)
-    } else {
-        let parent = std::iter::once(None).chain((0..p.topics).map(|_| Some(0))).collect();
-        let names = (0..p.topics).map(|k| format!("topic {k}")).collect();
-        let active = docs.iter().map(|_| (1..=p.topics as u32).collect()).collect();
-        (parent, names, active)
+    let (parent, names, active, uploaded) = match supervision {
+        Supervision::Labelled => {
+            let tree = &corpus.labels;
+            let parent: Vec<Option<usize>> = std::iter::once(None).chain(tree.parent.iter().map(|p| Some(p.map_or(0, |x| x as usize + 1)))).collect();
+            let active = docs
+                .iter()
+                .map(|&d| {
+                    let labels = if p.strip_ancestors { strip_redundant_ancestors(&corpus.doc_labels[d], &tree.parent) } else { corpus.doc_labels[d].clone() };
+                    labels.into_iter().map(|l| l + 1).collect()
+                })
+                .collect();
+            let uploaded = docs.iter().map(|&d| corpus.doc_labels[d].iter().map(|&l| l as usize).collect()).collect();
+            (parent, tree.names.clone(), active, uploaded)
+        }
+        Supervision::Unsupervised => {
+            let parent = std::iter::once(None).chain((0..p.topics).map(|_| Some(0))).collect();
+            let names = (0..p.topics).map(|k| format!("topic {k}")).collect();
+            let active = docs.iter().map(|_| (1..=p.topics as u32).collect()).collect();
+            (parent, names, active, vec![Vec::new(); docs.len()])
+        }
     };
-    let uploaded = docs.iter().map(|&d| if supervised { corpus.doc_labels[d].iter().map(|&l| l as usize).collect() } else { Vec::new() }).collect();
-    Shaped { data: HpcData::new(parent, supervised, active, counts, corpus.num_terms()), names, uploaded }
+    Shaped { data: HpcData::new(parent, supervision, active, counts, corpus.num_terms()), names, uploaded }
 }
 
-/// Fit HPC (`supervised`) or PCM on `corpus`; with covariates, the model keeps their
-/// design and its rows for the documents its rates were fitted on (the training
-/// documents, with the validation documents after a refit), for `/effects`.
-pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx: &FitContext) -> Result<HpcModel, FitError> {
+/// Fit HPC ([`Supervision::Labelled`]) or PCM on `corpus`; with covariates, the model
+/// keeps their design and its rows for the documents its rates were fitted on (the
+/// training documents, with the validation documents after a refit), for `/effects`.
+pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervision: Supervision, seed: u64, ctx: &FitContext) -> Result<HpcModel, FitError> {
     let design = corpus_design(corpus, p)?;
-    let mut model = fit_stages(corpus, p, supervised, seed, ctx)?;
+    let mut model = fit_stages(corpus, p, supervision, seed, ctx)?;
     if let Some((spec, rows)) = design {
-        let roles = assign_roles(corpus, p, supervised, seed);
+        let roles = assign_roles(corpus, p, supervision, seed);
         let learned = if model.refitted_with_validation { &[Role::Train, Role::Validation][..] } else { &[Role::Train] };
         let width = spec.width();
         model.design_rows = (0..roles.len()).filter(|&d| learned.contains(&roles[d])).flat_map(|d| rows[d * width..(d + 1) * width].iter().copied()).collect();
@@ -141,24 +146,24 @@ pub(super) fn corpus_design(corpus: &Corpus, p: &HpcParams) -> Result<Option<(De
 
 /// The fit's stages (the chains on the training documents, the calibration, the refit)
 /// without the covariates' design.
-fn fit_stages(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx: &FitContext) -> Result<HpcModel, FitError> {
-    if supervised && corpus.labels.is_empty() {
-        return Err(FitError::InvalidInput("the corpus has no labels: HPC needs labelled documents (use pcm for an unlabelled corpus)".into()));
+fn fit_stages(corpus: &Corpus, p: &HpcParams, supervision: Supervision, seed: u64, ctx: &FitContext) -> Result<HpcModel, FitError> {
+    if supervision.is_labelled() && corpus.labels.is_empty() {
+        return Err(FitError::InvalidInput(InvalidInput::NoLabels { model: "HPC".into(), instead: "pcm".into() }));
     }
-    let roles = assign_roles(corpus, p, supervised, seed);
-    let train = shape(corpus, p, supervised, &roles, &[Role::Train]);
+    let roles = assign_roles(corpus, p, supervision, seed);
+    let train = shape(corpus, p, supervision, &roles, &[Role::Train]);
     if train.data.num_docs() < 2 {
-        return Err(FitError::InvalidInput(format!("only {} training documents: HPC needs at least two", train.data.num_docs())));
+        return Err(FitError::InvalidInput(InvalidInput::TooFewDocuments { model: "HPC".into(), documents: train.data.num_docs() }));
     }
-    if !supervised {
+    let Supervision::Labelled = supervision else {
         return first_chains(&train, p, seed, &roles, ctx, false);
-    }
-    let validation = shape(corpus, p, supervised, &roles, &[Role::Validation]);
-    let test = shape(corpus, p, supervised, &roles, &[Role::Test]);
+    };
+    let validation = shape(corpus, p, supervision, &roles, &[Role::Validation]);
+    let test = shape(corpus, p, supervision, &roles, &[Role::Test]);
     let refit = p.refit_with_validation && validation.data.num_docs() > 0;
     let n = (p.chains * p.iterations) as u64;
     let total = if refit { 2 * n } else { n };
-    let both = refit.then(|| shape(corpus, p, supervised, &roles, &[Role::Train, Role::Validation]));
+    let both = refit.then(|| shape(corpus, p, supervision, &roles, &[Role::Train, Role::Validation]));
     let mut resume_from = ctx.checkpoint.resume_from;
     // Several chains: a checkpoint of the second stage carries the calibration in its
     // trailer; continue that stage.
@@ -179,7 +184,7 @@ fn fit_stages(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64, ctx: 
     // One chain: a checkpoint of the second chain carries the calibration: continue it
     // there.
     if let (Some(both), Some(bytes), true) = (&both, resume_from, p.chains == 1) {
-        if let Ok(checkpoint) = Checkpoint::decode_for(bytes, family_name(true), refit_seed(seed), &p.schedule()) {
+        if let Ok(checkpoint) = Checkpoint::decode_for(bytes, Supervision::Labelled.family_name(), refit_seed(seed), &p.schedule()) {
             match RefitChain::restore(&both.data, p, &checkpoint.state, &checkpoint.position) {
                 Ok(second) => {
                     let (model, calibration) = ctx.stage(n, total, None, |ctx| {
@@ -237,7 +242,7 @@ fn first_chains(train: &Shaped, p: &HpcParams, seed: u64, roles: &[Role], ctx: &
 fn refit_chains(both: &Shaped, p: &HpcParams, seed: u64, roles: &[Role], calibration: &Calibration, ctx: &FitContext) -> Result<HpcModel, FitError> {
     let save = |it: u64, bytes: Vec<u8>| (ctx.checkpoint.save)(it, wrap_refit_stage(bytes, calibration));
     let ctx = FitContext { checkpoint: crate::models::Checkpointing { save: &save, ..ctx.checkpoint }, ..*ctx };
-    let (family, schedule) = (family_name(true), p.schedule());
+    let (family, schedule) = (Supervision::Labelled.family_name(), p.schedule());
     let last = several::run(&ctx, p.chains, p.iterations as u64, |ctx, c, finished: &[ChainResult]| {
         let s = refit_seed(chain_seed(seed, c));
         let (mut hpc, position) =
@@ -255,7 +260,7 @@ fn refit_chains(both: &Shaped, p: &HpcParams, seed: u64, roles: &[Role], calibra
 /// checkpointed too, so a job stopped before the second chain's first checkpoint resumes
 /// after the first chain rather than inside it.
 fn first_chain<'a>(data: &'a HpcData, p: &'a HpcParams, seed: u64, ctx: &FitContext, hand_over_end: bool) -> Result<HpcChain<'a>, FitError> {
-    let (family, schedule) = (family_name(data.supervised), p.schedule());
+    let (family, schedule) = (data.supervision.family_name(), p.schedule());
     let (mut hpc, position) =
         chain::start(ctx, family, seed, &schedule, |bytes, position| HpcChain::restore(data, p, bytes, position), || HpcChain::new(data, p, seed));
     let end = chain::run(&mut hpc, family, seed, &schedule, position, ctx)?;
@@ -276,7 +281,7 @@ fn second_chain(
     roles: &[Role],
     ctx: &FitContext,
 ) -> Result<(HpcModel, Calibration), FitError> {
-    chain::run(&mut second, family_name(true), refit_seed(seed), &p.schedule(), position, ctx)?;
+    chain::run(&mut second, Supervision::Labelled.family_name(), refit_seed(seed), &p.schedule(), position, ctx)?;
     let ChainResult { model, trace } = assemble(second.chain.into_ended(), both, p, roles);
     let mut model = pooled::pool(&[], ChainResult { model, trace });
     model.refitted_with_validation = true;
@@ -324,7 +329,7 @@ pub(super) fn assemble(ended: EndedChain, shaped: &Shaped, p: &HpcParams, roles:
     let mean_length = data.num_tokens / data.num_docs() as f64;
     let model = HpcModel {
         version: ENCODING_VERSION,
-        supervised: data.supervised,
+        supervision: data.supervision,
         params: p.clone(),
         num_terms: v,
         labels: shaped.names.clone(),
@@ -440,19 +445,15 @@ pub(super) fn calibrate_prediction(model: &mut HpcModel, validation: &Shaped) {
 /// drew it (the same roles, so the same documents); `None` without a test split.
 pub fn evaluate_test_split(model: &HpcModel, corpus: &Corpus, seed: u64) -> Result<Option<Evaluation>, FitError> {
     if corpus.num_terms() != model.num_terms {
-        return Err(FitError::InvalidInput(format!(
-            "the corpus has {} terms but the model {}: not the corpus it was fitted on",
-            corpus.num_terms(),
-            model.num_terms
-        )));
+        return Err(FitError::InvalidInput(InvalidInput::OtherVocabulary { corpus_terms: corpus.num_terms(), model_terms: model.num_terms }));
     }
-    let roles = assign_roles(corpus, &model.params, model.supervised, seed);
-    let test = shape(corpus, &model.params, model.supervised, &roles, &[Role::Test]);
+    let roles = assign_roles(corpus, &model.params, model.supervision, seed);
+    let test = shape(corpus, &model.params, model.supervision, &roles, &[Role::Test]);
     if test.data.num_docs() == 0 {
         return Ok(None);
     }
     let learned = if model.refitted_with_validation { &[Role::Train, Role::Validation][..] } else { &[Role::Train] };
-    let learned = shape(corpus, &model.params, model.supervised, &roles, learned);
+    let learned = shape(corpus, &model.params, model.supervision, &roles, learned);
     Ok(Some(evaluate(model, &learned, &test)))
 }
 

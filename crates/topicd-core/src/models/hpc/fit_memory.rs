@@ -5,29 +5,37 @@
 //! formula, next to the buffers it counts, so a change to them is seen beside it.
 
 use super::rates::Curvature;
+use super::variant::Supervision;
 use crate::corpus::CorpusStats;
 use crate::models::memory::{corpus_bytes, peak, Sizes, W4, W8};
 
 /// HPC and PCM: Hamiltonian Monte Carlo on the log rates μ (V × N,
 /// N = K + 1 nodes with the root) and the document affinities ξ (D × K).
-pub fn estimate(c: &CorpusStats, p: &super::params::HpcParams, supervised: bool, threads: usize) -> u64 {
+pub fn estimate(c: &CorpusStats, p: &super::params::HpcParams, supervision: Supervision, threads: usize) -> u64 {
     let s = Sizes::of(c);
-    // HPC's topics are the label tree's nodes (inner ones included); PCM's are flat.
-    let k = if supervised { s.labels.max(1) } else { p.topics as u64 };
-    let nodes = k + 1;
     let (v, d) = (s.v, s.d);
-    // Active nodes per document: every topic for PCM; for HPC about one label path
-    // (the summary has no labels-per-document count: `depth` stands for it).
-    let active = if supervised { (s.depth.max(1) + 1).min(k) } else { k };
-    // Nodes a word's rate block touches (the union of its documents' active nodes and
-    // their ancestors): every node for PCM; for HPC about `depth` new nodes per document
-    // holding the word, at most all of them.
-    let touched = if supervised { (1 + s.depth.max(1) * s.nnz.div_ceil(v.max(1))).min(nodes) } else { nodes };
+    // The topics K, the active nodes per document, the nodes a word's rate block
+    // touches (the union of its documents' active nodes and their ancestors) and how
+    // many times `HpcData` shapes the documents.
+    let (k, active, touched, shaped) = match supervision {
+        // HPC's topics are the label tree's nodes (inner ones included). Active: about
+        // one label path (the summary has no labels-per-document count: `depth` stands
+        // for it). Touched: about `depth` new nodes per document holding the word, at
+        // most all of them. HPC shapes the training, validation and test documents and,
+        // to refit, training and validation together: about twice the corpus.
+        Supervision::Labelled => {
+            let k = s.labels.max(1);
+            (k, (s.depth.max(1) + 1).min(k), (1 + s.depth.max(1) * s.nnz.div_ceil(v.max(1))).min(k + 1), 2)
+        }
+        // PCM's topics are flat, every one active and touched, the documents shaped once.
+        Supervision::Unsupervised => {
+            let k = p.topics as u64;
+            (k, k, k + 1, 1)
+        }
+    };
+    let nodes = k + 1;
     // `HpcData`: the word-major rows ((u32, f64), 16 per non-zero), the document rows
-    // (the same again) and the active nodes (4 each). HPC shapes the training,
-    // validation and test documents and, to refit, training and validation together:
-    // about twice the corpus.
-    let shaped = if supervised { 2 } else { 1 };
+    // (the same again) and the active nodes (4 each), `shaped` times.
     let data = shaped * (2 * 16 * s.nnz + W4 * d * active + W8 * 2 * d);
     // `HpcState`: μ and τ² (V × N f64 each), ξ (D × K f64).
     let state = 2 * W8 * v * nodes + W8 * d * k;
@@ -38,10 +46,10 @@ pub fn estimate(c: &CorpusStats, p: &super::params::HpcParams, supervised: bool,
     // active² / 2 new pairs per document holding the word, at most all pairs.
     let all_pairs = touched * touched.saturating_sub(1) / 2;
     let curvature = p.curvature(k as usize);
-    let off = match curvature {
-        Curvature::TreeDiagonal => touched,
-        Curvature::Full if supervised => (s.nnz.div_ceil(v.max(1)) * active * active.saturating_sub(1) / 2 + touched).min(all_pairs.max(touched)),
-        Curvature::Full => all_pairs,
+    let off = match (curvature, supervision) {
+        (Curvature::TreeDiagonal, _) => touched,
+        (Curvature::Full, Supervision::Labelled) => (s.nnz.div_ceil(v.max(1)) * active * active.saturating_sub(1) / 2 + touched).min(all_pairs.max(touched)),
+        (Curvature::Full, Supervision::Unsupervised) => all_pairs,
     };
     // The full curvature's sparse factor pattern per word: a row index (4) per entry of
     // the factor (its fill-in counted as none) and order, position and column pointers

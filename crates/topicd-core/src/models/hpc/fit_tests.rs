@@ -4,6 +4,7 @@ use super::fit::fit_hpc;
 use super::model::HpcModel;
 use super::params::HpcParams;
 use super::simulate::{simulate, SimulatedCorpus, SimulationConfig};
+use super::variant::Supervision;
 use crate::corpus::builder::build_corpus;
 use crate::corpus::preprocess::{PreprocessOptions, StopWords};
 use crate::corpus::Corpus;
@@ -29,8 +30,8 @@ fn simulated() -> (SimulatedCorpus, Corpus) {
 }
 
 fn fit(corpus: &Corpus, params: serde_json::Value, seed: u64) -> HpcModel {
-    let p = HpcParams::from_json(&params, true).unwrap();
-    FitContext::silent(|ctx| fit_hpc(corpus, &p, true, seed, ctx)).expect("fit succeeds")
+    let p = HpcParams::from_json(&params, Supervision::Labelled).unwrap();
+    FitContext::silent(|ctx| fit_hpc(corpus, &p, Supervision::Labelled, seed, ctx)).expect("fit succeeds")
 }
 
 /// Posterior means of μ and of sibling exclusivity track the truth.

@@ -18,6 +18,7 @@ use super::data::HpcData;
 use super::dispersion::Dispersion;
 use super::rates::Curvature;
 use super::sampler::{Caches, HpcState, ScanSettings};
+use super::variant::Supervision;
 use crate::inference::geweke::{mean_and_variance_of_mean, z_score};
 use crate::inference::{hmc_step, LogDensity, MassMatrix};
 use crate::rng::{stream, Purpose};
@@ -81,7 +82,7 @@ fn redraw_then_affinity_block(
 ) -> (HpcData, Caches) {
     let (active, counts) = labels_and_words(&state.xi, mu, k, v, rng);
     let docs = active.len();
-    let mut data = HpcData::new(parent.to_vec(), true, active, counts, v);
+    let mut data = HpcData::new(parent.to_vec(), Supervision::Labelled, active, counts, v);
     data.lengths = vec![1.0; docs];
     let mut caches = Caches::new(&data, Curvature::Full);
     let settings = ScanSettings { seed, iteration, refit_modes: true, leapfrog_steps: 5, step_size: 0.4 };
@@ -172,7 +173,7 @@ fn rate_block_keeps_the_joint_distribution() {
         let mut totals = super::sampler::ScanStats::default();
         for it in 0..steps {
             let counts = draw_counts(&state.mu, &mut rng);
-            let mut data = HpcData::new(PARENT.to_vec(), true, active.clone(), counts, v);
+            let mut data = HpcData::new(PARENT.to_vec(), Supervision::Labelled, active.clone(), counts, v);
             data.lengths = lengths.clone();
             let mut caches = Caches::new(&data, curvature);
             let settings = ScanSettings { seed: 5, iteration: it, refit_modes: true, leapfrog_steps: 5, step_size: 0.4 };

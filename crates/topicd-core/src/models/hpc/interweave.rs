@@ -44,6 +44,7 @@
 use super::affinity::softplus;
 use super::data::HpcData;
 use super::sampler::HpcState;
+use super::variant::Supervision;
 use crate::rng::{stream, Purpose, StreamRng};
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
@@ -80,13 +81,14 @@ fn word_term(data: &HpcData, d: usize, xi: &[f64], beta: &[f64], totals: &[f64])
     ll
 }
 
-/// Document `d`'s log-likelihood (labels, if supervised, and words) given its row of ξ.
+/// Document `d`'s log-likelihood (labels, if labelled, and words) given its row of ξ.
 fn doc_term(data: &HpcData, d: usize, xi: &[f64], beta: &[f64], totals: &[f64]) -> f64 {
-    let labels = if data.supervised {
-        let nodes = data.active.row(d);
-        xi.iter().enumerate().map(|(j, &x)| label_term(x, nodes.contains(&(j as u32 + 1)))).sum()
-    } else {
-        0.0
+    let labels = match data.supervision {
+        Supervision::Labelled => {
+            let nodes = data.active.row(d);
+            xi.iter().enumerate().map(|(j, &x)| label_term(x, nodes.contains(&(j as u32 + 1)))).sum()
+        }
+        Supervision::Unsupervised => 0.0,
     };
     labels + word_term(data, d, xi, beta, totals)
 }
@@ -179,7 +181,10 @@ fn shift_moves(state: &mut HpcState, data: &HpcData, rates: Rates, log_prior: &d
     for j in 0..k {
         let delta: f64 = StandardNormal.sample(rng);
         let delta = delta / (with_label[j].len() as f64 + 1.0).sqrt();
-        let mut change = if data.supervised { label_shift_change(state, data, j, delta) } else { 0.0 };
+        let mut change = match data.supervision {
+            Supervision::Labelled => label_shift_change(state, data, j, delta),
+            Supervision::Unsupervised => 0.0,
+        };
         proposed_words.clear();
         for &d in &with_label[j] {
             row.copy_from_slice(&state.xi[d * k..(d + 1) * k]);
@@ -244,7 +249,7 @@ mod tests {
         let parent = vec![None, Some(0), Some(0), Some(1)];
         let active = vec![vec![1], vec![1, 3], vec![2, 3], vec![1, 2, 3], vec![2]];
         let counts = vec![vec![(0, 3), (2, 1)], vec![(1, 2), (3, 4)], vec![(0, 1), (1, 1), (2, 5)], vec![(3, 2), (2, 2), (0, 1)], vec![(1, 7)]];
-        let data = HpcData::new(parent, true, active, counts, 4);
+        let data = HpcData::new(parent, Supervision::Labelled, active, counts, 4);
         let mut rng = stream(5, Purpose::Estimate, 0, 0);
         let mut state = HpcState::initial(&data, 5);
         for x in state.mu.iter_mut().chain(state.xi.iter_mut()) {
@@ -282,7 +287,7 @@ mod tests {
         let (labelled, mut state) = small();
         let every = vec![vec![1, 2, 3]; labelled.num_docs()];
         let counts = (0..labelled.num_docs()).map(|d| labelled.doc_words.row(d).iter().map(|&(w, c)| (w, c as u32)).collect()).collect();
-        let data = HpcData::new(vec![None, Some(0), Some(0), Some(0)], false, every, counts, 4);
+        let data = HpcData::new(vec![None, Some(0), Some(0), Some(0)], Supervision::Unsupervised, every, counts, 4);
         let mut caches = Caches::new(&data, Curvature::Full);
         let k = data.num_topics();
         let mut gap = |state: &HpcState| {

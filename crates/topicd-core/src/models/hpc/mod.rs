@@ -6,7 +6,8 @@
 //! Hessians (paper 003, Appendix A.2), checked against finite differences; [`chain`]
 //! hands one scan of them to the shared chain driver (which owns the loop,
 //! checkpoints and resume), [`fit`] turns the chain into a model ([`model`]), and
-//! [`family`] is the `hpc` and `pcm` families (in [`crate::models::registry::REGISTRY`]).
+//! [`family`] is the `hpc` and `pcm` families (in [`crate::models::registry::REGISTRY`]),
+//! one implementation told apart by [`variant`]'s [`Supervision`].
 
 pub mod affinity;
 pub mod calibration;
@@ -41,5 +42,7 @@ pub mod touched;
 pub mod tree_prior;
 pub mod untouched;
 pub mod variances;
+pub mod variant;
 
 pub use family::{HpcFamily, HPC, PCM};
+pub use variant::Supervision;

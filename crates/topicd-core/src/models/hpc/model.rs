@@ -8,6 +8,7 @@
 
 use super::calibration::{SetScores, Thresholds};
 use super::params::{HpcParams, HpcParamsV4, Predictor};
+use super::variant::Supervision;
 use crate::models::chains::Alignment;
 use crate::models::convergence::ConvergenceReport;
 use crate::models::design::DesignSpec;
@@ -46,16 +47,7 @@ pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
     m.convergence = None;
     let mut b = postcard::to_allocvec(&m).expect("plain data encodes");
     b.truncate(b.len() - NO_CONVERGENCE.len() - ONE_CHAIN.len());
-    with_params_converted(&b, |(_, supervised): (u32, bool), p: HpcParams| ((4u32, supervised), HpcParamsV4::from(&p))).expect("a current HPC blob")
-}
-
-/// The wire name of the supervised (`hpc`) or unsupervised (`pcm`) family.
-pub(super) fn family_name(supervised: bool) -> &'static str {
-    if supervised {
-        "hpc"
-    } else {
-        "pcm"
-    }
+    with_params_converted(&b, |(_, supervision): (u32, Supervision), p: HpcParams| ((4u32, supervision), HpcParamsV4::from(&p))).expect("a current HPC blob")
 }
 
 /// Numbers about the fit shown with the model.
@@ -93,7 +85,8 @@ pub struct Evaluation {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HpcModel {
     pub version: u32,
-    pub supervised: bool,
+    /// HPC (labelled) or PCM.
+    pub supervision: Supervision,
     pub params: HpcParams,
     pub num_terms: usize,
     /// Topic (label) names.
@@ -210,7 +203,8 @@ impl HpcModel {
             v => return Err(ModelError::Decode(format!("HPC encoding version {v} is not {ENCODING_VERSION}, 6, 5, 4, 3, 2 or 1"))),
         };
         let mut current =
-            with_params_converted(&v4, |(_, supervised): (u32, bool), p: HpcParamsV4| ((ENCODING_VERSION, supervised), HpcParams::from(p))).map_err(bad)?;
+            with_params_converted(&v4, |(_, supervision): (u32, Supervision), p: HpcParamsV4| ((ENCODING_VERSION, supervision), HpcParams::from(p)))
+                .map_err(bad)?;
         current.extend_from_slice(&NO_CONVERGENCE);
         current.extend_from_slice(&ONE_CHAIN);
         postcard::from_bytes(&current).map(with_chains).map_err(bad)

@@ -1,6 +1,7 @@
 //! HPC's and PCM's job parameters, their defaults and their limits.
 
 use super::rates::Curvature;
+use super::variant::Supervision;
 use crate::models::chain::Schedule;
 use crate::models::design::DesignRequest;
 use crate::models::params::{ParamError, ParamReader, ParamsDoc};
@@ -261,14 +262,17 @@ pub(crate) const DOC: ParamsDoc = ParamsDoc {
 };
 
 impl HpcParams {
-    /// Parse and check `params`; every error names its field. `supervised` selects the
+    /// Parse and check `params`; every error names its field. `supervision` selects the
     /// HPC defaults (validation split on) or PCM's (`topics`, no split).
-    pub fn from_json(params: &Value, supervised: bool) -> Result<Self, ParamError> {
+    pub fn from_json(params: &Value, supervision: Supervision) -> Result<Self, ParamError> {
         let mut r = ParamReader::new(params)?.described_by(&DOC);
         let chains = r.uint_in_or("chains", 1, crate::models::chains::MAX_CHAINS as u64, 1)? as usize;
         let design = DesignRequest::read(&mut r)?;
         let keep_draws = crate::models::composition::read_keep_draws(&mut r, &design)?;
-        let topics = if supervised { 0 } else { r.uint_in_or("topics", 2, 2_000, 20)? as usize };
+        let topics = match supervision {
+            Supervision::Labelled => 0,
+            Supervision::Unsupervised => r.uint_in_or("topics", 2, 2_000, 20)? as usize,
+        };
         let iterations = r.uint_in_or("iterations", 1, MAX_ITERATIONS, 200)? as usize;
         let burn_in = match r.uint_in("burn_in", 0, MAX_ITERATIONS - 1)?.map(|b| b as usize) {
             Some(b) if b >= iterations => return Err(ParamError::new("burn_in", format!("must be less than iterations ({iterations}), got {b}"))),
@@ -285,29 +289,33 @@ impl HpcParams {
             _ => None,
         };
         let strip_ancestors = r.boolean_or("strip_ancestors", true)?;
-        let (default_validation, default_test) = if supervised { (0.15, 0.0) } else { (0.0, 0.0) };
+        let (default_validation, default_test) = match supervision {
+            Supervision::Labelled => (0.15, 0.0),
+            Supervision::Unsupervised => (0.0, 0.0),
+        };
         let validation_fraction = r.fraction_or("validation_fraction", 0.9, default_validation)?;
         let test_fraction = r.fraction_or("test_fraction", 0.9, default_test)?;
         if validation_fraction + test_fraction >= 0.9 {
             return Err(ParamError::new("test_fraction", "validation_fraction + test_fraction must be below 0.9"));
         }
         let min_label_validation = r.uint_in_or("min_label_validation", 1, 1_000_000, 5)? as usize;
-        let (predictor, label_closure, max_label_sets, refit_with_validation) = if supervised {
-            let predictor = match r.choice_or("predictor", &["label_sets", "single_label", "mode"], "label_sets")? {
-                "single_label" => Predictor::SingleLabel,
-                "mode" => Predictor::Mode,
-                _ => Predictor::LabelSets,
-            };
-            let closure = match r.choice_or("label_closure", &["auto", "ancestors", "none"], "auto")? {
-                "ancestors" => Closure::Ancestors,
-                "none" => Closure::None,
-                _ => Closure::Auto,
-            };
-            let max_label_sets = r.uint_in_or("max_label_sets", 0, 1_000_000, DEFAULT_MAX_LABEL_SETS as u64)? as usize;
-            let refit = r.boolean_or("refit_with_validation", true)?;
-            (predictor, closure, max_label_sets, refit)
-        } else {
-            (Predictor::default(), Closure::default(), DEFAULT_MAX_LABEL_SETS, false)
+        let (predictor, label_closure, max_label_sets, refit_with_validation) = match supervision {
+            Supervision::Labelled => {
+                let predictor = match r.choice_or("predictor", &["label_sets", "single_label", "mode"], "label_sets")? {
+                    "single_label" => Predictor::SingleLabel,
+                    "mode" => Predictor::Mode,
+                    _ => Predictor::LabelSets,
+                };
+                let closure = match r.choice_or("label_closure", &["auto", "ancestors", "none"], "auto")? {
+                    "ancestors" => Closure::Ancestors,
+                    "none" => Closure::None,
+                    _ => Closure::Auto,
+                };
+                let max_label_sets = r.uint_in_or("max_label_sets", 0, 1_000_000, DEFAULT_MAX_LABEL_SETS as u64)? as usize;
+                let refit = r.boolean_or("refit_with_validation", true)?;
+                (predictor, closure, max_label_sets, refit)
+            }
+            Supervision::Unsupervised => (Predictor::default(), Closure::default(), DEFAULT_MAX_LABEL_SETS, false),
         };
         r.finish()?;
         Ok(HpcParams {
@@ -336,7 +344,7 @@ impl HpcParams {
     /// The parameters under their wire names, as [`HpcParams::from_json`] reads them
     /// back: `topics` for PCM, the prediction settings for HPC, `rate_curvature`
     /// `auto` when unset.
-    pub fn to_json(&self, supervised: bool) -> Value {
+    pub fn to_json(&self, supervision: Supervision) -> Value {
         let mut v = serde_json::to_value(self).expect("plain data serialises");
         let o = v.as_object_mut().expect("a struct serialises to an object");
         o.insert("rate_curvature".into(), self.rate_curvature.map_or(json!("auto"), |c| json!(c)));
@@ -345,12 +353,15 @@ impl HpcParams {
         if let Value::Object(design) = json!(self.design) {
             o.extend(design);
         }
-        if supervised {
-            o.remove("topics");
-            o.insert("predictor".into(), json!(self.predictor));
-            o.insert("label_closure".into(), json!(self.label_closure));
-            o.insert("max_label_sets".into(), json!(self.max_label_sets));
-            o.insert("refit_with_validation".into(), json!(self.refit_with_validation));
+        match supervision {
+            Supervision::Labelled => {
+                o.remove("topics");
+                o.insert("predictor".into(), json!(self.predictor));
+                o.insert("label_closure".into(), json!(self.label_closure));
+                o.insert("max_label_sets".into(), json!(self.max_label_sets));
+                o.insert("refit_with_validation".into(), json!(self.refit_with_validation));
+            }
+            Supervision::Unsupervised => {}
         }
         v
     }
@@ -380,51 +391,53 @@ mod tests {
 
     #[test]
     fn defaults_and_schedule() {
-        let p = HpcParams::from_json(&json!({"iterations": 100}), true).unwrap();
+        use Supervision::{Labelled, Unsupervised};
+        let p = HpcParams::from_json(&json!({"iterations": 100}), Labelled).unwrap();
         assert_eq!(p.burn_in, 50);
         assert!(p.refits_modes(1) && p.refits_modes(21) && p.refits_modes(41));
         assert!(!p.refits_modes(2) && !p.refits_modes(61));
         assert!(p.schedule().is_kept(51) && !p.schedule().is_kept(50));
-        let thinned = HpcParams::from_json(&json!({"iterations": 20, "burn_in": 5, "thin": 4}), true).unwrap().schedule();
+        let thinned = HpcParams::from_json(&json!({"iterations": 20, "burn_in": 5, "thin": 4}), Labelled).unwrap().schedule();
         assert_eq!((1..=20).filter(|&it| thinned.is_kept(it)).collect::<Vec<_>>(), vec![9, 13, 17]);
         assert!((1..=20).all(|it| thinned.computes_loglik(it)), "the trace has every scan");
         assert_eq!(p.validation_fraction, 0.15);
-        let pcm = HpcParams::from_json(&json!({"topics": 8}), false).unwrap();
+        let pcm = HpcParams::from_json(&json!({"topics": 8}), Unsupervised).unwrap();
         assert_eq!((pcm.topics, pcm.validation_fraction, pcm.chains), (8, 0.0, 1));
-        let three = HpcParams::from_json(&json!({"chains": 3}), true).unwrap();
+        let three = HpcParams::from_json(&json!({"chains": 3}), Labelled).unwrap();
         assert_eq!(three.chains, 3);
-        assert_eq!(HpcParams::from_json(&three.to_json(true), true).unwrap(), three, "chains survives the stored JSON");
-        let with = HpcParams::from_json(&json!({"topics": 3, "covariates": ["year"], "splines": {"year": 4}}), false).unwrap();
+        assert_eq!(HpcParams::from_json(&three.to_json(Labelled), Labelled).unwrap(), three, "chains survives the stored JSON");
+        let with = HpcParams::from_json(&json!({"topics": 3, "covariates": ["year"], "splines": {"year": 4}}), Unsupervised).unwrap();
         assert_eq!((with.design.covariates.clone(), with.keep_draws), (vec!["year".to_string()], 20), "20 draws with covariates");
-        assert_eq!(HpcParams::from_json(&with.to_json(false), false).unwrap(), with, "the design survives the stored JSON");
+        assert_eq!(HpcParams::from_json(&with.to_json(Unsupervised), Unsupervised).unwrap(), with, "the design survives the stored JSON");
         assert_eq!(pcm.keep_draws, 0, "none without");
     }
 
     #[test]
     fn bad_values_name_their_field() {
-        for (body, supervised, field) in [
-            (json!({"topics": 5}), true, "topics"),
-            (json!({"topics": 1}), false, "topics"),
-            (json!({"iterations": 10, "burn_in": 10}), true, "burn_in"),
-            (json!({"step_size": 0}), true, "step_size"),
-            (json!({"step_size": 3.0}), true, "step_size"),
-            (json!({"strip_ancestors": "yes"}), true, "strip_ancestors"),
-            (json!({"validation_fraction": 0.5, "test_fraction": 0.45}), true, "test_fraction"),
-            (json!({"leapfrog_steps": 0}), true, "leapfrog_steps"),
-            (json!({"rate_curvature": "dense"}), true, "rate_curvature"),
-            (json!({"predictor": "svm"}), true, "predictor"),
-            (json!({"label_closure": true}), true, "label_closure"),
-            (json!({"predictor": "mode"}), false, "predictor"),
-            (json!({"max_label_sets": -1}), true, "max_label_sets"),
-            (json!({"max_label_sets": 10}), false, "max_label_sets"),
-            (json!({"refit_with_validation": "yes"}), true, "refit_with_validation"),
-            (json!({"refit_with_validation": true}), false, "refit_with_validation"),
-            (json!({"threads": 2}), true, "threads"),
-            (json!({"chains": 0}), false, "chains"),
-            (json!({"chains": 9}), true, "chains"),
-            (json!({"checkpoint_every_s": 0.5}), false, "checkpoint_every_s"),
+        use Supervision::{Labelled, Unsupervised};
+        for (body, supervision, field) in [
+            (json!({"topics": 5}), Labelled, "topics"),
+            (json!({"topics": 1}), Unsupervised, "topics"),
+            (json!({"iterations": 10, "burn_in": 10}), Labelled, "burn_in"),
+            (json!({"step_size": 0}), Labelled, "step_size"),
+            (json!({"step_size": 3.0}), Labelled, "step_size"),
+            (json!({"strip_ancestors": "yes"}), Labelled, "strip_ancestors"),
+            (json!({"validation_fraction": 0.5, "test_fraction": 0.45}), Labelled, "test_fraction"),
+            (json!({"leapfrog_steps": 0}), Labelled, "leapfrog_steps"),
+            (json!({"rate_curvature": "dense"}), Labelled, "rate_curvature"),
+            (json!({"predictor": "svm"}), Labelled, "predictor"),
+            (json!({"label_closure": true}), Labelled, "label_closure"),
+            (json!({"predictor": "mode"}), Unsupervised, "predictor"),
+            (json!({"max_label_sets": -1}), Labelled, "max_label_sets"),
+            (json!({"max_label_sets": 10}), Unsupervised, "max_label_sets"),
+            (json!({"refit_with_validation": "yes"}), Labelled, "refit_with_validation"),
+            (json!({"refit_with_validation": true}), Unsupervised, "refit_with_validation"),
+            (json!({"threads": 2}), Labelled, "threads"),
+            (json!({"chains": 0}), Unsupervised, "chains"),
+            (json!({"chains": 9}), Labelled, "chains"),
+            (json!({"checkpoint_every_s": 0.5}), Unsupervised, "checkpoint_every_s"),
         ] {
-            assert_eq!(HpcParams::from_json(&body, supervised).unwrap_err().field, field, "{body}");
+            assert_eq!(HpcParams::from_json(&body, supervision).unwrap_err().field, field, "{body}");
         }
     }
 }

@@ -18,6 +18,7 @@
 //! no relabelling changes.
 
 use super::model::HpcModel;
+use super::variant::Supervision;
 use crate::models::chains::{self, match_to_first};
 
 /// One chain's model and trace ([`chains::ChainResult`]).
@@ -33,11 +34,12 @@ pub(super) fn pool(finished: &[ChainResult], last: ChainResult) -> HpcModel {
 fn merge(models: &[&HpcModel]) -> HpcModel {
     let reference = models[0];
     let (k, v) = (reference.labels.len(), reference.num_terms);
-    let (alignments, targets) = if reference.supervised {
-        (Vec::new(), vec![(0..k).collect::<Vec<usize>>(); models.len()])
-    } else {
-        let distributions: Vec<Vec<f64>> = models.iter().map(|m| normalised_rows(&m.frequency, v)).collect();
-        match_to_first(&distributions.iter().map(Vec::as_slice).collect::<Vec<_>>(), k, v)
+    let (alignments, targets) = match reference.supervision {
+        Supervision::Labelled => (Vec::new(), vec![(0..k).collect::<Vec<usize>>(); models.len()]),
+        Supervision::Unsupervised => {
+            let distributions: Vec<Vec<f64>> = models.iter().map(|m| normalised_rows(&m.frequency, v)).collect();
+            match_to_first(&distributions.iter().map(Vec::as_slice).collect::<Vec<_>>(), k, v)
+        }
     };
     let total_kept: usize = models.iter().map(|m| m.summary.kept_scans).sum();
     let mut pooled = reference.clone();

@@ -9,6 +9,7 @@ use super::fit::fit_hpc;
 use super::model::HpcModel;
 use super::params::HpcParams;
 use super::simulate::{simulate, SimulationConfig};
+use super::variant::Supervision;
 use crate::corpus::builder::build_corpus;
 use crate::corpus::preprocess::{PreprocessOptions, StopWords};
 use crate::corpus::Corpus;
@@ -27,8 +28,8 @@ fn fingerprint(model: &HpcModel) -> u64 {
 /// labels (3 top labels with 3 children each, K = 12); every seventh document is tagged
 /// for a split when `tagged` (test, validation, dev or train in turn), and PCM's copy
 /// has no labels.
-fn small_corpus(supervised: bool, tagged: bool) -> Corpus {
-    build(small_documents(supervised, tagged))
+fn small_corpus(supervision: Supervision, tagged: bool) -> Corpus {
+    build(small_documents(supervision, tagged))
 }
 
 fn build(docs: Vec<crate::corpus::RawDocument>) -> Corpus {
@@ -36,11 +37,11 @@ fn build(docs: Vec<crate::corpus::RawDocument>) -> Corpus {
 }
 
 /// [`small_corpus`]'s documents before preprocessing.
-fn small_documents(supervised: bool, tagged: bool) -> Vec<crate::corpus::RawDocument> {
+fn small_documents(supervision: Supervision, tagged: bool) -> Vec<crate::corpus::RawDocument> {
     let config = SimulationConfig { eta: -2.0, ..SimulationConfig::small(360, 200, vec![3, 3], 80.0) };
     let mut docs = simulate(&config, 17).to_raw_documents();
     for (d, doc) in docs.iter_mut().enumerate() {
-        if !supervised {
+        if supervision == Supervision::Unsupervised {
             doc.labels = None;
         }
         if tagged {
@@ -50,13 +51,13 @@ fn small_documents(supervised: bool, tagged: bool) -> Vec<crate::corpus::RawDocu
     docs
 }
 
-/// A configuration the checks fit: its name, whether it is HPC (else PCM), whether the
+/// A configuration the checks fit: its name, HPC or PCM, whether the
 /// corpus carries split tags, the params, how many documents land in each split, and
 /// the fingerprint of the model the scan loop before the chain driver produced
 /// (computed with that code, seed [`SEED`], x86-64).
 struct Case {
     name: &'static str,
-    supervised: bool,
+    supervision: Supervision,
     tagged: bool,
     params: serde_json::Value,
     /// Training, validation and test documents.
@@ -68,7 +69,7 @@ fn cases() -> Vec<Case> {
     vec![
         Case {
             name: "hpc_splits",
-            supervised: true,
+            supervision: Supervision::Labelled,
             tagged: false,
             params: json!({"iterations": 12, "burn_in": 5, "hessian_every": 3, "validation_fraction": 0.2, "test_fraction": 0.2}),
             split: (219, 75, 66),
@@ -76,7 +77,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "hpc_thinned_full",
-            supervised: true,
+            supervision: Supervision::Labelled,
             tagged: false,
             params: json!({"iterations": 14, "burn_in": 4, "thin": 3, "hessian_every": 2, "rate_curvature": "full", "predictor": "single_label"}),
             split: (312, 48, 0),
@@ -84,7 +85,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "hpc_tagged",
-            supervised: true,
+            supervision: Supervision::Labelled,
             tagged: true,
             params: json!({"iterations": 9, "burn_in": 3, "thin": 2, "hessian_every": 4, "rate_curvature": "tree_diagonal"}),
             split: (154, 103, 103),
@@ -92,7 +93,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "pcm",
-            supervised: false,
+            supervision: Supervision::Unsupervised,
             tagged: false,
             params: json!({"topics": 4, "iterations": 12, "burn_in": 6, "thin": 2, "hessian_every": 4}),
             split: (360, 0, 0),
@@ -100,7 +101,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "pcm_test_split",
-            supervised: false,
+            supervision: Supervision::Unsupervised,
             tagged: false,
             params: json!({"topics": 3, "iterations": 8, "burn_in": 2, "thin": 3, "hessian_every": 1, "test_fraction": 0.25, "rate_curvature": "tree_diagonal"}),
             split: (279, 0, 81),
@@ -124,7 +125,7 @@ const PIN_PCM_TEST_SPLIT: u64 = 0xcf7b90e5f2602ad7;
 const SEED: u64 = 7;
 
 fn params_of(case: &Case) -> HpcParams {
-    HpcParams::from_json(&case.params, case.supervised).expect("params are valid")
+    HpcParams::from_json(&case.params, case.supervision).expect("params are valid")
 }
 
 /// Whether the case's job runs the second chain (HPC with validation documents, refit on).
@@ -165,7 +166,7 @@ fn fit(corpus: &Corpus, case: &Case, threads: usize, resume: Option<&[u8]>) -> R
         },
     };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-    let model = pool.install(|| fit_hpc(corpus, &p, case.supervised, SEED, &ctx)).expect("fit runs");
+    let model = pool.install(|| fit_hpc(corpus, &p, case.supervision, SEED, &ctx)).expect("fit runs");
     Run { model, progress: progress.into_inner().unwrap(), checkpoints: checkpoints.into_inner().unwrap(), resumed: resumed.into_inner().unwrap() }
 }
 
@@ -175,9 +176,9 @@ fn fit(corpus: &Corpus, case: &Case, threads: usize, resume: Option<&[u8]>) -> R
 fn fits_are_pinned_to_their_model_bytes() {
     let mut wrong = Vec::new();
     for case in cases() {
-        let corpus = small_corpus(case.supervised, case.tagged);
+        let corpus = small_corpus(case.supervision, case.tagged);
         let p = params_of(&case);
-        let silent = FitContext::silent(|ctx| fit_hpc(&corpus, &p, case.supervised, SEED, ctx).expect("fit runs"));
+        let silent = FitContext::silent(|ctx| fit_hpc(&corpus, &p, case.supervision, SEED, ctx).expect("fit runs"));
         let s = &silent.summary;
         // A refitted model's rates learned from the validation documents too.
         let learned = case.split.0 + if refits(&case) { case.split.1 } else { 0 };
@@ -224,9 +225,9 @@ fn chain_interruptions(p: &HpcParams) -> Vec<usize> {
 
 /// Interrupt every case of one family after several scans and resume on 2 threads (the
 /// original ran on 1): the same model bytes, and the same progress from there on.
-fn check_resumed_fits(supervised: bool) {
-    for case in cases().into_iter().filter(|c| c.supervised == supervised) {
-        let corpus = small_corpus(case.supervised, case.tagged);
+fn check_resumed_fits(supervision: Supervision) {
+    for case in cases().into_iter().filter(|c| c.supervision == supervision) {
+        let corpus = small_corpus(case.supervision, case.tagged);
         let full = fit(&corpus, &case, 1, None);
         let total = job_iterations(&case);
         assert!(full.resumed.is_empty());
@@ -261,12 +262,12 @@ fn check_resumed_fits(supervised: bool) {
 
 #[test]
 fn a_resumed_hpc_fit_equals_the_uninterrupted_one() {
-    check_resumed_fits(true);
+    check_resumed_fits(Supervision::Labelled);
 }
 
 #[test]
 fn a_resumed_pcm_fit_equals_the_uninterrupted_one() {
-    check_resumed_fits(false);
+    check_resumed_fits(Supervision::Unsupervised);
 }
 
 /// The progress names both counts of kept scans and says which scans refit the modes,
@@ -275,7 +276,7 @@ fn a_resumed_pcm_fit_equals_the_uninterrupted_one() {
 fn progress_reports_kept_scans_and_mode_refits() {
     let case = &cases()[1];
     let p = params_of(case);
-    let run = fit(&small_corpus(case.supervised, case.tagged), case, 1, None);
+    let run = fit(&small_corpus(case.supervision, case.tagged), case, 1, None);
     let schedule = p.schedule();
     let n = p.iterations;
     assert!(refits(case) && run.progress.len() == 2 * n, "both chains report");
@@ -306,7 +307,7 @@ fn progress_reports_kept_scans_and_mode_refits() {
 #[test]
 fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
     let case = &cases()[0];
-    let corpus = small_corpus(case.supervised, case.tagged);
+    let corpus = small_corpus(case.supervision, case.tagged);
     let p = params_of(case);
     let full = fit(&corpus, case, 1, None);
     let good = &full.checkpoints[6].1;
@@ -326,10 +327,10 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
     let for_other_params = fit(&corpus, &other_case, 1, None).checkpoints[6].1.clone();
     // PCM's checkpoint, and HPC's on another corpus, relabelled as this chain's.
     let pcm = &cases()[3];
-    let pcm_run = fit(&small_corpus(false, false), pcm, 1, None);
+    let pcm_run = fit(&small_corpus(Supervision::Unsupervised, false), pcm, 1, None);
     let mut as_hpc = Checkpoint::decode_for(&pcm_run.checkpoints[2].1, "pcm", SEED, &params_of(pcm).schedule()).unwrap();
     (as_hpc.family, as_hpc.schedule) = ("hpc".into(), p.schedule());
-    let tagged = fit(&small_corpus(true, true), &Case { tagged: true, ..cases().remove(0) }, 1, None);
+    let tagged = fit(&small_corpus(Supervision::Labelled, true), &Case { tagged: true, ..cases().remove(0) }, 1, None);
     let other_corpus = tagged.checkpoints[6].1.clone();
     let truncated_state = with_state(decoded.state[..decoded.state.len() - 3].to_vec());
     for (what, bad) in [
@@ -355,7 +356,7 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
 fn a_refit_keeps_the_first_chains_calibration() {
     let case = &cases()[0];
     assert!(refits(case));
-    let corpus = small_corpus(case.supervised, case.tagged);
+    let corpus = small_corpus(case.supervision, case.tagged);
     let refitted = fit(&corpus, case, 2, None).model;
     let mut params = case.params.clone();
     params["refit_with_validation"] = json!(false);
@@ -379,7 +380,7 @@ fn a_refit_keeps_the_first_chains_calibration() {
 #[test]
 fn a_second_chain_checkpoint_with_a_bad_calibration_is_rejected() {
     let case = &cases()[0];
-    let corpus = small_corpus(case.supervised, case.tagged);
+    let corpus = small_corpus(case.supervision, case.tagged);
     let p = params_of(case);
     let full = fit(&corpus, case, 1, None);
     let (at, good) = &full.checkpoints[p.iterations + 3];
@@ -420,7 +421,7 @@ fn several_chains_pool_and_resume_to_the_same_bytes() {
         let mut params = base.params.clone();
         params["chains"] = json!(2);
         let case = Case { params, ..base };
-        let corpus = small_corpus(case.supervised, case.tagged);
+        let corpus = small_corpus(case.supervision, case.tagged);
         let p = params_of(&case);
         let full = fit(&corpus, &case, 1, None);
         let m = &full.model;
@@ -432,7 +433,7 @@ fn several_chains_pool_and_resume_to_the_same_bytes() {
         let report = m.convergence.as_ref().expect("a convergence report");
         assert_eq!(report.chains, 2);
         assert_eq!(m.summary.kept_scans, 2 * report.draws_per_chain, "{}", case.name);
-        assert_eq!(m.alignments.len(), usize::from(!case.supervised), "{}: only PCM's topics are matched", case.name);
+        assert_eq!(m.alignments.len(), usize::from(case.supervision == Supervision::Unsupervised), "{}: only PCM's topics are matched", case.name);
         assert!((m.shares.iter().sum::<f64>() - 1.0).abs() < 1e-6, "{}", case.name);
         let decoded = HpcModel::decode(&m.encode()).unwrap();
         assert_eq!((decoded.chains, decoded.params.chains, decoded.alignments.clone()), (2, 2, m.alignments.clone()));
@@ -442,7 +443,9 @@ fn several_chains_pool_and_resume_to_the_same_bytes() {
             // chain 0's and chain 1's matched one (to f32 rounding); the root's column
             // is not permuted.
             let one = HpcParams { chains: 1, ..p.clone() };
-            let chain = |c: usize| FitContext::silent(|ctx| fit_hpc(&corpus, &one, false, crate::models::chains::chain_seed(SEED, c), ctx)).unwrap();
+            let chain = |c: usize| {
+                FitContext::silent(|ctx| fit_hpc(&corpus, &one, Supervision::Unsupervised, crate::models::chains::chain_seed(SEED, c), ctx)).unwrap()
+            };
             let (c0, c1) = (chain(0), chain(1));
             let k = m.labels.len();
             let to = &m.alignments[0].permutation;
@@ -477,7 +480,7 @@ fn several_chains_pool_and_resume_to_the_same_bytes() {
 fn covariate_draws_are_kept_and_resumed() {
     let base = cases().remove(0);
     assert!(refits(&base));
-    let mut raw = small_documents(true, false);
+    let mut raw = small_documents(Supervision::Labelled, false);
     for (d, doc) in raw.iter_mut().enumerate() {
         doc.covariates = Some([("group".to_string(), json!(["x", "y", "z"][d % 3])), ("year".to_string(), json!(2000 + d % 20))].into_iter().collect());
     }

@@ -25,6 +25,7 @@ use super::rates::{find_mode, Curvature, RateConditional};
 use super::touched::{topological_order, touched_subtree, WordBlock};
 use super::untouched::{update_untouched, UntouchedPrior};
 use super::variances::draw_tau2;
+use super::variant::Supervision;
 use crate::inference::{fast_exp, hmc_step, minimum_degree_order, MassMatrix, SparsePattern, SparseSymmetric};
 use crate::models::RestoreError;
 use crate::rng::{stream, Purpose};
@@ -340,7 +341,7 @@ impl HpcState {
         let mu = initial_rates(data, &exposure, seed, 0);
         let root: Vec<f64> = (0..v).map(|f| mu[f * n]).collect();
         let (psi, gamma2) = initial_root_prior(&root);
-        let eta = initial_eta(&data.active, k, data.supervised);
+        let eta = initial_eta(&data.active, k, data.supervision);
         let xi = initial_affinities(data, &eta);
         debug_assert_eq!(xi.len(), d * k);
         HpcState { mu, tau2: Self::initial_tau2(v, n), xi, psi, gamma2, eta, lambda2: 1.0, nu: 5.0, sigma2: 0.5 }
@@ -459,18 +460,18 @@ impl HpcState {
             - data.log_count_factorials;
         let linear = linear_term(data, &theta);
         let expected: f64 = linear.iter().zip(beta_totals).map(|(c, b)| c * b).sum();
-        let labels = if data.supervised {
+        let labels = match data.supervision {
             // log σ(ξ) = ξ − softplus(ξ) for an active label, log(1 − σ(ξ)) = −softplus(ξ)
             // for an inactive one.
-            self.xi
+            Supervision::Labelled => self
+                .xi
                 .par_chunks(k)
                 .enumerate()
                 .map(|(d, row)| data.active.row(d).iter().map(|&node| row[node as usize - 1]).sum::<f64>() - sum_softplus(row))
                 .collect::<Vec<f64>>()
                 .iter()
-                .sum()
-        } else {
-            0.0
+                .sum(),
+            Supervision::Unsupervised => 0.0,
         };
         (words - expected, labels)
     }
@@ -556,7 +557,10 @@ pub(crate) fn initial_rates(data: &HpcData, exposure: &[f64], seed: u64, first_w
         for node in 0..n {
             // Shrink towards the overall rate.
             let r = (counts[node] + 1.0 * base) / (exposure[node] + 1.0);
-            let noise: f64 = if data.supervised { 0.0 } else { 0.3 * (rand::RngExt::random::<f64>(&mut rng) - 0.5) };
+            let noise: f64 = match data.supervision {
+                Supervision::Labelled => 0.0,
+                Supervision::Unsupervised => 0.3 * (rand::RngExt::random::<f64>(&mut rng) - 0.5),
+            };
             row[node] = r.ln() + noise;
         }
     });
@@ -573,13 +577,16 @@ pub(crate) fn initial_root_prior(root: &[f64]) -> (f64, f64) {
 
 /// The starting η from every document's active labels (`active`, one row a document):
 /// each label's log odds of being active (0 for PCM).
-pub(crate) fn initial_eta(active: &super::data::Rows<u32>, k: usize, supervised: bool) -> Vec<f64> {
+pub(crate) fn initial_eta(active: &super::data::Rows<u32>, k: usize, supervision: Supervision) -> Vec<f64> {
     let d = active.len();
     let mut freq = vec![0.0; k];
     for &node in &active.values {
         freq[node as usize - 1] += 1.0;
     }
-    freq.iter().map(|c| if supervised { ((c + 0.5) / (d as f64 - c + 0.5)).ln() } else { 0.0 }).collect()
+    match supervision {
+        Supervision::Labelled => freq.iter().map(|c| ((c + 0.5) / (d as f64 - c + 0.5)).ln()).collect(),
+        Supervision::Unsupervised => vec![0.0; k],
+    }
 }
 
 /// The starting affinities of `data`'s documents: 0 on their active labels, η − 1 on
@@ -771,7 +778,7 @@ pub(crate) fn affinity_rows(
                 beta: &block_beta,
                 eta: &block_eta,
                 lambda2,
-                label_terms: data.supervised,
+                label_terms: data.supervision.is_labelled(),
             };
             let mut x: Vec<f64> = act.iter().map(|&node| xi[node - 1]).collect();
             // A document without active labels (possible only for data drawn from
@@ -800,7 +807,7 @@ pub(crate) fn affinity_rows(
             for (&node, &value) in act.iter().zip(&x) {
                 xi[node - 1] = value;
             }
-            if data.supervised {
+            if data.supervision.is_labelled() {
                 let mut next_active = act.iter().peekable();
                 for j in 0..k {
                     if next_active.peek() == Some(&&(j + 1)) {
@@ -824,7 +831,10 @@ pub(crate) fn affinity_rows(
             } else {
                 target.word_log_likelihood(&x) + l.ln() * counts.iter().sum::<f64>()
             };
-            let labels_ll = if data.supervised { act.iter().map(|&node| xi[node - 1]).sum::<f64>() - sum_softplus(xi) } else { 0.0 };
+            let labels_ll = match data.supervision {
+                Supervision::Labelled => act.iter().map(|&node| xi[node - 1]).sum::<f64>() - sum_softplus(xi),
+                Supervision::Unsupervised => 0.0,
+            };
             *log_likelihood = (words_ll, labels_ll);
             st
         })

@@ -9,7 +9,7 @@ use statrs::function::gamma::ln_gamma;
 fn tiny() -> (HpcData, HpcState) {
     let data = HpcData::new(
         vec![None, Some(0), Some(0), Some(1), Some(1)],
-        true,
+        Supervision::Labelled,
         vec![vec![1, 2], vec![3], vec![2, 3, 4]],
         vec![vec![(0, 2), (1, 1)], vec![(1, 4), (2, 1)], vec![(0, 1), (2, 3)]],
         3,

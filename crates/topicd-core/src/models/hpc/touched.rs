@@ -191,7 +191,7 @@ mod tests {
     fn data() -> HpcData {
         HpcData::new(
             vec![None, Some(0), Some(0), Some(1), Some(1), Some(2)],
-            true,
+            super::super::Supervision::Labelled,
             vec![vec![3], vec![5], vec![2]],
             vec![vec![(0, 1)], vec![(1, 2)], vec![(1, 1)]],
             3,

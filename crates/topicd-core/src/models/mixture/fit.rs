@@ -16,7 +16,7 @@ pub(super) fn fit(corpus: &Corpus, params: &MixtureParams, ctx: &FitContext) -> 
     let docs: Vec<Vec<(usize, f64)>> = rows(corpus).collect();
     let (k, v) = (params.topics, corpus.num_terms());
     if docs.is_empty() || v == 0 {
-        return Err(FitError::InvalidInput("mixture: the corpus has no words".into()));
+        return Err(FitError::InvalidInput(crate::models::causes::InvalidInput::NoWords { family: "mixture".into() }));
     }
     let mut assignment: Vec<usize> = (0..docs.len()).map(|d| d % k).collect();
     let mut model = MixtureModel { topics: k, terms: v, rates: vec![0.0; k * v], shares: vec![0.0; k], iterations: 0, moved_last: 0 };

@@ -1,8 +1,7 @@
 //! The fitted mixture as stored and served.
 
 use crate::corpus::lexicon::EncodedDoc;
-use crate::models::exclusivity;
-use crate::models::{DocPrediction, ModelError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable};
+use crate::models::{DocPrediction, ModelError, PredictOptions, TableOptions, TopicModel, TopicTable};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

@@ -4,15 +4,17 @@
 use super::chain::RankedHpcChain;
 use super::shard::{fresh_state, scatter_data, scatter_state, Common, WholeState};
 use crate::corpus::Corpus;
+use crate::models::causes::InvalidInput;
 use crate::models::chain::{self as driver, Checkpoint, Position, Resume};
 use crate::models::chains::chain_seed;
 use crate::models::hpc::chain::{EndedChain, HpcChain};
 use crate::models::hpc::data::HpcData;
 use crate::models::hpc::fit::{assemble, calibrate_prediction, calibrated, evaluated, prediction_settings, shape, Role, Shaped};
-use crate::models::hpc::model::{family_name, HpcModel};
+use crate::models::hpc::model::HpcModel;
 use crate::models::hpc::params::HpcParams;
 use crate::models::hpc::pooled::{self, ChainResult};
 use crate::models::hpc::refit::{refit_seed, Calibration, RefitChain};
+use crate::models::hpc::variant::Supervision;
 use crate::models::{Checkpointing, FitContext, FitError, ParamError, ALWAYS_READY};
 use crate::ranks::Ranks;
 
@@ -36,30 +38,30 @@ struct Prepared {
     both: Option<Shaped>,
 }
 
-fn prepare(corpus: &Corpus, p: &HpcParams, supervised: bool, seed: u64) -> Result<Prepared, FitError> {
-    if supervised && corpus.labels.is_empty() {
-        return Err(FitError::InvalidInput("the corpus has no labels: HPC needs labelled documents (use pcm for an unlabelled corpus)".into()));
+fn prepare(corpus: &Corpus, p: &HpcParams, supervision: Supervision, seed: u64) -> Result<Prepared, FitError> {
+    if supervision.is_labelled() && corpus.labels.is_empty() {
+        return Err(FitError::InvalidInput(InvalidInput::NoLabels { model: "HPC".into(), instead: "pcm".into() }));
     }
-    let roles = crate::models::hpc::fit::assign_roles(corpus, p, supervised, seed);
-    let train = shape(corpus, p, supervised, &roles, &[Role::Train]);
+    let roles = crate::models::hpc::fit::assign_roles(corpus, p, supervision, seed);
+    let train = shape(corpus, p, supervision, &roles, &[Role::Train]);
     if train.data.num_docs() < 2 {
-        return Err(FitError::InvalidInput(format!("only {} training documents: HPC needs at least two", train.data.num_docs())));
+        return Err(FitError::InvalidInput(InvalidInput::TooFewDocuments { model: "HPC".into(), documents: train.data.num_docs() }));
     }
-    if !supervised {
+    let Supervision::Labelled = supervision else {
         return Ok(Prepared { roles, train, validation: None, test: None, both: None });
-    }
-    let validation = shape(corpus, p, supervised, &roles, &[Role::Validation]);
-    let test = shape(corpus, p, supervised, &roles, &[Role::Test]);
+    };
+    let validation = shape(corpus, p, supervision, &roles, &[Role::Validation]);
+    let test = shape(corpus, p, supervision, &roles, &[Role::Test]);
     let refit = p.refit_with_validation && validation.data.num_docs() > 0;
-    let both = refit.then(|| shape(corpus, p, supervised, &roles, &[Role::Train, Role::Validation]));
+    let both = refit.then(|| shape(corpus, p, supervision, &roles, &[Role::Train, Role::Validation]));
     Ok(Prepared { roles, train, validation: Some(validation), test: Some(test), both })
 }
 
 /// Rank 0 shapes the corpus (`Some` on rank 0 only, dropped once shaped) and tells
 /// every rank whether that failed: rank 0 returns its error, the others the error
 /// named as rank 0's; on success rank 0 returns the shaped corpus, the others `None`.
-fn prepare_on_root(corpus: Option<Corpus>, p: &HpcParams, supervised: bool, seed: u64, ranks: &dyn Ranks) -> Result<Option<Prepared>, FitError> {
-    let prepared = corpus.as_ref().map(|corpus| prepare(corpus, p, supervised, seed));
+fn prepare_on_root(corpus: Option<Corpus>, p: &HpcParams, supervision: Supervision, seed: u64, ranks: &dyn Ranks) -> Result<Option<Prepared>, FitError> {
+    let prepared = corpus.as_ref().map(|corpus| prepare(corpus, p, supervision, seed));
     drop(corpus);
     let mut verdict = match &prepared {
         Some(Err(e)) => e.to_string().into_bytes(),
@@ -105,9 +107,9 @@ fn restored_second_chain<'a, 'c>(
     (second, resume_from)
 }
 
-/// Fit HPC (`supervised`) or PCM over `ranks`: rank 0 holds the corpus (`Some`);
-/// rank 0 returns the model [`crate::models::hpc::fit::fit_hpc`] makes, byte for byte, the others
-/// `None`; every rank gets rank 0's error.
+/// Fit HPC ([`Supervision::Labelled`]) or PCM over `ranks`: rank 0 holds the corpus
+/// (`Some`); rank 0 returns the model [`crate::models::hpc::fit::fit_hpc`] makes, byte
+/// for byte, the others `None`; every rank gets rank 0's error.
 ///
 /// Checkpoints: rank 0's `ctx` says how often and takes them; the stop and checkpoint
 /// decisions are rank 0's; only rank 0 reads `resume_from`. The other ranks' `ctx`
@@ -115,7 +117,7 @@ fn restored_second_chain<'a, 'c>(
 pub fn fit_hpc_ranked(
     corpus: Option<Corpus>,
     p: &HpcParams,
-    supervised: bool,
+    supervision: Supervision,
     seed: u64,
     ctx: &FitContext,
     ranks: &dyn Ranks,
@@ -123,7 +125,7 @@ pub fn fit_hpc_ranked(
     if let Some(reason) = unsupported(p) {
         return Err(FitError::Params(ParamError::new("ranks", reason)));
     }
-    let prepared = prepare_on_root(corpus, p, supervised, seed, ranks)?;
+    let prepared = prepare_on_root(corpus, p, supervision, seed, ranks)?;
     let mut settings = vec![ctx.checkpoint.every.is_some() as u8, prepared.as_ref().is_some_and(|r| r.both.is_some()) as u8];
     ranks.broadcast(0, &mut settings);
     let refit = settings[1] == 1;
@@ -135,7 +137,7 @@ pub fn fit_hpc_ranked(
         let every = (settings[0] == 1).then_some(std::time::Duration::ZERO);
         FitContext { checkpoint: Checkpointing { every, save: &no_save, resume_from: None, resumed: &no_resume, ready: ALWAYS_READY }, ..*ctx }
     };
-    let family = family_name(supervised);
+    let family = supervision.family_name();
     let n = p.iterations as u64;
     let total = if refit { 2 * n } else { n };
     let (second, resume_from) = restored_second_chain(prepared.as_ref(), p, seed, family, &local);
@@ -284,7 +286,8 @@ fn run_stage(
         (piece, common, postcard::from_bytes(&position_bytes).expect("rank 0's position decodes"))
     };
     drop(start);
-    let mut chain = RankedHpcChain::new(&part, p, ranks, piece, common).map_err(|e| FitError::InvalidInput(e.to_string()))?;
+    let mut chain =
+        RankedHpcChain::new(&part, p, ranks, piece, common).map_err(|e| FitError::InvalidInput(InvalidInput::ScatteredState { detail: e.to_string() }))?;
     if let StageEnd::Carries(Some(calibration)) = end {
         chain.carry(calibration.clone());
     }

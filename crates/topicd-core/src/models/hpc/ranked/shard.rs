@@ -103,7 +103,7 @@ fn parts_of(data: &HpcData, docs: Range<usize>, words: Range<usize>) -> (HpcData
         parent: data.parent.clone(),
         children: data.children.clone(),
         parent_nodes: data.parent_nodes.clone(),
-        supervised: data.supervised,
+        supervision: data.supervision,
         active: no_rows(),
         lengths: Vec::new(),
         doc_words: no_rows(),
@@ -278,7 +278,7 @@ pub fn fresh_state(part: &RankData, seed: u64, ranks: &dyn Ranks) -> (StatePiece
     let mu = initial_rates(&part.words, &exposure, seed, part.first_word());
     let root: Vec<f64> = ranks.all_gather(&f64s_to_bytes(&mu.chunks(n).map(|row| row[0]).collect::<Vec<_>>())).iter().flat_map(|b| bytes_to_f64s(b)).collect();
     let (psi, gamma2) = initial_root_prior(&root);
-    let eta = initial_eta(&part.words.active, k, part.docs.supervised);
+    let eta = initial_eta(&part.words.active, k, part.docs.supervision);
     let xi = initial_affinities(&part.docs, &eta);
     let tau2 = HpcState::initial_tau2(part.words.num_terms(), n);
     let state = HpcState { mu: Vec::new(), tau2: Vec::new(), xi: Vec::new(), psi, gamma2, eta, lambda2: 1.0, nu: 5.0, sigma2: 0.5 };

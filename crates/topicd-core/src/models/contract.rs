@@ -8,6 +8,7 @@
 use super::{capabilities, effects, heldout, params, FitContext, FitError, ModelError, ParamError};
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
+use crate::ranks::Ranks;
 use ndarray::Array2;
 
 /// A kind of topic model, typed: its own parameters, checked once and carried as
@@ -47,14 +48,7 @@ pub trait ModelFamily: Sync + 'static {
     /// corpus and hands each rank its shard; rank 0 returns the model [`Self::fit`]
     /// would, byte for byte, the other ranks `None`. Every rank gets the same error. A
     /// family that cannot run over ranks says so as a parameter error naming `ranks`.
-    fn fit_ranked(
-        &self,
-        corpus: Option<Corpus>,
-        params: &Self::Params,
-        seed: u64,
-        ctx: &FitContext,
-        ranks: &dyn crate::ranks::Ranks,
-    ) -> Result<Option<Box<dyn TopicModel>>, FitError> {
+    fn fit_ranked(&self, corpus: Option<Corpus>, params: &Self::Params, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<RankedModel, FitError> {
         let _ = (corpus, params, seed, ctx, ranks);
         Err(FitError::Params(ParamError::new("ranks", format!("{} does not fit over several ranks", self.name()))))
     }
@@ -86,6 +80,10 @@ pub trait ModelFamily: Sync + 'static {
         })
     }
 }
+
+/// What a fit over ranks ends in ([`ModelFamily::fit_ranked`]): rank 0's model, `None`
+/// on the other ranks.
+pub type RankedModel = Option<Box<dyn TopicModel>>;
 
 /// A document's prediction and the interval of each topic's proportion
 /// ([`TopicModel::predict_with_intervals`]).
@@ -247,6 +245,11 @@ impl TopicTable {
         let exclusivity = super::exclusivity::topic_given_word(&frequency, shares);
         let topics = shares.iter().map(|&proportion| TopicInfo { label: None, parent: None, children: vec![], proportion }).collect();
         TopicTable { frequency, exclusivity, topics }
+    }
+
+    /// [`TopicTable::flat`] of `rows`, K × V row-major (a stored model's word rates).
+    pub fn flat_rows(topics: usize, terms: usize, rows: Vec<f64>, shares: &[f64]) -> TopicTable {
+        Self::flat(Array2::from_shape_vec((topics, terms), rows).expect("K × V rows, as stored with the model"), shares)
     }
 }
 

@@ -19,9 +19,10 @@ use super::capabilities::Capabilities;
 use super::causes::Internal;
 use super::community::{CommunityFamily, CommunityModel};
 use super::params::ParamsSchema;
-use super::{FitContext, FitError, ModelError, ModelFamily, ParamError, TopicModel};
+use super::{FitContext, FitError, ModelError, ModelFamily, ParamError, RankedModel, TopicModel};
 use crate::corpus::{Corpus, CorpusStats};
 use crate::graph::{Graph, GraphStats};
+use crate::ranks::Ranks;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -93,8 +94,7 @@ trait TopicParams: Send + Sync {
     fn check_ranks(&self, ranks: usize) -> Result<(), ParamError>;
     fn fit_memory(&self, corpus: &CorpusStats, threads: usize) -> u64;
     fn fit(&self, corpus: &Corpus, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError>;
-    fn fit_ranked(&self, corpus: Option<Corpus>, seed: u64, ctx: &FitContext, ranks: &dyn crate::ranks::Ranks)
-        -> Result<Option<Box<dyn TopicModel>>, FitError>;
+    fn fit_ranked(&self, corpus: Option<Corpus>, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<RankedModel, FitError>;
 }
 
 impl<F: ModelFamily> TopicParams for Bind<F, F::Params> {
@@ -116,13 +116,7 @@ impl<F: ModelFamily> TopicParams for Bind<F, F::Params> {
     fn fit(&self, corpus: &Corpus, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
         self.family.fit(corpus, &self.params, seed, ctx)
     }
-    fn fit_ranked(
-        &self,
-        corpus: Option<Corpus>,
-        seed: u64,
-        ctx: &FitContext,
-        ranks: &dyn crate::ranks::Ranks,
-    ) -> Result<Option<Box<dyn TopicModel>>, FitError> {
+    fn fit_ranked(&self, corpus: Option<Corpus>, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<RankedModel, FitError> {
         self.family.fit_ranked(corpus, &self.params, seed, ctx, ranks)
     }
 }
@@ -187,14 +181,7 @@ pub trait TopicEntry: Sync {
         params.topics_of(self.name()).map_err(|detail| FitError::Internal(Internal::Bug { detail }))?.fit(corpus, seed, ctx)
     }
     /// [`ModelFamily::fit_ranked`] with params this family parsed.
-    fn fit_ranked(
-        &self,
-        corpus: Option<Corpus>,
-        params: &FitParams,
-        seed: u64,
-        ctx: &FitContext,
-        ranks: &dyn crate::ranks::Ranks,
-    ) -> Result<Option<Box<dyn TopicModel>>, FitError> {
+    fn fit_ranked(&self, corpus: Option<Corpus>, params: &FitParams, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<RankedModel, FitError> {
         params.topics_of(self.name()).map_err(|detail| FitError::Internal(Internal::Bug { detail }))?.fit_ranked(corpus, seed, ctx, ranks)
     }
 }

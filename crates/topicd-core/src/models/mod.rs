@@ -53,8 +53,8 @@ pub(crate) mod test_kit;
 pub mod topic_draws;
 
 pub use contract::{
-    proportions_with_intervals, Comparison, DocPrediction, DocumentProportions, ModelFamily, PredictOptions, PredictionWithIntervals, TableOptions,
-    TopicCorrelations, TopicInfo, TopicModel, TopicTable,
+    proportions_with_intervals, Comparison, DocPrediction, DocumentProportions, ModelFamily, PredictOptions, PredictionWithIntervals, RankedModel,
+    TableOptions, TopicCorrelations, TopicInfo, TopicModel, TopicTable,
 };
 pub use erased::FitParams;
 pub use errors::{FailureKind, FitError, ModelError, RestoreError};

@@ -7,7 +7,10 @@
 //! with everything it handed back.
 
 use super::chain::Resume;
-use super::{CancelToken, Checkpointing, FitContext, SavedCheckpoints, ALWAYS_READY};
+use super::{CancelToken, Checkpointing, FitContext, SavedCheckpoints, TopicModel, ALWAYS_READY};
+
+/// The seed every family's resume tests fit with (their pinned bytes are this seed's).
+pub(crate) const SEED: u64 = 7;
 
 /// What one run did: the model, its checkpoints (iteration, bytes), and what became of
 /// the checkpoint it was handed.
@@ -47,4 +50,18 @@ pub(crate) fn recording<R>(resume: Option<&[u8]>, f: impl FnOnce(&FitContext) ->
     };
     let out = f(&ctx);
     (out, saved.into_inner().unwrap(), resumed.into_inner().unwrap())
+}
+
+/// Resume a two-chain fit from four of its `checkpoints` (one inside chain 0, the
+/// boundary after it, one inside chain 1, the last but one) through `resume`: each run
+/// says it resumed at its checkpoint's iteration and ends in the uninterrupted fit's
+/// `bytes`.
+pub(crate) fn check_two_chain_resumes<M: TopicModel>(checkpoints: &SavedCheckpoints, iterations: usize, bytes: &[u8], resume: impl Fn(&[u8]) -> Run<M>) {
+    let boundary = checkpoints.iter().position(|c| c.0 == iterations as u64).expect("a checkpoint at the boundary between the chains");
+    for i in [2, boundary, boundary + 3, checkpoints.len() - 2] {
+        let (it, checkpoint) = &checkpoints[i];
+        let resumed = resume(checkpoint);
+        assert_eq!(resumed.resumed, vec![Resume::From(*it)], "checkpoint {i}");
+        assert_eq!(resumed.model.encode(), bytes, "resumed from checkpoint {i} (iteration {it})");
+    }
 }

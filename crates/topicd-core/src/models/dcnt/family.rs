@@ -22,9 +22,9 @@ use crate::models::convergence::ConvergenceReport;
 use crate::models::design::DesignSpec;
 use crate::models::heldout::{DocScorer, HeldoutReport};
 use crate::models::{
-    DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicCorrelations, TopicModel, TopicTable,
+    DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, PredictionWithIntervals, TableOptions, TopicCorrelations,
+    TopicModel, TopicTable,
 };
-use ndarray::Array2;
 use serde_json::json;
 
 /// The `"dcnt"` (full A) or `"scnt"` (diagonal A) family.
@@ -99,9 +99,7 @@ impl TopicModel for DcntModel {
     }
 
     fn topic_table(&self, _options: &TableOptions) -> TopicTable {
-        let k = self.params.topics;
-        let omega = Array2::from_shape_vec((k, self.num_terms), self.topic_word.clone()).expect("shape stored with the model");
-        TopicTable::flat(omega, &self.topic_shares)
+        TopicTable::flat_rows(self.params.topics, self.num_terms, self.topic_word.clone(), &self.topic_shares)
     }
 
     /// New documents carry no metadata: they use the training documents' mean φ.
@@ -113,12 +111,7 @@ impl TopicModel for DcntModel {
 
     /// Intervals over the fold-in chain's kept sweeps, new documents at the training
     /// documents' mean φ as in [`TopicModel::predict`].
-    fn predict_with_intervals(
-        &self,
-        docs: &[EncodedDoc],
-        options: &PredictOptions,
-        level: f64,
-    ) -> Result<Option<Vec<crate::models::PredictionWithIntervals>>, ModelError> {
+    fn predict_with_intervals(&self, docs: &[EncodedDoc], options: &PredictOptions, level: f64) -> Result<Option<Vec<PredictionWithIntervals>>, ModelError> {
         let features: Vec<f64> = docs.iter().flat_map(|_| self.mean_features.iter().copied()).collect();
         let answers = self.predict_with_features_and_intervals(docs, &features, options, level)?;
         Ok(Some(crate::models::proportions_with_intervals(answers)))

@@ -335,18 +335,7 @@ fn document_block_z_scores(covariance: Covariance, swap_rule: Option<fn(&SwapTer
                 let u: Vec<f64> = g.u_mean(&phi[d * F..(d + 1) * F]).iter().map(|m| m + normal(rng)).collect();
                 let v: Vec<f64> = g.a_times(&u).iter().map(|m| m + normal(rng) / g.lambda_v.sqrt()).collect();
                 let pi = stick_weights(&v);
-                let z = (0..tokens)
-                    .map(|_| {
-                        let x: f64 = rng.random();
-                        let mut acc = 0.0;
-                        pi.iter()
-                            .position(|q| {
-                                acc += q;
-                                x < acc
-                            })
-                            .unwrap_or(K - 1) as u16
-                    })
-                    .collect();
+                let z = (0..tokens).map(|_| super::sampler::draw_topic(&pi, rng.random())).collect();
                 (u, v, z)
             })
             .collect()

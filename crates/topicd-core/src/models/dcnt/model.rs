@@ -188,7 +188,7 @@ impl DcntModel {
     /// Topic proportions of new documents with explicit features (one F-row each).
     pub fn predict_with_features(&self, docs: &[EncodedDoc], features: &[f64], options: &PredictOptions) -> Result<Vec<Vec<f64>>, ModelError> {
         self.check_documents(docs, features)?;
-        Ok(fold_in(&self.plugin_point(), docs, features, options.iterations, options.burn_in, options.seed))
+        Ok(fold_in(&self.plugin_point(), docs, features, options))
     }
 
     /// [`DcntModel::predict_with_features`] and each topic weight's `level` interval over
@@ -201,7 +201,7 @@ impl DcntModel {
         level: f64,
     ) -> Result<Vec<ProportionsWithIntervals>, ModelError> {
         self.check_documents(docs, features)?;
-        Ok(fold_in_with_intervals(&self.plugin_point(), docs, features, options.iterations, options.burn_in, options.seed, level))
+        Ok(fold_in_with_intervals(&self.plugin_point(), docs, features, options, level))
     }
 
     fn check_documents(&self, docs: &[EncodedDoc], features: &[f64]) -> Result<(), ModelError> {

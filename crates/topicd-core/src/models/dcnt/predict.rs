@@ -10,6 +10,7 @@
 //! intervals are taken over (the same chain: the point answer is their mean).
 
 use crate::models::effects::{interval, ProportionsWithIntervals};
+use crate::models::PredictOptions;
 
 use super::activations::{update_activations, UConditional};
 use super::point::DcntPoint;
@@ -22,37 +23,26 @@ use rayon::prelude::*;
 
 /// Mean π over `iterations − burn_in` sweeps (the last sweep alone if burn-in covers
 /// them all) for each document; `features` holds one F-row per document.
-pub fn fold_in(point: &DcntPoint, docs: &[EncodedDoc], features: &[f64], iterations: usize, burn_in: usize, seed: u64) -> Vec<Vec<f64>> {
-    fold_in_each(point, docs, features, iterations, burn_in, seed, |_| (), |_, _| ()).into_iter().map(|(pi, _)| pi).collect()
+/// (`options`: the chain's sweeps, burn-in and seed.)
+pub fn fold_in(point: &DcntPoint, docs: &[EncodedDoc], features: &[f64], options: &PredictOptions) -> Vec<Vec<f64>> {
+    fold_in_each(point, docs, features, options, |_| (), |_, _| ()).into_iter().map(|(pi, _)| pi).collect()
 }
 
 /// Each document's mean π as [`fold_in`] gives it and the `level` interval of every
 /// topic's weight over the kept sweeps' π(v_d).
-pub fn fold_in_with_intervals(
-    point: &DcntPoint,
-    docs: &[EncodedDoc],
-    features: &[f64],
-    iterations: usize,
-    burn_in: usize,
-    seed: u64,
-    level: f64,
-) -> Vec<ProportionsWithIntervals> {
+pub fn fold_in_with_intervals(point: &DcntPoint, docs: &[EncodedDoc], features: &[f64], options: &PredictOptions, level: f64) -> Vec<ProportionsWithIntervals> {
     let k = point.num_topics;
-    let answers =
-        fold_in_each(point, docs, features, iterations, burn_in, seed, |_| Vec::new(), |draws: &mut Vec<Vec<f64>>, pi: &[f64]| draws.push(pi.to_vec()));
+    let answers = fold_in_each(point, docs, features, options, |_| Vec::new(), |draws: &mut Vec<Vec<f64>>, pi: &[f64]| draws.push(pi.to_vec()));
     answers.into_iter().map(|(pi, draws)| (pi, (0..k).map(|t| interval(&draws.iter().map(|d| d[t]).collect::<Vec<f64>>(), level)).collect())).collect()
 }
 
 /// The fold-in chain of every document: its mean π and what `keep` gathered from the
 /// π(v_d) of each kept sweep into the document's `start(i)`.
-#[allow(clippy::too_many_arguments)]
 fn fold_in_each<S: Send>(
     point: &DcntPoint,
     docs: &[EncodedDoc],
     features: &[f64],
-    iterations: usize,
-    burn_in: usize,
-    seed: u64,
+    options: &PredictOptions,
     start: impl Fn(usize) -> S + Sync,
     keep: impl Fn(&mut S, &[f64]) + Sync,
 ) -> Vec<(Vec<f64>, S)> {
@@ -60,6 +50,7 @@ fn fold_in_each<S: Send>(
     let f = point.num_features;
     assert_eq!(features.len(), docs.len() * f, "one feature row per document");
     let u_conditional = UConditional::new(&point.a, k, point.lambda_v).expect("finite A and λ_v");
+    let (iterations, burn_in, seed) = (options.iterations, options.burn_in, options.seed);
     let iterations = iterations.max(1);
     let first_kept = burn_in.min(iterations - 1);
     docs.par_iter()
@@ -128,7 +119,13 @@ mod tests {
             topic_word: vec![0.5, 0.5, 0.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.5, 0.5, 0.0, 0.0],
         };
         let docs = vec![EncodedDoc { terms: vec![2, 3], counts: vec![20, 20], oov_tokens: 0 }, EncodedDoc { terms: vec![0], counts: vec![30], oov_tokens: 0 }];
-        let run = |threads| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| fold_in(&point, &docs, &[1.0, 1.0], 200, 50, 4));
+        let run = |threads| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| fold_in(&point, &docs, &[1.0, 1.0], &PredictOptions { iterations: 200, burn_in: 50, seed: 4 }))
+        };
         let (a, b) = (run(1), run(2));
         assert_eq!(a, b);
         assert!((a[0].iter().sum::<f64>() - 1.0).abs() < 1e-9);
@@ -137,7 +134,7 @@ mod tests {
         assert!(a[1][1] < 0.1, "{:?}", a[1]);
         // With intervals: the same chain, so the same point answer bit for bit, and each
         // interval is over the kept sweeps' weights, whose mean is that answer.
-        let with = fold_in_with_intervals(&point, &docs, &[1.0, 1.0], 200, 50, 4, 0.9);
+        let with = fold_in_with_intervals(&point, &docs, &[1.0, 1.0], &PredictOptions { iterations: 200, burn_in: 50, seed: 4 }, 0.9);
         for (d, (pi, intervals)) in with.iter().enumerate() {
             assert_eq!(pi, &a[d]);
             for (t, i) in intervals.iter().enumerate() {

@@ -11,7 +11,7 @@ use super::variant::Covariance;
 use crate::corpus::{build_corpus, Corpus};
 use crate::models::chain::{Checkpoint, Resume};
 use crate::models::lda::sampler::tests::{lda_corpus, raw_options};
-use crate::models::test_kit::{recorded_run, Run};
+use crate::models::test_kit::{check_two_chain_resumes, recorded_run, Run, SEED};
 use crate::models::{FitContext, TopicModel};
 use serde_json::json;
 
@@ -83,8 +83,6 @@ const PIN_SCNT: u64 = 0xdc225bbcffc82672;
 const PIN_NO_SWAPS: u64 = 0x652a1203614e2cd0;
 const PIN_NONE_KEPT: u64 = 0x44762a9a90969114;
 const PIN_HELDOUT: u64 = 0xb0719fabce173515;
-
-const SEED: u64 = 7;
 
 /// Fit on `threads` threads, checkpointing after every scan (and every scored held-out
 /// document), from `resume` if given.
@@ -239,15 +237,7 @@ fn several_chains_pool_and_resume_to_the_same_bytes() {
     let heldout = m.heldout_documents.len();
     assert!(heldout > 0 && m.heldout.is_some());
     assert_eq!(full.checkpoints.len(), 2 * (p.iterations - 1) + 1 + heldout);
-    let n = p.iterations as u64;
-    let boundary = full.checkpoints.iter().position(|c| c.0 == n).unwrap();
-    let bytes = m.encode();
-    for i in [2, boundary, boundary + 3, full.checkpoints.len() - 2] {
-        let (it, checkpoint) = &full.checkpoints[i];
-        let resumed = fit(&corpus, &p, Covariance::Full, 2, Some(checkpoint));
-        assert_eq!(resumed.resumed, vec![Resume::From(*it)], "checkpoint {i}");
-        assert_eq!(resumed.model.encode(), bytes, "resumed from checkpoint {i} (iteration {it})");
-    }
+    check_two_chain_resumes(&full.checkpoints, p.iterations, &m.encode(), |checkpoint| fit(&corpus, &p, Covariance::Full, 2, Some(checkpoint)));
     // A checkpoint of a one-chain job is not one of this job's.
     let run = fit(&corpus, &p, Covariance::Full, 1, Some(&fit(&corpus, &DcntParams { chains: 1, ..p.clone() }, Covariance::Full, 1, None).checkpoints[3].1));
     assert!(matches!(&run.resumed[..], [Resume::Rejected(_)]), "{:?}", run.resumed);

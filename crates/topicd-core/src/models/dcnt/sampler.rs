@@ -88,7 +88,6 @@ struct DocUpdate {
 /// `(seed, DcntDocuments, 0, d)`: u_d ~ N(ηᵀφ_d, I), v_d ~ N(A u_d, λ_v⁻¹ I), then every
 /// z_dn ~ Mult(π(v_d)). Returns (u_d, v_d, z_d).
 fn prior_document(docs: &Documents, globals: &Globals, d: usize, seed: u64) -> (Vec<f64>, Vec<f64>, Vec<u16>) {
-    let k = globals.num_topics;
     let mut rng = stream(seed, Purpose::DcntDocuments, 0, d as u64);
     let u: Vec<f64> = globals
         .u_mean(docs.phi(d))
@@ -102,19 +101,20 @@ fn prior_document(docs: &Documents, globals: &Globals, d: usize, seed: u64) -> (
     let v: Vec<f64> = globals.a_times(&u).iter().map(|&m| Normal::new(m, sd).expect("finite sd").sample(&mut rng)).collect();
     let n = docs.token_offsets[d + 1] - docs.token_offsets[d];
     let pi = stick_weights(&v);
-    let z = (0..n)
-        .map(|_| {
-            let x = rng.random::<f64>();
-            let mut acc = 0.0;
-            pi.iter()
-                .position(|p| {
-                    acc += p;
-                    x < acc
-                })
-                .unwrap_or(k - 1) as u16
-        })
-        .collect();
+    let z = (0..n).map(|_| draw_topic(&pi, rng.random::<f64>())).collect();
     (u, v, z)
+}
+
+/// The topic a uniform `x` in [0, 1) picks from the weights `pi` (summing to 1) by
+/// their cumulative sums: the last topic when rounding leaves `x` past them all.
+pub(super) fn draw_topic(pi: &[f64], x: f64) -> u16 {
+    let mut acc = 0.0;
+    pi.iter()
+        .position(|p| {
+            acc += p;
+            x < acc
+        })
+        .unwrap_or(pi.len() - 1) as u16
 }
 
 impl DcntState {

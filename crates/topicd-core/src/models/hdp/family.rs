@@ -4,7 +4,8 @@
 use super::fit::fit_hdp;
 use super::{exact_counts, fit_memory, ranked, HdpModel, HdpParams};
 use crate::corpus::{Corpus, CorpusStats};
-use crate::models::{FitContext, FitError, ModelError, ModelFamily, ParamError, TopicModel};
+use crate::models::{FitContext, FitError, ModelError, ModelFamily, ParamError, RankedModel, TopicModel};
+use crate::ranks::Ranks;
 
 /// Cap on the fit's state tables, (documents + 4 × terms) × topics f64 entries.
 pub const MAX_STATE_ENTRIES: u64 = 1 << 27;
@@ -59,16 +60,8 @@ impl ModelFamily for HdpFamily {
         Ok(())
     }
 
-    fn fit_ranked(
-        &self,
-        corpus: Option<Corpus>,
-        params: &HdpParams,
-        seed: u64,
-        ctx: &FitContext,
-        ranks: &dyn crate::ranks::Ranks,
-    ) -> Result<Option<Box<dyn TopicModel>>, FitError> {
-        let model = ranked::fit_hdp_ranked(corpus, params, seed, ctx, ranks)?;
-        Ok(model.map(|m| Box::new(m) as Box<dyn TopicModel>))
+    fn fit_ranked(&self, corpus: Option<Corpus>, params: &HdpParams, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<RankedModel, FitError> {
+        Ok(ranked::fit_hdp_ranked(corpus, params, seed, ctx, ranks)?.map(|m| Box::new(m) as Box<dyn TopicModel>))
     }
 
     fn fit_memory(&self, corpus: &CorpusStats, params: &HdpParams, threads: usize) -> u64 {

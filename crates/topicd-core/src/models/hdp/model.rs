@@ -16,8 +16,7 @@ use crate::inference::stick_posterior::StickPosterior;
 use crate::models::completion::CompletionReport;
 use crate::models::design::DesignSpec;
 use crate::models::encoding_upgrade::with_params_converted;
-use crate::models::{DocPrediction, ModelError, PredictOptions, TableOptions, TopicModel, TopicTable};
-use ndarray::Array2;
+use crate::models::{DocPrediction, ModelError, PredictOptions, PredictionWithIntervals, TableOptions, TopicModel, TopicTable};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -318,10 +317,9 @@ impl TopicModel for HdpModel {
 
     fn topic_table(&self, _options: &TableOptions) -> TopicTable {
         let k = self.num_topics;
-        let phi = Array2::from_shape_vec((k, self.num_terms), self.topic_means()).expect("shape stored with the model");
         let total: f64 = self.topic_tokens.iter().sum();
         let shares: Vec<f64> = self.topic_tokens.iter().map(|&n| if total > 0.0 { n / total } else { 1.0 / k as f64 }).collect();
-        TopicTable::flat(phi, &shares)
+        TopicTable::flat_rows(k, self.num_terms, self.topic_means(), &shares)
     }
 
     /// Effects by the method of composition over draws from the training documents'
@@ -336,12 +334,7 @@ impl TopicModel for HdpModel {
     }
 
     /// Intervals under each document's variational posterior q(π_d).
-    fn predict_with_intervals(
-        &self,
-        docs: &[EncodedDoc],
-        options: &PredictOptions,
-        level: f64,
-    ) -> Result<Option<Vec<crate::models::PredictionWithIntervals>>, ModelError> {
+    fn predict_with_intervals(&self, docs: &[EncodedDoc], options: &PredictOptions, level: f64) -> Result<Option<Vec<PredictionWithIntervals>>, ModelError> {
         let answers = self.topic_proportions_with_intervals(docs, options.seed, level);
         Ok(Some(crate::models::proportions_with_intervals(answers)))
     }

@@ -10,7 +10,7 @@ use super::*;
 use crate::corpus::{Corpus, DocTermMatrix};
 use crate::models::chain::Resume;
 use crate::models::passes::{unusable_checkpoints, PassCheckpoint};
-use crate::models::test_kit::{recorded_run, Run};
+use crate::models::test_kit::{recorded_run, Run, SEED};
 use crate::models::{FitContext, TopicModel};
 use serde_json::json;
 
@@ -19,8 +19,6 @@ use serde_json::json;
 fn fingerprint(model: &HdpModel) -> u64 {
     crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&super::model::as_before_threads_left(&model.encode()))
 }
-
-const SEED: u64 = 7;
 
 /// What a case fits.
 enum Input {

@@ -12,7 +12,7 @@ use super::params::AmmsbParams;
 use crate::graph::Graph;
 use crate::models::chain::Resume;
 use crate::models::passes::{unusable_checkpoints, PassCheckpoint};
-use crate::models::test_kit::{recorded_run, Run};
+use crate::models::test_kit::{recorded_run, Run, SEED};
 use crate::models::FitContext;
 use serde_json::json;
 
@@ -21,8 +21,6 @@ use serde_json::json;
 fn fingerprint(model: &AmmsbModel) -> u64 {
     crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&super::model::as_before_threads_left(&model.encode_bytes()))
 }
-
-const SEED: u64 = 7;
 
 /// The configurations the checks fit: a graph, params, and the fingerprint of the model
 /// the loop before the pass driver produced (on x86-64).

@@ -21,8 +21,10 @@ use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
 use crate::models::convergence::ConvergenceReport;
 use crate::models::{
-    Comparison, DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, TableOptions, TopicInfo, TopicModel, TopicTable,
+    Comparison, DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, PredictionWithIntervals, RankedModel, TableOptions,
+    TopicInfo, TopicModel, TopicTable,
 };
+use crate::ranks::Ranks;
 use rayon::prelude::*;
 use serde_json::json;
 
@@ -69,16 +71,8 @@ impl ModelFamily for HpcFamily {
         }
     }
 
-    fn fit_ranked(
-        &self,
-        corpus: Option<Corpus>,
-        params: &HpcParams,
-        seed: u64,
-        ctx: &FitContext,
-        ranks: &dyn crate::ranks::Ranks,
-    ) -> Result<Option<Box<dyn TopicModel>>, FitError> {
-        let model = super::ranked::fit_hpc_ranked(corpus, params, self.supervision, seed, ctx, ranks)?;
-        Ok(model.map(|m| Box::new(m) as Box<dyn TopicModel>))
+    fn fit_ranked(&self, corpus: Option<Corpus>, params: &HpcParams, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<RankedModel, FitError> {
+        Ok(super::ranked::fit_hpc_ranked(corpus, params, self.supervision, seed, ctx, ranks)?.map(|m| Box::new(m) as Box<dyn TopicModel>))
     }
 
     fn fit_memory(&self, corpus: &CorpusStats, params: &HpcParams, threads: usize) -> u64 {
@@ -173,12 +167,7 @@ impl TopicModel for HpcModel {
 
     /// Intervals from the Laplace approximation at each document's ξ*
     /// ([`laplace_intervals`]), the mode its prediction found.
-    fn predict_with_intervals(
-        &self,
-        docs: &[EncodedDoc],
-        options: &PredictOptions,
-        level: f64,
-    ) -> Result<Option<Vec<crate::models::PredictionWithIntervals>>, ModelError> {
+    fn predict_with_intervals(&self, docs: &[EncodedDoc], options: &PredictOptions, level: f64) -> Result<Option<Vec<PredictionWithIntervals>>, ModelError> {
         Ok(Some(
             docs.par_iter()
                 .enumerate()

@@ -14,6 +14,7 @@ use crate::corpus::builder::build_corpus;
 use crate::corpus::preprocess::{PreprocessOptions, StopWords};
 use crate::corpus::Corpus;
 use crate::models::chain::{Checkpoint, Resume};
+use crate::models::test_kit::SEED;
 use crate::models::{CancelToken, Checkpointing, FitContext, Progress, StepKind, TopicModel};
 use serde_json::json;
 use std::sync::Mutex;
@@ -121,8 +122,6 @@ const PIN_HPC_THINNED_FULL: u64 = 0xabd4eceb1cf9dd91;
 const PIN_HPC_TAGGED: u64 = 0x2beea14aca8ef7b2;
 const PIN_PCM: u64 = 0xe874ea89b396d3a2;
 const PIN_PCM_TEST_SPLIT: u64 = 0xcf7b90e5f2602ad7;
-
-const SEED: u64 = 7;
 
 fn params_of(case: &Case) -> HpcParams {
     HpcParams::from_json(&case.params, case.supervision).expect("params are valid")

@@ -6,7 +6,8 @@ use super::model::LdaModel;
 use super::{fit_memory, ranked, LdaParams};
 use crate::corpus::{Corpus, CorpusStats};
 use crate::models::design::DesignSpec;
-use crate::models::{FitContext, FitError, ModelError, ModelFamily, ParamError, TopicModel};
+use crate::models::{FitContext, FitError, ModelError, ModelFamily, ParamError, RankedModel, TopicModel};
+use crate::ranks::Ranks;
 use serde_json::json;
 
 /// The `"lda"` model family.
@@ -32,16 +33,8 @@ impl ModelFamily for LdaFamily {
         Ok(Box::new(fit_lda(corpus, params, seed, ctx)?))
     }
 
-    fn fit_ranked(
-        &self,
-        corpus: Option<Corpus>,
-        params: &LdaParams,
-        seed: u64,
-        ctx: &FitContext,
-        ranks: &dyn crate::ranks::Ranks,
-    ) -> Result<Option<Box<dyn TopicModel>>, FitError> {
-        let model = ranked::fit_lda_ranked(corpus, params, seed, ctx, ranks)?;
-        Ok(model.map(|m| Box::new(m) as Box<dyn TopicModel>))
+    fn fit_ranked(&self, corpus: Option<Corpus>, params: &LdaParams, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<RankedModel, FitError> {
+        Ok(ranked::fit_lda_ranked(corpus, params, seed, ctx, ranks)?.map(|m| Box::new(m) as Box<dyn TopicModel>))
     }
 
     fn check_params(&self, params: &LdaParams, corpus: &CorpusStats) -> Result<(), ParamError> {

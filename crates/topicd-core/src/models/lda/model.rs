@@ -14,9 +14,8 @@ use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::heldout::{DocScorer, HeldoutDoc, HeldoutReport};
 use crate::models::splits;
 use crate::models::topic_draws::{table_from_counts, SparseCounts};
-use crate::models::{DocPrediction, ModelError, ParamError, PredictOptions, TableOptions, TopicModel, TopicTable};
+use crate::models::{DocPrediction, ModelError, ParamError, PredictOptions, PredictionWithIntervals, TableOptions, TopicModel, TopicTable};
 use crate::rng::StreamRng;
-use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -268,9 +267,7 @@ impl TopicModel for LdaModel {
     }
 
     fn topic_table(&self, _options: &TableOptions) -> TopicTable {
-        let k = self.params.topics;
-        let phi = Array2::from_shape_vec((k, self.num_terms), self.word_rates.clone()).expect("shape stored with the model");
-        TopicTable::flat(phi, &self.topic_shares)
+        TopicTable::flat_rows(self.params.topics, self.num_terms, self.word_rates.clone(), &self.topic_shares)
     }
 
     fn predict(&self, docs: &[EncodedDoc], options: &PredictOptions) -> Result<Vec<DocPrediction>, ModelError> {
@@ -294,12 +291,7 @@ impl TopicModel for LdaModel {
         crate::models::composition::composition(spec, &self.design_rows, self.params.topics, &self.theta_draws, query).map(Some)
     }
 
-    fn predict_with_intervals(
-        &self,
-        docs: &[EncodedDoc],
-        options: &PredictOptions,
-        level: f64,
-    ) -> Result<Option<Vec<crate::models::PredictionWithIntervals>>, ModelError> {
+    fn predict_with_intervals(&self, docs: &[EncodedDoc], options: &PredictOptions, level: f64) -> Result<Option<Vec<PredictionWithIntervals>>, ModelError> {
         let (p, k) = (options, self.params.topics);
         let answers = foldin::fold_in_with_intervals(docs, &self.word_rates, k, &self.alpha, p.iterations, p.burn_in, p.seed, level);
         Ok(Some(crate::models::proportions_with_intervals(answers)))

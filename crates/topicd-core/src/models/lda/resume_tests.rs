@@ -8,7 +8,7 @@ use crate::corpus::build_corpus;
 use crate::models::chain::Resume;
 use crate::models::lda::model::as_before_threads_left;
 use crate::models::lda::sampler::tests::{lda_corpus, raw_options};
-use crate::models::test_kit::{recorded_run, Run};
+use crate::models::test_kit::{check_two_chain_resumes, recorded_run, Run, SEED};
 use serde_json::json;
 
 /// CRC-64/XZ of a model's encoding in the layout the pins were recorded in (before
@@ -49,8 +49,6 @@ const PIN_DENSE_OPTIMIZED: u64 = 0xafe17f84bc13e434;
 const PIN_SPARSE: u64 = 0xbbaa46a60b7e584f;
 const PIN_SPARSE_OPTIMIZED: u64 = 0xec41f0eb65feb05a;
 const PIN_HELDOUT: u64 = 0x82be36cd4f4e88f5;
-
-const SEED: u64 = 7;
 
 /// Fit on `threads` threads, checkpointing after every sweep, from `resume` if given.
 fn fit(corpus: &Corpus, p: &LdaParams, threads: usize, resume: Option<&[u8]>) -> Run<LdaModel> {
@@ -186,15 +184,7 @@ fn several_chains_pool_and_resume_to_the_same_bytes() {
     // 0, and the scoring phase's after chain 1.
     let heldout = m.test_documents;
     assert_eq!(full.checkpoints.len(), 2 * (p.iterations - 1) + 1 + heldout);
-    let n = p.iterations as u64;
-    let boundary = full.checkpoints.iter().position(|c| c.0 == n).unwrap();
-    let bytes = m.encode();
-    for i in [2, boundary, boundary + 3, full.checkpoints.len() - 2] {
-        let (it, checkpoint) = &full.checkpoints[i];
-        let resumed = fit(&corpus, &p, 2, Some(checkpoint));
-        assert_eq!(resumed.resumed, vec![Resume::From(*it)], "checkpoint {i}");
-        assert_eq!(resumed.model.encode(), bytes, "resumed from checkpoint {i} (iteration {it})");
-    }
+    check_two_chain_resumes(&full.checkpoints, p.iterations, &m.encode(), |checkpoint| fit(&corpus, &p, 2, Some(checkpoint)));
     // A checkpoint of a one-chain job is not one of this job's.
     let run = fit(&corpus, &p, 1, Some(&fit(&corpus, &LdaParams { chains: 1, ..p.clone() }, 1, None).checkpoints[3].1));
     assert!(matches!(&run.resumed[..], [Resume::Rejected(_)]), "{:?}", run.resumed);

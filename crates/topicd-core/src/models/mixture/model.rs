@@ -2,7 +2,6 @@
 
 use crate::corpus::lexicon::EncodedDoc;
 use crate::models::{DocPrediction, ModelError, PredictOptions, TableOptions, TopicModel, TopicTable};
-use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -60,8 +59,7 @@ impl TopicModel for MixtureModel {
         self.topics
     }
     fn topic_table(&self, _options: &TableOptions) -> TopicTable {
-        let frequency = Array2::from_shape_vec((self.topics, self.terms), self.rates.clone()).expect("K × V rates");
-        TopicTable::flat(frequency, &self.shares)
+        TopicTable::flat_rows(self.topics, self.terms, self.rates.clone(), &self.shares)
     }
     fn predict(&self, docs: &[EncodedDoc], _options: &PredictOptions) -> Result<Vec<DocPrediction>, ModelError> {
         let predict = |doc: &EncodedDoc| {

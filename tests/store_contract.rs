@@ -188,7 +188,10 @@ async fn an_expired_lease_is_taken_over_and_keeps_the_trace_up_to_the_checkpoint
     let store = store_with_jobs(&db, &["j"]).await;
     let first = store.claim_next_job(&worker("a", 5, 3)).await.unwrap().unwrap();
     let claim = Claim::of(&first);
-    let points: Vec<TracePoint> = [1, 10, 20, 30].iter().map(|&it| TracePoint { iteration: it, elapsed_s: 0.1, loglik_per_token: Some(-3.0) }).collect();
+    // Iteration 10 also carries an acceptance rate, kept with its point.
+    let rates = |it: i64| (it == 10).then(|| json!({"accept_rate": 0.25}).as_object().unwrap().clone());
+    let points: Vec<TracePoint> =
+        [1, 10, 20, 30].iter().map(|&it| TracePoint { iteration: it, elapsed_s: 0.1, loglik_per_token: Some(-3.0), rates: rates(it) }).collect();
     store.append_trace(&claim, &points).await.unwrap();
     for it in [10, 20, 30] {
         store.insert_sample(&claim, it, &[1]).await.unwrap();
@@ -202,8 +205,10 @@ async fn an_expired_lease_is_taken_over_and_keeps_the_trace_up_to_the_checkpoint
     let_expire().await;
     let second = store.claim_next_job(&worker("b", 60_000, 3)).await.unwrap().expect("the expired job is taken over");
     assert_eq!((second.id.as_str(), second.attempts, second.status), ("j", 2, JobStatus::Running));
-    let its: Vec<i64> = store.job_trace("j").await.unwrap().iter().map(|p| p.iteration).collect();
+    let trace = store.job_trace("j").await.unwrap();
+    let its: Vec<i64> = trace.iter().map(|p| p.iteration).collect();
     assert_eq!(its, vec![1, 10, 20]);
+    assert_eq!(trace.iter().map(|p| p.rates.clone()).collect::<Vec<_>>(), vec![None, rates(10), None], "rates are read back with their point");
     assert_eq!(store.sample_iterations("j").await.unwrap(), vec![10, 20]);
     assert_eq!(store.samples("j").await.unwrap(), vec![(10, vec![1]), (20, vec![1])]);
     match store.load_checkpoint("j").await.unwrap().unwrap() {
@@ -227,7 +232,7 @@ async fn a_claim_that_lost_its_job_writes_nothing(db: TestDb) {
     store.save_checkpoint(&new, 4, b"new".to_vec()).await.unwrap();
     let lost = |r: Result<(), StoreError>| matches!(r, Err(StoreError::LeaseLost(ref id)) if id == "j");
     assert!(lost(store.update_job_progress(&old, &json!({"iteration": 99})).await));
-    assert!(lost(store.append_trace(&old, &[TracePoint { iteration: 99, elapsed_s: 1.0, loglik_per_token: None }]).await));
+    assert!(lost(store.append_trace(&old, &[TracePoint { iteration: 99, elapsed_s: 1.0, loglik_per_token: None, rates: None }]).await));
     assert!(lost(store.insert_sample(&old, 99, &[9]).await));
     assert!(lost(store.save_checkpoint(&old, 99, b"old".to_vec()).await));
     assert!(lost(store.fail_job(&old, FailureKind::Internal, "old").await));

@@ -226,7 +226,7 @@ pub async fn trace(State(state): State<AppState>, Path(id): Path<String>) -> Api
     find(&state, &id).await?;
     let points = state.store.job_trace(&id).await?;
     let points: Vec<Value> =
-        points.iter().map(|p| json!({"iteration": p.iteration, "elapsed_s": p.elapsed_s, "loglik_per_token": p.loglik_per_token})).collect();
+        points.iter().map(|p| json!({"iteration": p.iteration, "elapsed_s": p.elapsed_s, "loglik_per_token": p.loglik_per_token, "rates": p.rates})).collect();
     Ok(Json(json!({"job_id": id, "points": points})))
 }
 

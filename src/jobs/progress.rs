@@ -5,6 +5,14 @@ use crate::store::TracePoint;
 use serde_json::{json, Value};
 use std::time::Instant;
 
+/// The numeric diagnostics named as acceptance rates (`mh_acceptance`,
+/// `rate_acceptance`, ...; not counts such as `merges_accepted`), if any.
+fn acceptance_rates(diagnostics: &serde_json::Map<String, Value>) -> Option<serde_json::Map<String, Value>> {
+    let rates: serde_json::Map<String, Value> =
+        diagnostics.iter().filter(|(k, v)| k.ends_with("_acceptance") && v.is_number()).map(|(k, v)| (k.clone(), v.clone())).collect();
+    (!rates.is_empty()).then_some(rates)
+}
+
 /// Accumulates progress between writes to the store.
 pub struct ProgressTracker {
     started: Instant,
@@ -49,10 +57,15 @@ impl ProgressTracker {
         self.checkpoint_rejected = Some(reason);
     }
 
+    /// A progress report: the latest for the job's `progress`, and a trace point when it
+    /// carries a log-likelihood, with the acceptance rates reported beside it (so the
+    /// trace keeps the cadence `loglik_every` sets, whatever a family reports between).
     pub fn record(&mut self, p: Progress) {
         if let Some(ll) = p.loglik_per_token {
             self.last_loglik = Some(ll);
-            self.pending_trace.push(TracePoint { iteration: p.iteration as i64, elapsed_s: self.started.elapsed().as_secs_f64(), loglik_per_token: Some(ll) });
+            let elapsed_s = self.started.elapsed().as_secs_f64();
+            let rates = acceptance_rates(&p.diagnostics);
+            self.pending_trace.push(TracePoint { iteration: p.iteration as i64, elapsed_s, loglik_per_token: Some(ll), rates });
         }
         self.latest = Some(p);
     }
@@ -120,6 +133,24 @@ mod tests {
         assert_eq!(t.take_trace().len(), 1);
         assert!(t.take_trace().is_empty());
         assert!(s.get("resumed_from").is_none() && s.get("checkpoint").is_none());
+    }
+
+    /// Acceptance rates reach the trace with the log-likelihood reported beside them;
+    /// counts that merely mention acceptance do not, and an iteration without a
+    /// log-likelihood adds no point.
+    #[test]
+    fn acceptance_rates_are_kept_with_the_trace() {
+        let mut t = ProgressTracker::new(1);
+        let with = |pairs: &[(&str, Value)]| pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        t.record(Progress { iteration: 1, total: 3, loglik_per_token: Some(-7.0), diagnostics: with(&[("mh_acceptance", json!(0.4))]), ..Default::default() });
+        t.record(Progress { iteration: 2, total: 3, diagnostics: with(&[("mh_acceptance", json!(0.1))]), ..Default::default() });
+        let diagnostics = with(&[("swap_acceptance", json!(0.2)), ("merges_accepted", json!(3))]);
+        t.record(Progress { iteration: 3, total: 3, loglik_per_token: Some(-6.5), diagnostics, ..Default::default() });
+        let trace = t.take_trace();
+        assert_eq!(trace.iter().map(|p| p.iteration).collect::<Vec<_>>(), vec![1, 3], "iteration 2 reported no log-likelihood");
+        assert_eq!(trace[0].rates, Some(with(&[("mh_acceptance", json!(0.4))])));
+        assert_eq!(trace[1].rates, Some(with(&[("swap_acceptance", json!(0.2))])));
+        assert_eq!(t.snapshot()["loglik_per_token"], -6.5, "the last log-likelihood stays");
     }
 
     #[test]

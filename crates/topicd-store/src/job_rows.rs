@@ -114,15 +114,19 @@ impl JobRow {
     }
 }
 
-/// One point of a job's log-likelihood trace.
+/// One point of a job's trace: the log-likelihood at an iteration that computed one,
+/// and the acceptance rates reported with it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TracePoint {
     pub iteration: i64,
     pub elapsed_s: f64,
     pub loglik_per_token: Option<f64>,
+    /// The sampler's acceptance rates at this iteration (`{"mh_acceptance": 0.31}`), if
+    /// it reported any.
+    pub rates: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
-fn json_col(r: &sqlx::any::AnyRow, col: &str) -> StoreResult<Option<serde_json::Value>> {
+pub(crate) fn json_col(r: &sqlx::any::AnyRow, col: &str) -> StoreResult<Option<serde_json::Value>> {
     let s: Option<String> = r.try_get(col)?;
     s.map(|s| serde_json::from_str(&s).map_err(|e| StoreError::Corrupt(format!("{col}: {e}")))).transpose()
 }

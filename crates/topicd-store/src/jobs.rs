@@ -4,7 +4,7 @@ use super::leases::{end_hold, now_ms, Claim};
 use super::{now, seed_to_sql, FamilyName, Store, StoreError, StoreResult};
 use sqlx::Row;
 
-use super::job_rows::row_to_job;
+use super::job_rows::{json_col, row_to_job};
 pub use super::job_rows::{JobKind, JobRow, JobStatus, TracePoint};
 use topicd_core::models::FailureKind;
 
@@ -285,13 +285,14 @@ impl Store {
         self.fence(&mut tx, claim).await?;
         for p in points {
             sqlx::query(
-                "INSERT INTO job_trace (job_id, iteration, elapsed_s, loglik_per_token) VALUES ($1, $2, $3, $4) \
-                 ON CONFLICT (job_id, iteration) DO UPDATE SET elapsed_s = excluded.elapsed_s, loglik_per_token = excluded.loglik_per_token",
+                "INSERT INTO job_trace (job_id, iteration, elapsed_s, loglik_per_token, rates) VALUES ($1, $2, $3, $4, $5) \
+                 ON CONFLICT (job_id, iteration) DO UPDATE SET elapsed_s = excluded.elapsed_s, loglik_per_token = excluded.loglik_per_token, rates = excluded.rates",
             )
             .bind(id)
             .bind(p.iteration)
             .bind(p.elapsed_s)
             .bind(p.loglik_per_token)
+            .bind(p.rates.as_ref().map(|r| serde_json::Value::Object(r.clone()).to_string()))
             .execute(&mut *tx)
             .await?;
         }
@@ -300,11 +301,20 @@ impl Store {
     }
 
     pub async fn job_trace(&self, id: &str) -> StoreResult<Vec<TracePoint>> {
-        let rows = sqlx::query("SELECT iteration, elapsed_s, loglik_per_token FROM job_trace WHERE job_id = $1 ORDER BY iteration")
+        let rows = sqlx::query("SELECT iteration, elapsed_s, loglik_per_token, rates FROM job_trace WHERE job_id = $1 ORDER BY iteration")
             .bind(id)
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(|r| Ok(TracePoint { iteration: r.try_get(0)?, elapsed_s: r.try_get(1)?, loglik_per_token: r.try_get(2)? })).collect()
+        rows.iter()
+            .map(|r| {
+                let rates = match json_col(r, "rates")? {
+                    None => None,
+                    Some(serde_json::Value::Object(m)) => Some(m),
+                    Some(other) => return Err(StoreError::Corrupt(format!("rates: an object, not {other}"))),
+                };
+                Ok(TracePoint { iteration: r.try_get(0)?, elapsed_s: r.try_get(1)?, loglik_per_token: r.try_get(2)?, rates })
+            })
+            .collect()
     }
 
     /// Keep a thinned sample of a running job (only while `claim` holds it).

@@ -21,7 +21,7 @@
 //! maps a chain's topics onto a reference's.
 
 use super::convergence::{ConvergenceReport, KeptTrace};
-use super::fit_context::Resume;
+use super::fit_context::{Resume, Stage};
 use super::state_bytes::{append_tail, split_tail};
 use super::{Checkpointing, FitContext, FitError, ModelError, RestoreError};
 use crate::inference::assignment::min_cost_assignment;
@@ -82,7 +82,9 @@ where
     let total = chains as u64 * iterations;
     loop {
         let c = finished.len();
-        let result = ctx.stage(c as u64 * iterations, total, current.take(), |staged| {
+        let name = (chains > 1).then(|| format!("chain {} of {chains}", c + 1));
+        let stage = Stage { name: name.as_deref(), offset: c as u64 * iterations, length: iterations, total };
+        let result = ctx.stage(stage, current.take(), |staged| {
             let save = |it: u64, bytes: Vec<u8>| (staged.checkpoint.save)(it, wrap(bytes, true, chains, &finished));
             let wrapped = FitContext { checkpoint: Checkpointing { save: &save, ..staged.checkpoint }, ..*staged };
             one(&wrapped, c, &finished)

@@ -95,6 +95,23 @@ impl Checkpointing<'_> {
     }
 }
 
+/// Where a stage sits in a fit's one count of iterations, and what the job's progress
+/// calls it ([`FitContext::stage`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stage<'a> {
+    /// "refit stage", "chain 2 of 3"; `None` for a stage a reader need not be told of.
+    pub name: Option<&'a str>,
+    /// Iterations of the fit before this stage.
+    pub offset: u64,
+    /// This stage's iterations.
+    pub length: u64,
+    /// The fit's iterations, every stage counted.
+    pub total: u64,
+}
+
+/// The progress diagnostic that names the stage a fit is in.
+pub const STAGE_KEY: &str = "stage";
+
 /// Checkpoints a recorded fit handed over: (iteration completed, bytes).
 pub type SavedCheckpoints = Vec<(u64, Vec<u8>)>;
 
@@ -109,12 +126,24 @@ impl FitContext<'_> {
     /// Run `f` as one stage of a job made of several chains run one after another (HPC's
     /// refit on training and validation documents after its first chain): every
     /// iteration `f` reports (progress, samples, checkpoints, a resume) is shifted by
-    /// `offset` and the progress' total is `total`, so the job's trace, the store's
-    /// checkpoint iteration and its progress count through the stages as one sequence;
-    /// `resume_from` replaces this context's checkpoint to resume from. Cancellation and
-    /// the checkpoint interval are this context's.
-    pub fn stage<R>(&self, offset: u64, total: u64, resume_from: Option<&[u8]>, f: impl FnOnce(&FitContext) -> R) -> R {
+    /// the stage's offset and the progress' total is its total, so the job's trace, the
+    /// store's checkpoint iteration and its progress count through the stages as one
+    /// sequence; `resume_from` replaces this context's checkpoint to resume from.
+    /// Cancellation and the checkpoint interval are this context's. A named stage says
+    /// where the fit is in the progress' `stage` (`{"name": "refit stage, chain 2 of 2",
+    /// "iteration": 5, "of": 30}`), a stage inside it naming itself after it.
+    pub fn stage<R>(&self, stage: Stage<'_>, resume_from: Option<&[u8]>, f: impl FnOnce(&FitContext) -> R) -> R {
+        let Stage { name, offset, length, total } = stage;
         let progress = |mut p: Progress| {
+            if let Some(name) = name {
+                let inner = p.diagnostics.remove(STAGE_KEY);
+                let inner = inner.as_ref().and_then(|s| Some((s["name"].as_str()?, s["iteration"].as_u64()?, s["of"].as_u64()?)));
+                let (label, iteration, of) = match inner {
+                    Some((inner, it, of)) => (format!("{name}, {inner}"), it, of),
+                    None => (name.to_string(), p.iteration, length),
+                };
+                p.diagnostics.insert(STAGE_KEY.into(), serde_json::json!({"name": label, "iteration": iteration, "of": of}));
+            }
             p.iteration += offset;
             p.total = total;
             (self.progress)(p)
@@ -150,5 +179,38 @@ impl Resume {
     /// A checkpoint that did not restore: the fit starts over, and says why.
     pub fn rejected(reason: &super::RestoreError) -> Resume {
         Resume::Rejected(format!("checkpoint rejected, starting from iteration 0: {reason}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    fn progress_at(iteration: u64) -> Progress {
+        Progress { iteration, total: 0, loglik_per_token: None, diagnostics: serde_json::Map::new(), kind: None }
+    }
+
+    /// A stage inside a named stage: the iteration counts through both offsets, the
+    /// total is the outer's, and the stage's name is the outer's then the inner's, with
+    /// the iteration within the inner stage.
+    #[test]
+    fn nested_stages_name_where_the_fit_is() {
+        let seen = Mutex::new(Vec::new());
+        let record = |p: Progress| seen.lock().unwrap().push(p);
+        let cancel = CancelToken::new();
+        let ctx = FitContext { progress: &record, cancel: &cancel, sample: &|_, _| {}, checkpoint: Checkpointing::OFF };
+        let refit = Stage { name: Some("refit stage"), offset: 10, length: 10, total: 20 };
+        let second_chain = Stage { name: Some("chain 2 of 2"), offset: 5, length: 5, total: 10 };
+        ctx.stage(refit, None, |outer| outer.stage(second_chain, None, |inner| (inner.progress)(progress_at(3))));
+        ctx.stage(refit, None, |outer| (outer.progress)(progress_at(4)));
+        let unnamed = Stage { name: None, offset: 0, length: 10, total: 20 };
+        ctx.stage(unnamed, None, |outer| (outer.progress)(progress_at(2)));
+        let seen = seen.into_inner().unwrap();
+        assert_eq!((seen[0].iteration, seen[0].total), (18, 20));
+        assert_eq!(seen[0].diagnostics[STAGE_KEY], serde_json::json!({"name": "refit stage, chain 2 of 2", "iteration": 3, "of": 5}));
+        assert_eq!(seen[1].diagnostics[STAGE_KEY], serde_json::json!({"name": "refit stage", "iteration": 4, "of": 10}));
+        assert_eq!(seen[2].iteration, 2);
+        assert!(!seen[2].diagnostics.contains_key(STAGE_KEY), "an unnamed stage names nothing");
     }
 }

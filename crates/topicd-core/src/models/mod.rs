@@ -58,5 +58,5 @@ pub use contract::{
 };
 pub use erased::FitParams;
 pub use errors::{FailureKind, FitError, ModelError, RestoreError};
-pub use fit_context::{CancelToken, Checkpointing, FitContext, Progress, SavedCheckpoints, StepKind, ALWAYS_READY};
+pub use fit_context::{CancelToken, Checkpointing, FitContext, Progress, SavedCheckpoints, Stage, StepKind, ALWAYS_READY, STAGE_KEY};
 pub use params::ParamError;

@@ -41,7 +41,7 @@ use crate::models::chains::{self as several, chain_seed};
 use crate::models::convergence::KeptTrace;
 use crate::models::design::DesignSpec;
 use crate::models::splits::{self, Split};
-use crate::models::{FitContext, FitError, ParamError};
+use crate::models::{FitContext, FitError, ParamError, Stage};
 use rayon::prelude::*;
 
 /// Which part of the corpus a document belongs to.
@@ -171,7 +171,7 @@ fn fit_stages(corpus: &Corpus, p: &HpcParams, supervision: Supervision, seed: u6
         if let Some((stage, calibration)) = unwrap_refit_stage(bytes) {
             match calibration.check(both.data.num_topics()) {
                 Ok(()) => {
-                    let refitted = ctx.stage(n, total, Some(stage), |ctx| refit_chains(both, p, seed, &roles, &calibration, ctx))?;
+                    let refitted = ctx.stage(refit_stage(n, total), Some(stage), |ctx| refit_chains(both, p, seed, &roles, &calibration, ctx))?;
                     return Ok(evaluated(calibrated(refitted, calibration, p, &train, &validation), both, &test));
                 }
                 Err(reason) => {
@@ -187,7 +187,7 @@ fn fit_stages(corpus: &Corpus, p: &HpcParams, supervision: Supervision, seed: u6
         if let Ok(checkpoint) = Checkpoint::decode_for(bytes, Supervision::Labelled.family_name(), refit_seed(seed), &p.schedule()) {
             match RefitChain::restore(&both.data, p, &checkpoint.state, &checkpoint.position) {
                 Ok(second) => {
-                    let (model, calibration) = ctx.stage(n, total, None, |ctx| {
+                    let (model, calibration) = ctx.stage(refit_stage(n, total), None, |ctx| {
                         (ctx.checkpoint.resumed)(Resume::From(checkpoint.position.iteration as u64));
                         second_chain(second, checkpoint.position, both, p, seed, &roles, ctx)
                     })?;
@@ -201,7 +201,7 @@ fn fit_stages(corpus: &Corpus, p: &HpcParams, supervision: Supervision, seed: u6
             }
         }
     }
-    let mut model = ctx.stage(0, total, resume_from, |ctx| first_chains(&train, p, seed, &roles, ctx, refit))?;
+    let mut model = ctx.stage(first_stage(n, total), resume_from, |ctx| first_chains(&train, p, seed, &roles, ctx, refit))?;
     model.prediction = prediction_settings(&model, p, &train, &validation);
     if validation.data.num_docs() > 0 {
         calibrate_prediction(&mut model, &validation);
@@ -214,12 +214,22 @@ fn fit_stages(corpus: &Corpus, p: &HpcParams, supervision: Supervision, seed: u6
     // each) before the second chain allocates its own.
     drop(model);
     if p.chains > 1 {
-        let refitted = ctx.stage(n, total, None, |ctx| refit_chains(&both, p, seed, &roles, &calibration, ctx))?;
+        let refitted = ctx.stage(refit_stage(n, total), None, |ctx| refit_chains(&both, p, seed, &roles, &calibration, ctx))?;
         return Ok(evaluated(calibrated(refitted, calibration, p, &train, &validation), &both, &test));
     }
     let second = RefitChain { chain: HpcChain::new(&both.data, p, refit_seed(seed)), calibration };
-    let (refitted, calibration) = ctx.stage(n, total, None, |ctx| second_chain(second, Position::START, &both, p, seed, &roles, ctx))?;
+    let (refitted, calibration) = ctx.stage(refit_stage(n, total), None, |ctx| second_chain(second, Position::START, &both, p, seed, &roles, ctx))?;
     Ok(evaluated(calibrated(refitted, calibration, p, &train, &validation), &both, &test))
+}
+
+/// The stage of the first chains, of `n` iterations in `total` (named when a refit follows).
+pub(super) fn first_stage(n: u64, total: u64) -> Stage<'static> {
+    Stage { name: (total > n).then_some("first stage"), offset: 0, length: n, total }
+}
+
+/// The refit's stage: `n` iterations after the first stage's `n`.
+pub(super) fn refit_stage(n: u64, total: u64) -> Stage<'static> {
+    Stage { name: Some("refit stage"), offset: n, length: n, total }
 }
 
 /// The first stage: `p.chains` chains on the training documents (resuming from the

@@ -9,7 +9,7 @@ use crate::models::chain::{self as driver, Checkpoint, Position, Resume};
 use crate::models::chains::chain_seed;
 use crate::models::hpc::chain::{EndedChain, HpcChain};
 use crate::models::hpc::data::HpcData;
-use crate::models::hpc::fit::{assemble, calibrate_prediction, calibrated, evaluated, prediction_settings, shape, Role, Shaped};
+use crate::models::hpc::fit::{assemble, calibrate_prediction, calibrated, evaluated, first_stage, prediction_settings, refit_stage, shape, Role, Shaped};
 use crate::models::hpc::model::HpcModel;
 use crate::models::hpc::params::HpcParams;
 use crate::models::hpc::pooled::{self, ChainResult};
@@ -157,7 +157,7 @@ pub fn fit_hpc_ranked(
     }
     // The first chain, then (rank 0) its model, calibration and evaluation.
     let data = prepared.as_ref().map(|r| &r.train.data);
-    let ended = local.stage(0, total, resume_from, |ctx| {
+    let ended = local.stage(first_stage(n, total), resume_from, |ctx| {
         let start = data.map(|data| root_start(ctx, family, chain_seed(seed, 0), data, p, ctx.checkpoint.resume_from));
         run_stage(data, start, p, chain_seed(seed, 0), family, ctx, ranks, StageEnd::HandsOver(refit))
     })?;
@@ -195,7 +195,7 @@ fn second_stage(
     resumed: impl FnOnce(&FitContext),
 ) -> Result<Option<HpcModel>, FitError> {
     let both = prepared.and_then(|r| r.both.as_ref());
-    let ended = ctx.stage(n, total, None, |ctx| {
+    let ended = ctx.stage(refit_stage(n, total), None, |ctx| {
         resumed(ctx);
         run_stage(both.map(|b| &b.data), start, p, refit_seed(seed), family, ctx, ranks, StageEnd::Carries(calibration.as_ref()))
     })?;

@@ -21,6 +21,7 @@ pub const OPTION_KEYS: [&str; 2] = ["threads", "checkpoint_every_s"];
 const IN_PARAMS: ParamsDoc = ParamsDoc {
     component: "JobOptions",
     description: "The runner's options for a fit job.",
+    basic: &[],
     keys: &[
         ("threads", "A runner option (`JobOptions`), accepted here as clients have always sent it and moved to the job's `options`: worker threads, 0 = the server default. Never stored among the params or in the model."),
         ("checkpoint_every_s", "A runner option (`JobOptions`), accepted here and moved to the job's `options`: seconds between checkpoints of the running fit (default: the server's `--checkpoint-every-s`; 0 turns them off). Not part of the model: it does not change a number."),
@@ -33,6 +34,7 @@ const IN_PARAMS: ParamsDoc = ParamsDoc {
 const AS_OPTIONS: ParamsDoc = ParamsDoc {
     component: "JobOptions",
     description: "The runner's options for a fit job: how it is run, not what is fitted (a model fitted on two threads is the same model, byte for byte, as one fitted on eight). Kept on the job, never in its params or its model. Absent options take the server's flags.",
+    basic: &[],
     keys: &[
         ("threads", "Worker threads of the fit; 0 or absent: the server's `--threads`."),
         ("checkpoint_every_s", "Seconds between checkpoints of the running fit (absent: the server's `--checkpoint-every-s`; 0 turns them off)."),

@@ -356,6 +356,9 @@ pub struct ParamsDoc {
     pub description: &'static str,
     /// `(key, description)` of every key the parser reads, in display order.
     pub keys: &'static [(&'static str, &'static str)],
+    /// The keys a first fit sets (the console shows them first and folds the rest under
+    /// "Advanced"): the schema's `x-basic`.
+    pub basic: &'static [&'static str],
 }
 
 /// One reader's record: the keys it was asked for, each with its schema.
@@ -412,6 +415,10 @@ pub fn record_schema(fallback: &str, parse: impl FnOnce()) -> ParamsSchema {
     let mut schema = json!({"type": "object", "additionalProperties": false, "properties": properties, "x-property-order": order});
     if let Some(d) = doc {
         schema["description"] = json!(d.description);
+        let basic: Vec<&str> = d.basic.iter().copied().filter(|k| specs.iter().any(|(s, _)| s == k)).collect();
+        if !basic.is_empty() {
+            schema["x-basic"] = json!(basic);
+        }
     }
     let unread = doc.into_iter().flat_map(|d| d.keys.iter()).filter(|(k, _)| !specs.iter().any(|(s, _)| s == k)).map(|(k, _)| k.to_string()).collect();
     ParamsSchema { component: doc.map_or_else(|| fallback.to_string(), |d| d.component.to_string()), schema, unread }

@@ -377,6 +377,33 @@ mod tests {
         }
     }
 
+    /// Every family marks the params a first fit sets (`x-basic`, the console's basic
+    /// form): each a key of its schema, the model's size among them.
+    #[test]
+    fn every_family_names_its_basic_params() {
+        for f in REGISTRY {
+            let own = f.params_schema();
+            let basic: Vec<&str> =
+                own.schema["x-basic"].as_array().unwrap_or_else(|| panic!("{} has no x-basic", f.name())).iter().map(|v| v.as_str().unwrap()).collect();
+            for key in &basic {
+                assert!(own.schema["properties"].get(*key).is_some(), "{}: basic {key} is not a param", f.name());
+            }
+            let size = own.schema["properties"].get("topics").map_or("communities", |_| "topics");
+            assert!(basic.contains(&size) || own.schema["properties"].get(size).is_none(), "{}: {size} is basic", f.name());
+        }
+        for d in [
+            &crate::models::lda::params::DOC,
+            &crate::models::hpc::params::DOC,
+            &crate::models::dcnt::params::DOC,
+            &crate::models::hdp::params::DOC,
+            &crate::models::hdp_ammsb::params::DOC,
+        ] {
+            for key in d.basic {
+                assert!(d.keys.iter().any(|(k, _)| k == key), "{}: basic {key} is not described", d.component);
+            }
+        }
+    }
+
     /// Params are bound to the family that parsed them: another family refuses them by
     /// name, as a caller's bug (never a panic or a fit with the wrong type).
     #[test]

@@ -123,6 +123,7 @@ pub const DEFAULT_TOPIC_SWAPS: usize = 1;
 pub(crate) const DOC: ParamsDoc = ParamsDoc {
     component: "DcntParams",
     description: r#"DCNT (full square-root correlation A) and SCNT (diagonal A), Kim & Sudderth (2011). One Gibbs scan draws z by the collapsed update (documents in synchronised blocks, as LDA), each v_d by entry-wise independence Metropolis-Hastings with prior proposals, u_d, A, η, μ and the precisions by their conjugate updates. Priors default to the paper's toy experiment (γ_μ = 1e6, Gamma(0.01, 0.01) precisions). A null value means the default."#,
+    basic: &["topics", "iterations", "burn_in", "chains", "test_fraction", "covariates", "reference", "splines"],
     keys: &[
         ("topics", r#"The truncation K̄."#),
         ("iterations", r#"Gibbs scans."#),

@@ -138,6 +138,7 @@ impl From<HdpParamsV1> for HdpParams {
 pub(crate) const DOC: ParamsDoc = ParamsDoc {
     component: "HdpParams",
     description: r#"The HDP topic model by memoized variational inference (Hughes, Kim & Sudderth 2015). The training corpus is split into `batches`; each pass visits every batch: a per-document coordinate-ascent local step, the batch's sufficient statistics replaced in the whole-data summary (total − old + new), then the global step (topic-word Dirichlets, and the top-level stick q(u_k) = Beta(ρ_k ω_k, (1 − ρ_k) ω_k) by L-BFGS over (logit ρ, log ω) with the analytic gradient, ρ alone if that fails). Delete moves (and merges, opt-in with `merge_every`) are accepted only when the exact whole-data objective rises, so the number of topics is inferred (it starts at `topics` and never grows). The objective never decreases across passes. With a test split (documents tagged `split: test`, or `test_fraction`), the held-out documents are scored by document completion at the end (`diagnostics.heldout`). A null value means the default."#,
+    basic: &["topics", "passes", "test_fraction", "covariates", "reference", "splines"],
     keys: &[
         ("topics", r#"The initial truncation K. (documents + 4 × terms) × topics must be at most 2^27 (a 422 naming `topics` otherwise)."#),
         ("alpha", r#"Document-level concentration, π_d ~ Dir(α β)."#),

@@ -123,6 +123,7 @@ impl Default for AmmsbParams {
 pub(crate) const DOC: ParamsDoc = ParamsDoc {
     component: "AmmsbParams",
     description: r#"HDP-aMMSB (assortative mixed-membership stochastic blockmodel with an HDP prior over communities) fitted by memoized variational inference on a graph. Node i's membership π_i ~ Dir(α β), β from the top-level stick; a pair links with probability φ_k when both ends act in community k and ε otherwise. The local step keeps only the K diagonal responsibilities per pair and the off-diagonal mass in closed form (O(N²K) per pass). Fits start from a seeded label propagation. A null value means the default."#,
+    basic: &["communities", "passes"],
     keys: &[
         (
             "communities",

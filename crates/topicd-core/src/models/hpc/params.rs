@@ -200,6 +200,7 @@ pub const DEFAULT_MAX_LABEL_SETS: usize = 2_000;
 pub(crate) const DOC: ParamsDoc = ParamsDoc {
     component: "HpcParams",
     description: r#"Parameters of an HPC (hierarchical Poisson convolution) or PCM fit by block Gibbs with scheduled conditional HMC. A null value means the default. Splits - if the corpus has `split` tags, `test` documents form the test split and `validation` (`valid`, `dev`) the validation split; otherwise each labelled document is assigned by the seed with `validation_fraction` and `test_fraction`. Thresholds for predicted label sets are calibrated on the validation split to maximise F1; the test split is scored (micro/macro F1, precision, recall, per label, beside the most-frequent-labels baseline) and shown in the model's diagnostics."#,
+    basic: &["topics", "iterations", "burn_in", "chains", "test_fraction", "covariates", "reference", "splines"],
     keys: &[
         ("topics", r#"PCM only (HPC takes the corpus' labels) - the number of latent topics."#),
         ("iterations", r#"Gibbs scans."#),

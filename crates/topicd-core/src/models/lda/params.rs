@@ -245,6 +245,7 @@ pub const MAX_ITERATIONS: u64 = 1_000_000;
 pub(crate) const DOC: ParamsDoc = ParamsDoc {
     component: "LdaParams",
     description: r#"Parameters of a collapsed-Gibbs LDA fit (sparse exact sampler, counts synchronised between blocks of documents). A null value means the default."#,
+    basic: &["topics", "iterations", "burn_in", "chains", "test_fraction", "covariates", "reference", "splines"],
     keys: &[
         ("topics", r#"K, the number of topics."#),
         ("alpha", r#"Symmetric document-topic prior; default 50/K (Griffiths & Steyvers)."#),

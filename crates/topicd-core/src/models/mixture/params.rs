@@ -8,6 +8,7 @@ use serde_json::Value;
 pub(super) const DOC: ParamsDoc = ParamsDoc {
     component: "MixtureParams",
     description: "A mixture of unigrams fitted by hard EM (a test-only family: one topic per document). A null value means the default.",
+    basic: &["topics", "iterations"],
     keys: &[
         ("topics", "K, the number of topics."),
         ("iterations", "Hard-EM iterations (each re-estimates the rates and reassigns every document)."),

@@ -83,6 +83,7 @@ fn roundtrip_corpus(corpus: &Corpus) -> Outcome {
     let back = Corpus::decode(&corpus.encode()).map_err(|e| e.to_string())?;
     assert_eq!(back.counts, corpus.counts, "a built corpus decodes to itself");
     assert_eq!(back.doc_meta, corpus.doc_meta, "documents' meta decodes to itself");
+    assert_eq!(back.doc_excerpts, corpus.doc_excerpts, "documents' excerpts decode to themselves");
     // Missing covariate numbers are NaN, which `==` never equals: compared as text.
     assert_eq!(format!("{:?}", back.covariates), format!("{:?}", corpus.covariates), "covariates decode to themselves");
     Ok(())

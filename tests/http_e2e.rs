@@ -23,6 +23,7 @@ async fn upload_fit_read_predict_and_survive_a_restart() {
         })
         .collect();
     let meta_of: HashMap<String, Option<Value>> = docs.iter().map(|d| (d["id"].as_str().unwrap().to_string(), d.get("meta").cloned())).collect();
+    let text_of: HashMap<String, String> = docs.iter().map(|d| (d["id"].as_str().unwrap().to_string(), d["text"].as_str().unwrap().to_string())).collect();
     let corpus = s.upload(json!({"name": "appstream-300", "documents": docs, "preprocess": {"min_df": 2}})).await;
     assert_eq!(corpus["num_documents"], 300);
     assert!(corpus["num_terms"].as_u64().unwrap() > 500, "{corpus}");
@@ -142,9 +143,17 @@ async fn upload_fit_read_predict_and_survive_a_restart() {
     assert_eq!(more.len(), 100);
     assert_eq!(more[..5], ranked[..]);
     assert!(more[5..].iter().all(|d| d["share"].as_f64().unwrap() <= shares[4]));
-    // Each comes with the `meta` its upload gave it, and without one when it had none.
+    // Each comes with the `meta` its upload gave it, and without one when it had none,
+    // and with the beginning of its text as uploaded (whole when short, else cut at a
+    // word and marked "…").
     for d in more {
-        assert_eq!(d.get("meta"), meta_of[d["id"].as_str().unwrap()].as_ref(), "{d}");
+        let id = d["id"].as_str().unwrap();
+        assert_eq!(d.get("meta"), meta_of[id].as_ref(), "{d}");
+        let (text, uploaded) = (d["text"].as_str().unwrap(), text_of[id].trim());
+        match text.strip_suffix('…') {
+            Some(head) => assert!(uploaded.starts_with(head) && head.chars().count() <= 600 && uploaded.chars().count() > 600, "{id}: {text:?}"),
+            None => assert_eq!(text, uploaded, "{id}"),
+        }
     }
     assert!(more.iter().any(|d| d["meta"]["package"].is_string()) && more.iter().any(|d| d.get("meta").is_none()), "both kinds among 100");
     for (query, field) in [("n=0", "query.n"), ("n=101", "query.n"), ("n=x", "query.n"), ("top=3", "query.top")] {

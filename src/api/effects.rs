@@ -3,11 +3,16 @@
 //! Why it exists: the question users of R's stm ask first after a fit
 //! (`estimateEffect`). The handler reads the query, checks that the model's family
 //! offers effects, and runs the model's estimator ([`crate::models::effects`]) on the
-//! prediction pool; the numerics live in the model.
+//! prediction pool; the numerics live in the model. Along a continuous covariate it
+//! adds `support`, where the training corpus' documents with the held-at levels lie
+//! ([`crate::corpus::covariate_support`]), so a reader sees where a curve extrapolates.
 
+use super::coherence::training_corpus;
 use super::error::{ApiError, ApiResult};
 use super::extract::{from_str, parse_query};
+use super::model_cache::LoadedModel;
 use super::AppState;
+use crate::corpus::covariate_support::ValueSupport;
 use crate::models::effects::{EffectQuery, MAX_GRID};
 use crate::models::ModelError;
 use axum::extract::{Path, RawQuery, State};
@@ -45,9 +50,22 @@ pub async fn effects(State(state): State<AppState>, Path(id): Path<String>, RawQ
         Err(ModelError::NotOffered(message)) => return Err(ApiError::not_offered(message)),
         Err(e) => return Err(ApiError::internal(e)),
     };
+    let support = if effects.kind == "categorical" { None } else { support(&state, &m, &effects.covariate, &effects.held_at).await };
     let mut body = serde_json::to_value(effects).map_err(ApiError::internal)?;
     body["model_id"] = Value::String(id);
+    if let Some(s) = support {
+        body["support"] = serde_json::to_value(s).map_err(ApiError::internal)?;
+    }
     Ok(Json(body))
+}
+
+/// Where `covariate`'s values lie among the training corpus' documents that have the
+/// levels the effect holds the categorical covariates at; `None` when the corpus is gone
+/// or has no such document (the effects are still answered).
+async fn support(state: &AppState, m: &LoadedModel, covariate: &str, held_at: &serde_json::Map<String, Value>) -> Option<ValueSupport> {
+    let (_, corpus) = training_corpus(state, m, "the documents' range is read from it").await.ok()?;
+    let held: Vec<(&str, &str)> = held_at.iter().filter_map(|(name, v)| Some((name.as_str(), v.as_str()?))).collect();
+    corpus.covariates.as_ref()?.support(covariate, &held)
 }
 
 /// The query, checked for what needs no model (the model checks the rest).

@@ -9,11 +9,14 @@ use serde_json::Value;
 
 /// A model's documents as representative-document answers read them, computed once
 /// per loaded model and kept beside it: the proportions, and for each of their rows the
-/// document's id, first words and `meta` (so a request after the first reads no corpus).
+/// document's id, first words, text excerpt and `meta` (so a request after the first
+/// reads no corpus).
 pub struct RankedDocuments {
     pub(super) topics: DocumentTopics,
     pub(super) ids: Vec<String>,
     pub(super) first_words: Vec<Option<String>>,
+    /// The excerpt of each document's uploaded text (text uploads stored with excerpts).
+    pub(super) texts: Vec<Option<String>>,
     pub(super) meta: Vec<Option<Value>>,
     /// Heap bytes of `meta`, estimated once from the stored texts (a parsed JSON value
     /// holds about four times its text: map nodes, keys and values).
@@ -21,7 +24,7 @@ pub struct RankedDocuments {
 }
 
 impl RankedDocuments {
-    /// Bytes the proportions, ids, first words and meta hold on the heap.
+    /// Bytes the proportions, ids, first words, excerpts and meta hold on the heap.
     pub fn memory_bytes(&self) -> usize {
         use crate::heap_size::{nested, string, strings, vec};
         let proportions = &self.topics.proportions;
@@ -29,6 +32,7 @@ impl RankedDocuments {
             + vec(&proportions.rows)
             + strings(&self.ids)
             + nested(&self.first_words, |w| w.as_deref().map_or(0, string))
+            + nested(&self.texts, |w| w.as_deref().map_or(0, string))
             + vec(&self.meta)
             + self.meta_bytes
     }

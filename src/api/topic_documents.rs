@@ -6,7 +6,8 @@
 //! (LDA, DCNT/SCNT: the training documents), else every corpus document folded in
 //! through the model's own prediction. Either is computed once per loaded model and kept
 //! in the model cache; ranking is [`crate::summaries::representative`]. Each document
-//! comes with its id, first words (text uploads) and the `meta` its upload gave it.
+//! comes with its id, first words and the excerpt of its uploaded text (text uploads; see
+//! [`crate::corpus::excerpt`]) and the `meta` its upload gave it.
 
 use super::coherence::training_corpus;
 use super::error::{ApiError, ApiResult};
@@ -61,6 +62,9 @@ pub async fn list(State(state): State<AppState>, Path((id, topic)): Path<(String
                 "first_words": ranked.first_words[row],
                 "topic_proportions": topics.row(row),
             });
+            if let Some(text) = &ranked.texts[row] {
+                doc["text"] = json!(text);
+            }
             if let Some(meta) = &ranked.meta[row] {
                 doc["meta"] = meta.clone();
             }
@@ -100,10 +104,11 @@ fn ranked_documents(m: &LoadedModel, corpus: &Corpus) -> ApiResult<RankedDocumen
     let docs = &topics.proportions.documents;
     let ids = docs.iter().map(|&d| corpus.doc_ids[d].clone()).collect();
     let first_words = docs.iter().map(|&d| first_words(corpus, d)).collect();
+    let texts = docs.iter().map(|&d| corpus.doc_excerpts.as_ref().and_then(|t| t[d].clone())).collect();
     let meta_text = |d: usize| corpus.doc_meta.as_ref().and_then(|m| m[d].as_deref());
     let meta = docs.iter().map(|&d| meta_text(d).and_then(meta::parse)).collect();
     let meta_bytes = docs.iter().map(|&d| 4 * meta_text(d).map_or(0, str::len)).sum();
-    Ok(RankedDocuments { topics, ids, first_words, meta, meta_bytes })
+    Ok(RankedDocuments { topics, ids, first_words, texts, meta, meta_bytes })
 }
 
 /// The model's document proportions over `corpus`: the fit's, or every document folded in.

@@ -5,7 +5,8 @@
 //! postcard `(tag, payload)` and each at most once, in this order:
 //! `(COVARIATES_TRAILER = 3, CovariateTable)` ([`super::covariates`]), then
 //! `(ORDER_TRAILER_VERSION = 1, TokenOrder)`, then `(META_TRAILER = 2, documents' meta)`
-//! ([`super::meta`]). Blobs without a trailer (every corpus stored before this module)
+//! ([`super::meta`]), then `(EXCERPT_TRAILER = 4, documents' excerpts)`
+//! ([`super::excerpt`]). Blobs without a trailer (every corpus stored before this module)
 //! decode with no order and no meta; readers for fits
 //! ([`Corpus::decode_without_order`]) read the covariates, which come first, and stop
 //! at the token order. Older binaries, whose postcard decoding ignores trailing bytes,
@@ -14,6 +15,7 @@
 //! the meta trailer, whose decoder knew only tag 1.
 
 use super::covariates::CovariateTable;
+use super::excerpt::EXCERPT_TRAILER;
 use super::meta::META_TRAILER;
 use super::order::TokenOrder;
 use super::Corpus;
@@ -43,6 +45,9 @@ impl Corpus {
         }
         if let Some(meta) = &self.doc_meta {
             out.extend(postcard::to_allocvec(&(META_TRAILER, meta)).expect("meta encodes"));
+        }
+        if let Some(excerpts) = &self.doc_excerpts {
+            out.extend(postcard::to_allocvec(&(EXCERPT_TRAILER, excerpts)).expect("excerpts encode"));
         }
         out
     }
@@ -101,9 +106,16 @@ impl Corpus {
                     corpus.doc_meta = Some(meta);
                     n
                 }
+                EXCERPT_TRAILER => {
+                    let ((_, excerpts), tail): ((u32, Vec<Option<String>>), _) = postcard::take_from_bytes(rest).map_err(err)?;
+                    rest = tail;
+                    let n = excerpts.len();
+                    corpus.doc_excerpts = Some(excerpts);
+                    n
+                }
                 other => {
                     return Err(BlobError(format!(
-                        "unknown corpus trailer {other} (this binary knows {ORDER_TRAILER_VERSION}, token order, {META_TRAILER}, meta, and {COVARIATES_TRAILER}, covariates)"
+                        "unknown corpus trailer {other} (this binary knows {ORDER_TRAILER_VERSION}, token order, {META_TRAILER}, meta, {COVARIATES_TRAILER}, covariates, and {EXCERPT_TRAILER}, excerpts)"
                     )))
                 }
             };
@@ -222,6 +234,28 @@ mod tests {
         swapped.extend(postcard::to_allocvec(&(META_TRAILER, c.doc_meta.as_ref().unwrap())).unwrap());
         swapped.extend(postcard::to_allocvec(&(super::ORDER_TRAILER_VERSION, super::TokenOrder { indptr: vec![0, 0], tokens: vec![] })).unwrap());
         assert!(Corpus::decode(&swapped).is_err());
+    }
+
+    /// Text documents keep their text as uploaded (case, punctuation, stop words); a
+    /// document given as counts has none; the trailer decodes to itself, after the meta,
+    /// and fits never read it.
+    #[test]
+    fn excerpts_keep_the_uploaded_text() {
+        let bow = RawDocument { id: Some("x".into()), counts: Some(BTreeMap::from([("alpha".to_string(), 2.0)])), ..Default::default() };
+        let meta = serde_json::json!({ "title": "A" }).as_object().cloned();
+        let docs = vec![RawDocument { meta, ..text("a", "  The Alpha, and beta!  ") }, bow, text("c", "gamma alpha")];
+        let c = build_corpus(options(), &[], docs).unwrap();
+        assert_eq!(c.doc_excerpts, Some(vec![Some("The Alpha, and beta!".to_string()), None, Some("gamma alpha".to_string())]));
+        let blob = c.encode();
+        let back = Corpus::decode(&blob).unwrap();
+        assert_eq!((back.doc_excerpts.as_ref(), back.doc_meta.as_ref()), (c.doc_excerpts.as_ref(), c.doc_meta.as_ref()));
+        assert!(Corpus::decode_without_order(&blob).unwrap().doc_excerpts.is_none(), "fits skip the trailers");
+        let mut wrong = c.clone();
+        wrong.doc_excerpts = Some(vec![None]);
+        assert!(Corpus::decode(&wrong.encode()).is_err(), "one excerpt for three documents");
+        let mut twice = blob.clone();
+        twice.extend(postcard::to_allocvec(&(super::EXCERPT_TRAILER, c.doc_excerpts.as_ref().unwrap())).unwrap());
+        assert!(Corpus::decode(&twice).is_err());
     }
 
     #[test]

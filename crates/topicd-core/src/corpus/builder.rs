@@ -65,6 +65,8 @@ pub struct CorpusBuilder {
     /// Per document its `meta` as compact JSON (see [`super::meta`]).
     meta: Vec<Option<String>>,
     any_meta: bool,
+    /// Per document the excerpt of its text (see [`super::excerpt`]); `None` for counts.
+    excerpts: Vec<Option<String>>,
     /// Scratch per-document counter over provisional ids (all zero between documents).
     counter: Vec<u32>,
     touched: Vec<u32>,
@@ -113,6 +115,7 @@ impl CorpusBuilder {
             any_split: false,
             meta: Vec::new(),
             any_meta: false,
+            excerpts: Vec::new(),
             counter: Vec::new(),
             touched: Vec::new(),
             row: Vec::new(),
@@ -189,9 +192,13 @@ impl CorpusBuilder {
         // 3. Nothing can fail from here on: tokenize and record.
         self.tokens_added = tokens_added;
         match content {
-            Content::Text(text) => self.count_text(&text),
+            Content::Text(text) => {
+                self.excerpts.push(Some(super::excerpt::excerpt(&text)));
+                self.count_text(&text)
+            }
             Content::Counts(counts) => {
                 self.order = None;
+                self.excerpts.push(None);
                 self.count_bow(&counts)
             }
         }
@@ -333,6 +340,7 @@ impl CorpusBuilder {
         let token_order = self.remap_token_order(&rows.kept_docs, &new_id);
         let splits = self.any_split.then(|| kept_values(&self.splits, &rows.kept_docs));
         let doc_meta = self.any_meta.then(|| kept_values(&self.meta, &rows.kept_docs));
+        let doc_excerpts = self.excerpts.iter().any(Option::is_some).then(|| kept_values(&self.excerpts, &rows.kept_docs));
         let labels = self.labels.finish();
         let covariates = self.covariates.finish(&rows.kept_docs)?;
 
@@ -349,7 +357,7 @@ impl CorpusBuilder {
             num_types_before_pruning: num_types,
             covariates: covariates.as_ref().map(|t| t.summaries()).unwrap_or_default(),
         };
-        Ok(Corpus { lexicon, counts: rows.counts, doc_ids, labels, doc_labels, features, splits, stats, token_order, doc_meta, covariates })
+        Ok(Corpus { lexicon, counts: rows.counts, doc_ids, labels, doc_labels, features, splits, stats, token_order, doc_meta, doc_excerpts, covariates })
     }
 
     /// Provisional ids of the terms whose document frequency is within

@@ -33,6 +33,10 @@ pub struct Corpus {
     /// postcard encoding of this struct.
     #[serde(skip)]
     pub doc_meta: Option<Vec<Option<String>>>,
+    /// Each kept document's excerpt of its uploaded text (see [`super::excerpt`]), for
+    /// text uploads; `None` for a document given as counts. Stored as a trailer.
+    #[serde(skip)]
+    pub doc_excerpts: Option<Vec<Option<String>>>,
     /// Each kept document's covariates (and features), when any document had one (see
     /// [`covariates`]). Stored as a trailer, before the token order so that a fit reads
     /// it without the order.

@@ -10,8 +10,10 @@
 pub mod blob;
 pub mod builder;
 pub mod built;
+pub mod covariate_support;
 pub mod covariates;
 pub mod error;
+pub mod excerpt;
 pub mod input;
 pub mod labels;
 pub mod lexicon;

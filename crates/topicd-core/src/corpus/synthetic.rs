@@ -221,6 +221,7 @@ impl BarsCorpus {
             stats,
             token_order: None,
             doc_meta: None,
+            doc_excerpts: None,
             covariates: None,
         }
     }

@@ -34,6 +34,9 @@ pub const LABEL_SHARE: &str = "label_share";
 /// Groups longer than this are summarised (worst R̂, least ESS) rather than listed.
 const LISTED_GROUP_MAX: usize = 20;
 
+/// How many flagged grouped shares (largest R̂ first) keep their traces in a report.
+pub const FLAGGED_GROUP_TRACES: usize = 3;
+
 /// The values of named scalars at each kept iteration of one chain (draw-major).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct KeptTrace {
@@ -167,8 +170,9 @@ pub struct ConvergenceReport {
     /// Kept draws per chain (the shortest chain's, if they differ).
     pub draws_per_chain: usize,
     pub quantities: Vec<QuantityReport>,
-    /// The scalar traces (every quantity outside [`SORTED_SHARE`]), per chain, so a
-    /// client can recompute the diagnostics (e.g. with ArviZ).
+    /// The kept traces, per chain, so a client can draw them and recompute the
+    /// diagnostics (e.g. with ArviZ): every scalar, and the few grouped shares that were
+    /// flagged (see `traced_quantities`).
     pub scalar_traces: Vec<(String, Vec<Vec<f64>>)>,
 }
 
@@ -181,7 +185,7 @@ impl ConvergenceReport {
             return None;
         }
         let n = traces.iter().map(KeptTrace::draws).min().unwrap_or(0);
-        let quantities = (0..first.names.len())
+        let quantities: Vec<QuantityReport> = (0..first.names.len())
             .map(|q| {
                 let series: Vec<Vec<f64>> = traces.iter().map(|t| t.series(q, n)).collect();
                 let pooled = Chains::new(&series).expect("series cut to one length").diagnostics().into();
@@ -190,13 +194,8 @@ impl ConvergenceReport {
                 QuantityReport { name: first.names[q].clone(), mean, pooled, per_chain }
             })
             .collect();
-        let scalar_traces = first
-            .names
-            .iter()
-            .enumerate()
-            .filter(|(_, name)| !name.starts_with(SORTED_SHARE) && !name.starts_with(LABEL_SHARE))
-            .map(|(q, name)| (name.clone(), traces.iter().map(|t| t.series(q, n)).collect()))
-            .collect();
+        let kept = traced_quantities(&first.names, &quantities);
+        let scalar_traces = kept.into_iter().map(|q| (first.names[q].clone(), traces.iter().map(|t| t.series(q, n)).collect())).collect();
         Some(ConvergenceReport { chains: traces.len(), draws_per_chain: n, quantities, scalar_traces })
     }
 
@@ -260,9 +259,25 @@ impl ConvergenceReport {
             "quantities": scalars.iter().map(|q| entry(q)).collect::<Vec<_>>(),
             "sorted_topic_shares": group(&shares),
             "label_shares": group(&labels),
-            "traces": self.scalar_traces.iter().map(|(name, chains)| json!({"name": name, "chains": chains})).collect::<Vec<_>>(),
+            "traces": self.scalar_traces.iter().map(|(name, chains)| {
+                let rhat = self.quantities.iter().find(|q| &q.name == name).map_or(f64::NAN, QuantityReport::rhat);
+                json!({"name": name, "rhat": finite(rhat), "chains": chains})
+            }).collect::<Vec<_>>(),
         })
     }
+}
+
+/// The quantities whose traces a report keeps: every scalar, and of the grouped shares
+/// (sorted topic shares, label shares) only the [`FLAGGED_GROUP_TRACES`] with the largest
+/// R̂ above [`RHAT_THRESHOLD`], so a reader sees the draws of what was flagged without
+/// a model storing every share's trace.
+fn traced_quantities(names: &[String], quantities: &[QuantityReport]) -> Vec<usize> {
+    let grouped = |name: &str| name.starts_with(SORTED_SHARE) || name.starts_with(LABEL_SHARE);
+    let mut flagged: Vec<usize> = (0..names.len()).filter(|&q| grouped(&names[q]) && quantities[q].rhat() > RHAT_THRESHOLD).collect();
+    flagged.sort_by(|&a, &b| quantities[b].rhat().total_cmp(&quantities[a].rhat()));
+    flagged.truncate(FLAGGED_GROUP_TRACES);
+    flagged.sort_unstable();
+    (0..names.len()).filter(|&q| !grouped(&names[q]) || flagged.contains(&q)).collect()
 }
 
 /// One chain's diagnostics, R̂ from its two halves taken as two chains.
@@ -393,7 +408,34 @@ mod tests {
         let json = ConvergenceReport::from_traces(&[t.clone(), t]).unwrap().to_json();
         assert_eq!((json["label_shares"]["count"].as_u64(), json["sorted_topic_shares"]["count"].as_u64()), (Some(3), Some(3)));
         assert_eq!(json["quantities"].as_array().unwrap().len(), 2, "the log joint and psi");
-        assert_eq!(json["traces"].as_array().unwrap().len(), 2);
+        // The shares trend within each chain, so their split R̂ flags them: the two
+        // scalars' traces are kept, and those of the three worst flagged shares.
+        let traces = json["traces"].as_array().unwrap();
+        assert_eq!(traces.len(), 2 + FLAGGED_GROUP_TRACES, "{traces:?}");
+        assert!(traces[2..].iter().all(|t| t["name"].as_str().unwrap().contains("share") && t["rhat"].as_f64().unwrap() > RHAT_THRESHOLD));
+    }
+
+    /// Of the grouped shares, only the flagged ones with the largest R̂ keep their
+    /// traces: chains whose rank-r share differs by r (noise of sd 1) flag ranks 1..4, R̂
+    /// growing with r, so ranks 2, 3 and 4 are kept and ranks 0 and 1 are not.
+    #[test]
+    fn the_worst_flagged_shares_keep_their_traces() {
+        let chain = |c: u64, shift: f64| {
+            let noise: Vec<Vec<f64>> = (0..5).map(|r| ar1(c * 10 + r, 200, 0.0, 0.0)).collect();
+            let mut t = KeptTrace::topic_model(&[], 5);
+            for draw in (0..200).map(|d| noise.iter().map(|series| series[d]).collect::<Vec<f64>>()) {
+                let shares: Vec<f64> = draw.iter().enumerate().map(|(r, e)| 100.0 - 20.0 * r as f64 + shift * r as f64 + e).collect();
+                t.push_topic_model(-7.0 + draw[0], &[], &shares);
+            }
+            t
+        };
+        let report = ConvergenceReport::from_traces(&[chain(1, 0.0), chain(2, 3.0)]).unwrap();
+        let kept: Vec<&str> = report.scalar_traces.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(kept, ["loglik_per_token", "sorted_topic_share[2]", "sorted_topic_share[3]", "sorted_topic_share[4]"]);
+        let json = report.to_json();
+        let rhat = json["traces"][3]["rhat"].as_f64().unwrap();
+        assert_eq!(rhat, report.quantities[5].rhat(), "each kept trace carries its R̂");
+        assert!(rhat > RHAT_THRESHOLD);
     }
 
     #[test]

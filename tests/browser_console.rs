@@ -456,6 +456,10 @@ async fn scenario(b: &Browser<'_>) {
         b.server.get(&format!("/v1/models/{lda}/topics/{}/frex?rank=frex&weight=0.5&comparison=siblings&n=20&with=intervals", topic.as_str().unwrap())).await;
     assert_eq!(bars.as_u64(), Some(sure["words"].as_array().expect("words").len() as u64), "{sure}");
     b.screenshot("explorer").await;
+    // At 1280 px the word table, intervals and all, fits its box: no column scrolls off.
+    let hidden = b.js("return [...document.querySelectorAll('[data-testid=topic-detail] .table-wrap')].map(w => w.scrollWidth - w.clientWidth);").await;
+    let hidden: Vec<f64> = hidden.as_array().expect("widths").iter().map(|x| x.as_f64().expect("a width")).collect();
+    assert!(!hidden.is_empty() && hidden.iter().all(|&x| x <= 1.0), "px of the topic detail's tables scrolled out of view at 1280 px: {hidden:?}");
     let weight = slider_ranks_like_the_api(b, &lda, &[0.8, 0.2, 1.0, 0.0]).await;
     scatter_has_a_point_per_word(b, &corpus_id, &lda, 1, weight).await;
     b.screenshot_at("[data-testid=topic-detail]", "topic-detail").await;
@@ -473,8 +477,10 @@ async fn scenario(b: &Browser<'_>) {
     b.no_console_errors("HPC explorer").await;
     b.accessible("HPC explorer").await;
     predict_shows_bars(b, &hpc, "hpc").await;
+    without_a_test_split(b, &corpus_id).await;
 
     effects_view(b).await;
+    lists_show_inputs_and_convergence(b, &corpus_id).await;
 
     // Phone width (390 × 844): the explorer opens, the page itself never scrolls
     // sideways (wide tables and plots scroll inside their own boxes), and it passes the
@@ -719,14 +725,18 @@ async fn scatter_has_a_point_per_word(b: &Browser<'_>, corpus: &str, model: &str
     };
     b.until_eq("points in the scatter", &json!(words.len()), count("every word")).await;
     b.until_eq("highlighted points in the scatter", &json!(LABELLED), count("top FREX words")).await;
-    let mut top: Vec<&str> = words[..LABELLED].to_vec();
-    top.sort_unstable();
-    let labels = move || async move {
-        let mut shown: Vec<String> = serde_json::from_value(b.js("return [...document.querySelectorAll('[data-testid=frex-scatter] g[aria-description=\"top FREX word labels\"] text')].map(t => t.textContent);").await).expect("labels");
-        shown.sort_unstable();
-        json!(shown)
-    };
-    b.until_eq("the scatter's labelled words", &json!(top), labels).await;
+    // Labels: only top FREX words, the first of them always (nothing is placed before
+    // it), and no two overlapping (a word whose label would not fit is named on hover).
+    let top = &words[..LABELLED];
+    let shown = b.until("(l => l.length && l)([...document.querySelectorAll('[data-testid=frex-scatter] g[aria-description=\"top FREX word labels\"] text')].map(t => t.textContent))", "the scatter's labels", WAIT).await;
+    let shown: Vec<String> = serde_json::from_value(shown).expect("labels");
+    assert!(shown.iter().all(|w| top.contains(&w.as_str())), "labels {shown:?} are among the top {LABELLED} {top:?}");
+    assert!(shown.iter().any(|w| w == top[0]), "the first FREX word {} is labelled: {shown:?}", top[0]);
+    let overlapping = b
+        .js("const r = [...document.querySelectorAll('[data-testid=frex-scatter] g[aria-description=\"top FREX word labels\"] text')].map(t => t.getBoundingClientRect());
+             return r.flatMap((a, i) => r.slice(i + 1).filter(b => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1).map(() => i)).length;")
+        .await;
+    assert_eq!(overlapping, json!(0), "no two labels of the scatter overlap");
 }
 
 /// Rename `topic` in the table; the name must show at once, after a reload and in the API.
@@ -785,31 +795,97 @@ async fn predict_shows_bars(b: &Browser<'_>, model: &str, shot: &str) {
     b.no_console_errors("predict").await;
 }
 
-/// A DCNT fitted with covariates (through the API): the explorer's Effects section
-/// draws lines with bands along the date and, with a contrast between two levels,
-/// dots with whiskers of the differences, one per topic as the API answers.
+/// An HPC model fitted without a test split: the explorer says it has no label scores
+/// and asks the API for none (no request of the page fails), and offers no evaluation.
+async fn without_a_test_split(b: &Browser<'_>, corpus_id: &str) {
+    let job = b.server.submit(corpus_id, "hpc", json!({"iterations": 4, "burn_in": 2, "thin": 1, "test_fraction": 0.0, "validation_fraction": 0.0}), 3).await;
+    let done = b.server.wait(job["id"].as_str().expect("job id"), FIT_WAIT).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    b.open(&format!("#/models/{}", done["model_id"].as_str().expect("model id"))).await;
+    b.find("[data-testid=no-evaluation]").await;
+    b.until("document.querySelector('#h-intertopic-map ~ div svg')", "the intertopic map", WAIT).await;
+    let offered = b.js("return [...document.querySelectorAll('main button')].some(x => /test split/i.test(x.textContent));").await;
+    assert_eq!(offered, json!(false), "no evaluation is offered");
+    b.no_console_errors("a model without a test split").await;
+}
+
+/// The corpus page lists a corpus' covariates; the fit form offers them as pickers: a box
+/// per covariate, a reference-level picker for a chosen categorical one (its levels as
+/// the corpus counts them), a spline-columns box for a chosen date.
+async fn covariates_in_the_corpus_and_the_form(b: &Browser<'_>, corpus_id: &str) {
+    b.open(&format!("#/corpora/{corpus_id}")).await;
+    let rows = b.until("document.querySelectorAll('[data-testid=corpus-covariates] tbody tr').length", "the covariates table", WAIT).await;
+    assert_eq!(rows, json!(2), "party and published");
+    b.accessible("corpus").await;
+    b.open(&format!("#/fit?family=dcnt&corpus={corpus_id}")).await;
+    let listed = b
+        .until(
+            "(l => l.length && l)([...document.querySelectorAll('[data-testid=covariate-picker] input')].map(i => i.dataset.covariate))",
+            "the covariate pickers",
+            WAIT,
+        )
+        .await;
+    assert_eq!(listed, json!(["party", "published"]), "the corpus' covariates, by name");
+    b.click("[data-testid=covariate-picker] input[data-covariate=party]").await;
+    b.click("[data-testid=covariate-picker] input[data-covariate=published]").await;
+    let levels = b.js("return [...document.querySelectorAll('[data-testid=reference-picker] select[data-reference=party] option')].map(o => o.textContent.split(' (')[0]);").await;
+    assert_eq!(levels, json!(["blue", "green", "red"]), "party's levels, the reference first");
+    b.find("[data-testid=spline-picker] input[data-spline=published]").await;
+    let folded = b.js("return !document.querySelector('[data-testid=advanced-params]').open && !!document.querySelector('[data-testid=advanced-params] [data-field=\"params.heldout_chain_length\"]');").await;
+    assert_eq!(folded, json!(true), "advanced parameters start folded");
+    b.screenshot("fit-form-covariates").await;
+    b.no_console_errors("fit form with covariates").await;
+    b.accessible("fit form with covariates").await;
+}
+
+/// A DCNT fitted with covariates (through the API). The corpus page lists them; the fit
+/// form offers them as pickers; the explorer's Effects section draws small multiples
+/// along the date, each panel titled with its topic's name, with the documents' values
+/// as a rug and, since the reference level's documents span only part of the dates, a
+/// note that the curves extrapolate; with a contrast between two levels, a row per
+/// topic with a dot per level and the differences, one per topic as the API answers.
 async fn effects_view(b: &Browser<'_>) {
     let docs: Vec<Value> = appstream_docs(DOCS)
         .into_iter()
         .enumerate()
         .map(|(i, mut d)| {
-            let party = ["green", "blue", "red"][i % 3];
-            d["covariates"] = json!({"party": party, "published": format!("20{}-06-01", 10 + i % 10)});
+            // "blue", the reference level (the most frequent: 34 of 100), is dated 2010
+            // to 2014 only; the others 2010 to 2019.
+            let party = ["blue", "green", "red"][i % 3];
+            let year = if party == "blue" { 10 + i % 5 } else { 10 + i % 10 };
+            d["covariates"] = json!({"party": party, "published": format!("20{year}-06-01")});
             d
         })
         .collect();
     let corpus = b.server.upload(json!({"name": "with-covariates", "documents": docs})).await;
+    let corpus_id = corpus["id"].as_str().expect("corpus id").to_string();
+    covariates_in_the_corpus_and_the_form(b, &corpus_id).await;
     let params = json!({"topics": 3, "iterations": 12, "burn_in": 6, "thin": 2, "covariates": ["published", "party"], "splines": {"published": 4}});
-    let job = b.server.submit(corpus["id"].as_str().expect("corpus id"), "dcnt", params, 5).await;
+    let job = b.server.submit(&corpus_id, "dcnt", params, 5).await;
     let done = b.server.wait(job["id"].as_str().expect("job id"), FIT_WAIT).await;
     assert_eq!(done["status"], "succeeded", "{done}");
     let model = done["model_id"].as_str().expect("model id").to_string();
     b.open(&format!("#/models/{model}")).await;
     b.until("document.querySelector('#effects-out figure svg')", "the effects along the first covariate", WAIT).await;
     let caption = b.js("return document.querySelector('#effects-out figure.chart > figcaption').textContent;").await;
-    assert_eq!(caption, json!("Topic shares by published"));
+    assert!(caption.as_str().is_some_and(|c| c.starts_with("Expected topic share by published (party = ")), "{caption}");
     let bands = b.js("return document.querySelectorAll('#effects-out g[aria-label=area] path').length;").await;
     assert_eq!(bands, json!(3), "a band per topic");
+    // Each panel is titled with its topic's id and top words, as the API ranks them.
+    let (_, named) = b.server.get(&format!("/v1/models/{model}/topics?rank=frex&weight=0.5&n=3")).await;
+    let plotted = b.js("return document.querySelector('#effects-out figure.chart svg').textContent;").await;
+    for t in named["topics"].as_array().expect("topics") {
+        let first = t["words"][0]["word"].as_str().expect("a word");
+        assert!(plotted.as_str().unwrap().contains(&format!("{} · {first}", t["id"])), "topic {} is named in the plot: {plotted}", t["id"]);
+    }
+    // The rug: the documents' values the API gives, drawn in every panel.
+    let (_, answer) = b.server.get(&format!("/v1/models/{model}/effects?covariate=published")).await;
+    let support = &answer["support"];
+    let values = support["values"].as_array().unwrap_or_else(|| panic!("effects along a date carry the documents' values: {answer}")).len();
+    assert!(support["max"].as_f64().unwrap() < 2015.0, "the reference level's documents end in 2014: {support}");
+    let ticks = b.js("return document.querySelectorAll('#effects-out g[aria-description=\"documents\\' values (rug)\"] line').length;").await;
+    assert_eq!(ticks, json!(3 * values), "a rug tick per value in each of the 3 panels");
+    b.find("[data-testid=effects-extrapolation]").await;
     b.no_console_errors("effects").await;
     b.accessible("effects").await;
     b.find("#effects-covariate").await.select_by_value("party").await.expect("choose party");
@@ -822,6 +898,45 @@ async fn effects_view(b: &Browser<'_>) {
         b.js("return [...document.querySelectorAll('#effects-out figure.chart')].map(f => f.querySelectorAll('g[aria-label=dot] circle').length);").await;
     let topics = answer["topics"].as_array().expect("topics").len();
     assert_eq!(dots, json!([3 * topics, topics]), "a dot per level and topic, and one difference per topic: {answer}");
+    let levels = b.js("return [...document.querySelectorAll('#effects-out figure.chart')][0].textContent;").await;
+    for level in ["green", "blue", "red"] {
+        assert!(levels.as_str().unwrap().contains(level), "the legend names level {level}: {levels}");
+    }
     b.screenshot_at("#h-effects", "effects").await;
     b.no_console_errors("effects contrast").await;
+}
+
+/// The models list names each model's corpus and shows its family, K, chains and
+/// convergence as the API reports them (for an LDA of two chains with 30 kept draws
+/// each); the jobs list shows the same convergence flag beside each fit. Both pass the
+/// audit.
+async fn lists_show_inputs_and_convergence(b: &Browser<'_>, corpus_id: &str) {
+    let params = json!({"topics": LDA_TOPICS, "iterations": 40, "burn_in": 10, "thin": 1, "chains": 2});
+    let job = b.server.submit(corpus_id, "lda", params, 9).await;
+    let done = b.server.wait(job["id"].as_str().expect("job id"), FIT_WAIT).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let lda = done["model_id"].as_str().expect("model id");
+    b.open("#/models").await;
+    b.until("document.querySelectorAll('[aria-label=\\'Model list\\'] tbody tr').length", "the models list", WAIT).await;
+    let row = b.js(&format!("return [...document.querySelector('[aria-label=\\'Model list\\'] tbody tr a[href=\\'#/models/{lda}\\']').closest('tr').cells].map(c => c.textContent);")).await;
+    let (_, model) = b.server.get(&format!("/v1/models/{lda}")).await;
+    let rhat = model["diagnostics"]["convergence"]["max_rhat"].as_f64().unwrap_or_else(|| panic!("a two-chain LDA reports R̂: {}", model["diagnostics"]));
+    let cells: Vec<&str> = row.as_array().expect("cells").iter().map(|c| c.as_str().expect("text")).collect();
+    assert_eq!(&cells[1..5], ["lda", &LDA_TOPICS.to_string(), "browser-fixture", "2"], "family, K, corpus by name, chains: {cells:?}");
+    // Printed as the console prints numbers: three decimals, trailing zeros dropped.
+    let shown = format!("{rhat:.3}").trim_end_matches('0').trim_end_matches('.').to_string();
+    assert!(cells[5].starts_with(&format!("R̂ {shown}")), "the largest R̂, {rhat}: {cells:?}");
+    b.no_console_errors("models list").await;
+    b.accessible("models list").await;
+    b.open("#/jobs").await;
+    let flags = b
+        .until(
+            "(n => n > 0 && n)([...document.querySelectorAll('main tbody td')].filter(td => td.textContent.startsWith('R̂ ')).length)",
+            "the jobs' convergence",
+            WAIT,
+        )
+        .await;
+    assert!(flags.as_u64().unwrap() >= 1, "the fit with a report is flagged: {flags}");
+    b.no_console_errors("jobs list").await;
+    b.accessible("jobs list").await;
 }

@@ -1,7 +1,9 @@
 // A form generated from a JSON Schema object (a family's `params_schema`, or the
 // OpenAPI `Preprocess` schema): one labelled control per property with its default,
 // bounds and description, and a place beside each control for the server's
-// problem+json error naming it. Why it exists: no form is ever written by hand per
+// problem+json error naming it. The properties the schema lists in `x-basic` come
+// first; the rest fold under "Advanced parameters". A page may supply its own control
+// for a property (the fit form's covariate pickers). Why it exists: no form is ever written by hand per
 // model family, so a new family or parameter appears in the console by itself.
 
 import { h, newId } from "./ui.js";
@@ -99,15 +101,16 @@ const isDefault = (value, def) => def !== undefined && def !== null && JSON.stri
  * defaults, and a schema shared by two families (HPC and PCM) declares defaults that
  * only one of them takes (PCM's `topics`, which an HPC fit refuses).
  */
-export function schemaForm(schema, { fieldPrefix = "", describe = true } = {}) {
+export function schemaForm(schema, { fieldPrefix = "", describe = true, custom = {} } = {}) {
   // In the spec's order (`x-property-order`; JSON objects arrive with sorted keys).
   const order = schema["x-property-order"] || [];
   const rank = (name) => (order.indexOf(name) < 0 ? order.length : order.indexOf(name));
   const props = Object.entries(schema.properties || {}).sort(([a], [b]) => rank(a) - rank(b));
   const controls = new Map();
   const errors = new Map();
+  const basic = Array.isArray(schema["x-basic"]) ? new Set(schema["x-basic"]) : null;
   const fields = props.map(([name, prop]) => {
-    const { el, read } = control(name, prop);
+    const { el, read, group } = custom[name] ? custom[name](name, prop) : control(name, prop);
     el.id = newId(`p-${name}`);
     const helpId = newId("help");
     const errId = newId("err");
@@ -116,14 +119,24 @@ export function schemaForm(schema, { fieldPrefix = "", describe = true } = {}) {
     controls.set(name, { read, el, def: prop.default });
     errors.set(name, err);
     const [first, rest] = describe ? splitFirstSentence(prop.description || "") : ["", ""];
-    const label = h("label", { for: el.id }, name);
-    const parts = el.type === "checkbox" ? [el, " ", label] : [label, el];
     const help = h("small", { class: "help", id: helpId }, `${first}${bounds(prop)}`);
     const more = rest ? h("details", { class: "help" }, h("summary", {}, `More about ${name}`), rest) : null;
-    return h("div", { class: el.type === "checkbox" ? "field check" : "field", "data-field": `${fieldPrefix}${name}` }, parts, help, err, more);
+    if (group) {
+      el.setAttribute("tabindex", "-1");
+      const field = h("fieldset", { class: "field group", "data-field": `${fieldPrefix}${name}`, "aria-describedby": `${helpId} ${errId}` }, h("legend", {}, name), el, help, err, more);
+      return { name, field };
+    }
+    const label = h("label", { for: el.id }, name);
+    const parts = el.type === "checkbox" ? [el, " ", label] : [label, el];
+    return { name, field: h("div", { class: el.type === "checkbox" ? "field check" : "field", "data-field": `${fieldPrefix}${name}` }, parts, help, err, more) };
   });
+  const advanced = basic ? fields.filter((f) => !basic.has(f.name)) : [];
+  const shown = basic ? fields.filter((f) => basic.has(f.name)) : fields;
+  const fold = advanced.length
+    ? h("details", { class: "advanced", "data-testid": "advanced-params" }, h("summary", {}, `Advanced parameters (${advanced.length})`), h("div", { class: "grid-inner" }, advanced.map((f) => f.field)))
+    : null;
   return {
-    element: h("div", { class: "schema-fields", style: "display:contents" }, fields),
+    element: h("div", { class: "schema-fields", style: "display:contents" }, shown.map((f) => f.field), fold),
     values() {
       const out = {};
       for (const [name, { read, def }] of controls) {
@@ -144,6 +157,8 @@ export function schemaForm(schema, { fieldPrefix = "", describe = true } = {}) {
       errors.get(name).textContent = problem.detail || problem.title;
       const { el } = controls.get(name);
       el.setAttribute("aria-invalid", "true");
+      const fold = el.closest("details.advanced");
+      if (fold) fold.open = true;
       el.focus();
       return true;
     },

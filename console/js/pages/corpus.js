@@ -1,8 +1,10 @@
-// Corpus page: a corpus' statistics, its preprocessing, the documents dropped at upload
-// and its label tree (collapsible, each label with its number of descendants).
+// Corpus page: a corpus' statistics, its covariates (kind, levels with their counts,
+// range, missing values), its preprocessing, the documents dropped at upload and its
+// label tree (collapsible, each label with its number of descendants).
 
 import { get } from "../api.js";
-import { h, mount, fmtInt, fmtDate } from "../ui.js";
+import { h, mount, table, fmtInt, fmtDate, fmtNum } from "../ui.js";
+import { covariateFormat } from "../effect_plots.js";
 
 /** Nested <details> from [{label, parent}] (null parent = under the root). */
 export function labelTree(labels, onPick, { open = true } = {}) {
@@ -34,9 +36,44 @@ function stats(c) {
     ["Label tree depth", fmtInt(c.tree_depth)],
     ["Dropped empty documents", fmtInt(c.num_dropped_empty)],
     ["Duplicate ids skipped", fmtInt(c.num_duplicates_skipped)],
-    ["Features", (c.features || []).join(", ") || "none"],
+    ["Covariates", (c.covariates || []).map((v) => v.name).join(", ") || "none"],
+    ["Numeric features", (c.features || []).join(", ") || "none"],
   ];
   return h("dl", { class: "stats" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+}
+
+/** Levels shown per categorical covariate before "and N more". */
+const LEVELS_SHOWN = 12;
+
+/** What a covariate holds: its levels with counts, or its range and mean. */
+function covariateValues(v) {
+  if (v.kind === "categorical") {
+    const shown = v.levels.slice(0, LEVELS_SHOWN).map((l, i) => `${l.level} (${fmtInt(l.documents)}${i === 0 ? ", reference" : ""})`);
+    const more = v.levels.length > LEVELS_SHOWN ? `, and ${v.levels.length - LEVELS_SHOWN} more` : "";
+    return `${shown.join(", ")}${more}`;
+  }
+  if (v.min === undefined) return "no value given";
+  const format = covariateFormat(v.kind, [v.min, v.max]);
+  return `${format(v.min)} to ${format(v.max)}, mean ${v.kind === "date" ? format(v.mean) : fmtNum(v.mean)}`;
+}
+
+/** The corpus' covariates, or why there are none. */
+export function covariatesPanel(c) {
+  const covariates = c.covariates || [];
+  const body = covariates.length
+    ? table(
+        [
+          { label: "Covariate", cell: (v) => v.name },
+          { label: "Kind", cell: (v) => v.kind },
+          { label: "Levels (documents) or range", cell: (v) => h("span", { class: "words" }, covariateValues(v)) },
+          { label: "Levels", num: true, cell: (v) => (v.kind === "categorical" ? fmtInt(v.levels.length) : "–") },
+          { label: "Missing", num: true, cell: (v) => fmtInt(v.missing) },
+        ],
+        covariates,
+        { caption: "A categorical covariate's first level is the reference level a fit uses unless told otherwise." },
+      )
+    : h("p", { class: "muted" }, "This corpus has no covariates: documents uploaded with a `covariates` object (numbers, dates or levels) give a model something to explain topic shares by.");
+  return h("section", { class: "panel", "aria-labelledby": "covariates-h", "data-testid": "corpus-covariates" }, h("h2", { id: "covariates-h" }, "Covariates"), body);
 }
 
 export async function render(root, [id]) {
@@ -48,6 +85,7 @@ export async function render(root, [id]) {
     h("h1", {}, `Corpus ${c.name}`),
     h("p", {}, h("a", { href: `#/fit?corpus=${c.id}` }, "Start a fit on this corpus"), " · ", h("a", { href: "#/corpora" }, "All corpora")),
     h("div", { class: "cols" }, h("section", { class: "panel" }, h("h2", {}, "Statistics"), stats(c)), h("section", { class: "panel" }, h("h2", {}, "Preprocessing"), h("pre", {}, JSON.stringify(c.preprocess, null, 2)))),
+    covariatesPanel(c),
     dropped.length || dups.length
       ? h(
           "section",

@@ -1,10 +1,13 @@
 // New-fit page: choose a family, then its input (a corpus or a graph, as the family
 // declares), and fill the parameter form generated from the family's `params_schema`
-// (GET /v1/families). Problems from POST /v1/jobs are shown beside the field they name.
+// (GET /v1/families): basic parameters first, the rest folded, and the covariates,
+// reference levels and splines as pickers over the chosen corpus' covariates. Problems
+// from POST /v1/jobs are shown beside the field they name.
 
 import { get, post, query } from "../api.js";
 import { h, mount, field, problemBox } from "../ui.js";
 import { schemaForm } from "../schema_form.js";
+import { covariateControls } from "../covariate_pickers.js";
 
 async function inputs(kind) {
   const path = kind === "graph" ? "/v1/graphs" : "/v1/corpora";
@@ -26,18 +29,28 @@ export async function render(root, _params, q) {
   const status = h("div", { role: "status" });
   const caps = h("p", { class: "muted" });
   let form = null;
+  let items = [];
 
   async function chooseFamily() {
     const f = families.find((x) => x.name === family.value);
     const kind = f.capabilities.input;
     inputField.querySelector("label").textContent = kind === "graph" ? "Graph" : "Corpus";
-    const items = await inputs(kind);
+    items = await inputs(kind);
     const preselect = q.get(kind === "graph" ? "graph" : "corpus");
     input.replaceChildren(...items.map((i) => h("option", { value: i.id, selected: i.id === preselect }, `${i.name} (${kind === "graph" ? `${i.num_nodes} nodes` : `${i.num_documents} docs, ${i.num_labels} labels`})`)));
     if (!items.length) input.append(h("option", { value: "" }, `no ${kind} uploaded yet`));
     const offered = Object.entries(f.capabilities).filter(([k, v]) => v === true).map(([k]) => k.replaceAll("_", " "));
     caps.textContent = `Fits a ${kind}. Its models offer: ${offered.join(", ") || "nothing beyond the fit"}.`;
-    form = schemaForm(f.params_schema, { fieldPrefix: "params." });
+    buildForm();
+  }
+
+  /** The parameter form for the chosen family over the chosen corpus' covariates. */
+  function buildForm() {
+    const f = families.find((x) => x.name === family.value);
+    const chosen = items.find((i) => i.id === input.value);
+    const known = chosen?.covariates || [];
+    const custom = f.params_schema.properties?.covariates && known.length ? covariateControls(known) : {};
+    form = schemaForm(f.params_schema, { fieldPrefix: "params.", custom });
     paramsBox.replaceChildren(f.params_schema.description ? h("p", { class: "help", style: "grid-column:1/-1" }, f.params_schema.description) : "", form.element);
   }
 
@@ -77,6 +90,7 @@ export async function render(root, _params, q) {
     }
   });
   family.addEventListener("change", () => chooseFamily().catch((err) => status.replaceChildren(problemBox(err))));
+  input.addEventListener("change", buildForm);
   await chooseFamily();
   mount(root, h("h1", {}, "New fit"), h("section", { class: "panel" }, el));
 }

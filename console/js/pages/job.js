@@ -1,19 +1,26 @@
 // Job page: live progress of one job (polled every second while it is queued or
-// running): a progress bar, ETA, the log-likelihood trace and any acceptance rates the
-// sampler reports, plotted as they grow; a cancel button; the model or the result when
-// done, with the fitted model's convergence report (R̂ and ESS) and its warning.
+// running): a progress bar, ETA and the stage the fit is in, the log-likelihood trace
+// with the burn-in marked and the acceptance rates the sampler reported (both stored
+// with the job, so a reload draws them again); a cancel button; the model or the
+// result when done, with the fitted model's convergence report (R̂ and ESS), its
+// warning and the traces of the quantities it flags.
 
 import { get, post } from "../api.js";
 import { h, mount, fmtDate, fmtDuration, fmtNum, fmtInt, problemBox, table } from "../ui.js";
-import { figure, lines, widthOf } from "../charts.js";
+import { figure, lines, traceLines, widthOf } from "../charts.js";
 import { statusBadge, progressOf } from "./jobs.js";
 import { scoresTable } from "./model_extras.js";
 import { convergencePanel } from "./convergence.js";
 
 const POLL_MS = 1000;
 
-/** Progress fields worth plotting over time besides the log-likelihood. */
-const isRate = (key, value) => typeof value === "number" && /accept/i.test(key);
+/** "refit stage, scan 48 of 60 (108 of 120 in all)": where the fit is, by stage. */
+export function iterationText(p) {
+  const overall = p.total ? `${fmtInt(p.iteration)} of ${fmtInt(p.total)}` : fmtInt(p.iteration);
+  const s = p.stage;
+  if (!s || !s.name) return overall;
+  return `${s.name}, iteration ${fmtInt(s.iteration)} of ${fmtInt(s.of)} (${overall} in all)`;
+}
 
 function summary(job) {
   const p = job.progress || {};
@@ -21,7 +28,7 @@ function summary(job) {
     ["Status", statusBadge(job.status)],
     ["Kind", job.kind],
     ["Model family", job.model],
-    ["Iteration", p.total ? `${fmtInt(p.iteration)} of ${fmtInt(p.total)}` : fmtInt(p.iteration)],
+    ["Iteration", iterationText(p)],
     ["Elapsed", fmtDuration(p.elapsed_s)],
     ["ETA", job.status === "running" ? fmtDuration(p.eta_s) : "–"],
     ["Log-likelihood per token", fmtNum(p.loglik_per_token, 4)],
@@ -87,7 +94,6 @@ export async function render(root, [id]) {
   const status = h("div", { role: "status" });
   const progress = h("progress", { id: "job-progress", max: 1, value: 0, "aria-label": "Job progress" });
   const cancel = h("button", { class: "secondary" }, "Cancel job");
-  const rates = [];
   let timer = null;
   let stopped = false;
   cancel.addEventListener("click", async () => {
@@ -117,24 +123,31 @@ export async function render(root, [id]) {
     progress.value = progressOf(job);
     cancel.hidden = !active;
     mount(head, summary(job));
+    const p = job.progress || {};
     // A fit of several chains runs them one after another: each chain's trace is drawn
     // over its own iterations, one line per chain (the classic trace plot).
     const chains = Number(job.params?.chains) || 1;
-    const perChain = job.kind === "fit" && chains > 1 && Number(job.params?.iterations) > 0 ? Number(job.params.iterations) : null;
-    const points = trace.points
-      .filter((p) => p.loglik_per_token !== null && p.loglik_per_token !== undefined)
-      .map((p) => (perChain ? { x: p.iteration - Math.floor((p.iteration - 1) / perChain) * perChain, y: p.loglik_per_token, series: `chain ${Math.floor((p.iteration - 1) / perChain)}` } : { x: p.iteration, y: p.loglik_per_token }));
+    const iterations = Number(job.params?.iterations) || 0;
+    const perChain = job.kind === "fit" && chains > 1 && iterations > 0 && (!p.total || p.total <= chains * iterations) ? iterations : null;
+    const place = (it) => (perChain ? { x: it - Math.floor((it - 1) / perChain) * perChain, series: `chain ${Math.floor((it - 1) / perChain)}` } : { x: it });
+    const points = trace.points.filter((q) => q.loglik_per_token !== null && q.loglik_per_token !== undefined).map((q) => ({ ...place(q.iteration), y: q.loglik_per_token }));
+    const burnIn = job.kind === "fit" && Number.isFinite(Number(job.params?.burn_in)) ? Number(job.params.burn_in) : null;
     const w = widthOf(traceBox);
-    const plot = () => lines(points, { width: w, x: perChain ? "iteration of its chain" : "iteration", y: "log-likelihood / token", series: Boolean(perChain) });
-    mount(traceBox, points.length ? figure(perChain ? `Log-likelihood per token, ${chains} chains` : "Log-likelihood per token", plot(), `trace-${id.slice(0, 8)}`) : job.kind === "fit" ? h("p", { class: "muted" }, active ? "No log-likelihood yet." : "No log-likelihood was recorded.") : null);
-    const p = job.progress || {};
-    for (const [k, v] of Object.entries(p)) if (isRate(k, v) && !rates.some((r) => r.x === p.iteration && r.series === k)) rates.push({ x: p.iteration, y: v, series: k });
-    const latest = Object.entries(p).filter(([k, v]) => isRate(k, v));
-    const plotted = new Set(rates.map((r) => r.x)).size > 1;
+    const xLabel = perChain ? "iteration of its chain" : "iteration";
+    const plot = () => traceLines(points, { width: w, x: xLabel, y: "log-likelihood / token", series: Boolean(perChain), burnIn });
+    mount(
+      traceBox,
+      points.length ? figure(perChain ? `Log-likelihood per token, ${chains} chains` : "Log-likelihood per token", plot(), `trace-${id.slice(0, 8)}`) : job.kind === "fit" ? h("p", { class: "muted" }, active ? "No log-likelihood yet." : "No log-likelihood was recorded.") : null,
+      points.length && burnIn ? h("p", { class: "help" }, `Shaded: the burn-in (${fmtInt(burnIn)} iterations${perChain ? " of each chain" : ""}), discarded before posterior means and diagnostics.`) : null,
+    );
+    // Acceptance rates as stored with each trace point (at the log-likelihood's
+    // cadence), so they survive a reload.
+    const rates = trace.points.flatMap((q) => Object.entries(q.rates || {}).map(([k, v]) => ({ ...place(q.iteration), y: v, series: perChain ? `${k}, ${place(q.iteration).series}` : k })));
+    const latest = Object.entries(p).filter(([k, v]) => typeof v === "number" && /_acceptance$/.test(k));
     mount(
       rateBox,
-      plotted ? figure("Acceptance rates", lines(rates, { width: w, x: "iteration", y: "rate", series: true }), `acceptance-${id.slice(0, 8)}`) : null,
-      latest.length ? h("p", { class: "muted" }, `Latest acceptance rates (plotted from what this page sees while the job runs): ${latest.map(([k, v]) => `${k} ${fmtNum(v)}`).join(", ")}.`) : null,
+      rates.length > 1 ? figure("Acceptance rates", lines(rates, { width: w, x: xLabel, y: "rate", series: true }), `acceptance-${id.slice(0, 8)}`) : null,
+      latest.length ? h("p", { class: "muted" }, `Latest acceptance rates: ${latest.map(([k, v]) => `${k} ${fmtNum(v)}`).join(", ")}.`) : null,
       h("details", {}, h("summary", {}, "Every progress field"), h("pre", {}, JSON.stringify(p, null, 2))),
     );
     mount(convergenceBox, convergencePanel(job.convergence));

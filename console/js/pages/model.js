@@ -8,7 +8,7 @@ import { h, mount, fmtDate, fmtInt, download, shortId } from "../ui.js";
 import { topicsSection } from "./topics.js";
 import { topicMapSection, evaluationSection, correlationsSection, communitiesSection, predictSection, heldoutSection } from "./model_extras.js";
 import { effectsSection, fittedCovariates } from "./effects.js";
-import { convergencePanel } from "./convergence.js";
+import { convergencePanel, convergenceFlag, convergenceCaution } from "./convergence.js";
 
 async function capabilitiesOf(model) {
   if (model.capabilities) return model.capabilities;
@@ -23,6 +23,7 @@ function header(model) {
     ["Fitted on", model.corpus_id ? h("a", { href: `#/corpora/${model.corpus_id}` }, `corpus ${shortId(model.corpus_id)}`) : `graph ${shortId(model.graph_id)}`],
     ["Job", h("a", { href: `#/jobs/${model.job_id}` }, shortId(model.job_id))],
     ["Seed", String(model.seed)],
+    ["Convergence", convergenceFlag(model.diagnostics?.convergence)],
     ["Created", fmtDate(model.created_at)],
   ];
   return h(
@@ -41,7 +42,7 @@ export async function render(root, [id]) {
   const sections = [];
   if (caps.topic_tables) {
     const topics = topicsSection(model, stops);
-    sections.push(topics, topicMapSection(model, (id) => {
+    sections.push(convergenceCaution(model, "these topics"), topics, topicMapSection(model, (id) => {
       topics.selectTopic(id);
       topics.scrollIntoView({ behavior: "smooth" });
     }));

@@ -6,6 +6,7 @@
 import { get, post } from "../api.js";
 import { h, mount, table, field, fmtNum, fmtInt, problemBox, shortId } from "../ui.js";
 import { figure, topicMap, heatmap, hbars, widthOf } from "../charts.js";
+import { topicNames } from "../topic_names.js";
 
 /** A panel whose body `fill(body)` loads after the panel is on the page. */
 function panel(title, fill) {
@@ -16,15 +17,104 @@ function panel(title, fill) {
   return section;
 }
 
+/** Topics whose id the map prints without zoom: the largest, so ids do not pile up. */
+const MAP_IDS = 30;
+/** Words in the bars beside the map (LDAvis shows 30; these are FREX-ranked). */
+const MAP_WORDS = 15;
+
+/** The domain that shows `topics` magnified `zoom` times around `centre`. */
+function zoomDomain(topics, zoom, centre) {
+  if (zoom <= 1 || !topics.length) return null;
+  const span = (key) => {
+    const values = topics.map((t) => t[key]);
+    return (Math.max(...values) - Math.min(...values)) || 1;
+  };
+  const half = (key) => span(key) / (2 * zoom);
+  return { x: [centre.x - half("x"), centre.x + half("x")], y: [centre.y - half("y"), centre.y + half("y")] };
+}
+
+/**
+ * The intertopic map (LDAvis' left half) with its right half: the hovered or chosen
+ * topic's top words as bars. Zoom around the chosen topic, search names and words, and
+ * hide topics below a share, for models with many topics.
+ */
 export function topicMapSection(model, onSelect) {
   return panel("Intertopic map", async (body) => {
-    const map = await get(`/v1/models/${model.id}/topic-map`);
-    const plot = topicMap(map.topics, { width: widthOf(body, 760), explained: map.explained, onSelect: (d) => onSelect(d.id) });
+    const [map, names] = await Promise.all([get(`/v1/models/${model.id}/topic-map`), topicNames(model.id)]);
+    const topics = map.topics.map((t) => ({ ...t, label: names.label(t.id), words: (names.byId.get(t.id)?.words || []).map((w) => w.word) }));
+    const state = { zoom: 1, centre: null, query: "", minShare: 0, chosen: null };
+    const search = h("input", { type: "search", id: "map-search", placeholder: "a name or a word", autocomplete: "off" });
+    const zoom = h("input", { type: "range", id: "map-zoom", min: 1, max: 8, step: 0.5, value: 1 });
+    const share = h("input", { type: "range", id: "map-share", min: 0, max: 5, step: 0.1, value: 0 });
+    const shareShown = h("output", {}, "0 %");
+    const plotBox = h("div", { "data-testid": "topic-map" });
+    const wordsBox = h("div", { "data-testid": "map-words", "aria-live": "polite" });
+    const wordCache = new Map();
+    let hoverTimer = null;
+
+    async function showWords(d) {
+      if (!d) return;
+      if (!wordCache.has(d.id)) wordCache.set(d.id, get(`/v1/models/${model.id}/topics/${d.id}/frex?rank=frex&weight=0.5&n=${MAP_WORDS}`));
+      try {
+        const answer = await wordCache.get(d.id);
+        const rows = answer.words.map((w) => ({ label: w.word, value: w.frequency }));
+        mount(wordsBox, figure(`Top words of topic ${names.short(d.id)}`, hbars(rows, { width: widthOf(wordsBox, 380), x: "frequency in the topic" }), `map-words-${shortId(model.id)}-${d.id}`));
+      } catch (err) {
+        mount(wordsBox, problemBox(err));
+      }
+    }
+    const hover = (d) => {
+      clearTimeout(hoverTimer);
+      hoverTimer = setTimeout(() => showWords(d || state.chosen), 120);
+    };
+    function draw() {
+      const q = state.query.toLowerCase();
+      const matches = (t) => !q || t.label.toLowerCase().includes(q) || t.words.some((w) => w.toLowerCase().includes(q));
+      const dimmed = new Set(topics.filter((t) => t.proportion * 100 < state.minShare || !matches(t)).map((t) => t.id));
+      const centre = state.centre || { x: topics.reduce((s, t) => s + t.x, 0) / topics.length, y: topics.reduce((s, t) => s + t.y, 0) / topics.length };
+      const labelled = new Set([...topics].sort((a, b) => b.proportion - a.proportion).slice(0, Math.round(MAP_IDS * state.zoom)).map((t) => t.id));
+      const plot = topicMap(topics, {
+        width: widthOf(plotBox, 700),
+        explained: map.explained,
+        domain: zoomDomain(topics, state.zoom, centre),
+        dimmed,
+        labelled: topics.length > MAP_IDS ? labelled : null,
+        onHover: hover,
+        onSelect: (d) => {
+          state.chosen = d;
+          state.centre = d;
+          showWords(d);
+          onSelect(d.id);
+        },
+      });
+      const hidden = dimmed.size ? `${dimmed.size} of ${topics.length} topics faded by the search or the share filter.` : "";
+      mount(plotBox, figure("Intertopic map", plot, `topic-map-${shortId(model.id)}`), h("p", { class: "muted", role: "status" }, hidden));
+    }
+    search.addEventListener("input", () => {
+      state.query = search.value.trim();
+      draw();
+    });
+    zoom.addEventListener("input", () => {
+      state.zoom = Number(zoom.value);
+      draw();
+    });
+    share.addEventListener("input", () => {
+      state.minShare = Number(share.value);
+      shareShown.textContent = `${share.value} %`;
+      draw();
+    });
+    const shareField = field("Hide topics below a share of", share);
+    shareField.querySelector("label").append(" ", shareShown);
     mount(
       body,
-      h("p", { class: "help" }, "Topics placed by classical scaling of their Jensen–Shannon divergences; circle area is the topic's share of tokens. Click a circle to open the topic."),
-      figure("Intertopic map", plot, `topic-map-${shortId(model.id)}`),
+      h("p", { class: "help" }, "Topics placed by classical scaling of their Jensen–Shannon divergences; circle area is the topic's share of tokens. Hover a circle for its words, click one to open the topic; zoom centres on the last topic clicked."),
+      h("div", { class: "toolbar" }, field("Search topics", search), field("Zoom", zoom), shareField),
+      h("div", { class: "map-cols" }, plotBox, wordsBox),
     );
+    draw();
+    const largest = [...topics].sort((a, b) => b.proportion - a.proportion)[0];
+    state.chosen = largest;
+    showWords(largest);
   });
 }
 
@@ -48,22 +138,12 @@ export function scoresTable(evaluation) {
 
 export function evaluationSection(model) {
   return panel("Label evaluation", async (body) => {
-    let answer;
-    try {
-      answer = await get(`/v1/models/${model.id}/evaluation`);
-    } catch (err) {
-      if (err.status !== 404) throw err;
-      const start = h("button", {}, "Score the test split (starts a job)");
-      start.addEventListener("click", async () => {
-        try {
-          const job = await post(`/v1/models/${model.id}/evaluation`);
-          location.hash = `#/jobs/${job.id}`;
-        } catch (e) {
-          body.append(problemBox(e));
-        }
-      });
-      return mount(body, h("p", { class: "muted" }, err.message), start);
+    // Only a model fitted with a test split has scores (and only such a model can be
+    // scored again): ask for none from a model without one.
+    if (!model.diagnostics?.evaluation) {
+      return mount(body, h("p", { class: "muted", "data-testid": "no-evaluation" }, "This model was fitted without a test split, so it has no label scores. Fit with a test split (the param test_fraction, or documents tagged test) to see them here."));
     }
+    const answer = await get(`/v1/models/${model.id}/evaluation`);
     const ev = answer.evaluation;
     const base = new Map(ev.most_frequent_baseline.per_label.map((l) => [l.label, l.f1]));
     const perLabel = [...ev.model.per_label].sort((a, b) => b.documents - a.documents);
@@ -92,8 +172,8 @@ export function evaluationSection(model) {
 
 export function correlationsSection(model) {
   return panel("Topic correlations", async (body) => {
-    const c = await get(`/v1/models/${model.id}/correlations`);
-    const labels = c.topics.map(String);
+    const [c, names] = await Promise.all([get(`/v1/models/${model.id}/correlations`), topicNames(model.id)]);
+    const labels = c.topics.map((id) => names.short(id));
     mount(
       body,
       h("p", { class: "help" }, `Monte Carlo correlation of topic weights over ${fmtInt(c.draws)} draws.`),
@@ -125,15 +205,6 @@ export function communitiesSection(model) {
   });
 }
 
-/** "3 Games" / "12 Utility" / "4": how a prediction bar names topic i (read at call time,
- * so a rename shows at the next prediction). */
-async function topicNames(model) {
-  const { topics } = await get(`/v1/models/${model.id}/topics?n=1`);
-  const names = [];
-  for (const t of topics) names[t.id] = `${t.id}${t.name ? ` ${t.name}` : t.label ? ` ${t.label}` : ""}`;
-  return names;
-}
-
 export function predictSection(model, caps) {
   return panel("Predict", async (body) => {
     const text = h("textarea", { id: "predict-text", rows: 5, placeholder: "Paste a document's text" });
@@ -149,8 +220,11 @@ export function predictSection(model, caps) {
         const answer = await post(`/v1/models/${model.id}/predict`, request);
         const p = answer.predictions[0];
         const w = widthOf(out, 700);
-        const names = await topicNames(model);
-        const topics = p.topic_proportions.map((v, i) => ({ label: names[i] || `topic ${i}`, value: v, interval: p.topic_proportion_intervals?.[i] })).sort((a, b) => b.value - a.value).slice(0, 12);
+        const names = await topicNames(model.id);
+        const topics = p.topic_proportions
+          .map((v, i) => ({ label: names.short(i), value: v, lower: p.topic_proportion_intervals?.[i]?.lower, upper: p.topic_proportion_intervals?.[i]?.upper }))
+          .sort((a, b) => b.value - a.value)
+          .slice(0, 12);
         const unknown = p.unknown_tokens ?? p.oov_tokens;
         const parts = [h("p", { class: "muted" }, `${fmtInt(p.tokens)} tokens in the vocabulary, ${fmtInt(unknown)} unknown to the model.`)];
         for (const w of answer.warnings || []) parts.push(h("p", { class: "error", role: "note" }, w.detail));
@@ -166,7 +240,7 @@ export function predictSection(model, caps) {
               [
                 { label: "Topic", cell: (t) => t.label },
                 { label: "Proportion", num: true, cell: (t) => fmtNum(t.value) },
-                { label: "95 % interval", cell: (t) => `${fmtNum(t.interval.lower)} – ${fmtNum(t.interval.upper)}` },
+                { label: "95 % interval", cell: (t) => `${fmtNum(t.lower)} – ${fmtNum(t.upper)}` },
               ],
               topics,
               { caption: "How sure: the document's posterior given the topics (Dirichlet draws at each fold-in sweep)" },

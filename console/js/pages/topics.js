@@ -8,6 +8,7 @@ import { get, patch, request, query } from "../api.js";
 import { h, mount, table, bar, field, fmtPct, fmtNum, download, problemBox, shortId } from "../ui.js";
 import { figure, frexScatter, widthOf } from "../charts.js";
 import { labelTree } from "./corpus.js";
+import { topicNames, forgetTopicNames } from "../topic_names.js";
 
 const TABLE_WORDS = 8;
 const DETAIL_WORDS = 20;
@@ -35,6 +36,7 @@ function nameCell(model, topic, onRenamed) {
       try {
         const answer = await patch(`/v1/models/${model.id}/topics/${topic.id}`, { name: input.value.trim() || null });
         topic.name = answer.topic.name;
+        forgetTopicNames(model.id);
         onRenamed(topic);
         show();
       } catch (err) {
@@ -86,38 +88,67 @@ function wordBars(words, intervals) {
 }
 
 const REPRESENTATIVE = 5;
+/** The coherence measures the service computes ([value, what the picker says]). */
+const COHERENCE_MEASURES = [
+  ["c_npmi", "NPMI (c_npmi)"],
+  ["u_mass", "UMass (u_mass)"],
+  ["c_v", "C_V (c_v)"],
+  ["c_uci", "UCI (c_uci)"],
+];
+
+/** A document's `meta` as "key: value" lines (nested values as compact JSON). */
+function metaCell(meta) {
+  if (!meta || !Object.keys(meta).length) return h("span", { class: "muted" }, "–");
+  return h(
+    "dl",
+    { class: "meta" },
+    Object.entries(meta).map(([k, v]) => [h("dt", {}, k), h("dd", {}, typeof v === "string" ? v : JSON.stringify(v))]),
+  );
+}
 
 /** The documents with the highest share of `topic` (the API's representative documents):
- *  id, share as a bar, first words, and the document's three largest topics. */
+ *  id, share as a bar, the document's text as uploaded (else its first words), its `meta`, and its three
+ *  largest topics by name. */
 async function representativeDocuments(model, topic) {
-  const answer = await get(`/v1/models/${model.id}/topics/${topic.id}/documents?n=${REPRESENTATIVE}`);
+  const [answer, names] = await Promise.all([get(`/v1/models/${model.id}/topics/${topic.id}/documents?n=${REPRESENTATIVE}`), topicNames(model.id)]);
   const source = answer.source === "fit" ? "the fit's posterior means" : "proportions folded in after the fit";
   const largest = (props) =>
-    props
-      .map((p, k) => [k, p])
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, 3)
-      .map(([k, p]) => `${k}: ${fmtPct(p)}`)
-      .join(", ");
+    h(
+      "ul",
+      { class: "plain" },
+      props
+        .map((p, k) => [k, p])
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 3)
+        .map(([k, p]) => h("li", {}, `${names.short(k)}: ${fmtPct(p)}`)),
+    );
+  const text = (d) => d.text ?? d.first_words;
+  const hasMeta = answer.documents.some((d) => d.meta);
+  const columns = [
+    { label: "Document", cell: (d) => d.id },
+    { label: "Share", cell: (d) => h("span", {}, bar(d.share, "", BAR_PX), " ", fmtPct(d.share)) },
+    { label: "Text", cell: (d) => h("span", { class: text(d) ? "words" : "muted" }, text(d) ?? "(the corpus kept no text order)") },
+  ];
+  if (hasMeta) columns.push({ label: "Meta", cell: (d) => metaCell(d.meta) });
+  columns.push({ label: "Largest topics", cell: (d) => largest(d.topic_proportions) });
   return h(
     "div",
-    {},
+    { "data-testid": "representative-documents" },
     h("h4", {}, "Representative documents"),
-    h("p", { class: "help" }, `The ${answer.documents.length} of ${answer.documents_ranked} documents with the highest share of this topic (${source}).`),
-    table(
-      [
-        { label: "Document", cell: (d) => d.id },
-        { label: "Share", cell: (d) => h("span", {}, bar(d.share, "", BAR_PX), " ", fmtPct(d.share)) },
-        { label: "First words", cell: (d) => h("span", { class: d.first_words ? "words" : "muted" }, d.first_words ?? "(the corpus kept no text order)") },
-        { label: "Largest topics", cell: (d) => largest(d.topic_proportions) },
-      ],
-      answer.documents,
+    h(
+      "p",
+      { class: "help" },
+      `The ${answer.documents.length} of ${answer.documents_ranked} documents with the highest share of this topic (${source}). ${
+        answer.documents.some((d) => d.text) ? "Text: the beginning of each document as uploaded." : "Text: the document's first words as the corpus kept them (after preprocessing); this corpus keeps no uploaded text."
+      }`,
     ),
+    table(columns, answer.documents),
   );
 }
 
 export function topicsSection(model, stops) {
-  const state = { weight: 0.5, comparison: "siblings", selected: null, topics: [] };
+  const state = { weight: 0.5, comparison: "siblings", selected: null, topics: [], measure: "c_npmi", coherence: new Map() };
+  const measure = h("select", { id: "coherence-measure" }, COHERENCE_MEASURES.map(([value, text]) => h("option", { value }, text)));
   const slider = h("input", { type: "range", id: "frex-weight", min: 0, max: 1, step: 0.05, value: 0.5 });
   const shown = h("output", {}, "0.50");
   const comparison = h("select", {}, h("option", { value: "siblings" }, "siblings (natural set)"), h("option", { value: "all" }, "all topics"));
@@ -126,6 +157,7 @@ export function topicsSection(model, stops) {
   const detail = h("div", { "data-testid": "topic-detail" });
   const treeBox = h("div");
   const status = h("div", { role: "status" });
+  const coherenceNote = h("p", { class: "help", "data-testid": "coherence-note" });
   let pending = null;
 
   const rank = () => `rank=frex&weight=${state.weight}&comparison=${state.comparison}`;
@@ -141,6 +173,7 @@ export function topicsSection(model, stops) {
       { label: "Name", cell: (t) => nameCell(model, t, () => select(t.id)) },
       { label: "Share of tokens", cell: (t) => h("span", {}, bar(t.proportion / maxShare), " ", fmtPct(t.proportion)) },
       { label: `Top words by FREX (weight ${state.weight.toFixed(2)})`, cell: (t) => h("span", { class: "words" }, t.words.map((w) => w.word).join(", ")) },
+      { label: `Coherence (${state.measure})`, num: true, cell: (t) => h("span", { "data-coherence": t.id, class: "muted" }, "…") },
     );
     announce.textContent = `Words ranked by FREX at weight ${state.weight.toFixed(2)}.`;
     mount(tableBox, table(cols, answer.topics, { rowAttrs: (t) => ({ class: t.id === state.selected ? "selected" : null, "data-topic": t.id }) }));
@@ -149,8 +182,34 @@ export function topicsSection(model, stops) {
       const name = (t) => t.label ?? String(t.id);
       const entries = answer.topics.map((t) => ({ label: name(t), parent: t.parent === null ? null : name(byId.get(t.parent)) }));
       const byName = new Map(answer.topics.map((t) => [name(t), t.id]));
-      mount(treeBox, h("h3", {}, "Label tree"), h("p", { class: "help" }, "Pick a label to see its FREX words against its siblings."), labelTree(entries, (label) => select(byName.get(label)), { open: entries.length <= 30 }));
+      mount(treeBox, h("h3", {}, "Label tree"), h("p", { class: "help" }, "Pick a label to see its FREX words against its siblings."), labelTree(entries, (label) => select(byName.get(label), { reveal: true }), { open: entries.length <= 30 }));
     }
+    fillCoherence();
+  }
+
+  /** The coherence column, filled when the service has computed it (cached per measure). */
+  async function fillCoherence() {
+    const m = state.measure;
+    if (!state.coherence.has(m)) {
+      const loading = get(`/v1/models/${model.id}/coherence?measure=${m}&top_n=10`);
+      state.coherence.set(m, loading);
+      loading.catch(() => state.coherence.delete(m));
+    }
+    let answer;
+    try {
+      answer = await state.coherence.get(m);
+    } catch (err) {
+      for (const cell of tableBox.querySelectorAll("[data-coherence]")) cell.textContent = "–";
+      status.replaceChildren(problemBox(err));
+      return;
+    }
+    if (m !== state.measure) return;
+    const byId = new Map(answer.topics.map((t) => [t.id, t.coherence]));
+    for (const cell of tableBox.querySelectorAll("[data-coherence]")) {
+      cell.textContent = fmtNum(byId.get(Number(cell.dataset.coherence)), 3);
+      cell.classList.remove("muted");
+    }
+    coherenceNote.textContent = `Coherence ${m} of each topic's top 10 words on the training corpus (mean ${fmtNum(answer.mean, 3)}).`;
   }
 
   async function loadDetail() {
@@ -167,7 +226,7 @@ export function topicsSection(model, stops) {
     const title = `Topic ${topicTitle(topic)}${topic.name ? ` “${topic.name}”` : ""}`;
     const scatterBox = h("div", { "data-testid": "frex-scatter" });
     const shareInterval = topic.proportion_interval ? ` (${Math.round(top.intervals.level * 100)} % interval ${fmtPct(topic.proportion_interval.lower)} – ${fmtPct(topic.proportion_interval.upper)})` : "";
-    mount(detail, h("h3", {}, title), h("p", { class: "muted" }, `Share ${fmtPct(topic.proportion)}${shareInterval}. ${all.words.length < SCATTER_WORDS ? `The scatter shows all ${all.words.length} words` : `The scatter shows the ${SCATTER_WORDS} words ranked highest (the API's default limit per request)`}; the top ${LABELLED} by FREX are labelled.`), h("div", { class: "cols" }, wordBars(top.words, top.intervals), scatterBox));
+    mount(detail, h("h3", {}, title), h("p", { class: "muted" }, `Share ${fmtPct(topic.proportion)}${shareInterval}. ${all.words.length < SCATTER_WORDS ? `The scatter shows all ${all.words.length} words` : `The scatter shows the ${SCATTER_WORDS} words ranked highest (the API's default limit per request)`}; the top ${LABELLED} by FREX are labelled.`), h("div", { class: top.intervals ? "stack" : "cols" }, wordBars(top.words, top.intervals), scatterBox));
     const docsBox = h("div", { "aria-label": "Representative documents" }, h("p", { class: "muted" }, "Loading representative documents…"));
     detail.append(docsBox);
     representativeDocuments(model, topic).then((node) => mount(docsBox, node), (err) => mount(docsBox, problemBox(err)));
@@ -175,9 +234,20 @@ export function topicsSection(model, stops) {
     mount(scatterBox, figure(`Frequency–exclusivity of topic ${topic.id}`, frexScatter(all.words, labelled, { width: widthOf(scatterBox, 620) }), `frex-${shortId(model.id)}-topic-${topic.id}`));
   }
 
-  async function select(id) {
+  async function select(id, { reveal = false } = {}) {
     state.selected = id;
-    for (const tr of tableBox.querySelectorAll("tr[data-topic]")) tr.classList.toggle("selected", Number(tr.dataset.topic) === id);
+    for (const tr of tableBox.querySelectorAll("tr[data-topic]")) {
+      const chosen = Number(tr.dataset.topic) === id;
+      tr.classList.toggle("selected", chosen);
+      tr.classList.remove("flash");
+      if (chosen && reveal) {
+        tr.scrollIntoView({ block: "center", behavior: "smooth" });
+        // Restart the highlight's animation on the row.
+        void tr.offsetWidth;
+        tr.classList.add("flash");
+        tr.querySelector("button")?.focus({ preventScroll: true });
+      }
+    }
     try {
       await loadDetail();
     } catch (err) {
@@ -199,6 +269,10 @@ export function topicsSection(model, stops) {
   slider.addEventListener("input", () => {
     state.weight = Number(slider.value);
     shown.textContent = state.weight.toFixed(2);
+    rerank();
+  });
+  measure.addEventListener("change", () => {
+    state.measure = measure.value;
     rerank();
   });
   comparison.addEventListener("change", () => {
@@ -223,7 +297,8 @@ export function topicsSection(model, stops) {
     "section",
     { class: "panel", "aria-labelledby": "topics-h" },
     h("h2", { id: "topics-h" }, "Topics"),
-    h("div", { class: "toolbar" }, sliderField, field("Exclusivity against", comparison), csv, announce),
+    h("div", { class: "toolbar" }, sliderField, field("Exclusivity against", comparison), field("Coherence measure", measure), csv, announce),
+    coherenceNote,
     status,
     treeBox,
     tableBox,

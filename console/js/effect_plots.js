@@ -13,6 +13,17 @@ const Plot = globalThis.Plot;
 export const sharePct = (v) => `${(100 * v).toFixed(1)} %`;
 const pctTick = (v) => `${Math.round(1000 * v) / 10}%`;
 
+/** A date stored as a fractional year (2003.45) printed as ISO text, cut to `chars`
+ *  (7: "2003-06", 10: "2003-06-14"). */
+export function fractionalYearDate(chars) {
+  return (x) => {
+    const year = Math.floor(x);
+    const start = Date.UTC(year, 0, 1);
+    const end = Date.UTC(year + 1, 0, 1);
+    return new Date(start + (x - year) * (end - start)).toISOString().slice(0, chars);
+  };
+}
+
 /**
  * How a covariate's values print: a date (fractional years) as a date, or as a year when
  * the axis spans years; a year-like number without a thousands separator; anything else
@@ -22,15 +33,7 @@ export function covariateFormat(kind, values) {
   const lo = Math.min(...values);
   const hi = Math.max(...values);
   const span = hi - lo;
-  if (kind === "date") {
-    return (x) => {
-      const year = Math.floor(x);
-      if (span >= 4) return String(Math.round(x));
-      const start = Date.UTC(year, 0, 1);
-      const end = Date.UTC(year + 1, 0, 1);
-      return new Date(start + (x - year) * (end - start)).toISOString().slice(0, span >= 1 ? 7 : 10);
-    };
-  }
+  if (kind === "date") return span >= 4 ? (x) => String(Math.round(x)) : fractionalYearDate(span >= 1 ? 7 : 10);
   const yearLike = lo >= 1000 && hi <= 3000 && span <= 400;
   if (yearLike) return (x) => (Number.isInteger(x) ? String(x) : String(Math.round(10 * x) / 10));
   return (x) => {

@@ -9,7 +9,7 @@
 import { get } from "../api.js";
 import { h, mount, field, fmtNum, problemBox, shortId, download, toCsv } from "../ui.js";
 import { figure, widthOf } from "../charts.js";
-import { levelEffects, curveEffects, differenceEffects, covariateFormat, sharePct } from "../effect_plots.js";
+import { levelEffects, curveEffects, differenceEffects, covariateFormat, fractionalYearDate, sharePct } from "../effect_plots.js";
 import { topicNames } from "../topic_names.js";
 import { convergenceCaution, unmatchedTopics } from "./convergence.js";
 
@@ -100,6 +100,8 @@ function supportNote(e, format) {
   const grid = e.topics[0]?.points.map((p) => p.x) || [];
   const beyond = grid.some((x) => x < s.min) || grid.some((x) => x > s.max);
   const held = heldAtText(e);
+  // The range's ends as dates, to the day, where the axis may show only years.
+  if (s.kind === "date") format = fractionalYearDate(10);
   const where = `${s.documents} document${s.documents === 1 ? "" : "s"}${held ? ` with ${held}` : ""} have ${e.covariate} from ${format(s.min)} to ${format(s.max)} (shaded, each a tick at the bottom)`;
   return beyond
     ? h("p", { class: "error", role: "note", "data-testid": "effects-extrapolation" }, `Extrapolation: ${where}; the dashed parts of the curves lie outside that range, where no document informs them.`)
@@ -130,8 +132,11 @@ async function draw(model, { covariate, topics, contrast }, out) {
   const levels = [...new Set(rows.points.map((p) => p.level))];
   const plot = categorical
     ? levelEffects(rows.points, { width, topics: drawn, levels, covariate })
-    : curveEffects(rows.points, { width, topics: drawn, covariate, kind: e.kind, support: e.support?.documents ? e.support : null });
-  const format = categorical ? String : covariateFormat(e.kind, rows.points.map((p) => p.x));
+    : curveEffects(rows.points, { width, topics: drawn, covariate, kind: e.support?.kind ?? e.kind, support: e.support?.documents ? e.support : null });
+  // A date covariate is "continuous" in the model's design; the corpus' support knows it
+  // is a date.
+  const kind = e.support?.kind ?? e.kind;
+  const format = categorical ? String : covariateFormat(kind, rows.points.map((p) => p.x));
   const held = heldAtText(e);
   const parts = [
     lost.length

@@ -14,6 +14,25 @@ import { convergencePanel } from "./convergence.js";
 
 const POLL_MS = 1000;
 
+/** Corpus names by id, each read once per page load (the summary is redrawn every poll). */
+const corpusNames = new Map();
+
+/** A link to the corpus, named once its name is read (its id until then, or if unnamed). */
+function corpusLink(id) {
+  const link = h("a", { href: `#/corpora/${id}` }, corpusNames.get(id) ?? id);
+  if (!corpusNames.has(id)) {
+    corpusNames.set(id, id);
+    get(`/v1/corpora/${id}`).then(
+      (c) => {
+        corpusNames.set(id, c.name || id);
+        link.textContent = c.name || id;
+      },
+      () => {},
+    );
+  }
+  return link;
+}
+
 /** "refit stage, scan 48 of 60 (108 of 120 in all)": where the fit is, by stage. */
 export function iterationText(p) {
   const overall = p.total ? `${fmtInt(p.iteration)} of ${fmtInt(p.total)}` : fmtInt(p.iteration);
@@ -38,7 +57,7 @@ function summary(job) {
     ["Started", fmtDate(job.started_at)],
     ["Finished", fmtDate(job.finished_at)],
   ];
-  if (job.corpus_id) rows.push(["Corpus", h("a", { href: `#/corpora/${job.corpus_id}` }, job.corpus_id)]);
+  if (job.corpus_id) rows.push(["Corpus", corpusLink(job.corpus_id)]);
   if (job.model_id) rows.push(["Model", h("a", { href: `#/models/${job.model_id}` }, "Explore the fitted model")]);
   if (job.source_model_id) rows.push(["Evaluates model", h("a", { href: `#/models/${job.source_model_id}` }, job.source_model_id)]);
   if (job.error) rows.push(["Error", h("span", { class: "error" }, job.error)]);

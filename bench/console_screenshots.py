@@ -11,7 +11,9 @@ Debian's Chromium through chromedriver's WebDriver HTTP API (no Python packages 
 over each page: corpora, a corpus with covariates, the fit form (basic and advanced
 folded), jobs, a job with its traces, models, and the explorer of each model scrolled
 to its topics, map, effects and prediction. Every shot is a PNG under `--out`
-(default `bench/out/screenshots/<size>/`), named by page.
+(default `bench/out/screenshots/<size>/`), named by page. Each page is also audited
+with axe-core (the copy the browser test vendors): its serious or critical violations
+are printed with the page, and the script exits non-zero when there is any.
 
 Usage: python3 bench/console_screenshots.py target/release/topicd [--out DIR] [--iterations N]
 (needs `apt-get install chromium chromium-driver`)
@@ -30,6 +32,16 @@ from explorer_render import call, free_port
 from topicd_service import APPSTREAM, ROOT, Service, wait_up
 
 SIZES = [(1280, 900), (1920, 1080)]
+
+# axe-core, vendored for the browser test (tests/vendor), run on every page drawn.
+AXE = os.path.join(ROOT, "tests", "vendor", "axe-core-4.14.1.min.js")
+AUDIT = """
+const done = arguments[arguments.length - 1];
+axe.run(document, { resultTypes: ['violations'] })
+  .then((r) => done(r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }))))
+  .catch((e) => done([{ id: 'axe failed', impact: String(e), nodes: [] }]));
+"""
 
 # Inside the page: resolve once nothing says "Loading…" or "Computing…" (polled every
 # 50 ms, at most 30 s), so a shot shows the page drawn.
@@ -75,6 +87,9 @@ def main():
     service = Service(os.path.abspath(args.binary), db, port)
     driver = subprocess.Popen([driver_bin, f"--port={dport}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wd = f"http://127.0.0.1:{dport}"
+    with open(AXE) as f:
+        axe_source = f.read()
+    failures = []
     try:
         jobs, dated = fits(service, args.iterations)
         pages = [("corpora", "#/corpora"), ("corpus-covariates", f"#/corpora/{dated}"), ("fit-form", f"#/fit?family=dcnt&corpus={dated}"), ("jobs", "#/jobs"), ("models", "#/models")]
@@ -100,7 +115,10 @@ def main():
                 png = base64.b64decode(call("GET", f"{s}/screenshot")["value"])
                 with open(os.path.join(folder, f"{name}.png"), "wb") as f:
                     f.write(png)
-                print(json.dumps({"size": f"{width}x{height}", "page": name}), flush=True)
+                call("POST", f"{s}/execute/sync", {"script": axe_source + "\nreturn true;", "args": []})
+                violations = call("POST", f"{s}/execute/async", {"script": AUDIT, "args": []})["value"]
+                failures.extend({"page": name, **v} for v in violations)
+                print(json.dumps({"size": f"{width}x{height}", "page": name, "axe_serious_or_critical": violations}), flush=True)
 
             for name, url in pages:
                 shot(name, url)
@@ -112,6 +130,9 @@ def main():
         driver.terminate()
         driver.wait()
         service.stop()
+    if failures:
+        raise SystemExit(f"axe found {len(failures)} serious or critical violations: {json.dumps(failures)}")
+    print(json.dumps({"pages": "all", "axe_serious_or_critical": 0}))
 
 
 if __name__ == "__main__":

@@ -478,6 +478,7 @@ async fn scenario(b: &Browser<'_>) {
     b.accessible("HPC explorer").await;
     predict_shows_bars(b, &hpc, "hpc").await;
     without_a_test_split(b, &corpus_id).await;
+    label_tree_navigates(b).await;
 
     effects_view(b).await;
     lists_show_inputs_and_convergence(b, &corpus_id).await;
@@ -939,4 +940,52 @@ async fn lists_show_inputs_and_convergence(b: &Browser<'_>, corpus_id: &str) {
     assert!(flags.as_u64().unwrap() >= 1, "the fit with a report is flagged: {flags}");
     b.no_console_errors("jobs list").await;
     b.accessible("jobs list").await;
+}
+
+/// An HPC model over a two-level label tree: the explorer's tree opens and closes a
+/// branch with its toggle (its state announced by `aria-expanded`), a label picked in it
+/// selects and highlights its topic's row, and the page passes the audit (a button
+/// nested in a <summary> once failed it).
+async fn label_tree_navigates(b: &Browser<'_>) {
+    let leaves = ["puzzle", "arcade", "editor"];
+    let docs: Vec<Value> = appstream_docs(60)
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut d)| {
+            d["labels"] = json!([leaves[i % 3]]);
+            d
+        })
+        .collect();
+    let tree = json!([
+        {"label": "games", "parent": null}, {"label": "office", "parent": null},
+        {"label": "puzzle", "parent": "games"}, {"label": "arcade", "parent": "games"}, {"label": "editor", "parent": "office"},
+    ]);
+    let corpus = b.server.upload(json!({"name": "two-levels", "documents": docs, "tree": tree})).await;
+    let params = json!({"iterations": 4, "burn_in": 2, "thin": 1, "test_fraction": 0.0, "validation_fraction": 0.0});
+    let job = b.server.submit(corpus["id"].as_str().expect("corpus id"), "hpc", params, 4).await;
+    let done = b.server.wait(job["id"].as_str().expect("job id"), FIT_WAIT).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    b.open(&format!("#/models/{}", done["model_id"].as_str().expect("model id"))).await;
+    b.until("document.querySelector('[aria-label=\\'Label tree\\'] button.toggle')", "the label tree", WAIT).await;
+    let toggle = "[...document.querySelectorAll('[aria-label=\\'Label tree\\'] li.branch')].find(li => li.querySelector(':scope > button:not(.toggle)').textContent === 'games')";
+    let state = |_: ()| async {
+        b.js(&format!(
+            "const li = {toggle}; return [li.querySelector(':scope > button.toggle').getAttribute('aria-expanded'), li.querySelector(':scope > ul').hidden];"
+        ))
+        .await
+    };
+    assert_eq!(state(()).await, json!(["true", false]), "the first level starts open");
+    b.js(&format!("{toggle}.querySelector(':scope > button.toggle').click(); return true;")).await;
+    assert_eq!(state(()).await, json!(["false", true]), "the toggle closes the branch");
+    b.js(&format!("{toggle}.querySelector(':scope > button.toggle').click(); return true;")).await;
+    b.js(
+        "[...document.querySelectorAll('[aria-label=\\'Label tree\\'] button.link:not(.toggle)')].find(l => l.textContent === 'arcade').click(); return true;",
+    )
+    .await;
+    let row = b
+        .until("(r => r && r.classList.contains('flash') && r.textContent)(document.querySelector('tr.selected[data-topic]'))", "the picked label's row", WAIT)
+        .await;
+    assert!(row.as_str().expect("row text").contains("arcade"), "the row of arcade is selected: {row}");
+    b.no_console_errors("label tree").await;
+    b.accessible("label tree").await;
 }

@@ -6,7 +6,12 @@ import { get } from "../api.js";
 import { h, mount, table, fmtInt, fmtDate, fmtNum } from "../ui.js";
 import { covariateFormat } from "../effect_plots.js";
 
-/** Nested <details> from [{label, parent}] (null parent = under the root). */
+/**
+ * The label tree from [{label, parent}] (null parent = under the root), the first level
+ * open when `open`. Read only, each branch is a <details>; with `onPick`, each label is a
+ * button, and a branch opens with a toggle button beside it (a button inside a
+ * <summary> would nest one control in another, which screen readers cannot reach).
+ */
 export function labelTree(labels, onPick, { open = true } = {}) {
   const children = new Map();
   for (const { label, parent } of labels) {
@@ -19,7 +24,17 @@ export function labelTree(labels, onPick, { open = true } = {}) {
     const kids = children.get(label) || [];
     const name = onPick ? h("button", { class: "link", onclick: () => onPick(label) }, label) : h("span", {}, label);
     if (!kids.length) return h("li", { class: "leaf" }, name);
-    return h("li", {}, h("details", { open: open && depth < 1 }, h("summary", {}, name, " ", h("span", { class: "count" }, `(${size(label)} below)`)), h("ul", {}, kids.map((k) => node(k, depth + 1)))));
+    const count = h("span", { class: "count" }, `(${size(label)} below)`);
+    const list = h("ul", {}, kids.map((k) => node(k, depth + 1)));
+    if (!onPick) return h("li", {}, h("details", { open: open && depth < 1 }, h("summary", {}, name, " ", count), list));
+    list.hidden = !(open && depth < 1);
+    const toggle = h("button", { class: "link toggle", "aria-expanded": String(!list.hidden), "aria-label": `labels below ${label}` }, list.hidden ? "▸" : "▾");
+    toggle.onclick = () => {
+      list.hidden = !list.hidden;
+      toggle.setAttribute("aria-expanded", String(!list.hidden));
+      toggle.textContent = list.hidden ? "▸" : "▾";
+    };
+    return h("li", { class: "branch" }, toggle, name, " ", count, list);
   };
   return h("div", { class: labels.length > 30 ? "tree scroll" : "tree", tabindex: labels.length > 30 ? 0 : null, role: "region", "aria-label": "Label tree" }, h("ul", {}, (children.get("") || []).map((l) => node(l, 0))));
 }

@@ -28,7 +28,10 @@ fn main() {
         }
         Command::Fit(args) => {
             if let Err(e) = fit::run(args) {
-                eprintln!("topicd fit: {e}");
+                // Empty: every rank has already printed why (a bad input over MPI ranks).
+                if !e.is_empty() {
+                    eprintln!("topicd fit: {e}");
+                }
                 std::process::exit(2);
             }
         }

@@ -322,7 +322,14 @@ fn read_on_root(args: &FitArgs, fit: &ParsedFit, ranks: &dyn Ranks) -> Result<Op
         };
         ranks.broadcast(0, &mut verdict);
         if !verdict.is_empty() {
-            return Err(String::from_utf8_lossy(&verdict).into_owned());
+            // Every rank says why before any returns: once one rank exits with an error,
+            // mpirun ends the others, and a rank ended before it printed says nothing.
+            // The message is printed here, and the error returned is empty (`main`
+            // prints nothing more).
+            eprintln!("topicd fit: {}", String::from_utf8_lossy(&verdict));
+            // A barrier: no rank gets the gathered bytes before every rank has sent its.
+            ranks.all_gather(&[]);
+            return Err(String::new());
         }
     }
     read.transpose()

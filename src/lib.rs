@@ -24,5 +24,5 @@ pub mod jobs;
 pub mod mpi_ranks;
 pub mod world;
 
-pub use topicd_core::{corpus, graph, heap_size, inference, models, ranks, rng, summaries, unknown_keys};
+pub use topicd_core::{corpus, graph, heap_size, inference, models, ranks, rng, selection, summaries, unknown_keys};
 pub use topicd_store as store;

@@ -478,6 +478,7 @@ async fn scenario(b: &Browser<'_>) {
     b.accessible("HPC explorer").await;
     predict_shows_bars(b, &hpc, "hpc").await;
     without_a_test_split(b, &corpus_id).await;
+    a_sweep_from_the_corpus_page(b, &corpus_id, &lda).await;
     label_tree_navigates(b).await;
 
     effects_view(b).await;
@@ -808,6 +809,28 @@ async fn without_a_test_split(b: &Browser<'_>, corpus_id: &str) {
     let offered = b.js("return [...document.querySelectorAll('main button')].some(x => /test split/i.test(x.textContent));").await;
     assert_eq!(offered, json!(false), "no evaluation is offered");
     b.no_console_errors("a model without a test split").await;
+}
+
+/// A sweep over K started from the corpus page: its page fills in its rows, marks the
+/// suggested K and draws the four measures over K (stability too: two chains); the
+/// two-chain LDA's topic table shows each topic's stability.
+async fn a_sweep_from_the_corpus_page(b: &Browser<'_>, corpus_id: &str, lda: &str) {
+    b.open(&format!("#/models/{lda}")).await;
+    let stable = b.until("document.querySelectorAll('[data-testid=topic-table] [data-stable]').length", "the stability column", WAIT).await;
+    assert_eq!(stable, json!(LDA_TOPICS), "a stability cell per topic of the two-chain fit");
+    b.open(&format!("#/corpora/{corpus_id}")).await;
+    b.find("[data-testid=sweep-panel]").await;
+    b.js("document.querySelector('#sweep-topics').value = '3, 6'; document.querySelector('#sweep-iterations').value = '20'; return null;").await;
+    b.click("[data-testid=sweep-panel] button[type=submit]").await;
+    b.until("location.hash.startsWith('#/sweeps/') && location.hash", "the sweep page", WAIT).await;
+    let suggested = b.until("(e => e && e.textContent)(document.querySelector('[data-testid=sweep-suggestion]'))", "the suggestion", FIT_WAIT).await;
+    assert!(suggested.as_str().unwrap_or("").contains("Suggested K:"), "{suggested}");
+    let figures = b.until("(n => n === 4 && n)(document.querySelectorAll('[data-testid=sweep-plots] figure').length)", "four plots over K", WAIT).await;
+    assert_eq!(figures, json!(4));
+    let rows = b.js("return document.querySelectorAll('[data-testid=sweep-rows] tbody tr').length;").await;
+    assert_eq!(rows, json!(2));
+    b.accessible("sweep").await;
+    b.no_console_errors("a sweep").await;
 }
 
 /// The corpus page lists a corpus' covariates; the fit form offers them as pickers: a box

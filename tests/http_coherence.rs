@@ -105,9 +105,12 @@ async fn coherence_of_a_text_corpus_model_is_gensims() {
     let (st, _, csv) = s.get_text(&format!("/v1/models/{mid}/topics?n=3&with=coherence&measure=u_mass&top_n=5&format=csv")).await;
     assert_eq!(st, 200);
     let mut lines = csv.lines();
-    assert_eq!(lines.next().unwrap(), "topic,label,name,rank,word,frequency,exclusivity,frex,coherence");
+    assert_eq!(
+        lines.next().unwrap(),
+        "topic,label,name,rank,word,frequency,exclusivity,frex,stability_chains,stability_matched,stability_similarity,coherence"
+    );
     let first: Vec<&str> = lines.next().unwrap().split(',').collect();
-    assert_eq!(first[8].parse::<f64>().unwrap(), direct["topics"][0]["coherence"].as_f64().unwrap());
+    assert_eq!(first[11].parse::<f64>().unwrap(), direct["topics"][0]["coherence"].as_f64().unwrap());
     let (st, one) = s.get(&format!("/v1/models/{mid}/topics/2/frex?with=coherence&measure=u_mass&top_n=5&rank=frequency")).await;
     assert_eq!(st, 200, "{one}");
     assert_eq!(one["topic"]["coherence"], direct["topics"][2]["coherence"]);

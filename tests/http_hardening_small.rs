@@ -58,11 +58,14 @@ async fn csv_text_cells_never_start_a_formula() {
         assert_eq!(st, 200, "{csv}");
         assert!(ct.starts_with("text/csv"), "{ct}");
         let mut lines = csv.lines();
-        assert_eq!(lines.next(), Some("topic,label,name,rank,word,frequency,exclusivity,frex,coherence"));
+        assert_eq!(
+            lines.next(),
+            Some("topic,label,name,rank,word,frequency,exclusivity,frex,stability_chains,stability_matched,stability_similarity,coherence")
+        );
         let mut negative = 0;
         for line in lines {
             let cells = csv_cells(line);
-            assert_eq!(cells.len(), 9, "{line}");
+            assert_eq!(cells.len(), 12, "{line}");
             // Text cells: label, name, word.
             for text in [&cells[1], &cells[2], &cells[4]] {
                 assert!(!text.starts_with(['=', '+', '-', '@', '\t', '\r']), "a formula cell in {line:?}");
@@ -74,9 +77,9 @@ async fn csv_text_cells_never_start_a_formula() {
             };
             assert_eq!(cells[2], expected, "{line}");
             // u_mass coherence is negative and written as the number it is.
-            let coherence: f64 = cells[8].parse().unwrap_or_else(|_| panic!("not a number: {line}"));
+            let coherence: f64 = cells[11].parse().unwrap_or_else(|_| panic!("not a number: {line}"));
             if coherence < 0.0 {
-                assert!(line.ends_with(&format!(",{}", cells[8])) && cells[8].starts_with('-'), "{line}");
+                assert!(line.ends_with(&format!(",{}", cells[11])) && cells[11].starts_with('-'), "{line}");
                 negative += 1;
             }
         }

@@ -252,7 +252,7 @@ export function frexScatter(words, labelled, { width }) {
  * topics a search or filter leaves out, and only ids in `labelled` print their id (the
  * rest on hover). `onHover(d | null)` follows the pointer, `onSelect(d)` a click or Enter.
  */
-export function topicMap(topics, { width, onSelect, onHover, explained, domain = null, dimmed = new Set(), labelled = null }) {
+export function topicMap(topics, { width, onSelect, onHover, explained, domain = null, dimmed = new Set(), labelled = null, unstable = new Set() }) {
   const pct = (v) => `${(100 * v).toFixed(1)}%`;
   const shown = labelled ? topics.filter((d) => labelled.has(d.id)) : topics;
   const plot = Plot.plot({
@@ -266,8 +266,10 @@ export function topicMap(topics, { width, onSelect, onHover, explained, domain =
     r: { range: [3, Math.max(10, (width / 18) * Math.min(1, Math.sqrt(12 / Math.max(1, topics.length))))] },
     marks: [
       Plot.dot(topics, { x: "x", y: "y", r: "proportion", fill: "#4e79a7", fillOpacity: (d) => (dimmed.has(d.id) ? 0.06 : 0.35), stroke: "#4e79a7", strokeOpacity: (d) => (dimmed.has(d.id) ? 0.2 : 1) }),
-      Plot.text(shown.filter((d) => !dimmed.has(d.id)), { x: "x", y: "y", text: (d) => String(d.id), fontSize: 11 }),
-      Plot.tip(topics, Plot.pointer({ x: "x", y: "y", title: (d) => `${d.label}\nshare ${pct(d.proportion)}` })),
+      // A topic some chain holds no match for: a dashed ring and a ⚠ beside its id.
+      Plot.dot(topics.filter((d) => unstable.has(d.id)), { x: "x", y: "y", r: "proportion", fill: "none", stroke: "#b5301f", strokeDasharray: "3,2", strokeWidth: 1.5 }),
+      Plot.text(shown.filter((d) => !dimmed.has(d.id)), { x: "x", y: "y", text: (d) => `${d.id}${unstable.has(d.id) ? " ⚠" : ""}`, fontSize: 11 }),
+      Plot.tip(topics, Plot.pointer({ x: "x", y: "y", title: (d) => `${d.label}\nshare ${pct(d.proportion)}${unstable.has(d.id) ? "\nnot matched in every chain" : ""}` })),
     ],
   });
   if (onHover) plot.addEventListener("input", () => onHover(plot.value || null));

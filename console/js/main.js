@@ -11,6 +11,7 @@ import * as jobs from "./pages/jobs.js";
 import * as job from "./pages/job.js";
 import * as models from "./pages/models.js";
 import * as model from "./pages/model.js";
+import * as sweep from "./pages/sweep.js";
 
 /** [pattern, page, section of the navigation it belongs to]. */
 const ROUTES = [
@@ -22,6 +23,7 @@ const ROUTES = [
   [/^\/jobs\/([^/]+)$/, job, "jobs"],
   [/^\/models$/, models, "models"],
   [/^\/models\/([^/]+)$/, model, "models"],
+  [/^\/sweeps\/([^/]+)$/, sweep, "jobs"],
 ];
 
 const main = document.getElementById("main");

@@ -14,6 +14,7 @@ use super::model_cache::LoadedModel;
 use super::AppState;
 use crate::corpus::covariate_support::ValueSupport;
 use crate::models::effects::{EffectQuery, MAX_GRID};
+use crate::models::stability::TopicStability;
 use crate::models::ModelError;
 use axum::extract::{Path, RawQuery, State};
 use axum::Json;
@@ -53,10 +54,28 @@ pub async fn effects(State(state): State<AppState>, Path(id): Path<String>, RawQ
     let support = if effects.kind == "categorical" { None } else { support(&state, &m, &effects.covariate, &effects.held_at).await };
     let mut body = serde_json::to_value(effects).map_err(ApiError::internal)?;
     body["model_id"] = Value::String(id);
+    mark_stability(&mut body, m.model.topic_stability().as_deref());
     if let Some(s) = support {
         body["support"] = serde_json::to_value(s).map_err(ApiError::internal)?;
     }
     Ok(Json(body))
+}
+
+/// Each topic's `stability` across the fit's chains (null for one chain), and, when
+/// some topic is not matched in every chain, `unstable_topics` listing them: their
+/// curves pool chains that found different topics.
+fn mark_stability(body: &mut Value, stability: Option<&[TopicStability]>) {
+    let mut unstable = Vec::new();
+    for topic in body["topics"].as_array_mut().into_iter().flatten() {
+        let s = topic["id"].as_u64().and_then(|k| stability.and_then(|s| s.get(k as usize)));
+        if s.is_some_and(|s| !s.in_every_chain()) {
+            unstable.push(topic["id"].clone());
+        }
+        topic["stability"] = serde_json::to_value(s).unwrap_or(Value::Null);
+    }
+    if !unstable.is_empty() {
+        body["unstable_topics"] = Value::Array(unstable);
+    }
 }
 
 /// Where `covariate`'s values lie among the training corpus' documents that have the

@@ -65,6 +65,7 @@ pub fn job_json(j: &JobRow) -> Value {
         "result": j.result,
         "memory_estimate_bytes": j.memory_bytes,
         "waiting": j.waiting,
+        "sweep_id": j.sweep_id,
     })
 }
 
@@ -102,11 +103,7 @@ impl JobRequest {
             v @ Value::Object(_) => v,
             _ => return Err(ApiError::invalid("params", "must be a JSON object")),
         };
-        let options = match &self.options {
-            Value::Null => JobOptions::default(),
-            v @ Value::Object(_) => JobOptions::from_json(v).map_err(|e| ApiError::invalid(format!("options.{}", e.field), e.to_string()))?,
-            _ => return Err(ApiError::invalid("options", "must be a JSON object")),
-        };
+        let options = options_of(&self.options)?;
         if self.corpus_id.is_some() && self.graph_id.is_some() {
             return Err(ApiError::invalid("graph_id", "give corpus_id (topic models) or graph_id (graph models), not both"));
         }
@@ -115,10 +112,20 @@ impl JobRequest {
     }
 }
 
+/// A request's `options` (null: none) as the runner's [`JobOptions`]; errors name
+/// `options.<key>`.
+pub(super) fn options_of(v: &Value) -> ApiResult<JobOptions> {
+    match v {
+        Value::Null => Ok(JobOptions::default()),
+        Value::Object(_) => JobOptions::from_json(v).map_err(|e| ApiError::invalid(format!("options.{}", e.field), e.to_string())),
+        _ => Err(ApiError::invalid("options", "must be a JSON object")),
+    }
+}
+
 /// What this server's runner can hold: its default threads, its fit memory budget, and
 /// whether a fit over several ranks can start (on SQLite this process is the only
 /// replica: without a launcher such a job would wait for ever).
-fn host(state: &AppState) -> Host {
+pub(super) fn host(state: &AppState) -> Host {
     Host {
         default_threads: state.runner.default_threads(),
         fit_memory_budget: Some(state.runner.fit_memory_budget()),
@@ -129,7 +136,7 @@ fn host(state: &AppState) -> Host {
 /// A refused fit as a 422 naming its field: `params.<key>` for a runner option or a
 /// parameter, `model` for an unknown family, `options.ranks`, or `params` with the limit
 /// for a fit past the memory budget.
-fn submit_error(e: SubmitError) -> ApiError {
+pub(super) fn submit_error(e: SubmitError) -> ApiError {
     match e {
         SubmitError::OptionInParams(e) | SubmitError::Params(e) => e.into(),
         SubmitError::OptionTwice(key) => ApiError::invalid(format!("params.{key}"), e.to_string()),
@@ -144,14 +151,14 @@ fn submit_error(e: SubmitError) -> ApiError {
 }
 
 /// The summary of a job's stored input, which the family's checks read.
-enum StoredStats {
+pub(super) enum StoredStats {
     Corpus(CorpusStats),
     Graph(crate::graph::GraphStats),
 }
 
 /// The id of the input `family` fits (of `corpus_id` and `graph_id`, not both given,
 /// the one it reads) and that input's stored summary; a 422 naming the field otherwise.
-async fn input_of(state: &AppState, family: Family, corpus_id: Option<String>, graph_id: Option<String>) -> ApiResult<(String, StoredStats)> {
+pub(super) async fn input_of(state: &AppState, family: Family, corpus_id: Option<String>, graph_id: Option<String>) -> ApiResult<(String, StoredStats)> {
     let (input_id, other_given) = match family.input() {
         Input::Corpus => (corpus_id, graph_id.is_some()),
         Input::Graph => (graph_id, corpus_id.is_some()),

@@ -32,6 +32,8 @@ pub mod request_memory;
 pub mod routes;
 pub mod server;
 pub mod state;
+pub mod sweep_view;
+pub mod sweeps;
 pub mod topic_documents;
 pub mod topic_intervals;
 pub mod topic_map;

@@ -10,6 +10,7 @@ use super::topic_intervals;
 use super::topic_pages::PageBody;
 use super::topic_query::{rank_and_weight, rank_name, resolve_topic, topic_header};
 use super::AppState;
+use crate::models::stability::TopicStability;
 use crate::models::Comparison;
 use crate::store::{DeleteOutcome, ModelRow};
 use crate::summaries::{Rank, WordScore};
@@ -176,20 +177,23 @@ fn words_json(m: &LoadedModel, words: &[WordScore]) -> Vec<Value> {
     words.iter().map(|w| json!({"word": m.lexicon.word(w.term), "frequency": w.frequency, "exclusivity": w.exclusivity, "frex": w.frex})).collect()
 }
 
-/// One topic of a CSV table: index, label, name, ranked words.
-type CsvTopic = (usize, Option<String>, Option<String>, Vec<(String, WordScore)>);
+/// One topic of a CSV table: index, label, name, stability, ranked words.
+type CsvTopic = (usize, Option<String>, Option<String>, Option<TopicStability>, Vec<(String, WordScore)>);
 
 /// The topic table as CSV, text cells through [`csv_text_cell`] and numbers as written;
-/// with coherence (one value per row of `rows`), a last `coherence` column repeats
-/// each topic's value on its rows (empty when not finite).
+/// each row carries its topic's stability (`stability_chains`, `stability_matched`,
+/// `stability_similarity`: empty for a one-chain fit); with coherence (one value per
+/// row of `rows`), a last `coherence` column repeats each topic's value on its rows
+/// (empty when not finite).
 fn csv_page(rows: Vec<CsvTopic>, coherence: Option<&[f64]>) -> PageBody {
-    let mut out = String::from("topic,label,name,rank,word,frequency,exclusivity,frex");
+    let mut out = String::from("topic,label,name,rank,word,frequency,exclusivity,frex,stability_chains,stability_matched,stability_similarity");
     out.push_str(if coherence.is_some() { ",coherence\n" } else { "\n" });
-    for (r, (k, label, name, words)) in rows.into_iter().enumerate() {
+    for (r, (k, label, name, stability, words)) in rows.into_iter().enumerate() {
+        let stability = stability.map_or(",,".to_string(), |s| format!("{},{},{}", s.chains, s.matched, s.similarity));
         let extra = coherence.map_or(String::new(), |c| format!(",{}", if c[r].is_finite() { c[r].to_string() } else { String::new() }));
         for (i, (word, s)) in words.iter().enumerate() {
             out.push_str(&format!(
-                "{k},{},{},{},{},{},{},{}{extra}\n",
+                "{k},{},{},{},{},{},{},{},{stability}{extra}\n",
                 csv_text_cell(label.as_deref().unwrap_or("")),
                 csv_text_cell(name.as_deref().unwrap_or("")),
                 i + 1,
@@ -237,6 +241,7 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
         (Some(c), Some(words)) => Some(coherence_of(&state, &m, c, words).await?),
         _ => None,
     };
+    let stability = m.model.topic_stability();
     let page = if opts.csv {
         let rows = ranked
             .into_iter()
@@ -246,6 +251,7 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
                     k,
                     table.table.topics[k].label.clone(),
                     names.names.get(&k).cloned(),
+                    stability.as_ref().and_then(|s| s.get(k).copied()),
                     ws.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect(),
                 )
             })
@@ -256,7 +262,7 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
             .iter()
             .enumerate()
             .map(|(k, ws)| {
-                let mut t = topic_header(&table.table, k, &names.names);
+                let mut t = topic_header(&table.table, k, &names.names, stability.as_deref());
                 t["words"] = json!(words_json(&m, ws));
                 if let Some((_, c)) = &coherence {
                     t["coherence"] = number(c.per_topic[k]);
@@ -265,6 +271,9 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
             })
             .collect();
         let mut body = json!({"model_id": id, "rank": rank_name(opts.rank), "weight": opts.weight, "n": opts.n, "topics": topics});
+        if let Some(unstable) = unstable_topics(stability.as_deref()) {
+            body["unstable_topics"] = json!(unstable);
+        }
         add_coherence_summary(&mut body, coherence.as_ref());
         if let Some(level) = opts.intervals {
             let listed: Vec<Vec<u32>> = ranked.iter().map(|ws| ws.iter().map(|w| w.term).collect()).collect();
@@ -282,6 +291,13 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
         m.topic_pages.keep(&names, key, page.clone());
     }
     Ok(page.into_response())
+}
+
+/// The topics some other chain of the fit holds no match for (`None` when every topic
+/// recurs in every chain, or the fit had one chain).
+fn unstable_topics(stability: Option<&[TopicStability]>) -> Option<Vec<usize>> {
+    let unstable: Vec<usize> = stability?.iter().enumerate().filter(|(_, s)| !s.in_every_chain()).map(|(k, _)| k).collect();
+    (!unstable.is_empty()).then_some(unstable)
 }
 
 /// A JSON body as a page.
@@ -318,6 +334,7 @@ pub async fn topic_frex(State(state): State<AppState>, Path((id, topic)): Path<(
     let k = resolve_topic(table, &topic)?;
     let words = ranked.rank(k, opts.rank, opts.weight, Some(opts.n));
     drop(turn);
+    let stability = m.model.topic_stability();
     let coherence = match opts.coherence {
         Some(c) => {
             let top = ranked.top_terms(k, opts.rank, opts.weight, c.top_n);
@@ -330,11 +347,12 @@ pub async fn topic_frex(State(state): State<AppState>, Path((id, topic)): Path<(
             k,
             table.topics[k].label.clone(),
             names.names.get(&k).cloned(),
+            stability.as_ref().and_then(|s| s.get(k).copied()),
             words.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect(),
         )];
         csv_page(rows, coherence.as_ref().map(|(_, c)| c.per_topic.as_slice()))
     } else {
-        let mut topic = topic_header(table, k, &names.names);
+        let mut topic = topic_header(table, k, &names.names, stability.as_deref());
         if let Some((_, c)) = &coherence {
             topic["coherence"] = number(c.per_topic[0]);
         }

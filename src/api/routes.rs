@@ -4,7 +4,9 @@
 //! Why it exists: one place to read what the API serves and in which order its layers
 //! (time limit, token, rate limit, origin, metrics, body limit) see a request.
 
-use super::{auth, cache_control, coherence, console, corpora, effects, evaluations, families, graphs, jobs, limits, metrics, models, ops, origin, predict};
+use super::{
+    auth, cache_control, coherence, console, corpora, effects, evaluations, families, graphs, jobs, limits, metrics, models, ops, origin, predict, sweeps,
+};
 use super::{topic_documents, topic_map, topic_names, AppState};
 use axum::extract::DefaultBodyLimit;
 use axum::http::header::X_CONTENT_TYPE_OPTIONS;
@@ -37,6 +39,10 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/jobs/{id}"),
     ("get", "/v1/jobs/{id}/trace"),
     ("post", "/v1/jobs/{id}/cancel"),
+    ("post", "/v1/sweeps"),
+    ("get", "/v1/sweeps"),
+    ("get", "/v1/sweeps/{id}"),
+    ("delete", "/v1/sweeps/{id}"),
     ("get", "/v1/families"),
     ("get", "/v1/models"),
     ("get", "/v1/models/{id}"),
@@ -92,6 +98,8 @@ fn api_routes() -> Router<AppState> {
         .route("/v1/jobs/{id}", get(jobs::get_one))
         .route("/v1/jobs/{id}/trace", get(jobs::trace))
         .route("/v1/jobs/{id}/cancel", post(jobs::cancel))
+        .route("/v1/sweeps", post(sweeps::create).get(sweeps::list))
+        .route("/v1/sweeps/{id}", get(sweeps::get_one).delete(sweeps::cancel))
         .route("/v1/families", get(families::list))
         .route("/v1/models", get(models::list))
         .route("/v1/models/{id}", get(models::get_one).delete(models::delete))

@@ -74,7 +74,7 @@ pub async fn list(State(state): State<AppState>, Path((id, topic)): Path<(String
     Ok(Json(json!({
         "model_id": id,
         "corpus_id": m.row.corpus_id,
-        "topic": topic_header(table, k, &names),
+        "topic": topic_header(table, k, &names, m.model.topic_stability().as_deref()),
         "source": topics.source.name(),
         "documents_ranked": topics.proportions.documents.len(),
         "documents": documents,

@@ -46,6 +46,10 @@ pub async fn rename(State(state): State<AppState>, Path((id, topic)): Path<(Stri
     require_json(&headers)?;
     let body = read_body(body, state.max_body_bytes).await?;
     let req: RenameRequest = parse_json(&body)?;
+    // `name` is required: null clears the name, but a body without it says nothing.
+    if !parse_json::<serde_json::Map<String, Value>>(&body)?.contains_key("name") {
+        return Err(ApiError::invalid("name", "required: the new name, or null to clear it"));
+    }
     let name = checked_name(req.name)?;
     let m = state.models.get(&state.store, &id).await?;
     let m2 = m.clone();
@@ -58,7 +62,7 @@ pub async fn rename(State(state): State<AppState>, Path((id, topic)): Path<(Stri
         return Err(ApiError::not_found("model", &id));
     }
     let names = state.store.topic_names(&id).await?;
-    Ok(Json(json!({"model_id": id, "topic": topic_header(&table, k, &names)})))
+    Ok(Json(json!({"model_id": id, "topic": topic_header(&table, k, &names, m.model.topic_stability().as_deref())})))
 }
 
 #[cfg(test)]

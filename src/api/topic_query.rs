@@ -6,6 +6,7 @@
 //! lets each handler import it without importing another handler.
 
 use super::error::{ApiError, ApiResult};
+use crate::models::stability::TopicStability;
 use crate::models::TopicTable;
 use crate::summaries::Rank;
 use serde_json::{json, Value};
@@ -31,8 +32,10 @@ pub(super) fn rank_name(r: Rank) -> &'static str {
     }
 }
 
-/// A topic's id, label, name (given by a rename, else null), tree links and share.
-pub(super) fn topic_header(table: &TopicTable, k: usize, names: &TopicNames) -> Value {
+/// A topic's id, label, name (given by a rename, else null), tree links, share and
+/// stability across the fit's chains (`stability`: the model's, one per topic; null
+/// for a one-chain fit).
+pub(super) fn topic_header(table: &TopicTable, k: usize, names: &TopicNames, stability: Option<&[TopicStability]>) -> Value {
     let t = &table.topics[k];
     json!({
         "id": k,
@@ -41,6 +44,7 @@ pub(super) fn topic_header(table: &TopicTable, k: usize, names: &TopicNames) -> 
         "parent": t.parent,
         "children": t.children,
         "proportion": t.proportion,
+        "stability": stability.and_then(|s| s.get(k)),
     })
 }
 

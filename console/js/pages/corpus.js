@@ -5,6 +5,7 @@
 import { get } from "../api.js";
 import { h, mount, table, fmtInt, fmtDate, fmtNum } from "../ui.js";
 import { covariateFormat } from "../effect_plots.js";
+import { sweepPanel } from "./sweep.js";
 
 /**
  * The label tree from [{label, parent}] (null parent = under the root), the first level
@@ -101,6 +102,7 @@ export async function render(root, [id]) {
     h("p", {}, h("a", { href: `#/fit?corpus=${c.id}` }, "Start a fit on this corpus"), " · ", h("a", { href: "#/corpora" }, "All corpora")),
     h("div", { class: "cols" }, h("section", { class: "panel" }, h("h2", {}, "Statistics"), stats(c)), h("section", { class: "panel" }, h("h2", {}, "Preprocessing"), h("pre", {}, JSON.stringify(c.preprocess, null, 2)))),
     covariatesPanel(c),
+    sweepPanel(c),
     dropped.length || dups.length
       ? h(
           "section",

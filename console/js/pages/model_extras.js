@@ -43,6 +43,8 @@ export function topicMapSection(model, onSelect) {
     const [map, names] = await Promise.all([get(`/v1/models/${model.id}/topic-map`), topicNames(model.id)]);
     const topics = map.topics.map((t) => ({ ...t, label: names.label(t.id), words: (names.byId.get(t.id)?.words || []).map((w) => w.word) }));
     const state = { zoom: 1, centre: null, query: "", minShare: 0, chosen: null };
+    const stability = (id) => names.byId.get(id)?.stability;
+    const unstable = new Set(topics.filter((t) => stability(t.id) && stability(t.id).matched + 1 < stability(t.id).chains).map((t) => t.id));
     const search = h("input", { type: "search", id: "map-search", placeholder: "a name or a word", autocomplete: "off" });
     const zoom = h("input", { type: "range", id: "map-zoom", min: 1, max: 8, step: 0.5, value: 1 });
     const share = h("input", { type: "range", id: "map-share", min: 0, max: 5, step: 0.1, value: 0 });
@@ -79,6 +81,7 @@ export function topicMapSection(model, onSelect) {
         domain: zoomDomain(topics, state.zoom, centre),
         dimmed,
         labelled: topics.length > MAP_IDS ? labelled : null,
+        unstable,
         onHover: hover,
         onSelect: (d) => {
           state.chosen = d;
@@ -88,7 +91,8 @@ export function topicMapSection(model, onSelect) {
         },
       });
       const hidden = dimmed.size ? `${dimmed.size} of ${topics.length} topics faded by the search or the share filter.` : "";
-      mount(plotBox, figure("Intertopic map", plot, `topic-map-${shortId(model.id)}`), h("p", { class: "muted", role: "status" }, hidden));
+      const note = unstable.size ? h("p", { class: "help", "data-testid": "map-unstable" }, `Dashed and marked ⚠: ${unstable.size} topic${unstable.size === 1 ? "" : "s"} not matched in every chain of the fit (an accident of the seed, perhaps).`) : null;
+      mount(plotBox, figure("Intertopic map", plot, `topic-map-${shortId(model.id)}`), note, h("p", { class: "muted", role: "status" }, hidden));
     }
     search.addEventListener("input", () => {
       state.query = search.value.trim();

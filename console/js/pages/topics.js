@@ -54,6 +54,16 @@ function nameCell(model, topic, onRenamed) {
   return cell;
 }
 
+/** A topic's stability across chains: "–" for one chain; a caution mark when some
+ *  other chain holds no matching topic (the pooled topic averages different topics). */
+export function stabilityCell(s) {
+  if (!s) return h("span", { class: "muted", title: "One chain: stability is unknown" }, "–");
+  const others = s.chains - 1;
+  const text = `${s.matched} of ${others} other chain${others === 1 ? "" : "s"}, similarity ${s.similarity.toFixed(2)}`;
+  if (s.matched === others) return h("span", { "data-stable": "true" }, text);
+  return h("span", { class: "error", "data-stable": "false", title: "Not matched in every chain: this topic may be an accident of the seed" }, "⚠ ", text);
+}
+
 const BAR_PX = 60;
 
 /** The top words with bars; with `intervals` (the API's `with=intervals` summary), each
@@ -172,6 +182,7 @@ export function topicsSection(model, stops) {
     cols.push(
       { label: "Name", cell: (t) => nameCell(model, t, () => select(t.id)) },
       { label: "Share of tokens", cell: (t) => h("span", {}, bar(t.proportion / maxShare), " ", fmtPct(t.proportion)) },
+      { label: "Stability", cell: (t) => stabilityCell(t.stability) },
       { label: `Top words by FREX (weight ${state.weight.toFixed(2)})`, cell: (t) => h("span", { class: "words" }, t.words.map((w) => w.word).join(", ")) },
       { label: `Coherence (${state.measure})`, num: true, cell: (t) => h("span", { "data-coherence": t.id, class: "muted" }, "…") },
     );

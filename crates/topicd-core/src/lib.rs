@@ -27,5 +27,6 @@ mod isa;
 pub mod models;
 pub mod ranks;
 pub mod rng;
+pub mod selection;
 pub mod summaries;
 pub mod unknown_keys;

@@ -105,6 +105,8 @@ pub struct JobRow {
     /// A fit job's runner options (`threads`, `checkpoint_every_s`) as submitted;
     /// `None` for evaluation jobs and jobs queued before options left the params.
     pub options: Option<serde_json::Value>,
+    /// The sweep this fit belongs to, if any.
+    pub sweep_id: Option<String>,
 }
 
 impl JobRow {
@@ -158,6 +160,7 @@ pub(crate) fn row_to_job(r: &sqlx::any::AnyRow) -> StoreResult<JobRow> {
         waiting: r.try_get("waiting")?,
         failure: failure.map(|f| FailureKind::parse(&f).ok_or_else(|| StoreError::Corrupt(format!("job failure {f}")))).transpose()?,
         options: json_col(r, "options")?,
+        sweep_id: r.try_get("sweep_id")?,
     })
 }
 

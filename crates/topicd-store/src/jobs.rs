@@ -78,15 +78,15 @@ pub enum NotQueued {
     TokenQueueFull { queued: u64 },
 }
 
-/// `Some(reason)` when `gate` allows no further queued job.
-async fn queue_refusal(tx: &mut sqlx::Transaction<'static, sqlx::Any>, gate: &QueueGate<'_>) -> StoreResult<Option<NotQueued>> {
+/// `Some(reason)` when `gate` allows no further `adding` queued jobs.
+pub(crate) async fn queue_refusal(tx: &mut sqlx::Transaction<'static, sqlx::Any>, gate: &QueueGate<'_>, adding: u64) -> StoreResult<Option<NotQueued>> {
     let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE status = 'queued'").fetch_one(&mut **tx).await?;
-    if total as u64 >= gate.max_queued {
+    if (total as u64).saturating_add(adding) > gate.max_queued {
         return Ok(Some(NotQueued::QueueFull { queued: total as u64 }));
     }
     if let Some(key) = gate.token_key {
         let mine: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE status = 'queued' AND token_key = $1").bind(key).fetch_one(&mut **tx).await?;
-        if mine as u64 >= gate.max_queued_per_token {
+        if (mine as u64).saturating_add(adding) > gate.max_queued_per_token {
             return Ok(Some(NotQueued::TokenQueueFull { queued: mine as u64 }));
         }
     }
@@ -117,7 +117,7 @@ impl Store {
     /// when it reads one) still exist and the queue has room.
     pub async fn insert_evaluation_job(&self, j: NewEvaluationJob<'_>) -> StoreResult<Result<JobRow, NotQueued>> {
         let mut tx = self.begin_write().await?;
-        if let Some(refused) = queue_refusal(&mut tx, &j.queue).await? {
+        if let Some(refused) = queue_refusal(&mut tx, &j.queue, 1).await? {
             return Ok(Err(refused));
         }
         let n = sqlx::query(
@@ -184,36 +184,11 @@ impl Store {
     /// Queue a fit job, atomically with the check that its corpus (or graph) still
     /// exists and the queue has room.
     pub async fn insert_job(&self, j: NewJob<'_>) -> StoreResult<Result<JobRow, NotQueued>> {
-        let (corpus_id, graph_id) = j.input.columns();
         let mut tx = self.begin_write().await?;
-        if let Some(refused) = queue_refusal(&mut tx, &j.queue).await? {
+        if let Some(refused) = queue_refusal(&mut tx, &j.queue, 1).await? {
             return Ok(Err(refused));
         }
-        let n = sqlx::query(
-            "INSERT INTO jobs (id, kind, corpus_id, graph_id, model, params, seed, status, created_at, token_key, memory_bytes, options, ranks)
-             SELECT $1, 'fit', $2, $3, $4, $5, $6, 'queued', $7, $8, $13, $14, $15
-              WHERE ($9 IS NULL OR EXISTS (SELECT 1 FROM corpora WHERE id = $10))
-                AND ($11 IS NULL OR EXISTS (SELECT 1 FROM graphs WHERE id = $12))",
-        )
-        .bind(j.id)
-        .bind(corpus_id)
-        .bind(graph_id)
-        .bind(j.model.as_str())
-        .bind(j.params.to_string())
-        .bind(seed_to_sql(j.seed))
-        .bind(now())
-        .bind(j.queue.token_key)
-        .bind(corpus_id)
-        .bind(corpus_id)
-        .bind(graph_id)
-        .bind(graph_id)
-        .bind(j.memory_bytes.map(|b| b.min(i64::MAX as u64) as i64))
-        .bind(j.options.map(|o| o.to_string()))
-        .bind(j.ranks.max(1) as i64)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if n == 0 {
+        if insert_fit_job(&mut tx, &j, None).await? == 0 {
             return Ok(Err(NotQueued::InputGone));
         }
         tx.commit().await?;
@@ -441,4 +416,35 @@ impl Store {
         tx.commit().await?;
         Ok((requeued, failed))
     }
+}
+
+/// Insert a fit job's row in `tx` (of sweep `sweep_id`, if any) when its corpus or
+/// graph still exists; the rows inserted (0: the input is gone).
+pub(crate) async fn insert_fit_job(tx: &mut sqlx::Transaction<'static, sqlx::Any>, j: &NewJob<'_>, sweep_id: Option<&str>) -> StoreResult<u64> {
+    let (corpus_id, graph_id) = j.input.columns();
+    Ok(sqlx::query(
+        "INSERT INTO jobs (id, kind, corpus_id, graph_id, model, params, seed, status, created_at, token_key, memory_bytes, options, ranks, sweep_id)
+         SELECT $1, 'fit', $2, $3, $4, $5, $6, 'queued', $7, $8, $13, $14, $15, $16
+          WHERE ($9 IS NULL OR EXISTS (SELECT 1 FROM corpora WHERE id = $10))
+            AND ($11 IS NULL OR EXISTS (SELECT 1 FROM graphs WHERE id = $12))",
+    )
+    .bind(j.id)
+    .bind(corpus_id)
+    .bind(graph_id)
+    .bind(j.model.as_str())
+    .bind(j.params.to_string())
+    .bind(seed_to_sql(j.seed))
+    .bind(now())
+    .bind(j.queue.token_key)
+    .bind(corpus_id)
+    .bind(corpus_id)
+    .bind(graph_id)
+    .bind(graph_id)
+    .bind(j.memory_bytes.map(|b| b.min(i64::MAX as u64) as i64))
+    .bind(j.options.map(|o| o.to_string()))
+    .bind(j.ranks.max(1) as i64)
+    .bind(sweep_id)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected())
 }

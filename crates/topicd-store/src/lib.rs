@@ -30,6 +30,7 @@ pub mod jobs;
 pub mod leases;
 pub mod model_events;
 pub mod models;
+pub mod sweeps;
 pub mod tokens;
 pub mod topic_names;
 
@@ -50,6 +51,7 @@ pub use jobs::FitInput;
 pub use leases::{Claim, LeaseRecord, MemoryRoom, Renewal, Worker};
 pub use location::DbLocation;
 pub use models::ModelRow;
+pub use sweeps::{NewSweep, SweepRow};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

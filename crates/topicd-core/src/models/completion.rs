@@ -120,23 +120,52 @@ pub fn split_corpus_documents(corpus: &Corpus, mask: &[bool]) -> Vec<CompletionD
 /// Score `docs` by document completion under `model`. Documents with an empty half
 /// are skipped (and not counted).
 pub fn document_completion(model: &dyn TopicModel, docs: &[CompletionDoc], options: &PredictOptions) -> Result<CompletionReport, ModelError> {
+    Ok(document_completion_by_document(model, docs, options)?.0)
+}
+
+/// One scored document's share of a completion: Σ over its held-out tokens of
+/// log Σ_k θ̂_k β_kw, and how many tokens that sums over.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DocumentCompletion {
+    pub log_likelihood: f64,
+    pub tokens: u64,
+}
+
+/// [`document_completion`], with each scored document's own terms (in the order of
+/// `docs`, skipped ones left out): what a paired comparison of two models on the same
+/// documents needs.
+pub fn document_completion_by_document(
+    model: &dyn TopicModel,
+    docs: &[CompletionDoc],
+    options: &PredictOptions,
+) -> Result<(CompletionReport, Vec<DocumentCompletion>), ModelError> {
     let usable: Vec<&CompletionDoc> = docs.iter().filter(|d| !d.observed.terms.is_empty() && !d.heldout.is_empty()).collect();
     let observed: Vec<EncodedDoc> = usable.iter().map(|d| d.observed.clone()).collect();
     let predictions = model.predict(&observed, options)?;
     let table = model.topic_table(&TableOptions::default());
     let beta = &table.frequency;
     let (mut total, mut heldout_tokens, mut observed_tokens) = (0.0, 0u64, 0u64);
+    let mut per_document = Vec::with_capacity(usable.len());
     for (doc, prediction) in usable.iter().zip(&predictions) {
         let theta = &prediction.topic_proportions;
         observed_tokens += doc.observed.counts.iter().map(|&c| c as u64).sum::<u64>();
+        let mut one = DocumentCompletion { log_likelihood: 0.0, tokens: 0 };
         for &(t, c) in &doc.heldout {
             let p: f64 = theta.iter().enumerate().map(|(k, th)| th * beta[[k, t as usize]]).sum();
-            total += c as f64 * p.ln();
-            heldout_tokens += c as u64;
+            let term = c as f64 * p.ln();
+            // The total adds token by token, as it always has (a stored HDP model keeps
+            // it: summing per document first would change its last bits).
+            total += term;
+            one.log_likelihood += term;
+            one.tokens += c as u64;
         }
+        heldout_tokens += one.tokens;
+        per_document.push(one);
     }
     let per_token = if heldout_tokens > 0 { total / heldout_tokens as f64 } else { f64::NAN };
-    Ok(CompletionReport { documents: usable.len(), observed_tokens, heldout_tokens, total_log_likelihood: total, per_token, perplexity: (-per_token).exp() })
+    let report =
+        CompletionReport { documents: usable.len(), observed_tokens, heldout_tokens, total_log_likelihood: total, per_token, perplexity: (-per_token).exp() };
+    Ok((report, per_document))
 }
 
 #[cfg(test)]

@@ -166,6 +166,13 @@ pub trait TopicModel: Send + Sync {
         None
     }
 
+    /// Each served topic's stability across the fit's chains ([`super::stability`]);
+    /// `None` for a one-chain fit, and for a family whose topics are not matched
+    /// across chains (HPC's are its labels, the same in every chain).
+    fn topic_stability(&self) -> Option<Vec<super::stability::TopicStability>> {
+        None
+    }
+
     /// The posterior-mean topic proportions of the training documents of `corpus` (the
     /// corpus it was fitted on, `seed` the fit's), for a model that keeps them; `None`
     /// otherwise (callers fold documents in through [`TopicModel::predict`]).

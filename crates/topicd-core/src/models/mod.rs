@@ -47,6 +47,7 @@ pub mod params;
 pub mod passes;
 pub mod registry;
 pub mod splits;
+pub mod stability;
 pub mod state_bytes;
 #[cfg(test)]
 pub(crate) mod test_kit;

@@ -153,6 +153,10 @@ impl TopicModel for DcntModel {
         Some(scoring::correlations(self, draws, seed))
     }
 
+    fn topic_stability(&self) -> Option<Vec<crate::models::stability::TopicStability>> {
+        crate::models::stability::from_alignments(&self.alignments, self.num_topics())
+    }
+
     fn diagnostics(&self) -> serde_json::Value {
         json!({
             "heldout": self.heldout.as_ref().map(HeldoutReport::to_json),

@@ -186,6 +186,10 @@ impl TopicModel for HpcModel {
         }))
     }
 
+    fn topic_stability(&self) -> Option<Vec<crate::models::stability::TopicStability>> {
+        crate::models::stability::from_alignments(&self.alignments, self.num_topics())
+    }
+
     fn diagnostics(&self) -> serde_json::Value {
         let per_label = self.thresholds.per_label.iter().filter(|t| t.is_some()).count();
         json!({

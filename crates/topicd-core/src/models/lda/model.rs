@@ -314,6 +314,10 @@ impl TopicModel for LdaModel {
         Ok(Some(Box::new(LdaChib { model: self, settings })))
     }
 
+    fn topic_stability(&self) -> Option<Vec<crate::models::stability::TopicStability>> {
+        crate::models::stability::from_alignments(&self.alignments, self.num_topics())
+    }
+
     fn diagnostics(&self) -> serde_json::Value {
         json!({
             "test_documents": self.test_documents,

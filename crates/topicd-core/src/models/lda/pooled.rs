@@ -56,3 +56,7 @@ fn merge(models: &[&LdaModel]) -> LdaModel {
     pooled.alignments = alignments;
     pooled
 }
+
+#[cfg(test)]
+#[path = "pooled_tests.rs"]
+mod tests;

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Sweeps over K (issue 58): does a sweep recover a known K, and how does each K's fit
+compare with tomotopy's LDA on the same documents?
+
+  python3 bench/sweep_k.py target/release/topicd [--truths 8,15,25] [--replicates 5]
+      [--grid 4,6,8,11,15,20,25,32,40] [--iterations 200] [--chains 2] [--tomotopy]
+      [--out bench/out/sweep_k.json]
+
+Recovery: for each true K and replicate, a corpus drawn from LDA itself (V = 2 000 words,
+D = 2 000 documents of Poisson(120) tokens; topics φ_k ~ Dirichlet(0.05), proportions
+θ_d ~ Dirichlet(0.1); seed 1000·K + replicate), every tenth document tagged
+`split: test`. One sweep per corpus (`model: lda`, the grid, `chains`, `iterations`, topicd's
+defaults otherwise, seed 1, `include_hdp`): the tagged documents are every fit's held-out
+documents. Reported per corpus: the suggested K, the K of the highest mean stability,
+the HDP's inferred K, and whether the suggestion is within ±20 % of the truth.
+
+Against tomotopy (`--tomotopy`, first replicate of each truth): tomotopy.LDAModel(k=K)
+with its defaults (α = 0.1, η = 0.01) trained for the same iterations on the same
+training documents with the same threads, scored by the same document completion on
+the same test documents (θ̂ by `infer` on the observed half, the split by topicd's hash:
+models/completion.rs). Per K: both held-out scores, topicd's fit time (the row's `fit_s`,
+chains counted) and tomotopy's `train` time. Also the time a sweep adds beyond its
+fits: its wall time from submission until its rows are scored, less the sum of `fit_s`.
+
+The server runs with its defaults (threads = the machine's cores, a rate limit that
+this script's one request at a time never reaches).
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from topicd_service import Service  # noqa: E402
+from gensim_hdp import is_heldout  # noqa: E402
+
+V, D, MEAN_LENGTH, TOPIC_CONCENTRATION, DOC_CONCENTRATION = 2000, 2000, 120, 0.05, 0.1
+
+
+def draw_corpus(k, seed):
+    """Documents drawn from LDA with `k` topics: [{"id", "counts", "split"}]."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    phi = rng.dirichlet(np.full(V, TOPIC_CONCENTRATION), size=k)
+    docs = []
+    for d in range(D):
+        theta = rng.dirichlet(np.full(k, DOC_CONCENTRATION))
+        n = max(1, rng.poisson(MEAN_LENGTH))
+        z = rng.choice(k, size=n, p=theta)
+        words = np.concatenate([rng.choice(V, size=int((z == t).sum()), p=phi[t]) for t in range(k) if (z == t).any()])
+        ids, counts = np.unique(words, return_counts=True)
+        docs.append({"id": f"d{d}", "counts": {f"w{int(w):04d}": int(c) for w, c in zip(ids, counts)}, "split": "test" if d % 10 == 9 else "train"})
+    return docs
+
+
+def upload(service, docs, name):
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+        for d in docs:
+            f.write(json.dumps(d) + "\n")
+        path = f.name
+    try:
+        return service.upload(path, f"name={name}&stopwords=none")
+    finally:
+        os.unlink(path)
+
+
+def run_sweep(service, corpus_id, grid, iterations, chains, include_hdp):
+    t0 = time.perf_counter()
+    sweep = service.req("POST", "/v1/sweeps", {
+        "corpus_id": corpus_id, "model": "lda", "topics": grid, "chains": chains,
+        "params": {"iterations": iterations}, "seed": 1, "include_hdp": include_hdp,
+    })
+    while sweep["status"] in ("queued", "running"):
+        time.sleep(1.0)
+        sweep = service.req("GET", f"/v1/sweeps/{sweep['id']}")
+    wall = time.perf_counter() - t0
+    return sweep, wall
+
+
+def tomotopy_row(docs, k, iterations, threads):
+    """tomotopy's LDA at K = k on the training documents; document completion on the test ones."""
+    import tomotopy as tp
+
+    model = tp.LDAModel(k=k, seed=1)
+    for d in docs:
+        if d["split"] != "test":
+            model.add_doc([w for w, n in sorted(d["counts"].items()) for _ in range(n)])
+    model.train(0, workers=threads)
+    t0 = time.perf_counter()
+    model.train(iterations, workers=threads)
+    seconds = time.perf_counter() - t0
+    vocab = {w: i for i, w in enumerate(model.used_vocabs)}
+    phi = [model.get_topic_word_dist(t) for t in range(k)]
+    total, tokens = 0.0, 0
+    for d in docs:
+        if d["split"] != "test":
+            continue
+        observed, held = [], []
+        for w, n in sorted(d["counts"].items()):
+            h = sum(1 for j in range(n) if is_heldout(d["id"], w, j))
+            observed += [w] * (n - h)
+            held += [(w, h)] if h else []
+        observed = [w for w in observed if w in vocab]
+        held = [(w, h) for w, h in held if w in vocab]
+        if not observed or not held:
+            continue
+        doc = model.make_doc(observed)
+        theta, _ = model.infer(doc, iter=100, workers=1)
+        for w, h in held:
+            total += h * math.log(sum(theta[t] * phi[t][vocab[w]] for t in range(k)))
+            tokens += h
+    return {"heldout_loglik_per_token": total / tokens, "fit_s": seconds}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("binary")
+    ap.add_argument("--truths", default="8,15,25")
+    ap.add_argument("--replicates", type=int, default=5)
+    ap.add_argument("--grid", default="4,6,8,11,15,20,25,32,40")
+    ap.add_argument("--iterations", type=int, default=200)
+    ap.add_argument("--chains", type=int, default=2)
+    ap.add_argument("--tomotopy", action="store_true")
+    ap.add_argument("--port", type=int, default=18458)
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out", "sweep_k.json"))
+    a = ap.parse_args()
+    truths = [int(x) for x in a.truths.split(",")]
+    grid = [int(x) for x in a.grid.split(",")]
+    threads = os.cpu_count()
+    db = tempfile.mkdtemp(prefix="sweep-k-")
+    service = Service(a.binary, os.path.join(db, "topicd.db"), a.port)
+    results = []
+    try:
+        for truth in truths:
+            for r in range(1, a.replicates + 1):
+                docs = draw_corpus(truth, 1000 * truth + r)
+                corpus = upload(service, docs, f"lda-k{truth}-r{r}")
+                sweep, wall = run_sweep(service, corpus["id"], grid, a.iterations, a.chains, include_hdp=True)
+                rows = [x for x in sweep["rows"] if not x["inferred_topics"]]
+                hdp = next((x for x in sweep["rows"] if x["inferred_topics"]), None)
+                stable = [x for x in rows if x["stability"] is not None]
+                best_stability = max(stable, key=lambda x: x["stability"])["topics"] if stable else None
+                suggested = sweep["suggested_topics"]
+                entry = {
+                    "truth": truth, "replicate": r, "suggested": suggested,
+                    "within_20pct": suggested is not None and abs(suggested - truth) <= 0.2 * truth,
+                    "best_stability": best_stability, "hdp_topics": hdp and hdp["topics"],
+                    "sweep_wall_s": wall, "sum_fit_s": sum(x["fit_s"] or 0 for x in sweep["rows"]),
+                    "rows": [{k: x[k] for k in ("topics", "heldout_loglik_per_token", "coherence_npmi", "exclusivity", "stability", "unstable_topics", "residual_dispersion", "rhat_max", "fit_s")} for x in sweep["rows"]],
+                }
+                if a.tomotopy and r == 1:
+                    entry["tomotopy"] = {k: tomotopy_row(docs, k, a.iterations, threads) for k in grid}
+                results.append(entry)
+                print(json.dumps({k: v for k, v in entry.items() if k not in ("rows", "tomotopy")}), flush=True)
+    finally:
+        service.stop()
+    hits = sum(e["within_20pct"] for e in results)
+    summary = {"corpora": len(results), "within_20pct": hits, "share": hits / max(1, len(results)), "threads": threads,
+               "grid": grid, "iterations": a.iterations, "chains": a.chains}
+    os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    with open(a.out, "w") as f:
+        json.dump({"summary": summary, "results": results}, f, indent=1)
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

@@ -5,8 +5,9 @@
 //! Why it exists: the handlers in [`super::sweeps`] queue and cancel; reading a sweep
 //! joins three stored things (the sweep, its jobs, their scores) into rows, decides the
 //! sweep's status from its jobs', and applies [`crate::selection::suggest_topics`]. The
-//! scores are computed by [`crate::selection::score_fit`] on the predict pool, one fit at
-//! a time per process, and kept, so each fit is scored once.
+//! scores are computed by [`crate::selection::score_fit`] in a background task started
+//! by a read (one task per process, one fit at a time, on the predict pool) and kept, so
+//! each fit is scored once and no read waits for it.
 
 use super::csv_cells::csv_text_cell;
 use super::error::{ApiError, ApiResult};
@@ -18,8 +19,8 @@ use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-/// One scoring at a time in this process: a second reader of the same sweep waits and
-/// then finds the scores kept, instead of computing them again.
+/// One scoring task at a time in this process: a read while one runs starts none (the
+/// fits it would score are being scored, or will be by a later read).
 static SCORING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// What a job's kept scores say.
@@ -211,24 +212,29 @@ fn fit_seconds(job: &JobRow) -> Option<f64> {
     end.duration_since(start).ok().map(|d| d.as_secs_f64())
 }
 
-/// Score the sweep's succeeded fits that have no kept scores yet, one at a time, and
-/// keep their scores (or why scoring failed). A fit whose model or corpus was deleted
-/// stays unscored.
+/// Start scoring the sweep's succeeded fits that have no kept scores yet, in the
+/// background, unless this process is scoring already (the next read starts what is
+/// left): a read never waits for scoring, it shows the rows scored so far.
 pub async fn score_finished(state: &AppState, sweep: &SweepRow, jobs: &[JobRow]) -> ApiResult<()> {
-    let unscored = |scored: &HashSet<String>| -> Vec<&JobRow> {
-        jobs.iter().filter(|j| j.status == JobStatus::Succeeded && j.model_id.is_some() && !scored.contains(&j.id)).collect()
-    };
     let scored: HashSet<String> = state.store.sweep_scores(&sweep.id).await?.into_iter().map(|(j, _)| j).collect();
-    if unscored(&scored).is_empty() {
-        return Ok(());
-    }
-    let _one_at_a_time = SCORING.lock().await;
-    // Another request may have scored them while this one waited.
-    let scored: HashSet<String> = state.store.sweep_scores(&sweep.id).await?.into_iter().map(|(j, _)| j).collect();
-    let pending = unscored(&scored);
+    let pending: Vec<JobRow> = jobs.iter().filter(|j| j.status == JobStatus::Succeeded && j.model_id.is_some() && !scored.contains(&j.id)).cloned().collect();
     if pending.is_empty() {
         return Ok(());
     }
+    let Ok(one_at_a_time) = SCORING.try_lock() else { return Ok(()) };
+    let (state, sweep) = (state.clone(), sweep.clone());
+    tokio::spawn(async move {
+        let _one_at_a_time = one_at_a_time;
+        if let Err(e) = score_pending(&state, &sweep, pending).await {
+            tracing::warn!(sweep = %sweep.id, error = %e.detail, "scoring a sweep's fits failed");
+        }
+    });
+    Ok(())
+}
+
+/// Score `pending` one at a time on the predict pool and keep their scores (or why
+/// scoring failed). A fit whose model or corpus was deleted stays unscored.
+async fn score_pending(state: &AppState, sweep: &SweepRow, pending: Vec<JobRow>) -> ApiResult<()> {
     let Some(blob) = state.store.corpus_data(&sweep.corpus_id).await? else { return Ok(()) };
     let corpus = Arc::new(tokio::task::spawn_blocking(move || Corpus::decode(&blob)).await.map_err(ApiError::internal)?.map_err(ApiError::internal)?);
     let heldout_fraction = sweep.request["heldout_fraction"].as_f64().unwrap_or(DEFAULT_HELDOUT_FRACTION);

@@ -4,10 +4,11 @@ compare with tomotopy's LDA on the same documents?
 
   python3 bench/sweep_k.py target/release/topicd [--truths 8,15,25] [--replicates 5]
       [--grid 4,6,8,11,15,20,25,32,40] [--iterations 200] [--chains 2] [--tomotopy]
-      [--out bench/out/sweep_k.json]
+      [--params '{"alpha": 0.1}'] [--out bench/out/sweep_k.json]
 
-Recovery: for each true K and replicate, a corpus drawn from LDA itself (V = 2 000 words,
-D = 2 000 documents of Poisson(120) tokens; topics φ_k ~ Dirichlet(0.05), proportions
+Recovery: for each true K and replicate, a corpus drawn from LDA itself (V = 3 000 words,
+2 600–3 000 of which occur; D = 2 000 documents of Poisson(120) tokens; topics
+φ_k ~ Dirichlet(0.05), proportions
 θ_d ~ Dirichlet(0.1); seed 1000·K + replicate), every tenth document tagged
 `split: test`. One sweep per corpus (`model: lda`, the grid, `chains`, `iterations`, topicd's
 defaults otherwise, seed 1, `include_hdp`): the tagged documents are every fit's held-out
@@ -37,7 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from topicd_service import Service  # noqa: E402
 from gensim_hdp import is_heldout  # noqa: E402
 
-V, D, MEAN_LENGTH, TOPIC_CONCENTRATION, DOC_CONCENTRATION = 2000, 2000, 120, 0.05, 0.1
+V, D, MEAN_LENGTH, TOPIC_CONCENTRATION, DOC_CONCENTRATION = 3000, 2000, 120, 0.05, 0.1
 
 
 def draw_corpus(k, seed):
@@ -68,11 +69,11 @@ def upload(service, docs, name):
         os.unlink(path)
 
 
-def run_sweep(service, corpus_id, grid, iterations, chains, include_hdp):
+def run_sweep(service, corpus_id, grid, iterations, chains, include_hdp, extra=None):
     t0 = time.perf_counter()
     sweep = service.req("POST", "/v1/sweeps", {
         "corpus_id": corpus_id, "model": "lda", "topics": grid, "chains": chains,
-        "params": {"iterations": iterations}, "seed": 1, "include_hdp": include_hdp,
+        "params": {"iterations": iterations, **(extra or {})}, "seed": 1, "include_hdp": include_hdp,
     })
     while sweep["status"] in ("queued", "running"):
         time.sleep(1.0)
@@ -109,7 +110,7 @@ def tomotopy_row(docs, k, iterations, threads):
         if not observed or not held:
             continue
         doc = model.make_doc(observed)
-        theta, _ = model.infer(doc, iter=100, workers=1)
+        theta, _ = model.infer(doc, iterations=100, workers=1)
         for w, h in held:
             total += h * math.log(sum(theta[t] * phi[t][vocab[w]] for t in range(k)))
             tokens += h
@@ -125,6 +126,7 @@ def main():
     ap.add_argument("--iterations", type=int, default=200)
     ap.add_argument("--chains", type=int, default=2)
     ap.add_argument("--tomotopy", action="store_true")
+    ap.add_argument("--params", default="{}", help="more LDA params for every fit, as JSON (e.g. '{\"alpha\": 0.1}')")
     ap.add_argument("--port", type=int, default=18458)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out", "sweep_k.json"))
     a = ap.parse_args()
@@ -139,7 +141,7 @@ def main():
             for r in range(1, a.replicates + 1):
                 docs = draw_corpus(truth, 1000 * truth + r)
                 corpus = upload(service, docs, f"lda-k{truth}-r{r}")
-                sweep, wall = run_sweep(service, corpus["id"], grid, a.iterations, a.chains, include_hdp=True)
+                sweep, wall = run_sweep(service, corpus["id"], grid, a.iterations, a.chains, include_hdp=True, extra=json.loads(a.params))
                 rows = [x for x in sweep["rows"] if not x["inferred_topics"]]
                 hdp = next((x for x in sweep["rows"] if x["inferred_topics"]), None)
                 stable = [x for x in rows if x["stability"] is not None]
@@ -160,7 +162,7 @@ def main():
         service.stop()
     hits = sum(e["within_20pct"] for e in results)
     summary = {"corpora": len(results), "within_20pct": hits, "share": hits / max(1, len(results)), "threads": threads,
-               "grid": grid, "iterations": a.iterations, "chains": a.chains}
+               "grid": grid, "iterations": a.iterations, "chains": a.chains, "params": json.loads(a.params)}
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w") as f:
         json.dump({"summary": summary, "results": results}, f, indent=1)

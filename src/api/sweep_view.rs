@@ -13,7 +13,7 @@ use super::csv_cells::csv_text_cell;
 use super::error::{ApiError, ApiResult};
 use super::AppState;
 use crate::corpus::Corpus;
-use crate::selection::{score_fit, suggest_topics, SweepScores, DEFAULT_HELDOUT_FRACTION, RULE};
+use crate::selection::{score_fit, suggest, ScoredRow, SweepScores, DEFAULT_HELDOUT_FRACTION};
 use crate::store::{JobRow, JobStatus, SweepRow};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -88,14 +88,13 @@ impl<'a> SweepView<'a> {
     }
 
     fn suggestion(&self) -> Option<crate::selection::Suggestion> {
-        let rows: Vec<(usize, &[crate::models::completion::DocumentCompletion])> = self
+        let rows: Vec<ScoredRow> = self
             .jobs
             .iter()
             .filter_map(|j| Some((Self::asked_topics(j)?, self.scores_of(j)?)))
-            .filter(|(_, s)| s.heldout_loglik_per_token.is_some())
-            .map(|(k, s)| (k, s.heldout_documents.as_slice()))
+            .map(|(topics, s)| ScoredRow { topics, heldout: &s.heldout_documents, stability: s.stability })
             .collect();
-        suggest_topics(&rows)
+        suggest(&rows)
     }
 
     fn row_json(&self, job: &JobRow) -> Value {
@@ -141,8 +140,8 @@ impl<'a> SweepView<'a> {
         let suggestion = self.suggestion();
         body["suggested_topics"] = json!(suggestion.as_ref().map(|s| s.topics));
         body["suggestion"] = match &suggestion {
-            Some(s) => json!({"rule": RULE, "best_topics": s.best_topics, "gap_per_token": s.gap, "standard_error": s.standard_error}),
-            None => json!({"rule": RULE, "best_topics": null, "gap_per_token": null, "standard_error": null}),
+            Some(s) => json!({"rule": s.rule, "best_topics": s.best_topics, "gap_per_token": s.gap, "standard_error": s.standard_error}),
+            None => json!({"rule": null, "best_topics": null, "gap_per_token": null, "standard_error": null}),
         };
         body["coherence"] = json!({"measure": "c_npmi", "top_n": crate::selection::scores::TOP_WORDS});
         body

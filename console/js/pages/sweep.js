@@ -58,7 +58,7 @@ function plots(sweep, width) {
 function suggestionText(sweep) {
   const s = sweep.suggestion;
   if (sweep.suggested_topics === null) return h("p", { class: "muted" }, "No suggestion yet: it needs a fit with a held-out score.");
-  const gap = s.best_topics === sweep.suggested_topics ? "" : ` (K = ${s.best_topics} scores best; K = ${sweep.suggested_topics} trails it by ${fmtNum(s.gap_per_token, 4)} nats a token, within its standard error ${fmtNum(s.standard_error, 4)})`;
+  const gap = s.best_topics === null || s.best_topics === sweep.suggested_topics ? "" : ` (K = ${s.best_topics} has the best held-out score; K = ${sweep.suggested_topics} trails it by ${fmtNum(s.gap_per_token, 4)} nats a token, standard error ${fmtNum(s.standard_error, 4)})`;
   return h("p", { "data-testid": "sweep-suggestion" }, h("strong", {}, `Suggested K: ${sweep.suggested_topics}`), gap, ". ", h("span", { class: "help" }, `Rule: ${s.rule}.`));
 }
 

@@ -6,7 +6,8 @@
 //! so every fit holds out the same test documents; each finished fit is scored here
 //! ([`scores`]: held-out likelihood by document completion, NPMI coherence,
 //! exclusivity, stability across chains, Taddy's residual dispersion, the worst R̂),
-//! and [`suggest`] picks a K by a stated rule. Numerics only: the service stores the
+//! and [`suggest`] picks a K by a stated rule (stability across chains with two chains
+//! or more, the one-standard-error rule on held-out likelihood with one). Numerics only: the service stores the
 //! scores and serves them (`/v1/sweeps`).
 
 pub mod dispersion;
@@ -15,4 +16,4 @@ pub mod suggest;
 
 pub use dispersion::{residual_dispersion, Dispersion};
 pub use scores::{score_fit, SweepScores, DEFAULT_HELDOUT_FRACTION};
-pub use suggest::{suggest_topics, Suggestion, RULE};
+pub use suggest::{suggest, ScoredRow, Suggestion, RULE_HELDOUT, RULE_STABILITY};

@@ -59,6 +59,7 @@ async fn a_sweep_on_a_planted_corpus_suggests_its_k_and_scores_every_row() {
     assert_eq!(sweep["status"], "succeeded", "{sweep}");
     assert_eq!(sweep["suggested_topics"], 10, "{sweep}");
     assert!(sweep["suggestion"]["rule"].as_str().unwrap().contains("stability"), "two chains: the stability rule");
+    assert_eq!(sweep["suggestion"]["cautions"], json!([]), "inside the grid, and the chains agree at K = 10");
     let ks: Vec<Value> = sweep["rows"].as_array().unwrap().iter().map(|r| r["topics"].clone()).collect();
     assert_eq!(&ks[..4], &[json!(5), json!(8), json!(10), json!(13)], "rows by K, the HDP row last");
     for k in [5, 8, 10, 13] {

@@ -140,8 +140,10 @@ impl<'a> SweepView<'a> {
         let suggestion = self.suggestion();
         body["suggested_topics"] = json!(suggestion.as_ref().map(|s| s.topics));
         body["suggestion"] = match &suggestion {
-            Some(s) => json!({"rule": s.rule, "best_topics": s.best_topics, "gap_per_token": s.gap, "standard_error": s.standard_error}),
-            None => json!({"rule": null, "best_topics": null, "gap_per_token": null, "standard_error": null}),
+            Some(s) => {
+                json!({"rule": s.rule, "best_topics": s.best_topics, "gap_per_token": s.gap, "standard_error": s.standard_error, "cautions": s.cautions})
+            }
+            None => json!({"rule": null, "best_topics": null, "gap_per_token": null, "standard_error": null, "cautions": []}),
         };
         body["coherence"] = json!({"measure": "c_npmi", "top_n": crate::selection::scores::TOP_WORDS});
         body

@@ -59,7 +59,13 @@ function suggestionText(sweep) {
   const s = sweep.suggestion;
   if (sweep.suggested_topics === null) return h("p", { class: "muted" }, "No suggestion yet: it needs a fit with a held-out score.");
   const gap = s.best_topics === null || s.best_topics === sweep.suggested_topics ? "" : ` (K = ${s.best_topics} has the best held-out score; K = ${sweep.suggested_topics} trails it by ${fmtNum(s.gap_per_token, 4)} nats a token, standard error ${fmtNum(s.standard_error, 4)})`;
-  return h("p", { "data-testid": "sweep-suggestion" }, h("strong", {}, `Suggested K: ${sweep.suggested_topics}`), gap, ". ", h("span", { class: "help" }, `Rule: ${s.rule}.`));
+  const cautions = (s.cautions || []).map((c) => h("li", {}, c));
+  return h(
+    "div",
+    {},
+    h("p", { "data-testid": "sweep-suggestion" }, h("strong", {}, `Suggested K: ${sweep.suggested_topics}`), gap, ". ", h("span", { class: "help" }, `Rule: ${s.rule}.`)),
+    cautions.length ? h("div", { class: "caution", role: "note", "data-testid": "sweep-cautions" }, h("strong", {}, "Caution: "), h("ul", {}, cautions)) : null,
+  );
 }
 
 export async function render(root, [id]) {

@@ -52,6 +52,32 @@ pub struct Suggestion {
     /// error of that difference (`None` without held-out scores on the same documents).
     pub gap: Option<f64>,
     pub standard_error: Option<f64>,
+    /// Why the suggestion may be weak: it sits at an end of the rows' K (a K beyond it
+    /// may do better), or, by stability, most topics are unmatched at every K.
+    pub cautions: Vec<String>,
+}
+
+/// The mean stability under which most of a fit's topics have no match in the other
+/// chains ([`crate::models::stability::MATCH_SIMILARITY`]).
+pub const WEAK_STABILITY: f64 = crate::models::stability::MATCH_SIMILARITY;
+
+/// The cautions of suggesting `chosen` among `rows` (see [`Suggestion::cautions`]).
+fn cautions(chosen: &ScoredRow, rows: &[ScoredRow], by_stability: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let (smallest, largest) = rows.iter().fold((usize::MAX, 0), |(lo, hi), r| (lo.min(r.topics), hi.max(r.topics)));
+    if rows.len() > 1 && chosen.topics == smallest {
+        out.push(format!("{} is the smallest number of topics swept: fewer may do better", chosen.topics));
+    }
+    if rows.len() > 1 && chosen.topics == largest {
+        out.push(format!("{} is the largest number of topics swept: more may do better", chosen.topics));
+    }
+    if by_stability && chosen.stability.is_some_and(|s| s < WEAK_STABILITY) {
+        out.push(format!(
+            "the chains disagree on most topics at every number of topics (the best mean stability is {:.2}, below {WEAK_STABILITY}): longer chains, or the other measures, may say more",
+            chosen.stability.unwrap_or(0.0)
+        ));
+    }
+    out
 }
 
 fn per_token(docs: &[DocumentCompletion]) -> f64 {
@@ -69,7 +95,8 @@ pub fn suggest(rows: &[ScoredRow]) -> Option<Suggestion> {
     let best = rows.iter().filter(|r| !r.heldout.is_empty()).max_by(|a, b| per_token(a.heldout).total_cmp(&per_token(b.heldout)).then(b.topics.cmp(&a.topics)));
     let compared = |row: &ScoredRow, rule| {
         let (gap, standard_error) = best.and_then(|b| paired_gap(b.heldout, row.heldout)).map_or((None, None), |(g, s)| (Some(g), Some(s)));
-        Suggestion { topics: row.topics, rule, best_topics: best.map(|b| b.topics), gap, standard_error }
+        let cautions = cautions(row, rows, rule == RULE_STABILITY);
+        Suggestion { topics: row.topics, rule, best_topics: best.map(|b| b.topics), gap, standard_error, cautions }
     };
     if !rows.is_empty() && rows.iter().all(|r| r.stability.is_some()) {
         let most_stable = rows.iter().max_by(|a, b| a.stability.unwrap_or(0.0).total_cmp(&b.stability.unwrap_or(0.0)).then(b.topics.cmp(&a.topics)))?;
@@ -137,8 +164,13 @@ mod tests {
         let s = suggest(&[row(5, &worse, Some(0.71)), row(10, &worse, Some(0.93)), row(20, &best, Some(0.80))]).unwrap();
         assert_eq!((s.topics, s.best_topics, s.rule), (10, Some(20), RULE_STABILITY));
         assert!(s.gap.unwrap() > 0.0);
+        assert_eq!(s.cautions, Vec::<String>::new(), "inside the grid, stable");
         let tie = suggest(&[row(12, &best, Some(0.9)), row(8, &worse, Some(0.9))]).unwrap();
         assert_eq!(tie.topics, 8);
+        assert!(tie.cautions.len() == 1 && tie.cautions[0].contains("smallest"), "{:?}", tie.cautions);
+        let weak = suggest(&[row(5, &worse, Some(0.44)), row(10, &worse, Some(0.30)), row(20, &best, Some(0.41))]).unwrap();
+        assert_eq!(weak.topics, 5);
+        assert!(weak.cautions.iter().any(|c| c.contains("disagree")) && weak.cautions.iter().any(|c| c.contains("smallest")), "{:?}", weak.cautions);
         let mixed = suggest(&[row(5, &worse, Some(0.99)), row(10, &best, None)]).unwrap();
         assert_eq!((mixed.topics, mixed.rule), (10, RULE_HELDOUT));
     }

@@ -6,7 +6,7 @@
 //! joins three stored things (the sweep, its jobs, their scores) into rows, decides the
 //! sweep's status from its jobs', and applies [`crate::selection::suggest_topics`]. The
 //! scores are computed by [`crate::selection::score_fit`] in a background task started
-//! by a read (one task per process, one fit at a time, on the predict pool) and kept, so
+//! by a read (one task per process, one fit at a time, on a thread of its own, not the predict pool) and kept, so
 //! each fit is scored once and no read waits for it.
 
 use super::csv_cells::csv_text_cell;
@@ -233,7 +233,15 @@ pub async fn score_finished(state: &AppState, sweep: &SweepRow, jobs: &[JobRow])
     Ok(())
 }
 
-/// Score `pending` one at a time on the predict pool and keep their scores (or why
+/// The one thread background scoring runs on: scoring a fit of a large corpus takes
+/// seconds, and on the predict pool it would hold the turn every topic, map and
+/// prediction request waits for.
+fn scoring_pool() -> &'static rayon::ThreadPool {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| rayon::ThreadPoolBuilder::new().num_threads(1).thread_name(|_| "sweep-scoring".into()).build().expect("a one-thread pool builds"))
+}
+
+/// Score `pending` one at a time on [`scoring_pool`] and keep their scores (or why
 /// scoring failed). A fit whose model or corpus was deleted stays unscored.
 async fn score_pending(state: &AppState, sweep: &SweepRow, pending: Vec<JobRow>) -> ApiResult<()> {
     let Some(blob) = state.store.corpus_data(&sweep.corpus_id).await? else { return Ok(()) };
@@ -242,11 +250,10 @@ async fn score_pending(state: &AppState, sweep: &SweepRow, pending: Vec<JobRow>)
     for job in pending {
         let Some(model_id) = &job.model_id else { continue };
         let Ok(m) = state.models.get(&state.store, model_id).await else { continue };
-        let turn = state.pool_turn().await?;
-        let (pool, corpus, seed) = (state.predict_pool.clone(), corpus.clone(), job.seed);
-        let scored =
-            tokio::task::spawn_blocking(move || pool.install(|| score_fit(&*m.model, &corpus, seed, heldout_fraction))).await.map_err(ApiError::internal)?;
-        drop(turn);
+        let (corpus, seed) = (corpus.clone(), job.seed);
+        let scored = tokio::task::spawn_blocking(move || scoring_pool().install(|| score_fit(&*m.model, &corpus, seed, heldout_fraction)))
+            .await
+            .map_err(ApiError::internal)?;
         let value = match scored {
             Ok(scores) => serde_json::to_value(scores).map_err(ApiError::internal)?,
             Err(e) => json!({"error": e.to_string()}),

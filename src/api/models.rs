@@ -8,10 +8,10 @@ use super::extract::{from_str, parse_query, Page};
 use super::model_cache::LoadedModel;
 use super::topic_intervals;
 use super::topic_pages::PageBody;
-use super::topic_query::{rank_and_weight, rank_name, resolve_topic, topic_header};
+use super::topic_query::{rank_and_weight, rank_name, resolve_topic, topic_header, TopicNames};
 use super::AppState;
 use crate::models::stability::TopicStability;
-use crate::models::Comparison;
+use crate::models::{Comparison, TopicTable};
 use crate::store::{DeleteOutcome, ModelRow};
 use crate::summaries::{Rank, WordScore};
 use axum::extract::{Path, RawQuery, State};
@@ -180,6 +180,23 @@ fn words_json(m: &LoadedModel, words: &[WordScore]) -> Vec<Value> {
 /// One topic of a CSV table: index, label, name, stability, ranked words.
 type CsvTopic = (usize, Option<String>, Option<String>, Option<TopicStability>, Vec<(String, WordScore)>);
 
+/// Every topic of a ranked table as a CSV topic.
+fn csv_topics(m: &LoadedModel, table: &TopicTable, names: &TopicNames, stability: Option<&[TopicStability]>, ranked: Vec<Vec<WordScore>>) -> Vec<CsvTopic> {
+    ranked
+        .into_iter()
+        .enumerate()
+        .map(|(k, ws)| {
+            (
+                k,
+                table.topics[k].label.clone(),
+                names.get(&k).cloned(),
+                stability.and_then(|s| s.get(k).copied()),
+                ws.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect(),
+            )
+        })
+        .collect()
+}
+
 /// The topic table as CSV, text cells through [`csv_text_cell`] and numbers as written;
 /// each row carries its topic's stability (`stability_chains`, `stability_matched`,
 /// `stability_similarity`: empty for a one-chain fit); with coherence (one value per
@@ -243,20 +260,7 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
     };
     let stability = m.model.topic_stability();
     let page = if opts.csv {
-        let rows = ranked
-            .into_iter()
-            .enumerate()
-            .map(|(k, ws)| {
-                (
-                    k,
-                    table.table.topics[k].label.clone(),
-                    names.names.get(&k).cloned(),
-                    stability.as_ref().and_then(|s| s.get(k).copied()),
-                    ws.into_iter().map(|w| (m.lexicon.word(w.term).to_string(), w)).collect(),
-                )
-            })
-            .collect();
-        csv_page(rows, coherence.as_ref().map(|(_, c)| c.per_topic.as_slice()))
+        csv_page(csv_topics(&m, &table.table, &names.names, stability.as_deref(), ranked), coherence.as_ref().map(|(_, c)| c.per_topic.as_slice()))
     } else {
         let topics: Vec<Value> = ranked
             .iter()

@@ -216,13 +216,15 @@ fn fit_seconds(job: &JobRow) -> Option<f64> {
 /// Start scoring the sweep's succeeded fits that have no kept scores yet, in the
 /// background, unless this process is scoring already (the next read starts what is
 /// left): a read never waits for scoring, it shows the rows scored so far.
-pub async fn score_finished(state: &AppState, sweep: &SweepRow, jobs: &[JobRow]) -> ApiResult<()> {
-    let scored: HashSet<String> = state.store.sweep_scores(&sweep.id).await?.into_iter().map(|(j, _)| j).collect();
-    let pending: Vec<JobRow> = jobs.iter().filter(|j| j.status == JobStatus::Succeeded && j.model_id.is_some() && !scored.contains(&j.id)).cloned().collect();
+/// `scores`: the sweep's kept scores, as the read found them.
+pub fn score_finished(state: &AppState, sweep: &SweepRow, jobs: &[JobRow], scores: &[(String, Value)]) {
+    let scored: HashSet<&str> = scores.iter().map(|(j, _)| j.as_str()).collect();
+    let pending: Vec<JobRow> =
+        jobs.iter().filter(|j| j.status == JobStatus::Succeeded && j.model_id.is_some() && !scored.contains(j.id.as_str())).cloned().collect();
     if pending.is_empty() {
-        return Ok(());
+        return;
     }
-    let Ok(one_at_a_time) = SCORING.try_lock() else { return Ok(()) };
+    let Ok(one_at_a_time) = SCORING.try_lock() else { return };
     let (state, sweep) = (state.clone(), sweep.clone());
     tokio::spawn(async move {
         let _one_at_a_time = one_at_a_time;
@@ -230,7 +232,6 @@ pub async fn score_finished(state: &AppState, sweep: &SweepRow, jobs: &[JobRow])
             tracing::warn!(sweep = %sweep.id, error = %e.detail, "scoring a sweep's fits failed");
         }
     });
-    Ok(())
 }
 
 /// The one thread background scoring runs on: scoring a fit of a large corpus takes

@@ -228,8 +228,8 @@ pub async fn get_one(State(state): State<AppState>, Path(id): Path<String>, RawQ
     };
     let sweep = find(&state, &id).await?;
     let jobs = state.store.sweep_jobs(&id).await?;
-    score_finished(&state, &sweep, &jobs).await?;
     let scores = state.store.sweep_scores(&id).await?;
+    score_finished(&state, &sweep, &jobs, &scores);
     let view = SweepView::new(&sweep, &jobs, &scores);
     Ok(if csv { ([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], view.to_csv()).into_response() } else { Json(view.to_json()).into_response() })
 }

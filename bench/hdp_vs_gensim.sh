@@ -7,7 +7,8 @@
 #     every side (src/models/completion.rs, bench/gensim_hdp.py, bench/bnpy_hdp.py).
 #     topicd and bnpy run at two prior sets, topicd's defaults (alpha 0.5, gamma 10,
 #     lambda 0.1) and gensim's (alpha 1, gamma 1, topic-word Dirichlet 0.01); topicd
-#     without moves, with its default deletes and with merges too; bnpy without moves
+#     without moves, with its default deletes, with merges too and with births as well
+#     (merge_every=1, birth_every=2); bnpy without moves
 #     and with births, merges, deletes and shuffles (minutes a fit); gensim at its
 #     own priors.
 #  2. Seconds per pass over linuxdoc (bench/out/linuxdoc_bow.jsonl, made by
@@ -67,11 +68,12 @@ if [ "$WHAT" = quality ] || [ "$WHAT" = all ]; then
     for set in $PRIOR_SETS; do
       IFS='|' read -r TP BP <<< "$(priors_of "$set")"
       # topicd: no moves, its defaults (a delete proposed every second pass), merges too.
-      for moves in off deletes all; do
+      for moves in off deletes all births; do
         case $moves in
           off) MP="--param merge_every=0 --param delete_every=0" ;;
           deletes) MP="" ;;
           all) MP="--param merge_every=1" ;;
+          births) MP="--param merge_every=1 --param birth_every=2" ;;
         esac
         echo "== topicd hdp on reuters395 ($set priors, moves $moves, seed $seed)" >&2
         target/release/topicd fit --input "$SPLIT" --model hdp --topics "$TOPICS" --seed "$seed" $TP $MP \
@@ -126,11 +128,11 @@ def load(name):
     lines = [l for l in open(path, encoding="utf-8") if l.strip().startswith("{")]
     return json.loads(lines[-1]) if lines else None
 
-MODES = {"off": "none", "deletes": "deletes (topicd's default)", "all": "all"}
+MODES = {"off": "none", "deletes": "deletes (topicd's default)", "all": "merges and deletes", "births": "births, merges and deletes"}
 
 def topicd_row(d):
     g, h = d["diagnostics"], d["diagnostics"]["heldout"]
-    return d["topics"], f"{g['merges_accepted']} merges, {g['deletes_accepted']} deletes", h["per_token"], d["fit_seconds"], h
+    return d["topics"], f"{g['merges_accepted']} merges, {g['deletes_accepted']} deletes, {g.get('births_accepted', 0)} births", h["per_token"], d["fit_seconds"], h
 
 def bnpy_row(d):
     acc = d.get("accepted", {})
@@ -143,7 +145,7 @@ def gensim_row(d):
 rows, groups = [], {}
 for s in seeds:
     for st in sets:
-        for system, f, modes in (("topicd", topicd_row, ("off", "deletes", "all")), ("bnpy", bnpy_row, ("off", "all"))):
+        for system, f, modes in (("topicd", topicd_row, ("off", "deletes", "all", "births")), ("bnpy", bnpy_row, ("off", "all"))):
             for mv in modes:
                 d = load(f"hdp_quality_{system}_{st}_moves{mv}_s{s}.json")
                 if d:

@@ -46,6 +46,8 @@ pub enum Purpose {
     /// Draws of documents' topic proportions from a variational posterior for effects
     /// by composition (one stream per draw and document).
     EffectDraws = 18,
+    /// HDP's birth proposals: the fresh topics' starting documents (one stream per pass).
+    HdpBirth = 19,
 }
 
 /// SplitMix64 finaliser: a bijective 64-bit mixer with good avalanche.

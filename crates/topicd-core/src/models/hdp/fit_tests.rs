@@ -13,8 +13,8 @@ use rand::RngExt;
 use rand_distr::{Distribution, Gamma};
 use serde_json::json;
 
-const PLANTED: usize = 6;
-const BLOCK: usize = 10;
+pub(super) const PLANTED: usize = 6;
+pub(super) const BLOCK: usize = 10;
 pub(super) const V: usize = PLANTED * BLOCK;
 
 /// Planted topic t: uniform on its own block of 10 words (well separated: the topics'
@@ -68,7 +68,7 @@ fn fit(matrix: &DocTermMatrix, v: usize, params: serde_json::Value, seed: u64) -
 /// different order than a fresh sum, which moves |L| by a few ulps per term; 1e-9·|L|
 /// is orders of magnitude above that and far below any real decrease (a wrong step
 /// loses O(1) nats or more).
-fn assert_monotone(steps: &[f64]) -> f64 {
+pub(super) fn assert_monotone(steps: &[f64]) -> f64 {
     assert!(steps.len() > 3, "too few steps: {steps:?}");
     let mut worst: f64 = 0.0;
     for w in steps.windows(2) {
@@ -79,7 +79,7 @@ fn assert_monotone(steps: &[f64]) -> f64 {
     worst
 }
 
-fn topic_means(fit: &FitOutcome, v: usize) -> Vec<Vec<f64>> {
+pub(super) fn topic_means(fit: &FitOutcome, v: usize) -> Vec<Vec<f64>> {
     fit.topic_word
         .chunks(v)
         .map(|row| {

@@ -7,7 +7,9 @@
 //! - [`globals`]: q(φ) from the summary and the exact whole-data objective;
 //! - [`memo`]: the memoized state (visit a batch: local step, total − old + new, global step);
 //! - [`merge`]: merge moves and the size reordering, accepted only when the objective rises;
-//! - [`delete`]: the delete move (a pass-long proposal without one topic), likewise;
+//! - [`proposal`]: a pass-long proposed set of topics, kept only when the objective rises;
+//! - [`delete`]: the delete move (a proposal without one topic);
+//! - [`birth`]: the birth move (a proposal with one topic split into fresh ones);
 //! - [`family`]: the registry's entry (params checks, memory, decoding);
 //! - [`fit`]: a fit in one process (training split, design, held-out completion);
 //! - [`passes`]: the passes (their loop, progress, cancellation and checkpoints are
@@ -18,6 +20,7 @@
 //! normaliser E[log Γ(α) − Σ_k log Γ(α β_k)] (see [`crate::inference::stick_posterior`], shared with HDP-aMMSB), so it is itself a lower
 //! bound on the log marginal likelihood.
 
+pub mod birth;
 pub mod delete;
 pub mod documents;
 pub mod exact_counts;
@@ -31,9 +34,12 @@ pub mod merge;
 pub mod model;
 pub mod params;
 pub mod passes;
+pub mod proposal;
 pub mod ranked;
 pub mod summary;
 
+#[cfg(test)]
+mod birth_tests;
 #[cfg(test)]
 mod fit_tests;
 #[cfg(test)]

@@ -8,7 +8,7 @@
 
 use super::globals::expected_log_phi;
 use super::local::{infer_document, LocalGlobals};
-use super::params::{HdpParams, HdpParamsV1};
+use super::params::{HdpParams, HdpParamsV1, HdpParamsV2};
 use super::passes::{FitOutcome, PassRecord, PassSummary};
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::DocTermMatrix;
@@ -25,8 +25,9 @@ use statrs::function::gamma::digamma;
 /// Format version of [`HdpModel`]'s encoding (2: the parameters without the job's
 /// `threads`; 3: the covariates' design, its rows and the training documents' q(π_d),
 /// last; 4: the passes without their wall-clock seconds, so that the same seed gives
-/// the same bytes; versions 3, 2 and 1 still decode).
-pub const ENCODING_VERSION: u32 = 4;
+/// the same bytes; 5: `birth_every` among the parameters; versions 4 to 1 still decode,
+/// births off).
+pub const ENCODING_VERSION: u32 = 5;
 
 /// What a version 2 blob lacks at its end: no design, no rows, no q(π_d), no draws.
 const NO_COVARIATES: [u8; 4] = [0, 0, 0, 0];
@@ -38,17 +39,18 @@ const NO_COVARIATES: [u8; 4] = [0, 0, 0, 0];
 pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
     let mut current = as_version3(bytes);
     assert_eq!(current.split_off(current.len() - NO_COVARIATES.len()), NO_COVARIATES, "no covariates");
-    with_params_converted(&current, |v: u32, p: HdpParams| (v - 2, HdpParamsV1::from(&p))).expect("a current HDP blob")
+    with_params_converted(&current, |v: u32, p: HdpParamsV2| (v - 2, HdpParamsV1::from(&p))).expect("a current HDP blob")
 }
 
-/// Test support: a current blob in version 3's layout, every pass' seconds 0.
+/// Test support: a current blob (births off) in version 3's layout, every pass' seconds 0.
 #[cfg(test)]
 pub(crate) fn as_version3(bytes: &[u8]) -> Vec<u8> {
-    with_params_converted(bytes, |h: BeforePasses, passes: Vec<PassSummary>| {
+    let v4 = with_params_converted(bytes, |_: u32, p: HdpParams| (4u32, HdpParamsV2::from(&p))).expect("a current HDP blob");
+    with_params_converted(&v4, |h: (u32, HdpParamsV2, usize, usize, Vec<f64>, StickPosterior, Vec<f64>), passes: Vec<PassSummary>| {
         let timed = passes.into_iter().map(|summary| PassRecord { summary, seconds: 0.0 });
         ((3u32, h.1, h.2, h.3, h.4, h.5, h.6), timed.collect::<Vec<_>>())
     })
-    .expect("a current HDP blob")
+    .expect("a version 4 HDP blob")
 }
 
 /// Least coordinate-ascent iterations per predicted document (the fit's setting may be
@@ -148,8 +150,18 @@ impl HdpModel {
     pub fn decode(bytes: &[u8]) -> Result<Self, ModelError> {
         let decode_error = |e: postcard::Error| ModelError::Decode(e.to_string());
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
+        // Versions 2 to 4 hold the parameters before `birth_every` (version 4 is then
+        // the current layout).
+        let upgraded;
+        let bytes = if (2..=4).contains(&version) {
+            let next = |v: u32| if v == 4 { ENCODING_VERSION } else { v };
+            upgraded = with_params_converted(bytes, |v: u32, p: HdpParamsV2| (next(v), HdpParams::from(p))).map_err(decode_error)?;
+            &upgraded[..]
+        } else {
+            bytes
+        };
         let version3 = match version {
-            ENCODING_VERSION => None,
+            ENCODING_VERSION | 4 => None,
             3 => Some(std::borrow::Cow::Borrowed(bytes)),
             // Version 2 is version 3 without covariates at its end.
             2 => {
@@ -159,11 +171,11 @@ impl HdpModel {
             }
             // Version 1 is version 2 with `threads` among the parameters.
             1 => {
-                let mut v3 = with_params_converted(bytes, |_: u32, p: HdpParamsV1| (3u32, HdpParams::from(p))).map_err(decode_error)?;
+                let mut v3 = with_params_converted(bytes, |_: u32, p: HdpParamsV1| (3u32, HdpParams::from(HdpParamsV2::from(p)))).map_err(decode_error)?;
                 v3.extend_from_slice(&NO_COVARIATES);
                 Some(v3.into())
             }
-            v => return Err(ModelError::Decode(format!("HDP encoding version {v} is not {ENCODING_VERSION}, 3, 2 or 1"))),
+            v => return Err(ModelError::Decode(format!("HDP encoding version {v} is not {ENCODING_VERSION}, 4, 3, 2 or 1"))),
         };
         let current = match version3 {
             None => std::borrow::Cow::Borrowed(bytes),
@@ -358,6 +370,8 @@ impl TopicModel for HdpModel {
             "objective_per_token": last.map(|r| r.objective / self.tokens.max(1) as f64),
             "merges_accepted": self.passes.iter().map(|r| r.merges_accepted).sum::<usize>(),
             "deletes_accepted": self.passes.iter().filter(|r| r.deleted).count(),
+            // Only a birth adds topics (a birth pass proposes no delete and tries no merge).
+            "births_accepted": self.passes.windows(2).filter(|w| w[1].topics > w[0].topics).count(),
             "stick_fallbacks": self.stick_fallbacks,
             "objective_trace": self.passes.iter().map(|r| r.objective).collect::<Vec<_>>(),
             "topics_trace": self.passes.iter().map(|r| r.topics).collect::<Vec<_>>(),

@@ -13,12 +13,14 @@
 //! delete counters, the delete rank and the records so far (q(φ) is rebuilt from the
 //! total exactly as the pass left it).
 
-use super::delete::{self, DeleteProposal};
+use super::birth::{self, FRESH_TOPICS};
+use super::delete;
 use super::globals::TopicWord;
 use super::local::LocalTotals;
 use super::memo::Memo;
 use super::merge::{candidate_pairs, merge_round, reorder_by_size, MergeRound};
 use super::params::HdpParams;
+use super::proposal::{self, Proposal};
 use super::summary::{PairStats, Summary};
 use crate::corpus::DocTermMatrix;
 use crate::inference::stick_posterior::StickPosterior;
@@ -90,11 +92,23 @@ struct Records {
     deletes_total: usize,
     /// The size rank of the next topic proposed for deletion (reset by an accepted delete).
     delete_rank: usize,
+    births_total: usize,
+    /// The size rank (largest first) of the next topic a birth targets (reset by an
+    /// accepted birth).
+    birth_rank: usize,
+}
+
+/// A move whose proposal runs beside the current state for a pass.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum ProposedMove {
+    Delete,
+    Birth,
 }
 
 /// What the moves at the end of a pass did.
 struct Moves {
     deleted: bool,
+    born: bool,
     merges: MergeRound,
     reordered: bool,
 }
@@ -103,15 +117,17 @@ impl Moves {
     /// Whether a move was accepted (the objective's change then says nothing about
     /// convergence).
     fn changed_the_model(&self) -> bool {
-        self.deleted || self.merges.accepted > 0 || self.reordered
+        self.deleted || self.born || self.merges.accepted > 0 || self.reordered
     }
 }
 
 /// A running HDP fit: the memoized state and the records.
 pub struct HdpPasses<'a> {
     memo: Memo<'a>,
-    /// A delete proposal being evaluated during the current pass.
-    proposal: Option<DeleteProposal>,
+    /// A delete or birth proposal being evaluated during the current pass.
+    proposal: Option<(ProposedMove, Proposal)>,
+    /// The fit's seed (births draw their fresh topics' starts from it).
+    seed: u64,
     tokens: f64,
     records: Records,
 }
@@ -119,13 +135,13 @@ pub struct HdpPasses<'a> {
 impl<'a> HdpPasses<'a> {
     /// The fit's starting point ([`Memo::new`]).
     pub fn new(matrix: &'a DocTermMatrix, num_terms: usize, p: &'a HdpParams, seed: u64) -> Self {
-        Self::over(Memo::new(matrix, num_terms, p, seed))
+        Self::over(Memo::new(matrix, num_terms, p, seed), seed)
     }
 
-    /// The fit from `memo`'s starting point (one rank's, over ranks).
-    pub fn over(memo: Memo<'a>) -> Self {
+    /// The fit of seed `seed` from `memo`'s starting point (one rank's, over ranks).
+    pub fn over(memo: Memo<'a>, seed: u64) -> Self {
         let tokens = memo.docs.num_tokens.max(1) as f64;
-        HdpPasses { memo, proposal: None, tokens, records: Records::default() }
+        HdpPasses { memo, proposal: None, seed, tokens, records: Records::default() }
     }
 
     /// The fitted global state.
@@ -151,14 +167,19 @@ impl<'a> HdpPasses<'a> {
     }
 
     /// Before pass `pass`: the merge candidates to track (none unless merges follow this
-    /// pass), and the delete proposal that rides along, if one is due.
+    /// pass), and the delete or birth proposal that rides along, if one is due.
     fn prepare_moves(&mut self, pass: usize) -> Vec<(usize, usize)> {
         let memo = &mut self.memo;
         let p = memo.params;
         let pairs = if p.merges_after(pass) { candidate_pairs(&memo.total, p.merge_pairs) } else { Vec::new() };
-        if p.deletes_in(pass) && memo.num_topics() >= 2 {
+        let k = memo.num_topics();
+        if p.deletes_in(pass) && k >= 2 {
             let topic = delete::choose_topic(&memo.total, self.records.delete_rank);
-            self.proposal = Some(DeleteProposal::new(memo, topic));
+            self.proposal = Some((ProposedMove::Delete, delete::propose(memo, topic)));
+        } else if p.births_in(pass) {
+            let topic = birth::choose_topic(&memo.total, self.records.birth_rank);
+            let fresh = FRESH_TOPICS.min(p.topics + 1 - k);
+            self.proposal = birth::propose(memo, topic, fresh, self.seed, pass).map(|b| (ProposedMove::Birth, b));
         }
         pairs
     }
@@ -174,7 +195,7 @@ impl<'a> HdpPasses<'a> {
             let t = self.memo.visit(b, pairs);
             // The proposal's own local step on the batch just visited (it reads only the
             // batch, so after the current state's global step as before).
-            if let Some(proposal) = self.proposal.as_mut() {
+            if let Some((_, proposal)) = self.proposal.as_mut() {
                 proposal.visit(b, self.memo.docs.matrix, &self.memo.docs.layouts[b], self.memo.params, self.memo.ranks);
             }
             totals.iterations += t.iterations;
@@ -191,26 +212,38 @@ impl<'a> HdpPasses<'a> {
     fn decide_moves(&mut self, pass: usize, pairs: &[(usize, usize)]) -> Moves {
         let (memo, records) = (&mut self.memo, &mut self.records);
         let p = memo.params;
-        let deleted = match self.proposal.take() {
-            Some(proposal) => delete::decide(memo, proposal),
-            None => false,
+        let (deleted, born) = match self.proposal.take() {
+            Some((ProposedMove::Delete, proposal)) => (proposal::decide(memo, proposal), false),
+            Some((ProposedMove::Birth, mut proposal)) => {
+                proposal.refine(memo, birth::REFINE_SWEEPS);
+                (false, proposal::decide(memo, proposal))
+            }
+            None => (false, false),
         };
         if deleted {
             records.delete_rank = 0;
             records.deletes_total += 1;
-            records.steps.push(memo.objective().total());
         } else if p.deletes_in(pass) {
             records.delete_rank += 1;
         }
-        // The tracked pair statistics describe the state before an accepted delete.
-        let merging = p.merges_after(pass) && !deleted;
+        if born {
+            records.birth_rank = 0;
+            records.births_total += 1;
+        } else if p.births_in(pass) {
+            records.birth_rank += 1;
+        }
+        if deleted || born {
+            records.steps.push(memo.objective().total());
+        }
+        // The tracked pair statistics describe the state before an accepted proposal.
+        let merging = p.merges_after(pass) && !deleted && !born;
         let merges = if merging { merge_round(memo, pairs) } else { MergeRound::default() };
         if merging {
             records.steps.push(merges.objective);
         }
         records.merges_total += merges.accepted;
         let reordered = reorder_by_size(memo);
-        Moves { deleted, merges, reordered }
+        Moves { deleted, born, merges, reordered }
     }
 
     /// The diagnostics a pass reports in progress.
@@ -225,6 +258,7 @@ impl<'a> HdpPasses<'a> {
         d.insert("merges_total".into(), json!(self.records.merges_total));
         d.insert("deleted".into(), json!(record.summary.deleted));
         d.insert("deletes_total".into(), json!(self.records.deletes_total));
+        d.insert("births_total".into(), json!(self.records.births_total));
         d.insert("mean_local_iterations".into(), json!(record.summary.local_iterations));
         d.insert("stick_fallbacks".into(), json!(self.memo.stick_fallbacks));
         d
@@ -268,7 +302,8 @@ impl Passes for HdpPasses<'_> {
         let record = PassRecord { summary, seconds: started.elapsed().as_secs_f64() };
         let diagnostics = self.diagnostics(&record);
         self.records.passes.push(record);
-        let moves_pending = moves.changed_the_model() || self.memo.params.deletes_in(pass + 1);
+        let p = self.memo.params;
+        let moves_pending = moves.changed_the_model() || p.deletes_in(pass + 1) || p.births_in(pass + 1);
         Some(PassReport { objective, moves_pending, loglik_per_token: None, diagnostics })
     }
 
@@ -336,7 +371,7 @@ impl Passes for HdpPasses<'_> {
 }
 
 /// Format version of [`SavedHdp`].
-const STATE_VERSION: u32 = 1;
+const STATE_VERSION: u32 = 2;
 
 /// What an HDP checkpoint carries (besides the driver's position). q(φ) is not in it:
 /// at a pass boundary it is always [`TopicWord::from_summary`] of the total (the last

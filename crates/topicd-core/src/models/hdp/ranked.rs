@@ -46,7 +46,7 @@ pub fn fit_hdp_ranked(corpus: Option<Corpus>, p: &HdpParams, seed: u64, ctx: &Fi
     ranks.broadcast(0, &mut resume);
     let Shard { own, plan, init, root } = scatter(corpus, p, seed, ranks)?;
     let docs = HdpDocuments::share(&own, &plan, ranks.rank(), ranks.size());
-    let mut fit = HdpPasses::over(Memo::over(docs, init, p, ranks));
+    let mut fit = HdpPasses::over(Memo::over(docs, init, p, ranks), seed);
     let (no_save, no_resume) = (|_: u64, _: Vec<u8>| {}, |_: crate::models::chain::Resume| {});
     let resume_from = (!resume.is_empty()).then_some(resume.as_slice());
     let checkpoint = if ranks.is_root() {

@@ -1,0 +1,106 @@
+//! A proposed state that runs beside the current one for a whole pass, and replaces it
+//! at the end only if its exact objective is higher: what the delete and birth moves
+//! share.
+//!
+//! Why it exists: a move that changes the set of topics (one fewer, or one topic split
+//! into fresh ones) cannot be scored from the current summaries; it needs every document
+//! inferred under the proposed topics. A proposal holds its topics' q(φ) (fixed during the
+//! pass), its sticks and its documents' counts (warm starts); during the pass every batch
+//! also runs the local step under it. At the end its summaries form a valid variational
+//! posterior of the proposed model; its objective (optimal q(φ), re-optimised sticks) is
+//! exact, so accepting it only when higher keeps the objective from ever decreasing. The
+//! price is a second local step on every batch during that pass.
+
+use super::globals::{objective, TopicWord};
+use super::local::{batch_local_step, BatchLayout, LocalGlobals};
+use super::memo::Memo;
+use super::params::HdpParams;
+use super::summary::Summary;
+use crate::corpus::DocTermMatrix;
+use crate::inference::stick_posterior::{optimise_stick, StickPosterior};
+use crate::ranks::Ranks;
+
+/// A proposed set of topics being evaluated during a pass.
+pub struct Proposal {
+    /// The proposed topics' q(φ) expectations at the start of the pass.
+    topic_word: TopicWord,
+    /// The proposal's sticks at the start of the pass.
+    stick: StickPosterior,
+    batches: Vec<Option<Summary>>,
+    /// Each batch's documents' counts over the proposed topics (warm starts).
+    doc_topic: Vec<Vec<f64>>,
+}
+
+impl Proposal {
+    /// A proposal of the topics whose counts are `topics` (a dense summary: only its
+    /// `word_topic` is read), sticks `stick` and documents' starting counts `doc_topic`
+    /// (one store per batch, rows over the proposed topics).
+    pub fn new(topics: &Summary, lambda: f64, stick: StickPosterior, doc_topic: Vec<Vec<f64>>) -> Self {
+        let k = topics.num_topics;
+        assert_eq!(stick.num_topics(), k, "a stick per proposed topic");
+        let batches = vec![None; doc_topic.len()];
+        Proposal { topic_word: TopicWord::from_summary(topics, lambda), stick, batches, doc_topic }
+    }
+
+    pub fn num_topics(&self) -> usize {
+        self.topic_word.num_topics
+    }
+
+    /// The proposal's local step on batch `b`.
+    pub fn visit(&mut self, b: usize, matrix: &DocTermMatrix, layout: &BatchLayout, p: &HdpParams, ranks: &dyn Ranks) {
+        let beta = self.stick.expected_beta();
+        let g = LocalGlobals::new(p.alpha, &beta, &self.topic_word.elog_phi, &self.topic_word.exp_elog_phi, p.local_tolerance, p.local_iterations);
+        let (summary, _) = batch_local_step(&g, matrix, layout, &mut self.doc_topic[b], true, &[], ranks);
+        self.batches[b] = Some(summary);
+    }
+}
+
+impl Proposal {
+    /// The proposal's whole-data summary (every batch visited).
+    fn total(&self, num_terms: usize) -> Option<Summary> {
+        let mut total = Summary::dense(num_terms, self.num_topics());
+        for b in &self.batches {
+            total.add_batch(b.as_ref()?, 1.0);
+        }
+        Some(total)
+    }
+
+    /// `sweeps` more global and local steps over every batch (the proposal's q(φ) and
+    /// sticks from its own summaries first), so that fresh topics get to settle.
+    pub fn refine(&mut self, memo: &Memo, sweeps: usize) {
+        let p = memo.params;
+        for _ in 0..sweeps {
+            let Some(total) = self.total(memo.num_terms) else { return };
+            self.topic_word = TopicWord::from_summary(&total, p.lambda);
+            self.stick = optimise_stick(&total.stick_stats(), p.alpha, p.gamma, &self.stick).posterior;
+            for b in 0..self.batches.len() {
+                self.visit(b, memo.docs.matrix, &memo.docs.layouts[b], p, memo.ranks);
+            }
+        }
+    }
+}
+
+/// At the end of the pass: replace the current state by the proposal if its exact
+/// objective is higher. Returns whether it did.
+pub fn decide(memo: &mut Memo, proposal: Proposal) -> bool {
+    if proposal.batches.iter().any(Option::is_none) {
+        return false;
+    }
+    let p = memo.params;
+    let mut total = Summary::dense(memo.num_terms, proposal.num_topics());
+    for b in proposal.batches.iter().flatten() {
+        total.add_batch(b, 1.0);
+    }
+    let topic_word = TopicWord::from_summary(&total, p.lambda);
+    let fit = optimise_stick(&total.stick_stats(), p.alpha, p.gamma, &proposal.stick);
+    let proposed = objective(&total, &topic_word, &fit.posterior, p.alpha, p.gamma).total();
+    if !proposed.is_finite() || proposed <= memo.objective().total() {
+        return false;
+    }
+    memo.batches = proposal.batches;
+    memo.doc_topic = proposal.doc_topic;
+    memo.total = total;
+    memo.stick = fit.posterior;
+    memo.topic_word = topic_word;
+    true
+}

@@ -14,7 +14,8 @@
 #  2. Seconds per pass over linuxdoc (bench/out/linuxdoc_bow.jsonl, made by
 #     bench/prepare_linuxdoc.py) at 1 and 2 threads, topicd vs gensim.
 #
-# Usage:  bench/hdp_vs_gensim.sh [quality|timing|all]      (default all)
+# Usage:  bench/hdp_vs_gensim.sh [quality|timing|all|table]   (default all; table: only
+#         the tables from the raw results already in bench/out/raw)
 # Env:    SEEDS ("1 2 3", quality runs), SEED (1, timing), PASSES_QUALITY (50 passes,
 #         bnpy's laps too), PASSES_TIMING (3), THREADS ("1 2"), TOPICS (truncation on
 #         every side, 50), BATCHES (topicd's and bnpy's memoized batches, 1),
@@ -129,6 +130,7 @@ def load(name):
     return json.loads(lines[-1]) if lines else None
 
 MODES = {"off": "none", "deletes": "deletes (topicd's default)", "all": "merges and deletes", "births": "births, merges and deletes"}
+BNPY_MODES = {"off": "none", "all": "births, merges, deletes and shuffles"}
 
 def topicd_row(d):
     g, h = d["diagnostics"], d["diagnostics"]["heldout"]
@@ -149,7 +151,7 @@ for s in seeds:
             for mv in modes:
                 d = load(f"hdp_quality_{system}_{st}_moves{mv}_s{s}.json")
                 if d:
-                    rows.append((f"{system}, {st} priors, moves: {MODES[mv]}", s) + f(d))
+                    rows.append((f"{system}, {st} priors, moves: {(BNPY_MODES if system == 'bnpy' else MODES)[mv]}", s) + f(d))
     d = load(f"hdp_quality_gensim_s{s}.json")
     if d:
         rows.append(("gensim HdpModel, gensim priors", s) + gensim_row(d))

@@ -68,6 +68,12 @@ async fn a_sweep_on_a_planted_corpus_suggests_its_k_and_scores_every_row() {
         for field in ["heldout_loglik_per_token", "coherence_npmi", "exclusivity", "residual_dispersion", "rhat_max", "fit_s"] {
             assert!(r[field].is_number(), "K = {k}: {field} is {}", r[field]);
         }
+        // Standard errors: positive (documents and topics differ) and well below the
+        // spread of the scores themselves.
+        for field in ["heldout_se", "coherence_npmi_se", "exclusivity_se", "stability_se"] {
+            let se = r[field].as_f64().unwrap_or_else(|| panic!("K = {k}: {field} is {}", r[field]));
+            assert!(se > 0.0 && se < 1.0, "K = {k}: {field} = {se}");
+        }
         let stability = r["stability"].as_f64().expect("two chains have a stability");
         assert!((0.0..=1.0).contains(&stability), "{stability}");
         assert!(r["exclusivity"].as_f64().unwrap() <= 1.0);
@@ -102,6 +108,7 @@ async fn a_sweep_on_a_planted_corpus_suggests_its_k_and_scores_every_row() {
     assert!(ct.starts_with("text/csv"), "{ct}");
     let lines: Vec<&str> = csv.lines().collect();
     assert!(lines[0].starts_with("topics,model,status,job_id,model_id,heldout_loglik_per_token,coherence_npmi,exclusivity,stability"), "{}", lines[0]);
+    assert!(lines[0].ends_with(",error,heldout_se,coherence_npmi_se,exclusivity_se,stability_se"), "{}", lines[0]);
     assert_eq!(lines.len(), 6);
     assert!(lines[1].starts_with("5,lda,succeeded,"), "{}", lines[1]);
     let (_, listed) = s.get(&format!("/v1/sweeps?corpus_id={corpus_id}")).await;

@@ -124,8 +124,10 @@ export function figure(caption, plotNode, filename) {
   );
 }
 
-/** Line plot of `series` rows {x, y, series?}. */
+/** Line plot of `series` rows {x, y, series?, lower?, upper?}; an interval, where a row
+ *  has one, drawn as a vertical rule through its point. */
 export function lines(rows, { width, x, y, height = 260, series = false }) {
+  const withIntervals = rows.filter((r) => r.lower !== undefined && r.lower !== null);
   return Plot.plot({
     width,
     height,
@@ -135,8 +137,9 @@ export function lines(rows, { width, x, y, height = 260, series = false }) {
     y: { label: y, zero: false },
     color: series ? { legend: true } : undefined,
     marks: [
+      withIntervals.length ? Plot.ruleX(withIntervals, { x: "x", y1: "lower", y2: "upper", stroke: "currentColor", strokeWidth: 1.5, ariaDescription: "intervals" }) : null,
       Plot.line(rows, { x: "x", y: "y", stroke: series ? "series" : "currentColor", marker: rows.length < 60 ? "circle" : null }),
-      Plot.tip(rows, Plot.pointerX({ x: "x", y: "y", title: (d) => `${x} ${d.x}\n${d.series ? d.series + ": " : ""}${Number(d.y.toPrecision(4))}` })),
+      Plot.tip(rows, Plot.pointerX({ x: "x", y: "y", title: (d) => `${x} ${d.x}\n${d.series ? d.series + ": " : ""}${Number(d.y.toPrecision(4))}${d.lower == null ? "" : ` (${Number(d.lower.toPrecision(4))} – ${Number(d.upper.toPrecision(4))})`}` })),
     ],
   });
 }

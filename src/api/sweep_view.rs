@@ -13,6 +13,7 @@ use super::csv_cells::csv_text_cell;
 use super::error::{ApiError, ApiResult};
 use super::AppState;
 use crate::corpus::Corpus;
+use crate::selection::intervals::heldout_standard_error;
 use crate::selection::{score_fit, suggest, ScoredRow, SweepScores, DEFAULT_HELDOUT_FRACTION};
 use crate::store::{JobRow, JobStatus, SweepRow};
 use serde_json::{json, Value};
@@ -113,10 +114,14 @@ impl<'a> SweepView<'a> {
             "job_id": job.id,
             "model_id": job.model_id,
             "heldout_loglik_per_token": scores.and_then(|s| s.heldout_loglik_per_token),
+            "heldout_se": scores.and_then(|s| heldout_standard_error(&s.heldout_documents)),
             "heldout_documents": scores.map(|s| s.heldout_documents.len()),
             "coherence_npmi": scores.and_then(|s| s.coherence_npmi),
+            "coherence_npmi_se": scores.and_then(|s| s.coherence_npmi_se),
             "exclusivity": scores.map(|s| s.exclusivity),
+            "exclusivity_se": scores.and_then(|s| s.exclusivity_se),
             "stability": scores.and_then(|s| s.stability),
+            "stability_se": scores.and_then(|s| s.stability_se),
             "unstable_topics": scores.and_then(|s| s.stability.map(|_| s.unstable_topics)),
             "residual_dispersion": scores.and_then(|s| s.residual_dispersion),
             "rhat_max": scores.and_then(|s| s.rhat_max),
@@ -171,7 +176,7 @@ impl<'a> SweepView<'a> {
 
     /// One line per row; numbers as written, empty where null.
     pub fn to_csv(&self) -> String {
-        const COLUMNS: [&str; 14] = [
+        const COLUMNS: [&str; 18] = [
             "topics",
             "model",
             "status",
@@ -186,6 +191,10 @@ impl<'a> SweepView<'a> {
             "rhat_max",
             "fit_s",
             "error",
+            "heldout_se",
+            "coherence_npmi_se",
+            "exclusivity_se",
+            "stability_se",
         ];
         let mut out = COLUMNS.join(",");
         out.push('\n');

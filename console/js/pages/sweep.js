@@ -20,6 +20,9 @@ const MEASURES = [
   ["stability", "Stability across chains", "mean similarity 1 − L1/2"],
 ];
 
+/** Each plotted score's standard error (over held-out documents, or over topics). */
+const SE_OF = { heldout_loglik_per_token: "heldout_se", coherence_npmi: "coherence_npmi_se", exclusivity: "exclusivity_se", stability: "stability_se" };
+
 /** The rows of the swept family (the HDP row apart). */
 const sweptRows = (sweep) => sweep.rows.filter((r) => !r.inferred_topics);
 
@@ -47,9 +50,12 @@ function plots(sweep, width) {
   const rows = sweptRows(sweep);
   const cell = Math.max(260, Math.floor((width - 24) / 2));
   const figures = MEASURES.map(([key, title, axis]) => {
-    const points = rows.filter((r) => r[key] !== null && r[key] !== undefined).map((r) => ({ x: r.topics, y: r[key] }));
+    const se = (r) => r[SE_OF[key]];
+    const points = rows
+      .filter((r) => r[key] !== null && r[key] !== undefined)
+      .map((r) => ({ x: r.topics, y: r[key], lower: se(r) == null ? null : r[key] - se(r), upper: se(r) == null ? null : r[key] + se(r) }));
     if (!points.length) return h("p", { class: "muted" }, `${title}: no row has a value yet${key === "stability" ? " (stability needs two chains or more)" : ""}.`);
-    const plot = lines(points, { width: cell, x: "topics (K)", y: axis, height: 220 });
+    const plot = lines(points, { width: cell, x: "topics (K)", y: `${axis} (± 1 SE)`, height: 220 });
     return figure(`${title} over K`, plot, `sweep-${sweep.id.slice(0, 8)}-${key}`);
   });
   return h("div", { class: "cols", "data-testid": "sweep-plots" }, figures);

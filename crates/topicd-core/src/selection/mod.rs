@@ -7,10 +7,12 @@
 //! ([`scores`]: held-out likelihood by document completion, NPMI coherence,
 //! exclusivity, stability across chains, Taddy's residual dispersion, the worst R̂),
 //! and [`suggest`] picks a K by a stated rule (stability across chains with two chains
-//! or more, the one-standard-error rule on held-out likelihood with one). Numerics only: the service stores the
-//! scores and serves them (`/v1/sweeps`).
+//! or more, the one-standard-error rule on held-out likelihood with one); [`intervals`]
+//! gives each score's standard error. Numerics only: the service stores the scores and
+//! serves them (`/v1/sweeps`).
 
 pub mod dispersion;
+pub mod intervals;
 pub mod scores;
 pub mod suggest;
 

@@ -21,6 +21,7 @@
 //! - `rhat_max`: the worst split-R̂ of the fit's convergence report (`None` without one).
 
 use super::dispersion::residual_dispersion;
+use super::intervals::mean_standard_error;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::Corpus;
 use crate::models::completion::{document_completion_by_document, split_corpus_documents, DocumentCompletion};
@@ -47,6 +48,14 @@ pub struct SweepScores {
     /// Each scored test document's completion terms, in corpus order.
     pub heldout_documents: Vec<DocumentCompletion>,
     pub coherence_npmi: Option<f64>,
+    /// Standard errors over topics of `coherence_npmi`, `exclusivity` and `stability`
+    /// ([`super::intervals`]; absent from scores kept before them).
+    #[serde(default)]
+    pub coherence_npmi_se: Option<f64>,
+    #[serde(default)]
+    pub exclusivity_se: Option<f64>,
+    #[serde(default)]
+    pub stability_se: Option<f64>,
     /// `None`: documents as the virtual documents; else the sliding window's tokens.
     pub coherence_window: Option<usize>,
     pub exclusivity: f64,
@@ -65,9 +74,11 @@ pub fn score_fit(model: &dyn TopicModel, corpus: &Corpus, seed: u64, test_fracti
     let (report, heldout_documents) = document_completion_by_document(model, &test_documents, &predict)?;
     let table = model.topic_table(&TableOptions::default());
     let top = top_words(&table.frequency, TOP_WORDS);
-    let (coherence_npmi, coherence_window) = npmi(corpus, &top);
-    let exclusivity = mean((0..top.len()).flat_map(|k| top[k].iter().map(move |&w| (k, w))).map(|(k, w)| table.exclusivity[[k, w as usize]]));
+    let (npmi_per_topic, coherence_npmi, coherence_window) = npmi(corpus, &top);
+    let exclusivity_per_topic: Vec<f64> = top.iter().enumerate().map(|(k, words)| mean(words.iter().map(|&w| table.exclusivity[[k, w as usize]]))).collect();
+    let exclusivity = mean(exclusivity_per_topic.iter().copied());
     let per_topic = model.topic_stability();
+    let similarities: Vec<f64> = per_topic.iter().flatten().map(|s| s.similarity).collect();
     let theta = training_theta(model, corpus, &held_out, &predict)?;
     let dispersion = residual_dispersion(corpus, &theta, table.frequency.view());
     let rhat_max = model.diagnostics()["convergence"]["max_rhat"].as_f64();
@@ -76,6 +87,9 @@ pub fn score_fit(model: &dyn TopicModel, corpus: &Corpus, seed: u64, test_fracti
         heldout_loglik_per_token: report.per_token.is_finite().then_some(report.per_token),
         heldout_documents,
         coherence_npmi,
+        coherence_npmi_se: mean_standard_error(&npmi_per_topic),
+        exclusivity_se: mean_standard_error(&exclusivity_per_topic),
+        stability_se: mean_standard_error(&similarities),
         coherence_window,
         exclusivity,
         stability: per_topic.as_deref().and_then(stability::mean_similarity),
@@ -99,16 +113,16 @@ fn top_words(frequency: &Array2<f64>, n: usize) -> Vec<Vec<u32>> {
         .collect()
 }
 
-/// Mean NPMI of the top words, and the window it slid (`None`: documents); `None` for
-/// the mean when no topic's value is finite.
-fn npmi(corpus: &Corpus, top: &[Vec<u32>]) -> (Option<f64>, Option<usize>) {
+/// Each topic's NPMI of its top words, their mean, and the window it slid (`None`:
+/// documents); `None` for the mean when no topic's value is finite.
+fn npmi(corpus: &Corpus, top: &[Vec<u32>]) -> (Vec<f64>, Option<f64>, Option<usize>) {
     let words: Vec<u32> = top.iter().flatten().copied().collect();
     let (occ, window) = match &corpus.token_order {
         Some(order) => (Occurrences::from_windows(order, &words, NPMI_WINDOW), Some(NPMI_WINDOW)),
         None => (Occurrences::from_documents(&corpus.counts, &words), None),
     };
-    let (_, mean) = model_coherence(Measure::CNpmi, &occ, top);
-    (mean.is_finite().then_some(mean), window)
+    let (per_topic, mean) = model_coherence(Measure::CNpmi, &occ, top);
+    (per_topic, mean.is_finite().then_some(mean), window)
 }
 
 /// The training documents' topic proportions: the model's posterior means where it

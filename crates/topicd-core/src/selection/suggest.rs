@@ -114,11 +114,10 @@ fn paired_gap(best: &[DocumentCompletion], other: &[DocumentCompletion]) -> Opti
     if best.len() != other.len() || best.iter().zip(other).any(|(a, b)| a.tokens != b.tokens) || best.is_empty() {
         return None;
     }
-    let n = best.len() as f64;
     let tokens: f64 = best.iter().map(|d| d.tokens as f64).sum();
-    let gap = best.iter().zip(other).map(|(a, b)| a.log_likelihood - b.log_likelihood).sum::<f64>() / tokens;
-    let squares: f64 = best.iter().zip(other).map(|(a, b)| (a.log_likelihood - b.log_likelihood - gap * a.tokens as f64).powi(2)).sum();
-    let standard_error = if n > 1.0 { (n / (n - 1.0) * squares).sqrt() / tokens } else { 0.0 };
+    let differences: Vec<(f64, f64)> = best.iter().zip(other).map(|(a, b)| (a.log_likelihood - b.log_likelihood, a.tokens as f64)).collect();
+    let gap = differences.iter().map(|d| d.0).sum::<f64>() / tokens;
+    let standard_error = super::intervals::ratio_standard_error(&differences).unwrap_or(0.0);
     Some((gap, standard_error))
 }
 

@@ -5,8 +5,10 @@
 #
 # Starts BINARY (default target/debug/topicd) on a temporary database and a free port,
 # without the per-client rate limit (schemathesis is one client sending thousands of
-# requests), uploads a small labelled corpus and fits an LDA so that model routes have
-# something to find, then runs every check. Exit status: schemathesis's.
+# requests) and with one thread per fit (the fits fuzzed jobs and sweeps queue would
+# otherwise take both cores from the server and schemathesis), uploads a small labelled
+# corpus and fits an LDA so that model routes have something to find, then runs every
+# check. Exit status: schemathesis's.
 # `cargo test` runs it (tests/contract.rs) with SEED=1 and 25 examples per operation.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -15,7 +17,7 @@ MAX=${2:-30}
 command -v schemathesis >/dev/null || pip install -q 'schemathesis>=4,<5'
 TMP=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$BIN" serve --addr "127.0.0.1:$PORT" --db "$TMP/t.db" --rate-limit-per-s 0 > "$TMP/server.log" 2>&1 &
+"$BIN" serve --addr "127.0.0.1:$PORT" --db "$TMP/t.db" --rate-limit-per-s 0 --threads 1 > "$TMP/server.log" 2>&1 &
 PID=$!
 trap 'kill $PID 2>/dev/null; rm -rf "$TMP"' EXIT
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.2; done

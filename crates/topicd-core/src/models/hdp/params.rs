@@ -28,7 +28,8 @@ pub const MAX_LOCAL_TOLERANCE: f64 = 1e3;
 /// Parameters of a memoized variational HDP fit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HdpParams {
-    /// The initial truncation K (merges may lower it; it never grows).
+    /// The initial truncation K (deletes and merges may lower it; births never take it
+    /// above this).
     pub topics: usize,
     /// α: π_d ~ Dir(α β).
     pub alpha: f64,
@@ -165,7 +166,7 @@ impl From<HdpParamsV1> for HdpParamsV2 {
 /// The descriptions of the HdpParams schema (`GET /v1/families`, OpenAPI), in a form's order.
 pub(crate) const DOC: ParamsDoc = ParamsDoc {
     component: "HdpParams",
-    description: r#"The HDP topic model by memoized variational inference (Hughes, Kim & Sudderth 2015). The training corpus is split into `batches`; each pass visits every batch: a per-document coordinate-ascent local step, the batch's sufficient statistics replaced in the whole-data summary (total − old + new), then the global step (topic-word Dirichlets, and the top-level stick q(u_k) = Beta(ρ_k ω_k, (1 − ρ_k) ω_k) by L-BFGS over (logit ρ, log ω) with the analytic gradient, ρ alone if that fails). Delete moves (and merges, opt-in with `merge_every`) are accepted only when the exact whole-data objective rises, so the number of topics is inferred (it starts at `topics` and never grows). The objective never decreases across passes. With a test split (documents tagged `split: test`, or `test_fraction`), the held-out documents are scored by document completion at the end (`diagnostics.heldout`). A null value means the default."#,
+    description: r#"The HDP topic model by memoized variational inference (Hughes, Kim & Sudderth 2015). The training corpus is split into `batches`; each pass visits every batch: a per-document coordinate-ascent local step, the batch's sufficient statistics replaced in the whole-data summary (total − old + new), then the global step (topic-word Dirichlets, and the top-level stick q(u_k) = Beta(ρ_k ω_k, (1 − ρ_k) ω_k) by L-BFGS over (logit ρ, log ω) with the analytic gradient, ρ alone if that fails). Delete moves (and merges and births, opt-in with `merge_every` and `birth_every`) are accepted only when the exact whole-data objective rises; the number of topics starts at `topics` and never exceeds it. At the defaults most of the truncation is kept (the best held-out score on reuters395); with `merge_every: 1, birth_every: 2` the number of topics is inferred. The objective never decreases across passes. With a test split (documents tagged `split: test`, or `test_fraction`), the held-out documents are scored by document completion at the end (`diagnostics.heldout`). A null value means the default."#,
     basic: &["topics", "passes", "test_fraction", "covariates", "reference", "splines"],
     keys: &[
         ("topics", r#"The initial truncation K. (documents + 4 × terms) × topics must be at most 2^27 (a 422 naming `topics` otherwise)."#),

@@ -1,6 +1,7 @@
 //! Checks of the birth move: a topic that blends two planted topics is split by births
 //! and stays blended without them, the objective never decreases while births are
-//! proposed, and the same seed gives the same fit.
+//! proposed, the same seed gives the same fit, and a fit resumed around a birth ends as
+//! the uninterrupted one.
 
 use super::documents::HdpDocuments;
 use super::fit_tests::{assert_monotone, planted_corpus, topic_means, BLOCK, PLANTED, V};
@@ -8,6 +9,7 @@ use super::memo::Memo;
 use super::params::HdpParams;
 use super::passes::{FitOutcome, HdpPasses};
 use super::summary::Summary;
+use crate::models::passes::{Passes, Position};
 use crate::models::{passes, FitContext};
 use crate::ranks::Solo;
 use serde_json::json;
@@ -27,6 +29,11 @@ fn blended_start() -> Summary {
         s.word_topic[w * k + k - 1] += 0.01;
     }
     s
+}
+
+/// Deletes every second pass and, unless `birth_every` is 0, births; no merges.
+fn moves(birth_every: u64) -> serde_json::Value {
+    json!({"topics": 6, "batches": 2, "passes": 40, "merge_every": 0, "delete_every": 2, "birth_every": birth_every, "convergence_tolerance": 0})
 }
 
 fn fit_from_blend(params: serde_json::Value) -> FitOutcome {
@@ -62,7 +69,6 @@ fn every_block_leads_a_topic(out: &FitOutcome) -> bool {
 
 #[test]
 fn births_split_a_blended_topic_that_stays_blended_without_them() {
-    let moves = |birth_every: u64| json!({"topics": 6, "batches": 2, "passes": 40, "merge_every": 0, "delete_every": 2, "birth_every": birth_every, "convergence_tolerance": 0});
     let without = fit_from_blend(moves(0));
     assert_eq!(blended_topics(&without), 1, "without births the blend of blocks 0 and 1 stays: {:?}", block_shares(&without));
     let with = fit_from_blend(moves(2));
@@ -73,4 +79,33 @@ fn births_split_a_blended_topic_that_stays_blended_without_them() {
     assert_eq!(with.num_topics, PLANTED);
     assert_monotone(&with.step_objectives);
     assert_eq!(fit_from_blend(moves(2)).topic_word, with.topic_word, "the same seed gives the same fit");
+}
+
+/// Interrupted just before the first accepted birth's pass, or just after it, and
+/// resumed from the checkpoint's bytes: the proposal is made again from the restored
+/// state and the seed, and the fit ends exactly as the uninterrupted one.
+#[test]
+fn a_fit_with_births_resumed_around_a_birth_equals_the_uninterrupted_one() {
+    let m = planted_corpus(300, 60, 5);
+    let p = HdpParams::from_json(&moves(2)).unwrap();
+    let fresh = || HdpPasses::over(Memo::over(HdpDocuments::whole(&m, V, p.batches), blended_start(), &p, &Solo), 9);
+    let mut full = fresh();
+    let mut saved = Vec::new();
+    for pass in 1..=p.passes {
+        let report = full.pass(pass, &|| false).expect("not stopped");
+        saved.push((full.save(), report.objective));
+    }
+    let full = full.outcome();
+    let birth = full.passes.windows(2).find(|w| w[1].topics > w[0].topics).expect("a birth")[1].pass;
+    for at in [birth - 1, birth] {
+        let (state, objective) = &saved[at - 1];
+        let mut resumed = fresh();
+        resumed.restore(state, &Position { pass: at, objective: Some(*objective) }).expect("restores");
+        for pass in at + 1..=p.passes {
+            resumed.pass(pass, &|| false).expect("not stopped");
+        }
+        let resumed = resumed.outcome();
+        assert_eq!(resumed.passes, full.passes, "resumed after pass {at}");
+        assert!(resumed.topic_word == full.topic_word, "resumed after pass {at}: the topics differ");
+    }
 }

@@ -35,7 +35,9 @@
 //! HDP's again when its passes' wall-clock seconds left the model (version 4, issue 56):
 //! its row keeps the version 3 digest, taken with every pass' seconds 0 as the check
 //! used to zero them, and checks it against the current bytes put back in version 3's
-//! layout ([`hdp_as_version3`]): nothing but the seconds left.
+//! layout ([`hdp_as_version3`]): nothing but the seconds left. And when `birth_every`
+//! (0 here) joined its parameters (version 5, decision 0057): the same check, with the
+//! parameters put back without it.
 //! HPC's and PCM's likewise, for the same reason: their model's version (7) and its end
 //! (the chain count 1, no alignments, no covariate design, rows or θ draws) changed,
 //! nothing before it (`hpc::fit_tests` decodes the version 6 bytes to the same model,
@@ -81,7 +83,7 @@ const EXPECTED: &[(&str, &str, Before, &str)] = &[
         "hdp",
         r#"{"topics": 8, "passes": 3}"#,
         Before::SecondsLeft("5e05f1fcfaf8fe4ea9bf495fe064efaa7527beda8f71cdfd4a8d1ec40e3b368d"),
-        "3144116294425b5c352e9d2da179403e812b1ce1dfcda8814a1d3ebbc66e7589",
+        "2d3c9a0f3ffa1a274d7e9604213fc0c1bf6dbb341d1f863d9d45dec2bb1ba763",
     ),
     (
         "hdp_ammsb",
@@ -112,13 +114,19 @@ fn as_before_threads_left(bytes: &[u8], before: &str) -> bool {
     })
 }
 
-/// HDP's current bytes in its version 3 layout: each pass with its wall-clock seconds
-/// (0, as the check used to zero them) after its other fields; every other field as it
-/// is, in the model's order.
+/// HDP's current bytes in its version 3 layout: the parameters without `birth_every`
+/// (0 in the fit checked), each pass with its wall-clock seconds (0, as the check used
+/// to zero them) after its other fields; every other field as it is, in the model's order.
 fn hdp_as_version3(bytes: &[u8]) -> Vec<u8> {
     let m = HdpModel::decode(bytes).expect("an HDP model decodes");
     let timed: Vec<PassRecord> = m.passes.iter().map(|summary| PassRecord { summary: summary.clone(), seconds: 0.0 }).collect();
-    let head = (3u32, &m.params, m.num_terms, m.num_topics, &m.topic_word, &m.stick, &m.topic_tokens, &timed);
+    let p = &m.params;
+    assert_eq!(p.birth_every, 0, "the checked fit proposes no births");
+    let params = (
+        (p.topics, p.alpha, p.gamma, p.lambda, p.batches, p.passes, p.local_tolerance),
+        (p.local_iterations, p.merge_every, p.merge_pairs, p.delete_every, p.convergence_tolerance, p.test_fraction),
+    );
+    let head = (3u32, params, m.num_terms, m.num_topics, &m.topic_word, &m.stick, &m.topic_tokens, &timed);
     let tail = (m.stick_fallbacks, m.documents, m.tokens, m.test_documents, &m.heldout, &m.design, &m.design_rows, &m.doc_dirichlet, m.effect_draws);
     let mut out = postcard::to_allocvec(&head).expect("plain data encodes");
     out.extend(postcard::to_allocvec(&tail).expect("plain data encodes"));

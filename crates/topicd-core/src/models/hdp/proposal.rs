@@ -53,9 +53,7 @@ impl Proposal {
         let (summary, _) = batch_local_step(&g, matrix, layout, &mut self.doc_topic[b], true, &[], ranks);
         self.batches[b] = Some(summary);
     }
-}
 
-impl Proposal {
     /// The proposal's whole-data summary (every batch visited).
     fn total(&self, num_terms: usize) -> Option<Summary> {
         let mut total = Summary::dense(num_terms, self.num_topics());
@@ -83,14 +81,8 @@ impl Proposal {
 /// At the end of the pass: replace the current state by the proposal if its exact
 /// objective is higher. Returns whether it did.
 pub fn decide(memo: &mut Memo, proposal: Proposal) -> bool {
-    if proposal.batches.iter().any(Option::is_none) {
-        return false;
-    }
+    let Some(total) = proposal.total(memo.num_terms) else { return false };
     let p = memo.params;
-    let mut total = Summary::dense(memo.num_terms, proposal.num_topics());
-    for b in proposal.batches.iter().flatten() {
-        total.add_batch(b, 1.0);
-    }
     let topic_word = TopicWord::from_summary(&total, p.lambda);
     let fit = optimise_stick(&total.stick_stats(), p.alpha, p.gamma, &proposal.stick);
     let proposed = objective(&total, &topic_word, &fit.posterior, p.alpha, p.gamma).total();

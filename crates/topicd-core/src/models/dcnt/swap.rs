@@ -118,46 +118,21 @@ fn ln_gamma_change(base_plus_beta: f64, old: u64, new: u64) -> f64 {
     }
 }
 
-/// Document d's part of the state the swap reads, kept current across its proposals.
+/// What the swap reads of document d beyond the state: ηᵀφ_d, which no swap changes.
+/// Everything else (its tokens' topics, its activations) is read from the state as it
+/// stands, so the view stays current across the document's proposals without copies:
+/// a proposal needs the counts of two topics and the sticks between them, not a
+/// terms × K̄ table and every stick, whose building per document made the scan 16 %
+/// slower on a real corpus (bench/README.md, decision 0058).
 pub struct DocView {
     d: usize,
-    /// Tokens per distinct term and topic, terms × K̄.
-    term_topic: Vec<u32>,
-    /// log σ(v_k) and log σ(−v_k).
-    log_sig: Vec<f64>,
-    log_sig_neg: Vec<f64>,
     /// ηᵀφ_d.
     u_mean: Vec<f64>,
 }
 
 impl DocView {
     pub fn new(state: &DcntState, docs: &Documents, d: usize) -> Self {
-        let k = state.num_topics;
-        let (terms, term_counts) = &docs.rows[d];
-        let mut term_topic = vec![0u32; terms.len() * k];
-        let mut t = docs.token_offsets[d];
-        for (x, &c) in term_counts.iter().enumerate() {
-            for &z in &state.z[t..t + c as usize] {
-                term_topic[x * k + z as usize] += 1;
-            }
-            t += c as usize;
-        }
-        let v = &state.v[d * k..(d + 1) * k];
-        DocView {
-            d,
-            term_topic,
-            log_sig: v.iter().map(|&x| log_sigmoid(x)).collect(),
-            log_sig_neg: v.iter().map(|&x| log_sigmoid(-x)).collect(),
-            u_mean: state.globals.u_mean(docs.phi(d)),
-        }
-    }
-
-    fn swap(&mut self, k: usize, i: usize, j: usize) {
-        for row in self.term_topic.chunks_mut(k) {
-            row.swap(i, j);
-        }
-        self.log_sig.swap(i, j);
-        self.log_sig_neg.swap(i, j);
+        DocView { d, u_mean: state.globals.u_mean(docs.phi(d)) }
     }
 }
 
@@ -177,8 +152,12 @@ pub fn swap_terms(state: &DcntState, docs: &Documents, map: &SwapMap, view: &Doc
     let (n_i, n_j) = (counts[i] as u64, counts[j] as u64);
     // Words: per distinct term, M_iw → M_iw − c_i + c_j and M_jw → M_jw − c_j + c_i.
     let mut words = 0.0;
-    for (&w, row) in docs.rows[d].0.iter().zip(view.term_topic.chunks(k)) {
-        let (c_i, c_j) = (row[i] as u64, row[j] as u64);
+    let (terms, term_counts) = &docs.rows[d];
+    let mut t = docs.token_offsets[d];
+    for (&w, &c) in terms.iter().zip(term_counts) {
+        let tokens = &state.z[t..t + c as usize];
+        t += c as usize;
+        let (c_i, c_j) = (tokens.iter().filter(|&&z| z as usize == i).count() as u64, tokens.iter().filter(|&&z| z as usize == j).count() as u64);
         if c_i != c_j {
             let m_i = state.word_topic[w as usize * k + i] as u64;
             let m_j = state.word_topic[w as usize * k + j] as u64;
@@ -192,10 +171,11 @@ pub fn swap_terms(state: &DcntState, docs: &Documents, map: &SwapMap, view: &Doc
     }
     let (n_i, n_j) = (n_i as f64, n_j as f64);
     let between: f64 = counts[i + 1..j].iter().map(|&n| n as f64).sum();
-    let s: f64 = view.log_sig_neg[i + 1..j].iter().sum();
-    let mut sticks = (n_i + between) * view.log_sig_neg[j] - (n_j + between) * view.log_sig_neg[i] + (n_i - n_j) * s;
+    let v = &state.v[d * k..(d + 1) * k];
+    let s: f64 = v[i + 1..j].iter().map(|&x| log_sigmoid(-x)).sum();
+    let mut sticks = (n_i + between) * log_sigmoid(-v[j]) - (n_j + between) * log_sigmoid(-v[i]) + (n_i - n_j) * s;
     if j + 1 == k {
-        sticks += n_j * view.log_sig[j] - n_i * view.log_sig[i];
+        sticks += n_j * log_sigmoid(v[j]) - n_i * log_sigmoid(v[i]);
     }
     let u = &state.u[d * k..(d + 1) * k];
     let u_new = map.swapped_u(u, i, j);
@@ -247,7 +227,7 @@ pub fn swap_sweep_with(state: &mut DcntState, docs: &Documents, seed: u64, scan:
         if tokens == 0 {
             continue;
         }
-        let mut view = DocView::new(state, docs, d);
+        let view = DocView::new(state, docs, d);
         for _ in 0..proposals {
             let i = state.z[docs.token_offsets[d] + rng.random_range(0..tokens)] as usize;
             let j = (i + 1 + rng.random_range(0..k - 1)) % k;
@@ -256,7 +236,6 @@ pub fn swap_sweep_with(state: &mut DcntState, docs: &Documents, seed: u64, scan:
             stats.proposed += 1;
             if r >= 0.0 || rng.random::<f64>().ln() < r {
                 apply_swap(state, docs, d, i, j, &u_new);
-                view.swap(k, i, j);
                 stats.accepted += 1;
             }
         }

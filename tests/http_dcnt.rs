@@ -220,6 +220,13 @@ async fn dcnt_reads_its_metadata_from_covariates() {
     assert_eq!((m["diagnostics"]["chains"].as_u64(), m["diagnostics"]["chain_alignment"].as_array().map(Vec::len)), (Some(2), Some(1)), "{m}");
     let (st, e) = s.get(&format!("/v1/models/{two_id}/effects?covariate=party")).await;
     assert_eq!((st, e["draws"].as_u64()), (200, Some(16)), "8 draws from each chain: {e}");
+    assert!(e["topics"].as_array().unwrap().iter().all(|t| t["pooled_chains"] == 2), "every chain's draws by default: {e}");
+    let (st, m) = s.get(&format!("/v1/models/{two_id}/effects?covariate=party&chains=matched")).await;
+    let stability = |t: &Value| t["stability"]["matched"].as_u64().unwrap() + 1;
+    assert!(
+        st == 200 && m["topics"].as_array().unwrap().iter().all(|t| t["pooled_chains"].as_u64() == Some(stability(t))),
+        "the chains that hold each topic: {m}"
+    );
     let (st, t) = s.get(&format!("/v1/models/{two_id}/topics?n=3&with=intervals")).await;
     assert_eq!((st, t["intervals"]["draws"].as_u64()), (200, Some(4)), "both chains' kept scans: {t}");
     for (query, field) in [
@@ -231,6 +238,7 @@ async fn dcnt_reads_its_metadata_from_covariates() {
         ("covariate=party&topics=9", "query.topics"),
         ("covariate=party&level=1", "query.level"),
         ("grid=5", "query.covariate"),
+        ("covariate=party&chains=some", "query.chains"),
     ] {
         let (st, err) = s.get(&format!("/v1/models/{mid}/effects?{query}")).await;
         assert_problem(st, &err, 422, Some(field));

@@ -13,7 +13,7 @@ use super::extract::{from_str, parse_query};
 use super::model_cache::LoadedModel;
 use super::AppState;
 use crate::corpus::covariate_support::ValueSupport;
-use crate::models::effects::{EffectQuery, MAX_GRID};
+use crate::models::effects::{ChainPooling, EffectQuery, MAX_GRID};
 use crate::models::stability::TopicStability;
 use crate::models::ModelError;
 use axum::extract::{Path, RawQuery, State};
@@ -33,9 +33,10 @@ struct EffectsParams {
     topics: Option<String>,
     #[serde(default, deserialize_with = "from_str::opt")]
     seed: Option<u64>,
+    chains: Option<String>,
 }
 
-/// `GET /v1/models/{id}/effects?covariate=&grid=&contrast=A,B&level=&topics=0,3&seed=`.
+/// `GET /v1/models/{id}/effects?covariate=&grid=&contrast=A,B&level=&topics=0,3&seed=&chains=all|matched`.
 pub async fn effects(State(state): State<AppState>, Path(id): Path<String>, RawQuery(q): RawQuery) -> ApiResult<Json<Value>> {
     let params: EffectsParams = parse_query(q.as_deref())?;
     let query = effect_query(params)?;
@@ -114,7 +115,12 @@ fn effect_query(p: EffectsParams) -> ApiResult<EffectQuery> {
                 .map_err(|_| ApiError::invalid("query.topics", "give topic ids separated by commas (topics=0,3)"))?,
         ),
     };
-    Ok(EffectQuery { covariate, grid, contrast, level, topics, seed: p.seed.unwrap_or(0) })
+    let chains = match p.chains.as_deref() {
+        None | Some("all") => ChainPooling::All,
+        Some("matched") => ChainPooling::Matched,
+        Some(other) => return Err(ApiError::invalid("query.chains", format!("must be `all` or `matched`, got `{other}`"))),
+    };
+    Ok(EffectQuery { covariate, grid, contrast, level, topics, seed: p.seed.unwrap_or(0), chains })
 }
 
 /// A model's refusal as a 422 naming the query parameter its message starts with

@@ -12,8 +12,9 @@
 //! covariates (see `main`); the other effects are drawn.
 //!
 //! Run: `cargo bench --locked --bench effects_calibration` (REPLICATES=20 by default;
-//! each replicate is one default fit of 1 000 scans; ITERATIONS= (scans), WARM_START=
-//! (the `warm_start` sweeps) and CHAINS= (chains pooled) change the fit).
+//! each replicate is one default fit with covariates: 4 chains of 250 scans from 200
+//! collapsed sweeps; ITERATIONS= (scans), WARM_START= (the `warm_start` sweeps) and
+//! CHAINS= (chains pooled) change the fit, POOL=matched the effects' pooling).
 //! EXPORT=DIR (absolute: cargo runs a bench from its crate's folder) writes each replicate (documents, true topics, true and DCNT's shares at
 //! every point) as DIR/replicateR.json for `bench/effects_vs_tomotopy.py`, which fits
 //! tomotopy's DMR and g-DMR on the same documents.
@@ -30,7 +31,7 @@ use topicd_core::models::dcnt::sample::Loadings;
 use topicd_core::models::dcnt::stick::stick_weights_into;
 use topicd_core::models::dcnt::Covariance;
 use topicd_core::models::design::{CovariateInput, DesignRequest, DesignSpec};
-use topicd_core::models::effects::EffectQuery;
+use topicd_core::models::effects::{ChainPooling, EffectQuery};
 use topicd_core::models::lda::{fit_lda, LdaParams};
 use topicd_core::models::{FitContext, TopicModel};
 use topicd_core::rng::{stream, Purpose, StreamRng};
@@ -175,14 +176,19 @@ fn main() {
             })
             .collect();
         let corpus = build_corpus(PreprocessOptions { stopwords: StopWords::None, min_df: 1, ..PreprocessOptions::default() }, &[], docs).expect("corpus");
-        // ITERATIONS: scans per fit (default 1 000, DCNT's default); WARM_START: sweeps
-        // of the collapsed start (default 0, DCNT's default); CHAINS: chains pooled
-        // (default DCNT's: 4 with covariates).
-        let knob = |name: &str, default: usize| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
-        let (iterations, warm_start) = (knob("ITERATIONS", 1000), knob("WARM_START", 0));
-        let mut params = json!({"topics": K, "covariates": ["group", "x"], "splines": {"x": 4}, "iterations": iterations, "warm_start": warm_start});
-        if let Ok(chains) = std::env::var("CHAINS") {
-            params["chains"] = json!(chains.parse::<usize>().expect("CHAINS is a number"));
+        // ITERATIONS: scans per fit; WARM_START: sweeps of the collapsed start; CHAINS:
+        // chains pooled (each DCNT's default with covariates unless given: 250 scans
+        // from 200 sweeps, 4 chains).
+        // POOL=matched: each topic's effect pools only the chains that hold it.
+        let pooling = match std::env::var("POOL").as_deref() {
+            Ok("matched") => ChainPooling::Matched,
+            _ => ChainPooling::All,
+        };
+        let mut params = json!({"topics": K, "covariates": ["group", "x"], "splines": {"x": 4}});
+        for (variable, key) in [("ITERATIONS", "iterations"), ("WARM_START", "warm_start"), ("CHAINS", "chains")] {
+            if let Ok(value) = std::env::var(variable) {
+                params[key] = json!(value.parse::<usize>().unwrap_or_else(|_| panic!("{variable} is a number")));
+            }
         }
         let p = DcntParams::from_json(&params).expect("params");
         let model = FitContext::silent(|ctx| fit_dcnt(&corpus, &p, Covariance::Full, 7 + r, ctx)).expect("fit");
@@ -214,7 +220,7 @@ fn main() {
         points.extend((0..GRID).map(|i| ("x", "a".to_string(), lo + (hi - lo) * i as f64 / (GRID - 1) as f64)));
         let truths: Vec<Vec<f64>> = points.iter().map(|(_, group, x)| true_shares(&truth, &phi_of(group, *x), &mut rng)).collect();
         let answers = |m: &dyn TopicModel, covariate: &str| {
-            let query = EffectQuery { covariate: covariate.into(), grid: GRID, contrast: None, level: 0.95, topics: None, seed: r };
+            let query = EffectQuery { covariate: covariate.into(), grid: GRID, contrast: None, level: 0.95, topics: None, seed: r, chains: pooling };
             m.effects(&query).expect("effects").expect("an estimator")
         };
         let mut records: Vec<serde_json::Value> = Vec::new();

@@ -79,7 +79,15 @@ fn model(k: usize, draws: usize) -> DcntModel {
 }
 
 fn main() {
-    let query = EffectQuery { covariate: "year".into(), grid: 25, contrast: Some(("2005".into(), "2015".into())), level: 0.95, topics: None, seed: 1 };
+    let query = EffectQuery {
+        covariate: "year".into(),
+        grid: 25,
+        contrast: Some(("2005".into(), "2015".into())),
+        level: 0.95,
+        topics: None,
+        seed: 1,
+        chains: Default::default(),
+    };
     for k in [20, 50] {
         let m = model(k, 200);
         for threads in [1, std::thread::available_parallelism().map_or(1, |n| n.get())] {

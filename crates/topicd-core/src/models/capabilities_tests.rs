@@ -61,7 +61,15 @@ fn declared_capabilities_match_what_fitted_models_answer() {
         assert_eq!(model.correlations(4, 0).is_some(), declared.correlations, "{name}: correlations");
         // A family with effects answers (here, without covariates, with an error naming
         // why); one without has no estimator.
-        let query = crate::models::effects::EffectQuery { covariate: "x".into(), grid: 5, contrast: None, level: 0.95, topics: None, seed: 1 };
+        let query = crate::models::effects::EffectQuery {
+            covariate: "x".into(),
+            grid: 5,
+            contrast: None,
+            level: 0.95,
+            topics: None,
+            seed: 1,
+            chains: Default::default(),
+        };
         assert_eq!(!matches!(model.effects(&query), Ok(None)), declared.effects, "{name}: effects");
         // A family with summary intervals draws a table from each kept sample; one
         // without keeps none to draw from.

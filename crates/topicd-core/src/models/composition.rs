@@ -141,7 +141,7 @@ pub fn composition(spec: &DesignSpec, design_rows: &[f64], k: usize, theta_draws
                 let diffs: Vec<f64> = values[pa].iter().zip(&values[pb]).map(|(x, y)| x - y).collect();
                 Difference { a: a.json(), b: b.json(), share: interval(&diffs, query.level) }
             });
-            TopicEffect { id: t, points: effect_points, difference }
+            TopicEffect { id: t, points: effect_points, difference, pooled_chains: None }
         })
         .collect();
     Ok(Effects {

@@ -59,11 +59,17 @@ pub fn from_alignments(alignments: &[Alignment], topics: usize) -> Option<Vec<To
         (0..topics)
             .map(|k| {
                 let similarities = alignments.iter().map(|a| similarity(a.distances[k]));
-                let matched = similarities.clone().filter(|&s| s >= MATCH_SIMILARITY).count();
+                let matched = alignments.iter().filter(|a| is_match(a.distances[k])).count();
                 TopicStability { chains: others + 1, matched, similarity: similarities.sum::<f64>() / others as f64 }
             })
             .collect(),
     )
+}
+
+/// Whether a matched topic at L1 distance `l1` is the same topic (similarity at least
+/// [`MATCH_SIMILARITY`]).
+pub fn is_match(l1: f64) -> bool {
+    similarity(l1) >= MATCH_SIMILARITY
 }
 
 /// 1 − L1/2, clamped to [0, 1] against rounding.

@@ -21,7 +21,7 @@ use super::model::DcntModel;
 use super::sample::Loadings;
 use super::stick::stick_weights_into;
 use crate::models::chains::relabel_columns;
-use crate::models::effects::{interval, plan, Difference, EffectPlan, EffectPoint, EffectQuery, Effects, MonteCarlo, TopicEffect};
+use crate::models::effects::{interval, plan, ChainPooling, Difference, EffectPlan, EffectPoint, EffectQuery, Effects, MonteCarlo, TopicEffect};
 use crate::models::ModelError;
 use crate::rng::{stream, Purpose};
 use rand_distr::{Distribution, StandardNormal};
@@ -98,24 +98,28 @@ pub fn effects(model: &DcntModel, query: &EffectQuery) -> Result<Effects, ModelE
                 }
             })
             .collect();
-        let along = |p: usize, t: usize| per_draw.iter().map(|(m, _)| m[p * k + t]).collect::<Vec<f64>>();
         let mut worst: (f64, f64) = (0.0, 0.0); // (largest se, largest se / (width / 10))
         let mut report = Vec::with_capacity(topics.len());
         for &t in &topics {
+            // Every chain's draws, or those of the chains that hold this topic
+            // ([`DcntModel::draw_counts_for`]).
+            let counts = |s: usize| query.chains == ChainPooling::All || model.draw_counts_for(s, t);
+            let counted: Vec<&(Vec<f64>, Vec<f64>)> = per_draw.iter().enumerate().filter(|(s, _)| counts(*s)).map(|(_, d)| d).collect();
+            let along = |p: usize| counted.iter().map(|(m, _)| m[p * k + t]).collect::<Vec<f64>>();
             let mut effect_points = Vec::with_capacity(points.len());
             for (p, x) in points.iter().enumerate() {
-                let share = interval(&along(p, t), query.level);
+                let share = interval(&along(p), query.level);
                 // The Monte Carlo error of the posterior mean over the draws.
-                let se = (per_draw.iter().map(|(_, e)| e[p * k + t].powi(2)).sum::<f64>()).sqrt() / per_draw.len() as f64;
+                let se = (counted.iter().map(|(_, e)| e[p * k + t].powi(2)).sum::<f64>()).sqrt() / counted.len() as f64;
                 worst = (worst.0.max(se), worst.1.max(se / ((share.upper - share.lower) / 10.0).max(f64::MIN_POSITIVE)));
                 effect_points.push(EffectPoint { x: x.json(), share });
             }
             let difference = contrast.as_ref().map(|(a, b)| {
                 let (pa, pb) = (points.len(), points.len() + 1);
-                let diffs: Vec<f64> = per_draw.iter().map(|(m, _)| m[pa * k + t] - m[pb * k + t]).collect();
+                let diffs: Vec<f64> = counted.iter().map(|(m, _)| m[pa * k + t] - m[pb * k + t]).collect();
                 Difference { a: a.json(), b: b.json(), share: interval(&diffs, query.level) }
             });
-            report.push(TopicEffect { id: t, points: effect_points, difference });
+            report.push(TopicEffect { id: t, points: effect_points, difference, pooled_chains: model.pooled_chains(t, query.chains) });
         }
         let within = worst.1 <= 1.0;
         if within || samples >= MAX_SAMPLES {
@@ -189,9 +193,10 @@ mod tests {
         }
     }
 
-    fn effects_match_the_stored_draws(chains: usize) {
+    /// A two-topic DCNT fitted with a two-level covariate (`group`: x on every third
+    /// document, else y) over `iterations` scans, 20 of them burn-in, and `chains`.
+    fn two_level_fit(iterations: usize, chains: usize) -> DcntModel {
         use crate::corpus::build_corpus;
-        use crate::models::design::DesignTerm;
         use crate::models::lda::sampler::tests::{lda_corpus, raw_options};
         use crate::models::FitContext;
         let (_, mut docs) = lda_corpus(2, 30, 80, 40, 0.3, 5);
@@ -200,13 +205,56 @@ mod tests {
         }
         let corpus = build_corpus(raw_options(), &[], docs).unwrap();
         let p = super::super::params::DcntParams::from_json(
-            &serde_json::json!({"topics": 2, "iterations": 60, "burn_in": 20, "thin": 2, "covariates": ["group"], "chains": chains}),
+            &serde_json::json!({"topics": 2, "iterations": iterations, "burn_in": 20, "thin": 2, "covariates": ["group"], "chains": chains}),
         )
         .unwrap();
-        let model = FitContext::silent(|ctx| super::super::fit::fit_dcnt(&corpus, &p, super::super::Covariance::Full, 3, ctx)).unwrap();
+        FitContext::silent(|ctx| super::super::fit::fit_dcnt(&corpus, &p, super::super::Covariance::Full, 3, ctx)).unwrap()
+    }
+
+    /// The contrast x − y at level 0.9, seed 4, pooling `chains`.
+    fn group_query(chains: ChainPooling) -> EffectQuery {
+        EffectQuery { covariate: "group".into(), grid: 25, contrast: Some(("x".into(), "y".into())), level: 0.9, topics: None, seed: 4, chains }
+    }
+
+    /// Two chains whose topics do not match (L1 distances set past 1). Pooling the
+    /// matched chains only, every topic's effect rests on the first chain's draws alone
+    /// and equals, to the bit, the effect of the model cut to that chain; with one
+    /// topic matched and one not, the matched topic pools both chains' draws, and each
+    /// says so (`pooled_chains`). Pooling every chain (the default) ignores the
+    /// distances: the same answer whatever they are.
+    #[test]
+    fn matched_pooling_leaves_out_the_chains_that_lack_a_topic() {
+        let mut model = two_level_fit(40, 2);
+        let (all, matched) = (group_query(ChainPooling::All), group_query(ChainPooling::Matched));
+        let pooled_all = effects(&model, &all).unwrap();
+
+        model.alignments[0].distances = vec![1.5, 1.9];
+        assert_eq!(effects(&model, &all).unwrap(), pooled_all, "pooling every chain reads no distance");
+        assert!(pooled_all.topics.iter().all(|t| t.pooled_chains == Some(2)));
+        let first = model.draws_per_chain[0];
+        let mut cut = model.clone();
+        cut.draws.truncate(first);
+        cut.draws_per_chain = vec![first];
+        let (both, alone) = (effects(&model, &matched).unwrap(), effects(&cut, &matched).unwrap());
+        for (b, a) in both.topics.iter().zip(&alone.topics) {
+            assert_eq!((b.points.clone(), b.difference.clone()), (a.points.clone(), a.difference.clone()), "topic {}", b.id);
+            assert_eq!(b.pooled_chains, Some(1));
+        }
+        assert_ne!(both.topics[0].points, pooled_all.topics[0].points, "the second chain's draws made a difference");
+        assert!((first..model.draws.len()).all(|s| !model.draw_counts_for(s, 0) && !model.draw_counts_for(s, 1)));
+
+        model.alignments[0].distances = vec![0.4, 1.2];
+        let mixed = effects(&model, &matched).unwrap();
+        assert_eq!(mixed.topics.iter().map(|t| t.pooled_chains).collect::<Vec<_>>(), [Some(2), Some(1)]);
+        assert!((0..model.draws.len()).all(|s| model.draw_counts_for(s, 0) && model.draw_counts_for(s, 1) == (s < first)));
+    }
+
+    fn effects_match_the_stored_draws(chains: usize) {
+        use crate::models::design::DesignTerm;
+        let model = two_level_fit(60, chains);
         assert_eq!(model.draws.len(), 40 * chains, "a draw from every scan after burn-in (not only the 20 kept ones), in every chain");
         assert_eq!(model.draws_per_chain, if chains == 1 { vec![] } else { vec![40; chains] });
-        let query = EffectQuery { covariate: "group".into(), grid: 25, contrast: Some(("x".into(), "y".into())), level: 0.9, topics: None, seed: 4 };
+        let query = group_query(ChainPooling::All);
         let e = effects(&model, &query).unwrap();
         let Some(DesignTerm::OneHot { levels, reference, .. }) = model.design.as_ref().map(|d| d.terms[0].clone()) else { panic!("a one-hot term") };
         assert_eq!((levels.clone(), reference), (vec!["y".to_string(), "x".to_string()], 0), "y, the most frequent, is the reference");

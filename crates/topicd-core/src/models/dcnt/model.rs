@@ -17,9 +17,10 @@ use crate::corpus::lexicon::EncodedDoc;
 use crate::models::chains::Alignment;
 use crate::models::convergence::ConvergenceReport;
 use crate::models::design::{DesignRequest, DesignSpec};
-use crate::models::effects::ProportionsWithIntervals;
+use crate::models::effects::{ChainPooling, ProportionsWithIntervals};
 use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::heldout::HeldoutReport;
+use crate::models::stability::is_match;
 use crate::models::{ModelError, PredictOptions};
 use serde::{Deserialize, Serialize};
 
@@ -147,6 +148,32 @@ impl DcntModel {
             }
         }
         None
+    }
+
+    /// Whether draw `s` counts for the model's topic `t`: chain 0's draws always (its
+    /// topics are the model's), a later chain's only where that chain holds a topic
+    /// matching `t` (similarity at least [`is_match`], as stability counts
+    /// matches). A chain that settled elsewhere says nothing about `t`'s effect.
+    pub fn draw_counts_for(&self, s: usize, t: usize) -> bool {
+        let mut end = 0;
+        for (c, &n) in self.draws_per_chain.iter().enumerate() {
+            end += n;
+            if s < end {
+                return c == 0 || self.alignments.get(c - 1).is_some_and(|a| a.distances.get(t).is_some_and(|&l1| is_match(l1)));
+            }
+        }
+        true
+    }
+
+    /// For a model of several chains, how many chains' draws topic `t`'s effect pools
+    /// under `pooling` (every chain, or those [`Self::draw_counts_for`] counts); `None`
+    /// for one chain.
+    pub fn pooled_chains(&self, t: usize, pooling: ChainPooling) -> Option<usize> {
+        let chains = self.draws_per_chain.len();
+        (chains > 1).then(|| match pooling {
+            ChainPooling::All => chains,
+            ChainPooling::Matched => 1 + self.alignments.iter().filter(|a| a.distances.get(t).is_some_and(|&l1| is_match(l1))).count(),
+        })
     }
 
     /// The global parameters at their posterior means (Ω, A, η, λ_v).

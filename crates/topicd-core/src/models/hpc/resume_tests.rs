@@ -514,6 +514,7 @@ fn covariate_draws_are_kept_and_resumed() {
         level: 0.9,
         topics: None,
         seed: 1,
+        chains: Default::default(),
     };
     let e = m.effects(&query).unwrap().expect("effects by composition");
     assert_eq!((e.method, e.draws, e.topics.len()), ("composition", 4, m.labels.len()));

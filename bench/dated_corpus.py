@@ -45,9 +45,20 @@ out the words most topics share ("closes", "fix", "upstream"). For `group`, the 
 where the curve is highest is compared with the level where the words' raw share is
 highest. The tables go to stdout and everything to `bench/out/dated_corpus.json`.
 
+Then, unless `--no-gdmr`, tomotopy's g-DMR on the same tokens (topicd's own, from `GET
+/v1/corpora/{id}/tokens`), K and seed: the date as its numeric metadata (a degree-4
+polynomial, tomotopy's example's), the group as its categorical one, 1 000 iterations
+on as many worker threads as topicd uses; its curves hold the group at the reference
+level as topicd's do. g-DMR gives point estimates only, so its directions use the
+raw text's own rule (±`--flat`), and every model is also scored by that rule ("point").
+A DCNT of several chains is read twice: its effects pooling every chain (the default)
+and with `chains=matched`. Every fit runs once per seed (`--seeds`, default 1,2,3) and
+a summary table closes the output.
+
 Usage: python3 bench/dated_corpus.py [--bin target/release/topicd] [--topics 15]
-       [--iterations 1000] [--lda-iterations 200] [--seed 1] [--no-lda] [--corpus-only]
-Standard library only (plus `dpkg-query` for the sections).
+       [--iterations N] [--dcnt-params JSON]... [--lda-iterations 200] [--seeds 1,2,3]
+       [--no-lda] [--no-gdmr] [--no-dcnt] [--corpus-only]
+Standard library only (plus `dpkg-query` for the sections; tomotopy for g-DMR).
 """
 import argparse
 import collections
@@ -64,6 +75,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from topicd_service import ROOT, Service  # noqa: E402
@@ -276,7 +288,85 @@ def direction_of_interval(d):
     return "rise" if d["lower"] > 0 else "fall" if d["upper"] < 0 else "flat"
 
 
-def check_model(svc, model_id, raw, years, thirds, group_levels, reference, n_words, flat, grid):
+def fractional_year(date):
+    """`YYYY-MM-DD` as a year and the share of it elapsed at the day's start."""
+    day = datetime.date.fromisoformat(date)
+    start = datetime.date(day.year, 1, 1)
+    return day.year + (day - start).days / (datetime.date(day.year + 1, 1, 1) - start).days
+
+
+def fit_gdmr(tokens, docs, group_levels, reference, grid, k, iterations, degree, seed, workers):
+    """tomotopy's g-DMR on topicd's own tokens (`GET /v1/corpora/{id}/tokens`): the date
+    as its one numeric metadata (a Legendre polynomial of `degree`, over the documents'
+    range), the group as its categorical metadata, tomotopy's defaults otherwise. Curves
+    hold the group at `reference`, as topicd's effects do; shares are `tdf(...,
+    normalize=True)` (the Dirichlet mean up to alpha_epsilon: bench/effects_vs_tomotopy.py).
+    Point estimates only: g-DMR gives no interval."""
+    import tomotopy as tp
+    t0 = time.time()
+    model = tp.GDMRModel(k=k, degrees=[degree], seed=seed)
+    for d in docs:
+        ws = tokens.get(d["id"])
+        if ws:
+            model.add_doc(ws, numeric_metadata=[fractional_year(d["covariates"]["date"])], metadata=d["covariates"]["group"])
+    model.train(iterations, workers=workers)
+    fit_s = time.time() - t0
+    lo, hi = map(float, model.metadata_range[0])
+    xs = [lo + (hi - lo) * i / (grid - 1) for i in range(grid)]
+    curves = [[] for _ in range(k)]
+    for x in xs:
+        for t, share in enumerate(model.tdf([x], reference, normalize=True)):
+            curves[t].append({"x": x, "mean": float(share)})
+    by_level = {g: model.tdf([(lo + hi) / 2], g, normalize=True) for g in group_levels}
+    proportions = [0.0] * k
+    for doc in model.docs:
+        for t, p in enumerate(doc.get_topic_dist()):
+            proportions[t] += float(p) / len(model.docs)
+    topics = [{"id": t, "proportion": proportions[t], "words": [w for w, _ in model.get_topic_words(t, top_n=10)],
+               "points": curves[t], "group": {g: float(by_level[g][t]) for g in group_levels}} for t in range(k)]
+    return {"fit_seconds": fit_s, "topics": topics, "tomotopy": tp.__version__, "isa": tp.isa, "workers": workers,
+            "degree": degree, "range": [lo, hi], "ll_per_word": float(model.ll_per_word)}
+
+
+def check_curves(fitted, raw, years, thirds, group_levels, reference, flat):
+    """The raw-text check of topics given as `{"id", "proportion", "words", "points",
+    "group"}` with point estimates only (g-DMR): directions by the ratio rule the raw
+    text uses (the curve's share at the last third's middle against the first's, flat
+    within ±`flat`)."""
+    a, b = (thirds[0][0] + thirds[0][-1] + 1) / 2, (thirds[2][0] + thirds[2][-1] + 1) / 2
+    rows = []
+    for t in fitted["topics"]:
+        ws = t["words"]
+        yearly_raw = [raw.share(raw.by_year[y], raw.year_tokens[y], ws) for y in years]
+        yearly_curve = [interp(t["points"], y + 0.5) for y in years]
+        raw_a, raw_b = raw.pooled_share(thirds[0], ws), raw.pooled_share(thirds[2], ws)
+        raw_dir = direction_of_ratio(raw_a, raw_b, flat)
+        curve_a, curve_b = interp(t["points"], a), interp(t["points"], b)
+        point_dir = direction_of_ratio(curve_a, curve_b, flat)
+        ref_a, ref_b = raw.pooled_share(thirds[0], ws, reference), raw.pooled_share(thirds[2], ws, reference)
+        raw_group = {g: raw.share(raw.by_group[g], raw.group_tokens[g], ws) for g in group_levels}
+        rows.append({
+            "topic": t["id"], "proportion": t["proportion"], "words": ws,
+            "curve": {"start": {"mean": curve_a}, "end": {"mean": curve_b}, "difference": {"mean": curve_b - curve_a},
+                      "grid": t["points"]},
+            "curve_direction": point_dir, "curve_direction_point": point_dir,
+            "raw": {"first_third": raw_a, "last_third": raw_b, "yearly": dict(zip(years, yearly_raw))},
+            "raw_direction": raw_dir,
+            "raw_in_reference": {"level": reference, "first_third": ref_a, "last_third": ref_b, "direction": direction_of_ratio(ref_a, ref_b, flat)},
+            "spearman": spearman(yearly_curve, yearly_raw), "verdict": verdict_of(raw_dir, point_dir), "verdict_point": verdict_of(raw_dir, point_dir),
+            "frex": None,
+            "group": {"model": t["group"], "raw": raw_group, "model_top": max(t["group"], key=t["group"].get), "raw_top": max(raw_group, key=raw_group.get)},
+            "spark_curve": spark(yearly_curve), "spark_raw": spark(yearly_raw),
+        })
+    return {"contrast": [a, b], "effects_method": "tdf", "held_at": {"group": reference}, "monte_carlo": None, "draws": None,
+            "date_effects_seconds": None, "topics": rows}
+
+
+def verdict_of(raw_dir, curve_dir):
+    return "agree" if raw_dir == curve_dir else "disagree" if {raw_dir, curve_dir} == {"rise", "fall"} else "partly"
+
+
+def check_model(svc, model_id, raw, years, thirds, group_levels, reference, n_words, flat, grid, chains="all"):
     """Topics, their date and group effects, and the raw trends of their top words (by
     frequency, and a second time by FREX)."""
     topics = svc.req("GET", f"/v1/models/{model_id}/topics?n={n_words}")["topics"]
@@ -285,14 +375,14 @@ def check_model(svc, model_id, raw, years, thirds, group_levels, reference, n_wo
     started = time.time()
     # `difference` is the share at the contrast's first value less the share at its second
     # (docs/api.md does not say which way): later first, so a rise is positive.
-    eff = svc.req("GET", f"/v1/models/{model_id}/effects?covariate=date&grid={grid}&contrast={b},{a}")
+    eff = svc.req("GET", f"/v1/models/{model_id}/effects?covariate=date&grid={grid}&contrast={b},{a}&chains={chains}")
     date_s = time.time() - started
     by_level = {}
     group_eff = None
     for level in group_levels:
         if level == reference:
             continue
-        group_eff = svc.req("GET", f"/v1/models/{model_id}/effects?covariate=group&contrast={level},{reference}")
+        group_eff = svc.req("GET", f"/v1/models/{model_id}/effects?covariate=group&contrast={level},{reference}&chains={chains}")
         for t in group_eff["topics"]:
             by_level.setdefault(t["id"], {})[level] = t["difference"]
     curves = {t["id"]: t for t in eff["topics"]}
@@ -308,7 +398,8 @@ def check_model(svc, model_id, raw, years, thirds, group_levels, reference, n_wo
         raw_dir = direction_of_ratio(raw_a, raw_b, flat)
         ref_a, ref_b = raw.pooled_share(thirds[0], ws, reference), raw.pooled_share(thirds[2], ws, reference)
         curve_dir = direction_of_interval(c["difference"])
-        verdict = "agree" if raw_dir == curve_dir else "disagree" if {raw_dir, curve_dir} == {"rise", "fall"} else "partly"
+        verdict = verdict_of(raw_dir, curve_dir)
+        point_dir = direction_of_ratio(interp(c["points"], a), interp(c["points"], b), flat)
         frex_yearly = [raw.share(raw.by_year[y], raw.year_tokens[y], frex[t["id"]]) for y in years]
         frex_dir = direction_of_ratio(raw.pooled_share(thirds[0], frex[t["id"]]), raw.pooled_share(thirds[2], frex[t["id"]]), flat)
         raw_group = {g: raw.share(raw.by_group[g], raw.group_tokens[g], ws) for g in group_levels}
@@ -317,10 +408,11 @@ def check_model(svc, model_id, raw, years, thirds, group_levels, reference, n_wo
             "topic": t["id"], "proportion": t.get("proportion"), "words": ws,
             "curve": {"start": nearest(c["points"], a), "end": nearest(c["points"], b), "difference": c["difference"],
                       "grid": [{"x": p["x"], "mean": p["mean"], "lower": p["lower"], "upper": p["upper"]} for p in c["points"]]},
-            "curve_direction": curve_dir,
+            "curve_direction": curve_dir, "curve_direction_point": point_dir,
             "raw": {"first_third": raw_a, "last_third": raw_b, "yearly": dict(zip(years, yearly_raw))},
             "raw_direction": raw_dir,
             "raw_in_reference": {"level": reference, "first_third": ref_a, "last_third": ref_b, "direction": direction_of_ratio(ref_a, ref_b, flat)}, "spearman": rho, "verdict": verdict,
+            "verdict_point": verdict_of(raw_dir, point_dir),
             "frex": {"words": frex[t["id"]], "raw_direction": frex_dir, "spearman": spearman(yearly_curve, frex_yearly), "agree": frex_dir == curve_dir},
             "group": {"model": model_group, "raw": raw_group, "contrasts_vs_reference": by_level.get(t["id"], {}),
                       "model_top": max(model_group, key=model_group.get) if model_group else None,
@@ -339,26 +431,46 @@ def table(title, res, years):
              f"ρ: Spearman over {len(years)} years; sparklines: curve / raw per year.", "",
              "| topic | share | top words | curve start → end | Δ (95 %) | raw first → last third | raw in reference | ρ | curve / raw per year | verdict | top group: model / raw |",
              "|---:|---:|---|---|---|---|---|---:|---|---|---|"]
+    def interval(p, sign=""):
+        return f"{p['mean']:{sign}.3f}" + (f" [{p['lower']:{sign}.3f}, {p['upper']:{sign}.3f}]" if "lower" in p else "")
+
     for r in res["topics"]:
         s, e, d = r["curve"]["start"], r["curve"]["end"], r["curve"]["difference"]
         rho = "–" if r["spearman"] is None else f"{r['spearman']:+.2f}"
         prop = "–" if r["proportion"] is None else f"{r['proportion']:.3f}"
-        lines.append(f"| {r['topic']} | {prop} | {' '.join(r['words'][:6])} | {s['mean']:.3f} [{s['lower']:.3f}, {s['upper']:.3f}] → "
-                     f"{e['mean']:.3f} [{e['lower']:.3f}, {e['upper']:.3f}] | {d['mean']:+.3f} [{d['lower']:+.3f}, {d['upper']:+.3f}] {r['curve_direction']} | "
+        lines.append(f"| {r['topic']} | {prop} | {' '.join(r['words'][:6])} | {interval(s)} → {interval(e)} | {interval(d, '+')} {r['curve_direction']} | "
                      f"{100 * r['raw']['first_third']:.2f} % → {100 * r['raw']['last_third']:.2f} % {r['raw_direction']} | {r['raw_in_reference']['direction']} | {rho} | "
                      f"`{r['spark_curve']}` / `{r['spark_raw']}` | {r['verdict']} | {r['group']['model_top']} / {r['group']['raw_top']} |")
     n = len(res["topics"])
     agree = sum(r["verdict"] == "agree" for r in res["topics"])
+    agree_point = sum(r["verdict_point"] == "agree" for r in res["topics"])
     opposite = sum(r["verdict"] == "disagree" for r in res["topics"])
     pos = sum(1 for r in res["topics"] if r["spearman"] is not None and r["spearman"] > 0)
     top = sum(r["group"]["model_top"] == r["group"]["raw_top"] for r in res["topics"])
     ref = sum(r["raw_in_reference"]["direction"] == r["curve_direction"] for r in res["topics"])
-    fx = sum(r["frex"]["agree"] for r in res["topics"])
-    fx_pos = sum(1 for r in res["topics"] if r["frex"]["spearman"] is not None and r["frex"]["spearman"] > 0)
-    lines += ["", f"Directions agree for **{agree} / {n}** topics, opposite for {opposite} (the rest: one side flat); ρ > 0 for {pos} / {n}; "
-              f"directions agree with the raw trend within the reference level for {ref} / {n}; with each topic's top {len(res['topics'][0]['words'])} FREX words instead, "
-              f"directions agree for {fx} / {n} and ρ > 0 for {fx_pos} / {n}; the top group matches for {top} / {n}."]
-    res["summary"] = {"topics": n, "agree": agree, "opposite": opposite, "partly": n - agree - opposite, "rho_positive": pos, "agree_in_reference": ref, "frex_agree": fx, "frex_rho_positive": fx_pos, "group_top_match": top}
+    with_frex = [r for r in res["topics"] if r["frex"] is not None]
+    fx = sum(r["frex"]["agree"] for r in with_frex)
+    fx_pos = sum(1 for r in with_frex if r["frex"]["spearman"] is not None and r["frex"]["spearman"] > 0)
+    frex_text = (f"with each topic's top {len(res['topics'][0]['words'])} FREX words instead, directions agree for {fx} / {n} and ρ > 0 for {fx_pos} / {n}; "
+                 if with_frex else "")
+    lines += ["", f"Directions agree for **{agree} / {n}** topics, opposite for {opposite} (the rest: one side flat); by the curve's point estimates "
+              f"(the raw text's ±{100 * res['flat']:.0f} % rule) **{agree_point} / {n}**; ρ > 0 for {pos} / {n}; "
+              f"directions agree with the raw trend within the reference level for {ref} / {n}; {frex_text}the top group matches for {top} / {n}."]
+    res["summary"] = {"topics": n, "agree": agree, "agree_point": agree_point, "opposite": opposite, "partly": n - agree - opposite, "rho_positive": pos, "agree_in_reference": ref, "frex_agree": fx, "frex_rho_positive": fx_pos, "group_top_match": top}
+    return lines
+
+
+def summary_table(fits, k):
+    """One row per fitted configuration, its seeds' counts side by side."""
+    lines = [f"| K = {k} | seeds | fit s | max R̂ | agree (interval) | agree (point, ±flat) | opposite | agree in reference level | agree, top FREX words |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name, runs in fits.items():
+        def col(f):
+            return " ".join(f(r) for r in runs)
+        lines.append(f"| {name} | {col(lambda r: str(r['seed']))} | {col(lambda r: format(r['fit_seconds'], '.1f'))} | "
+                     f"{col(lambda r: '–' if r.get('max_rhat') is None else format(r['max_rhat'], '.2f'))} | "
+                     f"{col(lambda r: str(r['summary']['agree']))} | {col(lambda r: str(r['summary']['agree_point']))} | {col(lambda r: str(r['summary']['opposite']))} | "
+                     f"{col(lambda r: str(r['summary']['agree_in_reference']))} | {col(lambda r: str(r['summary']['frex_agree']) if r['topics'][0]['frex'] else '–')} |")
     return lines
 
 
@@ -366,11 +478,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "topicd"))
     ap.add_argument("--topics", type=int, default=15)
-    ap.add_argument("--iterations", type=int, default=1000, help="DCNT scans (its default)")
+    ap.add_argument("--iterations", type=int, help="DCNT scans (default: DCNT's own, 250 with covariates)")
     ap.add_argument("--lda-iterations", type=int, default=200, help="LDA sweeps (its default)")
     ap.add_argument("--no-lda", action="store_true")
+    ap.add_argument("--no-gdmr", action="store_true", help="skip tomotopy's g-DMR")
+    ap.add_argument("--gdmr-iterations", type=int, default=1000, help="g-DMR's Gibbs sweeps (as DCNT's default scans)")
+    ap.add_argument("--gdmr-degree", type=int, default=4, help="g-DMR's polynomial degree on the date (tomotopy's example's)")
+    ap.add_argument("--gdmr-workers", type=int, default=os.cpu_count(), help="g-DMR's threads (topicd uses every core)")
+    ap.add_argument("--no-dcnt", action="store_true")
+    ap.add_argument("--dcnt-params", action="append", help="more DCNT params, as JSON (its defaults otherwise); repeat for several DCNT rows")
     ap.add_argument("--corpus-only", action="store_true", help="build and summarise the corpus, fit nothing")
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seeds", type=lambda x: [int(v) for v in x.split(",")], default=[1, 2, 3], help="comma-separated seeds: every fit once per seed")
     ap.add_argument("--min-tokens", type=int, default=8)
     ap.add_argument("--max-docs", type=int, default=12000)
     ap.add_argument("--max-words", type=int, default=200, help="keep each entry's first this many words")
@@ -425,24 +543,46 @@ def main():
                          f"; upload {upload_s:.1f} s.")
             lines.append(f"Years compared: {years[0]}–{years[-1]} (thirds {thirds[0][0]}–{thirds[0][-1]}, {thirds[1][0]}–{thirds[1][-1]}, {thirds[2][0]}–{thirds[2][-1]}); "
                          f"documents per year: " + ", ".join(f"{y}: {raw.year_docs[y]}" for y in years))
-            fits = [("dcnt", {"topics": args.topics, "iterations": args.iterations})]
+            dcnt_base = {"topics": args.topics, **({"iterations": args.iterations} if args.iterations else {})}
+            fits = [] if args.no_dcnt else [(f"dcnt {extra}" if extra != "{}" else "dcnt", "dcnt", dict(dcnt_base, **json.loads(extra)))
+                                             for extra in args.dcnt_params or ["{}"]]
             if not args.no_lda:
-                fits.append(("lda", {"topics": args.topics, "iterations": args.lda_iterations}))
-            for family, params in fits:
-                params = dict(params, covariates=["date", "group"], splines={"date": args.splines})
-                t0 = time.time()
-                job = svc.fit(corpus["id"], family, params, seed=args.seed)
-                fit_s = time.time() - t0
-                if job["status"] != "succeeded":
-                    raise SystemExit(f"{family} fit {job['status']}: {json.dumps(job)[:2000]}")
-                res = check_model(svc, job["model_id"], raw, years, thirds, levels, reference, args.words, args.flat, args.grid)
-                conv = job.get("convergence") or {}
-                res.update({"params": params, "seed": args.seed, "fit_seconds": fit_s, "model_id": job["model_id"],
-                            "max_rhat": conv.get("max_rhat"), "convergence_warning": conv.get("warning")})
-                result["fits"][family] = res
-                lines.append("")
-                lines += table(f"{family.upper()}, K = {args.topics}, {params['iterations']} iterations, seed {args.seed}: fit {fit_s:.1f} s, "
-                               f"max R̂ {'–' if conv.get('max_rhat') is None else format(conv['max_rhat'], '.2f')}, /effects ({res['effects_method']}) {res['date_effects_seconds']:.2f} s", res, years)
+                fits.append(("lda", "lda", {"topics": args.topics, "iterations": args.lda_iterations}))
+            tokens = None
+            for seed in args.seeds:
+                for name, family, params in fits:
+                    params = dict(params, covariates=["date", "group"], splines={"date": args.splines})
+                    t0 = time.time()
+                    job = svc.fit(corpus["id"], family, params, seed=seed)
+                    fit_s = time.time() - t0
+                    if job["status"] != "succeeded":
+                        raise SystemExit(f"{name} fit {job['status']}: {json.dumps(job)[:2000]}")
+                    conv = job.get("convergence") or {}
+                    # A DCNT of several chains is read twice: its effects pooling every
+                    # chain (the default) and only the chains that hold each topic.
+                    poolings = ["all", "matched"] if family == "dcnt" and (conv.get("chains") or 1) > 1 else ["all"]
+                    for pooling in poolings:
+                        label = name if pooling == "all" else f"{name}, chains=matched"
+                        res = check_model(svc, job["model_id"], raw, years, thirds, levels, reference, args.words, args.flat, args.grid, pooling)
+                        res.update({"flat": args.flat, "params": params, "seed": seed, "fit_seconds": fit_s, "model_id": job["model_id"],
+                                    "max_rhat": conv.get("max_rhat"), "convergence_warning": conv.get("warning"), "effects_chains": pooling})
+                        result["fits"].setdefault(label, []).append(res)
+                        lines.append("")
+                        lines += table(f"{label.upper()}, K = {args.topics}, {params.get('iterations', 'default')} iterations, seed {seed}: fit {fit_s:.1f} s, "
+                                       f"max R̂ {'–' if conv.get('max_rhat') is None else format(conv['max_rhat'], '.2f')}, /effects ({res['effects_method']}) {res['date_effects_seconds']:.2f} s", res, years)
+                if not args.no_gdmr:
+                    if tokens is None:
+                        with urllib.request.urlopen(svc.base + f"/v1/corpora/{corpus['id']}/tokens", timeout=600) as f:
+                            tokens = {row["id"]: row["tokens"] for row in map(json.loads, f.read().decode().splitlines())}
+                    gdmr = fit_gdmr(tokens, docs, levels, reference, args.grid, args.topics, args.gdmr_iterations, args.gdmr_degree, seed, args.gdmr_workers)
+                    res = check_curves(gdmr, raw, years, thirds, levels, reference, args.flat)
+                    res.update({"flat": args.flat, "seed": seed, **{k: v for k, v in gdmr.items() if k != "topics"}})
+                    result["fits"].setdefault("gdmr", []).append(res)
+                    lines.append("")
+                    lines += table(f"tomotopy {gdmr['tomotopy']} g-DMR ({gdmr['isa']}), K = {args.topics}, degree {args.gdmr_degree}, {args.gdmr_iterations} iterations, "
+                                   f"{args.gdmr_workers} worker(s), seed {seed}: fit {gdmr['fit_seconds']:.1f} s", res, years)
+            lines.append("")
+            lines += summary_table(result["fits"], args.topics)
         except urllib.error.HTTPError as e:
             raise SystemExit(f"{e.code} {e.reason} on {e.url}: {e.read().decode(errors='replace')[:2000]}")
         finally:

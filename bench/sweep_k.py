@@ -129,6 +129,7 @@ def main():
     ap.add_argument("--params", default="{}", help="more LDA params for every fit, as JSON (e.g. '{\"alpha\": 0.1}')")
     ap.add_argument("--port", type=int, default=18458)
     ap.add_argument("--real", help="instead of drawn corpora, sweep this JSONL corpus (texts; English stop words, min_df 2), every tenth document held out")
+    ap.add_argument("--upload-query", help="more upload query parameters for --real (e.g. label_identity=path for linuxdoc, whose directory labels repeat names)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out", "sweep_k.json"))
     a = ap.parse_args()
     truths = [int(x) for x in a.truths.split(",")]
@@ -139,7 +140,7 @@ def main():
     results = []
     try:
         if a.real:
-            corpus = service.upload(a.real, "name=real&duplicate_ids=keep_first&stopwords=english&min_df=2")
+            corpus = service.upload(a.real, "name=real&duplicate_ids=keep_first&stopwords=english&min_df=2" + (f"&{a.upload_query}" if a.upload_query else ""))
             t0 = time.perf_counter()
             sweep = service.req("POST", "/v1/sweeps", {"corpus_id": corpus["id"], "model": "lda", "topics": grid, "chains": a.chains, "params": {"iterations": a.iterations, **json.loads(a.params)}, "seed": 1, "heldout_fraction": 0.1, "include_hdp": True})
             while sweep["status"] in ("queued", "running"):

@@ -137,42 +137,43 @@ impl DcntModel {
         postcard::from_bytes(&current).map_err(decode_error)
     }
 
+    /// The chain draw `s` was kept by (`None` for a one-chain model, whose draws carry
+    /// no chain, or past the last draw).
+    fn draw_chain(&self, s: usize) -> Option<usize> {
+        let mut end = 0;
+        self.draws_per_chain.iter().position(|&n| {
+            end += n;
+            s < end
+        })
+    }
+
     /// Where draw `s`'s topics go among the model's: `None` for the first chain's (the
     /// model's own order), a later chain's alignment otherwise.
     pub fn draw_topics(&self, s: usize) -> Option<&[usize]> {
-        let mut end = 0;
-        for (c, &n) in self.draws_per_chain.iter().enumerate() {
-            end += n;
-            if s < end {
-                return c.checked_sub(1).and_then(|c| self.alignments.get(c)).map(|a| a.permutation.as_slice());
-            }
-        }
-        None
+        self.draw_chain(s)?.checked_sub(1).and_then(|c| self.alignments.get(c)).map(|a| a.permutation.as_slice())
     }
 
-    /// Whether draw `s` counts for the model's topic `t`: chain 0's draws always (its
-    /// topics are the model's), a later chain's only where that chain holds a topic
-    /// matching `t` (similarity at least [`is_match`], as stability counts
-    /// matches). A chain that settled elsewhere says nothing about `t`'s effect.
+    /// Whether chain `c` holds the model's topic `t`: chain 0 always (its topics are the
+    /// model's), a later chain where its matched topic is the same topic ([`is_match`],
+    /// as stability counts matches).
+    fn chain_holds(&self, c: usize, t: usize) -> bool {
+        c == 0 || self.alignments.get(c - 1).is_some_and(|a| a.distances.get(t).is_some_and(|&l1| is_match(l1)))
+    }
+
+    /// Whether draw `s` counts for the model's topic `t`: it does unless its chain
+    /// settled elsewhere ([`Self::chain_holds`]); such a chain says nothing about `t`'s
+    /// effect.
     pub fn draw_counts_for(&self, s: usize, t: usize) -> bool {
-        let mut end = 0;
-        for (c, &n) in self.draws_per_chain.iter().enumerate() {
-            end += n;
-            if s < end {
-                return c == 0 || self.alignments.get(c - 1).is_some_and(|a| a.distances.get(t).is_some_and(|&l1| is_match(l1)));
-            }
-        }
-        true
+        self.draw_chain(s).is_none_or(|c| self.chain_holds(c, t))
     }
 
     /// For a model of several chains, how many chains' draws topic `t`'s effect pools
-    /// under `pooling` (every chain, or those [`Self::draw_counts_for`] counts); `None`
-    /// for one chain.
+    /// under `pooling` (every chain, or those that hold it); `None` for one chain.
     pub fn pooled_chains(&self, t: usize, pooling: ChainPooling) -> Option<usize> {
         let chains = self.draws_per_chain.len();
         (chains > 1).then(|| match pooling {
             ChainPooling::All => chains,
-            ChainPooling::Matched => 1 + self.alignments.iter().filter(|a| a.distances.get(t).is_some_and(|&l1| is_match(l1))).count(),
+            ChainPooling::Matched => (0..chains).filter(|&c| self.chain_holds(c, t)).count(),
         })
     }
 

@@ -157,7 +157,7 @@ pub fn swap_terms(state: &DcntState, docs: &Documents, map: &SwapMap, view: &Doc
     for (&w, &c) in terms.iter().zip(term_counts) {
         let tokens = &state.z[t..t + c as usize];
         t += c as usize;
-        let (c_i, c_j) = (tokens.iter().filter(|&&z| z as usize == i).count() as u64, tokens.iter().filter(|&&z| z as usize == j).count() as u64);
+        let (c_i, c_j) = tokens.iter().fold((0u64, 0u64), |(a, b), &z| (a + (z as usize == i) as u64, b + (z as usize == j) as u64));
         if c_i != c_j {
             let m_i = state.word_topic[w as usize * k + i] as u64;
             let m_j = state.word_topic[w as usize * k + j] as u64;

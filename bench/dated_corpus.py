@@ -328,37 +328,60 @@ def fit_gdmr(tokens, docs, group_levels, reference, grid, k, iterations, degree,
             "degree": degree, "range": [lo, hi], "ll_per_word": float(model.ll_per_word)}
 
 
-def check_curves(fitted, raw, years, thirds, group_levels, reference, flat):
+class RawCheck:
+    """What every model's topics are checked against: the raw text's yearly and pooled
+    shares of a topic's words over the compared years, in all groups and in the
+    reference group, and its share per group."""
+
+    def __init__(self, raw, years, thirds, group_levels, reference, flat):
+        self.raw, self.years, self.thirds, self.group_levels, self.reference, self.flat = raw, years, thirds, group_levels, reference, flat
+        # The middles of the first and last thirds: where curves are compared.
+        self.a, self.b = (thirds[0][0] + thirds[0][-1] + 1) / 2, (thirds[2][0] + thirds[2][-1] + 1) / 2
+
+    def direction(self, ws, group=None):
+        """The raw trend of `ws`, first third against last (of `group`'s entries if given)."""
+        return direction_of_ratio(self.raw.pooled_share(self.thirds[0], ws, group), self.raw.pooled_share(self.thirds[2], ws, group), self.flat)
+
+    def row(self, topic, proportion, ws, points, model_group, interval_difference=None):
+        """One topic's check: its curve (`points`, `{"x", "mean"}` and, with
+        `interval_difference`, intervals) against its words `ws`. The curve's direction
+        is its contrast's interval where it has one, else the point rule; the point
+        rule's verdict is recorded either way."""
+        raw, years = self.raw, self.years
+        yearly_raw = [raw.share(raw.by_year[y], raw.year_tokens[y], ws) for y in years]
+        yearly_curve = [interp(points, y + 0.5) for y in years]
+        raw_a, raw_b = raw.pooled_share(self.thirds[0], ws), raw.pooled_share(self.thirds[2], ws)
+        raw_dir = direction_of_ratio(raw_a, raw_b, self.flat)
+        curve_a, curve_b = interp(points, self.a), interp(points, self.b)
+        point_dir = direction_of_ratio(curve_a, curve_b, self.flat)
+        if interval_difference is None:
+            curve_dir, start, end, difference = point_dir, {"mean": curve_a}, {"mean": curve_b}, {"mean": curve_b - curve_a}
+        else:
+            curve_dir, start, end, difference = direction_of_interval(interval_difference), nearest(points, self.a), nearest(points, self.b), interval_difference
+        ref_a, ref_b = raw.pooled_share(self.thirds[0], ws, self.reference), raw.pooled_share(self.thirds[2], ws, self.reference)
+        raw_group = {g: raw.share(raw.by_group[g], raw.group_tokens[g], ws) for g in self.group_levels}
+        return {
+            "topic": topic, "proportion": proportion, "words": ws,
+            "curve": {"start": start, "end": end, "difference": difference, "grid": points},
+            "curve_direction": curve_dir, "curve_direction_point": point_dir,
+            "raw": {"first_third": raw_a, "last_third": raw_b, "yearly": dict(zip(years, yearly_raw))},
+            "raw_direction": raw_dir,
+            "raw_in_reference": {"level": self.reference, "first_third": ref_a, "last_third": ref_b, "direction": direction_of_ratio(ref_a, ref_b, self.flat)},
+            "spearman": spearman(yearly_curve, yearly_raw), "verdict": verdict_of(raw_dir, curve_dir), "verdict_point": verdict_of(raw_dir, point_dir),
+            "frex": None,
+            "group": {"model": model_group, "raw": raw_group, "model_top": max(model_group, key=model_group.get) if model_group else None,
+                      "raw_top": max(raw_group, key=raw_group.get)},
+            "spark_curve": spark(yearly_curve), "spark_raw": spark(yearly_raw),
+        }
+
+
+def check_curves(fitted, check):
     """The raw-text check of topics given as `{"id", "proportion", "words", "points",
     "group"}` with point estimates only (g-DMR): directions by the ratio rule the raw
     text uses (the curve's share at the last third's middle against the first's, flat
     within ±`flat`)."""
-    a, b = (thirds[0][0] + thirds[0][-1] + 1) / 2, (thirds[2][0] + thirds[2][-1] + 1) / 2
-    rows = []
-    for t in fitted["topics"]:
-        ws = t["words"]
-        yearly_raw = [raw.share(raw.by_year[y], raw.year_tokens[y], ws) for y in years]
-        yearly_curve = [interp(t["points"], y + 0.5) for y in years]
-        raw_a, raw_b = raw.pooled_share(thirds[0], ws), raw.pooled_share(thirds[2], ws)
-        raw_dir = direction_of_ratio(raw_a, raw_b, flat)
-        curve_a, curve_b = interp(t["points"], a), interp(t["points"], b)
-        point_dir = direction_of_ratio(curve_a, curve_b, flat)
-        ref_a, ref_b = raw.pooled_share(thirds[0], ws, reference), raw.pooled_share(thirds[2], ws, reference)
-        raw_group = {g: raw.share(raw.by_group[g], raw.group_tokens[g], ws) for g in group_levels}
-        rows.append({
-            "topic": t["id"], "proportion": t["proportion"], "words": ws,
-            "curve": {"start": {"mean": curve_a}, "end": {"mean": curve_b}, "difference": {"mean": curve_b - curve_a},
-                      "grid": t["points"]},
-            "curve_direction": point_dir, "curve_direction_point": point_dir,
-            "raw": {"first_third": raw_a, "last_third": raw_b, "yearly": dict(zip(years, yearly_raw))},
-            "raw_direction": raw_dir,
-            "raw_in_reference": {"level": reference, "first_third": ref_a, "last_third": ref_b, "direction": direction_of_ratio(ref_a, ref_b, flat)},
-            "spearman": spearman(yearly_curve, yearly_raw), "verdict": verdict_of(raw_dir, point_dir), "verdict_point": verdict_of(raw_dir, point_dir),
-            "frex": None,
-            "group": {"model": t["group"], "raw": raw_group, "model_top": max(t["group"], key=t["group"].get), "raw_top": max(raw_group, key=raw_group.get)},
-            "spark_curve": spark(yearly_curve), "spark_raw": spark(yearly_raw),
-        })
-    return {"contrast": [a, b], "effects_method": "tdf", "held_at": {"group": reference}, "monte_carlo": None, "draws": None,
+    rows = [check.row(t["id"], t["proportion"], t["words"], t["points"], t["group"]) for t in fitted["topics"]]
+    return {"contrast": [check.a, check.b], "effects_method": "tdf", "held_at": {"group": check.reference}, "monte_carlo": None, "draws": None,
             "date_effects_seconds": None, "topics": rows}
 
 
@@ -366,12 +389,12 @@ def verdict_of(raw_dir, curve_dir):
     return "agree" if raw_dir == curve_dir else "disagree" if {raw_dir, curve_dir} == {"rise", "fall"} else "partly"
 
 
-def check_model(svc, model_id, raw, years, thirds, group_levels, reference, n_words, flat, grid, chains="all"):
+def check_model(svc, model_id, check, n_words, grid, chains="all"):
     """Topics, their date and group effects, and the raw trends of their top words (by
     frequency, and a second time by FREX)."""
     topics = svc.req("GET", f"/v1/models/{model_id}/topics?n={n_words}")["topics"]
     frex = {t["id"]: [w["word"] for w in t["words"]] for t in svc.req("GET", f"/v1/models/{model_id}/topics?n={n_words}&rank=frex")["topics"]}
-    a, b = (thirds[0][0] + thirds[0][-1] + 1) / 2, (thirds[2][0] + thirds[2][-1] + 1) / 2  # middles of the first and last thirds
+    a, b = check.a, check.b
     started = time.time()
     # `difference` is the share at the contrast's first value less the share at its second
     # (docs/api.md does not say which way): later first, so a rise is positive.
@@ -379,10 +402,10 @@ def check_model(svc, model_id, raw, years, thirds, group_levels, reference, n_wo
     date_s = time.time() - started
     by_level = {}
     group_eff = None
-    for level in group_levels:
-        if level == reference:
+    for level in check.group_levels:
+        if level == check.reference:
             continue
-        group_eff = svc.req("GET", f"/v1/models/{model_id}/effects?covariate=group&contrast={level},{reference}&chains={chains}")
+        group_eff = svc.req("GET", f"/v1/models/{model_id}/effects?covariate=group&contrast={level},{check.reference}&chains={chains}")
         for t in group_eff["topics"]:
             by_level.setdefault(t["id"], {})[level] = t["difference"]
     curves = {t["id"]: t for t in eff["topics"]}
@@ -391,34 +414,13 @@ def check_model(svc, model_id, raw, years, thirds, group_levels, reference, n_wo
     for t in topics:
         ws = [w["word"] for w in t["words"]]
         c = curves[t["id"]]
-        yearly_raw = [raw.share(raw.by_year[y], raw.year_tokens[y], ws) for y in years]
-        yearly_curve = [interp(c["points"], y + 0.5) for y in years]
-        rho = spearman(yearly_curve, yearly_raw)
-        raw_a, raw_b = raw.pooled_share(thirds[0], ws), raw.pooled_share(thirds[2], ws)
-        raw_dir = direction_of_ratio(raw_a, raw_b, flat)
-        ref_a, ref_b = raw.pooled_share(thirds[0], ws, reference), raw.pooled_share(thirds[2], ws, reference)
-        curve_dir = direction_of_interval(c["difference"])
-        verdict = verdict_of(raw_dir, curve_dir)
-        point_dir = direction_of_ratio(interp(c["points"], a), interp(c["points"], b), flat)
-        frex_yearly = [raw.share(raw.by_year[y], raw.year_tokens[y], frex[t["id"]]) for y in years]
-        frex_dir = direction_of_ratio(raw.pooled_share(thirds[0], frex[t["id"]]), raw.pooled_share(thirds[2], frex[t["id"]]), flat)
-        raw_group = {g: raw.share(raw.by_group[g], raw.group_tokens[g], ws) for g in group_levels}
-        model_group = {g: p["mean"] for g, p in group_points.get(t["id"], {}).items()}
-        rows.append({
-            "topic": t["id"], "proportion": t.get("proportion"), "words": ws,
-            "curve": {"start": nearest(c["points"], a), "end": nearest(c["points"], b), "difference": c["difference"],
-                      "grid": [{"x": p["x"], "mean": p["mean"], "lower": p["lower"], "upper": p["upper"]} for p in c["points"]]},
-            "curve_direction": curve_dir, "curve_direction_point": point_dir,
-            "raw": {"first_third": raw_a, "last_third": raw_b, "yearly": dict(zip(years, yearly_raw))},
-            "raw_direction": raw_dir,
-            "raw_in_reference": {"level": reference, "first_third": ref_a, "last_third": ref_b, "direction": direction_of_ratio(ref_a, ref_b, flat)}, "spearman": rho, "verdict": verdict,
-            "verdict_point": verdict_of(raw_dir, point_dir),
-            "frex": {"words": frex[t["id"]], "raw_direction": frex_dir, "spearman": spearman(yearly_curve, frex_yearly), "agree": frex_dir == curve_dir},
-            "group": {"model": model_group, "raw": raw_group, "contrasts_vs_reference": by_level.get(t["id"], {}),
-                      "model_top": max(model_group, key=model_group.get) if model_group else None,
-                      "raw_top": max(raw_group, key=raw_group.get)},
-            "spark_curve": spark(yearly_curve), "spark_raw": spark(yearly_raw),
-        })
+        row = check.row(t["id"], t.get("proportion"), ws, c["points"], {g: p["mean"] for g, p in group_points.get(t["id"], {}).items()}, c["difference"])
+        yearly_curve = [interp(c["points"], y + 0.5) for y in check.years]
+        frex_yearly = [check.raw.share(check.raw.by_year[y], check.raw.year_tokens[y], frex[t["id"]]) for y in check.years]
+        frex_dir = check.direction(frex[t["id"]])
+        row["frex"] = {"words": frex[t["id"]], "raw_direction": frex_dir, "spearman": spearman(yearly_curve, frex_yearly), "agree": frex_dir == row["curve_direction"]}
+        row["group"]["contrasts_vs_reference"] = by_level.get(t["id"], {})
+        rows.append(row)
     return {"contrast": [a, b], "effects_method": eff.get("method"), "held_at": eff.get("held_at"), "monte_carlo": eff.get("monte_carlo"),
             "draws": eff.get("draws"), "date_effects_seconds": date_s, "topics": rows}
 
@@ -534,6 +536,7 @@ def main():
             cov = {c["name"]: c for c in corpus["covariates"]}
             levels = [lv["level"] for lv in cov["group"]["levels"]]
             reference = levels[0]
+            check = RawCheck(raw, years, thirds, levels, reference, args.flat)
             date = cov["date"]
             result["corpus"] = {k: corpus.get(k) for k in ("id", "num_documents", "num_terms", "num_tokens", "num_dropped_empty", "num_types_before_pruning", "covariates")}
             result["corpus"]["upload_seconds"] = upload_s
@@ -563,7 +566,7 @@ def main():
                     poolings = ["all", "matched"] if family == "dcnt" and (conv.get("chains") or 1) > 1 else ["all"]
                     for pooling in poolings:
                         label = name if pooling == "all" else f"{name}, chains=matched"
-                        res = check_model(svc, job["model_id"], raw, years, thirds, levels, reference, args.words, args.flat, args.grid, pooling)
+                        res = check_model(svc, job["model_id"], check, args.words, args.grid, pooling)
                         res.update({"flat": args.flat, "params": params, "seed": seed, "fit_seconds": fit_s, "model_id": job["model_id"],
                                     "max_rhat": conv.get("max_rhat"), "convergence_warning": conv.get("warning"), "effects_chains": pooling})
                         result["fits"].setdefault(label, []).append(res)
@@ -575,7 +578,7 @@ def main():
                         with urllib.request.urlopen(svc.base + f"/v1/corpora/{corpus['id']}/tokens", timeout=600) as f:
                             tokens = {row["id"]: row["tokens"] for row in map(json.loads, f.read().decode().splitlines())}
                     gdmr = fit_gdmr(tokens, docs, levels, reference, args.grid, args.topics, args.gdmr_iterations, args.gdmr_degree, seed, args.gdmr_workers)
-                    res = check_curves(gdmr, raw, years, thirds, levels, reference, args.flat)
+                    res = check_curves(gdmr, check)
                     res.update({"flat": args.flat, "seed": seed, **{k: v for k, v in gdmr.items() if k != "topics"}})
                     result["fits"].setdefault("gdmr", []).append(res)
                     lines.append("")

@@ -249,6 +249,7 @@ async fn a_claim_that_lost_its_job_writes_nothing(db: TestDb) {
         diagnostics: &json!({}),
         lexicon: Some(&[1]),
         data: &[2],
+        topic_names: &[],
     };
     assert!(lost(store.complete_job_with_model(model).await));
     assert_eq!(store.renew_lease(&old, Duration::from_secs(60)).await.unwrap(), Renewal::Lost);
@@ -466,9 +467,11 @@ async fn a_model_round_trips_and_a_cancel_reaches_the_holder(db: TestDb) {
             diagnostics: &json!({"x": 1.5}),
             lexicon: Some(&lexicon),
             data: &data,
+            topic_names: &[(1, "seeded".to_string())],
         })
         .await
         .unwrap();
+    assert_eq!(store.topic_names("m").await.unwrap(), [(1usize, "seeded".to_string())].into_iter().collect(), "names stored with the model");
     let row = store.get_model("m").await.unwrap().unwrap();
     assert_eq!((row.seed, row.num_topics, row.params["num_topics"].as_i64()), (u64::MAX, 2, Some(2)));
     let (family, lex_back, data_back) = store.model_blobs("m").await.unwrap().unwrap();

@@ -4,11 +4,13 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{parse_json, parse_query, read_body, require_json, Page};
 use super::limits::not_queued;
 use super::AppState;
+use crate::corpus::Corpus;
 use crate::corpus::CorpusStats;
 use crate::jobs::submit::{FitRequest, Host, SubmitError};
 use crate::models::capabilities::Input;
 use crate::models::options::JobOptions;
 use crate::models::registry::{self, Family, InputStats};
+use crate::models::seeds::SeedWords;
 use crate::store::tokens::Caller;
 use crate::store::FitInput;
 use crate::store::{JobRow, JobStatus};
@@ -85,6 +87,7 @@ pub async fn create(State(state): State<AppState>, caller: Option<Extension<Call
     };
     let fit = draft.parse().map_err(submit_error)?;
     let plan = fit.plan(stats, &host(&state)).map_err(submit_error)?;
+    check_seed_words(&state, &fit.params().seeds(), &input_id).await?;
     let id = uuid::Uuid::new_v4().to_string();
     let job = state.store.insert_job(plan.new_job(&id, input, state.limits.gate(caller.as_deref()))).await?.map_err(|refused| {
         not_queued(refused, &state.limits, || ApiError::invalid(family.input_field(), format!("{} {input_id:?} was deleted", family.input_noun())))
@@ -181,6 +184,20 @@ pub(super) async fn input_of(state: &AppState, family: Family, corpus_id: Option
         }
     };
     Ok((input_id, stats))
+}
+
+/// Seed words must be in the corpus' vocabulary (after its preprocessing) unless the
+/// params say to leave missing ones out: a 422 naming the word, before anything is
+/// queued. Reads the corpus only when there are seeds.
+pub(super) async fn check_seed_words(state: &AppState, seeds: &SeedWords, corpus_id: &str) -> ApiResult<()> {
+    if seeds.is_empty() {
+        return Ok(());
+    }
+    let blob = state.store.corpus_data(corpus_id).await?.ok_or_else(|| ApiError::invalid("corpus_id", format!("corpus {corpus_id:?} was deleted")))?;
+    let seeds = seeds.clone();
+    let checked =
+        tokio::task::spawn_blocking(move || Corpus::decode(&blob).map(|c| seeds.resolve(&c.lexicon).map(|_| ()))).await.map_err(ApiError::internal)?;
+    checked.map_err(ApiError::internal)?.map_err(|e| ApiError::invalid(format!("params.{}", e.field), e.message))
 }
 
 /// A 422 for a model name that is not registered, listing the families by input.

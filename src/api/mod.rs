@@ -8,6 +8,7 @@ pub mod auth;
 pub mod body;
 pub mod cache_control;
 pub mod coherence;
+pub mod compare;
 pub mod console;
 pub mod corpora;
 pub mod csv_cells;

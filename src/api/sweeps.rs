@@ -12,7 +12,7 @@
 
 use super::error::{ApiError, ApiResult};
 use super::extract::{parse_json, parse_query, read_body, require_json};
-use super::jobs::{host, input_of, options_of, submit_error, StoredStats};
+use super::jobs::{check_seed_words, host, input_of, options_of, submit_error, StoredStats};
 use super::limits::not_queued;
 use super::sweep_view::{score_finished, SweepView};
 use super::AppState;
@@ -189,6 +189,9 @@ pub async fn create(State(state): State<AppState>, caller: Option<Extension<Call
     let mut plans = Vec::with_capacity(fits.len());
     for (fit, &k) in fits.iter().zip(&rows) {
         plans.push(fit.plan(InputStats::Corpus(&stats), &host).map_err(|e| row_error(k, e))?);
+    }
+    if let Some(first) = fits.first() {
+        check_seed_words(&state, &first.params().seeds(), &corpus_id).await?;
     }
     let ids: Vec<String> = rows.iter().map(|_| uuid::Uuid::new_v4().to_string()).collect();
     let gate = state.limits.gate(caller.as_deref());

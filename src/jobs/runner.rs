@@ -91,11 +91,13 @@ struct FittedBlobs {
     /// Topic models keep their corpus' lexicon; relational models have none.
     lexicon: Option<Vec<u8>>,
     data: Vec<u8>,
+    /// Names the topics start with (seeded topics').
+    topic_names: Vec<(usize, String)>,
 }
 
 impl FittedBlobs {
     fn of(family: FamilyName, model: &Fitted, lexicon: Option<Vec<u8>>) -> Self {
-        FittedBlobs { family, num_topics: model.num_components(), diagnostics: model.diagnostics(), lexicon, data: model.encode() }
+        FittedBlobs { family, num_topics: model.num_components(), diagnostics: model.diagnostics(), lexicon, data: model.encode(), topic_names: Vec::new() }
     }
 }
 
@@ -382,6 +384,7 @@ impl Runner {
                         diagnostics: &blobs.diagnostics,
                         lexicon: blobs.lexicon.as_deref(),
                         data: &blobs.data,
+                        topic_names: &blobs.topic_names,
                     })
                     .await?;
                 tracing::info!(model_id = %model_id, "job succeeded");
@@ -455,7 +458,14 @@ impl Runner {
                     if let Some(d) = diagnostics.as_object_mut() {
                         d.insert("ranks".into(), json!(ranks));
                     }
-                    Ok(FittedBlobs { family: name, num_topics: model.num_components(), diagnostics, lexicon: Some(fit.lexicon), data: fit.model })
+                    Ok(FittedBlobs {
+                        family: name,
+                        num_topics: model.num_components(),
+                        diagnostics,
+                        lexicon: Some(fit.lexicon),
+                        data: fit.model,
+                        topic_names: Vec::new(),
+                    })
                 })
                 .await;
         }
@@ -465,7 +475,8 @@ impl Runner {
                     let corpus = decode_corpus(&blob)?;
                     drop(blob);
                     let model = family.fit(FitSource::Corpus(&corpus), &params, seed, ctx)?;
-                    Ok(FittedBlobs::of(name, &model, Some(postcard::to_allocvec(&corpus.lexicon).expect("plain data encodes"))))
+                    let blobs = FittedBlobs::of(name, &model, Some(postcard::to_allocvec(&corpus.lexicon).expect("plain data encodes")));
+                    Ok(FittedBlobs { topic_names: params.seeds().names(), ..blobs })
                 }
                 JobInput::Graph(blob) => {
                     let graph = Graph::decode(&blob).map_err(|e| FitError::Internal(Internal::Corrupt { what: Stored::Graph, detail: e.to_string() }))?;

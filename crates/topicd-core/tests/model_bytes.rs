@@ -44,6 +44,11 @@
 //! and `hpc::resume_tests` pins hold); HPC's again when its convergence report began
 //! to trace each label's share (the report only: the pins still hold).
 //!
+//! LDA's when seeded topics joined its parameters (three fields at their end) and the
+//! seed words left out its model's end (version 7, issue 59): its row keeps the version
+//! 6 digest and checks it against the current bytes put back in version 6's layout
+//! ([`lda_as_version6`]): an unseeded fit is the very fit of before.
+//!
 //! Every vectorised kernel gives bit-identical results on every instruction set
 //! (`isa`), so the digests hold on AVX-512, AVX2 and portable machines alike. A change
 //! that is meant to change a family's result (a sampler fix, a new default) records the
@@ -55,6 +60,7 @@ use topicd_core::graph::build_graph;
 use topicd_core::models::hdp::model::HdpModel;
 use topicd_core::models::hdp::passes::PassRecord;
 use topicd_core::models::hpc::simulate::{simulate, SimulationConfig};
+use topicd_core::models::lda::LdaModel;
 use topicd_core::models::registry::{self, FitSource};
 use topicd_core::models::FitContext;
 
@@ -67,12 +73,19 @@ enum Before {
     ThreadsLeft(&'static str),
     /// HDP's digest in its version 3 layout, every pass' seconds 0 ([`hdp_as_version3`]).
     SecondsLeft(&'static str),
+    /// LDA's digest in its version 6 layout, before seeded topics ([`lda_as_version6`]).
+    SeedsLeft(&'static str),
 }
 
 /// Each family's brief fit, the digest its bytes had before a layout change, and the
 /// digest of its current bytes.
 const EXPECTED: &[(&str, &str, Before, &str)] = &[
-    ("lda", r#"{"topics": 8, "iterations": 6, "burn_in": 3}"#, Before::Nothing, "1d1acaf5fcf0c20949ccbcb614e45832593311f88c4ae7b52f2f9dd6042ab036"),
+    (
+        "lda",
+        r#"{"topics": 8, "iterations": 6, "burn_in": 3}"#,
+        Before::SeedsLeft("1d1acaf5fcf0c20949ccbcb614e45832593311f88c4ae7b52f2f9dd6042ab036"),
+        "e14de3057a7547c7755f20b5bacd85a9a7433783084090c18056c2abec08948a",
+    ),
     ("hpc", r#"{"iterations": 4, "burn_in": 2, "test_fraction": 0.2}"#, Before::Nothing, "f996511c1a26dfdcb3524c14f891fae2cab1772bc02077d60d2ca882e655a2b9"),
     ("pcm", r#"{"topics": 6, "iterations": 4, "burn_in": 2}"#, Before::Nothing, "7a2289792d2e9990637b7624a19839a3adb5e419e079f515e6b1f840e9411165"),
     ("dcnt", r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#, Before::Nothing, "35ed3583de9c73028a8a528782b4523a0a2a22adc9149ab10f2a3a946a0b9333"),
@@ -133,6 +146,19 @@ fn hdp_as_version3(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
+/// LDA's current (unseeded) bytes in its version 6 layout: version 6, the parameters
+/// without the three seed fields at their end (an empty list, an f64 and an enum tag:
+/// 10 bytes), the model without its empty list of left-out seed words at its end.
+fn lda_as_version6(bytes: &[u8]) -> Vec<u8> {
+    let m = LdaModel::decode(bytes).expect("an LDA model decodes");
+    assert!(m.params.seed_words.is_empty() && m.missing_seed_words.is_empty(), "the checked fit has no seeds");
+    let params_end = postcard::to_allocvec(&(m.version, &m.params)).expect("plain data encodes").len();
+    let mut out = vec![6u8];
+    out.extend_from_slice(&bytes[1..params_end - 10]);
+    out.extend_from_slice(&bytes[params_end..bytes.len() - 1]);
+    out
+}
+
 fn digest(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -180,6 +206,7 @@ fn every_family_gives_the_recorded_model_bytes_on_one_and_two_threads() {
             Before::Nothing => true,
             Before::ThreadsLeft(old) => as_before_threads_left(&blobs[0], old),
             Before::SecondsLeft(old) => digest(&hdp_as_version3(&blobs[0])) == *old,
+            Before::SeedsLeft(old) => digest(&lda_as_version6(&blobs[0])) == *old,
         };
         report.push(format!("{name}: {} (the bytes of before their layout changed: {as_before})", digests[0]));
         if digests[0] != *expected || !as_before {

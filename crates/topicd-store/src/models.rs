@@ -43,6 +43,8 @@ pub struct NewModel<'a> {
     /// Topic models' vocabulary and preprocessing; `None` for relational models.
     pub lexicon: Option<&'a [u8]>,
     pub data: &'a [u8],
+    /// Names the model's topics start with (seeded topics' names), stored with it.
+    pub topic_names: &'a [(usize, String)],
 }
 
 const COLUMNS: &str = "id, job_id, corpus_id, graph_id, family, params, seed, created_at, num_topics, diagnostics";
@@ -92,6 +94,15 @@ impl Store {
             .bind(m.data)
             .execute(&mut *tx)
             .await?;
+        for (topic, name) in m.topic_names {
+            sqlx::query("INSERT INTO topic_names (model_id, topic, name, updated_at) VALUES ($1, $2, $3, $4)")
+                .bind(m.id)
+                .bind(*topic as i64)
+                .bind(name)
+                .bind(&created)
+                .execute(&mut *tx)
+                .await?;
+        }
         sqlx::query("UPDATE jobs SET status = 'succeeded', finished_at = $1, model_id = $2, error = NULL, lease_owner = NULL WHERE id = $3")
             .bind(&created)
             .bind(m.id)

@@ -61,6 +61,13 @@ pub trait ModelFamily: Sync + 'static {
         }
         Ok(())
     }
+    /// The seeded topics `params` ask for ([`super::seeds`]): checked against the
+    /// corpus' vocabulary at submit, and their names given to the fitted model's topics.
+    /// Families without seeds have none.
+    fn seeds(&self, params: &Self::Params) -> super::seeds::SeedWords {
+        let _ = params;
+        super::seeds::SeedWords::default()
+    }
     /// Params of a brief fit (a few sweeps, few topics) that any small corpus takes:
     /// what the checks across families and the fuzz targets fit with, so that nothing
     /// outside the family's folder needs to know its parameters.

@@ -19,6 +19,7 @@ use super::capabilities::Capabilities;
 use super::causes::Internal;
 use super::community::{CommunityFamily, CommunityModel};
 use super::params::ParamsSchema;
+use super::seeds::SeedWords;
 use super::{FitContext, FitError, ModelError, ModelFamily, ParamError, RankedModel, TopicModel};
 use crate::corpus::{Corpus, CorpusStats};
 use crate::graph::{Graph, GraphStats};
@@ -53,6 +54,14 @@ impl FitParams {
         match &self.bound {
             Bound::Topics(p) => p.json(),
             Bound::Communities(p) => p.json(),
+        }
+    }
+
+    /// The seeded topics these params ask for (empty for families without seeds).
+    pub fn seeds(&self) -> SeedWords {
+        match &self.bound {
+            Bound::Topics(p) => p.seeds(),
+            Bound::Communities(_) => SeedWords::default(),
         }
     }
 
@@ -92,6 +101,7 @@ trait TopicParams: Send + Sync {
     fn json(&self) -> &Value;
     fn check(&self, corpus: &CorpusStats) -> Result<(), ParamError>;
     fn check_ranks(&self, ranks: usize) -> Result<(), ParamError>;
+    fn seeds(&self) -> SeedWords;
     fn fit_memory(&self, corpus: &CorpusStats, threads: usize) -> u64;
     fn fit(&self, corpus: &Corpus, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError>;
     fn fit_ranked(&self, corpus: Option<Corpus>, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<RankedModel, FitError>;
@@ -109,6 +119,9 @@ impl<F: ModelFamily> TopicParams for Bind<F, F::Params> {
     }
     fn check_ranks(&self, ranks: usize) -> Result<(), ParamError> {
         self.family.check_ranks(&self.params, ranks)
+    }
+    fn seeds(&self) -> SeedWords {
+        self.family.seeds(&self.params)
     }
     fn fit_memory(&self, corpus: &CorpusStats, threads: usize) -> u64 {
         self.family.fit_memory(corpus, &self.params, threads)

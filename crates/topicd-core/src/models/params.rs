@@ -220,6 +220,13 @@ impl ParamReader {
         map.iter().map(|(k, v)| Ok((k.clone(), read(k, v)?))).collect::<Result<BTreeMap<_, _>, _>>().map(Some)
     }
 
+    /// The raw value of `key` (absent or null: `None`), whose schema is `spec`: for a
+    /// structured parameter whose own module reads it (`seed_words`).
+    pub fn raw(&mut self, key: &str, spec: Value) -> Option<Value> {
+        self.spec(key, spec);
+        self.take(key)
+    }
+
     /// Takes `chains` for a family that runs one chain per job: 1 is accepted (and not
     /// stored: it is what the family does); more is refused with `why`.
     pub fn one_chain_only(&mut self, why: &str) -> Result<(), ParamError> {

@@ -18,6 +18,7 @@ use super::LdaParams;
 use crate::models::chain::{Chain, Position};
 use crate::models::composition::DrawPlan;
 use crate::models::convergence::KeptTrace;
+use crate::models::seeds::SeedPrior;
 use crate::models::{FitError, RestoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -37,7 +38,8 @@ impl TopicWordSample {
         let k = state.num_topics;
         let mut word_ptr = vec![0u32];
         let (mut topics, mut counts) = (Vec::new(), Vec::new());
-        for row in state.n_kw.chunks(k) {
+        let (n_kw, _) = state.data_counts();
+        for row in n_kw.chunks(k) {
             for (t, &n) in row.iter().enumerate().filter(|(_, &n)| n > 0) {
                 topics.push(t as u16);
                 counts.push(n);
@@ -103,7 +105,7 @@ impl PosteriorSums {
         state.add_word_rates(&mut self.phi);
         state.add_document_proportions(tokens, &mut self.theta);
         let n = num_tokens.max(1) as f64;
-        for (s, &c) in self.shares.iter_mut().zip(&state.n_k) {
+        for (s, &c) in self.shares.iter_mut().zip(state.data_topic_counts().iter()) {
             *s += c as f64 / n;
         }
         // Draw j is taken at kept sweep ⌊j · kept_sweeps / keep_draws⌋ (0-based): evenly
@@ -119,7 +121,7 @@ impl PosteriorSums {
     /// Record the kept sweep's traced quantities.
     pub(super) fn trace(&mut self, params: &LdaParams, state: &GibbsState, num_tokens: usize, loglik_per_token: f64) {
         let n = num_tokens.max(1) as f64;
-        let shares: Vec<f64> = state.n_k.iter().map(|&c| c as f64 / n).collect();
+        let shares: Vec<f64> = state.data_topic_counts().iter().map(|&c| c as f64 / n).collect();
         let alpha_sum = state.alpha.iter().sum::<f64>();
         let scalars = [alpha_sum, state.beta];
         let traced = traced_scalars(params).len();
@@ -221,9 +223,15 @@ impl SavedLda {
 }
 
 impl<'a> LdaChain<'a> {
-    /// A chain from random initial assignments.
+    /// A chain from random initial assignments, without seeds.
+    #[cfg(test)]
     pub fn new(params: &'a LdaParams, tokens: &'a Tokens, seed: u64) -> Self {
-        let state = GibbsState::init(tokens, params.topics, params.alpha, params.beta, seed);
+        Self::seeded(params, tokens, seed, SeedPrior::default())
+    }
+
+    /// A chain from random initial assignments under the seeds' `prior` (empty: none).
+    pub fn seeded(params: &'a LdaParams, tokens: &'a Tokens, seed: u64, prior: SeedPrior) -> Self {
+        let state = GibbsState::init(tokens, params.topics, params.alpha, params.beta, seed).with_seed_prior(prior);
         let sums = PosteriorSums::new(params, tokens.num_terms, tokens.num_docs(), tokens.num_docs());
         Self::assemble(params, tokens, state, sums, 0.0, 0)
     }
@@ -235,9 +243,9 @@ impl<'a> LdaChain<'a> {
 
     /// A chain continued from [`Chain::save`]'s bytes; every length and topic id is
     /// checked against the corpus and parameters, so bad bytes are an error, not a panic.
-    pub fn restore(params: &'a LdaParams, tokens: &'a Tokens, bytes: &[u8], position: &Position) -> Result<Self, RestoreError> {
+    pub fn restore(params: &'a LdaParams, tokens: &'a Tokens, prior: SeedPrior, bytes: &[u8], position: &Position) -> Result<Self, RestoreError> {
         let s = SavedLda::decode_for(bytes, params, (tokens.num_tokens(), tokens.num_docs(), tokens.num_terms), position)?;
-        let state = GibbsState::from_assignments(tokens, params.topics, s.z, s.alpha, s.beta);
+        let state = GibbsState::from_assignments(tokens, params.topics, s.z, s.alpha, s.beta).with_seed_prior(prior);
         Ok(Self::assemble(params, tokens, state, s.sums, s.doc_topics_sum, s.optimizations))
     }
 }

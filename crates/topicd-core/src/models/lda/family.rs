@@ -6,6 +6,7 @@ use super::model::LdaModel;
 use super::{fit_memory, ranked, LdaParams};
 use crate::corpus::{Corpus, CorpusStats};
 use crate::models::design::DesignSpec;
+use crate::models::seeds::SeedWords;
 use crate::models::{FitContext, FitError, ModelError, ModelFamily, ParamError, RankedModel, TopicModel};
 use crate::ranks::Ranks;
 use serde_json::json;
@@ -41,8 +42,12 @@ impl ModelFamily for LdaFamily {
         DesignSpec::check(&params.design_request(), &corpus.covariates)
     }
 
-    fn check_ranks(&self, _params: &LdaParams, _ranks: usize) -> Result<(), ParamError> {
-        Ok(())
+    fn check_ranks(&self, params: &LdaParams, ranks: usize) -> Result<(), ParamError> {
+        params.check_ranks(ranks)
+    }
+
+    fn seeds(&self, params: &LdaParams) -> SeedWords {
+        params.seeds()
     }
 
     fn fit_memory(&self, corpus: &CorpusStats, params: &LdaParams, threads: usize) -> u64 {

@@ -15,6 +15,7 @@ use crate::models::chain_fit::{fit_chains, ChainFit};
 use crate::models::chains::ChainResult;
 use crate::models::design::DesignSpec;
 use crate::models::heldout::{corpus_documents, HeldoutDoc, HeldoutReport, ScoredSoFar};
+use crate::models::seeds::{MissingWord, SeedPrior};
 use crate::models::splits;
 use crate::models::{FitContext, FitError, ParamError, RestoreError, TopicModel};
 
@@ -28,8 +29,19 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
     let mut tokens = Tokens::from_counts(&training, v);
     tokens.set_blocks(p.sync_tokens);
     let design = training_design(corpus, p, &held_out)?;
-    let fit = LdaFit { corpus, p, tokens: &tokens, v, held_out: &held_out, test_documents, design };
+    let (prior, missing_seed_words) = seed_prior(corpus, p, &tokens)?;
+    let fit = LdaFit { corpus, p, tokens: &tokens, v, held_out: &held_out, test_documents, design, prior, missing_seed_words };
     fit_chains(&fit, seed, ctx)
+}
+
+/// The seeds' prior over the training tokens, and the seed words left out.
+fn seed_prior(corpus: &Corpus, p: &LdaParams, tokens: &Tokens) -> Result<(SeedPrior, Vec<MissingWord>), FitError> {
+    if p.seed_words.is_empty() {
+        return Ok((SeedPrior::default(), Vec::new()));
+    }
+    let resolved = p.seeds().resolve(&corpus.lexicon).map_err(FitError::Params)?;
+    let word_counts: Vec<u64> = (0..tokens.num_terms).map(|w| tokens.positions_of(w).len() as u64).collect();
+    Ok((SeedPrior::new(&resolved, p.seed_strength, &word_counts, p.topics), resolved.missing))
 }
 
 /// What LDA supplies to [`fit_chains`]: the training tokens and split, and the design
@@ -42,6 +54,8 @@ struct LdaFit<'a> {
     held_out: &'a [bool],
     test_documents: usize,
     design: Option<(DesignSpec, Vec<f64>)>,
+    prior: SeedPrior,
+    missing_seed_words: Vec<MissingWord>,
 }
 
 impl<'a> ChainFit for LdaFit<'a> {
@@ -61,11 +75,11 @@ impl<'a> ChainFit for LdaFit<'a> {
     }
 
     fn fresh(&self, seed: u64, _ctx: &FitContext) -> LdaChain<'a> {
-        LdaChain::new(self.p, self.tokens, seed)
+        LdaChain::seeded(self.p, self.tokens, seed, self.prior.clone())
     }
 
     fn restore(&self, state: &[u8], position: &Position) -> Result<LdaChain<'a>, RestoreError> {
-        LdaChain::restore(self.p, self.tokens, state, position)
+        LdaChain::restore(self.p, self.tokens, self.prior.clone(), state, position)
     }
 
     fn restore_ended(&self, model: &[u8], scored: ScoredSoFar, seed: u64, position: &Position) -> Result<(LdaModel, ScoredSoFar), RestoreError> {
@@ -78,6 +92,7 @@ impl<'a> ChainFit for LdaFit<'a> {
         if let Some((spec, rows)) = &self.design {
             (model.design, model.design_rows) = (Some(spec.clone()), rows.clone());
         }
+        model.missing_seed_words = self.missing_seed_words.clone();
         ChainResult { model, trace }
     }
 
@@ -236,6 +251,7 @@ pub(super) fn model_of_ended(p: &LdaParams, ended: EndedChain, v: usize, test_do
         design: None,
         design_rows: Vec::new(),
         theta_draws,
+        missing_seed_words: Vec::new(),
         alpha,
         beta,
         optimizations,
@@ -245,3 +261,7 @@ pub(super) fn model_of_ended(p: &LdaParams, ended: EndedChain, v: usize, test_do
 #[cfg(test)]
 #[path = "resume_tests.rs"]
 mod resume_tests;
+
+#[cfg(test)]
+#[path = "seeded_tests.rs"]
+mod seeded_tests;

@@ -12,6 +12,7 @@ use crate::models::convergence::ConvergenceReport;
 use crate::models::design::DesignSpec;
 use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::heldout::{DocScorer, HeldoutDoc, HeldoutReport};
+use crate::models::seeds::{seeds_diagnostics, MissingWord};
 use crate::models::splits;
 use crate::models::topic_draws::{table_from_counts, SparseCounts};
 use crate::models::{DocPrediction, ModelError, ParamError, PredictOptions, PredictionWithIntervals, TableOptions, TopicModel, TopicTable};
@@ -19,11 +20,12 @@ use crate::rng::StreamRng;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-/// Format version of [`LdaModel`]'s encoding (6: `chains` among the parameters, the
+/// Format version of [`LdaModel`]'s encoding (7: seeded topics among the parameters and
+/// the seed words left out at the model's end; 6: `chains` among the parameters, the
 /// convergence report and the chains' alignments; 5: the parameters without the job's
 /// `threads`; 4: optimisation parameters and the fitted α_k and β; 3: held-out split
-/// and its estimate; versions 2 to 5 still decode).
-pub(super) const ENCODING_VERSION: u32 = 6;
+/// and its estimate; versions 2 to 6 still decode).
+pub(super) const ENCODING_VERSION: u32 = 7;
 
 /// What a blob of version 4 or 5 lacks at its end, in postcard: no convergence report
 /// (`None`), no alignments, no design (`None`), no design rows and no θ draws (empty
@@ -69,6 +71,8 @@ pub struct LdaModel {
     pub design_rows: Vec<f64>,
     /// Kept draws of the training documents' θ (`D × K`, f32; later chains relabelled).
     pub theta_draws: Vec<Vec<f32>>,
+    /// Seed words the vocabulary lacked, left out (`missing_seed_words: ignore`).
+    pub missing_seed_words: Vec<MissingWord>,
 }
 
 /// [`LdaModel`] as encoded by format version 3.
@@ -115,6 +119,7 @@ impl From<LdaModelV3> for LdaModel {
             design: None,
             design_rows: Vec::new(),
             theta_draws: Vec::new(),
+            missing_seed_words: Vec::new(),
         }
     }
 }
@@ -164,9 +169,21 @@ pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
     assert_eq!(m.params.chains, 1, "one chain, as every fit before version 6");
     (m.convergence, m.alignments) = (None, Vec::new());
     assert!(m.design.is_none() && m.theta_draws.is_empty(), "no covariates, as every fit before version 6");
+    assert!(m.missing_seed_words.is_empty(), "no seeds, as every fit before version 7");
     let mut b = m.encode();
-    b.truncate(b.len() - NO_CHAIN_REPORTS.len());
+    b.truncate(b.len() - NO_CHAIN_REPORTS.len() - 1);
     with_params_converted(&b, |_: u32, p: LdaParams| (4u32, params::LdaParamsV4::from(&p))).expect("a current LDA blob")
+}
+
+/// Test support: an unseeded current blob in version 6's layout (no seeds among the
+/// parameters, no left-out seed words at the end).
+#[cfg(test)]
+pub(crate) fn as_version6(bytes: &[u8]) -> Vec<u8> {
+    let m = LdaModel::decode(bytes).expect("a current LDA blob");
+    assert!(m.missing_seed_words.is_empty() && m.params.seed_words.is_empty(), "no seeds");
+    let mut b = m.encode();
+    b.truncate(b.len() - 1);
+    with_params_converted(&b, |_: u32, p: LdaParams| (6u32, params::LdaParamsV6::from(&p))).expect("a current LDA blob")
 }
 
 /// LDA's held-out likelihood: the Chib-style estimator of Murray & Salakhutdinov (2009)
@@ -207,6 +224,14 @@ impl LdaModel {
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
         let model: LdaModel = match version {
             ENCODING_VERSION => postcard::from_bytes(bytes).map_err(decode_error)?,
+            6 => {
+                // Version 6 is version 7 without the seeds among the parameters and
+                // without the left-out seed words at the end (an empty list).
+                let mut upgraded =
+                    with_params_converted(bytes, |_: u32, p: params::LdaParamsV6| (ENCODING_VERSION, LdaParams::from(p))).map_err(decode_error)?;
+                upgraded.push(0);
+                postcard::from_bytes(&upgraded).map_err(decode_error)?
+            }
             5 | 4 => {
                 // Version 5 is version 6 without `chains` among the parameters and
                 // without the chain reports at the end; version 4 is version 5 with
@@ -217,6 +242,7 @@ impl LdaModel {
                 }
                 .map_err(decode_error)?;
                 upgraded.extend_from_slice(&NO_CHAIN_REPORTS);
+                upgraded.push(0);
                 postcard::from_bytes(&upgraded).map_err(decode_error)?
             }
             3 | 2 => {
@@ -230,7 +256,7 @@ impl LdaModel {
                 }
                 old.into()
             }
-            v => return Err(ModelError::Decode(format!("LDA encoding version {v} is not {ENCODING_VERSION}, 5, 4, 3 or 2"))),
+            v => return Err(ModelError::Decode(format!("LDA encoding version {v} is not {ENCODING_VERSION}, 6, 5, 4, 3 or 2"))),
         };
         model.check_shapes()
     }
@@ -335,6 +361,7 @@ impl TopicModel for LdaModel {
             "chains": self.params.chains,
             "convergence": self.convergence.as_ref().map(ConvergenceReport::to_json),
             "chain_alignment": chains::alignments_json(&self.alignments),
+            "seeds": (!self.params.seed_words.is_empty()).then(|| seeds_diagnostics(&self.params.seeds(), &self.missing_seed_words)),
         })
     }
 
@@ -417,7 +444,7 @@ mod encoding_tests {
         let current = old.encode();
         let ((_, p), rest) = postcard::take_from_bytes::<(u32, LdaParams)>(&current).unwrap();
         let mut v5 = postcard::to_allocvec(&(5u32, params::LdaParamsV5::from(&p))).unwrap();
-        v5.extend_from_slice(&rest[..rest.len() - NO_CHAIN_REPORTS.len()]);
+        v5.extend_from_slice(&rest[..rest.len() - NO_CHAIN_REPORTS.len() - 1]);
         let m = LdaModel::decode(&v5).unwrap();
         assert_eq!((m.version, m.params.chains, m.convergence.is_none(), m.alignments.len()), (ENCODING_VERSION, 1, true, 0));
         assert_eq!(m.encode(), current);
@@ -430,7 +457,7 @@ mod encoding_tests {
         let old = LdaModel::decode(&postcard::to_allocvec(&v3_example()).unwrap()).unwrap();
         let current = old.encode();
         let ((_, p), rest) = postcard::take_from_bytes::<(u32, LdaParams)>(&current).unwrap();
-        let rest = &rest[..rest.len() - NO_CHAIN_REPORTS.len()];
+        let rest = &rest[..rest.len() - NO_CHAIN_REPORTS.len() - 1];
         let v4_params = params::LdaParamsV4 { threads: 3, optimize_interval: 4, optimize_burn_in: 2, optimize_beta: true, ..params::LdaParamsV4::from(&p) };
         let mut v4 = postcard::to_allocvec(&(4u32, v4_params)).unwrap();
         v4.extend_from_slice(rest);
@@ -438,6 +465,18 @@ mod encoding_tests {
         assert_eq!(m.version, ENCODING_VERSION);
         assert_eq!(m.params, LdaParams { optimize_interval: 4, optimize_burn_in: 2, optimize_beta: true, ..p });
         assert_eq!((m.word_rates, m.alpha, m.test_documents), (old.word_rates, old.alpha, old.test_documents));
+    }
+
+    /// A version 6 blob (no seeds among the parameters, no left-out seed words at the
+    /// end) decodes to the unseeded model whose current blob it was.
+    #[test]
+    fn version_6_models_still_decode() {
+        let old = LdaModel::decode(&postcard::to_allocvec(&v3_example()).unwrap()).unwrap();
+        let current = old.encode();
+        let v6 = as_version6(&current);
+        assert_eq!(postcard::take_from_bytes::<u32>(&v6).unwrap().0, 6);
+        assert!(v6.len() < current.len(), "the seeds' parameters are gone");
+        assert_eq!(LdaModel::decode(&v6).unwrap().encode(), current);
     }
 
     fn v3_example() -> LdaModelV3 {

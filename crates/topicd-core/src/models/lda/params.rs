@@ -3,6 +3,7 @@
 use crate::models::chain::Schedule;
 use crate::models::design::DesignRequest;
 use crate::models::params::{ParamError, ParamReader, ParamsDoc};
+use crate::models::seeds::{MissingSeedWords, SeedTopic, SeedWords};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -86,6 +87,9 @@ impl From<LdaParamsV3> for LdaParams {
             reference: BTreeMap::new(),
             splines: BTreeMap::new(),
             keep_draws: 0,
+            seed_words: Vec::new(),
+            seed_strength: crate::models::seeds::DEFAULT_STRENGTH,
+            missing_seed_words: MissingSeedWords::Reject,
         }
     }
 }
@@ -137,6 +141,9 @@ impl From<LdaParamsV4> for LdaParams {
             reference: BTreeMap::new(),
             splines: BTreeMap::new(),
             keep_draws: 0,
+            seed_words: Vec::new(),
+            seed_strength: crate::models::seeds::DEFAULT_STRENGTH,
+            missing_seed_words: MissingSeedWords::Reject,
         }
     }
 }
@@ -184,6 +191,9 @@ impl From<LdaParamsV5> for LdaParams {
             reference: BTreeMap::new(),
             splines: BTreeMap::new(),
             keep_draws: 0,
+            seed_words: Vec::new(),
+            seed_strength: crate::models::seeds::DEFAULT_STRENGTH,
+            missing_seed_words: MissingSeedWords::Reject,
         }
     }
 }
@@ -287,8 +297,104 @@ pub(crate) const DOC: ParamsDoc = ParamsDoc {
             "chains",
             r#"Independent chains, run one after another (each `iterations` long; the job's progress counts through all of them) from seeds derived from the job's (chain 0 uses the job's seed, so `chains: 1` is the usual fit). Later chains' topics are matched to chain 0's by the assignment that minimises the summed L1 distance of their word distributions (`diagnostics.chain_alignment`), and the posterior means are pooled. `diagnostics.convergence` compares the chains (split-R̂). DCNT, SCNT, HPC and PCM take it too (`DcntParams`, `HpcParams`); the HDP families accept only 1."#,
         ),
+        (
+            "seed_words",
+            r#"Seeded (keyword-assisted) topics, `[{"name": "games", "words": ["game", "play", "player"]}, ...]`: topic i is the i-th seed and is served under its name. Each seed word w of a seeded topic adds ⌈seed_strength · n_w⌉ pseudo-counts (n_w: its training tokens) to that topic's count of w for the whole fit, an asymmetric prior that stays (not only a start); the served word distributions are the data's. Words are normalised as the corpus' were; one the vocabulary lacks is a 422 naming it unless `missing_seed_words` is `ignore`. At most `topics` seeds."#,
+        ),
+        (
+            "seed_strength",
+            r#"Pseudo-counts each seed word adds to its seeded topic, as a share of the word's training tokens: at 1 a seeded topic weighs the word at least as a topic holding all its tokens would, so the documents decide between them; higher wins it more often, lower is a gentler nudge."#,
+        ),
+        (
+            "missing_seed_words",
+            r#"`reject` (a seed word the vocabulary lacks is a 422 naming it) or `ignore` (it is left out and listed in the model's `diagnostics.seeds.missing_words`)."#,
+        ),
     ],
 };
+
+/// LDA's parameters as encoded by models of format version 6 (before seeded topics);
+/// decoded and upgraded by [`super::LdaModel::decode`].
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+pub(crate) struct LdaParamsV6 {
+    pub topics: usize,
+    pub alpha: f64,
+    pub beta: f64,
+    pub iterations: usize,
+    pub burn_in: usize,
+    pub thin: usize,
+    pub sync_tokens: usize,
+    pub loglik_every: usize,
+    pub test_fraction: f64,
+    pub heldout_burn_in: usize,
+    pub heldout_chain_length: usize,
+    pub optimize_interval: usize,
+    pub optimize_burn_in: usize,
+    pub optimize_beta: bool,
+    pub chains: usize,
+    pub covariates: Vec<String>,
+    pub reference: BTreeMap<String, String>,
+    pub splines: BTreeMap<String, usize>,
+    pub keep_draws: usize,
+}
+
+impl From<LdaParamsV6> for LdaParams {
+    fn from(p: LdaParamsV6) -> Self {
+        LdaParams {
+            topics: p.topics,
+            alpha: p.alpha,
+            beta: p.beta,
+            iterations: p.iterations,
+            burn_in: p.burn_in,
+            thin: p.thin,
+            sync_tokens: p.sync_tokens,
+            loglik_every: p.loglik_every,
+            test_fraction: p.test_fraction,
+            heldout_burn_in: p.heldout_burn_in,
+            heldout_chain_length: p.heldout_chain_length,
+            optimize_interval: p.optimize_interval,
+            optimize_burn_in: p.optimize_burn_in,
+            optimize_beta: p.optimize_beta,
+            chains: p.chains,
+            covariates: p.covariates,
+            reference: p.reference,
+            splines: p.splines,
+            keep_draws: p.keep_draws,
+            seed_words: Vec::new(),
+            seed_strength: crate::models::seeds::DEFAULT_STRENGTH,
+            missing_seed_words: MissingSeedWords::Reject,
+        }
+    }
+}
+
+#[cfg(test)]
+impl From<&LdaParams> for LdaParamsV6 {
+    /// The version 6 layout of unseeded parameters.
+    fn from(p: &LdaParams) -> Self {
+        assert!(p.seed_words.is_empty(), "version 6 had no seeds");
+        LdaParamsV6 {
+            topics: p.topics,
+            alpha: p.alpha,
+            beta: p.beta,
+            iterations: p.iterations,
+            burn_in: p.burn_in,
+            thin: p.thin,
+            sync_tokens: p.sync_tokens,
+            loglik_every: p.loglik_every,
+            test_fraction: p.test_fraction,
+            heldout_burn_in: p.heldout_burn_in,
+            heldout_chain_length: p.heldout_chain_length,
+            optimize_interval: p.optimize_interval,
+            optimize_burn_in: p.optimize_burn_in,
+            optimize_beta: p.optimize_beta,
+            chains: p.chains,
+            covariates: p.covariates.clone(),
+            reference: p.reference.clone(),
+            splines: p.splines.clone(),
+            keep_draws: p.keep_draws,
+        }
+    }
+}
 
 /// Parameters of a collapsed-Gibbs LDA fit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -346,6 +452,13 @@ pub struct LdaParams {
     /// every chain; fewer when they would pass
     /// [`crate::models::composition::THETA_DRAWS_BYTES`].
     pub keep_draws: usize,
+    /// Seeded topics: topic i is the i-th seed, its words given an asymmetric prior for
+    /// the whole fit ([`crate::models::seeds`]); empty: no seeds.
+    pub seed_words: Vec<SeedTopic>,
+    /// The seeds' pseudo-counts per seed word, as a share of its training tokens.
+    pub seed_strength: f64,
+    /// Whether a seed word the vocabulary lacks refuses the fit or is left out.
+    pub missing_seed_words: MissingSeedWords,
 }
 
 pub use crate::models::composition::DEFAULT_KEEP_DRAWS;
@@ -380,8 +493,12 @@ impl LdaParams {
         let splines = DesignRequest::read_splines(&mut r)?;
         let default_draws = if covariates.is_empty() { 0 } else { DEFAULT_KEEP_DRAWS };
         let keep_draws = r.uint_in("keep_draws", 0, 10_000)?.map_or(default_draws, |x| x as usize);
+        let seeds = SeedWords::read(&mut r, topics)?;
         if optimize_beta && optimize_interval == 0 {
             return Err(ParamError::new("optimize_beta", "needs optimize_interval > 0 (β is re-estimated at the same sweeps as α)"));
+        }
+        if optimize_beta && !seeds.is_empty() {
+            return Err(ParamError::new("optimize_beta", "seed_words set the topic-word prior of their topics: β is not re-estimated with them"));
         }
         r.finish()?;
         Ok(LdaParams {
@@ -404,7 +521,25 @@ impl LdaParams {
             reference,
             splines,
             keep_draws,
+            seed_words: seeds.topics,
+            seed_strength: seeds.strength,
+            missing_seed_words: seeds.missing,
         })
+    }
+
+    /// Whether the fit runs over `ranks` ranks: seeded fits run in one process (a
+    /// distributed fit's ranks sum their shards' counts, and the seeds' pseudo-counts
+    /// would be summed once per rank).
+    pub fn check_ranks(&self, ranks: usize) -> Result<(), ParamError> {
+        if ranks > 1 && !self.seed_words.is_empty() {
+            return Err(ParamError::new("ranks", "a fit with seed_words runs in one process: leave out ranks"));
+        }
+        Ok(())
+    }
+
+    /// The fit's seeds ([`crate::models::seeds`]).
+    pub fn seeds(&self) -> SeedWords {
+        SeedWords { topics: self.seed_words.clone(), strength: self.seed_strength, missing: self.missing_seed_words }
     }
 
     /// The design the fit reads its covariates through (empty: none).

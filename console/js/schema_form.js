@@ -57,6 +57,24 @@ function control(name, prop) {
       },
     };
   }
+  // Lists of named word lists (`seed_words`: [{"name", "words"}]): one per line,
+  // "name: word, word, word".
+  const items = prop.items || {};
+  if (types.length === 1 && types[0] === "array" && items.type === "object" && items.properties && items.properties.name && items.properties.words) {
+    const area = h("textarea", { name, rows: "3", autocomplete: "off", placeholder: "one per line, e.g. games: game, play, player" });
+    return {
+      el: area,
+      read: () => {
+        const lines = area.value.split("\n").map((l) => l.trim()).filter(Boolean);
+        if (lines.length === 0) return undefined;
+        return lines.map((line) => {
+          const at = line.indexOf(":");
+          const [label, rest] = at < 0 ? [line, ""] : [line.slice(0, at), line.slice(at + 1)];
+          return { name: label.trim(), words: rest.split(",").map((w) => w.trim()).filter(Boolean) };
+        });
+      },
+    };
+  }
   // Strings, and unions such as `english | none | [words]`: free text. A comma list
   // becomes an array where the schema allows one.
   const input = h("input", { type: "text", name, autocomplete: "off" });

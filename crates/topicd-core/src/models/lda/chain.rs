@@ -38,7 +38,7 @@ impl TopicWordSample {
         let k = state.num_topics;
         let mut word_ptr = vec![0u32];
         let (mut topics, mut counts) = (Vec::new(), Vec::new());
-        let (n_kw, _) = state.data_counts();
+        let n_kw = state.data_counts();
         for row in n_kw.chunks(k) {
             for (t, &n) in row.iter().enumerate().filter(|(_, &n)| n > 0) {
                 topics.push(t as u16);
@@ -105,7 +105,7 @@ impl PosteriorSums {
         state.add_word_rates(&mut self.phi);
         state.add_document_proportions(tokens, &mut self.theta);
         let n = num_tokens.max(1) as f64;
-        for (s, &c) in self.shares.iter_mut().zip(state.data_topic_counts().iter()) {
+        for (s, &c) in self.shares.iter_mut().zip(state.n_k.iter()) {
             *s += c as f64 / n;
         }
         // Draw j is taken at kept sweep ⌊j · kept_sweeps / keep_draws⌋ (0-based): evenly
@@ -121,7 +121,7 @@ impl PosteriorSums {
     /// Record the kept sweep's traced quantities.
     pub(super) fn trace(&mut self, params: &LdaParams, state: &GibbsState, num_tokens: usize, loglik_per_token: f64) {
         let n = num_tokens.max(1) as f64;
-        let shares: Vec<f64> = state.data_topic_counts().iter().map(|&c| c as f64 / n).collect();
+        let shares: Vec<f64> = state.n_k.iter().map(|&c| c as f64 / n).collect();
         let alpha_sum = state.alpha.iter().sum::<f64>();
         let scalars = [alpha_sum, state.beta];
         let traced = traced_scalars(params).len();
@@ -231,7 +231,8 @@ impl<'a> LdaChain<'a> {
 
     /// A chain from random initial assignments under the seeds' `prior` (empty: none).
     pub fn seeded(params: &'a LdaParams, tokens: &'a Tokens, seed: u64, prior: SeedPrior) -> Self {
-        let state = GibbsState::init(tokens, params.topics, params.alpha, params.beta, seed).with_seed_prior(prior);
+        let mut state = GibbsState::init(tokens, params.topics, params.alpha, params.beta, seed).with_seed_prior(prior);
+        state.start_from_seeds(tokens);
         let sums = PosteriorSums::new(params, tokens.num_terms, tokens.num_docs(), tokens.num_docs());
         Self::assemble(params, tokens, state, sums, 0.0, 0)
     }

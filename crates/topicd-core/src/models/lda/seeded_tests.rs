@@ -14,9 +14,10 @@ use crate::models::FitContext;
 use serde_json::json;
 use statrs::function::gamma::ln_gamma;
 
-/// log of the seeded model's joint p(w, z) up to a constant, for assignments `z` of the
-/// tokens `words` (document `docs[i]` for token i): Dirichlet-multinomial documents
-/// (symmetric α) and topics (β plus the pseudo-counts `prior(w, k)`).
+/// log of the seeded model's joint p(w, z) up to a constant ([`crate::models::seeds`]),
+/// for assignments `z` of the tokens `words` (document `docs[i]` for token i):
+/// Dirichlet-multinomial documents (symmetric α), and per topic Π_w Γ(n_kw + c_kw + β)/
+/// Γ(c_kw + β) · Γ(Vβ)/Γ(n_k + Vβ) with the pseudo-counts c = `prior(w, k)`.
 #[allow(clippy::too_many_arguments)]
 fn log_joint(z: &[usize], words: &[usize], docs: &[usize], k: usize, v: usize, alpha: f64, beta: f64, prior: &dyn Fn(usize, usize) -> f64) -> f64 {
     let num_docs = docs.iter().max().map_or(0, |d| d + 1);
@@ -29,16 +30,14 @@ fn log_joint(z: &[usize], words: &[usize], docs: &[usize], k: usize, v: usize, a
         lp += n.iter().map(|&c| ln_gamma(c + alpha) - ln_gamma(alpha)).sum::<f64>() - ln_gamma(n.iter().sum::<f64>() + k as f64 * alpha);
     }
     for t in 0..k {
-        let mut total_prior = 0.0;
         let mut total = 0.0;
         for w in 0..v {
             let a = beta + prior(w, t);
             let c = z.iter().zip(words).filter(|(&zt, &ww)| zt == t && ww == w).count() as f64;
             lp += ln_gamma(c + a) - ln_gamma(a);
-            total_prior += a;
             total += c;
         }
-        lp += ln_gamma(total_prior) - ln_gamma(total_prior + total);
+        lp += ln_gamma(v as f64 * beta) - ln_gamma(v as f64 * beta + total);
     }
     lp
 }

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Seeded topics against the truth: topicd seeded, topicd unseeded and tomotopy's
+`set_word_prior`, on corpora drawn from LDA with planted topics (bench/README.md).
+
+Each replicate draws K = 10 topics over V = 500 words (phi_k ~ Dirichlet(0.05)), then
+makes one of each seeded topic's top 5 words heavy in the next topic too (a shared
+seed word), and D = 600 documents of 60 tokens (theta_d ~ Dirichlet(0.2)). Three
+topics are seeded with their 4 truest words (the shared one among them). Every side
+fits K = 10 with alpha = 0.1 and beta = 0.01 (tomotopy's defaults) for 300 sweeps,
+seed = the replicate:
+
+- topicd seeded: `seed_words` (strength 1, the default); seeded topic s is topic s.
+- topicd unseeded: no seeds.
+- tomotopy (LDAModel, one worker) with `set_word_prior(word, [1.0 if k == s else
+  0.1 for k in range(K)])` for each seed word (the usage in tomotopy's own docs), and
+  again with the prior matched to topicd's (eta + n_w for the seeded topic, eta
+  elsewhere: the same asymmetric prior), `--no-matched` to skip.
+
+Measures, per replicate: for each seeded truth topic, the L1 distance between its
+distribution and the fitted topic's, and the share of its top 10 words among the
+fitted topic's top 10. The fitted topic is the seeded one itself (topic s) for seeded
+fits (the point of seeding: the topic under that name is that topic), and the best
+match by the minimum-cost assignment over all topics for unseeded fits (favourable to
+them). The other (unseeded) topics: mean matched L1 to the truth's other topics.
+Prints a table of means and standard errors over the replicates.
+
+Usage: python3 bench/seeded_topics.py target/release/topicd [--replicates 10]
+"""
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from topicd_service import Service  # noqa: E402
+
+K, V, LEN, ALPHA, BETA, SWEEPS = 10, 500, 60, 0.1, 0.01, 300
+D = 600  # documents per corpus (--documents)
+STRENGTH = None  # topicd's seed_strength (--strength; None: the default)
+SEEDED, SEED_WORDS = 3, 4
+
+
+def draw(replicate):
+    rng = np.random.default_rng(1000 + replicate)
+    phi = rng.dirichlet(np.full(V, 0.05), size=K)
+    for s in range(SEEDED):
+        # One of topic s's top 5 words is as heavy in topic s + 1 too.
+        w = int(np.argsort(-phi[s])[rng.integers(0, 5)])
+        phi[s + 1, w] = max(phi[s + 1, w], phi[s, w])
+        phi[s + 1] /= phi[s + 1].sum()
+    docs = []
+    for d in range(D):
+        theta = rng.dirichlet(np.full(K, 0.2))
+        z = rng.choice(K, size=LEN, p=theta)
+        words = [int(rng.choice(V, p=phi[t])) for t in z]
+        counts = {}
+        for w in words:
+            counts[f"w{w:03d}"] = counts.get(f"w{w:03d}", 0) + 1
+        docs.append(counts)
+    seeds = [[f"w{int(w):03d}" for w in np.argsort(-phi[s])[:SEED_WORDS]] for s in range(SEEDED)]
+    return phi, docs, seeds
+
+
+def assignment(cost):
+    """Minimum-cost assignment rows -> columns (square), by brute-force Hungarian."""
+    from scipy.optimize import linear_sum_assignment
+
+    rows, cols = linear_sum_assignment(cost)
+    return dict(zip(rows, cols))
+
+
+def l1(a, b):
+    return float(np.abs(a - b).sum())
+
+
+def top_overlap(a, b, n=10):
+    return len(set(np.argsort(-a)[:n]) & set(np.argsort(-b)[:n])) / n
+
+
+def measures(truth, fitted, seeded_ids):
+    """Seeded topics' L1 and top-10 overlap, and the other topics' mean matched L1.
+    `seeded_ids[s]`: the fitted topic standing for truth topic s, or None (matched)."""
+    cost = np.array([[l1(truth[i], fitted[j]) for j in range(K)] for i in range(K)])
+    matched = assignment(cost)
+    out_l1, out_top = [], []
+    for s in range(SEEDED):
+        j = seeded_ids[s] if seeded_ids[s] is not None else matched[s]
+        out_l1.append(l1(truth[s], fitted[j]))
+        out_top.append(top_overlap(truth[s], fitted[j]))
+    taken = {seeded_ids[s] if seeded_ids[s] is not None else matched[s] for s in range(SEEDED)}
+    rest_truth = list(range(SEEDED, K))
+    rest_fit = [j for j in range(K) if j not in taken]
+    sub = np.array([[l1(truth[i], fitted[j]) for j in rest_fit] for i in rest_truth])
+    m = assignment(sub)
+    others = float(np.mean([sub[i, m[i]] for i in range(len(rest_truth))]))
+    return float(np.mean(out_l1)), float(np.mean(out_top)), others
+
+
+def topicd_phi(svc, corpus_id, seeds, replicate):
+    params = {"topics": K, "alpha": ALPHA, "beta": BETA, "iterations": SWEEPS}
+    if seeds:
+        params["seed_words"] = [{"name": f"s{s}", "words": ws} for s, ws in enumerate(seeds)]
+        if STRENGTH is not None:
+            params["seed_strength"] = STRENGTH
+    job = svc.fit(corpus_id, "lda", params, seed=replicate)
+    assert job["status"] == "succeeded", job
+    page = svc.req("GET", f"/v1/models/{job['model_id']}/topics?n={V}&rank=frequency")
+    phi = np.zeros((K, V))
+    for t in page["topics"]:
+        for w in t["words"]:
+            phi[t["id"], int(w["word"][1:])] = w["frequency"]
+    return phi / phi.sum(axis=1, keepdims=True)
+
+
+def tomotopy_phi(docs, seeds, replicate, matched):
+    import tomotopy as tp
+
+    mdl = tp.LDAModel(k=K, alpha=ALPHA, eta=BETA, seed=replicate)
+    totals = {}
+    for counts in docs:
+        words = [w for w, n in sorted(counts.items()) for _ in range(n)]
+        mdl.add_doc(words)
+        for w, n in counts.items():
+            totals[w] = totals.get(w, 0) + n
+    for s, ws in enumerate(seeds):
+        for w in ws:
+            if matched:
+                strength = 1.0 if STRENGTH is None else STRENGTH
+                mdl.set_word_prior(w, [BETA + np.ceil(strength * totals.get(w, 0)) if k == s else BETA for k in range(K)])
+            else:
+                mdl.set_word_prior(w, [1.0 if k == s else 0.1 for k in range(K)])
+    mdl.train(SWEEPS, workers=1)
+    phi = np.zeros((K, V))
+    for k in range(K):
+        for i, x in enumerate(mdl.get_topic_word_dist(k)):
+            phi[k, int(mdl.used_vocabs[i][1:])] = x
+    return phi / phi.sum(axis=1, keepdims=True)
+
+
+def main():
+    global D, STRENGTH
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary")
+    ap.add_argument("--replicates", type=int, default=10)
+    ap.add_argument("--no-matched", action="store_true")
+    ap.add_argument("--documents", type=int, default=D)
+    ap.add_argument("--strength", type=float)
+    args = ap.parse_args()
+    D, STRENGTH = args.documents, args.strength
+    rows = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        svc = Service(os.path.abspath(args.binary), os.path.join(tmp, "seeded.db"), 18000 + random.randint(0, 999))
+        try:
+            for r in range(1, args.replicates + 1):
+                truth, docs, seeds = draw(r)
+                ndjson = "\n".join(json.dumps({"id": f"d{i}", "counts": c}) for i, c in enumerate(docs)).encode()
+                corpus = svc.req("POST", "/v1/corpora?name=seeded&stopwords=none", ndjson, "application/x-ndjson")
+                sides = {
+                    "topicd seeded": (topicd_phi(svc, corpus["id"], seeds, r), list(range(SEEDED))),
+                    "topicd unseeded": (topicd_phi(svc, corpus["id"], None, r), [None] * SEEDED),
+                    "tomotopy set_word_prior (docs' usage)": (tomotopy_phi(docs, seeds, r, False), list(range(SEEDED))),
+                }
+                if not args.no_matched:
+                    sides["tomotopy set_word_prior (topicd's prior)"] = (tomotopy_phi(docs, seeds, r, True), list(range(SEEDED)))
+                for name, (phi, ids) in sides.items():
+                    rows.setdefault(name, []).append(measures(truth, phi, ids))
+                print(f"replicate {r}: " + "; ".join(f"{n} {rows[n][-1][0]:.3f}/{rows[n][-1][2]:.3f}" for n in rows), file=sys.stderr)
+        finally:
+            svc.stop()
+    print(f"| {args.replicates} replicates, K = {K}, V = {V}, D = {D} × {LEN} tokens | seeded topics' L1 to the truth | their top-10 overlap | other topics' matched L1 |")
+    print("|---|---|---|---|")
+    for name, values in rows.items():
+        a = np.array(values)
+        mean, se = a.mean(axis=0), a.std(axis=0, ddof=1) / np.sqrt(len(a))
+        print(f"| {name} | {mean[0]:.3f} ± {se[0]:.3f} | {mean[1]:.2f} ± {se[1]:.2f} | {mean[2]:.3f} ± {se[2]:.3f} |")
+
+
+if __name__ == "__main__":
+    main()

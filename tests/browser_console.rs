@@ -466,6 +466,7 @@ async fn scenario(b: &Browser<'_>) {
     b.no_console_errors("topic detail").await;
     rename_survives_a_reload(b, &lda, 1).await;
     predict_shows_bars(b, &lda, "lda").await;
+    compare_pairs_the_topics(b, &lda, &hpc).await;
 
     // The HPC model: its topics are the corpus' labels, and prediction names labels.
     let (_, topics) = b.server.get(&format!("/v1/models/{hpc}/topics?n=1")).await;
@@ -542,6 +543,25 @@ async fn asks_for_a_token_and_uses_it(b: &Browser<'_>) {
     assert!(other.is_empty(), "errors in the browser's console on the token prompt: {other:#?}");
     b.no_console_errors("corpora behind a token").await;
     secured.stop().await;
+}
+
+/// The model page's "Compare" picker offers the corpus' other model and leads to the
+/// comparison page, whose table has a row per pair the API gives; the LDA model against
+/// itself pairs every topic with itself.
+async fn compare_pairs_the_topics(b: &Browser<'_>, lda: &str, other: &str) {
+    b.open(&format!("#/models/{lda}")).await;
+    b.until(&format!("[...document.querySelectorAll('#compare-with option')].some(o => o.value === '{other}')"), "the compare picker", WAIT).await;
+    b.find("#compare-with").await.select_by_value(other).await.expect("choose the other model");
+    b.click("[data-testid=compare-with] button[type=submit]").await;
+    let rows = b.until("document.querySelectorAll('[data-testid=comparison] tbody tr').length", "the comparison table", WAIT).await;
+    let (_, cmp) = b.server.get(&format!("/v1/models/{lda}/compare/{other}?words=5")).await;
+    assert_eq!(rows.as_u64(), Some(cmp["pairs"].as_array().expect("pairs").len() as u64), "{cmp}");
+    b.no_console_errors("comparison").await;
+    b.accessible("comparison").await;
+    b.open(&format!("#/models/{lda}/compare/{lda}")).await;
+    b.until("document.querySelectorAll('[data-testid=comparison] tbody tr').length", "the self-comparison", WAIT).await;
+    let same = b.js("return [...document.querySelectorAll('[data-testid=comparison] tbody tr')].every(r => r.dataset.a === r.dataset.b);").await;
+    assert_eq!(same.as_bool(), Some(true), "a model's topics pair with themselves");
 }
 
 /// Upload the fixture as an NDJSON file through the corpora page's form; returns its id.

@@ -12,6 +12,7 @@ import * as job from "./pages/job.js";
 import * as models from "./pages/models.js";
 import * as model from "./pages/model.js";
 import * as sweep from "./pages/sweep.js";
+import * as compare from "./pages/compare.js";
 
 /** [pattern, page, section of the navigation it belongs to]. */
 const ROUTES = [
@@ -23,6 +24,7 @@ const ROUTES = [
   [/^\/jobs\/([^/]+)$/, job, "jobs"],
   [/^\/models$/, models, "models"],
   [/^\/models\/([^/]+)$/, model, "models"],
+  [/^\/models\/([^/]+)\/compare\/([^/]+)$/, compare, "models"],
   [/^\/sweeps\/([^/]+)$/, sweep, "jobs"],
 ];
 

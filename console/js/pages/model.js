@@ -9,6 +9,7 @@ import { topicsSection } from "./topics.js";
 import { topicMapSection, evaluationSection, correlationsSection, communitiesSection, predictSection, heldoutSection } from "./model_extras.js";
 import { effectsSection, fittedCovariates } from "./effects.js";
 import { convergencePanel, convergenceFlag, convergenceCaution } from "./convergence.js";
+import { compareSection } from "./compare.js";
 
 async function capabilitiesOf(model) {
   if (model.capabilities) return model.capabilities;
@@ -53,6 +54,7 @@ export async function render(root, [id]) {
   if (caps.communities) sections.push(communitiesSection(model));
   if (caps.prediction) sections.push(predictSection(model, caps));
   if (caps.heldout_likelihood) sections.push(heldoutSection(model));
+  if (caps.topic_tables) sections.push(compareSection(model));
   mount(root, h("h1", {}, `Model ${shortId(model.id)} (${model.model})`), header(model), convergencePanel(model.diagnostics?.convergence), sections);
   return () => stops.forEach((s) => s());
 }

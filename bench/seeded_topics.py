@@ -41,13 +41,14 @@ from topicd_service import Service  # noqa: E402
 K, V, LEN, ALPHA, BETA, SWEEPS = 10, 500, 60, 0.1, 0.01, 300
 D = 600  # documents per corpus (--documents)
 STRENGTH = None  # topicd's seed_strength (--strength; None: the default)
+SHARED = True  # a seed word shared with another topic (--no-shared: none)
 SEEDED, SEED_WORDS = 3, 4
 
 
 def draw(replicate):
     rng = np.random.default_rng(1000 + replicate)
     phi = rng.dirichlet(np.full(V, 0.05), size=K)
-    for s in range(SEEDED):
+    for s in range(SEEDED if SHARED else 0):
         # One of topic s's top 5 words is as heavy in topic s + 1 too.
         w = int(np.argsort(-phi[s])[rng.integers(0, 5)])
         phi[s + 1, w] = max(phi[s + 1, w], phi[s, w])
@@ -142,15 +143,16 @@ def tomotopy_phi(docs, seeds, replicate, matched):
 
 
 def main():
-    global D, STRENGTH
+    global D, STRENGTH, SHARED
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
     ap.add_argument("--replicates", type=int, default=10)
     ap.add_argument("--no-matched", action="store_true")
     ap.add_argument("--documents", type=int, default=D)
     ap.add_argument("--strength", type=float)
+    ap.add_argument("--no-shared", action="store_true", help="no seed word made heavy in another topic")
     args = ap.parse_args()
-    D, STRENGTH = args.documents, args.strength
+    D, STRENGTH, SHARED = args.documents, args.strength, not args.no_shared
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
         svc = Service(os.path.abspath(args.binary), os.path.join(tmp, "seeded.db"), 18000 + random.randint(0, 999))

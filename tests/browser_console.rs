@@ -849,14 +849,19 @@ async fn a_sweep_from_the_corpus_page(b: &Browser<'_>, corpus_id: &str, lda: &st
     b.find("[data-testid=sweep-panel]").await;
     b.js("document.querySelector('#sweep-topics').value = '3, 6'; document.querySelector('#sweep-iterations').value = '20'; return null;").await;
     b.click("[data-testid=sweep-panel] button[type=submit]").await;
-    b.until("location.hash.startsWith('#/sweeps/') && location.hash", "the sweep page", WAIT).await;
+    let sweep_page = b.until("location.hash.startsWith('#/sweeps/') && location.hash", "the sweep page", WAIT).await;
     let suggested = b.until("(e => e && e.textContent)(document.querySelector('[data-testid=sweep-suggestion]'))", "the suggestion", FIT_WAIT).await;
     assert!(suggested.as_str().unwrap_or("").contains("Suggested K:"), "{suggested}");
     let figures = b.until("(n => n === 4 && n)(document.querySelectorAll('[data-testid=sweep-plots] figure').length)", "four plots over K", WAIT).await;
     assert_eq!(figures, json!(4));
     let rows = b.js("return document.querySelectorAll('[data-testid=sweep-rows] tbody tr').length;").await;
     assert_eq!(rows, json!(2));
-    b.accessible("sweep").await;
+    // The K = 6 row links to its comparison with the K = 3 model.
+    b.click("[data-testid=sweep-rows] [data-testid=compare-k]").await;
+    let pairs = b.until("document.querySelectorAll('[data-testid=comparison] tbody tr').length", "the comparison of K = 3 and 6", WAIT).await;
+    assert_eq!(pairs, json!(3), "K = 3 against K = 6: three pairs");
+    b.open(sweep_page.as_str().expect("the sweep page's address")).await;
+    b.until("document.querySelectorAll('[data-testid=sweep-rows] tbody tr').length", "the sweep page again", WAIT).await;
     b.no_console_errors("a sweep").await;
 }
 

@@ -38,6 +38,14 @@ function rowsTable(sweep) {
     { label: "Worst R̂", num: true, cell: (r) => fmtNum(r.rhat_max) },
     { label: "Fit time", num: true, cell: (r) => fmtDuration(r.fit_s) },
     { label: "Model", cell: (r) => (r.model_id ? h("a", { href: `#/models/${r.model_id}` }, "topics") : h("a", { href: `#/jobs/${r.job_id}` }, "job")) },
+    {
+      label: "Against the K before",
+      cell: (r) => {
+        const swept = sweptRows(sweep);
+        const before = swept[swept.indexOf(r) - 1];
+        return r.model_id && before?.model_id ? h("a", { href: `#/models/${before.model_id}/compare/${r.model_id}`, "data-testid": "compare-k" }, `compare K = ${before.topics} → ${r.topics}`) : "–";
+      },
+    },
   ];
   return table(cols, sweep.rows, {
     caption: "One row per fit; scores appear once a fit has succeeded and been scored.",

@@ -10,7 +10,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{from_str, parse_query};
 use super::topic_query::TopicNames;
 use super::AppState;
-use crate::models::compare::{compare as compare_models, Side, TopicPair, JACCARD_TOP};
+use crate::models::compare::{compare as compare_models, work, Side, TopicPair, JACCARD_TOP, MAX_WORK};
 use crate::models::stability::MATCH_SIMILARITY;
 use crate::models::TableOptions;
 use axum::extract::{Path, RawQuery, State};
@@ -43,6 +43,7 @@ pub async fn compare(State(state): State<AppState>, Path((a_id, b_id)): Path<(St
     }
     let a = state.models.get(&state.store, &a_id).await?;
     let b = state.models.get(&state.store, &b_id).await?;
+    let _turn = state.pool_turn().await?;
     let (a_names, b_names) = (state.store.topic_names(&a_id).await?, state.store.topic_names(&b_id).await?);
     let (ma, mb) = (a.clone(), b.clone());
     let comparison = tokio::task::spawn_blocking(move || {
@@ -51,10 +52,22 @@ pub async fn compare(State(state): State<AppState>, Path((a_id, b_id)): Path<(St
         let (wa, wb) = (side(&ma), side(&mb));
         let sa = Side { words: wa.iter().map(String::as_str).collect(), rows: &ta.frequency };
         let sb = Side { words: wb.iter().map(String::as_str).collect(), rows: &tb.frequency };
-        compare_models(&sa, &sb, words)
+        let work = work(&sa, &sb);
+        if work > MAX_WORK {
+            return Err(ApiError::invalid(
+                "other",
+                format!(
+                    "comparing {} × {} topics over {} words is {work} distance terms, more than {MAX_WORK}: compare models with fewer topics",
+                    ta.topics.len(),
+                    tb.topics.len(),
+                    sa.words.len().max(sb.words.len())
+                ),
+            ));
+        }
+        Ok(compare_models(&sa, &sb, words))
     })
     .await
-    .map_err(ApiError::internal)?;
+    .map_err(ApiError::internal)??;
     let pair = |p: &TopicPair| {
         json!({
             "a": topic_ref(p.a, &a_names),

@@ -18,6 +18,9 @@ async function topWords(id) {
   return new Map(page.topics.map((t) => [t.id, t.words.map((w) => w.word).join(", ")]));
 }
 
+/** A name as a CSV cell a spreadsheet will not run as a formula. */
+const safeCell = (name) => (name && /^[=+\-@]/.test(name) ? `'${name}` : name ?? "");
+
 const shifts = (words) => (words.length ? words.map((w) => `${w.word} (${fmtNum(w.a, 3)} → ${fmtNum(w.b, 3)})`).join(", ") : "–");
 
 export async function render(root, [a, b]) {
@@ -35,7 +38,7 @@ export async function render(root, [a, b]) {
   const csv = () =>
     toCsv(
       ["a_topic", "a_name", "b_topic", "b_name", "similarity", "matched", "top_words_jaccard"],
-      cmp.pairs.map((p) => [p.a.id, p.a.name ?? "", p.b.id, p.b.name ?? "", p.similarity, p.matched, p.top_words_jaccard]),
+      cmp.pairs.map((p) => [p.a.id, safeCell(p.a.name), p.b.id, safeCell(p.b.name), p.similarity, p.matched, p.top_words_jaccard]),
     );
   mount(
     root,
@@ -71,10 +74,12 @@ export function compareSection(model) {
     field("Compare with", select, "Another model of this corpus: its topics paired with these, and the words that moved."),
     h("div", { class: "actions" }, go),
   );
-  get("/v1/models?limit=100").then((page) => {
-    const others = page.models.filter((m) => m.id !== model.id && m.corpus_id && m.corpus_id === model.corpus_id);
-    select.replaceChildren(...(others.length ? others.map((m) => h("option", { value: m.id }, `${shortId(m.id)} · ${m.model}, K = ${m.num_topics}, seed ${m.seed}`)) : [h("option", { value: "" }, "No other model of this corpus")]));
-    go.disabled = !others.length;
-  });
+  get("/v1/models?limit=100")
+    .then((page) => {
+      const others = page.models.filter((m) => m.id !== model.id && m.corpus_id && m.corpus_id === model.corpus_id);
+      select.replaceChildren(...(others.length ? others.map((m) => h("option", { value: m.id }, `${shortId(m.id)} · ${m.model}, K = ${m.num_topics}, seed ${m.seed}`)) : [h("option", { value: "" }, "No other model of this corpus (among the newest 100)")]));
+      go.disabled = !others.length;
+    })
+    .catch(() => select.replaceChildren(h("option", { value: "" }, "Could not list the models")));
   return h("section", { class: "panel", "data-testid": "compare-with" }, h("h2", {}, "Compare"), form);
 }

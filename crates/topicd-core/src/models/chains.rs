@@ -196,7 +196,13 @@ pub fn alignments_json(alignments: &[Alignment]) -> serde_json::Value {
 /// topic-major `k × v` word distributions): the alignments of chains 1.., and where
 /// each chain's topic a goes (`targets[c][a]`; chain 0's stay where they are).
 pub fn match_to_first(word_rates: &[&[f64]], k: usize, v: usize) -> (Vec<Alignment>, Vec<Vec<usize>>) {
-    let alignments: Vec<Alignment> = word_rates[1..].iter().map(|other| align_topics(word_rates[0], other, k, v)).collect();
+    match_to_first_pinned(word_rates, k, v, 0)
+}
+
+/// [`match_to_first`] with topics `0..pinned` kept where they are in every chain (a
+/// seeded fit's seeded topics: topic i is seed i's in every chain); the others matched.
+pub fn match_to_first_pinned(word_rates: &[&[f64]], k: usize, v: usize, pinned: usize) -> (Vec<Alignment>, Vec<Vec<usize>>) {
+    let alignments: Vec<Alignment> = word_rates[1..].iter().map(|other| align_topics_pinned(word_rates[0], other, k, v, pinned)).collect();
     let targets = std::iter::once((0..k).collect()).chain(alignments.iter().map(|a| a.permutation.clone())).collect();
     (alignments, targets)
 }
@@ -204,10 +210,22 @@ pub fn match_to_first(word_rates: &[&[f64]], k: usize, v: usize) -> (Vec<Alignme
 /// Match the `k` topics of `other` to those of `reference` (both topic-major `k × v`
 /// word distributions) by the permutation minimising the summed L1 distance.
 pub fn align_topics(reference: &[f64], other: &[f64], k: usize, v: usize) -> Alignment {
+    align_topics_pinned(reference, other, k, v, 0)
+}
+
+/// The cost that keeps a pinned topic from any partner but itself: far above any L1
+/// distance between distributions (at most 2), and finite for the assignment solver.
+const APART: f64 = 1e6;
+
+/// [`align_topics`] with topics `0..pinned` matched to themselves.
+pub fn align_topics_pinned(reference: &[f64], other: &[f64], k: usize, v: usize, pinned: usize) -> Alignment {
     let cost: Vec<f64> = (0..k * k)
         .into_par_iter()
         .map(|c| {
             let (a, b) = (c / k, c % k);
+            if a != b && (a < pinned || b < pinned) {
+                return APART;
+            }
             other[a * v..(a + 1) * v].iter().zip(&reference[b * v..(b + 1) * v]).map(|(x, y)| (x - y).abs()).sum()
         })
         .collect();

@@ -60,15 +60,30 @@ pub struct ModelComparison {
 /// How many top words the Jaccard overlap reads.
 pub const JACCARD_TOP: usize = 10;
 
+/// Most work a comparison takes on: K_a · K_b · (words in either vocabulary), the
+/// distance computations (a few seconds), which also bounds the rows' memory.
+pub const MAX_WORK: u64 = 2_000_000_000;
+
+/// The work comparing `a` and `b` takes ([`MAX_WORK`] bounds it): the pairs' distances
+/// over the larger vocabulary (a lower bound of the union's).
+pub fn work(a: &Side, b: &Side) -> u64 {
+    let (ka, kb) = (a.rows.nrows() as u64, b.rows.nrows() as u64);
+    ka * kb * a.words.len().max(b.words.len()) as u64
+}
+
 /// Compare `a` and `b`, listing `shifts` risen and fallen words per pair.
 pub fn compare(a: &Side, b: &Side, shifts: usize) -> ModelComparison {
     let (words, a_rows, b_rows) = on_union(a, b);
     let (ka, kb) = (a_rows.len(), b_rows.len());
     let n = ka.max(kb);
     let mut cost = vec![2.0; n * n];
+    let empty = |row: &[f64]| row.iter().all(|&x| x == 0.0);
     for i in 0..ka {
         for j in 0..kb {
-            cost[i * n + j] = a_rows[i].iter().zip(&b_rows[j]).map(|(x, y)| (x - y).abs()).sum();
+            // A topic with no weight at all is like no other topic (cost 2: no match).
+            if !empty(&a_rows[i]) && !empty(&b_rows[j]) {
+                cost[i * n + j] = a_rows[i].iter().zip(&b_rows[j]).map(|(x, y)| (x - y).abs()).sum();
+            }
         }
     }
     let permutation = min_cost_assignment(&cost, n);
@@ -184,6 +199,17 @@ mod tests {
         // The other way round, a's side is the larger: its extra topic is unpaired.
         let back = compare(&b, &a, 3);
         assert_eq!((back.unpaired_a, back.unpaired_b), (vec![2], vec![]));
+    }
+
+    /// A topic without weight pairs as no match (a zero row is at distance 1 from every
+    /// distribution, which would read as similarity 0.5).
+    #[test]
+    fn an_empty_topic_is_no_match() {
+        let a_rows = array![[0.0, 0.0], [0.3, 0.7]];
+        let b_rows = array![[1.0, 0.0], [0.3, 0.7]];
+        let c = compare(&Side { words: vec!["p", "q"], rows: &a_rows }, &Side { words: vec!["p", "q"], rows: &b_rows }, 1);
+        let empty = c.pairs.iter().find(|p| p.a == 0).unwrap();
+        assert!(!empty.matched && empty.similarity == 0.0, "{empty:?}");
     }
 
     /// Unnormalised rows (Poisson rates) compare as their distributions.

@@ -32,6 +32,8 @@ use serde_json::{json, Value};
 /// Most seeded topics a fit takes, and most words per seeded topic.
 pub const MAX_SEED_TOPICS: usize = 1_000;
 pub const MAX_WORDS_PER_SEED: usize = 100;
+/// Longest seed name in bytes: a topic name's bound (the rename endpoint's).
+pub const MAX_NAME_BYTES: usize = 200;
 /// Default `seed_strength`: of 0.3, 1 and 3 on corpora drawn from LDA with seed words
 /// shared between topics, 0.3 recovered the seeded topics best and left the other
 /// topics as unseeded LDA finds them (decision 0059); stronger seeds pull a shared
@@ -91,7 +93,7 @@ fn seed_words_schema() -> Value {
             "required": ["name", "words"],
             "additionalProperties": false,
             "properties": {
-                "name": {"type": "string", "minLength": 1, "maxLength": 200},
+                "name": {"type": "string", "minLength": 1, "maxLength": MAX_NAME_BYTES},
                 "words": {"type": "array", "minItems": 1, "maxItems": MAX_WORDS_PER_SEED, "items": {"type": "string", "minLength": 1}}
             }
         },
@@ -178,8 +180,13 @@ fn parse_topics(v: &Value) -> Result<Vec<SeedTopic>, ParamError> {
             return Err(ParamError::new(at(&format!(".{k}")), "unknown key: a seed has \"name\" and \"words\""));
         }
         let name = match obj.get("name").and_then(Value::as_str).map(str::trim) {
-            Some(n) if !n.is_empty() && n.chars().count() <= 200 => n.to_string(),
-            _ => return Err(ParamError::new(at(".name"), "must be a non-empty string of at most 200 characters")),
+            Some(n) if !n.is_empty() && n.len() <= MAX_NAME_BYTES && !n.chars().any(char::is_control) => n.to_string(),
+            _ => {
+                return Err(ParamError::new(
+                    at(".name"),
+                    format!("must be a non-empty name of at most {MAX_NAME_BYTES} bytes (UTF-8) without control characters, as a topic's name"),
+                ))
+            }
         };
         if topics.iter().any(|t| t.name == name) {
             return Err(ParamError::new(at(".name"), format!("{name:?} names two seeds")));
@@ -307,6 +314,8 @@ mod tests {
             (json!({"seed_words": {"a": 1}}), "seed_words"),
             (json!({"seed_words": [{"name": "a"}]}), "seed_words[0].words"),
             (json!({"seed_words": [{"name": "", "words": ["x"]}]}), "seed_words[0].name"),
+            (json!({"seed_words": [{"name": "two\nlines", "words": ["x"]}]}), "seed_words[0].name"),
+            (json!({"seed_words": [{"name": "é".repeat(101), "words": ["x"]}]}), "seed_words[0].name"),
             (json!({"seed_words": [{"name": "a", "words": ["x"]}, {"name": "a", "words": ["y"]}]}), "seed_words[1].name"),
             (json!({"seed_words": [{"name": "a", "words": ["x", 3]}]}), "seed_words[0].words[1]"),
             (json!({"seed_words": [{"name": "a", "words": []}]}), "seed_words[0].words"),

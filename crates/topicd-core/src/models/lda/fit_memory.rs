@@ -16,8 +16,10 @@ pub fn estimate(c: &CorpusStats, p: &super::params::LdaParams, threads: usize) -
     // `Tokens`: each token's word and its position in the word-major index (4 + 4),
     // `doc_ptr` (8 per document), the sync blocks (4 per document), `word_ptr` (8 per term).
     let tokens = 2 * W4 * s.n + (W8 + W4) * s.d + W8 * s.v;
-    // `GibbsState`: z (4 per token) and the word-topic counts n_kw (V × K u32).
-    let state = W4 * s.n + W4 * s.v * k;
+    // `GibbsState`: z (4 per token) and the word-topic counts n_kw (V × K u32); a seeded
+    // fit copies n_kw without the seeds' pseudo-counts at each kept sweep.
+    let seeded_copy = if p.seed_words.is_empty() { 0 } else { W4 * s.v * k };
+    let state = W4 * s.n + W4 * s.v * k + seeded_copy;
     // The sweep schedule: the dense kernel (K ≤ 256) keeps document-topic counts padded
     // to 16 topics (D × K̃ u32) and the partition's cell offsets (8 per document and
     // block, at most 17); the sparse kernel a float snapshot of φ (V × K f32) and its

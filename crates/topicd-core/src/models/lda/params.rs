@@ -497,6 +497,15 @@ impl LdaParams {
         if optimize_beta && optimize_interval == 0 {
             return Err(ParamError::new("optimize_beta", "needs optimize_interval > 0 (β is re-estimated at the same sweeps as α)"));
         }
+        if !seeds.is_empty() && !super::sampler::uses_dense_kernel(topics) {
+            return Err(ParamError::new(
+                "seed_words",
+                format!(
+                    "seeded fits take at most {} topics (the dense sampler's; the sparse one's draws assume no word outweighs its topic), got {topics}",
+                    super::sampler::DENSE_MAX_TOPICS
+                ),
+            ));
+        }
         if optimize_beta && !seeds.is_empty() {
             return Err(ParamError::new("optimize_beta", "seed_words set the topic-word prior of their topics: β is not re-estimated with them"));
         }
@@ -527,11 +536,19 @@ impl LdaParams {
         })
     }
 
-    /// Whether the fit runs over `ranks` ranks: seeded fits run in one process (a
-    /// distributed fit's ranks sum their shards' counts, and the seeds' pseudo-counts
-    /// would be summed once per rank).
+    /// Whether the fit runs over `ranks` ranks: seeded fits run in one process, not
+    /// through the distributed fit (its ranks sum their shards' counts, which hold no
+    /// pseudo-counts), whatever its world's size.
     pub fn check_ranks(&self, ranks: usize) -> Result<(), ParamError> {
-        if ranks > 1 && !self.seed_words.is_empty() {
+        if ranks > 1 {
+            self.refuse_seeds_in_ranked_fit()?;
+        }
+        Ok(())
+    }
+
+    /// A ranked fit (over any number of ranks) does not take seeds.
+    pub fn refuse_seeds_in_ranked_fit(&self) -> Result<(), ParamError> {
+        if !self.seed_words.is_empty() {
             return Err(ParamError::new("ranks", "a fit with seed_words runs in one process: leave out ranks"));
         }
         Ok(())

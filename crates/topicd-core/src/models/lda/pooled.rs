@@ -10,7 +10,7 @@
 //! shares).
 
 use super::LdaModel;
-use crate::models::chains::{self, match_to_first};
+use crate::models::chains::{self, match_to_first_pinned};
 
 /// One chain's model and trace ([`chains::ChainResult`]).
 pub(super) type ChainResult = chains::ChainResult<LdaModel>;
@@ -27,7 +27,9 @@ fn merge(models: &[&LdaModel]) -> LdaModel {
     let reference = models[0];
     let (k, v) = (reference.params.topics, reference.num_terms);
     let d = reference.document_proportions.len() / k.max(1);
-    let (alignments, targets) = match_to_first(&models.iter().map(|m| m.word_rates.as_slice()).collect::<Vec<_>>(), k, v);
+    // A seeded fit's seeded topics stay where their seeds put them in every chain.
+    let seeded = reference.params.seed_words.len();
+    let (alignments, targets) = match_to_first_pinned(&models.iter().map(|m| m.word_rates.as_slice()).collect::<Vec<_>>(), k, v, seeded);
     let total_kept: usize = models.iter().map(|m| m.kept_sweeps).sum();
     let mut pooled = reference.clone();
     for x in pooled.word_rates.iter_mut().chain(&mut pooled.document_proportions).chain(&mut pooled.topic_shares).chain(&mut pooled.alpha) {

@@ -44,3 +44,25 @@ fn a_chain_in_another_mode_leaves_exactly_its_lost_topic_unmatched() {
     let same = merge(&[&a, &a]).topic_stability().unwrap();
     assert!(same.iter().all(|t| t.in_every_chain() && (t.similarity - 1.0).abs() < 1e-12), "{same:?}");
 }
+
+/// A seeded fit's chains keep their seeded topics in place: a second chain holding
+/// chain 0's topics 0 and 1 swapped would be matched back by the free assignment, but
+/// with topic 0 seeded (pinned) topic 0 is pooled with topic 0, and the unseeded ones
+/// are still matched freely (chain 1's topics 2 and 3, swapped, go back).
+#[test]
+fn seeded_topics_pool_with_themselves() {
+    let (_, docs) = lda_corpus(4, 40, 120, 40, 0.3, 3);
+    let corpus = build_corpus(raw_options(), &[], docs).expect("corpus builds");
+    let p = LdaParams::from_json(&serde_json::json!({"topics": 4, "iterations": 40, "burn_in": 20, "thin": 4})).unwrap();
+    let a = recorded_run(1, None, |ctx| crate::models::lda::fit_lda(&corpus, &p, SEED, ctx).expect("fit runs")).model;
+    let v = a.num_terms;
+    let mut b = a.clone();
+    b.word_rates = [1, 0, 3, 2].iter().flat_map(|&k| a.word_rates[k * v..(k + 1) * v].to_vec()).collect();
+    let free = merge(&[&a, &b]);
+    assert_eq!(free.alignments[0].permutation, vec![1, 0, 3, 2], "unseeded: every topic matched back");
+    let mut seeded_a = a.clone();
+    seeded_a.params.seed_words = vec![crate::models::seeds::SeedTopic { name: "s".into(), words: vec!["w000".into()] }];
+    let pinned = merge(&[&seeded_a, &b]);
+    assert_eq!(pinned.alignments[0].permutation[0], 0, "the seeded topic stays with itself");
+    assert_eq!(&pinned.alignments[0].permutation[2..], &[3, 2], "the unseeded ones are matched freely");
+}

@@ -26,7 +26,7 @@ use crate::ranks::Ranks;
 /// tells the other ranks which one and the state it starts from. The other ranks' `ctx`
 /// should report nothing (their checkpoint settings are not read).
 pub fn fit_lda_ranked(corpus: Option<Corpus>, p: &LdaParams, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<Option<LdaModel>, FitError> {
-    p.check_ranks(ranks.size()).map_err(FitError::Params)?;
+    p.refuse_seeds_in_ranked_fit().map_err(FitError::Params)?;
     let mut settings = vec![ctx.checkpoint.every.is_some() as u8];
     ranks.broadcast(0, &mut settings);
     let (shard, root) = scatter(corpus, p, seed, ranks)?;

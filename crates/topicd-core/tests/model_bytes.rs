@@ -84,7 +84,7 @@ const EXPECTED: &[(&str, &str, Before, &str)] = &[
         "lda",
         r#"{"topics": 8, "iterations": 6, "burn_in": 3}"#,
         Before::SeedsLeft("1d1acaf5fcf0c20949ccbcb614e45832593311f88c4ae7b52f2f9dd6042ab036"),
-        "e14de3057a7547c7755f20b5bacd85a9a7433783084090c18056c2abec08948a",
+        "6afe1cd03bf3fab84b09515b2ea7842b81fbe35d62956147b063474df57e4c43",
     ),
     ("hpc", r#"{"iterations": 4, "burn_in": 2, "test_fraction": 0.2}"#, Before::Nothing, "f996511c1a26dfdcb3524c14f891fae2cab1772bc02077d60d2ca882e655a2b9"),
     ("pcm", r#"{"topics": 6, "iterations": 4, "burn_in": 2}"#, Before::Nothing, "7a2289792d2e9990637b7624a19839a3adb5e419e079f515e6b1f840e9411165"),

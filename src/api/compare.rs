@@ -12,7 +12,7 @@ use super::topic_query::TopicNames;
 use super::AppState;
 use crate::models::compare::{compare as compare_models, work, Side, TopicPair, JACCARD_TOP, MAX_WORK};
 use crate::models::stability::MATCH_SIMILARITY;
-use crate::models::TableOptions;
+use crate::models::Comparison;
 use axum::extract::{Path, RawQuery, State};
 use axum::Json;
 use serde::Deserialize;
@@ -45,9 +45,11 @@ pub async fn compare(State(state): State<AppState>, Path((a_id, b_id)): Path<(St
     let b = state.models.get(&state.store, &b_id).await?;
     let _turn = state.pool_turn().await?;
     let (a_names, b_names) = (state.store.topic_names(&a_id).await?, state.store.topic_names(&b_id).await?);
-    let (ma, mb) = (a.clone(), b.clone());
+    let (ma, mb, pool) = (a.clone(), b.clone(), state.predict_pool.clone());
     let comparison = tokio::task::spawn_blocking(move || {
-        let (ta, tb) = (ma.model.topic_table(&TableOptions::default()), mb.model.topic_table(&TableOptions::default()));
+        // The tables the topic pages computed and keep, not two more.
+        let (ra, rb) = (ma.ranked_table(Comparison::Natural, &pool), mb.ranked_table(Comparison::Natural, &pool));
+        let (ta, tb) = (&ra.table, &rb.table);
         let side = |m: &super::model_cache::LoadedModel| (0..m.lexicon.len() as u32).map(|w| m.lexicon.word(w).to_string()).collect::<Vec<String>>();
         let (wa, wb) = (side(&ma), side(&mb));
         let sa = Side { words: wa.iter().map(String::as_str).collect(), rows: &ta.frequency };

@@ -10,6 +10,7 @@
 //! one implementation told apart by [`variant`]'s [`Supervision`].
 
 pub mod affinity;
+pub mod caches;
 pub mod calibration;
 pub mod chain;
 pub mod data;

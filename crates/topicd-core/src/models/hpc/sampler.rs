@@ -17,25 +17,22 @@
 //! exactly ([`super::affinity::draw_inactive`]).
 
 use super::affinity::{find_block_mode, ActiveAffinities, InactiveSampler};
+pub(crate) use super::caches::column_sums;
+pub use super::caches::{Caches, RateHessian};
 use super::data::HpcData;
 use super::dispersion::Dispersion;
 use super::hyper::{affinity_mean, affinity_squares, draw_eta_lambda2_from, draw_psi_gamma2, AffinitySpread};
 use super::rate_scratch::RateScratch;
 use super::rates::{find_mode, Curvature, RateConditional};
-use super::touched::{topological_order, touched_subtree, WordBlock};
+use super::touched::WordBlock;
 use super::untouched::{update_untouched, UntouchedPrior};
 use super::variances::draw_tau2;
 use super::variant::Supervision;
-use crate::inference::{fast_exp, hmc_step, minimum_degree_order, MassMatrix, SparsePattern, SparseSymmetric};
-use crate::models::RestoreError;
+use crate::inference::{fast_exp, hmc_step, MassMatrix, SparsePattern, SparseSymmetric};
 use crate::rng::{stream, Purpose};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-
-/// −(likelihood Hessian) of one word's block at the last mode refit, as its two sparse parts (see
-/// [`Caches::likelihood_hessians`]).
-pub type RateHessian = (Vec<f64>, Vec<f64>);
 
 /// Settings of one scan.
 #[derive(Debug, Clone, Copy)]
@@ -64,157 +61,6 @@ pub struct HpcState {
     /// (ν, σ²) of the τ² prior.
     pub nu: f64,
     pub sigma2: f64,
-}
-
-/// What the sampler keeps between scans: per-word sparsity patterns and the cached
-/// likelihood Hessians of Algorithm 1.
-pub struct Caches {
-    curvature: Curvature,
-    /// The tree's nodes, parents first.
-    topological: Vec<u32>,
-    /// Each word's touched subtree (the nodes its rate HMC runs on), parents first.
-    blocks: Vec<Vec<u32>>,
-    /// With [`Curvature::Full`], each word's pattern over its block's indices; with
-    /// [`Curvature::TreeDiagonal`] none (the block's tree pattern is built per scan by
-    /// [`SparsePattern::for_tree`], in O(block size)).
-    patterns: Vec<SparsePattern>,
-    /// −(likelihood Hessian of the block's conditional) at the last mode, per word, as
-    /// sparse parts.
-    rate_hessians: Vec<(Vec<f64>, Vec<f64>)>,
-    /// −(likelihood Hessian) of the active block at the last mode, per document.
-    affinity_hessians: Vec<DMatrix<f64>>,
-    /// β = exp(μ), word-major V × N, as the last rate block left μ (empty before it
-    /// ran), and its column sums B_k = Σ_f β_fk. Written once per scan and read by the
-    /// affinity block, the log-likelihood and the estimands, so no other pass
-    /// exponentiates the V × N log rates or allocates a matrix of them.
-    beta: Vec<f64>,
-    rate_totals: Vec<f64>,
-    /// Whether `beta` is e^μ of the state, as the last rate block left it (caches
-    /// belong to one chain, whose μ only that block changes): the untouched nodes'
-    /// updates read their current e^μ from it instead of exponentiating again.
-    beta_is_current: bool,
-}
-
-impl Caches {
-    pub fn new(data: &HpcData, curvature: Curvature) -> Self {
-        let topological = topological_order(&data.parent);
-        let blocks: Vec<Vec<u32>> = (0..data.num_terms()).into_par_iter().map(|f| touched_subtree(data, f, &topological)).collect();
-        let patterns: Vec<SparsePattern> = match curvature {
-            Curvature::Full => blocks
-                .par_iter()
-                .enumerate()
-                .map(|(f, nodes)| {
-                    let block = WordBlock::new(&data.parent, &topological, nodes);
-                    // The tree edges inside the block and the co-occurrence pairs (all
-                    // inside it), in block indices.
-                    let edges: Vec<(usize, usize)> = data
-                        .word_hessian_edges(f)
-                        .into_iter()
-                        .filter_map(|(a, b)| {
-                            let (la, lb) = (block.local_of[a], block.local_of[b]);
-                            (la != u32::MAX && lb != u32::MAX).then_some((la as usize, lb as usize))
-                        })
-                        .collect();
-                    SparsePattern::new(&minimum_degree_order(nodes.len(), edges.iter().copied()), edges)
-                })
-                .collect(),
-            Curvature::TreeDiagonal => Vec::new(),
-        };
-        Caches {
-            curvature,
-            topological,
-            blocks,
-            patterns,
-            rate_hessians: vec![(Vec::new(), Vec::new()); data.num_terms()],
-            affinity_hessians: vec![DMatrix::zeros(0, 0); data.num_docs()],
-            beta: Vec::new(),
-            rate_totals: Vec::new(),
-            beta_is_current: false,
-        }
-    }
-
-    /// β = exp(μ) (word-major) and B_k = Σ_f β_fk as of the last rate block, or as of
-    /// `mu` if no rate block has run with these caches (then computed here).
-    pub fn rates(&mut self, mu: &[f64], num_nodes: usize) -> (&[f64], &[f64]) {
-        if self.beta.len() != mu.len() {
-            self.beta = mu.par_iter().map(|&m| fast_exp(m)).collect();
-            self.rate_totals = column_sums(&self.beta, num_nodes);
-        }
-        (&self.beta, &self.rate_totals)
-    }
-
-    /// Caches for a chain continued from a checkpoint at state `mu`, with the likelihood
-    /// Hessians a running chain's caches held ([`Caches::likelihood_hessians`];
-    /// documents' as column-major values). The word blocks and patterns are rebuilt from
-    /// the data; β is e^μ of the state, which is exactly what the last rate block left
-    /// (it writes e^μ of every value it sets, [`fast_exp`] as here, and nothing else
-    /// changes μ), so it is recomputed rather than stored. Every Hessian must have its
-    /// word's (document's) shape: a resumed chain has run at least one scan, and scan 1
-    /// refits every mode.
-    pub fn resumed(
-        data: &HpcData,
-        curvature: Curvature,
-        mu: &[f64],
-        rate_hessians: Vec<(Vec<f64>, Vec<f64>)>,
-        affinity_hessians: Vec<Vec<f64>>,
-    ) -> Result<Self, RestoreError> {
-        const WHAT: &str = "HPC state's cached Hessians";
-        let mut caches = Caches::new(data, curvature);
-        if rate_hessians.len() != data.num_terms() || affinity_hessians.len() != data.num_docs() || mu.len() != data.num_terms() * data.num_nodes() {
-            return Err(RestoreError::Mismatch { what: WHAT, part: "words and documents" });
-        }
-        if let Some(f) = (0..data.num_terms()).find(|&f| (rate_hessians[f].0.len(), rate_hessians[f].1.len()) != caches.rate_hessian_shape(data, f)) {
-            return Err(RestoreError::inconsistent(WHAT, format!("word {f}'s Hessian does not have its block's shape")));
-        }
-        let affinity: Vec<DMatrix<f64>> = affinity_hessians
-            .into_iter()
-            .enumerate()
-            .map(|(d, values)| {
-                let a = data.active.row(d).len();
-                (values.len() == a * a)
-                    .then(|| DMatrix::from_vec(a, a, values))
-                    .ok_or_else(|| RestoreError::inconsistent(WHAT, format!("document {d}'s Hessian is not {a} × {a}")))
-            })
-            .collect::<Result<_, _>>()?;
-        caches.rate_hessians = rate_hessians;
-        caches.affinity_hessians = affinity;
-        caches.rates(mu, data.num_nodes());
-        caches.beta_is_current = true;
-        Ok(caches)
-    }
-
-    /// The (diagonal, off-diagonal) lengths of word `f`'s cached likelihood Hessian once
-    /// a mode was fitted: its block's pattern (nothing for a word without a block).
-    fn rate_hessian_shape(&self, data: &HpcData, f: usize) -> (usize, usize) {
-        let nodes = &self.blocks[f];
-        match self.curvature {
-            Curvature::Full => (self.patterns[f].dim(), self.patterns[f].nnz()),
-            // The tree's edges inside the block: every block node but the root has its
-            // parent in the block (blocks are closed under ancestors).
-            Curvature::TreeDiagonal => (nodes.len(), nodes.iter().filter(|&&node| data.parent[node as usize].is_some()).count()),
-        }
-    }
-
-    /// The likelihood Hessians cached at the last mode refit, by word and by document:
-    /// what a checkpoint must carry of the caches (see [`Caches::resumed`]).
-    pub fn likelihood_hessians(&self) -> (&[RateHessian], &[DMatrix<f64>]) {
-        (&self.rate_hessians, &self.affinity_hessians)
-    }
-
-    /// The documents' cached likelihood Hessians, for the affinity block of a rank
-    /// (whose β is not these caches').
-    pub(crate) fn affinity_hessians_mut(&mut self) -> &mut [DMatrix<f64>] {
-        &mut self.affinity_hessians
-    }
-
-    /// Stored non-zeros of all word factors (a measure of the rate block's cost).
-    pub fn factor_nonzeros(&self) -> usize {
-        match self.curvature {
-            Curvature::Full => self.patterns.iter().map(|p| p.nnz() + p.dim()).sum(),
-            // A tree over m nodes: m diagonal and m − 1 off-diagonal entries.
-            Curvature::TreeDiagonal => self.blocks.iter().map(|b| (2 * b.len()).saturating_sub(1)).sum(),
-        }
-    }
 }
 
 /// Counts from one scan (acceptances, repairs), summed over words or documents.
@@ -279,16 +125,6 @@ fn sum_softplus(xs: &[f64]) -> f64 {
         }
     }
     total + product.ln()
-}
-
-/// Column sums of a row-major matrix with `n` columns, summed in row order (so the
-/// result does not depend on the thread count).
-pub(crate) fn column_sums(matrix: &[f64], n: usize) -> Vec<f64> {
-    let mut totals = vec![0.0; n];
-    for row in matrix.chunks(n) {
-        totals.iter_mut().zip(row).for_each(|(t, b)| *t += b);
-    }
-    totals
 }
 
 /// Every word's τ² at the parent nodes, word by word: what the τ²'s prior is drawn from.

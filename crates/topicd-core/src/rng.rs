@@ -48,6 +48,9 @@ pub enum Purpose {
     EffectDraws = 18,
     /// HDP's birth proposals: the fresh topics' starting documents (one stream per pass).
     HdpBirth = 19,
+    /// An edit's start: the parent's assignments redrawn (one stream per document) and
+    /// each split's restricted run (one stream per split topic).
+    EditStart = 20,
 }
 
 /// SplitMix64 finaliser: a bijective 64-bit mixer with good avalanche.

@@ -45,6 +45,8 @@ pub struct Capabilities {
     pub prediction_intervals: bool,
     /// Communities of a graph's nodes (`/communities`).
     pub communities: bool,
+    /// Refits from an edit of the model's topics (`POST /v1/models/{id}/edits`).
+    pub edits: bool,
 }
 
 impl Capabilities {
@@ -61,6 +63,7 @@ impl Capabilities {
         summary_intervals: false,
         prediction_intervals: false,
         communities: false,
+        edits: false,
     };
 
     /// A topic model on a corpus with topic tables and prediction, nothing more.

@@ -68,6 +68,20 @@ pub trait ModelFamily: Sync + 'static {
         let _ = params;
         super::seeds::SeedWords::default()
     }
+    /// The params of a refit of a model fitted with `parent`, edited by `plan`, for
+    /// `iterations` sweeps ([`super::edits`]): the parent's params with the child's
+    /// number of topics and that schedule. A family that cannot refit from an edit
+    /// refuses (the error names `model`; its capabilities say `edits: false`).
+    fn edited_params(&self, parent: &Self::Params, plan: &super::edits::EditPlan, iterations: usize) -> Result<Self::Params, ParamError> {
+        let _ = (parent, plan, iterations);
+        Err(ParamError::new("model", format!("{} models cannot be edited", self.name())))
+    }
+    /// Refit on `corpus` from `start.parent` (a model of this family, as stored) with
+    /// `start.plan` done on its state, under params from [`Self::edited_params`].
+    fn fit_edited(&self, corpus: &Corpus, params: &Self::Params, start: &EditStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        let _ = (corpus, params, start, seed, ctx);
+        Err(FitError::Params(ParamError::new("model", format!("{} models cannot be edited", self.name()))))
+    }
     /// Params of a brief fit (a few sweeps, few topics) that any small corpus takes:
     /// what the checks across families and the fuzz targets fit with, so that nothing
     /// outside the family's folder needs to know its parameters.
@@ -86,6 +100,17 @@ pub trait ModelFamily: Sync + 'static {
             let _ = self.parse_params(&serde_json::json!({}));
         })
     }
+}
+
+/// Where an edit's refit starts ([`ModelFamily::fit_edited`]).
+pub struct EditStart<'a> {
+    /// The parent model's stored bytes.
+    pub parent: &'a [u8],
+    /// The edit, checked against the parent.
+    pub plan: &'a super::edits::EditPlan,
+    /// The seed the parent was fitted with, which drew its held-out split: the refit
+    /// trains on the same documents.
+    pub split_seed: u64,
 }
 
 /// What a fit over ranks ends in ([`ModelFamily::fit_ranked`]): rank 0's model, `None`

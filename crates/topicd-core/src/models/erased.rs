@@ -18,9 +18,10 @@
 use super::capabilities::Capabilities;
 use super::causes::Internal;
 use super::community::{CommunityFamily, CommunityModel};
+use super::edits::EditPlan;
 use super::params::ParamsSchema;
 use super::seeds::SeedWords;
-use super::{FitContext, FitError, ModelError, ModelFamily, ParamError, RankedModel, TopicModel};
+use super::{EditStart, FitContext, FitError, ModelError, ModelFamily, ParamError, RankedModel, TopicModel};
 use crate::corpus::{Corpus, CorpusStats};
 use crate::graph::{Graph, GraphStats};
 use crate::ranks::Ranks;
@@ -65,6 +66,16 @@ impl FitParams {
         }
     }
 
+    /// The params of a refit of a model fitted with these, edited by `plan`, for
+    /// `iterations` sweeps ([`ModelFamily::edited_params`]); graph families cannot be
+    /// edited.
+    pub fn edited(&self, plan: &EditPlan, iterations: usize) -> Result<FitParams, ParamError> {
+        match &self.bound {
+            Bound::Topics(p) => p.edited(plan, iterations),
+            Bound::Communities(p) => Err(ParamError::new("model", format!("{} models cannot be edited", p.family()))),
+        }
+    }
+
     /// These params as a topic family's named `family`, or an error saying whose they are.
     fn topics_of(&self, family: &str) -> Result<&dyn TopicParams, String> {
         match &self.bound {
@@ -104,6 +115,8 @@ trait TopicParams: Send + Sync {
     fn seeds(&self) -> SeedWords;
     fn fit_memory(&self, corpus: &CorpusStats, threads: usize) -> u64;
     fn fit(&self, corpus: &Corpus, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError>;
+    fn edited(&self, plan: &EditPlan, iterations: usize) -> Result<FitParams, ParamError>;
+    fn fit_edited(&self, corpus: &Corpus, start: &EditStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError>;
     fn fit_ranked(&self, corpus: Option<Corpus>, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<RankedModel, FitError>;
 }
 
@@ -128,6 +141,13 @@ impl<F: ModelFamily> TopicParams for Bind<F, F::Params> {
     }
     fn fit(&self, corpus: &Corpus, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
         self.family.fit(corpus, &self.params, seed, ctx)
+    }
+    fn edited(&self, plan: &EditPlan, iterations: usize) -> Result<FitParams, ParamError> {
+        let child = self.family.edited_params(&self.params, plan, iterations)?;
+        Ok(bind_topics(self.family, child))
+    }
+    fn fit_edited(&self, corpus: &Corpus, start: &EditStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        self.family.fit_edited(corpus, &self.params, start, seed, ctx)
     }
     fn fit_ranked(&self, corpus: Option<Corpus>, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<RankedModel, FitError> {
         self.family.fit_ranked(corpus, &self.params, seed, ctx, ranks)
@@ -196,6 +216,10 @@ pub trait TopicEntry: Sync {
     /// [`ModelFamily::fit_ranked`] with params this family parsed.
     fn fit_ranked(&self, corpus: Option<Corpus>, params: &FitParams, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<RankedModel, FitError> {
         params.topics_of(self.name()).map_err(|detail| FitError::Internal(Internal::Bug { detail }))?.fit_ranked(corpus, seed, ctx, ranks)
+    }
+    /// [`ModelFamily::fit_edited`] with params this family made ([`FitParams::edited`]).
+    fn fit_edited(&self, corpus: &Corpus, params: &FitParams, start: &EditStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        params.topics_of(self.name()).map_err(|detail| FitError::Internal(Internal::Bug { detail }))?.fit_edited(corpus, start, seed, ctx)
     }
 }
 

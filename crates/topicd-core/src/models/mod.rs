@@ -27,6 +27,7 @@ pub mod contract;
 pub mod convergence;
 pub mod dcnt;
 pub mod design;
+pub mod edits;
 pub mod effects;
 pub mod encoding_upgrade;
 pub mod erased;
@@ -56,7 +57,7 @@ pub(crate) mod test_kit;
 pub mod topic_draws;
 
 pub use contract::{
-    proportions_with_intervals, Comparison, DocPrediction, DocumentProportions, ModelFamily, PredictOptions, PredictionWithIntervals, RankedModel,
+    proportions_with_intervals, Comparison, DocPrediction, DocumentProportions, EditStart, ModelFamily, PredictOptions, PredictionWithIntervals, RankedModel,
     TableOptions, TopicCorrelations, TopicInfo, TopicModel, TopicTable,
 };
 pub use erased::FitParams;

@@ -224,6 +224,15 @@ impl Family {
         }
     }
 
+    /// Refit on `corpus` from an edited parent ([`super::ModelFamily::fit_edited`]);
+    /// graph families cannot be edited.
+    pub fn fit_edited(self, corpus: &Corpus, params: &FitParams, start: &super::EditStart<'_>, seed: u64, ctx: &FitContext) -> Result<Fitted, FitError> {
+        match self {
+            Family::Topics(f) => f.fit_edited(corpus, params, start, seed, ctx).map(Fitted::Topics),
+            Family::Communities(f) => Err(FitError::Params(ParamError::new("model", format!("{} models cannot be edited", f.name())))),
+        }
+    }
+
     /// Decode a model this family stored.
     pub fn decode(self, bytes: &[u8]) -> Result<Fitted, ModelError> {
         match self {

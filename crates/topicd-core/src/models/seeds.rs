@@ -166,8 +166,8 @@ impl SeedWords {
     }
 }
 
-/// Read the `seed_words` list; every error names its item.
-fn parse_topics(v: &Value) -> Result<Vec<SeedTopic>, ParamError> {
+/// Read a `seed_words` list; every error names its item (`seed_words[1].name`).
+pub(crate) fn parse_topics(v: &Value) -> Result<Vec<SeedTopic>, ParamError> {
     let items = v.as_array().ok_or_else(|| ParamError::new("seed_words", format!("must be a list of {{\"name\", \"words\"}} objects, got {v}")))?;
     if items.len() > MAX_SEED_TOPICS {
         return Err(ParamError::new("seed_words", format!("at most {MAX_SEED_TOPICS} seeded topics, got {}", items.len())));

@@ -204,7 +204,8 @@ impl SavedLda {
             (s.version == STATE_VERSION, "state version"),
             (s.z.len() == num_tokens, "number of assignments"),
             (s.z.iter().all(|&t| (t as usize) < k), "topic ids"),
-            (s.alpha.len() == k && s.alpha.iter().all(|a| a.is_finite() && *a > 0.0), "α"),
+            // α_k = 0 is an edit's retired topic; some topic must be live.
+            (s.alpha.len() == k && s.alpha.iter().all(|a| a.is_finite() && *a >= 0.0) && s.alpha.iter().any(|a| *a > 0.0), "α"),
             (s.beta.is_finite() && s.beta > 0.0, "β"),
             (s.sums.phi.len() == v * k && s.sums.theta.len() == d * k && s.sums.shares.len() == k, "posterior sums"),
             (s.sums.kept == position.kept && s.sums.trace.draws() == position.kept, "kept sweeps"),
@@ -233,6 +234,14 @@ impl<'a> LdaChain<'a> {
     pub fn seeded(params: &'a LdaParams, tokens: &'a Tokens, seed: u64, prior: SeedPrior) -> Self {
         let mut state = GibbsState::init(tokens, params.topics, params.alpha, params.beta, seed).with_seed_prior(prior);
         state.start_from_seeds(tokens);
+        let sums = PosteriorSums::new(params, tokens.num_terms, tokens.num_docs(), tokens.num_docs());
+        Self::assemble(params, tokens, state, sums, 0.0, 0)
+    }
+
+    /// A chain from given assignments and α (an edit's start, [`super::edit`]) under the
+    /// seeds' `prior`.
+    pub fn from_start(params: &'a LdaParams, tokens: &'a Tokens, prior: SeedPrior, z: Vec<u32>, alpha: Vec<f64>, beta: f64) -> Self {
+        let state = GibbsState::from_assignments(tokens, params.topics, z, alpha, beta).with_seed_prior(prior);
         let sums = PosteriorSums::new(params, tokens.num_terms, tokens.num_docs(), tokens.num_docs());
         Self::assemble(params, tokens, state, sums, 0.0, 0)
     }

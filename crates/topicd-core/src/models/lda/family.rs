@@ -1,13 +1,14 @@
 //! The `"lda"` entry of the registry: parsing and checking LDA's params, its memory
 //! estimate, its fits (one process or over ranks) and decoding its stored models.
 
-use super::fit::fit_lda;
+use super::fit::{fit_lda, fit_lda_edited};
 use super::model::LdaModel;
 use super::{fit_memory, ranked, LdaParams};
 use crate::corpus::{Corpus, CorpusStats};
 use crate::models::design::DesignSpec;
+use crate::models::edits::EditPlan;
 use crate::models::seeds::SeedWords;
-use crate::models::{FitContext, FitError, ModelError, ModelFamily, ParamError, RankedModel, TopicModel};
+use crate::models::{EditStart, FitContext, FitError, ModelError, ModelFamily, ParamError, RankedModel, TopicModel};
 use crate::ranks::Ranks;
 use serde_json::json;
 
@@ -36,6 +37,14 @@ impl ModelFamily for LdaFamily {
 
     fn fit_ranked(&self, corpus: Option<Corpus>, params: &LdaParams, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<RankedModel, FitError> {
         Ok(ranked::fit_lda_ranked(corpus, params, seed, ctx, ranks)?.map(|m| Box::new(m) as Box<dyn TopicModel>))
+    }
+
+    fn edited_params(&self, parent: &LdaParams, plan: &EditPlan, iterations: usize) -> Result<LdaParams, ParamError> {
+        parent.edited(plan.child_topics(), iterations)
+    }
+
+    fn fit_edited(&self, corpus: &Corpus, params: &LdaParams, start: &EditStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        Ok(Box::new(fit_lda_edited(corpus, params, start, seed, ctx)?))
     }
 
     fn check_params(&self, params: &LdaParams, corpus: &CorpusStats) -> Result<(), ParamError> {
@@ -68,6 +77,7 @@ impl ModelFamily for LdaFamily {
             summary_intervals: true,
             prediction_intervals: true,
             effects: true,
+            edits: true,
             ..crate::models::capabilities::Capabilities::TOPIC_MODEL
         }
     }

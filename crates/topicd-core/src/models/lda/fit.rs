@@ -3,6 +3,7 @@
 //! check of a checkpointed model and the held-out scoring.
 
 use super::chain::{LdaChain, PosteriorSums};
+use super::edit::EditedStart;
 use super::heldout::ChibSettings;
 use super::model::{LdaChib, LdaModel, ENCODING_VERSION};
 use super::pooled;
@@ -10,6 +11,7 @@ use super::tokens::Tokens;
 use super::LdaParams;
 use crate::corpus::{Corpus, DocTermMatrix};
 use crate::models::after_chain::{self, EndOfChain};
+use crate::models::causes::{Internal, Stored};
 use crate::models::chain::{Position, Schedule};
 use crate::models::chain_fit::{fit_chains, ChainFit};
 use crate::models::chains::ChainResult;
@@ -17,7 +19,7 @@ use crate::models::design::DesignSpec;
 use crate::models::heldout::{corpus_documents, HeldoutDoc, HeldoutReport, ScoredSoFar};
 use crate::models::seeds::{MissingWord, SeedPrior};
 use crate::models::splits;
-use crate::models::{FitContext, FitError, ParamError, RestoreError, TopicModel};
+use crate::models::{EditStart, FitContext, FitError, ParamError, RestoreError, TopicModel};
 
 /// Fit LDA: the shared chain fit ([`fit_chains`]) runs [`LdaChain`]'s sweeps chain
 /// after chain (resuming from `ctx`'s checkpoint when it has a usable one), then
@@ -30,7 +32,23 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
     tokens.set_blocks(p.sync_tokens);
     let design = training_design(corpus, p, &held_out)?;
     let (prior, missing_seed_words) = seed_prior(corpus, p, &tokens)?;
-    let fit = LdaFit { corpus, p, tokens: &tokens, v, held_out: &held_out, test_documents, design, prior, missing_seed_words };
+    let fit = LdaFit { corpus, p, tokens: &tokens, v, held_out: &held_out, test_documents, design, prior, missing_seed_words, start: None };
+    fit_chains(&fit, seed, ctx)
+}
+
+/// Refit LDA from an edited parent ([`crate::models::edits`]): the parent's training
+/// split (drawn with its seed), chains started from the parent's state with the edit
+/// done ([`EditedStart`]), then as [`fit_lda`].
+pub fn fit_lda_edited(corpus: &Corpus, p: &LdaParams, start: &EditStart<'_>, seed: u64, ctx: &FitContext) -> Result<LdaModel, FitError> {
+    let parent = LdaModel::decode(start.parent).map_err(|e| FitError::Internal(Internal::Corrupt { what: Stored::Model, detail: e.to_string() }))?;
+    let v = corpus.num_terms();
+    let (held_out, test_documents, training) = training_set(corpus, p, start.split_seed)?;
+    let mut tokens = Tokens::from_counts(&training, v);
+    tokens.set_blocks(p.sync_tokens);
+    let edited = EditedStart::new(&parent, start.plan, &corpus.lexicon, &tokens)?;
+    let design = training_design(corpus, p, &held_out)?;
+    let (prior, missing_seed_words) = seed_prior(corpus, p, &tokens)?;
+    let fit = LdaFit { corpus, p, tokens: &tokens, v, held_out: &held_out, test_documents, design, prior, missing_seed_words, start: Some(edited) };
     fit_chains(&fit, seed, ctx)
 }
 
@@ -56,6 +74,8 @@ struct LdaFit<'a> {
     design: Option<(DesignSpec, Vec<f64>)>,
     prior: SeedPrior,
     missing_seed_words: Vec<MissingWord>,
+    /// Where an edit's refit starts (`None`: a fresh fit).
+    start: Option<EditedStart<'a>>,
 }
 
 impl<'a> ChainFit for LdaFit<'a> {
@@ -75,7 +95,10 @@ impl<'a> ChainFit for LdaFit<'a> {
     }
 
     fn fresh(&self, seed: u64, _ctx: &FitContext) -> LdaChain<'a> {
-        LdaChain::seeded(self.p, self.tokens, seed, self.prior.clone())
+        match &self.start {
+            Some(edited) => LdaChain::from_start(self.p, self.tokens, self.prior.clone(), edited.assignments(self.tokens, seed), edited.alpha(), edited.beta()),
+            None => LdaChain::seeded(self.p, self.tokens, seed, self.prior.clone()),
+        }
     }
 
     fn restore(&self, state: &[u8], position: &Position) -> Result<LdaChain<'a>, RestoreError> {

@@ -95,7 +95,7 @@ pub fn optimize(state: &mut GibbsState, tokens: &Tokens, beta_too: bool) -> Opti
 /// shards of a distributed fit); β reads `state.n_kw`, which must be whole.
 pub fn optimize_with(state: &mut GibbsState, h: &DocumentTopicHistograms, beta_too: bool) -> OptimizeReport {
     let settings = FixedPointSettings::default();
-    let alpha_steps = optimize_asymmetric(&mut state.alpha, &h.components, &h.lengths, &settings);
+    let alpha_steps = optimize_live_alpha(&mut state.alpha, h, &settings);
     let mut beta_steps = 0;
     if beta_too {
         let mut cells = Vec::new();
@@ -111,6 +111,23 @@ pub fn optimize_with(state: &mut GibbsState, h: &DocumentTopicHistograms, beta_t
         beta_steps = steps;
     }
     OptimizeReport { alpha_steps, beta_steps }
+}
+
+/// Re-estimate α over the live topics only: a retired topic (α_k = 0, left by an edit,
+/// [`super::edit`]) holds no token and stays at 0 rather than rising to the fixed
+/// point's floor, which would let tokens back in.
+fn optimize_live_alpha(alpha: &mut [f64], h: &DocumentTopicHistograms, settings: &FixedPointSettings) -> usize {
+    let live: Vec<usize> = (0..alpha.len()).filter(|&k| alpha[k] > 0.0).collect();
+    if live.len() == alpha.len() {
+        return optimize_asymmetric(alpha, &h.components, &h.lengths, settings);
+    }
+    let mut live_alpha: Vec<f64> = live.iter().map(|&k| alpha[k]).collect();
+    let components: Vec<Vec<u64>> = live.iter().map(|&k| h.components[k].clone()).collect();
+    let steps = optimize_asymmetric(&mut live_alpha, &components, &h.lengths, settings);
+    for (&k, a) in live.iter().zip(live_alpha) {
+        alpha[k] = a;
+    }
+    steps
 }
 
 #[cfg(test)]

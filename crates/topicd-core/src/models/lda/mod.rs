@@ -19,7 +19,9 @@
 //! - the collapsed log joint is [`crate::inference::collapsed_loglik`] (DCNT's too);
 //! - [`foldin`]: topic proportions of new documents;
 //! - [`heldout`]: held-out log-likelihood of new documents (Chib-style estimator);
-//! - `pooled`: several chains' models matched topic to topic and averaged.
+//! - `pooled`: several chains' models matched topic to topic and averaged;
+//! - `edit`: an edit's start (the parent's assignments redrawn from its posterior, the
+//!   merges, splits and deletions done on them) for a refit.
 //!
 //! Covariate effects are the shared method of composition ([`crate::models::composition`],
 //! stm's `estimateEffect`) over the kept draws of the documents' proportions.
@@ -31,6 +33,7 @@
 pub(crate) mod block_search;
 pub mod chain;
 pub mod dense_kernel;
+mod edit;
 pub mod fit_memory;
 pub mod foldin;
 pub mod heldout;

@@ -554,6 +554,19 @@ impl LdaParams {
         Ok(())
     }
 
+    /// The params of a refit after an edit ([`crate::models::edits`]): these, with
+    /// `topics` topics and `iterations` sweeps, burn-in and thinning at their defaults
+    /// for that length; α, β, the held-out split, chains, seeds and the rest as fitted.
+    pub fn edited(&self, topics: usize, iterations: usize) -> Result<LdaParams, ParamError> {
+        let mut json = serde_json::to_value(self).expect("plain data serialises");
+        let obj = json.as_object_mut().expect("params serialise to an object");
+        obj.insert("topics".into(), topics.into());
+        obj.insert("iterations".into(), iterations.into());
+        obj.remove("burn_in");
+        obj.remove("thin");
+        LdaParams::from_json(&json)
+    }
+
     /// The fit's seeds ([`crate::models::seeds`]).
     pub fn seeds(&self) -> SeedWords {
         SeedWords { topics: self.seed_words.clone(), strength: self.seed_strength, missing: self.missing_seed_words }

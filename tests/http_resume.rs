@@ -252,6 +252,7 @@ async fn a_job_with_an_unusable_checkpoint_starts_over() {
             memory_bytes: None,
             options: None,
             ranks: 1,
+            start: None,
         };
         store.insert_job(job).await.unwrap().unwrap();
         let claimed = store.claim_next_job(&topicd::store::Worker::new("test")).await.unwrap().unwrap();

@@ -104,7 +104,7 @@ fn lda() -> FamilyName {
 
 /// An unbounded LDA job on corpus "c" with `options` over `ranks` ranks.
 fn lda_job<'a>(id: &'a str, params: &'a serde_json::Value, options: Option<&'a serde_json::Value>, ranks: usize) -> NewJob<'a> {
-    NewJob { id, input: FitInput::Corpus("c"), model: lda(), params, seed: 1, queue: QueueGate::UNBOUNDED, memory_bytes: None, options, ranks }
+    NewJob { id, input: FitInput::Corpus("c"), model: lda(), params, seed: 1, queue: QueueGate::UNBOUNDED, memory_bytes: None, options, ranks, start: None }
 }
 
 /// A job over 3 ranks waits for a worker that starts worlds that large, while a
@@ -148,6 +148,7 @@ async fn a_job_cannot_be_queued_for_a_missing_corpus(db: TestDb) {
             memory_bytes: None,
             options: None,
             ranks: 1,
+            start: None,
         })
         .await
         .unwrap();
@@ -168,6 +169,7 @@ async fn queued_jobs_are_bounded_in_all_and_per_token_in_the_inserting_transacti
         memory_bytes: None,
         options: None,
         ranks: 1,
+        start: None,
     };
     store.insert_job(job("a1", Some("a"))).await.unwrap().unwrap();
     store.insert_job(job("a2", Some("a"))).await.unwrap().unwrap();
@@ -250,6 +252,7 @@ async fn a_claim_that_lost_its_job_writes_nothing(db: TestDb) {
         lexicon: Some(&[1]),
         data: &[2],
         topic_names: &[],
+        parent: None,
     };
     assert!(lost(store.complete_job_with_model(model).await));
     assert_eq!(store.renew_lease(&old, Duration::from_secs(60)).await.unwrap(), Renewal::Lost);
@@ -468,12 +471,15 @@ async fn a_model_round_trips_and_a_cancel_reaches_the_holder(db: TestDb) {
             lexicon: Some(&lexicon),
             data: &data,
             topic_names: &[(1, "seeded".to_string())],
+            parent: Some(("m-parent", &json!({"operations": [{"op": "delete", "topic": 0}]}))),
         })
         .await
         .unwrap();
     assert_eq!(store.topic_names("m").await.unwrap(), [(1usize, "seeded".to_string())].into_iter().collect(), "names stored with the model");
     let row = store.get_model("m").await.unwrap().unwrap();
     assert_eq!((row.seed, row.num_topics, row.params["num_topics"].as_i64()), (u64::MAX, 2, Some(2)));
+    assert_eq!(row.parent_model_id.as_deref(), Some("m-parent"), "the parent is stored with the model");
+    assert_eq!(row.derivation.as_ref().map(|d| d["operations"][0]["op"].clone()), Some(json!("delete")));
     let (family, lex_back, data_back) = store.model_blobs("m").await.unwrap().unwrap();
     assert_eq!((family.unwrap().as_str(), lex_back.as_deref(), data_back.as_slice()), ("lda", Some(lexicon.as_slice()), data.as_slice()));
     let job = store.get_job("k").await.unwrap().unwrap();
@@ -564,6 +570,7 @@ async fn a_job_waits_for_the_memory_its_estimate_needs(db: TestDb) {
                 memory_bytes: bytes,
                 options: None,
                 ranks: 1,
+                start: None,
             })
             .await
             .unwrap()
@@ -624,6 +631,7 @@ async fn a_failed_job_keeps_its_failure_class_and_is_counted_by_it(db: TestDb) {
             memory_bytes: None,
             options: Some(&options),
             ranks: 1,
+            start: None,
         })
         .await
         .unwrap()

@@ -29,6 +29,16 @@ struct CompareQuery {
     words: Option<usize>,
 }
 
+/// A topic table's rows with an edit's retired topics emptied.
+fn without_retired(rows: &ndarray::Array2<f64>, row: &crate::store::models::ModelRow) -> ndarray::Array2<f64> {
+    let mut rows = rows.clone();
+    let n = rows.nrows();
+    for k in super::edits::retired_topics(row).into_keys().filter(|&k| k < n) {
+        rows.row_mut(k).fill(0.0);
+    }
+    rows
+}
+
 /// The answer's description of a topic: its id and name.
 fn topic_ref(k: usize, names: &TopicNames) -> Value {
     json!({"id": k, "name": names.get(&k)})
@@ -50,10 +60,12 @@ pub async fn compare(State(state): State<AppState>, Path((a_id, b_id)): Path<(St
         // The tables the topic pages computed and keep, not two more.
         let (ra, rb) = (ma.ranked_table(Comparison::Natural, &pool), mb.ranked_table(Comparison::Natural, &pool));
         let (ta, tb) = (&ra.table, &rb.table);
+        // An edit's retired topics hold nothing: empty rows, which match nothing.
+        let (rows_a, rows_b) = (without_retired(&ta.frequency, &ma.row), without_retired(&tb.frequency, &mb.row));
         let side = |m: &super::model_cache::LoadedModel| (0..m.lexicon.len() as u32).map(|w| m.lexicon.word(w).to_string()).collect::<Vec<String>>();
         let (wa, wb) = (side(&ma), side(&mb));
-        let sa = Side { words: wa.iter().map(String::as_str).collect(), rows: &ta.frequency };
-        let sb = Side { words: wb.iter().map(String::as_str).collect(), rows: &tb.frequency };
+        let sa = Side { words: wa.iter().map(String::as_str).collect(), rows: &rows_a };
+        let sb = Side { words: wb.iter().map(String::as_str).collect(), rows: &rows_b };
         let work = work(&sa, &sb);
         if work > MAX_WORK {
             return Err(ApiError::invalid(

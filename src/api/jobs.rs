@@ -68,6 +68,7 @@ pub fn job_json(j: &JobRow) -> Value {
         "memory_estimate_bytes": j.memory_bytes,
         "waiting": j.waiting,
         "sweep_id": j.sweep_id,
+        "edit": j.start.as_ref().map(|s| json!({"parent_model_id": j.source_model_id, "operations": s["plan"]["operations"]})),
     })
 }
 

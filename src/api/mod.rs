@@ -12,6 +12,7 @@ pub mod compare;
 pub mod console;
 pub mod corpora;
 pub mod csv_cells;
+pub mod edits;
 pub mod effects;
 pub mod error;
 pub mod evaluations;

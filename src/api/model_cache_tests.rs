@@ -41,6 +41,8 @@ fn entry(id: &str, bytes: usize) -> Entry {
         created_at: String::new(),
         num_topics: 1,
         diagnostics: serde_json::Value::Null,
+        parent_model_id: None,
+        derivation: None,
     };
     Entry::Communities(Arc::new(LoadedCommunities { row, model: Box::new(OfSize(bytes)) }))
 }

@@ -34,6 +34,8 @@ fn model_json(r: &ModelRow) -> Value {
         "num_topics": r.num_topics,
         "diagnostics": r.diagnostics,
         "capabilities": r.family.as_ref().ok().map(|f| f.family().capabilities()),
+        "parent_model_id": r.parent_model_id,
+        "edit": r.derivation,
     })
 }
 
@@ -275,6 +277,11 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
             })
             .collect();
         let mut body = json!({"model_id": id, "rank": rank_name(opts.rank), "weight": opts.weight, "n": opts.n, "topics": topics});
+        for (k, reason) in super::edits::retired_topics(&m.row) {
+            if let Some(t) = body["topics"].get_mut(k) {
+                t["retired"] = json!(reason);
+            }
+        }
         if let Some(unstable) = unstable_topics(stability.as_deref()) {
             body["unstable_topics"] = json!(unstable);
         }

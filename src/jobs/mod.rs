@@ -20,7 +20,9 @@
 
 mod admission;
 mod cadence;
+mod edit_start;
 mod fit_task;
+mod fitted;
 mod progress;
 mod runner;
 pub mod submit;

@@ -7,17 +7,18 @@
 //! places at once. Every write of a running job names its claim.
 
 use super::admission::waiting_for_memory;
+use super::edit_start;
 use super::fit_task::{CheckpointPlan, FitTask};
-use crate::corpus::Corpus;
+use super::fitted::{decode_corpus, FittedBlobs};
 use crate::graph::Graph;
 use crate::models::causes::{Evaluation, Internal, InvalidInput, Settings, StoreFault, Stored};
 use crate::models::heldout::{score_documents, EstimatorSettings, HeldoutDoc};
 use crate::models::options::{without_options, JobOptions};
-use crate::models::registry::{FitSource, Fitted};
+use crate::models::registry::FitSource;
 use crate::models::{CancelToken, FailureKind, FitError};
 use crate::store::family_name::stored_name;
 use crate::store::models::NewModel;
-use crate::store::{Claim, FamilyName, FitInput, JobKind, JobRow, JobStatus, LoadedCheckpoint, MemoryRoom, Renewal, Store, StoreError, Worker};
+use crate::store::{Claim, FitInput, JobKind, JobRow, JobStatus, LoadedCheckpoint, MemoryRoom, Renewal, Store, StoreError, Worker};
 use crate::world;
 use serde_json::json;
 use std::collections::HashMap;
@@ -82,25 +83,6 @@ pub struct Runner {
     fit_iterations: AtomicU64,
 }
 
-/// What a finished fit hands back to be stored.
-struct FittedBlobs {
-    /// The family fitted (the model row's `family`).
-    family: FamilyName,
-    num_topics: usize,
-    diagnostics: serde_json::Value,
-    /// Topic models keep their corpus' lexicon; relational models have none.
-    lexicon: Option<Vec<u8>>,
-    data: Vec<u8>,
-    /// Names the topics start with (seeded topics').
-    topic_names: Vec<(usize, String)>,
-}
-
-impl FittedBlobs {
-    fn of(family: FamilyName, model: &Fitted, lexicon: Option<Vec<u8>>) -> Self {
-        FittedBlobs { family, num_topics: model.num_components(), diagnostics: model.diagnostics(), lexicon, data: model.encode(), topic_names: Vec::new() }
-    }
-}
-
 /// A fit job's input as stored, before decoding.
 enum JobInput {
     Corpus(Vec<u8>),
@@ -123,11 +105,6 @@ fn job_options(job: &JobRow) -> JobOptions {
         }),
         None => JobOptions::in_stored_params(&job.params),
     }
-}
-
-/// Decode a stored corpus blob (on a blocking thread); fits read no token order.
-fn decode_corpus(blob: &[u8]) -> Result<Corpus, FitError> {
-    Corpus::decode_without_order(blob).map_err(|e| FitError::Internal(Internal::Corrupt { what: Stored::Corpus, detail: e.to_string() }))
 }
 
 impl Runner {
@@ -385,6 +362,7 @@ impl Runner {
                         lexicon: blobs.lexicon.as_deref(),
                         data: &blobs.data,
                         topic_names: &blobs.topic_names,
+                        parent: blobs.parent.as_ref().map(|(id, record)| (id.as_str(), record)),
                     })
                     .await?;
                 tracing::info!(model_id = %model_id, "job succeeded");
@@ -430,6 +408,13 @@ impl Runner {
         let seed = job.seed;
         let plan = self.checkpoint_plan(job).await;
         let options = job_options(job);
+        if let Some(start) = &job.start {
+            let JobInput::Corpus(blob) = input else { return Err(FitError::Internal(Internal::bug("only topic models start from a stored model"))) };
+            let parent = edit_start::Parent::load(&self.store, job, start).await?;
+            let edit = parent.plan.clone();
+            let fitted = self.fit_task(job, token, lease_lost, plan).run(move |ctx| parent.refit(name, &blob, &params, seed, ctx)).await?;
+            return edit_start::with_parent_names(&self.store, &edit, fitted).await;
+        }
         if options.ranks() > 1 {
             let JobInput::Corpus(blob) = input else { return Err(FitError::InvalidInput(InvalidInput::NotRanked { family: name.to_string() })) };
             let launch = self
@@ -458,14 +443,7 @@ impl Runner {
                     if let Some(d) = diagnostics.as_object_mut() {
                         d.insert("ranks".into(), json!(ranks));
                     }
-                    Ok(FittedBlobs {
-                        family: name,
-                        num_topics: model.num_components(),
-                        diagnostics,
-                        lexicon: Some(fit.lexicon),
-                        data: fit.model,
-                        topic_names: Vec::new(),
-                    })
+                    Ok(FittedBlobs::encoded(name, model.num_components(), diagnostics, Some(fit.lexicon), fit.model))
                 })
                 .await;
         }

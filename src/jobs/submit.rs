@@ -193,6 +193,7 @@ impl<'a> FitPlan<'a> {
             memory_bytes: Some(self.memory_bytes),
             options: Some(&self.options_json),
             ranks: self.fit.options.ranks(),
+            start: None,
         }
     }
 }

@@ -107,6 +107,9 @@ pub struct JobRow {
     pub options: Option<serde_json::Value>,
     /// The sweep this fit belongs to, if any.
     pub sweep_id: Option<String>,
+    /// How a fit starts from the stored model `source_model_id` (an edit's plan), if
+    /// it does.
+    pub start: Option<serde_json::Value>,
 }
 
 impl JobRow {
@@ -161,6 +164,7 @@ pub(crate) fn row_to_job(r: &sqlx::any::AnyRow) -> StoreResult<JobRow> {
         failure: failure.map(|f| FailureKind::parse(&f).ok_or_else(|| StoreError::Corrupt(format!("job failure {f}")))).transpose()?,
         options: json_col(r, "options")?,
         sweep_id: r.try_get("sweep_id")?,
+        start: json_col(r, "start")?,
     })
 }
 

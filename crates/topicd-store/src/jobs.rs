@@ -48,6 +48,17 @@ pub struct NewJob<'a> {
     /// The MPI ranks the fit runs over (its options' `ranks`; 1 for one process): only
     /// a worker that starts worlds that large claims it.
     pub ranks: usize,
+    /// Where the fit starts when not from scratch: a stored model it reads.
+    pub start: Option<JobStart<'a>>,
+}
+
+/// A fit that starts from a stored model (an edit's refit): the model, which cannot be
+/// deleted while the job may read it, and how the fit starts from it (the job's
+/// `start`, read back by the runner).
+#[derive(Debug, Clone, Copy)]
+pub struct JobStart<'a> {
+    pub parent_model_id: &'a str,
+    pub spec: &'a serde_json::Value,
 }
 
 /// Who submits a job and how many queued jobs may wait: checked in the transaction that
@@ -419,14 +430,15 @@ impl Store {
 }
 
 /// Insert a fit job's row in `tx` (of sweep `sweep_id`, if any) when its corpus or
-/// graph still exists; the rows inserted (0: the input is gone).
+/// graph, and the model it starts from, still exist; the rows inserted (0: one is gone).
 pub(crate) async fn insert_fit_job(tx: &mut sqlx::Transaction<'static, sqlx::Any>, j: &NewJob<'_>, sweep_id: Option<&str>) -> StoreResult<u64> {
     let (corpus_id, graph_id) = j.input.columns();
     Ok(sqlx::query(
-        "INSERT INTO jobs (id, kind, corpus_id, graph_id, model, params, seed, status, created_at, token_key, memory_bytes, options, ranks, sweep_id)
-         SELECT $1, 'fit', $2, $3, $4, $5, $6, 'queued', $7, $8, $13, $14, $15, $16
+        "INSERT INTO jobs (id, kind, corpus_id, graph_id, model, params, seed, status, created_at, token_key, memory_bytes, options, ranks, sweep_id, source_model_id, start)
+         SELECT $1, 'fit', $2, $3, $4, $5, $6, 'queued', $7, $8, $13, $14, $15, $16, $17, $19
           WHERE ($9 IS NULL OR EXISTS (SELECT 1 FROM corpora WHERE id = $10))
-            AND ($11 IS NULL OR EXISTS (SELECT 1 FROM graphs WHERE id = $12))",
+            AND ($11 IS NULL OR EXISTS (SELECT 1 FROM graphs WHERE id = $12))
+            AND ($17 IS NULL OR EXISTS (SELECT 1 FROM models WHERE id = $18))",
     )
     .bind(j.id)
     .bind(corpus_id)
@@ -444,6 +456,9 @@ pub(crate) async fn insert_fit_job(tx: &mut sqlx::Transaction<'static, sqlx::Any
     .bind(j.options.map(|o| o.to_string()))
     .bind(j.ranks.max(1) as i64)
     .bind(sweep_id)
+    .bind(j.start.map(|s| s.parent_model_id))
+    .bind(j.start.map(|s| s.parent_model_id))
+    .bind(j.start.map(|s| s.spec.to_string()))
     .execute(&mut **tx)
     .await?
     .rows_affected())

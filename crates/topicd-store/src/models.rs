@@ -20,6 +20,10 @@ pub struct ModelRow {
     pub created_at: String,
     pub num_topics: i64,
     pub diagnostics: serde_json::Value,
+    /// The model this one was made from (an edit), if any.
+    pub parent_model_id: Option<String>,
+    /// How it was made from its parent (the edit's operations and each topic's origin).
+    pub derivation: Option<serde_json::Value>,
 }
 
 impl ModelRow {
@@ -45,9 +49,11 @@ pub struct NewModel<'a> {
     pub data: &'a [u8],
     /// Names the model's topics start with (seeded topics' names), stored with it.
     pub topic_names: &'a [(usize, String)],
+    /// The model it was made from, and how (an edit's record).
+    pub parent: Option<(&'a str, &'a serde_json::Value)>,
 }
 
-const COLUMNS: &str = "id, job_id, corpus_id, graph_id, family, params, seed, created_at, num_topics, diagnostics";
+const COLUMNS: &str = "id, job_id, corpus_id, graph_id, family, params, seed, created_at, num_topics, diagnostics, parent_model_id, derivation";
 
 fn row_to_model(r: &sqlx::any::AnyRow) -> StoreResult<ModelRow> {
     let parse = |col: &str| -> StoreResult<serde_json::Value> {
@@ -65,6 +71,8 @@ fn row_to_model(r: &sqlx::any::AnyRow) -> StoreResult<ModelRow> {
         created_at: r.try_get("created_at")?,
         num_topics: r.try_get("num_topics")?,
         diagnostics: parse("diagnostics")?,
+        parent_model_id: r.try_get("parent_model_id")?,
+        derivation: super::job_rows::json_col(r, "derivation")?,
     })
 }
 
@@ -79,21 +87,25 @@ impl Store {
         let job_id = m.claim.job_id.as_str();
         let created = now();
         let (corpus_id, graph_id) = m.input.columns();
-        sqlx::query(sqlx::AssertSqlSafe(format!("INSERT INTO models ({COLUMNS}, lexicon, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)")))
-            .bind(m.id)
-            .bind(job_id)
-            .bind(corpus_id)
-            .bind(graph_id)
-            .bind(m.family.as_str())
-            .bind(m.params.to_string())
-            .bind(seed_to_sql(m.seed))
-            .bind(&created)
-            .bind(m.num_topics as i64)
-            .bind(m.diagnostics.to_string())
-            .bind(m.lexicon)
-            .bind(m.data)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO models ({COLUMNS}, lexicon, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+        )))
+        .bind(m.id)
+        .bind(job_id)
+        .bind(corpus_id)
+        .bind(graph_id)
+        .bind(m.family.as_str())
+        .bind(m.params.to_string())
+        .bind(seed_to_sql(m.seed))
+        .bind(&created)
+        .bind(m.num_topics as i64)
+        .bind(m.diagnostics.to_string())
+        .bind(m.parent.map(|(id, _)| id))
+        .bind(m.parent.map(|(_, derivation)| derivation.to_string()))
+        .bind(m.lexicon)
+        .bind(m.data)
+        .execute(&mut *tx)
+        .await?;
         for (topic, name) in m.topic_names {
             sqlx::query("INSERT INTO topic_names (model_id, topic, name, updated_at) VALUES ($1, $2, $3, $4)")
                 .bind(m.id)

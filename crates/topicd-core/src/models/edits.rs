@@ -319,6 +319,14 @@ impl EditRecord {
     }
 }
 
+/// How a fit job starts from its stored model (the job's `start`, read back by the
+/// runner): an edit's checked plan and the seed that drew the parent's split.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum StartSpec {
+    Edit { plan: EditPlan, split_seed: u64 },
+}
+
 #[cfg(test)]
 #[path = "edits_tests.rs"]
 mod tests;

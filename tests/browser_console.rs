@@ -467,6 +467,7 @@ async fn scenario(b: &Browser<'_>) {
     rename_survives_a_reload(b, &lda, 1).await;
     predict_shows_bars(b, &lda, "lda").await;
     compare_pairs_the_topics(b, &lda, &hpc).await;
+    edit_and_refit(b, &lda).await;
 
     // The HPC model: its topics are the corpus' labels, and prediction names labels.
     let (_, topics) = b.server.get(&format!("/v1/models/{hpc}/topics?n=1")).await;
@@ -562,6 +563,28 @@ async fn compare_pairs_the_topics(b: &Browser<'_>, lda: &str, other: &str) {
     b.until("document.querySelectorAll('[data-testid=comparison] tbody tr').length", "the self-comparison", WAIT).await;
     let same = b.js("return [...document.querySelectorAll('[data-testid=comparison] tbody tr')].every(r => r.dataset.a === r.dataset.b);").await;
     assert_eq!(same.as_bool(), Some(true), "a model's topics pair with themselves");
+}
+
+/// The model page's edit form queues a refit (merge 0 and 1, split 2) that lands on
+/// its job page; the child's page names its parent and operations, marks topic 1
+/// retired in its topic table, and links to its comparison with the parent.
+async fn edit_and_refit(b: &Browser<'_>, lda: &str) {
+    b.open(&format!("#/models/{lda}")).await;
+    b.type_into("#edit-operations", "merge 0 1\nsplit 2 into 2").await;
+    b.type_into("#edit-iterations", "6").await;
+    b.click("[data-testid=edit-topics] button[type=submit]").await;
+    let job_id = b.until("location.hash.startsWith('#/jobs/') && location.hash.slice('#/jobs/'.length)", "the refit's job page", WAIT).await;
+    let job = b.server.wait(job_id.as_str().expect("job id"), FIT_WAIT).await;
+    assert_eq!(job["status"], "succeeded", "{job}");
+    assert_eq!(job["edit"]["operations"], json!([{"op": "merge", "topics": [0, 1]}, {"op": "split", "topic": 2, "into": 2}]), "the operations as typed: {job}");
+    let child = job["model_id"].as_str().expect("a model").to_string();
+    b.open(&format!("#/models/{child}")).await;
+    b.until("document.querySelector('[data-testid=edited-from]')?.textContent.includes('merge 0 + 1')", "the parent row", WAIT).await;
+    b.until("document.querySelector('[data-topic=\"1\"] [data-testid=retired]')?.textContent.includes('merged into 0')", "the retired topic", WAIT).await;
+    b.no_console_errors("edited model").await;
+    b.accessible("edited model").await;
+    b.click("[data-testid=edited-from] a[href*='/compare/']").await;
+    b.until("document.querySelectorAll('[data-testid=comparison] tbody tr').length", "the comparison with the parent", WAIT).await;
 }
 
 /// Upload the fixture as an NDJSON file through the corpora page's form; returns its id.

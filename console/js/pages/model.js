@@ -10,6 +10,7 @@ import { topicMapSection, evaluationSection, correlationsSection, communitiesSec
 import { effectsSection, fittedCovariates } from "./effects.js";
 import { convergencePanel, convergenceFlag, convergenceCaution } from "./convergence.js";
 import { compareSection } from "./compare.js";
+import { editSection, parentRow } from "./edits.js";
 
 async function capabilitiesOf(model) {
   if (model.capabilities) return model.capabilities;
@@ -26,7 +27,8 @@ function header(model) {
     ["Seed", String(model.seed)],
     ["Convergence", convergenceFlag(model.diagnostics?.convergence)],
     ["Created", fmtDate(model.created_at)],
-  ];
+    parentRow(model),
+  ].filter(Boolean);
   return h(
     "section",
     { class: "panel" },
@@ -55,6 +57,7 @@ export async function render(root, [id]) {
   if (caps.prediction) sections.push(predictSection(model, caps));
   if (caps.heldout_likelihood) sections.push(heldoutSection(model));
   if (caps.topic_tables) sections.push(compareSection(model));
+  if (caps.edits) sections.push(editSection(model));
   mount(root, h("h1", {}, `Model ${shortId(model.id)} (${model.model})`), header(model), convergencePanel(model.diagnostics?.convergence), sections);
   return () => stops.forEach((s) => s());
 }

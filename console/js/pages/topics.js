@@ -180,10 +180,10 @@ export function topicsSection(model, stops) {
     const cols = [{ label: "Topic", num: true, cell: (t) => h("button", { class: "link", "aria-label": `Show topic ${topicTitle(t)}`, onclick: () => select(t.id) }, String(t.id)) }];
     if (hasLabels) cols.push({ label: "Label", cell: (t) => t.label ?? "" });
     cols.push(
-      { label: "Name", cell: (t) => nameCell(model, t, () => select(t.id)) },
+      { label: "Name", cell: (t) => (t.retired ? h("span", { class: "muted", "data-testid": "retired" }, `retired: ${t.retired}`) : nameCell(model, t, () => select(t.id))) },
       { label: "Share of tokens", cell: (t) => h("span", {}, bar(t.proportion / maxShare), " ", fmtPct(t.proportion)) },
       { label: "Stability", cell: (t) => stabilityCell(t.stability) },
-      { label: `Top words by FREX (weight ${state.weight.toFixed(2)})`, cell: (t) => h("span", { class: "words" }, t.words.map((w) => w.word).join(", ")) },
+      { label: `Top words by FREX (weight ${state.weight.toFixed(2)})`, cell: (t) => (t.retired ? h("span", { class: "muted" }, "no tokens") : h("span", { class: "words" }, t.words.map((w) => w.word).join(", "))) },
       { label: `Coherence (${state.measure})`, num: true, cell: (t) => h("span", { "data-coherence": t.id, class: "muted" }, "…") },
     );
     announce.textContent = `Words ranked by FREX at weight ${state.weight.toFixed(2)}.`;

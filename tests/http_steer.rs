@@ -118,3 +118,33 @@ async fn two_models_compare_topic_by_topic() {
     let (st, body) = s.get(&format!("/v1/models/{a}/compare/nope")).await;
     assert_problem(st, &body, 404, None);
 }
+
+/// DCNT and SCNT take seeds through the same params: a seeded SCNT fit names its seeded
+/// topics and keeps their seed words in their top 10, a DCNT seed word the vocabulary
+/// lacks is a 422 naming it, and more seeds than topics is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dcnt_and_scnt_take_seeds() {
+    let s = TestServer::start().await;
+    let corpus_id = appstream(&s).await;
+    for (model, params, field) in [
+        ("dcnt", json!({"topics": 4, "seed_words": [{"name": "games", "words": ["game", "zzyzx"]}]}), "params.seed_words[0].words[1]"),
+        (
+            "scnt",
+            json!({"topics": 2, "seed_words": [{"name": "a", "words": ["game"]}, {"name": "b", "words": ["music"]}, {"name": "c", "words": ["audio"]}]}),
+            "params.seed_words",
+        ),
+    ] {
+        let (st, body) = s.post("/v1/jobs", &json!({"corpus_id": corpus_id, "model": model, "params": params, "seed": 1})).await;
+        assert_problem(st, &body, 422, Some(field));
+    }
+    let job = s.submit(&corpus_id, "scnt", json!({"topics": 6, "iterations": 40, "warm_start": 60, "seed_words": seeds()}), 3).await;
+    let done = s.wait(job["id"].as_str().unwrap(), LIMIT).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let id = done["model_id"].as_str().unwrap();
+    let (st, topics) = s.get(&format!("/v1/models/{id}/topics?n=10&rank=frequency")).await;
+    assert_eq!(st, 200, "{topics}");
+    let list = topics["topics"].as_array().unwrap();
+    assert_eq!((&list[0]["name"], &list[1]["name"]), (&json!("games"), &json!("audio")));
+    let top: Vec<&str> = list[1]["words"].as_array().unwrap().iter().map(|w| w["word"].as_str().unwrap()).collect();
+    assert!(["audio", "music"].iter().all(|w| top.contains(w)), "the audio topic's top words {top:?}");
+}

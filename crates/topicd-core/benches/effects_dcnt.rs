@@ -75,6 +75,7 @@ fn model(k: usize, draws: usize) -> DcntModel {
         convergence: None,
         alignments: Vec::new(),
         draws_per_chain: Vec::new(),
+        missing_seed_words: Vec::new(),
     }
 }
 

@@ -57,6 +57,7 @@
 use sha2::{Digest, Sha256};
 use topicd_core::corpus::{build_corpus, PreprocessOptions, StopWords};
 use topicd_core::graph::build_graph;
+use topicd_core::models::dcnt::model::DcntModel;
 use topicd_core::models::hdp::model::HdpModel;
 use topicd_core::models::hdp::passes::PassRecord;
 use topicd_core::models::hpc::simulate::{simulate, SimulationConfig};
@@ -75,6 +76,9 @@ enum Before {
     SecondsLeft(&'static str),
     /// LDA's digest in its version 6 layout, before seeded topics ([`lda_as_version6`]).
     SeedsLeft(&'static str),
+    /// DCNT's or SCNT's digest in its version 7 layout, before seeded topics
+    /// ([`dcnt_as_version7`]).
+    DcntSeedsLeft(&'static str),
 }
 
 /// Each family's brief fit, the digest its bytes had before a layout change, and the
@@ -88,8 +92,18 @@ const EXPECTED: &[(&str, &str, Before, &str)] = &[
     ),
     ("hpc", r#"{"iterations": 4, "burn_in": 2, "test_fraction": 0.2}"#, Before::Nothing, "f996511c1a26dfdcb3524c14f891fae2cab1772bc02077d60d2ca882e655a2b9"),
     ("pcm", r#"{"topics": 6, "iterations": 4, "burn_in": 2}"#, Before::Nothing, "7a2289792d2e9990637b7624a19839a3adb5e419e079f515e6b1f840e9411165"),
-    ("dcnt", r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#, Before::Nothing, "35ed3583de9c73028a8a528782b4523a0a2a22adc9149ab10f2a3a946a0b9333"),
-    ("scnt", r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#, Before::Nothing, "802a07b90f0bb8b8d1336b655abbf4e22d16607714c114b9be1ca4712c77eade"),
+    (
+        "dcnt",
+        r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#,
+        Before::DcntSeedsLeft("35ed3583de9c73028a8a528782b4523a0a2a22adc9149ab10f2a3a946a0b9333"),
+        "b99b2f6e50427ae0aab5b721ca5a83e5905218a733e8f58e6b17ffd23dc5e456",
+    ),
+    (
+        "scnt",
+        r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#,
+        Before::DcntSeedsLeft("802a07b90f0bb8b8d1336b655abbf4e22d16607714c114b9be1ca4712c77eade"),
+        "aa0cc953015715fb4bf978af1c4f5656a63bebe92feb41e987594bdc9c6cd1b0",
+    ),
     // HDP's numbers moved by rounding when its batch sums became split-independent
     // (decision 0050), so it has no digest from before the split any more.
     (
@@ -159,6 +173,19 @@ fn lda_as_version6(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
+/// A current unseeded DCNT/SCNT blob in version 7's layout: the header's version 7, the
+/// seeds' 10 bytes at the parameters' end (an empty list, `seed_strength`, the
+/// `missing_seed_words` choice) and the empty list of missing seed words last taken out.
+fn dcnt_as_version7(bytes: &[u8]) -> Vec<u8> {
+    let m = DcntModel::decode(bytes).expect("a DCNT model decodes");
+    assert!(m.params.seeds.is_empty() && m.missing_seed_words.is_empty(), "the checked fit has no seeds");
+    let params_end = postcard::to_allocvec(&(m.version, m.covariance, &m.params)).expect("plain data encodes").len();
+    let mut out = vec![7u8];
+    out.extend_from_slice(&bytes[1..params_end - 10]);
+    out.extend_from_slice(&bytes[params_end..bytes.len() - 1]);
+    out
+}
+
 fn digest(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -207,6 +234,7 @@ fn every_family_gives_the_recorded_model_bytes_on_one_and_two_threads() {
             Before::ThreadsLeft(old) => as_before_threads_left(&blobs[0], old),
             Before::SecondsLeft(old) => digest(&hdp_as_version3(&blobs[0])) == *old,
             Before::SeedsLeft(old) => digest(&lda_as_version6(&blobs[0])) == *old,
+            Before::DcntSeedsLeft(old) => digest(&dcnt_as_version7(&blobs[0])) == *old,
         };
         report.push(format!("{name}: {} (the bytes of before their layout changed: {as_before})", digests[0]));
         if digests[0] != *expected || !as_before {

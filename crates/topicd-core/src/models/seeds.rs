@@ -262,6 +262,11 @@ impl SeedPrior {
         self.entries.is_empty()
     }
 
+    /// How many leading topics are seeded (0 without seeds).
+    pub fn num_topics(&self) -> usize {
+        self.entries.iter().map(|&(_, t, _)| t as usize + 1).max().unwrap_or(0)
+    }
+
     /// Add the pseudo-counts to word-major counts `n_kw[w · K + k]` of `k` topics.
     pub fn add_to(&self, n_kw: &mut [u32], k: usize) {
         for &(w, t, c) in &self.entries {

@@ -22,6 +22,7 @@ use super::variant::Covariance;
 use crate::models::causes::{NonFinite, Quantity};
 use crate::models::chain::{Chain, Position, Schedule};
 use crate::models::convergence::KeptTrace;
+use crate::models::seeds::SeedPrior;
 use crate::models::{FitError, RestoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -186,8 +187,8 @@ fn has_form(a: &[f64], k: usize, covariance: Covariance) -> bool {
 impl<'a> DcntChain<'a> {
     /// A chain from the initialisation of [`DcntState::init`]; `stop` ends a collapsed
     /// start early (a cancelled job).
-    pub fn new(p: &DcntParams, covariance: Covariance, docs: &'a Documents, seed: u64, stop: &(dyn Fn() -> bool + Sync)) -> Self {
-        let state = DcntState::init(docs, p.topics, covariance, p.priors, p.topic_swaps, p.warm_start, seed, stop);
+    pub fn new(p: &DcntParams, covariance: Covariance, docs: &'a Documents, prior: &SeedPrior, seed: u64, stop: &(dyn Fn() -> bool + Sync)) -> Self {
+        let state = DcntState::init(docs, p.topics, covariance, p.priors, p.topic_swaps, p.warm_start, prior.clone(), seed, stop);
         let sums = PosteriorSums::new(p.topics, docs.num_features, docs.num_terms, docs.num_docs(), p.draws_per_chain());
         let last = loadings(&state);
         Self::assemble(p, docs, state, sums, last)
@@ -200,7 +201,14 @@ impl<'a> DcntChain<'a> {
     /// A chain continued from [`Chain::save`]'s bytes; every length, topic id and
     /// parameter is checked against the documents and `p`, so bad bytes are an error,
     /// not a panic.
-    pub fn restore(p: &DcntParams, covariance: Covariance, docs: &'a Documents, bytes: &[u8], position: &Position) -> Result<Self, RestoreError> {
+    pub fn restore(
+        p: &DcntParams,
+        covariance: Covariance,
+        docs: &'a Documents,
+        prior: &SeedPrior,
+        bytes: &[u8],
+        position: &Position,
+    ) -> Result<Self, RestoreError> {
         const WHAT: &str = "DCNT state";
         let s: SavedDcnt = postcard::from_bytes(bytes).map_err(|e| RestoreError::undecodable(WHAT, e))?;
         let (k, f, d) = (p.topics, docs.num_features, docs.num_docs());
@@ -233,6 +241,7 @@ impl<'a> DcntChain<'a> {
             v: s.v,
             globals: s.globals,
             topic_swaps: p.topic_swaps,
+            seed_prior: prior.clone(),
         };
         state.recount(docs);
         Ok(Self::assemble(p, docs, state, s.sums, s.last))

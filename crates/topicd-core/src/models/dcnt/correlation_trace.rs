@@ -164,7 +164,7 @@ fn trace_dcnt_correlations() {
     eprintln!("truth: within {tw:.3} across {ta:.3}");
     let docs = training_documents(&truth, documents);
     let sync_blocks = docs.blocks(SYNC_TOKENS);
-    let mut state = DcntState::init(&docs, k, Covariance::Full, trace_priors(), 1, 0, seed, &|| false);
+    let mut state = DcntState::init(&docs, k, Covariance::Full, trace_priors(), 1, 0, crate::models::seeds::SeedPrior::default(), seed, &|| false);
     for it in 1..=iterations {
         state.scan(&docs, &sync_blocks, seed, it as u64).expect("a finite chain");
         if it % every != 0 {

@@ -21,6 +21,7 @@ use crate::models::chains;
 use crate::models::convergence::ConvergenceReport;
 use crate::models::design::DesignSpec;
 use crate::models::heldout::{DocScorer, HeldoutReport};
+use crate::models::seeds::{seeds_diagnostics, SeedWords};
 use crate::models::{
     DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, PredictionWithIntervals, TableOptions, TopicCorrelations,
     TopicModel, TopicTable,
@@ -48,6 +49,10 @@ impl ModelFamily for DcntFamily {
 
     fn params_json(&self, params: &DcntParams) -> serde_json::Value {
         params.to_json()
+    }
+
+    fn seeds(&self, params: &DcntParams) -> SeedWords {
+        params.seeds.clone()
     }
 
     fn check_params(&self, params: &DcntParams, corpus: &CorpusStats) -> Result<(), ParamError> {
@@ -175,6 +180,7 @@ impl TopicModel for DcntModel {
             "chains": self.params.chains,
             "convergence": self.convergence.as_ref().map(ConvergenceReport::to_json),
             "chain_alignment": chains::alignments_json(&self.alignments),
+            "seeds": (!self.params.seeds.is_empty()).then(|| seeds_diagnostics(&self.params.seeds, &self.missing_seed_words)),
         })
     }
 

@@ -43,6 +43,7 @@ use crate::models::chain::{Position, Schedule};
 use crate::models::chain_fit::{fit_chains, ChainFit};
 use crate::models::design::{DesignRequest, DesignSpec};
 use crate::models::heldout::{corpus_documents, HeldoutReport, ScoredSoFar};
+use crate::models::seeds::{MissingWord, SeedPrior};
 use crate::models::splits;
 use crate::models::{FitContext, FitError, ParamError, RestoreError, TopicModel};
 
@@ -74,6 +75,22 @@ fn covariate_features(corpus: &Corpus, request: &DesignRequest) -> Result<(Vec<S
     Ok((names.clone(), names.len(), rows, spec))
 }
 
+/// The seeds' prior over the training documents' tokens ([`crate::models::seeds`]), and
+/// the seed words the vocabulary lacks (left out under `missing_seed_words: ignore`).
+fn seed_prior(corpus: &Corpus, p: &DcntParams, docs: &Documents) -> Result<(SeedPrior, Vec<MissingWord>), FitError> {
+    if p.seeds.is_empty() {
+        return Ok((SeedPrior::default(), Vec::new()));
+    }
+    let resolved = p.seeds.resolve(&corpus.lexicon).map_err(FitError::Params)?;
+    let mut word_counts = vec![0u64; docs.num_terms];
+    for (terms, counts) in &docs.rows {
+        for (&w, &c) in terms.iter().zip(counts) {
+            word_counts[w as usize] += c as u64;
+        }
+    }
+    Ok((SeedPrior::new(&resolved, p.seeds.strength, &word_counts, p.topics), resolved.missing))
+}
+
 /// What a fit fixes before its chain runs: the split, every document's metadata and the
 /// training documents in the sampler's layout.
 struct TrainingSet {
@@ -87,6 +104,9 @@ struct TrainingSet {
     /// The design φ was built from, when the fit reads covariates.
     design: Option<DesignSpec>,
     docs: Documents,
+    /// The seeds' pseudo-counts over the training tokens, and the seed words left out.
+    prior: SeedPrior,
+    missing_seed_words: Vec<MissingWord>,
 }
 
 impl TrainingSet {
@@ -115,7 +135,8 @@ impl TrainingSet {
         for d in 0..docs.num_docs() {
             mean_features.iter_mut().zip(docs.phi(d)).for_each(|(m, x)| *m += x / docs.num_docs() as f64);
         }
-        Ok(TrainingSet { train, heldout, feature_names, num_features: f, features, mean_features, design, docs })
+        let (prior, missing_seed_words) = seed_prior(corpus, p, &docs)?;
+        Ok(TrainingSet { train, heldout, feature_names, num_features: f, features, mean_features, design, docs, prior, missing_seed_words })
     }
 
     /// The model a finished chain ends in (posterior means over its kept scans), without
@@ -156,6 +177,7 @@ impl TrainingSet {
             convergence: None,
             alignments: Vec::new(),
             draws_per_chain: Vec::new(),
+            missing_seed_words: self.missing_seed_words.clone(),
         };
         ChainResult { model, trace }
     }
@@ -245,11 +267,11 @@ impl<'a> ChainFit for DcntFit<'a> {
     }
 
     fn fresh(&self, seed: u64, ctx: &FitContext) -> DcntChain<'a> {
-        DcntChain::new(self.p, self.covariance, &self.training.docs, seed, &|| ctx.cancel.is_cancelled())
+        DcntChain::new(self.p, self.covariance, &self.training.docs, &self.training.prior, seed, &|| ctx.cancel.is_cancelled())
     }
 
     fn restore(&self, state: &[u8], position: &Position) -> Result<DcntChain<'a>, RestoreError> {
-        DcntChain::restore(self.p, self.covariance, &self.training.docs, state, position)
+        DcntChain::restore(self.p, self.covariance, &self.training.docs, &self.training.prior, state, position)
     }
 
     fn restore_ended(&self, model: &[u8], scored: ScoredSoFar, seed: u64, position: &Position) -> Result<(DcntModel, ScoredSoFar), RestoreError> {

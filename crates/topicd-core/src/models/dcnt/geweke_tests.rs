@@ -403,6 +403,7 @@ fn document_block_z_scores(covariance: Covariance, swap_rule: Option<fn(&SwapTer
             v: b.iter().flat_map(|x| x.1.clone()).collect(),
             globals: g.clone(),
             topic_swaps: 0,
+            seed_prior: crate::models::seeds::SeedPrior::default(),
         };
         state.recount(&docs);
         scan += 1;

@@ -57,6 +57,8 @@ mod geweke_tests;
 mod heldout_tests;
 #[cfg(test)]
 mod resume_tests;
+#[cfg(test)]
+mod seeded_tests;
 
 pub use family::{DcntFamily, DCNT, SCNT};
 pub use model::DcntModel;

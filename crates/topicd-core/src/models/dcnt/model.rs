@@ -20,16 +20,18 @@ use crate::models::design::{DesignRequest, DesignSpec};
 use crate::models::effects::{ChainPooling, ProportionsWithIntervals};
 use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::heldout::HeldoutReport;
+use crate::models::seeds::{MissingWord, SeedWords};
 use crate::models::stability::is_match;
 use crate::models::{ModelError, PredictOptions};
 use serde::{Deserialize, Serialize};
 
-/// Format version of [`DcntModel`]'s encoding (7: `chains` among the parameters, the
+/// Format version of [`DcntModel`]'s encoding (8: the seeds among the parameters and the
+/// seed words left out, last; 7: `chains` among the parameters, the
 /// chains' alignments and draws per chain, last; 6: `warm_start` among the parameters;
 /// 5: the convergence report, last; 4: the design from covariates, in the parameters
 /// and last in the model; 3: the parameters without the job's `threads`; 2: with
-/// `topic_swaps`; versions 1 to 6 still decode).
-pub const ENCODING_VERSION: u32 = 7;
+/// `topic_swaps`; versions 1 to 7 still decode).
+pub const ENCODING_VERSION: u32 = 8;
 
 /// A fitted DCNT/SCNT model: posterior means over the kept scans (of every chain, the
 /// later chains' topics matched to the first chain's: [`super::pooled`]).
@@ -86,6 +88,8 @@ pub struct DcntModel {
     /// How many of `draws` each chain gave, in chain order (empty with one chain: all
     /// of them are the first chain's).
     pub draws_per_chain: Vec<usize>,
+    /// Seed words the vocabulary lacked, left out (`missing_seed_words: ignore`).
+    pub missing_seed_words: Vec<MissingWord>,
 }
 
 impl DcntModel {
@@ -99,10 +103,18 @@ impl DcntModel {
         let no_convergence = postcard::to_allocvec(&None::<ConvergenceReport>).map_err(decode_error)?;
         let up5 = |(_, covariance): (u32, Covariance), p: DcntParamsV5| ((ENCODING_VERSION, covariance), DcntParams::from(p));
         let up6 = |(_, covariance): (u32, Covariance), p: DcntParamsV6| ((ENCODING_VERSION, covariance), DcntParams::from(p));
-        // Before version 7, one chain: no alignments, no draws per chain.
-        let one_chain = postcard::to_allocvec(&(Vec::<Alignment>::new(), Vec::<usize>::new())).map_err(decode_error)?;
+        let up7 = |(_, covariance): (u32, Covariance), p: DcntParamsV7| ((ENCODING_VERSION, covariance), DcntParams::from(p));
+        // Before version 7, one chain: no alignments, no draws per chain; before 8, no
+        // seeds (an empty list of missing seed words).
+        let one_chain = postcard::to_allocvec(&(Vec::<Alignment>::new(), Vec::<usize>::new(), Vec::<MissingWord>::new())).map_err(decode_error)?;
+        let no_seeds = postcard::to_allocvec(&Vec::<MissingWord>::new()).map_err(decode_error)?;
         let upgraded = match version {
             ENCODING_VERSION => None,
+            7 => {
+                let mut blob = with_params_converted(bytes, up7).map_err(decode_error)?;
+                blob.extend_from_slice(&no_seeds);
+                return postcard::from_bytes(&blob).map_err(decode_error);
+            }
             6 => {
                 let mut blob = with_params_converted(bytes, up6).map_err(decode_error)?;
                 blob.extend_from_slice(&one_chain);
@@ -122,7 +134,7 @@ impl DcntModel {
             3 => Some(with_params_converted(bytes, up)),
             2 => Some(with_params_converted(bytes, |h, p: DcntParamsV2| up(h, p.into()))),
             1 => Some(with_params_converted(bytes, |h, p: DcntParamsV1| up(h, p.into()))),
-            v => return Err(ModelError::Decode(format!("DCNT encoding version {v} is not {ENCODING_VERSION}, 6, 5, 4, 3, 2 or 1"))),
+            v => return Err(ModelError::Decode(format!("DCNT encoding version {v} is not {ENCODING_VERSION}, 7, 6, 5, 4, 3, 2 or 1"))),
         };
         let current = match upgraded {
             None => std::borrow::Cow::Borrowed(bytes),
@@ -294,11 +306,24 @@ pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
     m.draws.clear();
     m.convergence = None;
     assert!(m.params.chains == 1 && m.alignments.is_empty() && m.draws_per_chain.is_empty(), "one chain");
+    assert!(m.params.seeds.is_empty() && m.missing_seed_words.is_empty(), "no seeds");
     let bytes = postcard::to_allocvec(&m).expect("plain data encodes");
     let mut old = with_params_converted(&bytes, |(_, covariance): (u32, Covariance), p: DcntParams| ((2u32, covariance), DcntParamsV2::from(&p)))
         .expect("a current DCNT blob");
-    assert_eq!(old.split_off(old.len() - 5), [0; 5], "no design, draws, convergence report, alignments or draws per chain: five zero bytes");
+    assert_eq!(old.split_off(old.len() - 6), [0; 6], "no design, draws, convergence report, alignments, draws per chain or missing seed words: six zero bytes");
     old
+}
+
+/// Test support: a current blob of an unseeded fit in version 7's layout (no seeds among
+/// the parameters, no missing seed words last), against which digests recorded before
+/// seeds are checked.
+#[cfg(test)]
+pub(crate) fn as_version7(bytes: &[u8]) -> Vec<u8> {
+    let m = DcntModel::decode(bytes).expect("a current DCNT blob");
+    assert!(m.params.seeds.is_empty() && m.missing_seed_words.is_empty(), "no seeds");
+    let mut b = postcard::to_allocvec(&m).expect("plain data encodes");
+    b.truncate(b.len() - 1);
+    with_params_converted(&b, |(_, covariance): (u32, Covariance), p: DcntParams| ((7u32, covariance), DcntParamsV7::from(&p))).expect("a current DCNT blob")
 }
 
 /// [`DcntParams`] as stored by version 3 (before `design`).
@@ -337,6 +362,7 @@ impl From<DcntParamsV3> for DcntParams {
             keep_draws: 0,
             design: DesignRequest::default(),
             chains: 1,
+            seeds: SeedWords::default(),
         }
     }
 }
@@ -386,6 +412,33 @@ impl From<DcntParamsV6> for DcntParams {
     /// Models stored before several chains ran one.
     fn from(p: DcntParamsV6) -> Self {
         DcntParams { warm_start: p.warm_start, keep_draws: p.keep_draws, design: p.design, ..p.v3.into() }
+    }
+}
+
+/// [`DcntParams`] as stored by version 7 (before the seeds): version 6's fields, then
+/// the chains.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+pub(super) struct DcntParamsV7 {
+    /// Laid out as version 6's (postcard writes a nested struct's fields in place).
+    pub v6: DcntParamsV6,
+    pub chains: usize,
+}
+
+#[cfg(test)]
+impl From<&DcntParams> for DcntParamsV7 {
+    /// Test support: current unseeded parameters in version 7's layout.
+    fn from(p: &DcntParams) -> Self {
+        assert!(p.seeds.is_empty(), "version 7 had no seeds");
+        let v6 = DcntParamsV6 { v3: p.into(), warm_start: p.warm_start, keep_draws: p.keep_draws, design: p.design.clone() };
+        DcntParamsV7 { v6, chains: p.chains }
+    }
+}
+
+impl From<DcntParamsV7> for DcntParams {
+    /// Models stored before seeds.
+    fn from(p: DcntParamsV7) -> Self {
+        DcntParams { chains: p.chains, ..p.v6.into() }
     }
 }
 

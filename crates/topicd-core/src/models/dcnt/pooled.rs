@@ -20,7 +20,7 @@
 
 use super::model::DcntModel;
 use super::sample::active_topics;
-use crate::models::chains::{self, match_to_first};
+use crate::models::chains::{self, match_to_first_pinned};
 
 /// One chain's model and trace ([`chains::ChainResult`]).
 pub(super) type ChainResult = chains::ChainResult<DcntModel>;
@@ -37,7 +37,9 @@ fn merge(models: &[&DcntModel]) -> DcntModel {
     let reference = models[0];
     let (k, v) = (reference.params.topics, reference.num_terms);
     let d = reference.document_proportions.len() / k.max(1);
-    let (alignments, targets) = match_to_first(&models.iter().map(|m| m.topic_word.as_slice()).collect::<Vec<_>>(), k, v);
+    // Seeded topics are pooled with themselves (topic i is seed i in every chain).
+    let (alignments, targets) =
+        match_to_first_pinned(&models.iter().map(|m| m.topic_word.as_slice()).collect::<Vec<_>>(), k, v, reference.params.seeds.topics.len());
     let total_kept: usize = models.iter().map(|m| m.kept_scans).sum();
     let mut pooled = reference.clone();
     for x in pooled.topic_word.iter_mut().chain(&mut pooled.document_proportions).chain(&mut pooled.topic_shares) {

@@ -41,7 +41,7 @@ impl DcntSample {
         let k = state.num_topics;
         let mut word_ptr = vec![0u32];
         let (mut topics, mut counts) = (Vec::new(), Vec::new());
-        for row in state.word_topic.chunks(k) {
+        for row in state.data_word_topic().chunks(k) {
             for (t, &n) in row.iter().enumerate().filter(|(_, &n)| n > 0) {
                 topics.push(t as u16);
                 counts.push(n);

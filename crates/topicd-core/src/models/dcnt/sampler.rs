@@ -34,7 +34,8 @@ use super::variant::Covariance;
 use super::warm_start::warm_start;
 use crate::inference::collapsed_loglik::log_p_words_given_topics;
 use crate::models::causes::{NonFinite, Quantity};
-use crate::rng::{stream, Purpose};
+use crate::models::seeds::SeedPrior;
+use crate::rng::{stream, Purpose, StreamRng};
 use rand::RngExt;
 use rand_distr::{Distribution, Normal, StandardNormal};
 use rayon::prelude::*;
@@ -74,6 +75,14 @@ impl ScanStats {
 }
 
 /// One document's results from the parallel pass.
+/// One document's new topic assignments: z, its topic counts, and the net changes of
+/// M_kw it makes, (word, topic, change).
+pub(super) struct Assignments {
+    pub z: Vec<u16>,
+    pub counts: Vec<u32>,
+    pub moves: Vec<(u32, u16, i32)>,
+}
+
 struct DocUpdate {
     z: Vec<u16>,
     counts: Vec<u32>,
@@ -137,6 +146,7 @@ impl DcntState {
         priors: Priors,
         topic_swaps: usize,
         warm_start_sweeps: usize,
+        seed_prior: SeedPrior,
         seed: u64,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Self {
@@ -156,12 +166,17 @@ impl DcntState {
             v: Vec::with_capacity(docs.num_docs() * k),
             globals,
             topic_swaps,
+            seed_prior,
         };
         for (u, v, z) in per_doc {
             state.u.extend(u);
             state.v.extend(v);
             state.z.extend(z);
         }
+        if !state.seed_prior.is_empty() && warm_start_sweeps > 0 {
+            state.uniform_assignments(docs, seed);
+        }
+        state.start_from_seeds(docs);
         state.recount(docs);
         if warm_start_sweeps > 0 {
             state.start_warm(docs, warm_start_sweeps, seed, stop);
@@ -174,7 +189,7 @@ impl DcntState {
     fn start_warm(&mut self, docs: &Documents, sweeps: usize, seed: u64, stop: &(dyn Fn() -> bool + Sync)) {
         let k = self.num_topics;
         let blocks = docs.blocks(SYNC_TOKENS);
-        self.v = warm_start(docs, &mut self.z, k, self.priors.beta, sweeps, &blocks, seed, stop);
+        self.v = warm_start(docs, &mut self.z, k, (self.priors.beta, &self.seed_prior), sweeps, &blocks, seed, stop);
         self.recount(docs);
         let uc = UConditional::new(&self.globals.a, k, self.globals.lambda_v).expect("the prior's draws are finite");
         let u: Vec<f64> = (0..docs.num_docs())
@@ -187,7 +202,54 @@ impl DcntState {
         self.u = u;
     }
 
-    /// Rebuild n_dk, M_kw and M_k from z.
+    /// Every token's topic drawn uniformly (one stream per document), where a seeded fit's
+    /// collapsed start begins, as LDA's chains do: from the prior's start, whose sticks
+    /// give a few topics most tokens, a seeded topic that starts large collects the
+    /// corpus' common words and its seeds cannot pull it back (on AppStream the
+    /// "audio" seed's topic held "files, use, data" after 200 collapsed sweeps).
+    fn uniform_assignments(&mut self, docs: &Documents, seed: u64) {
+        let k = self.num_topics as u16;
+        for d in 0..docs.num_docs() {
+            let mut rng = stream(seed, Purpose::DcntWarmStart, u64::MAX, d as u64);
+            for t in &mut self.z[docs.token_offsets[d]..docs.token_offsets[d + 1]] {
+                *t = rng.random_range(0..k);
+            }
+        }
+    }
+
+    /// Every token of a seed word moved to its seeded topic (the first seed listing it),
+    /// as LDA's seeded start: seeds act from the first scan on.
+    fn start_from_seeds(&mut self, docs: &Documents) {
+        if self.seed_prior.is_empty() {
+            return;
+        }
+        let start = self.seed_prior.start_topics(docs.num_terms);
+        for d in 0..docs.num_docs() {
+            let mut t = docs.token_offsets[d];
+            let (terms, counts) = &docs.rows[d];
+            for (&w, &c) in terms.iter().zip(counts) {
+                for _ in 0..c {
+                    if let Some(topic) = start[w as usize] {
+                        self.z[t] = topic as u16;
+                    }
+                    t += 1;
+                }
+            }
+        }
+    }
+
+    /// M_kw of the tokens alone (the seeds' pseudo-counts taken out): what Ω's means
+    /// and the kept samples read.
+    pub fn data_word_topic(&self) -> std::borrow::Cow<'_, [u32]> {
+        if self.seed_prior.is_empty() {
+            return std::borrow::Cow::Borrowed(&self.word_topic);
+        }
+        let mut counts = self.word_topic.clone();
+        self.seed_prior.remove_from(&mut counts, self.num_topics);
+        std::borrow::Cow::Owned(counts)
+    }
+
+    /// Rebuild n_dk, M_kw (with the seeds' pseudo-counts) and M_k from z.
     pub fn recount(&mut self, docs: &Documents) {
         let k = self.num_topics;
         self.doc_topic.iter_mut().for_each(|x| *x = 0);
@@ -206,6 +268,7 @@ impl DcntState {
                 }
             }
         }
+        self.seed_prior.add_to(&mut self.word_topic, k);
     }
 
     /// One full scan (see the module documentation); an error when the current
@@ -227,18 +290,11 @@ impl DcntState {
         for block in blocks {
             let updates: Vec<DocUpdate> = block.clone().into_par_iter().map(|d| self.sample_document(docs, d, &u_conditional, seed, scan)).collect();
             for (d, up) in block.clone().zip(updates) {
-                let t = docs.token_offsets[d];
-                self.z[t..t + up.z.len()].copy_from_slice(&up.z);
-                self.doc_topic[d * k..(d + 1) * k].copy_from_slice(&up.counts);
-                self.u[d * k..(d + 1) * k].copy_from_slice(&up.u);
-                self.v[d * k..(d + 1) * k].copy_from_slice(&up.v);
-                for (w, topic, change) in up.moves {
-                    let cell = &mut self.word_topic[w as usize * k + topic as usize];
-                    *cell = (*cell as i64 + change as i64) as u32;
-                    let total = &mut self.topic_totals[topic as usize];
-                    *total = (*total as i64 + change as i64) as u64;
-                }
-                stats.accepted += up.accepted as u64;
+                let DocUpdate { z, counts, u, v, accepted, moves } = up;
+                self.apply_assignments(docs, d, &Assignments { z, counts, moves });
+                self.u[d * k..(d + 1) * k].copy_from_slice(&u);
+                self.v[d * k..(d + 1) * k].copy_from_slice(&v);
+                stats.accepted += accepted as u64;
                 stats.proposed += k as u64;
             }
         }
@@ -249,12 +305,24 @@ impl DcntState {
     fn sample_document(&self, docs: &Documents, d: usize, u_conditional: &UConditional, seed: u64, scan: u64) -> DocUpdate {
         let k = self.num_topics;
         let mut rng = stream(seed, Purpose::DcntDocuments, scan, d as u64);
+        let mut v = self.v[d * k..(d + 1) * k].to_vec();
+        let pi = stick_weights(&v);
+        let Assignments { z, counts, moves } = self.sample_assignments(docs, d, &pi, &mut rng);
+        let u_old = &self.u[d * k..(d + 1) * k];
+        let accepted = update_activations(&mut v, &self.globals.a_times(u_old), self.globals.lambda_v, &counts, &mut rng);
+        let u = u_conditional.draw(&v, &self.globals.u_mean(docs.phi(d)), &mut rng);
+        DocUpdate { z, counts, u, v, accepted, moves }
+    }
+
+    /// Document d's z given its stick weights `pi`, token by token against the
+    /// block-start counts with exact live corrections for the document's own moves:
+    /// p(z = k) ∝ π_k (M_kw + β)/(M_k + Wβ), M_kw carrying the seeds' pseudo-counts.
+    pub(super) fn sample_assignments(&self, docs: &Documents, d: usize, pi: &[f64], rng: &mut StreamRng) -> Assignments {
+        let k = self.num_topics;
         let (terms, term_counts) = &docs.rows[d];
         let start = docs.token_offsets[d];
         let mut z = self.z[start..docs.token_offsets[d + 1]].to_vec();
         let mut counts = self.doc_topic[d * k..(d + 1) * k].to_vec();
-        let mut v = self.v[d * k..(d + 1) * k].to_vec();
-        let pi = stick_weights(&v);
         let beta = self.priors.beta;
         let w_beta = docs.num_terms as f64 * beta;
         // Live corrections for this document's own moves: per distinct term and topic,
@@ -299,16 +367,29 @@ impl DcntState {
             .enumerate()
             .flat_map(|(j, &w)| term_delta[j * k..(j + 1) * k].iter().enumerate().filter(|(_, &c)| c != 0).map(move |(topic, &c)| (w, topic as u16, c)))
             .collect();
-        let u_old = &self.u[d * k..(d + 1) * k];
-        let accepted = update_activations(&mut v, &self.globals.a_times(u_old), self.globals.lambda_v, &counts, &mut rng);
-        let u = u_conditional.draw(&v, &self.globals.u_mean(docs.phi(d)), &mut rng);
-        DocUpdate { z, counts, u, v, accepted, moves }
+        Assignments { z, counts, moves }
+    }
+
+    /// Apply document d's new assignments to the shared counts (what a block does for
+    /// each of its documents).
+    pub(super) fn apply_assignments(&mut self, docs: &Documents, d: usize, a: &Assignments) {
+        let k = self.num_topics;
+        let t = docs.token_offsets[d];
+        self.z[t..t + a.z.len()].copy_from_slice(&a.z);
+        self.doc_topic[d * k..(d + 1) * k].copy_from_slice(&a.counts);
+        for &(w, topic, change) in &a.moves {
+            let cell = &mut self.word_topic[w as usize * k + topic as usize];
+            *cell = (*cell as i64 + change as i64) as u32;
+            let total = &mut self.topic_totals[topic as usize];
+            *total = (*total as i64 + change as i64) as u64;
+        }
     }
 
     /// log p(w | z) with Ω collapsed plus log p(z | v) = Σ_dk n_dk log π_kd.
     pub fn log_joint(&self, docs: &Documents) -> f64 {
         let k = self.num_topics;
-        let words = log_p_words_given_topics(&self.word_topic, &self.topic_totals, docs.num_terms, self.priors.beta);
+        let seeded = if self.seed_prior.is_empty() { 0.0 } else { self.seed_prior.log_joint_correction(self.priors.beta) };
+        let words = log_p_words_given_topics(&self.word_topic, &self.topic_totals, docs.num_terms, self.priors.beta) + seeded;
         let topics: f64 = (0..docs.num_docs())
             .into_par_iter()
             .map(|d| {
@@ -322,14 +403,16 @@ impl DcntState {
         words + topics
     }
 
-    /// Ω from the counts: (M_kw + β)/(M_k + Wβ), topic-major K̄ × V.
+    /// Ω from the tokens' counts (pseudo-counts left out): (M_kw + β)/(M_k + Wβ),
+    /// topic-major K̄ × V.
     pub fn topic_word(&self, num_terms: usize) -> Vec<f64> {
         let k = self.num_topics;
         let beta = self.priors.beta;
+        let counts = self.data_word_topic();
         let mut out = vec![0.0; k * num_terms];
         for w in 0..num_terms {
             for topic in 0..k {
-                out[topic * num_terms + w] = (self.word_topic[w * k + topic] as f64 + beta) / (self.topic_totals[topic] as f64 + num_terms as f64 * beta);
+                out[topic * num_terms + w] = (counts[w * k + topic] as f64 + beta) / (self.topic_totals[topic] as f64 + num_terms as f64 * beta);
             }
         }
         out
@@ -349,7 +432,7 @@ mod tests {
         let (docs_n, tokens, k) = (400usize, 50u32, 6usize);
         let rows = (0..docs_n).map(|d| (vec![0, 1 + (d % 3) as u32], vec![tokens / 2, tokens - tokens / 2])).collect();
         let docs = Documents::new(rows, vec![1.0; docs_n], 1, 4);
-        let state = DcntState::init(&docs, k, Covariance::Diagonal, Priors::default(), 0, 0, 3, &|| false);
+        let state = DcntState::init(&docs, k, Covariance::Diagonal, Priors::default(), 0, 0, SeedPrior::default(), 3, &|| false);
         for topic in 0..k {
             let (mut observed, mut expected, mut variance) = (0.0, 0.0, 0.0);
             for d in 0..docs_n {

@@ -9,6 +9,7 @@
 use super::globals::Globals;
 use super::params::Priors;
 use super::variant::Covariance;
+use crate::models::seeds::SeedPrior;
 use std::ops::Range;
 
 /// The training documents in the sampler's layout.
@@ -86,4 +87,7 @@ pub struct DcntState {
     pub globals: Globals,
     /// Within-document topic swaps proposed per document and scan (0: none).
     pub topic_swaps: usize,
+    /// The seeds' pseudo-counts, kept inside `word_topic` (not `topic_totals`) through
+    /// every scan and recount ([`crate::models::seeds`]); empty without seeds.
+    pub seed_prior: SeedPrior,
 }

@@ -296,6 +296,7 @@ mod tests {
             v,
             globals,
             topic_swaps: 0,
+            seed_prior: crate::models::seeds::SeedPrior::default(),
         };
         state.recount(&docs);
         (state, docs)

@@ -23,6 +23,7 @@
 //! stick-breaking map); u_d is drawn by the scan's first update.
 
 use super::state::Documents;
+use crate::models::seeds::SeedPrior;
 use crate::rng::{stream, Purpose, StreamRng};
 use rand::RngExt;
 use rayon::prelude::*;
@@ -48,6 +49,13 @@ struct Counts {
 }
 
 impl Counts {
+    /// The counts of `z`, with the seeds' pseudo-counts in the word counts.
+    fn seeded(docs: &Documents, z: &[u16], k: usize, prior: &SeedPrior) -> Self {
+        let mut c = Self::of(docs, z, k);
+        prior.add_to(&mut c.word_topic, k);
+        c
+    }
+
     fn of(docs: &Documents, z: &[u16], k: usize) -> Self {
         let mut c = Counts { doc_topic: vec![0; docs.num_docs() * k], word_topic: vec![0; docs.num_terms * k], topic_totals: vec![0; k] };
         for d in 0..docs.num_docs() {
@@ -76,14 +84,14 @@ pub fn warm_start(
     docs: &Documents,
     z: &mut [u16],
     num_topics: usize,
-    beta: f64,
+    (beta, prior): (f64, &SeedPrior),
     sweeps: usize,
     blocks: &[Range<usize>],
     seed: u64,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Vec<f64> {
     let k = num_topics;
-    let mut counts = Counts::of(docs, z, k);
+    let mut counts = Counts::seeded(docs, z, k, prior);
     let w_beta = docs.num_terms as f64 * beta;
     for sweep in 1..=sweeps as u64 {
         if stop() {
@@ -101,7 +109,7 @@ pub fn warm_start(
             apply_block(docs, z, &mut counts, block.clone(), updates);
         }
     }
-    relabel_by_size(z, &counts.topic_totals);
+    relabel_by_size(z, &counts.topic_totals, prior.num_topics());
     smoothed_activations(docs, z, k)
 }
 
@@ -183,10 +191,14 @@ fn smoothed_activations(docs: &Documents, z: &[u16], k: usize) -> Vec<f64> {
         .collect()
 }
 
-/// Topic labels renumbered so that label 0 has the most tokens (ties by old label).
-fn relabel_by_size(z: &mut [u16], totals: &[u64]) {
-    let mut order: Vec<usize> = (0..totals.len()).collect();
+/// Topic labels renumbered so that label 0 has the most tokens (ties by old label),
+/// the first `pinned` (seeded topics: topic i is seed i) left where they are and the
+/// others ordered after them.
+fn relabel_by_size(z: &mut [u16], totals: &[u64], pinned: usize) {
+    let pinned = pinned.min(totals.len());
+    let mut order: Vec<usize> = (pinned..totals.len()).collect();
     order.sort_by(|&a, &b| totals[b].cmp(&totals[a]).then(a.cmp(&b)));
+    let order: Vec<usize> = (0..pinned).chain(order).collect();
     let mut new_label = vec![0u16; totals.len()];
     for (rank, &old) in order.iter().enumerate() {
         new_label[old] = rank as u16;
@@ -228,15 +240,15 @@ mod tests {
         let blocks = docs.blocks(8);
         let start: Vec<u16> = (0..docs.num_tokens()).map(|t| (t % 3) as u16).collect();
         let (mut stopped, mut none) = (start.clone(), start.clone());
-        let v_stopped = warm_start(&docs, &mut stopped, 3, 0.01, 50, &blocks, 1, &|| true);
-        let v_none = warm_start(&docs, &mut none, 3, 0.01, 0, &blocks, 1, &|| false);
+        let v_stopped = warm_start(&docs, &mut stopped, 3, (0.01, &SeedPrior::default()), 50, &blocks, 1, &|| true);
+        let v_none = warm_start(&docs, &mut none, 3, (0.01, &SeedPrior::default()), 0, &blocks, 1, &|| false);
         assert_eq!((stopped, v_stopped), (none, v_none));
     }
 
     #[test]
     fn topics_are_relabelled_largest_first() {
         let mut z = vec![0u16, 1, 1, 2, 2, 2, 0];
-        relabel_by_size(&mut z, &[2, 2, 3]);
+        relabel_by_size(&mut z, &[2, 2, 3], 0);
         assert_eq!(z, vec![1, 2, 2, 0, 0, 0, 1], "2 (3 tokens) first, then 0 and 1 (2 each) in order");
     }
 
@@ -254,7 +266,7 @@ mod tests {
         let run = || {
             let mut rng = stream(1, Purpose::Estimate, 0, 0);
             let mut z: Vec<u16> = (0..docs.num_tokens()).map(|_| rng.random_range(0..k as u16)).collect();
-            let v = warm_start(&docs, &mut z, k, 0.01, 30, &blocks, 5, &|| false);
+            let v = warm_start(&docs, &mut z, k, (0.01, &SeedPrior::default()), 30, &blocks, 5, &|| false);
             (z, v)
         };
         let (z, act) = run();

@@ -377,3 +377,61 @@ async fn a_graph_fit_killed_with_sigkill_resumes_to_the_uninterrupted_model() {
     .unwrap();
     assert!(stored == uninterrupted, "the resumed model differs from the uninterrupted fit");
 }
+
+/// An edit's refit killed with SIGKILL after a checkpoint resumes on restart to exactly
+/// the model of an uninterrupted refit of the same parent and plan, and the child keeps
+/// its parent, its record and the parent's names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_killed_with_sigkill_resumes_to_the_uninterrupted_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("topicd.db");
+    let a = ServerProcess::start(&db, &["--threads", "1"]);
+    let (st, corpus) = a.post("/v1/corpora", &json!({"name": "bars", "synthetic": {"kind": "bars", "documents": 2000, "tokens": 200, "seed": 3}})).await;
+    assert_eq!(st, 201, "{corpus}");
+    let corpus_id = corpus["id"].as_str().unwrap().to_string();
+    let (_, parent_job) = a.post("/v1/jobs", &json!({"corpus_id": corpus_id, "model": "lda", "params": {"topics": 10, "iterations": 20}, "seed": 2})).await;
+    let parent_job = a.wait_for(parent_job["id"].as_str().unwrap(), MINUTE, "the parent", finished).await;
+    let parent = parent_job["model_id"].as_str().unwrap().to_string();
+    let (st, _) = a.patch(&format!("/v1/models/{parent}/topics/3"), &json!({"name": "three"})).await;
+    assert_eq!(st, 200);
+    let ops = json!([{"op": "merge", "topics": [0, 1]}, {"op": "delete", "topic": 2}]);
+    let body = json!({"operations": ops, "iterations": 150, "seed": 4, "options": {"checkpoint_every_s": 0.25}});
+    let (st, job) = a.post(&format!("/v1/models/{parent}/edits"), &body).await;
+    assert_eq!(st, 202, "{job}");
+    let id = job["id"].as_str().unwrap().to_string();
+    let j = a.wait_for(&id, MINUTE, "checkpointed", |j| checkpoint_iteration(j).is_some() || finished(j)).await;
+    assert_eq!(j["status"], "running", "the refit must outlast its first checkpoint: {j}");
+    a.kill();
+
+    let b = ServerProcess::start(&db, &["--threads", "2"]);
+    let j = b.wait_for(&id, 2 * MINUTE, "finished", finished).await;
+    assert_eq!(j["status"], "succeeded", "{j}");
+    assert_eq!(j["attempts"], 2, "{j}");
+    assert!(j["progress"]["resumed_from"].as_u64().is_some(), "{j}");
+    let child = j["model_id"].as_str().unwrap().to_string();
+    let (_, model) = b.get(&format!("/v1/models/{child}")).await;
+    assert_eq!((&model["parent_model_id"], &model["edit"]["operations"]), (&json!(parent), &ops), "{model}");
+    let (_, topics) = b.get(&format!("/v1/models/{child}/topics?n=3")).await;
+    assert_eq!(topics["topics"][3]["name"], "three", "{topics}");
+
+    // The uninterrupted refit, in this process, from the stored parent and plan.
+    let store = Store::open(&db).await.unwrap();
+    let row = store.get_job(&id).await.unwrap().unwrap();
+    let spec: models::edits::StartSpec = serde_json::from_value(row.start.clone().unwrap()).unwrap();
+    let models::edits::StartSpec::Edit { plan, split_seed } = spec;
+    assert_eq!(split_seed, 2, "the parent's seed draws the split");
+    let (_, _, parent_bytes) = store.model_blobs(&parent).await.unwrap().unwrap();
+    let (_, _, stored) = store.model_blobs(&child).await.unwrap().unwrap();
+    let blob = store.corpus_data(&corpus_id).await.unwrap().unwrap();
+    let params = row.params.clone();
+    let uninterrupted = tokio::task::spawn_blocking(move || {
+        let corpus = Corpus::decode_without_order(&blob).unwrap();
+        let family = models::registry::lookup("lda").unwrap();
+        let params = family.parse_params(&params).unwrap();
+        let start = models::EditStart { parent: &parent_bytes, plan: &plan, split_seed };
+        FitContext::silent(|ctx| family.fit_edited(&corpus, &params, &start, 4, ctx).unwrap().encode())
+    })
+    .await
+    .unwrap();
+    assert!(stored == uninterrupted, "the resumed refit differs from the uninterrupted one");
+}

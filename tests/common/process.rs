@@ -88,6 +88,12 @@ impl ServerProcess {
         (st, r.json().await.unwrap_or(Value::Null))
     }
 
+    pub async fn patch(&self, path: &str, body: &Value) -> (u16, Value) {
+        let r = self.client.patch(format!("{}{path}", self.base)).json(body).send().await.expect("request");
+        let st = r.status().as_u16();
+        (st, r.json().await.unwrap_or(Value::Null))
+    }
+
     /// Poll the job until `done` says so about it; panics after `timeout`.
     pub async fn wait_for(&self, job_id: &str, timeout: Duration, what: &str, done: impl Fn(&Value) -> bool) -> Value {
         let t0 = Instant::now();

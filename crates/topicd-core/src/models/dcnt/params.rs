@@ -139,7 +139,7 @@ pub const DEFAULT_TOPIC_SWAPS: usize = 1;
 pub(crate) const DOC: ParamsDoc = ParamsDoc {
     component: "DcntParams",
     description: r#"DCNT (full square-root correlation A) and SCNT (diagonal A), Kim & Sudderth (2011). One Gibbs scan draws z by the collapsed update (documents in synchronised blocks, as LDA), each v_d by entry-wise independence Metropolis-Hastings with prior proposals, u_d, A, η, μ and the precisions by their conjugate updates. Priors default to the paper's toy experiment (γ_μ = 1e6, Gamma(0.01, 0.01) precisions). A null value means the default."#,
-    basic: &["topics", "iterations", "burn_in", "chains", "test_fraction", "covariates", "reference", "splines"],
+    basic: &["topics", "iterations", "burn_in", "chains", "test_fraction", "seed_words", "covariates", "reference", "splines"],
     keys: &[
         ("topics", r#"The truncation K̄."#),
         ("iterations", r#"Gibbs scans. Default 1 000, and 250 for a fit with `covariates` (whose chains start from `warm_start`'s collapsed sweeps)."#),
@@ -151,7 +151,7 @@ pub(crate) const DOC: ParamsDoc = ParamsDoc {
         ),
         (
             "warm_start",
-            r#"Sweeps of collapsed LDA Gibbs (symmetric Dirichlet(0.1) document prior) that place the chain's start before its first scan: topics ordered largest first, each document's activations set so that its stick-breaking weights are its smoothed proportions. 0 starts from the prior as the paper does: the default without covariates (on the paper's bars data the collapsed start keeps LDA's merged pairs of bars). Default 200 for a fit with `covariates`: with it four chains of 250 scans cover the true effects on corpora drawn from DCNT as often as four chains of 1 000 scans from the prior, in a third of the time (bench/README.md). Discarded with the burn-in; it changes where the chain begins, not what it samples."#,
+            r#"Sweeps of collapsed LDA Gibbs (symmetric Dirichlet(0.1) document prior) that place the chain's start before its first scan: topics ordered largest first, each document's activations set so that its stick-breaking weights are its smoothed proportions. 0 starts from the prior as the paper does: the default without covariates or seeds (on the paper's bars data the collapsed start keeps LDA's merged pairs of bars). Default 200 for a fit with `seed_words` (from the prior's start a seeded topic can settle around other words) and for one with `covariates`: with it four chains of 250 scans cover the true effects on corpora drawn from DCNT as often as four chains of 1 000 scans from the prior, in a third of the time (bench/README.md). Discarded with the burn-in; it changes where the chain begins, not what it samples."#,
         ),
         (
             "keep_draws",
@@ -160,6 +160,18 @@ pub(crate) const DOC: ParamsDoc = ParamsDoc {
         (
             "chains",
             r#"Independent chains, run one after another from seeds derived from the job's (chain 0 uses the job's seed, so `chains: 1` is the one-chain fit), on the same split; the job's progress counts through all of them. Default 1, and 4 (Stan's and PyMC's default) for a fit with `covariates`: one chain's 95 % effect intervals cover the truth 64 % of the time on corpora drawn from DCNT, four chains' 94 %, at four times the time (bench/README.md). Later chains' topics are matched to chain 0's by their word distributions (`diagnostics.chain_alignment`); Ω, the topic shares and the documents' proportions are pooled under that matching. A, η and λ_v act through a topic's place in the chain's own stick order, so they are not averaged: prediction, the held-out estimator and the correlations use chain 0's, and `/effects` takes every chain's draws, each draw's expected shares moved onto the model's topics. `diagnostics.convergence` compares the chains (split-R̂)."#,
+        ),
+        (
+            "seed_words",
+            r#"Seeded (keyword-assisted) topics, `[{"name": "games", "words": ["game", "play", "player"]}, ...]`, as LDA's: topic i is the i-th seed (the i-th stick) and is served under its name. Each seed word w adds ⌈seed_strength · n_w⌉ pseudo-counts (n_w: its training tokens) to that topic's count of w for the whole fit, which the z draws, topic swaps and the collapsed start read; the served Ω is the data's. A seeded fit starts from `warm_start`'s collapsed sweeps by default (from uniform assignments, with the seed words' tokens in their topics). Words are normalised as the corpus' were; one the vocabulary lacks is a 422 naming it unless `missing_seed_words` is `ignore`. At most `topics` seeds."#,
+        ),
+        (
+            "seed_strength",
+            r#"Pseudo-counts each seed word adds to its seeded topic, as a share of the word's training tokens (as LDA's)."#,
+        ),
+        (
+            "missing_seed_words",
+            r#"`reject` (a seed word the vocabulary lacks is a 422 naming it) or `ignore` (it is left out and listed in the model's `diagnostics.seeds.missing_words`)."#,
         ),
         (
             "covariates",

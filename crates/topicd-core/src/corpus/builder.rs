@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::input::{parse_count, RawDocument, TreeEntry};
 use super::labels::LabelTreeBuilder;
 use super::lexicon::Lexicon;
+use super::like::LikeBase;
 use super::order::TokenOrder;
 use super::preprocess::{DuplicateIds, PreprocessOptions};
 use super::sparse::DocTermMatrix;
@@ -75,6 +76,9 @@ pub struct CorpusBuilder {
     token_limits: TokenLimits,
     /// Tokens of the documents accepted so far (before pruning).
     tokens_added: u64,
+    /// The corpus these documents are preprocessed like ([`super::like`]): its words
+    /// are the first provisional ids and keep their ids.
+    like: Option<LikeBase>,
 }
 
 fn intern(vocab: &mut HashMap<String, u32>, words: &mut Vec<String>, term: &str) -> u32 {
@@ -121,7 +125,20 @@ impl CorpusBuilder {
             row: Vec::new(),
             token_limits: TokenLimits::NONE,
             tokens_added: 0,
+            like: None,
         })
+    }
+
+    /// Starts an empty corpus preprocessed like `base` ([`super::like`]): its options,
+    /// its label tree, and its words first, at their ids.
+    pub fn like(base: LikeBase) -> Result<Self, CorpusError> {
+        let mut b = Self::new(base.options.clone(), &[])?;
+        b.labels = LabelTreeBuilder::from_tree(&base.labels, base.options.label_separator.as_deref(), base.options.label_identity);
+        for word in &base.words {
+            intern(&mut b.vocab, &mut b.words, word);
+        }
+        b.like = Some(base);
+        Ok(b)
     }
 
     /// Refuse documents and uploads over these caps (the server's flags).
@@ -326,7 +343,10 @@ impl CorpusBuilder {
         let num_types = self.words.len();
         let passing_df = self.terms_within_df_bounds(num_uploaded);
         let after_df = passing_df.len();
-        let kept = self.most_frequent_terms(passing_df);
+        let mut kept = self.most_frequent_terms(passing_df);
+        if let Some(base) = &self.like {
+            kept = super::like::kept_terms(base.words.len(), kept);
+        }
         let new_id = renumbering(&kept, num_types);
         let rows = self.remap_rows(&new_id);
         if rows.kept_docs.is_empty() {
@@ -343,6 +363,7 @@ impl CorpusBuilder {
         let doc_excerpts = self.excerpts.iter().any(Option::is_some).then(|| kept_values(&self.excerpts, &rows.kept_docs));
         let labels = self.labels.finish();
         let covariates = self.covariates.finish(&rows.kept_docs)?;
+        let upload_index: Vec<usize> = rows.kept_docs.iter().map(|&d| self.id_index[&self.doc_ids[d]]).collect();
 
         let stats = CorpusStats {
             num_documents: doc_ids.len(),
@@ -357,7 +378,12 @@ impl CorpusBuilder {
             num_types_before_pruning: num_types,
             covariates: covariates.as_ref().map(|t| t.summaries()).unwrap_or_default(),
         };
-        Ok(Corpus { lexicon, counts: rows.counts, doc_ids, labels, doc_labels, features, splits, stats, token_order, doc_meta, doc_excerpts, covariates })
+        let corpus =
+            Corpus { lexicon, counts: rows.counts, doc_ids, labels, doc_labels, features, splits, stats, token_order, doc_meta, doc_excerpts, covariates };
+        if let Some(base) = &self.like {
+            base.check(&corpus, |d| upload_index[d])?;
+        }
+        Ok(corpus)
     }
 
     /// Provisional ids of the terms whose document frequency is within

@@ -256,6 +256,21 @@ fn parent_name(names: &[String], p: Option<u32>) -> String {
 }
 
 impl LabelTreeBuilder {
+    /// A builder that starts from a finished tree, as if it were the explicit tree (every
+    /// parent asserted): a corpus made like another ([`super::like`]) takes its tree, and
+    /// its labels keep their ids.
+    pub fn from_tree(tree: &LabelTree, separator: Option<&str>, identity: LabelIdentity) -> Self {
+        LabelTreeBuilder {
+            names: tree.names.clone(),
+            parent: tree.parent.clone(),
+            asserted: vec![true; tree.len()],
+            index: tree.names.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect(),
+            separator: separator.filter(|s| !s.is_empty()).map(str::to_owned),
+            explicit: !tree.is_empty(),
+            by_path: identity == LabelIdentity::Path,
+        }
+    }
+
     /// Validates `explicit` (possibly empty = no explicit tree) and starts a builder.
     /// `separator` splits document labels into paths (`None` disables).
     ///

@@ -7,6 +7,7 @@
 //!
 //! Invariant: nothing in this module knows about HTTP, SQL or tokio.
 
+pub mod append;
 pub mod blob;
 pub mod builder;
 pub mod built;
@@ -17,6 +18,7 @@ pub mod excerpt;
 pub mod input;
 pub mod labels;
 pub mod lexicon;
+pub mod like;
 pub mod meta;
 pub mod ndjson;
 pub mod order;

@@ -11,6 +11,7 @@
 //! squared), and a line may hold at most a set number of bytes.
 
 use super::input::{document_from_value, TreeEntry};
+use super::like::LikeBase;
 use super::{Corpus, CorpusBuilder, CorpusError, PreprocessOptions, TokenLimits};
 use crate::unknown_keys::{describe_data_error, unknown_key_message};
 use serde_json::Value;
@@ -72,6 +73,8 @@ pub struct NdjsonReader {
     /// Lines seen so far (1-based numbers in errors).
     line: usize,
     documents: usize,
+    /// The corpus the documents are preprocessed like, if any ([`super::like`]).
+    like: Option<LikeBase>,
 }
 
 impl NdjsonReader {
@@ -87,7 +90,14 @@ impl NdjsonReader {
             bytes_scanned: 0,
             line: 0,
             documents: 0,
+            like: None,
         }
+    }
+
+    /// A reader of documents preprocessed like `base` ([`super::like`]): its options
+    /// and label tree (tree lines are refused).
+    pub fn like(base: LikeBase) -> Self {
+        NdjsonReader { like: Some(base.clone()), ..Self::new(base.options) }
     }
 
     /// Refuse a line of more than `max_line_bytes` bytes as soon as that many have
@@ -104,7 +114,11 @@ impl NdjsonReader {
     }
 
     fn new_builder(&self) -> Result<CorpusBuilder, CorpusError> {
-        Ok(CorpusBuilder::new(self.options.clone(), &self.tree)?.with_token_limits(self.token_limits))
+        let builder = match &self.like {
+            Some(base) => CorpusBuilder::like(base.clone())?,
+            None => CorpusBuilder::new(self.options.clone(), &self.tree)?,
+        };
+        Ok(builder.with_token_limits(self.token_limits))
     }
 
     /// Read every line `chunk` completes; the rest waits for the next chunk. Only the
@@ -163,6 +177,11 @@ impl NdjsonReader {
         if value.as_object().is_some_and(|o| o.contains_key("tree")) {
             if self.builder.is_some() {
                 return Err(CorpusError::field("tree", "tree lines must come before the first document").with_line(line).into());
+            }
+            if self.like.is_some() {
+                return Err(CorpusError::field("tree", "documents preprocessed like another corpus take its label tree: leave out tree lines")
+                    .with_line(line)
+                    .into());
             }
             let mut more = tree_from_line(value, line)?;
             self.tree.append(&mut more);

@@ -19,12 +19,7 @@ async fn appstream(s: &TestServer) -> String {
 
 /// Wait for a job and return its model's id and JSON.
 async fn model_of(s: &TestServer, job: &Value) -> (String, Value) {
-    let done = s.wait(job["id"].as_str().unwrap(), LIMIT).await;
-    assert_eq!(done["status"], "succeeded", "{done}");
-    let id = done["model_id"].as_str().unwrap().to_string();
-    let (st, model) = s.get(&format!("/v1/models/{id}")).await;
-    assert_eq!(st, 200, "{model}");
-    (id, model)
+    s.model_of(job, LIMIT).await
 }
 
 /// An LDA parent of 6 topics: topics 0 and 1 seeded ("games", "audio"), topic 3

@@ -417,8 +417,8 @@ async fn an_edit_killed_with_sigkill_resumes_to_the_uninterrupted_model() {
     // The uninterrupted refit, in this process, from the stored parent and plan.
     let store = Store::open(&db).await.unwrap();
     let row = store.get_job(&id).await.unwrap().unwrap();
-    let spec: models::edits::StartSpec = serde_json::from_value(row.start.clone().unwrap()).unwrap();
-    let models::edits::StartSpec::Edit { plan, split_seed } = spec;
+    let spec: models::job_start::StartSpec = serde_json::from_value(row.start.clone().unwrap()).unwrap();
+    let models::job_start::StartSpec::Edit { plan, split_seed } = spec else { panic!("an edit's start: {spec:?}") };
     assert_eq!(split_seed, 2, "the parent's seed draws the split");
     let (_, _, parent_bytes) = store.model_blobs(&parent).await.unwrap().unwrap();
     let (_, _, stored) = store.model_blobs(&child).await.unwrap().unwrap();
@@ -434,4 +434,81 @@ async fn an_edit_killed_with_sigkill_resumes_to_the_uninterrupted_model() {
     .await
     .unwrap();
     assert!(stored == uninterrupted, "the resumed refit differs from the uninterrupted one");
+}
+
+/// `n` documents of 150 tokens over 60 words, three blocks of 20 words each mixed per
+/// document by a fixed rule (no randomness needed: the check is of bytes, not fit).
+fn block_documents(prefix: &str, n: usize, offset: usize) -> Vec<Value> {
+    (0..n)
+        .map(|d| {
+            let i = d + offset;
+            let counts: serde_json::Map<String, Value> =
+                (0..30).map(|j| (format!("w{:02}", ((i % 3) * 20 + (j * 7 + i) % 20 + if j % 5 == 0 { 20 } else { 0 }) % 60), json!(5))).collect();
+            json!({"id": format!("{prefix}{d}"), "counts": counts})
+        })
+        .collect()
+}
+
+/// An update killed with SIGKILL after a checkpoint resumes on restart to exactly the
+/// model of an uninterrupted update of the same parent and documents, and the child
+/// keeps its parent, its corpora and the parent's names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_killed_with_sigkill_resumes_to_the_uninterrupted_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("topicd.db");
+    let a = ServerProcess::start(&db, &["--threads", "1"]);
+    let preprocess = json!({"stopwords": "none", "min_df": 1});
+    let (st, old) = a.post("/v1/corpora", &json!({"name": "old", "documents": block_documents("o", 1500, 0), "preprocess": preprocess})).await;
+    assert_eq!(st, 201, "{old}");
+    let old_id = old["id"].as_str().unwrap().to_string();
+    let (st, new) = a.post(&format!("/v1/corpora?like={old_id}"), &json!({"name": "new", "documents": block_documents("n", 1000, 1500)})).await;
+    assert_eq!(st, 201, "{new}");
+    let new_id = new["id"].as_str().unwrap().to_string();
+    let (_, parent_job) =
+        a.post("/v1/jobs", &json!({"corpus_id": old_id, "model": "lda", "params": {"topics": 10, "iterations": 20, "test_fraction": 0.1}, "seed": 2})).await;
+    let parent_job = a.wait_for(parent_job["id"].as_str().unwrap(), MINUTE, "the parent", finished).await;
+    let parent = parent_job["model_id"].as_str().unwrap().to_string();
+    let (st, _) = a.patch(&format!("/v1/models/{parent}/topics/3"), &json!({"name": "three"})).await;
+    assert_eq!(st, 200);
+    let body = json!({"corpus_id": new_id, "iterations": 150, "seed": 4, "new_topics": 1, "options": {"checkpoint_every_s": 0.25}});
+    let (st, job) = a.post(&format!("/v1/models/{parent}/update"), &body).await;
+    assert_eq!(st, 202, "{job}");
+    let id = job["id"].as_str().unwrap().to_string();
+    let j = a.wait_for(&id, MINUTE, "checkpointed", |j| checkpoint_iteration(j).is_some() || finished(j)).await;
+    assert_eq!(j["status"], "running", "the update must outlast its first checkpoint: {j}");
+    a.kill();
+
+    let b = ServerProcess::start(&db, &["--threads", "2"]);
+    let j = b.wait_for(&id, 2 * MINUTE, "finished", finished).await;
+    assert_eq!(j["status"], "succeeded", "{j}");
+    assert_eq!(j["attempts"], 2, "{j}");
+    assert!(j["progress"]["resumed_from"].as_u64().is_some(), "{j}");
+    let child = j["model_id"].as_str().unwrap().to_string();
+    let (_, model) = b.get(&format!("/v1/models/{child}")).await;
+    assert_eq!((&model["parent_model_id"], &model["corpus_ids"]), (&json!(parent), &json!([old_id, new_id])), "{model}");
+    let (_, topics) = b.get(&format!("/v1/models/{child}/topics?n=3")).await;
+    assert_eq!(topics["topics"][3]["name"], "three", "{topics}");
+    let (_, lineage) = b.get(&format!("/v1/models/{child}/lineage")).await;
+    assert_eq!(lineage["versions"].as_array().map(Vec::len), Some(2), "{lineage}");
+
+    // The uninterrupted update, in this process, from the stored parent and start.
+    let store = Store::open(&db).await.unwrap();
+    let row = store.get_job(&id).await.unwrap().unwrap();
+    let spec: models::job_start::StartSpec = serde_json::from_value(row.start.clone().unwrap()).unwrap();
+    let models::job_start::StartSpec::Update { record, split_seed, .. } = spec else { panic!("an update's start: {spec:?}") };
+    assert_eq!((split_seed, record.parent_documents), (2, 1500), "the parent's seed draws the split");
+    let (_, _, parent_bytes) = store.model_blobs(&parent).await.unwrap().unwrap();
+    let (_, _, stored) = store.model_blobs(&child).await.unwrap().unwrap();
+    let blob = store.corpus_data(row.corpus_id.as_deref().unwrap()).await.unwrap().unwrap();
+    let params = row.params.clone();
+    let uninterrupted = tokio::task::spawn_blocking(move || {
+        let corpus = Corpus::decode_without_order(&blob).unwrap();
+        let family = models::registry::lookup("lda").unwrap();
+        let params = family.parse_params(&params).unwrap();
+        let start = models::UpdateStart { parent: &parent_bytes, parent_documents: record.parent_documents, new_topics: record.new_topics.len(), split_seed };
+        FitContext::silent(|ctx| family.fit_updated(&corpus, &params, &start, 4, ctx).unwrap().encode())
+    })
+    .await
+    .unwrap();
+    assert!(stored == uninterrupted, "the resumed update differs from the uninterrupted one");
 }

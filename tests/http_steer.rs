@@ -17,12 +17,7 @@ async fn appstream(s: &TestServer) -> String {
 
 async fn fit(s: &TestServer, corpus_id: &str, params: Value, seed: u64) -> (String, Value) {
     let job = s.submit(corpus_id, "lda", params, seed).await;
-    let done = s.wait(job["id"].as_str().unwrap(), LIMIT).await;
-    assert_eq!(done["status"], "succeeded", "{done}");
-    let id = done["model_id"].as_str().unwrap().to_string();
-    let (st, model) = s.get(&format!("/v1/models/{id}")).await;
-    assert_eq!(st, 200, "{model}");
-    (id, model)
+    s.model_of(&job, LIMIT).await
 }
 
 fn seeds() -> Value {

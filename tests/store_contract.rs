@@ -253,6 +253,8 @@ async fn a_claim_that_lost_its_job_writes_nothing(db: TestDb) {
         data: &[2],
         topic_names: &[],
         parent: None,
+        corpus_ids: &[],
+        num_documents: None,
     };
     assert!(lost(store.complete_job_with_model(model).await));
     assert_eq!(store.renew_lease(&old, Duration::from_secs(60)).await.unwrap(), Renewal::Lost);
@@ -472,6 +474,8 @@ async fn a_model_round_trips_and_a_cancel_reaches_the_holder(db: TestDb) {
             data: &data,
             topic_names: &[(1, "seeded".to_string())],
             parent: Some(("m-parent", &json!({"operations": [{"op": "delete", "topic": 0}]}))),
+            corpus_ids: &["c0".to_string(), "c".to_string()],
+            num_documents: Some(12),
         })
         .await
         .unwrap();
@@ -480,6 +484,8 @@ async fn a_model_round_trips_and_a_cancel_reaches_the_holder(db: TestDb) {
     assert_eq!((row.seed, row.num_topics, row.params["num_topics"].as_i64()), (u64::MAX, 2, Some(2)));
     assert_eq!(row.parent_model_id.as_deref(), Some("m-parent"), "the parent is stored with the model");
     assert_eq!(row.derivation.as_ref().map(|d| d["operations"][0]["op"].clone()), Some(json!("delete")));
+    assert_eq!((row.corpus_ids.as_slice(), row.num_documents), (&["c0".to_string(), "c".to_string()][..], Some(12)), "the corpora it holds");
+    assert_eq!(store.model_children("m-parent").await.unwrap().iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), vec!["m"], "a parent finds its children");
     let (family, lex_back, data_back) = store.model_blobs("m").await.unwrap().unwrap();
     assert_eq!((family.unwrap().as_str(), lex_back.as_deref(), data_back.as_slice()), ("lda", Some(lexicon.as_slice()), data.as_slice()));
     let job = store.get_job("k").await.unwrap().unwrap();

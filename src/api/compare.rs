@@ -33,7 +33,7 @@ struct CompareQuery {
 fn without_retired(rows: &ndarray::Array2<f64>, row: &crate::store::models::ModelRow) -> ndarray::Array2<f64> {
     let mut rows = rows.clone();
     let n = rows.nrows();
-    for k in super::edits::retired_topics(row).into_keys().filter(|&k| k < n) {
+    for k in super::derived::retired_topics(row).into_keys().filter(|&k| k < n) {
         rows.row_mut(k).fill(0.0);
     }
     rows

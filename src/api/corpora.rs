@@ -1,8 +1,10 @@
 //! `/v1/corpora`: upload (JSON or streamed NDJSON), list, read, delete.
 
+use super::corpus_like;
 use super::error::{ApiError, ApiResult};
 use super::extract::{check_name, media_type, parse_json, parse_query, unique_form_pairs, Page};
 use super::AppState;
+use crate::corpus::like::LikeBase;
 use crate::corpus::ndjson::{NdjsonError, NdjsonReader};
 use crate::corpus::synthetic::{bars, BarsConfig, BarsVariant, Orientation};
 use crate::corpus::{Corpus, CorpusBuilder, CorpusError, PreprocessOptions, RawDocument, TokenLimits, TreeEntry};
@@ -123,10 +125,27 @@ fn build_synthetic(spec: &SyntheticSpec) -> ApiResult<(Corpus, Value)> {
 /// `POST /v1/corpora`.
 pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery, body: Body) -> ApiResult<Response> {
     let corpus_id = uuid::Uuid::new_v4().to_string();
+    let pairs = unique_form_pairs(query.as_deref().unwrap_or(""))?;
+    let like = pairs.iter().find(|(k, _)| k == corpus_like::LIKE).map(|(_, v)| v.clone());
+    let base = match &like {
+        Some(id) => Some(corpus_like::like_base(&state, id).await?),
+        None => None,
+    };
     let (name, corpus, truth) = match media_type(&headers).as_str() {
+        "" | "application/json" if base.is_some() => {
+            corpus_like::check_like_query(&pairs)?;
+            if let Some((key, _)) = pairs.iter().find(|(k, _)| k != corpus_like::LIKE) {
+                return Err(ApiError::invalid(format!("query.{key}"), "a JSON upload gives its name in the body"));
+            }
+            let bytes = super::body::read_upload(body, state.max_body_bytes, state.limits.upload_idle).await?;
+            let caps = state.limits.upload_tokens();
+            let base = base.expect("matched");
+            let (name, corpus) = tokio::task::spawn_blocking(move || corpus_like::build_like_json(&bytes, caps, base)).await.map_err(ApiError::internal)??;
+            (name, corpus, None)
+        }
         "" | "application/json" => {
             // Query parameters configure NDJSON uploads; a JSON body carries its own.
-            if let Some((key, _)) = unique_form_pairs(query.as_deref().unwrap_or(""))?.first() {
+            if let Some((key, _)) = pairs.first() {
                 return Err(ApiError::invalid(
                     format!("query.{key}"),
                     "query parameters configure NDJSON uploads; a JSON upload gives its options in the body (name, preprocess)",
@@ -137,7 +156,7 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(
             tokio::task::spawn_blocking(move || build_from_json(&bytes, caps)).await.map_err(ApiError::internal)??
         }
         "application/x-ndjson" | "application/jsonl" | "application/json-lines" => {
-            let (name, corpus) = ndjson_upload(&state, query.as_deref(), body).await?;
+            let (name, corpus) = ndjson_upload(&state, &pairs, base, body).await?;
             (name, corpus, None)
         }
         other => return Err(ApiError::unsupported_media_type(other)),
@@ -147,6 +166,9 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(
     let mut summary = summary_json(&corpus);
     if let Some(truth) = truth {
         summary["synthetic"] = truth;
+    }
+    if let Some(like) = like {
+        summary["like"] = json!(like);
     }
     let stats = corpus.stats.clone();
     let data = tokio::task::spawn_blocking(move || corpus.encode()).await.map_err(ApiError::internal)?;
@@ -189,18 +211,23 @@ pub(crate) fn build_from_json(bytes: &[u8], caps: TokenLimits) -> ApiResult<(Opt
 /// memory holds the corpus being built, not the raw upload. A line `{"tree": [...]}`
 /// before the first document adds label-tree entries. The upload is cut off when it
 /// sends nothing for `--upload-idle-s`; a line longer than `--max-line-mb` is a 413.
-async fn ndjson_upload(state: &AppState, query: Option<&str>, body: Body) -> ApiResult<(Option<String>, Corpus)> {
-    let pairs = unique_form_pairs(query.unwrap_or(""))?;
+async fn ndjson_upload(state: &AppState, pairs: &[(String, String)], base: Option<LikeBase>, body: Body) -> ApiResult<(Option<String>, Corpus)> {
     let name = pairs.iter().find(|(k, _)| k == "name").map(|(_, v)| v.clone());
     if let Some(name) = &name {
         check_name("query.name", name)?;
     }
-    let options = PreprocessOptions::from_query_pairs(&pairs).map_err(|e| {
-        let mut err = ApiError::from(e);
-        err.field = err.field.take().map(|f| format!("query.{}", f.trim_start_matches("preprocess.")));
-        err
-    })?;
-    let reader = NdjsonReader::new(options).with_line_limit(state.limits.max_line_bytes).with_token_limits(state.limits.upload_tokens());
+    let reader = match base {
+        Some(base) => {
+            corpus_like::check_like_query(pairs)?;
+            NdjsonReader::like(base)
+        }
+        None => NdjsonReader::new(PreprocessOptions::from_query_pairs(pairs).map_err(|e| {
+            let mut err = ApiError::from(e);
+            err.field = err.field.take().map(|f| format!("query.{}", f.trim_start_matches("preprocess.")));
+            err
+        })?),
+    };
+    let reader = reader.with_line_limit(state.limits.max_line_bytes).with_token_limits(state.limits.upload_tokens());
     let (tx, rx) = std::sync::mpsc::sync_channel::<bytes::Bytes>(64);
     let builder_task = tokio::task::spawn_blocking(move || build_from_lines(reader, rx));
     let mut stream = body.into_data_stream();
@@ -260,7 +287,7 @@ fn ndjson_error(e: NdjsonError) -> ApiError {
 }
 
 /// The corpus summary kept beside the blob (what `GET` shows without decoding it).
-fn summary_json(c: &Corpus) -> Value {
+pub(super) fn summary_json(c: &Corpus) -> Value {
     let labels: Vec<Value> =
         (0..c.labels.len()).map(|k| json!({"label": c.labels.names[k], "parent": c.labels.parent[k].map(|p| c.labels.names[p as usize].clone())})).collect();
     json!({
@@ -301,6 +328,9 @@ pub fn corpus_json(r: &CorpusRow) -> Value {
         // Corpora stored before covariates existed have none.
         "covariates": r.summary.get("covariates").cloned().unwrap_or(json!([])),
         "synthetic": r.summary.get("synthetic").cloned().unwrap_or(Value::Null),
+        // Made like another corpus (`?like=`), or joined from corpora for an update.
+        "like": r.summary.get("like").cloned().unwrap_or(Value::Null),
+        "parts": r.summary.get("parts").cloned().unwrap_or(Value::Null),
     })
 }
 

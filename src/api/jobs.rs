@@ -68,7 +68,8 @@ pub fn job_json(j: &JobRow) -> Value {
         "memory_estimate_bytes": j.memory_bytes,
         "waiting": j.waiting,
         "sweep_id": j.sweep_id,
-        "edit": j.start.as_ref().map(|s| json!({"parent_model_id": j.source_model_id, "operations": s["plan"]["operations"]})),
+        "edit": j.start.as_ref().filter(|s| s["kind"] == "edit").map(|s| json!({"parent_model_id": j.source_model_id, "operations": s["plan"]["operations"]})),
+        "update": j.start.as_ref().filter(|s| s["kind"] == "update").map(|s| json!({"parent_model_id": j.source_model_id, "corpus_id": s["record"]["corpus_id"], "new_topics": s["record"]["new_topics"]})),
     })
 }
 

@@ -43,6 +43,8 @@ fn entry(id: &str, bytes: usize) -> Entry {
         diagnostics: serde_json::Value::Null,
         parent_model_id: None,
         derivation: None,
+        corpus_ids: Vec::new(),
+        num_documents: None,
     };
     Entry::Communities(Arc::new(LoadedCommunities { row, model: Box::new(OfSize(bytes)) }))
 }

@@ -21,7 +21,9 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-fn model_json(r: &ModelRow) -> Value {
+pub(super) fn model_json(r: &ModelRow) -> Value {
+    let derivation = super::derived::derivation_of(r);
+    let record = |how: &str| derivation.as_ref().filter(|d| d.how() == how).and(r.derivation.clone());
     json!({
         "id": r.id,
         "model": r.family_name(),
@@ -35,7 +37,10 @@ fn model_json(r: &ModelRow) -> Value {
         "diagnostics": r.diagnostics,
         "capabilities": r.family.as_ref().ok().map(|f| f.family().capabilities()),
         "parent_model_id": r.parent_model_id,
-        "edit": r.derivation,
+        "edit": record("edit"),
+        "update": record("update"),
+        "corpus_ids": r.corpus_ids,
+        "num_documents": r.num_documents,
     })
 }
 
@@ -277,7 +282,7 @@ pub async fn topics(State(state): State<AppState>, Path(id): Path<String>, RawQu
             })
             .collect();
         let mut body = json!({"model_id": id, "rank": rank_name(opts.rank), "weight": opts.weight, "n": opts.n, "topics": topics});
-        for (k, reason) in super::edits::retired_topics(&m.row) {
+        for (k, reason) in super::derived::retired_topics(&m.row) {
             if let Some(t) = body["topics"].get_mut(k) {
                 t["retired"] = json!(reason);
             }

@@ -7,7 +7,7 @@
 use super::{
     auth, cache_control, coherence, console, corpora, effects, evaluations, families, graphs, jobs, limits, metrics, models, ops, origin, predict, sweeps,
 };
-use super::{compare, edits, topic_documents, topic_map, topic_names, AppState};
+use super::{compare, edits, lineage, topic_documents, topic_map, topic_names, updates, AppState};
 use axum::extract::DefaultBodyLimit;
 use axum::http::header::X_CONTENT_TYPE_OPTIONS;
 use axum::http::{HeaderName, HeaderValue, Method};
@@ -55,6 +55,8 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/models/{id}/topic-map"),
     ("get", "/v1/models/{id}/compare/{other}"),
     ("post", "/v1/models/{id}/edits"),
+    ("post", "/v1/models/{id}/update"),
+    ("get", "/v1/models/{id}/lineage"),
     ("post", "/v1/models/{id}/predict"),
     ("get", "/v1/models/{id}/evaluation"),
     ("post", "/v1/models/{id}/evaluation"),
@@ -118,6 +120,8 @@ fn api_routes() -> Router<AppState> {
         .route("/v1/models/{id}/predict", post(predict::predict))
         .route("/v1/models/{id}/compare/{other}", get(compare::compare))
         .route("/v1/models/{id}/edits", post(edits::create))
+        .route("/v1/models/{id}/update", post(updates::create))
+        .route("/v1/models/{id}/lineage", get(lineage::get_one))
         .route("/v1/graphs", post(graphs::create).get(graphs::list))
         .route("/v1/graphs/{id}", get(graphs::get_one).delete(graphs::delete))
         .route("/v1/models/{id}/communities", get(graphs::communities))

@@ -2,7 +2,7 @@
 //! fit path shares.
 //!
 //! Why it exists: the runner's fit paths (from scratch, over ranks, an edit's refit in
-//! `edit_start`) all end in the same blobs; keeping them here lets those paths live in
+//! `model_start`) all end in the same blobs; keeping them here lets those paths live in
 //! their own modules without importing the runner.
 
 use crate::corpus::Corpus;
@@ -22,8 +22,11 @@ pub(super) struct FittedBlobs {
     pub(super) data: Vec<u8>,
     /// Names the topics start with (seeded topics', or an edit's kept names).
     pub(super) topic_names: Vec<(usize, String)>,
-    /// The model it was made from and how (an edit's record), if any.
+    /// The model it was made from and how (an edit's or update's record), if any.
     pub(super) parent: Option<(String, serde_json::Value)>,
+    /// The corpora the model's documents came from, when more than its job's corpus
+    /// (an update's); empty: the job's corpus alone.
+    pub(super) corpus_ids: Vec<String>,
 }
 
 impl FittedBlobs {
@@ -34,7 +37,7 @@ impl FittedBlobs {
 
     /// Blobs encoded elsewhere (rank 0 of a world), with no names or parent.
     pub(super) fn encoded(family: FamilyName, num_topics: usize, diagnostics: serde_json::Value, lexicon: Option<Vec<u8>>, data: Vec<u8>) -> Self {
-        FittedBlobs { family, num_topics, diagnostics, lexicon, data, topic_names: Vec::new(), parent: None }
+        FittedBlobs { family, num_topics, diagnostics, lexicon, data, topic_names: Vec::new(), parent: None, corpus_ids: Vec::new() }
     }
 }
 

@@ -20,9 +20,9 @@
 
 mod admission;
 mod cadence;
-mod edit_start;
 mod fit_task;
 mod fitted;
+mod model_start;
 mod progress;
 mod runner;
 pub mod submit;

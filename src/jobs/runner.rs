@@ -7,9 +7,9 @@
 //! places at once. Every write of a running job names its claim.
 
 use super::admission::waiting_for_memory;
-use super::edit_start;
 use super::fit_task::{CheckpointPlan, FitTask};
 use super::fitted::{decode_corpus, FittedBlobs};
+use super::model_start;
 use crate::graph::Graph;
 use crate::models::causes::{Evaluation, Internal, InvalidInput, Settings, StoreFault, Stored};
 use crate::models::heldout::{score_documents, EstimatorSettings, HeldoutDoc};
@@ -349,6 +349,7 @@ impl Runner {
                 tracing::info!("evaluation job succeeded");
             }
             Ok(Outcome::Model(blobs)) => {
+                let (corpus_ids, num_documents) = self.documents_held(job, blobs).await?;
                 self.store
                     .complete_job_with_model(NewModel {
                         id: model_id,
@@ -363,6 +364,8 @@ impl Runner {
                         data: &blobs.data,
                         topic_names: &blobs.topic_names,
                         parent: blobs.parent.as_ref().map(|(id, record)| (id.as_str(), record)),
+                        corpus_ids: &corpus_ids,
+                        num_documents,
                     })
                     .await?;
                 tracing::info!(model_id = %model_id, "job succeeded");
@@ -410,10 +413,10 @@ impl Runner {
         let options = job_options(job);
         if let Some(start) = &job.start {
             let JobInput::Corpus(blob) = input else { return Err(FitError::Internal(Internal::bug("only topic models start from a stored model"))) };
-            let parent = edit_start::Parent::load(&self.store, job, start).await?;
-            let edit = parent.plan.clone();
-            let fitted = self.fit_task(job, token, lease_lost, plan).run(move |ctx| parent.refit(name, &blob, &params, seed, ctx)).await?;
-            return edit_start::with_parent_names(&self.store, &edit, fitted).await;
+            let parent = model_start::Parent::load(&self.store, job, start).await?;
+            let naming = parent.naming();
+            let fitted = self.fit_task(job, token, lease_lost, plan).run(move |ctx| parent.fit(name, &blob, &params, seed, ctx)).await?;
+            return model_start::with_parent_names(&self.store, &naming, fitted).await;
         }
         if options.ranks() > 1 {
             let JobInput::Corpus(blob) = input else { return Err(FitError::InvalidInput(InvalidInput::NotRanked { family: name.to_string() })) };
@@ -464,6 +467,15 @@ impl Runner {
                 }
             })
             .await
+    }
+
+    /// The corpora a fitted topic model's documents came from and how many it holds:
+    /// its job's corpus (or an update's list) and that corpus' size; none for a graph.
+    async fn documents_held(&self, job: &JobRow, blobs: &FittedBlobs) -> Result<(Vec<String>, Option<usize>), StoreError> {
+        let Some(corpus_id) = &job.corpus_id else { return Ok((Vec::new(), None)) };
+        let corpus_ids = if blobs.corpus_ids.is_empty() { vec![corpus_id.clone()] } else { blobs.corpus_ids.clone() };
+        let num_documents = self.store.get_corpus(corpus_id).await?.map(|c| c.num_documents as usize);
+        Ok((corpus_ids, num_documents))
     }
 
     async fn graph_blob(&self, graph_id: &str) -> Result<Vec<u8>, FitError> {

@@ -114,6 +114,16 @@ impl TestServer {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
+
+    /// Wait for a fit job to succeed and return its model's id and JSON.
+    pub async fn model_of(&self, job: &Value, timeout: Duration) -> (String, Value) {
+        let done = self.wait(job["id"].as_str().unwrap(), timeout).await;
+        assert_eq!(done["status"], "succeeded", "{done}");
+        let id = done["model_id"].as_str().unwrap().to_string();
+        let (st, model) = self.get(&format!("/v1/models/{id}")).await;
+        assert_eq!(st, 200, "{model}");
+        (id, model)
+    }
 }
 
 async fn decode(r: reqwest::Response) -> (u16, Value) {

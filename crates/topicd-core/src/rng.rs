@@ -51,6 +51,9 @@ pub enum Purpose {
     /// An edit's start: the parent's assignments redrawn (one stream per document) and
     /// each split's restricted run (one stream per split topic).
     EditStart = 20,
+    /// An update's start: the parent's documents' assignments redrawn and the new
+    /// documents folded in (one stream per document).
+    UpdateStart = 21,
 }
 
 /// SplitMix64 finaliser: a bijective 64-bit mixer with good avalanche.

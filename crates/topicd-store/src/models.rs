@@ -24,6 +24,11 @@ pub struct ModelRow {
     pub parent_model_id: Option<String>,
     /// How it was made from its parent (the edit's operations and each topic's origin).
     pub derivation: Option<serde_json::Value>,
+    /// The corpora its documents came from, in order (an updated model's parent's
+    /// corpora, then the new one's); empty for a relational model.
+    pub corpus_ids: Vec<String>,
+    /// How many documents it holds (`None` for a relational model).
+    pub num_documents: Option<i64>,
 }
 
 impl ModelRow {
@@ -51,9 +56,14 @@ pub struct NewModel<'a> {
     pub topic_names: &'a [(usize, String)],
     /// The model it was made from, and how (an edit's record).
     pub parent: Option<(&'a str, &'a serde_json::Value)>,
+    /// The corpora its documents came from, in order (empty for a relational model).
+    pub corpus_ids: &'a [String],
+    /// How many documents it holds (`None` for a relational model).
+    pub num_documents: Option<usize>,
 }
 
-const COLUMNS: &str = "id, job_id, corpus_id, graph_id, family, params, seed, created_at, num_topics, diagnostics, parent_model_id, derivation";
+const COLUMNS: &str =
+    "id, job_id, corpus_id, graph_id, family, params, seed, created_at, num_topics, diagnostics, parent_model_id, derivation, corpus_ids, num_documents";
 
 fn row_to_model(r: &sqlx::any::AnyRow) -> StoreResult<ModelRow> {
     let parse = |col: &str| -> StoreResult<serde_json::Value> {
@@ -73,6 +83,11 @@ fn row_to_model(r: &sqlx::any::AnyRow) -> StoreResult<ModelRow> {
         diagnostics: parse("diagnostics")?,
         parent_model_id: r.try_get("parent_model_id")?,
         derivation: super::job_rows::json_col(r, "derivation")?,
+        corpus_ids: match super::job_rows::json_col(r, "corpus_ids")? {
+            Some(ids) => serde_json::from_value(ids).map_err(|e| StoreError::Corrupt(format!("corpus_ids: {e}")))?,
+            None => Vec::new(),
+        },
+        num_documents: r.try_get("num_documents")?,
     })
 }
 
@@ -88,7 +103,7 @@ impl Store {
         let created = now();
         let (corpus_id, graph_id) = m.input.columns();
         sqlx::query(sqlx::AssertSqlSafe(format!(
-            "INSERT INTO models ({COLUMNS}, lexicon, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+            "INSERT INTO models ({COLUMNS}, lexicon, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
         )))
         .bind(m.id)
         .bind(job_id)
@@ -102,6 +117,8 @@ impl Store {
         .bind(m.diagnostics.to_string())
         .bind(m.parent.map(|(id, _)| id))
         .bind(m.parent.map(|(_, derivation)| derivation.to_string()))
+        .bind((!m.corpus_ids.is_empty()).then(|| serde_json::to_string(m.corpus_ids).expect("strings serialise")))
+        .bind(m.num_documents.map(|n| n as i64))
         .bind(m.lexicon)
         .bind(m.data)
         .execute(&mut *tx)
@@ -138,6 +155,13 @@ impl Store {
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(limit).bind(offset).fetch_all(&self.pool).await?;
         let total: i64 = sqlx::query("SELECT COUNT(*) FROM models").fetch_one(&self.pool).await?.try_get(0)?;
         Ok((rows.iter().map(row_to_model).collect::<StoreResult<_>>()?, total))
+    }
+
+    /// The models made from `id` (edits and updates), oldest first.
+    pub async fn model_children(&self, id: &str) -> StoreResult<Vec<ModelRow>> {
+        let sql = format!("SELECT {COLUMNS} FROM models WHERE parent_model_id = $1 ORDER BY created_at, id");
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_all(&self.pool).await?;
+        rows.iter().map(row_to_model).collect()
     }
 
     /// The model's blobs: (family, lexicon (topic models only), data).

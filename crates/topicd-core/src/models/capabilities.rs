@@ -47,6 +47,9 @@ pub struct Capabilities {
     pub communities: bool,
     /// Refits from an edit of the model's topics (`POST /v1/models/{id}/edits`).
     pub edits: bool,
+    /// Fits from the model's state with new documents added
+    /// (`POST /v1/models/{id}/update`).
+    pub updates: bool,
 }
 
 impl Capabilities {
@@ -64,6 +67,7 @@ impl Capabilities {
         prediction_intervals: false,
         communities: false,
         edits: false,
+        updates: false,
     };
 
     /// A topic model on a corpus with topic tables and prediction, nothing more.

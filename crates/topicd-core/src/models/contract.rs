@@ -82,6 +82,27 @@ pub trait ModelFamily: Sync + 'static {
         let _ = (corpus, params, start, seed, ctx);
         Err(FitError::Params(ParamError::new("model", format!("{} models cannot be edited", self.name()))))
     }
+    /// The params of an update of a model fitted with `parent` ([`super::updates`]):
+    /// the parent's params with `new_topics` more topics and `iterations` sweeps. A
+    /// family that cannot update refuses (the error names `model`; its capabilities
+    /// say `updates: false`).
+    fn updated_params(&self, parent: &Self::Params, new_topics: usize, iterations: usize) -> Result<Self::Params, ParamError> {
+        let _ = (parent, new_topics, iterations);
+        Err(ParamError::new("model", format!("{} models cannot be updated", self.name())))
+    }
+    /// Fit `corpus` (the parent's documents first, then the new ones) from
+    /// `start.parent`'s state, under params from [`Self::updated_params`].
+    fn fit_updated(
+        &self,
+        corpus: &Corpus,
+        params: &Self::Params,
+        start: &UpdateStart<'_>,
+        seed: u64,
+        ctx: &FitContext,
+    ) -> Result<Box<dyn TopicModel>, FitError> {
+        let _ = (corpus, params, start, seed, ctx);
+        Err(FitError::Params(ParamError::new("model", format!("{} models cannot be updated", self.name()))))
+    }
     /// Params of a brief fit (a few sweeps, few topics) that any small corpus takes:
     /// what the checks across families and the fuzz targets fit with, so that nothing
     /// outside the family's folder needs to know its parameters.
@@ -110,6 +131,18 @@ pub struct EditStart<'a> {
     pub plan: &'a super::edits::EditPlan,
     /// The seed the parent was fitted with, which drew its held-out split: the refit
     /// trains on the same documents.
+    pub split_seed: u64,
+}
+
+/// Where an update's fit starts ([`ModelFamily::fit_updated`]).
+pub struct UpdateStart<'a> {
+    /// The parent model's stored bytes.
+    pub parent: &'a [u8],
+    /// How many of the corpus' first documents the parent held (in its order).
+    pub parent_documents: usize,
+    /// Topics added empty after the parent's.
+    pub new_topics: usize,
+    /// The seed that drew the parent's held-out split: its documents keep their side.
     pub split_seed: u64,
 }
 

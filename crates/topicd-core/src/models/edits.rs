@@ -306,25 +306,22 @@ impl EditPlan {
 pub struct EditRecord {
     pub operations: Vec<EditOp>,
     pub topics: Vec<Origin>,
+    /// The seed that drew the child's held-out split (its parent's split); absent in
+    /// records stored before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_seed: Option<u64>,
 }
 
 impl EditRecord {
-    pub fn of(plan: &EditPlan) -> Self {
-        EditRecord { operations: plan.operations.clone(), topics: plan.origins.clone() }
+    /// The record of a refit by `plan` whose split `split_seed` drew.
+    pub fn of(plan: &EditPlan, split_seed: u64) -> Self {
+        EditRecord { operations: plan.operations.clone(), topics: plan.origins.clone(), split_seed: Some(split_seed) }
     }
 
     /// The retired topics a record leaves (what a later edit of the child checks against).
     pub fn retired(&self) -> RetiredTopics {
         EditPlan { operations: Vec::new(), fates: Vec::new(), origins: self.topics.clone() }.retired()
     }
-}
-
-/// How a fit job starts from its stored model (the job's `start`, read back by the
-/// runner): an edit's checked plan and the seed that drew the parent's split.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum StartSpec {
-    Edit { plan: EditPlan, split_seed: u64 },
 }
 
 #[cfg(test)]

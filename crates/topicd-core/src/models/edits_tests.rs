@@ -85,7 +85,7 @@ fn refusals_name_the_operation() {
 #[test]
 fn records_round_trip_and_carry_retired_topics() {
     let p = plan(ops(json!([{"op": "delete", "topic": 1}])), 3, &[(0, "merged into 2".to_string())].into()).unwrap();
-    let record = EditRecord::of(&p);
+    let record = EditRecord::of(&p, 1);
     let back: EditRecord = serde_json::from_value(serde_json::to_value(&record).unwrap()).unwrap();
     assert_eq!(back, record);
     assert_eq!(back.retired(), [(0, "merged into 2".to_string()), (1, "deleted".to_string())].into());

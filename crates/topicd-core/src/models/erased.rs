@@ -21,7 +21,7 @@ use super::community::{CommunityFamily, CommunityModel};
 use super::edits::EditPlan;
 use super::params::ParamsSchema;
 use super::seeds::SeedWords;
-use super::{EditStart, FitContext, FitError, ModelError, ModelFamily, ParamError, RankedModel, TopicModel};
+use super::{EditStart, FitContext, FitError, ModelError, ModelFamily, ParamError, RankedModel, TopicModel, UpdateStart};
 use crate::corpus::{Corpus, CorpusStats};
 use crate::graph::{Graph, GraphStats};
 use crate::ranks::Ranks;
@@ -76,6 +76,16 @@ impl FitParams {
         }
     }
 
+    /// The params of an update of a model fitted with these, adding `new_topics`, for
+    /// `iterations` sweeps ([`ModelFamily::updated_params`]); graph families cannot be
+    /// updated.
+    pub fn updated(&self, new_topics: usize, iterations: usize) -> Result<FitParams, ParamError> {
+        match &self.bound {
+            Bound::Topics(p) => p.updated(new_topics, iterations),
+            Bound::Communities(p) => Err(ParamError::new("model", format!("{} models cannot be updated", p.family()))),
+        }
+    }
+
     /// These params as a topic family's named `family`, or an error saying whose they are.
     fn topics_of(&self, family: &str) -> Result<&dyn TopicParams, String> {
         match &self.bound {
@@ -117,6 +127,8 @@ trait TopicParams: Send + Sync {
     fn fit(&self, corpus: &Corpus, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError>;
     fn edited(&self, plan: &EditPlan, iterations: usize) -> Result<FitParams, ParamError>;
     fn fit_edited(&self, corpus: &Corpus, start: &EditStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError>;
+    fn updated(&self, new_topics: usize, iterations: usize) -> Result<FitParams, ParamError>;
+    fn fit_updated(&self, corpus: &Corpus, start: &UpdateStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError>;
     fn fit_ranked(&self, corpus: Option<Corpus>, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<RankedModel, FitError>;
 }
 
@@ -148,6 +160,13 @@ impl<F: ModelFamily> TopicParams for Bind<F, F::Params> {
     }
     fn fit_edited(&self, corpus: &Corpus, start: &EditStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
         self.family.fit_edited(corpus, &self.params, start, seed, ctx)
+    }
+    fn updated(&self, new_topics: usize, iterations: usize) -> Result<FitParams, ParamError> {
+        let child = self.family.updated_params(&self.params, new_topics, iterations)?;
+        Ok(bind_topics(self.family, child))
+    }
+    fn fit_updated(&self, corpus: &Corpus, start: &UpdateStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        self.family.fit_updated(corpus, &self.params, start, seed, ctx)
     }
     fn fit_ranked(&self, corpus: Option<Corpus>, seed: u64, ctx: &FitContext, ranks: &dyn Ranks) -> Result<RankedModel, FitError> {
         self.family.fit_ranked(corpus, &self.params, seed, ctx, ranks)
@@ -220,6 +239,10 @@ pub trait TopicEntry: Sync {
     /// [`ModelFamily::fit_edited`] with params this family made ([`FitParams::edited`]).
     fn fit_edited(&self, corpus: &Corpus, params: &FitParams, start: &EditStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
         params.topics_of(self.name()).map_err(|detail| FitError::Internal(Internal::Bug { detail }))?.fit_edited(corpus, start, seed, ctx)
+    }
+    /// [`ModelFamily::fit_updated`] with params this family made ([`FitParams::updated`]).
+    fn fit_updated(&self, corpus: &Corpus, params: &FitParams, start: &UpdateStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        params.topics_of(self.name()).map_err(|detail| FitError::Internal(Internal::Bug { detail }))?.fit_updated(corpus, start, seed, ctx)
     }
 }
 

@@ -38,6 +38,7 @@ pub mod hdp;
 pub mod hdp_ammsb;
 pub mod heldout;
 pub mod hpc;
+pub mod job_start;
 pub mod lda;
 pub mod memory;
 #[cfg(feature = "test-family")]
@@ -55,10 +56,11 @@ pub mod state_bytes;
 #[cfg(test)]
 pub(crate) mod test_kit;
 pub mod topic_draws;
+pub mod updates;
 
 pub use contract::{
     proportions_with_intervals, Comparison, DocPrediction, DocumentProportions, EditStart, ModelFamily, PredictOptions, PredictionWithIntervals, RankedModel,
-    TableOptions, TopicCorrelations, TopicInfo, TopicModel, TopicTable,
+    TableOptions, TopicCorrelations, TopicInfo, TopicModel, TopicTable, UpdateStart,
 };
 pub use erased::FitParams;
 pub use errors::{FailureKind, FitError, ModelError, RestoreError};

@@ -233,6 +233,15 @@ impl Family {
         }
     }
 
+    /// Fit `corpus` from a parent with new documents added
+    /// ([`super::ModelFamily::fit_updated`]); graph families cannot be updated.
+    pub fn fit_updated(self, corpus: &Corpus, params: &FitParams, start: &super::UpdateStart<'_>, seed: u64, ctx: &FitContext) -> Result<Fitted, FitError> {
+        match self {
+            Family::Topics(f) => f.fit_updated(corpus, params, start, seed, ctx).map(Fitted::Topics),
+            Family::Communities(f) => Err(FitError::Params(ParamError::new("model", format!("{} models cannot be updated", f.name())))),
+        }
+    }
+
     /// Decode a model this family stored.
     pub fn decode(self, bytes: &[u8]) -> Result<Fitted, ModelError> {
         match self {

@@ -144,7 +144,7 @@ fn pending(topic: usize) -> u32 {
 
 /// Draw an index by the weights `weight(k)` (filled into `buf`); the last positive one
 /// when rounding leaves the draw past the total, 0 when every weight is zero.
-fn draw(buf: &mut [f64], weight: impl Fn(usize) -> f64, rng: &mut StreamRng) -> usize {
+pub(super) fn draw(buf: &mut [f64], weight: impl Fn(usize) -> f64, rng: &mut StreamRng) -> usize {
     let mut total = 0.0;
     for (k, b) in buf.iter_mut().enumerate() {
         total += weight(k);
@@ -158,7 +158,7 @@ fn draw(buf: &mut [f64], weight: impl Fn(usize) -> f64, rng: &mut StreamRng) -> 
 }
 
 /// Document d's slice of `z`, for every document.
-fn split_by_document<'z>(z: &'z mut [u32], doc_ptr: &[usize]) -> Vec<(usize, &'z mut [u32])> {
+pub(super) fn split_by_document<'z>(z: &'z mut [u32], doc_ptr: &[usize]) -> Vec<(usize, &'z mut [u32])> {
     let mut out = Vec::with_capacity(doc_ptr.len().saturating_sub(1));
     let mut rest = z;
     for d in 0..doc_ptr.len().saturating_sub(1) {

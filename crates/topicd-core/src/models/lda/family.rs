@@ -1,14 +1,14 @@
 //! The `"lda"` entry of the registry: parsing and checking LDA's params, its memory
 //! estimate, its fits (one process or over ranks) and decoding its stored models.
 
-use super::fit::{fit_lda, fit_lda_edited};
+use super::fit::{fit_lda, fit_lda_edited, fit_lda_updated};
 use super::model::LdaModel;
 use super::{fit_memory, ranked, LdaParams};
 use crate::corpus::{Corpus, CorpusStats};
 use crate::models::design::DesignSpec;
 use crate::models::edits::EditPlan;
 use crate::models::seeds::SeedWords;
-use crate::models::{EditStart, FitContext, FitError, ModelError, ModelFamily, ParamError, RankedModel, TopicModel};
+use crate::models::{EditStart, FitContext, FitError, ModelError, ModelFamily, ParamError, RankedModel, TopicModel, UpdateStart};
 use crate::ranks::Ranks;
 use serde_json::json;
 
@@ -47,6 +47,14 @@ impl ModelFamily for LdaFamily {
         Ok(Box::new(fit_lda_edited(corpus, params, start, seed, ctx)?))
     }
 
+    fn updated_params(&self, parent: &LdaParams, new_topics: usize, iterations: usize) -> Result<LdaParams, ParamError> {
+        parent.edited(parent.topics + new_topics, iterations)
+    }
+
+    fn fit_updated(&self, corpus: &Corpus, params: &LdaParams, start: &UpdateStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        Ok(Box::new(fit_lda_updated(corpus, params, start, seed, ctx)?))
+    }
+
     fn check_params(&self, params: &LdaParams, corpus: &CorpusStats) -> Result<(), ParamError> {
         DesignSpec::check(&params.design_request(), &corpus.covariates)
     }
@@ -78,6 +86,7 @@ impl ModelFamily for LdaFamily {
             prediction_intervals: true,
             effects: true,
             edits: true,
+            updates: true,
             ..crate::models::capabilities::Capabilities::TOPIC_MODEL
         }
     }

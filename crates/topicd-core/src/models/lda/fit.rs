@@ -8,6 +8,7 @@ use super::heldout::ChibSettings;
 use super::model::{LdaChib, LdaModel, ENCODING_VERSION};
 use super::pooled;
 use super::tokens::Tokens;
+use super::update::UpdatedStart;
 use super::LdaParams;
 use crate::corpus::{Corpus, DocTermMatrix};
 use crate::models::after_chain::{self, EndOfChain};
@@ -19,7 +20,7 @@ use crate::models::design::DesignSpec;
 use crate::models::heldout::{corpus_documents, HeldoutDoc, HeldoutReport, ScoredSoFar};
 use crate::models::seeds::{MissingWord, SeedPrior};
 use crate::models::splits;
-use crate::models::{EditStart, FitContext, FitError, ParamError, RestoreError, TopicModel};
+use crate::models::{EditStart, FitContext, FitError, ParamError, RestoreError, TopicModel, UpdateStart};
 
 /// Fit LDA: the shared chain fit ([`fit_chains`]) runs [`LdaChain`]'s sweeps chain
 /// after chain (resuming from `ctx`'s checkpoint when it has a usable one), then
@@ -32,7 +33,7 @@ pub fn fit_lda(corpus: &Corpus, p: &LdaParams, seed: u64, ctx: &FitContext) -> R
     tokens.set_blocks(p.sync_tokens);
     let design = training_design(corpus, p, &held_out)?;
     let (prior, missing_seed_words) = seed_prior(corpus, p, &tokens)?;
-    let fit = LdaFit { corpus, p, tokens: &tokens, v, held_out: &held_out, test_documents, design, prior, missing_seed_words, start: None };
+    let fit = LdaFit { corpus, p, tokens: &tokens, v, held_out: &held_out, test_documents, design, prior, missing_seed_words, start: Start::Fresh };
     fit_chains(&fit, seed, ctx)
 }
 
@@ -48,8 +49,36 @@ pub fn fit_lda_edited(corpus: &Corpus, p: &LdaParams, start: &EditStart<'_>, see
     let edited = EditedStart::new(&parent, start.plan, &corpus.lexicon, &tokens)?;
     let design = training_design(corpus, p, &held_out)?;
     let (prior, missing_seed_words) = seed_prior(corpus, p, &tokens)?;
-    let fit = LdaFit { corpus, p, tokens: &tokens, v, held_out: &held_out, test_documents, design, prior, missing_seed_words, start: Some(edited) };
+    let fit = LdaFit { corpus, p, tokens: &tokens, v, held_out: &held_out, test_documents, design, prior, missing_seed_words, start: Start::Edited(edited) };
     fit_chains(&fit, seed, ctx)
+}
+
+/// Fit LDA on the parent's documents and new ones ([`crate::models::updates`]): the
+/// parent's split (drawn with its seed; the new documents drawn by the same rule),
+/// chains started from the parent's state with the new documents folded in
+/// ([`UpdatedStart`]), then as [`fit_lda`].
+pub fn fit_lda_updated(corpus: &Corpus, p: &LdaParams, start: &UpdateStart<'_>, seed: u64, ctx: &FitContext) -> Result<LdaModel, FitError> {
+    let parent = LdaModel::decode(start.parent).map_err(|e| FitError::Internal(Internal::Corrupt { what: Stored::Model, detail: e.to_string() }))?;
+    let v = corpus.num_terms();
+    let (held_out, test_documents, training) = training_set(corpus, p, start.split_seed)?;
+    let mut tokens = Tokens::from_counts(&training, v);
+    tokens.set_blocks(p.sync_tokens);
+    let parent_training = held_out.iter().take(start.parent_documents).filter(|&&h| !h).count();
+    let updated = UpdatedStart::new(&parent, start, &tokens, parent_training)?;
+    let design = training_design(corpus, p, &held_out)?;
+    let (prior, missing_seed_words) = seed_prior(corpus, p, &tokens)?;
+    let fit = LdaFit { corpus, p, tokens: &tokens, v, held_out: &held_out, test_documents, design, prior, missing_seed_words, start: Start::Updated(updated) };
+    fit_chains(&fit, seed, ctx)
+}
+
+/// Where a chain starts when it does not resume from a checkpoint.
+enum Start<'a> {
+    /// From the prior (or the seeds' start).
+    Fresh,
+    /// From an edited parent.
+    Edited(EditedStart<'a>),
+    /// From a parent with new documents.
+    Updated(UpdatedStart<'a>),
 }
 
 /// The seeds' prior over the training tokens, and the seed words left out.
@@ -74,8 +103,7 @@ struct LdaFit<'a> {
     design: Option<(DesignSpec, Vec<f64>)>,
     prior: SeedPrior,
     missing_seed_words: Vec<MissingWord>,
-    /// Where an edit's refit starts (`None`: a fresh fit).
-    start: Option<EditedStart<'a>>,
+    start: Start<'a>,
 }
 
 impl<'a> ChainFit for LdaFit<'a> {
@@ -96,8 +124,13 @@ impl<'a> ChainFit for LdaFit<'a> {
 
     fn fresh(&self, seed: u64, _ctx: &FitContext) -> LdaChain<'a> {
         match &self.start {
-            Some(edited) => LdaChain::from_start(self.p, self.tokens, self.prior.clone(), edited.assignments(self.tokens, seed), edited.alpha(), edited.beta()),
-            None => LdaChain::seeded(self.p, self.tokens, seed, self.prior.clone()),
+            Start::Edited(edited) => {
+                LdaChain::from_start(self.p, self.tokens, self.prior.clone(), edited.assignments(self.tokens, seed), edited.alpha(), edited.beta())
+            }
+            Start::Updated(updated) => {
+                LdaChain::from_start(self.p, self.tokens, self.prior.clone(), updated.assignments(self.tokens, seed), updated.alpha(), updated.beta())
+            }
+            Start::Fresh => LdaChain::seeded(self.p, self.tokens, seed, self.prior.clone()),
         }
     }
 

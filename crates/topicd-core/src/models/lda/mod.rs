@@ -44,6 +44,7 @@ mod pooled;
 pub mod ranked;
 pub mod sampler;
 pub mod tokens;
+mod update;
 
 pub mod family;
 pub mod fit;

@@ -485,6 +485,7 @@ async fn scenario(b: &Browser<'_>) {
 
     effects_view(b).await;
     lists_show_inputs_and_convergence(b, &corpus_id).await;
+    model_versions_timeline(b).await;
 
     // Phone width (390 × 844): the explorer opens, the page itself never scrolls
     // sideways (wide tables and plots scroll inside their own boxes), and it passes the
@@ -1066,4 +1067,115 @@ async fn label_tree_navigates(b: &Browser<'_>) {
     assert!(row.as_str().expect("row text").contains("arcade"), "the row of arcade is selected: {row}");
     b.no_console_errors("label tree").await;
     b.accessible("label tree").await;
+}
+
+/// A model's versions (issue 60): an LDA model updated with a second corpus' documents
+/// (`POST /v1/models/{id}/update`); the child's page lists both versions oldest first,
+/// marks itself, says what the update added, names both corpora in its header, and links
+/// to its comparison with its parent.
+async fn model_versions_timeline(b: &Browser<'_>) {
+    // Without labels: documents made like a corpus may carry only labels of its tree.
+    let docs: Vec<Value> = appstream_docs(160)
+        .into_iter()
+        .map(|mut d| {
+            d.as_object_mut().expect("a document").remove("labels");
+            d
+        })
+        .collect();
+    let first = b.server.upload(json!({"name": "versions-first", "documents": &docs[..120], "preprocess": {"min_df": 2}})).await;
+    let first = first["id"].as_str().expect("corpus id").to_string();
+    let (status, second) = b.server.post(&format!("/v1/corpora?like={first}"), &json!({"name": "versions-second", "documents": &docs[120..]})).await;
+    assert_eq!(status, 201, "the second corpus, preprocessed like the first: {second}");
+    let second = second["id"].as_str().expect("corpus id").to_string();
+    let job = b.server.submit(&first, "lda", json!({"topics": LDA_TOPICS, "iterations": 30}), 3).await;
+    let done = b.server.wait(job["id"].as_str().expect("job id"), FIT_WAIT).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let parent = done["model_id"].as_str().expect("model id").to_string();
+    let (status, job) = b.server.post(&format!("/v1/models/{parent}/update"), &json!({"corpus_id": second, "iterations": 20, "seed": 1})).await;
+    assert_eq!(status, 202, "the update: {job}");
+    let done = b.server.wait(job["id"].as_str().expect("job id"), FIT_WAIT).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let child = done["model_id"].as_str().expect("model id").to_string();
+    let (_, model) = b.server.get(&format!("/v1/models/{child}")).await;
+
+    b.open(&format!("#/models/{child}")).await;
+    let versions = "[...document.querySelectorAll('[data-testid=versions]:not([hidden]) li[data-version]')]";
+    b.until(&format!("{versions}.length"), "the versions timeline", WAIT).await;
+    assert_eq!(b.js(&format!("return {versions}.map(li => li.dataset.version);")).await, json!([parent, child]), "both versions, the parent first");
+    let marked = b.js(&format!("return {versions}.filter(li => li.getAttribute('aria-current')).map(li => li.dataset.version);")).await;
+    assert_eq!(marked, json!([child]), "the page's own model marked");
+    let added = format!("+{} documents from corpus {}", model["update"]["new_documents"], &second[..8]);
+    let line = b.js(&format!("return {versions}[1].textContent;")).await;
+    assert!(line.as_str().expect("text").contains(&added), "the update's line says {added:?}: {line}");
+    let corpora = b.js("return document.querySelectorAll('[data-testid=corpus-ids] a').length;").await;
+    assert_eq!(corpora, 2, "the header names both corpora: {}", b.main_text().await);
+    let links = b.js("return document.querySelectorAll('[data-testid=versions] a[data-testid=compare-previous]').length;").await;
+    assert_eq!(links, 1, "a comparison link for the version with a parent");
+    b.no_console_errors("versions").await;
+    b.accessible("versions").await;
+    b.screenshot_at("[data-testid=versions]", "versions").await;
+    // Topics keep their ids across versions: the selected topic links to the parent's.
+    b.until(
+        &format!("document.querySelector('[data-testid=topic-versions] a')?.getAttribute('href').startsWith('#/models/{parent}?topic=')"),
+        "the topic in the other version",
+        WAIT,
+    )
+    .await;
+    b.click(&format!("[data-testid=versions] li[data-version='{child}'] a[data-testid=compare-previous]")).await;
+    b.until(&format!("location.hash === '#/models/{parent}/compare/{child}'"), "the comparison with the previous version", WAIT).await;
+    b.until("document.querySelectorAll('[data-testid=comparison] tbody tr').length", "the comparison table", WAIT).await;
+    b.no_console_errors("comparison of versions").await;
+    update_through_the_forms(b, &first, &parent, &docs[120..]).await;
+}
+
+/// The same update through the console (issue 60): the first corpus' page uploads new
+/// documents like it and opens the new corpus, which names the corpus it was made like;
+/// the parent's update form offers it, marked, and queues the update (10 sweeps) on the
+/// job page, which follows it to success.
+async fn update_through_the_forms(b: &Browser<'_>, first: &str, parent: &str, docs: &[Value]) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("versions-third.jsonl");
+    std::fs::write(&file, docs.iter().map(|d| d.to_string() + "\n").collect::<String>()).expect("write the documents");
+    b.open(&format!("#/corpora/{first}")).await;
+    b.find("#like-file").await.send_keys(file.to_str().expect("UTF-8 path")).await.expect("choose the file");
+    b.type_into("#like-name", "versions-third").await;
+    b.click("[data-testid=add-like] button[type=submit]").await;
+    b.until(
+        &format!("document.querySelector('[data-testid=corpus-like] a')?.getAttribute('href') === '#/corpora/{first}'"),
+        "the new corpus, made like the first",
+        WAIT,
+    )
+    .await;
+    let third = b.js("return location.hash.slice('#/corpora/'.length);").await;
+    let third = third.as_str().expect("corpus id").to_string();
+    b.no_console_errors("corpus made like another").await;
+
+    b.open(&format!("#/models/{parent}")).await;
+    b.until(
+        &format!("document.querySelector('#update-corpus option[value=\"{third}\"]')?.textContent.includes('like corpus')"),
+        "the update form's corpora",
+        WAIT,
+    )
+    .await;
+    b.find("#update-corpus").await.select_by_value(&third).await.expect("choose the new documents");
+    b.type_into("#update-iterations", "10").await;
+    b.accessible("update form").await;
+    b.screenshot_at("[data-testid=update-model]", "update-form").await;
+    b.click("[data-testid=update-model] button[type=submit]").await;
+    let job_id = b.until("location.hash.startsWith('#/jobs/') && location.hash.slice('#/jobs/'.length)", "the update's job page", WAIT).await;
+    let status = b
+        .until(
+            "(s => ['succeeded', 'failed', 'cancelled'].includes(s) && s)(document.querySelector('[data-testid=job-summary] .badge')?.textContent)",
+            "the update to finish",
+            FIT_WAIT,
+        )
+        .await;
+    assert_eq!(status, "succeeded", "the update's job: {}", b.main_text().await);
+    let (_, job) = b.server.get(&format!("/v1/jobs/{}", job_id.as_str().expect("job id"))).await;
+    assert_eq!(
+        (&job["update"]["parent_model_id"], &job["update"]["corpus_id"], &job["params"]["iterations"]),
+        (&json!(parent), &json!(third), &json!(10)),
+        "{job}"
+    );
+    b.no_console_errors("update's job").await;
 }

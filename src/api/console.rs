@@ -67,6 +67,8 @@ pub const ASSETS: &[Asset] = &[
     asset!("js/pages/sweep.js", JS),
     asset!("js/pages/compare.js", JS),
     asset!("js/pages/edits.js", JS),
+    asset!("js/pages/versions.js", JS),
+    asset!("js/pages/updates.js", JS),
     asset!("vendor/d3-7.9.2.min.js", JS),
     asset!("vendor/d3-7.9.2.LICENSE", "text/plain; charset=utf-8"),
     asset!("vendor/plot-0.6.17.umd.min.js", JS),

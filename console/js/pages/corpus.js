@@ -1,11 +1,15 @@
 // Corpus page: a corpus' statistics, its covariates (kind, levels with their counts,
 // range, missing values), its preprocessing, the documents dropped at upload and its
-// label tree (collapsible, each label with its number of descendants).
+// label tree (collapsible, each label with its number of descendants); the corpus it
+// was made like and the corpora it was joined from, and a form to add documents like it.
 
 import { get } from "../api.js";
-import { h, mount, table, fmtInt, fmtDate, fmtNum } from "../ui.js";
+import { h, mount, table, fmtInt, fmtDate, fmtNum, shortId } from "../ui.js";
 import { covariateFormat } from "../effect_plots.js";
 import { sweepPanel } from "./sweep.js";
+import { likeUploadSection } from "./updates.js";
+
+const corpusLink = (id) => h("a", { href: `#/corpora/${id}` }, `corpus ${shortId(id)}`);
 
 /**
  * The label tree from [{label, parent}] (null parent = under the root), the first level
@@ -54,7 +58,9 @@ function stats(c) {
     ["Duplicate ids skipped", fmtInt(c.num_duplicates_skipped)],
     ["Covariates", (c.covariates || []).map((v) => v.name).join(", ") || "none"],
     ["Numeric features", (c.features || []).join(", ") || "none"],
-  ];
+    c.like ? ["Preprocessed like", h("span", { "data-testid": "corpus-like" }, corpusLink(c.like))] : null,
+    c.parts?.length ? ["Joined from", h("span", { "data-testid": "corpus-parts" }, c.parts.map((id, i) => [i ? ", " : "", corpusLink(id)]))] : null,
+  ].filter(Boolean);
   return h("dl", { class: "stats" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
 }
 
@@ -103,6 +109,7 @@ export async function render(root, [id]) {
     h("div", { class: "cols" }, h("section", { class: "panel" }, h("h2", {}, "Statistics"), stats(c)), h("section", { class: "panel" }, h("h2", {}, "Preprocessing"), h("pre", {}, JSON.stringify(c.preprocess, null, 2)))),
     covariatesPanel(c),
     sweepPanel(c),
+    likeUploadSection(c),
     dropped.length || dups.length
       ? h(
           "section",

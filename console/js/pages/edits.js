@@ -80,10 +80,14 @@ function describe(op) {
   return `delete ${op.topic}`;
 }
 
+/** An edit's operations in one line: "merge 0 + 1; split 2 into 2". */
+export const operationsText = (edit) => (edit?.operations || []).map(describe).join("; ");
+
 /** The header row of a model made by an edit: its parent, the operations, and the
- *  comparison with the parent; `null` for a model fitted from scratch. */
+ *  comparison with the parent; `null` for a model fitted from scratch or made by an
+ *  update (versions.js' `updateRow`). */
 export function parentRow(model) {
-  if (!model.parent_model_id) return null;
+  if (!model.parent_model_id || model.update) return null;
   const parent = model.parent_model_id;
   return [
     "Edited from",
@@ -91,7 +95,7 @@ export function parentRow(model) {
       "span",
       { "data-testid": "edited-from" },
       h("a", { href: `#/models/${parent}` }, `model ${shortId(parent)}`),
-      `: ${(model.edit?.operations || []).map(describe).join("; ")} · `,
+      `: ${operationsText(model.edit)} · `,
       h("a", { href: `#/models/${parent}/compare/${model.id}` }, "compare with the parent"),
     ),
   ];

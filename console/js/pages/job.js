@@ -59,7 +59,8 @@ function summary(job) {
   ];
   if (job.corpus_id) rows.push(["Corpus", corpusLink(job.corpus_id)]);
   if (job.model_id) rows.push(["Model", h("a", { href: `#/models/${job.model_id}` }, "Explore the fitted model")]);
-  if (job.source_model_id) rows.push(["Evaluates model", h("a", { href: `#/models/${job.source_model_id}` }, job.source_model_id)]);
+  if (job.source_model_id) rows.push([job.update ? "Updates model" : job.edit ? "Edits model" : "Evaluates model", h("a", { href: `#/models/${job.source_model_id}` }, job.source_model_id)]);
+  if (job.update) rows.push(["New documents", h("span", {}, corpusLink(job.update.corpus_id), job.update.new_topics?.length ? `, new topics ${job.update.new_topics.join(", ")}` : "")]);
   if (job.error) rows.push(["Error", h("span", { class: "error" }, job.error)]);
   return h("dl", { class: "stats" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
 }

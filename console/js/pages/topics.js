@@ -2,7 +2,8 @@
 // name (renamed inline through PATCH) and top FREX words; a weight slider that re-ranks
 // through the API's query-time `weight`; one topic's words with frequency, exclusivity
 // and FREX as bars and its frequency–exclusivity scatter; the label tree as navigation
-// where the model has one; a CSV download of the table.
+// where the model has one; a CSV download of the table; links to the selected topic in
+// the model's other versions (edits and updates keep topic ids).
 
 import { get, patch, request, query } from "../api.js";
 import { h, mount, table, bar, field, fmtPct, fmtNum, download, problemBox, shortId } from "../ui.js";
@@ -156,7 +157,23 @@ async function representativeDocuments(model, topic) {
   );
 }
 
-export function topicsSection(model, stops) {
+/** "This topic in other versions": a link per other version of the model (its lineage)
+ *  that has topic `t` (ids are kept across edits and updates; an older version may have
+ *  fewer topics), opening it on that topic; `null` when there is none. */
+function otherVersions(lineage, model, t) {
+  const others = (lineage?.versions || []).filter((v) => v.id !== model.id && t < v.num_topics);
+  if (!others.length) return null;
+  return h(
+    "p",
+    { class: "muted", "data-testid": "topic-versions" },
+    `Topic ${t} in other versions of this model: `,
+    others.map((v, i) => [i ? ", " : "", h("a", { href: `#/models/${v.id}?topic=${t}` }, `model ${shortId(v.id)}`), ` (${v.relation}, ${v.how || "fit"})`]),
+  );
+}
+
+/** The topic section. `lineage`: a promise of the model's lineage (or of `null`), for
+ *  the links to other versions; `topic`: the topic to select first. */
+export function topicsSection(model, stops, { lineage = Promise.resolve(null), topic: first = null } = {}) {
   const state = { weight: 0.5, comparison: "siblings", selected: null, topics: [], measure: "c_npmi", coherence: new Map() };
   const measure = h("select", { id: "coherence-measure" }, COHERENCE_MEASURES.map(([value, text]) => h("option", { value }, text)));
   const slider = h("input", { type: "range", id: "frex-weight", min: 0, max: 1, step: 0.05, value: 0.5 });
@@ -238,6 +255,14 @@ export function topicsSection(model, stops) {
     const scatterBox = h("div", { "data-testid": "frex-scatter" });
     const shareInterval = topic.proportion_interval ? ` (${Math.round(top.intervals.level * 100)} % interval ${fmtPct(topic.proportion_interval.lower)} – ${fmtPct(topic.proportion_interval.upper)})` : "";
     mount(detail, h("h3", {}, title), h("p", { class: "muted" }, `Share ${fmtPct(topic.proportion)}${shareInterval}. ${all.words.length < SCATTER_WORDS ? `The scatter shows all ${all.words.length} words` : `The scatter shows the ${SCATTER_WORDS} words ranked highest (the API's default limit per request)`}; the top ${LABELLED} by FREX are labelled.`), h("div", { class: top.intervals ? "stack" : "cols" }, wordBars(top.words, top.intervals), scatterBox));
+    lineage.then(
+      (l) => {
+        const skip = detail.dataset.topic !== String(t) || detail.querySelector("[data-testid=topic-versions]");
+        const links = skip ? null : otherVersions(l, model, t);
+        if (links) detail.querySelector("h3")?.after(links);
+      },
+      () => {},
+    );
     const docsBox = h("div", { "aria-label": "Representative documents" }, h("p", { class: "muted" }, "Loading representative documents…"));
     detail.append(docsBox);
     representativeDocuments(model, topic).then((node) => mount(docsBox, node), (err) => mount(docsBox, problemBox(err)));
@@ -317,8 +342,9 @@ export function topicsSection(model, stops) {
   );
   loadTable()
     .then(() => {
-      if (state.topics.length) state.selected = state.topics[0].id;
-      return select(state.selected);
+      const asked = state.topics.some((t) => t.id === first);
+      if (state.topics.length) state.selected = asked ? first : state.topics[0].id;
+      return select(state.selected, { reveal: asked });
     })
     .catch((err) => status.replaceChildren(problemBox(err)));
   section.selectTopic = select;

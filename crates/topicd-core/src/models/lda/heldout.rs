@@ -290,9 +290,13 @@ impl DocumentChain {
         DocumentChain { z: vec![0; len], counts, scratch, weights: vec![0.0; k], table }
     }
 
+    /// A uniform start over the topics with α_k > 0. A topic with α_k = 0 (an edit's
+    /// retired slot) must start empty: two tokens placed there would keep each other
+    /// there (n_dk > 0 gives it weight), and log p(z | α) of a state using it is -∞.
+    /// With every α_k > 0 the draws are those of a uniform start over all K.
     fn randomize(&mut self, rng: &mut StreamRng) {
-        let k = self.table.num_topics;
-        self.z.iter_mut().for_each(|t| *t = rng.random_range(0..k));
+        let live: Vec<usize> = (0..self.table.num_topics).filter(|&k| self.table.alpha[k] > 0.0).collect();
+        self.z.iter_mut().for_each(|t| *t = live[rng.random_range(0..live.len())]);
         self.counts.recount(&self.z);
     }
 

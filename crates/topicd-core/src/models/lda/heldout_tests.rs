@@ -444,3 +444,21 @@ fn law_of_the_estimate_matches_enumeration_with_three_states() {
     eprintln!("z* = {:?} in {n} of {runs} runs; {} values, {tested} tested; worst |z| = {worst:.2}", states[star], cells.len());
     assert!(tested >= 10 && worst < 4.5, "law of the estimate departs from enumeration: worst |z| = {worst} over {tested} values");
 }
+
+/// A topic with α_k = 0 (an edit's retired slot) is never in the chain's start, and a
+/// document's estimate stays finite: before the start skipped such topics, two tokens
+/// placed there could keep each other there and log p(z | α) was -∞.
+#[test]
+fn a_topic_with_zero_alpha_starts_empty_and_the_estimate_stays_finite() {
+    let (k, words) = (3, (0..40).map(|n| n % 4).collect::<Vec<u32>>());
+    // Topic 1 is the prior's (uniform): its tokens would have no reason to leave.
+    let phi: Vec<f64> = vec![0.4, 0.4, 0.1, 0.1, 0.25, 0.25, 0.25, 0.25, 0.1, 0.1, 0.4, 0.4];
+    let alpha = [0.5, 0.0, 0.5];
+    for seed in 0..50 {
+        let mut chain = DocumentChain::new(TokenTopicTable::new(&words, &phi, k, &alpha));
+        chain.randomize(&mut stream(seed, Purpose::Heldout, 0, 0));
+        assert!(chain.z.iter().all(|&t| t != 1), "seed {seed}: a token started in the retired topic");
+        let estimate = chib_log_likelihood(&words, &phi, k, &alpha, &ChibSettings::default(), &mut stream(seed, Purpose::Heldout, 1, 0));
+        assert!(estimate.is_finite(), "seed {seed}: {estimate}");
+    }
+}

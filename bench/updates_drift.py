@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Drift: an LDA fitted on the early years of a dated corpus, updated with the later
+years and `new_topics`: are the new topics about what is new, and do the old topics keep
+their ids? (bench/README.md, *Updates*)
+
+Corpus: the Debian changelog entries bench/dated_corpus.py builds from the machine's
+`/usr/share/doc/*/changelog.Debian.gz` (its defaults: entries of at least 8 words,
+their first 200 words, at most 12 000 entries), sorted by date. The OLD documents are
+the entries before the date at the `--split` quantile (0.8), the NEW ones the rest.
+Uploaded with English stop words, `min_df` 5, `max_df` 0.5 (the new documents with
+`?like=`, which keeps every old word's id and adds the new words the new documents
+alone would keep).
+
+Fits: LDA K = `--topics` (15; alpha 0.1, beta 0.01, 400 sweeps, seed 1) on the old
+entries; then `POST /v1/models/{id}/update` with the new entries, `--new-topics` (2)
+and 100 sweeps; beside it the same update with no new topics.
+
+Reported: each new topic's top 10 words (by frequency) and how many of them are *new
+or rising*: absent from the old documents, or at least `--rise` (3) times as frequent
+per token in the new documents as in the old ones; the same count averaged over the
+old topics as the baseline; each topic's share of the new documents' tokens (its
+proportion among the update's θ rows of the new documents is not served, so the share
+is the topic's tokens in the whole updated model); and for the old topics, the
+similarity of each to the parent's topic of the same id (1 - L1/2 over the words
+`GET /compare` pairs) with the pairs that kept their id.
+
+Usage: python3 bench/updates_drift.py target/release/topicd [--topics 15] [--new-topics 2] [--split 0.8]
+"""
+import argparse
+import collections
+import datetime
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from topicd_service import Service  # noqa: E402
+import dated_corpus  # noqa: E402
+
+
+def wait(svc, job):
+    while job["status"] not in ("succeeded", "failed", "cancelled"):
+        time.sleep(0.3)
+        job = svc.req("GET", f"/v1/jobs/{job['id']}")
+    assert job["status"] == "succeeded", job
+    return job
+
+
+def seconds(job):
+    at = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))  # noqa: E731
+    return (at(job["finished_at"]) - at(job["started_at"])).total_seconds()
+
+
+def word_counts(svc, corpus_id):
+    """Every word's count over the corpus (from `GET /v1/corpora/{id}/tokens`)."""
+    with urllib.request.urlopen(svc.base + f"/v1/corpora/{corpus_id}/tokens", timeout=600) as f:
+        counts = collections.Counter()
+        for line in f.read().decode().splitlines():
+            d = json.loads(line)
+            if "tokens" in d:
+                counts.update(d["tokens"])
+            else:
+                counts.update(d["counts"])
+    return counts
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary")
+    ap.add_argument("--topics", type=int, default=15)
+    ap.add_argument("--new-topics", type=int, default=2)
+    ap.add_argument("--split", type=float, default=0.8)
+    ap.add_argument("--rise", type=float, default=3.0)
+    ap.add_argument("--parent-iterations", type=int, default=400)
+    ap.add_argument("--update-iterations", type=int, default=100)
+    args = ap.parse_args()
+    docs, summary = dated_corpus.build_corpus(8, 12000, 200)
+    for d in docs:
+        d.pop("meta", None)
+    cut = docs[int(len(docs) * args.split)]["covariates"]["date"]
+    old_docs = [d for d in docs if d["covariates"]["date"] < cut]
+    new_docs = [d for d in docs if d["covariates"]["date"] >= cut]
+    tmp = tempfile.mkdtemp()
+    svc = Service(os.path.abspath(args.binary), os.path.join(tmp, "topicd.db"), 19000 + random.randrange(1000))
+    try:
+        pre = {"stopwords": "english", "min_df": 5, "max_df": 0.5}
+        old = svc.req("POST", "/v1/corpora", {"name": "before", "documents": old_docs, "preprocess": pre})
+        new = svc.req("POST", f"/v1/corpora?like={old['id']}", {"name": "after", "documents": new_docs})
+        params = {"topics": args.topics, "alpha": 0.1, "beta": 0.01, "iterations": args.parent_iterations}
+        parent = svc.fit(old["id"], "lda", params, seed=1)
+        assert parent["status"] == "succeeded", parent
+        runs = {}
+        for label, new_topics in (("with new topics", args.new_topics), ("without", 0)):
+            job = svc.req("POST", f"/v1/models/{parent['model_id']}/update", {"corpus_id": new["id"], "iterations": args.update_iterations, "seed": 1, "new_topics": new_topics})
+            job = wait(svc, job)
+            model = job["model_id"]
+            topics = svc.req("GET", f"/v1/models/{model}/topics?n=10&rank=frequency")["topics"]
+            compare = svc.req("GET", f"/v1/models/{parent['model_id']}/compare/{model}")
+            runs[label] = (model, topics, compare, seconds(job))
+        old_counts, new_counts = word_counts(svc, old["id"]), word_counts(svc, new["id"])
+    finally:
+        svc.stop()
+    old_total, new_total = sum(old_counts.values()), sum(new_counts.values())
+
+    def rising(word):
+        before = old_counts.get(word, 0) / old_total
+        after = new_counts.get(word, 0) / new_total
+        return before == 0 or after >= args.rise * before
+
+    print(f"Debian changelogs: {len(old_docs)} entries before {cut}, {len(new_docs)} from it; {old_total} and {new_total} tokens; "
+          f"new words in the lexicon: {new['num_terms'] - old['num_terms']}; LDA K = {args.topics}; parent {args.parent_iterations} sweeps ({seconds(parent):.1f} s), "
+          f"updates {args.update_iterations}; load average {os.getloadavg()[0]:.2f}")
+    print()
+    model, topics, compare, update_s = runs["with new topics"]
+    print(f"| topic (update with {args.new_topics} new topics, {update_s:.1f} s) | share of tokens | top 10 words | new or rising (×{args.rise:g}) |")
+    print("|---|---|---|---|")
+    old_rising = []
+    for t in topics:
+        words = [w["word"] for w in t["words"]]
+        n = sum(rising(w) for w in words)
+        if t["id"] >= args.topics:
+            print(f"| {t['id']} (new) | {t.get('proportion', 0):.3f} | {', '.join(words)} | {n}/10 |")
+        else:
+            old_rising.append(n)
+    print(f"| old topics (mean of {len(old_rising)}) | | | {sum(old_rising) / len(old_rising):.1f}/10 |")
+    print()
+    print("| update | old topics on their own id | mean similarity to the parent's topic of the same id |")
+    print("|---|---|---|")
+    out = {"cut": cut, "old": len(old_docs), "new": len(new_docs)}
+    for label, (model, topics, compare, s) in runs.items():
+        pairs = [p for p in compare["pairs"] if p["a"]["id"] < args.topics]
+        same = [p for p in pairs if p["b"]["id"] == p["a"]["id"]]
+        mean = sum(p["similarity"] for p in same) / max(1, len(same))
+        print(f"| {label} | {len(same)}/{args.topics} | {mean:.3f} |")
+        out[label] = {"same_id": len(same), "mean_similarity_same_id": mean, "seconds": s}
+    out["new_topic_rising"] = [sum(rising(w["word"]) for w in t["words"]) for t in runs["with new topics"][1] if t["id"] >= args.topics]
+    out["old_topic_rising_mean"] = sum(old_rising) / len(old_rising)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -56,11 +56,14 @@ pub async fn list(State(state): State<AppState>, Path((id, topic)): Path<(String
         .top(k, n)
         .into_iter()
         .map(|(row, share)| {
+            // Posterior means are averages of proportions: rounding can leave one a
+            // hair above 1 (a one-topic model's 1.0000000000000002); a share is at most 1.
+            let proportions: Vec<f64> = topics.row(row).iter().map(|p| p.clamp(0.0, 1.0)).collect();
             let mut doc = json!({
                 "id": ranked.ids[row],
-                "share": share,
+                "share": share.clamp(0.0, 1.0),
                 "first_words": ranked.first_words[row],
-                "topic_proportions": topics.row(row),
+                "topic_proportions": proportions,
             });
             if let Some(text) = &ranked.texts[row] {
                 doc["text"] = json!(text);

@@ -33,4 +33,7 @@ PY
 )
 curl -sf -H 'content-type: application/json' -d "{\"corpus_id\":\"$CORPUS\",\"model\":\"lda\",\"params\":{\"topics\":3,\"iterations\":20}}" "$BASE/v1/jobs" >/dev/null
 sleep 3
-schemathesis run "$BASE/openapi.json" --checks all --max-examples "$MAX" --seed "${SEED:-1}" --no-color
+# `too_slow` is hypothesis' health check of its own data generation, not of the API: on a
+# loaded 2-core machine (the server fitting the jobs the run queues) the nested
+# EditRequest's generation tripped it once.
+schemathesis run "$BASE/openapi.json" --checks all --max-examples "$MAX" --seed "${SEED:-1}" --no-color --suppress-health-check=too_slow

@@ -23,7 +23,6 @@ L1 is over the word distributions (0: the same, 2: disjoint).
 Usage: python3 bench/edits_appstream.py target/release/topicd [--parent-iterations 400] [--iterations N]
 """
 import argparse
-import datetime
 import json
 import os
 import random
@@ -31,23 +30,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from topicd_service import APPSTREAM, Service  # noqa: E402
+from topicd_service import APPSTREAM, Service, job_seconds  # noqa: E402
 
 K = 20
-
-
-def seconds(job):
-    at = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))  # noqa: E731
-    return (at(job["finished_at"]) - at(job["started_at"])).total_seconds()
-
-
-def wait(svc, job):
-    import time
-    while job["status"] not in ("succeeded", "failed", "cancelled"):
-        time.sleep(0.3)
-        job = svc.req("GET", f"/v1/jobs/{job['id']}")
-    assert job["status"] == "succeeded", job
-    return job
 
 
 def distributions(svc, model_id):
@@ -76,7 +61,7 @@ def main():
             for p in parents:
                 assert p["status"] == "succeeded", p
             parent_id = parents[0]["model_id"]
-            parent_time = seconds(parents[0])
+            parent_time = job_seconds(parents[0])
             phi, topics = distributions(svc, parent_id)
             pairs = [(a, b) for a in range(K) for b in range(a + 1, K)]
             merge = min(pairs, key=lambda ab: l1(phi[ab[0]], phi[ab[1]]))
@@ -96,12 +81,12 @@ def main():
                 body = {"operations": [op], "seed": 5}
                 if args.iterations:
                     body["iterations"] = args.iterations
-                job = wait(svc, svc.req("POST", f"/v1/models/{parent_id}/edits", body))
+                job = svc.wait(svc.req("POST", f"/v1/models/{parent_id}/edits", body))
                 sweeps = job["params"]["iterations"]
                 child, child_topics = distributions(svc, job["model_id"])
                 untouched = [k for k in range(K) if k not in touched]
                 moved = sum(l1(child[k], phi[k]) for k in untouched) / len(untouched)
-                rows.append((name, op, seconds(job), moved, sweeps))
+                rows.append((name, op, job_seconds(job), moved, sweeps))
                 top = lambda t: ", ".join(w["word"] for w in t["words"][:6])  # noqa: E731
                 before = "; ".join(f"{k}: {top(topics[k])}" for k in sorted(touched))
                 after = "; ".join(f"{k}: {top(t)}" + (f" ({t['retired']})" if "retired" in t else "") for k, t in enumerate(child_topics) if k in touched or k >= K)

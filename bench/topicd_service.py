@@ -1,6 +1,7 @@
 """What the bench scripts share: start `topicd serve` on a database file, call its HTTP
 API, upload a JSONL file (extra keys moved into `meta`, bench/strict_docs.py), fit and
 wait for the job. Standard library only."""
+import datetime
 import json
 import os
 import subprocess
@@ -37,6 +38,14 @@ class Service:
         """Upload a JSONL file as NDJSON, its documents' unknown keys moved into `meta`."""
         return self.req("POST", f"/v1/corpora?{query}", strict_ndjson(path), "application/x-ndjson")
 
+    def wait(self, job):
+        """Poll a job until it ends; asserts it succeeded and returns it."""
+        while job["status"] not in ("succeeded", "failed", "cancelled"):
+            time.sleep(0.3)
+            job = self.req("GET", f"/v1/jobs/{job['id']}")
+        assert job["status"] == "succeeded", job
+        return job
+
     def fit(self, corpus_id, model, params, seed=1):
         """Submit a fit and wait for it to end; returns the finished job."""
         job = self.req("POST", "/v1/jobs", {"corpus_id": corpus_id, "model": model, "params": params, "seed": seed})
@@ -44,6 +53,12 @@ class Service:
             time.sleep(0.5)
             job = self.req("GET", f"/v1/jobs/{job['id']}")
         return job
+
+
+def job_seconds(job):
+    """A finished job's started_at to finished_at, in seconds."""
+    at = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))  # noqa: E731
+    return (at(job["finished_at"]) - at(job["started_at"])).total_seconds()
 
 
 def appstream_summaries():

@@ -20,29 +20,14 @@ corpus and the ten batches in order.
 Usage: python3 bench/updates_chain.py target/release/topicd [--parent-iterations 400] [--update-iterations 100] [--steps 10]
 """
 import argparse
-import datetime
 import json
 import os
 import random
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from topicd_service import APPSTREAM, Service  # noqa: E402
-
-
-def seconds(job):
-    at = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))  # noqa: E731
-    return (at(job["finished_at"]) - at(job["started_at"])).total_seconds()
-
-
-def wait(svc, job):
-    while job["status"] not in ("succeeded", "failed", "cancelled"):
-        time.sleep(0.3)
-        job = svc.req("GET", f"/v1/jobs/{job['id']}")
-    assert job["status"] == "succeeded", job
-    return job
+from topicd_service import APPSTREAM, Service, job_seconds  # noqa: E402
 
 
 def documents():
@@ -80,13 +65,13 @@ def main():
         params = {"topics": 20, "alpha": 0.1, "beta": 0.01, "iterations": args.parent_iterations}
         parent = svc.fit(first["id"], "lda", params, seed=1)
         assert parent["status"] == "succeeded", parent
-        parent_s = seconds(parent)
+        parent_s = job_seconds(parent)
         rows = [("fit", first["num_documents"], parent_s, None, db_bytes(db), None)]
         model, corpus_ids, previous = parent["model_id"], [first["id"]], db_bytes(db)
         for i, batch in enumerate(batches, 1):
             new = svc.req("POST", f"/v1/corpora?like={first['id']}", {"name": f"batch {i}", "documents": batch})
             job = svc.req("POST", f"/v1/models/{model}/update", {"corpus_id": new["id"], "iterations": args.update_iterations, "seed": 1})
-            job = wait(svc, job)
+            job = svc.wait(job)
             child = svc.req("GET", f"/v1/models/{job['model_id']}")
             corpus_ids.append(new["id"])
             assert child["parent_model_id"] == model and child["corpus_ids"] == corpus_ids, child
@@ -95,9 +80,9 @@ def main():
             # from the parent's time by documents (LDA's cost is linear in tokens).
             refit = parent_s * held / first["num_documents"] * (args.parent_iterations + args.update_iterations) / args.parent_iterations
             size_now = db_bytes(db)
-            rows.append((f"update {i}", held, seconds(job), refit, size_now, size_now - previous))
+            rows.append((f"update {i}", held, job_seconds(job), refit, size_now, size_now - previous))
             model, previous = child["id"], size_now
-            print(f"step {i}: {held} documents, {seconds(job):.2f} s", file=sys.stderr)
+            print(f"step {i}: {held} documents, {job_seconds(job):.2f} s", file=sys.stderr)
         lineage = svc.req("GET", f"/v1/models/{model}/lineage")
         versions = lineage["versions"]
         ok = len(versions) == args.steps + 1 and [v["how"] for v in versions] == ["fit"] + ["update"] * args.steps

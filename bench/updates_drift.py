@@ -28,31 +28,16 @@ Usage: python3 bench/updates_drift.py target/release/topicd [--topics 15] [--new
 """
 import argparse
 import collections
-import datetime
 import json
 import os
 import random
 import sys
 import tempfile
-import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from topicd_service import Service  # noqa: E402
+from topicd_service import Service, job_seconds  # noqa: E402
 import dated_corpus  # noqa: E402
-
-
-def wait(svc, job):
-    while job["status"] not in ("succeeded", "failed", "cancelled"):
-        time.sleep(0.3)
-        job = svc.req("GET", f"/v1/jobs/{job['id']}")
-    assert job["status"] == "succeeded", job
-    return job
-
-
-def seconds(job):
-    at = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))  # noqa: E731
-    return (at(job["finished_at"]) - at(job["started_at"])).total_seconds()
 
 
 def word_counts(svc, corpus_id):
@@ -96,11 +81,11 @@ def main():
         runs = {}
         for label, new_topics in (("with new topics", args.new_topics), ("without", 0)):
             job = svc.req("POST", f"/v1/models/{parent['model_id']}/update", {"corpus_id": new["id"], "iterations": args.update_iterations, "seed": 1, "new_topics": new_topics})
-            job = wait(svc, job)
+            job = svc.wait(job)
             model = job["model_id"]
             topics = svc.req("GET", f"/v1/models/{model}/topics?n=10&rank=frequency")["topics"]
             compare = svc.req("GET", f"/v1/models/{parent['model_id']}/compare/{model}")
-            runs[label] = (model, topics, compare, seconds(job))
+            runs[label] = (model, topics, compare, job_seconds(job))
         old_counts, new_counts = word_counts(svc, old["id"]), word_counts(svc, new["id"])
     finally:
         svc.stop()
@@ -112,7 +97,7 @@ def main():
         return before == 0 or after >= args.rise * before
 
     print(f"Debian changelogs: {len(old_docs)} entries before {cut}, {len(new_docs)} from it; {old_total} and {new_total} tokens; "
-          f"new words in the lexicon: {new['num_terms'] - old['num_terms']}; LDA K = {args.topics}; parent {args.parent_iterations} sweeps ({seconds(parent):.1f} s), "
+          f"new words in the lexicon: {new['num_terms'] - old['num_terms']}; LDA K = {args.topics}; parent {args.parent_iterations} sweeps ({job_seconds(parent):.1f} s), "
           f"updates {args.update_iterations}; load average {os.getloadavg()[0]:.2f}")
     print()
     model, topics, compare, update_s = runs["with new topics"]

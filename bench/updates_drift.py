@@ -24,7 +24,10 @@ is the topic's tokens in the whole updated model); and for the old topics, the
 similarity of each to the parent's topic of the same id (1 - L1/2 over the words
 `GET /compare` pairs) with the pairs that kept their id.
 
-Usage: python3 bench/updates_drift.py target/release/topicd [--topics 15] [--new-topics 2] [--split 0.8]
+With `--replicates N`, parents and updates of seeds 2..N too, and for each seed the
+best new topic's count and the old topics' mean, by frequency and by FREX.
+
+Usage: python3 bench/updates_drift.py target/release/topicd [--topics 15] [--new-topics 2] [--split 0.8] [--replicates 5]
 """
 import argparse
 import collections
@@ -53,6 +56,15 @@ def word_counts(svc, corpus_id):
     return counts
 
 
+def topic_words(svc, model):
+    """The model's topics with their top 10 words by frequency (`words`) and by FREX."""
+    topics = svc.req("GET", f"/v1/models/{model}/topics?n=10&rank=frequency")["topics"]
+    frex = {t["id"]: [w["word"] for w in t["words"]] for t in svc.req("GET", f"/v1/models/{model}/topics?n=10&rank=frex")["topics"]}
+    for t in topics:
+        t["frex"] = frex[t["id"]]
+    return topics
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
@@ -62,6 +74,7 @@ def main():
     ap.add_argument("--rise", type=float, default=3.0)
     ap.add_argument("--parent-iterations", type=int, default=400)
     ap.add_argument("--update-iterations", type=int, default=100)
+    ap.add_argument("--replicates", type=int, default=1, help="seeds 1..N of parent and update (the tables show seed 1)")
     args = ap.parse_args()
     docs, summary = dated_corpus.build_corpus(8, 12000, 200)
     for d in docs:
@@ -83,9 +96,14 @@ def main():
             job = svc.req("POST", f"/v1/models/{parent['model_id']}/update", {"corpus_id": new["id"], "iterations": args.update_iterations, "seed": 1, "new_topics": new_topics})
             job = svc.wait(job)
             model = job["model_id"]
-            topics = svc.req("GET", f"/v1/models/{model}/topics?n=10&rank=frequency")["topics"]
+            topics = topic_words(svc, model)
             compare = svc.req("GET", f"/v1/models/{parent['model_id']}/compare/{model}")
             runs[label] = (model, topics, compare, job_seconds(job))
+        replicates = [runs["with new topics"][1]]
+        for seed in range(2, args.replicates + 1):
+            other = svc.fit(old["id"], "lda", params, seed=seed)
+            job = svc.wait(svc.req("POST", f"/v1/models/{other['model_id']}/update", {"corpus_id": new["id"], "iterations": args.update_iterations, "seed": seed, "new_topics": args.new_topics}))
+            replicates.append(topic_words(svc, job["model_id"]))
         old_counts, new_counts = word_counts(svc, old["id"]), word_counts(svc, new["id"])
     finally:
         svc.stop()
@@ -99,19 +117,22 @@ def main():
     print(f"Debian changelogs: {len(old_docs)} entries before {cut}, {len(new_docs)} from it; {old_total} and {new_total} tokens; "
           f"new words in the lexicon: {new['num_terms'] - old['num_terms']}; LDA K = {args.topics}; parent {args.parent_iterations} sweeps ({job_seconds(parent):.1f} s), "
           f"updates {args.update_iterations}; load average {os.getloadavg()[0]:.2f}")
+    risers = [w for w, _ in new_counts.most_common() if rising(w)][:15]
+    print(f"The new documents' most frequent new or rising words: {', '.join(risers)}")
     print()
     model, topics, compare, update_s = runs["with new topics"]
-    print(f"| topic (update with {args.new_topics} new topics, {update_s:.1f} s) | share of tokens | top 10 words | new or rising (×{args.rise:g}) |")
-    print("|---|---|---|---|")
-    old_rising = []
+    print(f"| topic (update with {args.new_topics} new topics, {update_s:.1f} s) | share of tokens | top 10 words by frequency | new or rising (×{args.rise:g}) | top 10 by FREX | new or rising |")
+    print("|---|---|---|---|---|---|")
+    old_rising, old_rising_frex = [], []
     for t in topics:
         words = [w["word"] for w in t["words"]]
-        n = sum(rising(w) for w in words)
+        n, n_frex = sum(rising(w) for w in words), sum(rising(w) for w in t["frex"])
         if t["id"] >= args.topics:
-            print(f"| {t['id']} (new) | {t.get('proportion', 0):.3f} | {', '.join(words)} | {n}/10 |")
+            print(f"| {t['id']} (new) | {t.get('proportion', 0):.3f} | {', '.join(words)} | {n}/10 | {', '.join(t['frex'])} | {n_frex}/10 |")
         else:
             old_rising.append(n)
-    print(f"| old topics (mean of {len(old_rising)}) | | | {sum(old_rising) / len(old_rising):.1f}/10 |")
+            old_rising_frex.append(n_frex)
+    print(f"| old topics (mean of {len(old_rising)}) | | | {sum(old_rising) / len(old_rising):.1f}/10 | | {sum(old_rising_frex) / len(old_rising_frex):.1f}/10 |")
     print()
     print("| update | old topics on their own id | mean similarity to the parent's topic of the same id |")
     print("|---|---|---|")
@@ -124,6 +145,20 @@ def main():
         out[label] = {"same_id": len(same), "mean_similarity_same_id": mean, "seconds": s}
     out["new_topic_rising"] = [sum(rising(w["word"]) for w in t["words"]) for t in runs["with new topics"][1] if t["id"] >= args.topics]
     out["old_topic_rising_mean"] = sum(old_rising) / len(old_rising)
+    out["new_topic_rising_frex"] = [sum(rising(w) for w in t["frex"]) for t in runs["with new topics"][1] if t["id"] >= args.topics]
+    out["old_topic_rising_frex_mean"] = sum(old_rising_frex) / len(old_rising_frex)
+    if args.replicates > 1:
+        def best(topics, key, new):
+            counts = [sum(rising(w) for w in (t["frex"] if key == "frex" else [x["word"] for x in t["words"]])) for t in topics if (t["id"] >= args.topics) == new]
+            return max(counts) if new else sum(counts) / len(counts)
+        summary = {f"{key}_{side}": [best(r, key, side == "best_new") for r in replicates] for key in ("frequency", "frex") for side in ("best_new", "old_mean")}
+        print()
+        print(f"| seeds 1–{args.replicates} | best new topic's new or rising words, by frequency | by FREX | old topics' mean, by frequency | by FREX |")
+        print("|---|---|---|---|---|")
+        mean = lambda xs: sum(xs) / len(xs)
+        print(f"| per seed | {summary['frequency_best_new']} | {summary['frex_best_new']} | {[round(x, 1) for x in summary['frequency_old_mean']]} | {[round(x, 1) for x in summary['frex_old_mean']]} |")
+        print(f"| mean | {mean(summary['frequency_best_new']):.1f}/10 | {mean(summary['frex_best_new']):.1f}/10 | {mean(summary['frequency_old_mean']):.1f}/10 | {mean(summary['frex_old_mean']):.1f}/10 |")
+        out["replicates"] = summary
     print(json.dumps(out))
 
 

@@ -495,8 +495,8 @@ async fn an_update_killed_with_sigkill_resumes_to_the_uninterrupted_model() {
     let store = Store::open(&db).await.unwrap();
     let row = store.get_job(&id).await.unwrap().unwrap();
     let spec: models::job_start::StartSpec = serde_json::from_value(row.start.clone().unwrap()).unwrap();
-    let models::job_start::StartSpec::Update { record, split_seed, .. } = spec else { panic!("an update's start: {spec:?}") };
-    assert_eq!((split_seed, record.parent_documents), (2, 1500), "the parent's seed draws the split");
+    let models::job_start::StartSpec::Update { record, .. } = spec else { panic!("an update's start: {spec:?}") };
+    assert_eq!((record.split_seed, record.parent_documents), (2, 1500), "the parent's seed draws the split");
     let (_, _, parent_bytes) = store.model_blobs(&parent).await.unwrap().unwrap();
     let (_, _, stored) = store.model_blobs(&child).await.unwrap().unwrap();
     let blob = store.corpus_data(row.corpus_id.as_deref().unwrap()).await.unwrap().unwrap();
@@ -505,7 +505,12 @@ async fn an_update_killed_with_sigkill_resumes_to_the_uninterrupted_model() {
         let corpus = Corpus::decode_without_order(&blob).unwrap();
         let family = models::registry::lookup("lda").unwrap();
         let params = family.parse_params(&params).unwrap();
-        let start = models::UpdateStart { parent: &parent_bytes, parent_documents: record.parent_documents, new_topics: record.new_topics.len(), split_seed };
+        let start = models::UpdateStart {
+            parent: &parent_bytes,
+            parent_documents: record.parent_documents,
+            new_topics: record.new_topics.len(),
+            split_seed: record.split_seed,
+        };
         FitContext::silent(|ctx| family.fit_updated(&corpus, &params, &start, 4, ctx).unwrap().encode())
     })
     .await

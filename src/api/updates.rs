@@ -80,11 +80,11 @@ pub async fn create(
         ));
     }
     let corpus_ids = corpus_ids_after(&parent, &req.corpus_id);
-    let joined_id = store_joined(&state, &old, &new, &corpus_ids).await?;
-    let queued = queue_update(&state, caller.as_deref(), &parent, &req, &joined_id, corpus_ids).await;
+    let joined = store_joined(&state, &old, &new, &corpus_ids).await?;
+    let queued = queue_update(&state, caller.as_deref(), &parent, &req, &joined, corpus_ids).await;
     if queued.is_err() {
         // Nothing was queued: the joined corpus is nobody's.
-        let _ = state.store.delete_corpus(&joined_id).await;
+        let _ = state.store.delete_corpus(&joined.id).await;
     }
     queued
 }
@@ -95,25 +95,24 @@ async fn queue_update(
     caller: Option<&Caller>,
     parent: &ModelRow,
     req: &UpdateRequest,
-    joined_id: &str,
+    joined: &Joined,
     corpus_ids: Vec<String>,
 ) -> ApiResult<Response> {
     let family = parent.family.clone().map_err(|u| ApiError::internal(u.name))?;
     let iterations = req.iterations.unwrap_or_else(|| default_iterations(parent));
     let parent_params = family.family().parse_params(&parent.params).map_err(ApiError::internal)?;
     let child = parent_params.updated(req.new_topics, iterations).map_err(|e| ApiError::invalid(e.field, e.message))?;
-    let stored = state.store.get_corpus(joined_id).await?.ok_or_else(|| ApiError::conflict(format!("corpus {joined_id:?} was deleted")))?;
     let parent_documents = parent.num_documents.unwrap_or(0).max(0) as usize;
     let record = UpdateRecord {
         corpus_id: req.corpus_id.clone(),
         parent_documents,
-        new_documents: (stored.num_documents.max(0) as usize).saturating_sub(parent_documents),
+        new_documents: joined.num_documents.saturating_sub(parent_documents),
         new_topics: updates::added_topics(parent.num_topics.max(0) as usize, req.new_topics),
         retired: retired_topics(parent),
         split_seed: split_seed_of(parent),
     };
-    let start = StartSpec::Update { record, split_seed: split_seed_of(parent), corpus_ids };
-    let fit = FromParent { parent, family, child, options: &req.options, seed: req.seed, corpus_id: joined_id, start };
+    let start = StartSpec::Update { record, corpus_ids };
+    let fit = FromParent { parent, family, child, options: &req.options, seed: req.seed, corpus_id: &joined.id, start };
     from_parent::queue(state, caller, fit).await
 }
 
@@ -124,9 +123,15 @@ fn corpus_ids_after(parent: &ModelRow, new_corpus: &str) -> Vec<String> {
     ids
 }
 
+/// The stored corpus an update fits: its id and how many documents it holds.
+struct Joined {
+    id: String,
+    num_documents: usize,
+}
+
 /// Join the model's corpus and the new documents and store the result (its summary
 /// names its `parts`); a 422 naming `corpus_id` when they cannot be joined.
-async fn store_joined(state: &AppState, old: &CorpusRow, new: &CorpusRow, parts: &[String]) -> ApiResult<String> {
+async fn store_joined(state: &AppState, old: &CorpusRow, new: &CorpusRow, parts: &[String]) -> ApiResult<Joined> {
     let missing = |id: &str| ApiError::conflict(format!("corpus {id:?} was deleted"));
     let old_blob = state.store.corpus_data(&old.id).await?.ok_or_else(|| missing(&old.id))?;
     let new_blob = state.store.corpus_data(&new.id).await?.ok_or_else(|| missing(&new.id))?;
@@ -145,7 +150,7 @@ async fn store_joined(state: &AppState, old: &CorpusRow, new: &CorpusRow, parts:
     let name = format!("{} + {}", old.name, new.name);
     let name: String = name.chars().take(super::extract::MAX_NAME_BYTES / 4).collect();
     state.store.insert_corpus(NewCorpus { id: &id, name: &name, stats: &joined.stats, summary, data }).await?;
-    Ok(id)
+    Ok(Joined { id, num_documents: joined.num_documents() })
 }
 
 /// A 409 naming `model`: its family's models cannot be updated.

@@ -53,8 +53,8 @@ impl Parent {
                 let start = EditStart { parent: &self.data, plan, split_seed: *split_seed };
                 (name.family().fit_edited(&corpus, params, &start, seed, ctx)?, Derivation::Edit(EditRecord::of(plan, *split_seed)), Vec::new())
             }
-            StartSpec::Update { record, split_seed, corpus_ids } => {
-                let start = update_start(&self.data, record, *split_seed);
+            StartSpec::Update { record, corpus_ids } => {
+                let start = update_start(&self.data, record);
                 (name.family().fit_updated(&corpus, params, &start, seed, ctx)?, Derivation::Update(record.clone()), corpus_ids.clone())
             }
         };
@@ -65,8 +65,8 @@ impl Parent {
     }
 }
 
-fn update_start<'a>(parent: &'a [u8], record: &UpdateRecord, split_seed: u64) -> UpdateStart<'a> {
-    UpdateStart { parent, parent_documents: record.parent_documents, new_topics: record.new_topics.len(), split_seed }
+fn update_start<'a>(parent: &'a [u8], record: &UpdateRecord) -> UpdateStart<'a> {
+    UpdateStart { parent, parent_documents: record.parent_documents, new_topics: record.new_topics.len(), split_seed: record.split_seed }
 }
 
 /// How a child's names follow its parent's.

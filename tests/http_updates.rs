@@ -145,3 +145,50 @@ async fn bad_uploads_and_updates_are_refused_and_leave_nothing() {
     assert_eq!(count(&s, "/v1/jobs").await, jobs, "nothing queued");
     assert_eq!(count(&s, "/v1/corpora").await, corpora + 3, "only the three uploads were stored");
 }
+
+/// DCNT and SCNT read their φ_d from covariates: an SCNT model fitted on 90 documents
+/// with a categorical covariate is updated with 30 more carrying it (one new topic):
+/// the child keeps the parent's design and topic names, holds every document and
+/// serves effects over every level. New documents without the covariate are refused
+/// with a 422 naming it, and nothing is queued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_scnt_model_with_covariates_is_updated() {
+    let s = TestServer::start().await;
+    let docs: Vec<Value> = appstream_docs(120)
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut d)| {
+            d.as_object_mut().unwrap().remove("labels");
+            let party = ["a", "b", "c"][i % 3];
+            d["covariates"] = json!({"party": party});
+            d
+        })
+        .collect();
+    let old = s.upload(json!({"name": "old", "documents": &docs[..90]})).await;
+    let old_id = old["id"].as_str().unwrap().to_string();
+    let params = json!({"topics": 4, "iterations": 16, "burn_in": 8, "chains": 1, "covariates": ["party"]});
+    let job = s.submit(&old_id, "scnt", params, 2).await;
+    let (parent_id, _) = model_of(&s, &job).await;
+    let (st, _) = s.patch(&format!("/v1/models/{parent_id}/topics/1"), &json!({"name": "one"})).await;
+    assert_eq!(st, 200);
+    let new = upload_like(&s, &old_id, "new", &docs[90..]).await;
+    let (st, job) = s.post(&format!("/v1/models/{parent_id}/update"), &json!({"corpus_id": new["id"], "iterations": 8, "seed": 3, "new_topics": 1})).await;
+    assert_eq!(st, 202, "{job}");
+    let (child_id, child) = model_of(&s, &job).await;
+    assert_eq!((&child["model"], &child["num_topics"], &child["num_documents"]), (&json!("scnt"), &json!(5), &json!(120)), "{child}");
+    assert_eq!(child["params"]["covariates"], json!(["party"]), "{child}");
+    let (_, topics) = s.get(&format!("/v1/models/{child_id}/topics?n=3")).await;
+    assert_eq!(topics["topics"][1]["name"], "one", "{topics}");
+    let (st, effects) = s.get(&format!("/v1/models/{child_id}/effects?covariate=party&contrast=a,c&seed=2")).await;
+    assert_eq!(st, 200, "{effects}");
+
+    let (jobs, bare) = (
+        count(&s, "/v1/jobs").await,
+        docs[90..100].iter().map(|d| json!({"id": format!("bare{}", d["id"].as_str().unwrap()), "text": d["text"]})).collect::<Vec<_>>(),
+    );
+    let bare = upload_like(&s, &old_id, "bare", &bare).await;
+    let (st, body) = s.post(&format!("/v1/models/{parent_id}/update"), &json!({"corpus_id": bare["id"], "iterations": 8})).await;
+    assert_eq!(st, 422, "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("party"), "{body}");
+    assert_eq!(count(&s, "/v1/jobs").await, jobs, "nothing queued");
+}

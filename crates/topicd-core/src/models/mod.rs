@@ -52,6 +52,7 @@ pub mod registry;
 pub mod seeds;
 pub mod splits;
 pub mod stability;
+pub mod start_draws;
 pub mod state_bytes;
 #[cfg(test)]
 pub(crate) mod test_kit;

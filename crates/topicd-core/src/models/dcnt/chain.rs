@@ -194,6 +194,13 @@ impl<'a> DcntChain<'a> {
         Self::assemble(p, docs, state, sums, last)
     }
 
+    /// A chain from a started `state` (an update's, [`super::update`]).
+    pub fn from_state(p: &DcntParams, docs: &'a Documents, state: DcntState) -> Self {
+        let sums = PosteriorSums::new(p.topics, docs.num_features, docs.num_terms, docs.num_docs(), p.draws_per_chain());
+        let last = loadings(&state);
+        Self::assemble(p, docs, state, sums, last)
+    }
+
     fn assemble(p: &DcntParams, docs: &'a Documents, state: DcntState, sums: PosteriorSums, last: Loadings) -> Self {
         DcntChain { docs, blocks: docs.blocks(SYNC_TOKENS), schedule: schedule(p), state, sums, last, acceptance: f64::NAN }
     }

@@ -9,7 +9,7 @@
 //! so this face cannot live in [`super::model`] without import circles; here it sits
 //! above every other module of the folder and none of them names it.
 
-use super::fit::fit_dcnt;
+use super::fit::{fit_dcnt, fit_dcnt_updated};
 use super::model::DcntModel;
 use super::params::DcntParams;
 use super::sample::Loadings;
@@ -24,7 +24,7 @@ use crate::models::heldout::{DocScorer, HeldoutReport};
 use crate::models::seeds::{seeds_diagnostics, SeedWords};
 use crate::models::{
     DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, PredictionWithIntervals, TableOptions, TopicCorrelations,
-    TopicModel, TopicTable,
+    TopicModel, TopicTable, UpdateStart,
 };
 use serde_json::json;
 
@@ -66,6 +66,14 @@ impl ModelFamily for DcntFamily {
         Ok(Box::new(fit_dcnt(corpus, params, self.covariance, seed, ctx)?))
     }
 
+    fn updated_params(&self, parent: &DcntParams, new_topics: usize, iterations: usize) -> Result<DcntParams, ParamError> {
+        parent.updated(parent.topics + new_topics, iterations)
+    }
+
+    fn fit_updated(&self, corpus: &Corpus, params: &DcntParams, start: &UpdateStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        Ok(Box::new(fit_dcnt_updated(corpus, params, self.covariance, start, seed, ctx)?))
+    }
+
     fn fit_memory(&self, corpus: &CorpusStats, params: &DcntParams, threads: usize) -> u64 {
         super::fit_memory::estimate(corpus, params, threads)
     }
@@ -89,6 +97,7 @@ impl ModelFamily for DcntFamily {
             effects: true,
             summary_intervals: true,
             prediction_intervals: true,
+            updates: true,
             ..crate::models::capabilities::Capabilities::TOPIC_MODEL
         }
     }

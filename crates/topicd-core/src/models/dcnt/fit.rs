@@ -36,6 +36,7 @@ use super::pooled::{self, ChainResult};
 use super::sample::{active_topics, Loadings};
 use super::scoring::DcntChib;
 use super::state::Documents;
+use super::update::UpdatedStart;
 use super::variant::Covariance;
 use crate::corpus::Corpus;
 use crate::models::after_chain::{self, EndOfChain};
@@ -45,7 +46,7 @@ use crate::models::design::{DesignRequest, DesignSpec};
 use crate::models::heldout::{corpus_documents, HeldoutReport, ScoredSoFar};
 use crate::models::seeds::{MissingWord, SeedPrior};
 use crate::models::splits;
-use crate::models::{FitContext, FitError, ParamError, RestoreError, TopicModel};
+use crate::models::{FitContext, FitError, ParamError, RestoreError, TopicModel, UpdateStart};
 
 /// Corpus indices of the training and held-out documents.
 /// (The service's one split rule, [`crate::models::splits`].)
@@ -110,8 +111,10 @@ struct TrainingSet {
 }
 
 impl TrainingSet {
-    fn new(corpus: &Corpus, p: &DcntParams, seed: u64) -> Result<Self, FitError> {
-        let (train, heldout) = split_documents(corpus, p.test_fraction, seed);
+    /// The training set of a fit whose held-out split is drawn with `split_seed` (the
+    /// job's seed, or for an update its first ancestor's).
+    fn new(corpus: &Corpus, p: &DcntParams, split_seed: u64) -> Result<Self, FitError> {
+        let (train, heldout) = split_documents(corpus, p.test_fraction, split_seed);
         let (feature_names, f, features, design) = if p.design.covariates.is_empty() {
             let (names, f, features) = corpus_features(corpus);
             (names, f, features, None)
@@ -239,15 +242,34 @@ fn restore_after_chain(
 /// held-out documents.
 pub fn fit_dcnt(corpus: &Corpus, p: &DcntParams, covariance: Covariance, seed: u64, ctx: &FitContext) -> Result<DcntModel, FitError> {
     let training = TrainingSet::new(corpus, p, seed)?;
-    fit_chains(&DcntFit { corpus, p, covariance, training: &training }, seed, ctx)
+    fit_chains(&DcntFit { corpus, p, covariance, training: &training, update: None }, seed, ctx)
 }
 
-/// What DCNT and SCNT supply to [`fit_chains`]: the training set and the variant.
+/// Fit DCNT or SCNT on the parent's documents and new ones ([`crate::models::updates`]):
+/// the parent's split (drawn with its seed; the new documents drawn by the same rule),
+/// chains started from the parent's state with the new documents folded in
+/// ([`UpdatedStart`]), then as [`fit_dcnt`].
+pub fn fit_dcnt_updated(
+    corpus: &Corpus,
+    p: &DcntParams,
+    covariance: Covariance,
+    start: &UpdateStart<'_>,
+    seed: u64,
+    ctx: &FitContext,
+) -> Result<DcntModel, FitError> {
+    let training = TrainingSet::new(corpus, p, start.split_seed)?;
+    let update = UpdatedStart::new(start, p, covariance, &training.train, &training.heldout)?;
+    fit_chains(&DcntFit { corpus, p, covariance, training: &training, update: Some(update) }, seed, ctx)
+}
+
+/// What DCNT and SCNT supply to [`fit_chains`]: the training set, the variant and, for
+/// an update, where its chains start.
 struct DcntFit<'a> {
     corpus: &'a Corpus,
     p: &'a DcntParams,
     covariance: Covariance,
     training: &'a TrainingSet,
+    update: Option<UpdatedStart>,
 }
 
 impl<'a> ChainFit for DcntFit<'a> {
@@ -267,6 +289,10 @@ impl<'a> ChainFit for DcntFit<'a> {
     }
 
     fn fresh(&self, seed: u64, ctx: &FitContext) -> DcntChain<'a> {
+        if let Some(update) = &self.update {
+            let state = update.state(&self.training.docs, self.p, self.covariance, self.training.prior.clone(), seed);
+            return DcntChain::from_state(self.p, &self.training.docs, state);
+        }
         DcntChain::new(self.p, self.covariance, &self.training.docs, &self.training.prior, seed, &|| ctx.cancel.is_cancelled())
     }
 

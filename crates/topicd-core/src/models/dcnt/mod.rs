@@ -44,6 +44,7 @@ pub mod scoring;
 pub mod state;
 pub mod stick;
 pub mod swap;
+pub mod update;
 pub mod variant;
 pub mod warm_start;
 
@@ -59,6 +60,8 @@ mod heldout_tests;
 mod resume_tests;
 #[cfg(test)]
 mod seeded_tests;
+#[cfg(test)]
+mod update_tests;
 
 pub use family::{DcntFamily, DCNT, SCNT};
 pub use model::DcntModel;

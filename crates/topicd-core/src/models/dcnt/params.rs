@@ -281,6 +281,22 @@ impl DcntParams {
         })
     }
 
+    /// The params of an update ([`crate::models::updates`]): these, with `topics`
+    /// topics and `iterations` scans, burn-in at its default for that length (half),
+    /// every scan after it kept (as LDA's: a short warm-started run has few scans to
+    /// average), and no collapsed start (the update's start replaces it); priors, the
+    /// design, the split, chains, seeds and the rest as fitted.
+    pub fn updated(&self, topics: usize, iterations: usize) -> Result<DcntParams, ParamError> {
+        let mut json = self.to_json();
+        let obj = json.as_object_mut().expect("params serialise to an object");
+        obj.insert("topics".into(), topics.into());
+        obj.insert("iterations".into(), iterations.into());
+        obj.remove("burn_in");
+        obj.insert("thin".into(), 1.into());
+        obj.insert("warm_start".into(), 0.into());
+        DcntParams::from_json(&json)
+    }
+
     /// The draws of the loadings each chain keeps: `keep_draws` shared out over the
     /// chains (rounded up), so the pooled model holds about `keep_draws` of them.
     pub fn draws_per_chain(&self) -> usize {

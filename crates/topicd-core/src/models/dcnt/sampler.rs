@@ -191,11 +191,19 @@ impl DcntState {
         let blocks = docs.blocks(SYNC_TOKENS);
         self.v = warm_start(docs, &mut self.z, k, (self.priors.beta, &self.seed_prior), sweeps, &blocks, seed, stop);
         self.recount(docs);
+        self.draw_u_given_v(docs, (seed, Purpose::DcntWarmStart, 0));
+    }
+
+    /// Every u_d drawn from its conditional given v_d under the current globals,
+    /// document d from stream `(seed, purpose, iteration, d)` (`key`).
+    pub(super) fn draw_u_given_v(&mut self, docs: &Documents, key: (u64, Purpose, u64)) {
+        let (seed, purpose, iteration) = key;
+        let k = self.num_topics;
         let uc = UConditional::new(&self.globals.a, k, self.globals.lambda_v).expect("the prior's draws are finite");
         let u: Vec<f64> = (0..docs.num_docs())
             .into_par_iter()
             .flat_map_iter(|d| {
-                let mut rng = stream(seed, Purpose::DcntWarmStart, 0, d as u64);
+                let mut rng = stream(seed, purpose, iteration, d as u64);
                 uc.draw(&self.v[d * k..(d + 1) * k], &self.globals.u_mean(docs.phi(d)), &mut rng)
             })
             .collect();

@@ -180,7 +180,7 @@ fn apply_block(docs: &Documents, z: &mut [u16], counts: &mut Counts, block: Rang
 
 /// Each document's activations (D × K̄) whose stick weights are its smoothed
 /// proportions (n_dk + α)/(N_d + Kα) under the assignment `z`.
-fn smoothed_activations(docs: &Documents, z: &[u16], k: usize) -> Vec<f64> {
+pub(super) fn smoothed_activations(docs: &Documents, z: &[u16], k: usize) -> Vec<f64> {
     let counts = Counts::of(docs, z, k);
     (0..docs.num_docs())
         .flat_map(|d| {

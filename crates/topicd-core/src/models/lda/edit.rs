@@ -22,6 +22,7 @@ use super::tokens::Tokens;
 use crate::corpus::lexicon::Lexicon;
 use crate::models::edits::{EditPlan, Fate, Origin};
 use crate::models::seeds::{MissingSeedWords, SeedWords};
+use crate::models::start_draws::{draw, split_by_document};
 use crate::models::{FitError, ParamError};
 use crate::rng::{stream, Purpose, StreamRng};
 use rand::RngExt;
@@ -140,33 +141,6 @@ impl<'a> EditedStart<'a> {
 /// The mark of a token waiting for a part of parent topic `topic`'s split.
 fn pending(topic: usize) -> u32 {
     PENDING - topic as u32
-}
-
-/// Draw an index by the weights `weight(k)` (filled into `buf`); the last positive one
-/// when rounding leaves the draw past the total, 0 when every weight is zero.
-pub(super) fn draw(buf: &mut [f64], weight: impl Fn(usize) -> f64, rng: &mut StreamRng) -> usize {
-    let mut total = 0.0;
-    for (k, b) in buf.iter_mut().enumerate() {
-        total += weight(k);
-        *b = total;
-    }
-    if total <= 0.0 {
-        return 0;
-    }
-    let u = rng.random::<f64>() * total;
-    buf.iter().position(|&c| u < c).unwrap_or_else(|| buf.iter().rposition(|&c| c > 0.0).unwrap_or(0))
-}
-
-/// Document d's slice of `z`, for every document.
-pub(super) fn split_by_document<'z>(z: &'z mut [u32], doc_ptr: &[usize]) -> Vec<(usize, &'z mut [u32])> {
-    let mut out = Vec::with_capacity(doc_ptr.len().saturating_sub(1));
-    let mut rest = z;
-    for d in 0..doc_ptr.len().saturating_sub(1) {
-        let (head, tail) = std::mem::take(&mut rest).split_at_mut(doc_ptr[d + 1] - doc_ptr[d]);
-        out.push((d, head));
-        rest = tail;
-    }
-    out
 }
 
 /// Divide the tokens marked pending for `topic` among the child topics `parts`: a

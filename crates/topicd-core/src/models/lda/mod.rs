@@ -44,7 +44,7 @@ mod pooled;
 pub mod ranked;
 pub mod sampler;
 pub mod tokens;
-mod update;
+pub(crate) mod update;
 
 pub mod family;
 pub mod fit;

@@ -16,9 +16,9 @@
 //! in an empty one, so new vocabulary starts new topics rather than diluting old ones.
 //! Retired topics keep α_k = 0 and no tokens. The chain then runs as any LDA chain.
 
-use super::edit::{draw, split_by_document};
 use super::model::LdaModel;
 use super::tokens::Tokens;
+use crate::models::start_draws::{draw, split_by_document};
 use crate::models::{FitError, ParamError, UpdateStart};
 use crate::rng::{stream, Purpose};
 use rayon::prelude::*;
@@ -120,4 +120,4 @@ impl<'a> UpdatedStart<'a> {
 
 #[cfg(test)]
 #[path = "update_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -28,13 +28,13 @@ fn documents(docs: usize, seed: u64, prefix: &str, without_last: bool) -> Vec<Ra
     drawn
 }
 
-fn block_of(word: &str) -> usize {
+pub(crate) fn block_of(word: &str) -> usize {
     word[1..].parse::<usize>().unwrap() / BLOCK
 }
 
 /// The old corpus (three topics' words), the new documents made like it, and the two
 /// joined.
-fn corpora(seed: u64) -> (Corpus, Corpus) {
+pub(crate) fn corpora(seed: u64) -> (Corpus, Corpus) {
     let old = build_corpus(raw_options(), &[], documents(300, seed, "old", true)).unwrap();
     let mut builder = CorpusBuilder::like(LikeBase::of(&old, raw_options())).unwrap();
     for (i, d) in documents(150, seed + 100, "new", false).into_iter().enumerate() {
@@ -55,7 +55,7 @@ fn row(m: &LdaModel, k: usize) -> &[f64] {
 
 /// L1 between a parent's topic and a child's over the child's vocabulary (the parent's
 /// words are its first ones; the parent gives the others no mass).
-fn l1_to_parent(parent: &[f64], child: &[f64]) -> f64 {
+pub(crate) fn l1_to_parent(parent: &[f64], child: &[f64]) -> f64 {
     child.iter().enumerate().map(|(w, c)| (c - parent.get(w).copied().unwrap_or(0.0)).abs()).sum()
 }
 

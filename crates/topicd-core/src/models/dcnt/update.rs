@@ -1,0 +1,145 @@
+//! The state an update's DCNT or SCNT chain starts from: the parent's documents where
+//! the parent left them, the new documents folded in.
+//!
+//! Why it exists: an update keeps the parent's topics (ids, names, words) and should
+//! cost a fraction of a refit (issue 60; LDA's [`crate::models::lda`] `update` does the
+//! same for LDA). A stored DCNT model keeps posterior means, not assignments, so the
+//! chain starts from:
+//! - the parent's training documents: each token's topic drawn from the parent's
+//!   posterior, p(z = k | d, w) ∝ π̄_dk Ω̄_kw (one stream per document);
+//! - the new training documents, folded in one after another by collapsed Gibbs
+//!   against the counts so far, p(z = k) ∝ (n_dk + α)(M_kw + β)/(M_k + Wβ) with the
+//!   collapsed start's α ([`super::warm_start::ALPHA`]), every draw added before the
+//!   next (o-LDA's initialisation, as for LDA), one stream per document in order;
+//! - each document's v_d set so that π(v_d) is its smoothed proportions, and u_d drawn
+//!   from its conditional given v_d, under globals drawn from the prior: the collapsed
+//!   start's last step ([`super::warm_start`]), without its relabelling, so every topic
+//!   keeps its id (its place in the stick order).
+//!
+//! `new_topics` empty topics follow the parent's, at the last sticks. A, η and the
+//! precisions start from the prior, as a fresh chain's: their sizes change with the
+//! topics, and the first scans draw them given the started activations.
+
+use super::globals::Globals;
+use super::model::DcntModel;
+use super::params::DcntParams;
+use super::state::{DcntState, Documents};
+use super::variant::Covariance;
+use super::warm_start::{smoothed_activations, ALPHA};
+use crate::models::causes::{Internal, Stored};
+use crate::models::seeds::SeedPrior;
+use crate::models::start_draws::{draw, split_by_document};
+use crate::models::{FitError, ParamError, UpdateStart};
+use crate::rng::{stream, Purpose};
+use rayon::prelude::*;
+
+/// The parent an updated chain starts from, checked against the fit's split.
+pub(super) struct UpdatedStart {
+    parent: DcntModel,
+    /// Training documents (the first of the fit's) that are the parent's.
+    parent_documents: usize,
+}
+
+impl UpdatedStart {
+    /// The start of an update from the stored `start.parent` for a fit whose training
+    /// and held-out documents (corpus indices) are `train` and `heldout`: an error
+    /// naming `corpus_id` when the parent's documents are not the corpus' first ones on
+    /// the same sides of the split.
+    pub(super) fn new(start: &UpdateStart<'_>, p: &DcntParams, covariance: Covariance, train: &[usize], heldout: &[usize]) -> Result<Self, FitError> {
+        let parent = DcntModel::decode(start.parent).map_err(|e| FitError::Internal(Internal::Corrupt { what: Stored::Model, detail: e.to_string() }))?;
+        let old = |docs: &[usize]| docs.iter().take_while(|&&d| d < start.parent_documents).copied().collect::<Vec<_>>();
+        let fits = parent.covariance == covariance
+            && parent.params.topics + start.new_topics == p.topics
+            && old(train) == parent.train_documents
+            && old(heldout) == parent.heldout_documents;
+        if !fits {
+            return Err(FitError::Params(ParamError::new(
+                "corpus_id",
+                "the parent model was not fitted on this corpus' first documents (or the new documents' split tags move the parent's across its held-out split)",
+            )));
+        }
+        let parent_documents = parent.train_documents.len();
+        Ok(UpdatedStart { parent, parent_documents })
+    }
+
+    /// The chain's starting state for `p` on the training `docs`, from streams of `seed`.
+    pub(super) fn state(&self, docs: &Documents, p: &DcntParams, covariance: Covariance, prior: SeedPrior, seed: u64) -> DcntState {
+        let k = p.topics;
+        let mut z = vec![0u16; docs.num_tokens()];
+        let (old, new) = z.split_at_mut(docs.token_offsets[self.parent_documents]);
+        self.draw_parent_documents(old, docs, seed);
+        self.fold_in(old, new, docs, (k, p.priors.beta), seed);
+        let globals = Globals::initial(k, docs.num_features, covariance, &mut stream(seed, Purpose::DcntGlobal, 0, 0));
+        let mut state = DcntState {
+            num_topics: k,
+            covariance,
+            priors: p.priors,
+            z,
+            doc_topic: vec![0; docs.num_docs() * k],
+            word_topic: vec![0; docs.num_terms * k],
+            topic_totals: vec![0; k],
+            u: Vec::new(),
+            v: Vec::new(),
+            globals,
+            topic_swaps: p.topic_swaps,
+            seed_prior: prior,
+        };
+        state.v = smoothed_activations(docs, &state.z, k);
+        state.recount(docs);
+        state.draw_u_given_v(docs, (seed, Purpose::UpdateStart, 2));
+        state
+    }
+
+    /// The parent's documents: each token's topic drawn from π̄_dk Ω̄_kw.
+    fn draw_parent_documents(&self, z: &mut [u16], docs: &Documents, seed: u64) {
+        let (k, v) = (self.parent.params.topics, self.parent.num_terms);
+        let (theta, omega) = (&self.parent.document_proportions, &self.parent.topic_word);
+        let spans = split_by_document(z, &docs.token_offsets[..=self.parent_documents]);
+        spans.into_par_iter().for_each(|(d, zs)| {
+            let mut rng = stream(seed, Purpose::UpdateStart, 0, d as u64);
+            let mut weights = vec![0.0; k];
+            let theta_d = &theta[d * k..(d + 1) * k];
+            for (slot, w) in zs.iter_mut().zip(tokens_of(docs, d)) {
+                *slot = draw(&mut weights, |j| theta_d[j] * omega[j * v + w as usize], &mut rng) as u16;
+            }
+        });
+    }
+
+    /// The new documents, one after another, each token drawn against the counts of
+    /// every token before it, over the child's `k` topics.
+    fn fold_in(&self, old: &[u16], new: &mut [u16], docs: &Documents, (k, beta): (usize, f64), seed: u64) {
+        let w_beta = docs.num_terms as f64 * beta;
+        let mut m_kw = vec![0u32; docs.num_terms * k];
+        let mut m_k = vec![0u64; k];
+        for d in 0..self.parent_documents {
+            let start = docs.token_offsets[d];
+            for (i, w) in tokens_of(docs, d).enumerate() {
+                let t = old[start + i] as usize;
+                m_kw[w as usize * k + t] += 1;
+                m_k[t] += 1;
+            }
+        }
+        let offset = docs.token_offsets[self.parent_documents];
+        let mut weights = vec![0.0; k];
+        let mut n_dk = vec![0u32; k];
+        for d in self.parent_documents..docs.num_docs() {
+            let mut rng = stream(seed, Purpose::UpdateStart, 1, d as u64);
+            n_dk.fill(0);
+            let start = docs.token_offsets[d];
+            for (i, w) in tokens_of(docs, d).enumerate() {
+                let row = &mut m_kw[w as usize * k..(w as usize + 1) * k];
+                let topic = draw(&mut weights, |j| (n_dk[j] as f64 + ALPHA) * (row[j] as f64 + beta) / (m_k[j] as f64 + w_beta), &mut rng);
+                n_dk[topic] += 1;
+                row[topic] += 1;
+                m_k[topic] += 1;
+                new[start + i - offset] = topic as u16;
+            }
+        }
+    }
+}
+
+/// Document `d`'s words, one per token, in the tokens' order.
+fn tokens_of(docs: &Documents, d: usize) -> impl Iterator<Item = u32> + '_ {
+    let (terms, counts) = &docs.rows[d];
+    terms.iter().zip(counts).flat_map(|(&w, &c)| std::iter::repeat_n(w, c as usize))
+}

@@ -78,7 +78,11 @@ Prints a progress log on stderr, then the tables and, last, one JSON line with e
 figure. Exit status 2 when the server has no update endpoint yet (`?like=` or
 `/update` refused): every other row is still measured and printed.
 
-Usage: python3 bench/updates.py target/release/topicd [--corpus appstream|linuxdoc] [--parent-iterations 400] [--update-iterations 100] [--threads 2] [--split-seed 1] [--skip-anchors]
+`--model dcnt` or `scnt` fits and updates that family instead (beta 0.01, its other
+priors and its start at their defaults, no covariates), topicd only: the anchors are
+LDA's.
+
+Usage: python3 bench/updates.py target/release/topicd [--model lda|dcnt|scnt] [--corpus appstream|linuxdoc] [--parent-iterations 400] [--update-iterations 100] [--threads 2] [--split-seed 1] [--skip-anchors]
 """
 import argparse
 import collections
@@ -343,6 +347,7 @@ def main():
     ap.add_argument("--gensim-update-passes", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=3600, help="seconds any one job may take")
     ap.add_argument("--skip-anchors", action="store_true", help="topicd only (no gensim, no tomotopy)")
+    ap.add_argument("--model", choices=["lda", "dcnt", "scnt"], default="lda", help="the family fitted and updated (the anchors are LDA's: skipped for the others)")
     args = ap.parse_args()
     binary = os.path.abspath(args.binary)
     P, U = args.parent_iterations, args.update_iterations
@@ -354,8 +359,12 @@ def main():
         preprocess = {"stopwords": "english", "min_df": 1}
     else:
         preprocess = {"stopwords": "none", "min_df": 1}
-    params = lambda n: {"topics": args.topics, "iterations": n, "alpha": ALPHA, "beta": BETA, "test_fraction": 0}  # noqa: E731
-    res = {"corpus": args.corpus, "documents": {"old": len(old), "new": len(new), "test": len(test)}, "topics": args.topics,
+    if args.model == "lda":
+        params = lambda n: {"topics": args.topics, "iterations": n, "alpha": ALPHA, "beta": BETA, "test_fraction": 0}  # noqa: E731
+    else:
+        params = lambda n: {"topics": args.topics, "iterations": n, "beta": BETA, "test_fraction": 0}  # noqa: E731
+        args.skip_anchors = True
+    res = {"model": args.model, "corpus": args.corpus, "documents": {"old": len(old), "new": len(new), "test": len(test)}, "topics": args.topics,
            "parent_iterations": P, "update_iterations": U, "threads": args.threads, "split_seed": args.split_seed,
            "preprocess": preprocess, "commit": subprocess.run(["git", "-C", os.path.dirname(BENCH), "describe", "--always", "--dirty=+uncommitted changes"], capture_output=True, text=True).stdout.strip(),
            "load_average": os.getloadavg()[0], "checks": {}}
@@ -391,7 +400,7 @@ def main():
             # topicd: parent, update, two full refits, one job at a time.
             jobs, models = {}, {}
             log(f"parent: {P} sweeps on the old documents")
-            jobs["parent"] = svc.wait(svc.must("POST", "/v1/jobs", {"corpus_id": c_old["id"], "model": "lda", "params": params(P), "seed": SEED}), args.timeout, "parent")
+            jobs["parent"] = svc.wait(svc.must("POST", "/v1/jobs", {"corpus_id": c_old["id"], "model": args.model, "params": params(P), "seed": SEED}), args.timeout, "parent")
             models["parent"] = jobs["parent"]["model_id"]
 
             log("update: new documents uploaded with ?like=, then /update")
@@ -418,7 +427,7 @@ def main():
 
             for s in (1, 2):
                 log(f"full refit, seed {s}: {P + U} sweeps on old + new")
-                jobs[f"full{s}"] = svc.wait(svc.must("POST", "/v1/jobs", {"corpus_id": c_full["id"], "model": "lda", "params": params(P + U), "seed": s}), args.timeout, f"full refit seed {s}")
+                jobs[f"full{s}"] = svc.wait(svc.must("POST", "/v1/jobs", {"corpus_id": c_full["id"], "model": args.model, "params": params(P + U), "seed": s}), args.timeout, f"full refit seed {s}")
                 models[f"full{s}"] = jobs[f"full{s}"]["model_id"]
             res["seconds"] = {name: seconds(j) for name, j in jobs.items()}
             if "update" in jobs:
@@ -467,8 +476,9 @@ def report(res, args):
             return "—"
         return f(x["nats_per_token"]) + ("" if x["tokens"] == tt[col] else f" (over {x['tokens']} tokens only)")
 
-    print(f"{res['corpus']}: {d['old']} old, {d['new']} new, {d['test']} test documents (split seed {res['split_seed']}); LDA K = {res['topics']}, "
-          f"alpha {ALPHA}, beta {BETA}; topicd on {res['threads']} threads, commit {res['commit']}, load average {res['load_average']:.2f} at the start")
+    prior = f"alpha {ALPHA}, beta {BETA}" if res["model"] == "lda" else f"beta {BETA}, other priors at their defaults"
+    print(f"{res['corpus']}: {d['old']} old, {d['new']} new, {d['test']} test documents (split seed {res['split_seed']}); {res['model'].upper()} K = {res['topics']}, "
+          f"{prior}; topicd on {res['threads']} threads, commit {res['commit']}, load average {res['load_average']:.2f} at the start")
     print(f"held-out test tokens: {tt['old_words']} whose word an old document has, {tt['grown_words']} whose word an old or new document has (of {tt['all']})")
     print()
     print("| model | trained on | sweeps | time (s) | held-out nats/token, old words (Chib) | held-out nats/token, old+new words (Chib) |")

@@ -99,7 +99,8 @@ async fn updates_keep_ids_and_names_and_list_their_lineage() {
 }
 
 /// A `like` naming no corpus, a like-upload that brings its own preprocessing or a
-/// label the tree lacks, and updates with a missing corpus, one preprocessed otherwise,
+/// label the tree lacks (unless `unknown=drop`, which drops it and says so), a bad
+/// `unknown`, and updates with a missing corpus, one preprocessed otherwise,
 /// documents the model already holds, or too many new topics: each a 422 naming the
 /// field, with no job queued and no corpus left behind.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -118,6 +119,17 @@ async fn bad_uploads_and_updates_are_refused_and_leave_nothing() {
         s.post(&format!("/v1/corpora?like={old_id}"), &json!({"documents": [labelled("d", "apple", "fruit"), labelled("e", "kiwi", "drink")]})).await;
     assert_problem(st, &body, 422, Some("documents[1].labels"));
     assert!(body["detail"].as_str().unwrap().contains("drink"), "{body}");
+    // Asked to, the upload drops the label instead, keeps the document and says so.
+    let (st, dropped) = s
+        .post(&format!("/v1/corpora?like={old_id}&unknown=drop"), &json!({"documents": [labelled("d", "apple", "fruit"), labelled("e", "kiwi", "drink")]}))
+        .await;
+    assert_eq!(st, 201, "{dropped}");
+    assert_eq!((&dropped["num_documents"], &dropped["unknown_dropped"]["labels"]), (&json!(2), &json!({"drink": 1})), "{dropped}");
+    assert_eq!(dropped["labels"], old["labels"], "the tree is the base's");
+    let (st, body) = s.post(&format!("/v1/corpora?like={old_id}&unknown=maybe"), &json!({"documents": [{"text": "apple"}]})).await;
+    assert_problem(st, &body, 422, Some("query.unknown"));
+    let (st, body) = s.post("/v1/corpora?unknown=drop", &json!({"documents": [{"text": "apple"}]})).await;
+    assert_problem(st, &body, 422, Some("query.unknown"));
 
     let job = s.submit(&old_id, "lda", json!({"topics": 2, "iterations": 10}), 1).await;
     let (model_id, _) = model_of(&s, &job).await;

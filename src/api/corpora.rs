@@ -127,14 +127,15 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(
     let corpus_id = uuid::Uuid::new_v4().to_string();
     let pairs = unique_form_pairs(query.as_deref().unwrap_or(""))?;
     let like = pairs.iter().find(|(k, _)| k == corpus_like::LIKE).map(|(_, v)| v.clone());
+    let unknown = corpus_like::unknown_of(&pairs, like.is_some())?;
     let base = match &like {
-        Some(id) => Some(corpus_like::like_base(&state, id).await?),
+        Some(id) => Some(corpus_like::like_base(&state, id).await?.with_unknown(unknown)),
         None => None,
     };
     let (name, corpus, truth) = match media_type(&headers).as_str() {
         "" | "application/json" if base.is_some() => {
             corpus_like::check_like_query(&pairs)?;
-            if let Some((key, _)) = pairs.iter().find(|(k, _)| k != corpus_like::LIKE) {
+            if let Some((key, _)) = pairs.iter().find(|(k, _)| k != corpus_like::LIKE && k != corpus_like::UNKNOWN) {
                 return Err(ApiError::invalid(format!("query.{key}"), "a JSON upload gives its name in the body"));
             }
             let bytes = super::body::read_upload(body, state.max_body_bytes, state.limits.upload_idle).await?;
@@ -297,6 +298,7 @@ pub(super) fn summary_json(c: &Corpus) -> Value {
         "features": c.features.as_ref().map(|f| f.names.clone()).unwrap_or_default(),
         "covariates": c.stats.covariates,
         "has_splits": c.splits.is_some(),
+        "unknown_dropped": c.stats.unknown_dropped,
     })
 }
 
@@ -331,6 +333,8 @@ pub fn corpus_json(r: &CorpusRow) -> Value {
         // Made like another corpus (`?like=`), or joined from corpora for an update.
         "like": r.summary.get("like").cloned().unwrap_or(Value::Null),
         "parts": r.summary.get("parts").cloned().unwrap_or(Value::Null),
+        // What a `?like=` upload with `unknown=drop` left out.
+        "unknown_dropped": r.summary.get("unknown_dropped").cloned().unwrap_or(Value::Null),
     })
 }
 

@@ -10,12 +10,27 @@
 use super::error::{ApiError, ApiResult};
 use super::extract::parse_json;
 use super::AppState;
-use crate::corpus::like::LikeBase;
+use crate::corpus::like::{LikeBase, Unknown};
 use crate::corpus::{Corpus, CorpusBuilder, CorpusError, PreprocessOptions, RawDocument, TokenLimits};
 use serde::Deserialize;
 
 /// The `like` query parameter's name.
 pub const LIKE: &str = "like";
+/// The query parameter that says what a corpus made like another does with labels and
+/// categorical levels the other lacks: `refuse` (the default) or `drop`.
+pub const UNKNOWN: &str = "unknown";
+
+/// The `unknown` query parameter: a 422 naming `query.unknown` for another value, or
+/// when the upload is not made like another corpus.
+pub fn unknown_of(pairs: &[(String, String)], like: bool) -> ApiResult<Unknown> {
+    match pairs.iter().find(|(k, _)| k == UNKNOWN).map(|(_, v)| v.as_str()) {
+        None => Ok(Unknown::Refuse),
+        Some(_) if !like => Err(ApiError::invalid("query.unknown", "applies to documents preprocessed like another corpus: give like=<corpus id> too")),
+        Some("refuse") => Ok(Unknown::Refuse),
+        Some("drop") => Ok(Unknown::Drop),
+        Some(other) => Err(ApiError::invalid("query.unknown", format!("must be refuse or drop, got {other:?}"))),
+    }
+}
 
 /// The stored corpus `id` as the base of a corpus made like it: a 422 naming
 /// `query.like` when there is none.
@@ -66,9 +81,9 @@ pub fn build_like_json(bytes: &[u8], caps: TokenLimits, base: LikeBase) -> ApiRe
 /// An NDJSON upload made like another corpus takes a `name` and nothing else that
 /// preprocesses: a 422 naming the first other query parameter.
 pub fn check_like_query(pairs: &[(String, String)]) -> ApiResult<()> {
-    match pairs.iter().find(|(k, _)| k != "name" && k != LIKE) {
+    match pairs.iter().find(|(k, _)| k != "name" && k != LIKE && k != UNKNOWN) {
         Some((key, _)) => {
-            Err(ApiError::invalid(format!("query.{key}"), "documents preprocessed like another corpus take its options: give only name and like"))
+            Err(ApiError::invalid(format!("query.{key}"), "documents preprocessed like another corpus take its options: give only name, like and unknown"))
         }
         None => Ok(()),
     }

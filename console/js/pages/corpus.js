@@ -60,6 +60,7 @@ function stats(c) {
     ["Numeric features", (c.features || []).join(", ") || "none"],
     c.like ? ["Preprocessed like", h("span", { "data-testid": "corpus-like" }, corpusLink(c.like))] : null,
     c.parts?.length ? ["Joined from", h("span", { "data-testid": "corpus-parts" }, c.parts.map((id, i) => [i ? ", " : "", corpusLink(id)]))] : null,
+    c.unknown_dropped ? ["Dropped on upload", h("span", { "data-testid": "corpus-dropped" }, droppedText(c.unknown_dropped))] : null,
   ].filter(Boolean);
   return h("dl", { class: "stats" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
 }
@@ -121,4 +122,14 @@ export async function render(root, [id]) {
       : null,
     h("section", { class: "panel" }, h("h2", {}, "Label tree"), c.labels && c.labels.length ? labelTree(c.labels) : h("p", { class: "muted" }, "This corpus has no labels.")),
   );
+}
+
+/** What a `?like=` upload with `unknown=drop` left out, as one line: "labels drink (12);
+ *  shop: east (3)". */
+function droppedText(d) {
+  const counts = (o) => Object.entries(o).map(([k, n]) => `${k} (${n})`).join(", ");
+  const parts = [];
+  if (Object.keys(d.labels).length) parts.push(`labels ${counts(d.labels)}`);
+  for (const [cov, levels] of Object.entries(d.levels)) parts.push(`${cov}: ${counts(levels)}`);
+  return parts.join("; ") || "nothing";
 }

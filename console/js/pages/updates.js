@@ -113,14 +113,15 @@ export function updateSection(model) {
 }
 
 /** POST the file like `corpus`: NDJSON streams from disk with `like` and `name` in the
- *  query; a JSON file (an array of documents, or `{"documents"}`) goes as a body. */
-async function sendLike(corpus, file, name, onProgress) {
+ *  query; a JSON file (an array of documents, or `{"documents"}`) goes as a body.
+ *  `unknown` is "drop" to leave out labels and levels the corpus lacks. */
+async function sendLike(corpus, file, name, unknown, onProgress) {
   const isJson = /\.json$/i.test(file.name);
-  if (!isJson) return upload(`/v1/corpora${query({ like: corpus.id, name })}`, file, "application/x-ndjson", onProgress);
+  if (!isJson) return upload(`/v1/corpora${query({ like: corpus.id, name, unknown })}`, file, "application/x-ndjson", onProgress);
   const parsed = JSON.parse(await file.text());
   const body = Array.isArray(parsed) ? { documents: parsed } : parsed;
   if (name) body.name = name;
-  return upload(`/v1/corpora${query({ like: corpus.id })}`, JSON.stringify(body), "application/json", onProgress);
+  return upload(`/v1/corpora${query({ like: corpus.id, unknown })}`, JSON.stringify(body), "application/json", onProgress);
 }
 
 /** The corpus page's "Add documents like this corpus" section: upload new documents
@@ -128,6 +129,7 @@ async function sendLike(corpus, file, name, onProgress) {
 export function likeUploadSection(corpus) {
   const file = h("input", { type: "file", id: "like-file", accept: ".jsonl,.ndjson,.json,application/x-ndjson,application/json", required: true });
   const name = h("input", { type: "text", id: "like-name", autocomplete: "off", placeholder: "corpus-<id>" });
+  const drop = h("input", { type: "checkbox", id: "like-drop" });
   const progress = h("progress", { max: 1, value: 0, hidden: true, "aria-label": "Upload progress" });
   const status = h("div", { role: "status" });
   const submit = h("button", { type: "submit" }, "Upload documents");
@@ -136,6 +138,7 @@ export function likeUploadSection(corpus) {
     { class: "grid", novalidate: true },
     field("File (NDJSON)", file, "One document per line, as for a new corpus (a JSON array of documents also works)."),
     field("Name", name),
+    field("Drop what the corpus lacks", drop, "Leave out labels its tree lacks and covariate levels it never had (for a model that reads neither) instead of refusing the upload."),
     h("div", { class: "actions" }, submit, progress, status),
   );
   form.addEventListener("submit", async (e) => {
@@ -150,7 +153,7 @@ export function likeUploadSection(corpus) {
     progress.hidden = false;
     progress.value = 0;
     try {
-      const made = await sendLike(corpus, file.files[0], name.value.trim(), (f) => (progress.value = f));
+      const made = await sendLike(corpus, file.files[0], name.value.trim(), drop.checked ? "drop" : undefined, (f) => (progress.value = f));
       location.hash = `#/corpora/${made.id}`;
     } catch (err) {
       status.replaceChildren(problemBox(err.problem ? err : { message: err.message, problem: {} }));
@@ -166,7 +169,7 @@ export function likeUploadSection(corpus) {
     h(
       "p",
       { class: "muted" },
-      "New documents preprocessed exactly as this corpus was (its options, label tree and words), to update a model fitted on it. Labels must be in its tree and covariates of its kinds.",
+      "New documents preprocessed exactly as this corpus was (its options, label tree and words), to update a model fitted on it. Labels must be in its tree and covariates of its kinds, unless you drop what it lacks.",
     ),
     form,
   );

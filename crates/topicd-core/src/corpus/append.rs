@@ -46,6 +46,7 @@ pub fn append(old: &Corpus, new: &Corpus) -> Result<Corpus, CorpusError> {
         duplicate_ids: listed(&old.stats.duplicate_ids, &new.stats.duplicate_ids),
         num_types_before_pruning: old.stats.num_types_before_pruning.max(lexicon.len()),
         covariates: covariates.as_ref().map(CovariateTable::summaries).unwrap_or_default(),
+        unknown_dropped: None,
     };
     Ok(Corpus {
         lexicon,

@@ -134,6 +134,11 @@ impl CorpusBuilder {
     pub fn like(base: LikeBase) -> Result<Self, CorpusError> {
         let mut b = Self::new(base.options.clone(), &[])?;
         b.labels = LabelTreeBuilder::from_tree(&base.labels, base.options.label_separator.as_deref(), base.options.label_identity);
+        if base.unknown == super::like::Unknown::Drop {
+            // New labels take ids after the tree's, and are dropped when the corpus is
+            // finished ([`LikeBase::conform`]).
+            b.labels = b.labels.accepting_new_labels();
+        }
         for word in &base.words {
             intern(&mut b.vocab, &mut b.words, word);
         }
@@ -377,11 +382,12 @@ impl CorpusBuilder {
             duplicate_ids: self.duplicate_ids,
             num_types_before_pruning: num_types,
             covariates: covariates.as_ref().map(|t| t.summaries()).unwrap_or_default(),
+            unknown_dropped: None,
         };
-        let corpus =
+        let mut corpus =
             Corpus { lexicon, counts: rows.counts, doc_ids, labels, doc_labels, features, splits, stats, token_order, doc_meta, doc_excerpts, covariates };
         if let Some(base) = &self.like {
-            base.check(&corpus, |d| upload_index[d])?;
+            base.conform(&mut corpus, |d| upload_index[d])?;
         }
         Ok(corpus)
     }

@@ -80,6 +80,20 @@ pub struct CorpusStats {
     /// corpus summary's `covariates` at submit.
     #[serde(skip)]
     pub covariates: Vec<covariates::CovariateSummary>,
+    /// What an upload made like another corpus with `unknown=drop` left out
+    /// ([`super::like`]); `None` otherwise. Reported in the upload's summary, not part
+    /// of this struct's encodings.
+    #[serde(skip)]
+    pub unknown_dropped: Option<Dropped>,
+}
+
+/// What an upload made like another corpus with `unknown=drop` left out
+/// ([`super::like`]): each label with the documents that carried it, and each
+/// covariate's levels with theirs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Dropped {
+    pub labels: std::collections::BTreeMap<String, usize>,
+    pub levels: std::collections::BTreeMap<String, std::collections::BTreeMap<String, usize>>,
 }
 
 impl Corpus {

@@ -271,6 +271,12 @@ impl LabelTreeBuilder {
         }
     }
 
+    /// This builder, taking labels its tree lacks (after the tree's, as a builder without
+    /// an explicit tree does) instead of refusing them.
+    pub fn accepting_new_labels(self) -> Self {
+        LabelTreeBuilder { explicit: false, ..self }
+    }
+
     /// Validates `explicit` (possibly empty = no explicit tree) and starts a builder.
     /// `separator` splits document labels into paths (`None` disables).
     ///

@@ -11,12 +11,31 @@
 //!   upload of their own);
 //! - a label the tree lacks, a covariate the other corpus does not carry, one of
 //!   another kind, or a categorical level it never had is refused, naming the document
-//!   and the label, covariate or level.
+//!   and the label, covariate or level;
+//! - unless the upload asks for them to be dropped ([`Unknown::Drop`]): then a label the
+//!   tree lacks is left out of its documents and a level the corpus never had becomes
+//!   a missing value, and the upload reports what it dropped ([`Dropped`]). For a
+//!   family that reads neither labels nor that covariate (LDA, or DCNT without it in its
+//!   design) the documents are then as good as any; the update of a model whose design
+//!   reads the covariate refuses documents missing it.
 //!
 //! [`super::append`] then joins such a corpus to the one it was made like.
 
+pub use super::built::Dropped;
 use super::covariates::{CovariateKind, CovariateSummary, CovariateValues, MISSING_LEVEL};
 use super::{Corpus, CorpusError, LabelTree, PreprocessOptions};
+use std::collections::BTreeMap;
+
+/// What a corpus made like another does with a label or categorical level the other
+/// lacks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Unknown {
+    /// A 422 naming the document and the label or level (the default).
+    #[default]
+    Refuse,
+    /// Left out: the label from its documents, the level as a missing value.
+    Drop,
+}
 
 /// What a corpus built like another keeps of it.
 #[derive(Debug, Clone)]
@@ -27,13 +46,89 @@ pub struct LikeBase {
     pub words: Vec<String>,
     pub labels: LabelTree,
     pub covariates: Vec<CovariateSummary>,
+    /// Labels and levels the base lacks: refused, or dropped.
+    pub unknown: Unknown,
 }
 
 impl LikeBase {
     /// The base `corpus` gives, read with `options` (its lexicon's options with the
     /// label identity its summary keeps).
     pub fn of(corpus: &Corpus, options: PreprocessOptions) -> Self {
-        LikeBase { options, words: corpus.lexicon.words.clone(), labels: corpus.labels.clone(), covariates: corpus.stats.covariates.clone() }
+        LikeBase {
+            options,
+            words: corpus.lexicon.words.clone(),
+            labels: corpus.labels.clone(),
+            covariates: corpus.stats.covariates.clone(),
+            unknown: Unknown::Refuse,
+        }
+    }
+
+    /// This base, doing `unknown` with labels and levels it lacks.
+    pub fn with_unknown(self, unknown: Unknown) -> Self {
+        LikeBase { unknown, ..self }
+    }
+
+    /// Make a corpus built like this base conform to it (with [`Unknown::Drop`]; with
+    /// [`Unknown::Refuse`] nothing changes), then refuse what still does not (see
+    /// [`LikeBase::check`]). What was dropped lands in the corpus' stats.
+    pub fn conform(&self, corpus: &mut Corpus, upload_index: impl Fn(usize) -> usize) -> Result<(), CorpusError> {
+        if self.unknown == Unknown::Drop {
+            let mut dropped = Dropped { labels: self.drop_labels(corpus), levels: BTreeMap::new() };
+            dropped.levels = self.drop_levels(corpus);
+            corpus.stats.unknown_dropped = Some(dropped);
+        }
+        self.check(corpus, upload_index)
+    }
+
+    /// Every label the base's tree lacks left out of its documents, the tree cut back to
+    /// the base's (whose ids the builder kept: it started from that tree).
+    fn drop_labels(&self, corpus: &mut Corpus) -> BTreeMap<String, usize> {
+        let known = self.labels.len() as u32;
+        let mut dropped = BTreeMap::new();
+        for labels in &mut corpus.doc_labels {
+            for &l in labels.iter().filter(|&&l| l >= known) {
+                *dropped.entry(corpus.labels.name(l).to_string()).or_insert(0) += 1;
+            }
+            labels.retain(|&l| l < known);
+        }
+        corpus.labels = self.labels.clone();
+        corpus.stats.num_labels = corpus.labels.len();
+        corpus.stats.tree_depth = corpus.labels.depth();
+        dropped
+    }
+
+    /// Every categorical level the base lacks (for a covariate the base has as
+    /// categories) made a missing value, the column's levels cut back to those kept.
+    fn drop_levels(&self, corpus: &mut Corpus) -> BTreeMap<String, BTreeMap<String, usize>> {
+        let mut dropped = BTreeMap::new();
+        let Some(table) = &mut corpus.covariates else { return dropped };
+        for column in &mut table.columns {
+            let Some(base) = self.covariates.iter().find(|s| s.name == column.name && s.kind == CovariateKind::Categorical) else { continue };
+            let CovariateValues::Categorical { levels, codes } = &mut column.values else { continue };
+            let kept: Vec<bool> = levels.iter().map(|level| base.levels.iter().any(|l| &l.level == level)).collect();
+            let mut new_code = vec![MISSING_LEVEL; levels.len()];
+            let mut next = 0;
+            for (code, &keep) in kept.iter().enumerate() {
+                if keep {
+                    new_code[code] = next;
+                    next += 1;
+                }
+            }
+            let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+            for c in codes.iter_mut().filter(|c| **c != MISSING_LEVEL) {
+                if !kept[*c as usize] {
+                    *counts.entry(levels[*c as usize].clone()).or_insert(0) += 1;
+                }
+                *c = new_code[*c as usize];
+            }
+            let mut keep = kept.iter();
+            levels.retain(|_| *keep.next().expect("one flag per level"));
+            if !counts.is_empty() {
+                dropped.insert(column.name.clone(), counts);
+            }
+        }
+        corpus.stats.covariates = table.summaries();
+        dropped
     }
 
     /// Refuse a corpus built like this base that brings a label, covariate or level

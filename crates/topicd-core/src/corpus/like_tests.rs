@@ -91,3 +91,40 @@ fn a_new_level_a_new_covariate_and_another_kind_are_refused_naming_them() {
     assert!(e.message.contains("category names"), "{}", e.message);
     assert!(like(&base, vec![with_covariate(doc("c", "apple"), "shop", json!("south"))]).is_ok());
 }
+
+/// With `Unknown::Drop`, a label the tree lacks leaves its document (the document
+/// stays, with its known labels), a level the base never had becomes a missing value,
+/// the tree and the levels are the base's, and what was dropped is counted; a covariate
+/// the base lacks is still refused.
+#[test]
+fn dropped_labels_and_levels_are_left_out_and_counted() {
+    let base = base();
+    let docs = vec![
+        with_covariate(with_labels(doc("c", "apple kiwi"), &["fruit", "drink"]), "shop", json!("east")),
+        with_covariate(with_labels(doc("d", "kiwi banana"), &["drink"]), "shop", json!("north")),
+        with_covariate(with_labels(doc("e", "cherry"), &["snack"]), "shop", json!("east")),
+    ];
+    let mut b = CorpusBuilder::like(LikeBase::of(&base, options()).with_unknown(Unknown::Drop)).unwrap();
+    for (i, d) in docs.into_iter().enumerate() {
+        b.add_document(d, i, None).unwrap();
+    }
+    let new = b.finish().unwrap();
+    assert_eq!(new.num_documents(), 3, "every document stays");
+    assert_eq!(new.labels, base.labels);
+    let fruit = base.labels.id("fruit").unwrap();
+    assert_eq!(new.doc_labels, vec![vec![fruit], vec![], vec![]]);
+    let dropped = new.stats.unknown_dropped.clone().unwrap();
+    assert_eq!(dropped.labels.into_iter().collect::<Vec<_>>(), vec![("drink".to_string(), 2), ("snack".to_string(), 1)]);
+    assert_eq!(dropped.levels["shop"].iter().map(|(l, n)| (l.as_str(), *n)).collect::<Vec<_>>(), vec![("east", 2)]);
+    let shop = new.covariates.as_ref().unwrap().column("shop").unwrap();
+    assert!(shop.is_missing(0) && !shop.is_missing(1) && shop.is_missing(2), "east became missing, north stayed");
+    let CovariateValues::Categorical { levels, codes } = &shop.values else { panic!("categorical") };
+    assert_eq!(levels[codes[1] as usize], "north");
+    assert!(levels.iter().all(|l| l != "east"));
+    assert_eq!((new.stats.num_labels, new.stats.tree_depth), (base.stats.num_labels, base.stats.tree_depth));
+
+    let mut b = CorpusBuilder::like(LikeBase::of(&base, options()).with_unknown(Unknown::Drop)).unwrap();
+    b.add_document(with_covariate(doc("f", "apple"), "price", json!(3.0)), 0, None).unwrap();
+    let e = b.finish().unwrap_err();
+    assert!(e.to_string().contains("price"), "{e}");
+}

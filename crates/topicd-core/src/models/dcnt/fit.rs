@@ -258,7 +258,7 @@ pub fn fit_dcnt_updated(
     ctx: &FitContext,
 ) -> Result<DcntModel, FitError> {
     let training = TrainingSet::new(corpus, p, start.split_seed)?;
-    let update = UpdatedStart::new(start, p, covariance, &training.train, &training.heldout)?;
+    let update = UpdatedStart::new(start, (p, covariance), (&training.train, &training.heldout), &training.docs, &training.feature_names)?;
     fit_chains(&DcntFit { corpus, p, covariance, training: &training, update: Some(update) }, seed, ctx)
 }
 

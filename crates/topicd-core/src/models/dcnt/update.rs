@@ -42,23 +42,42 @@ pub(super) struct UpdatedStart {
 
 impl UpdatedStart {
     /// The start of an update from the stored `start.parent` for a fit whose training
-    /// and held-out documents (corpus indices) are `train` and `heldout`: an error
-    /// naming `corpus_id` when the parent's documents are not the corpus' first ones on
-    /// the same sides of the split.
-    pub(super) fn new(start: &UpdateStart<'_>, p: &DcntParams, covariance: Covariance, train: &[usize], heldout: &[usize]) -> Result<Self, FitError> {
+    /// and held-out documents (corpus indices) are `split`, on the training `docs` with
+    /// metadata columns `feature_names`: an error naming `corpus_id` when the parent's
+    /// documents are not the corpus' first ones, on the same sides of the split, with
+    /// the same tokens and metadata columns.
+    pub(super) fn new(
+        start: &UpdateStart<'_>,
+        (p, covariance): (&DcntParams, Covariance),
+        split: (&[usize], &[usize]),
+        docs: &Documents,
+        feature_names: &[String],
+    ) -> Result<Self, FitError> {
         let parent = DcntModel::decode(start.parent).map_err(|e| FitError::Internal(Internal::Corrupt { what: Stored::Model, detail: e.to_string() }))?;
         let old = |docs: &[usize]| docs.iter().take_while(|&&d| d < start.parent_documents).copied().collect::<Vec<_>>();
+        let (train, heldout) = split;
+        let parent_documents = parent.train_documents.len();
         let fits = parent.covariance == covariance
             && parent.params.topics + start.new_topics == p.topics
             && old(train) == parent.train_documents
-            && old(heldout) == parent.heldout_documents;
+            && old(heldout) == parent.heldout_documents
+            && parent.num_terms <= docs.num_terms
+            && docs.token_offsets.get(parent_documents).map(|&n| n as u64) == Some(parent.tokens);
         if !fits {
             return Err(FitError::Params(ParamError::new(
                 "corpus_id",
                 "the parent model was not fitted on this corpus' first documents (or the new documents' split tags move the parent's across its held-out split)",
             )));
         }
-        let parent_documents = parent.train_documents.len();
+        if parent.feature_names != feature_names {
+            return Err(FitError::Params(ParamError::new(
+                "corpus_id",
+                format!(
+                    "the documents' metadata columns are {feature_names:?}, the model was fitted with {:?}: give the new documents the same `features` (or none, as the model's)",
+                    parent.feature_names
+                ),
+            )));
+        }
         Ok(UpdatedStart { parent, parent_documents })
     }
 

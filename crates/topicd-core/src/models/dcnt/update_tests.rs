@@ -7,7 +7,7 @@ use super::fit::{fit_dcnt, fit_dcnt_updated};
 use super::model::DcntModel;
 use super::params::DcntParams;
 use super::variant::Covariance;
-use crate::corpus::Corpus;
+use crate::corpus::{Corpus, FeatureMatrix};
 use crate::models::lda::update::tests::{block_of, corpora, l1_to_parent};
 use crate::models::test_kit::recorded_run;
 use crate::models::{FitContext, TopicModel, UpdateStart};
@@ -86,8 +86,9 @@ fn an_update_is_thread_independent_and_resumes_to_its_bytes() {
     }
 }
 
-/// A parent that was not fitted on the corpus' first documents, or of the other
-/// variant, is refused, naming `corpus_id`.
+/// A parent that was not fitted on the corpus' first documents, of the other variant,
+/// or without the metadata columns the documents now have, is refused, naming
+/// `corpus_id`.
 #[test]
 fn a_parent_of_other_documents_or_variant_is_refused() {
     let (old, joined) = corpora(7);
@@ -99,4 +100,12 @@ fn a_parent_of_other_documents_or_variant_is_refused() {
         let e = FitContext::silent(|ctx| fit_dcnt_updated(&joined, &child_params, covariance, &start, 1, ctx).unwrap_err());
         assert!(e.to_string().contains("first documents"), "{e}");
     }
+    // New documents that bring metadata columns the parent was fitted without (φ_d = 1)
+    // would change every parent document's φ_d: refused, naming the columns.
+    let mut featured = joined.clone();
+    let values = (0..joined.num_documents()).map(|d| (d % 2) as f64).collect();
+    featured.features = Some(FeatureMatrix { names: vec!["x".into()], values });
+    let start = UpdateStart { parent: &bytes, parent_documents: old.num_documents(), new_topics: 0, split_seed: 3 };
+    let e = FitContext::silent(|ctx| fit_dcnt_updated(&featured, &child_params, Covariance::Full, &start, 1, ctx).unwrap_err());
+    assert!(e.to_string().contains("metadata columns"), "{e}");
 }

@@ -210,3 +210,23 @@ async fn v1_answers_are_never_cached() {
     assert_eq!(cache_control(&s, Method::GET, "/v1/corpora", None).await, (401, no_store.clone()));
     s.stop().await;
 }
+
+/// A job that asks for more threads than the machine has cores runs on at most its
+/// cores (or the server's `--threads`, where that is more): a fit's result does not
+/// depend on its threads, and 1 024 spinning workers on a small replica slow every
+/// other request down. The job keeps the options it was given.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_runs_on_at_most_the_machines_cores() {
+    let s = TestServer::start().await;
+    let corpus = s.upload(json!({"name": "c", "documents": appstream_docs(40)})).await;
+    let body = json!({"corpus_id": corpus["id"], "model": "lda", "params": {"topics": 2, "iterations": 5}, "options": {"threads": 1024}, "seed": 1});
+    let (st, job) = s.post("/v1/jobs", &body).await;
+    assert_eq!(st, 202, "{job}");
+    let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(120)).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    assert_eq!(done["options"]["threads"], 1024, "{done}");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let used = done["progress"]["threads"].as_u64().unwrap();
+    // The test server's `--threads` is 2 (`Config::for_tests`).
+    assert!(used <= cores.max(2), "ran on {used} threads with {cores} cores: {done}");
+}

@@ -135,6 +135,16 @@ impl Runner {
         self.config.threads
     }
 
+    /// The threads a job with `options` runs on: what it asked for (else `--threads`),
+    /// but no more than the machine's cores (or `--threads`, where that is more). A fit
+    /// gives the same result on any number of threads, so the cap changes no answer; it
+    /// keeps one job that asks for 1 024 threads from starting 1 024 spinning workers
+    /// on a two-core replica and slowing every other request down.
+    fn job_threads(&self, options: &JobOptions) -> usize {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        options.threads_or(self.config.threads).min(cores.max(self.config.threads))
+    }
+
     /// The fits' memory budget, in bytes.
     /// Whether this replica runs jobs over MPI ranks (`--mpi-launch`).
     pub fn starts_worlds(&self) -> bool {
@@ -426,7 +436,7 @@ impl Runner {
                 .clone()
                 .ok_or_else(|| FitError::Internal(Internal::bug("a job over ranks was claimed by a replica without --mpi-launch")))?;
             let program = std::env::current_exe().map_err(|e| FitError::Internal(Internal::ProgramPath { detail: e.to_string() }))?;
-            let threads = options.threads_or(self.config.threads);
+            let threads = self.job_threads(&options);
             let request = world::protocol::Request {
                 family: name.as_str().to_string(),
                 params: params.json().clone(),
@@ -559,7 +569,7 @@ impl Runner {
 
     /// A fit or evaluation of `job` to run on this runner's store and thread default.
     fn fit_task<'a>(&'a self, job: &'a JobRow, token: &'a CancelToken, lease_lost: &'a Arc<AtomicBool>, plan: CheckpointPlan) -> FitTask<'a> {
-        let threads = job_options(job).threads_or(self.config.threads);
+        let threads = self.job_threads(&job_options(job));
         FitTask { store: &self.store, fit_iterations: &self.fit_iterations, threads, job, token, lease_lost, plan }
     }
 

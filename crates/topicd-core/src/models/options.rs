@@ -36,7 +36,7 @@ const AS_OPTIONS: ParamsDoc = ParamsDoc {
     description: "The runner's options for a fit job: how it is run, not what is fitted (a model fitted on two threads is the same model, byte for byte, as one fitted on eight). Kept on the job, never in its params or its model. Absent options take the server's flags.",
     basic: &[],
     keys: &[
-        ("threads", "Worker threads of the fit; 0 or absent: the server's `--threads`."),
+        ("threads", "Worker threads of the fit; 0 or absent: the server's `--threads`. At most the machine's cores are used (or `--threads`, where that is more): a fit's result does not depend on its threads."),
         ("checkpoint_every_s", "Seconds between checkpoints of the running fit (absent: the server's `--checkpoint-every-s`; 0 turns them off)."),
         ("ranks", "MPI ranks the fit runs over (absent or 1: one process). The model is the one-process model, byte for byte. Only `lda`, `hpc` and `pcm` (one chain, no covariates) and `hdp` fit over ranks; a job with more than one is claimed only by a replica started with `--mpi-launch`, and a server alone on its SQLite store without one refuses it (422 naming `options.ranks`). Accepted here only, not inside `params`."),
     ],

@@ -1,13 +1,76 @@
 //! Draws shared by every family's start from a stored model (an edit's refit, an
-//! update): a topic drawn from unnormalised weights, and assignments cut by document.
+//! update): a topic drawn from unnormalised weights, assignments cut by document, and
+//! an update's two steps (the parent's documents drawn from its posterior, the new ones
+//! folded in).
 //!
 //! Why it exists: a stored model keeps posterior means, not assignments, so each
 //! family's warm start draws every token's topic from θ_dk φ_kw and folds new documents
 //! in by collapsed Gibbs, one stream per document; the draws are the same whatever the
 //! family, and live here once.
 
-use crate::rng::StreamRng;
+use crate::rng::{stream, Purpose, StreamRng};
 use rand::RngExt;
+use rayon::prelude::*;
+
+/// The tokens a start reads: each token's word, document by document, and the
+/// documents' token offsets (document d owns `doc_ptr[d]..doc_ptr[d + 1]`).
+#[derive(Clone, Copy)]
+pub struct TokenWords<'a> {
+    pub words: &'a [u32],
+    pub doc_ptr: &'a [usize],
+    pub num_terms: usize,
+}
+
+/// The parent's documents `0..parents` of an update: each token's topic drawn from the
+/// parent's posterior, p(z = k | d, w) ∝ θ_dk φ_kw (`theta` D × K, `phi` K × `phi_terms`
+/// topic-major; a parent document's words are all below `phi_terms`), document d from
+/// stream `(seed, UpdateStart, 0, d)`. Writes the first `doc_ptr[parents]` entries of `z`.
+pub fn draw_from_parent(z: &mut [u32], tokens: TokenWords<'_>, parents: usize, (theta, phi, phi_terms): (&[f64], &[f64], usize), seed: u64) {
+    let k = phi.len() / phi_terms.max(1);
+    let spans = split_by_document(&mut z[..tokens.doc_ptr[parents]], &tokens.doc_ptr[..=parents]);
+    spans.into_par_iter().for_each(|(d, zs)| {
+        let mut rng = stream(seed, Purpose::UpdateStart, 0, d as u64);
+        let mut weights = vec![0.0; k];
+        let theta_d = &theta[d * k..(d + 1) * k];
+        for (slot, &w) in zs.iter_mut().zip(&tokens.words[tokens.doc_ptr[d]..tokens.doc_ptr[d + 1]]) {
+            *slot = draw(&mut weights, |j| theta_d[j] * phi[j * phi_terms + w as usize], &mut rng) as u32;
+        }
+    });
+}
+
+/// An update's new documents (`parents..`), folded in one after another by collapsed
+/// Gibbs against the counts of every token before them (o-LDA's initialisation, Canini,
+/// Shi and Griffiths 2009): p(z = k) ∝ (n_dk + α_k)(n_kw + β)/(n_k + Vβ) over the
+/// `alpha.len()` topics, every draw added before the next, document d from stream
+/// `(seed, UpdateStart, 1, d)`. Reads the parent's tokens' topics from `z` and writes
+/// the rest.
+pub fn fold_in(z: &mut [u32], tokens: TokenWords<'_>, parents: usize, alpha: &[f64], beta: f64, seed: u64) {
+    let (k, v) = (alpha.len(), tokens.num_terms);
+    let vbeta = v as f64 * beta;
+    let mut n_kw = vec![0u32; v * k];
+    let mut n_k = vec![0u64; k];
+    let first_new = tokens.doc_ptr[parents];
+    for (&t, &w) in z[..first_new].iter().zip(tokens.words) {
+        n_kw[w as usize * k + t as usize] += 1;
+        n_k[t as usize] += 1;
+    }
+    let mut weights = vec![0.0; k];
+    let mut n_dk = vec![0u32; k];
+    for d in parents..tokens.doc_ptr.len() - 1 {
+        let mut rng = stream(seed, Purpose::UpdateStart, 1, d as u64);
+        n_dk.fill(0);
+        let span = tokens.doc_ptr[d]..tokens.doc_ptr[d + 1];
+        for (slot, &w) in z[span.clone()].iter_mut().zip(&tokens.words[span]) {
+            let w = w as usize;
+            let row = &mut n_kw[w * k..(w + 1) * k];
+            let topic = draw(&mut weights, |j| (n_dk[j] as f64 + alpha[j]) * (row[j] as f64 + beta) / (n_k[j] as f64 + vbeta), &mut rng);
+            n_dk[topic] += 1;
+            row[topic] += 1;
+            n_k[topic] += 1;
+            *slot = topic as u32;
+        }
+    }
+}
 
 /// Draw an index by the weights `weight(k)` (filled into `buf`); the last positive one
 /// when rounding leaves the draw past the total, 0 when every weight is zero.

@@ -28,10 +28,9 @@ use super::variant::Covariance;
 use super::warm_start::{smoothed_activations, ALPHA};
 use crate::models::causes::{Internal, Stored};
 use crate::models::seeds::SeedPrior;
-use crate::models::start_draws::{draw, split_by_document};
+use crate::models::start_draws::{draw_from_parent, fold_in, TokenWords};
 use crate::models::{FitError, ParamError, UpdateStart};
 use crate::rng::{stream, Purpose};
-use rayon::prelude::*;
 
 /// The parent an updated chain starts from, checked against the fit's split.
 pub(super) struct UpdatedStart {
@@ -84,10 +83,14 @@ impl UpdatedStart {
     /// The chain's starting state for `p` on the training `docs`, from streams of `seed`.
     pub(super) fn state(&self, docs: &Documents, p: &DcntParams, covariance: Covariance, prior: SeedPrior, seed: u64) -> DcntState {
         let k = p.topics;
-        let mut z = vec![0u16; docs.num_tokens()];
-        let (old, new) = z.split_at_mut(docs.token_offsets[self.parent_documents]);
-        self.draw_parent_documents(old, docs, seed);
-        self.fold_in(old, new, docs, (k, p.priors.beta), seed);
+        let words: Vec<u32> = (0..docs.num_docs()).flat_map(|d| tokens_of(docs, d)).collect();
+        let tokens = TokenWords { words: &words, doc_ptr: &docs.token_offsets, num_terms: docs.num_terms };
+        let mut z = vec![0u32; docs.num_tokens()];
+        let parent = (&self.parent.document_proportions[..], &self.parent.topic_word[..], self.parent.num_terms);
+        draw_from_parent(&mut z, tokens, self.parent_documents, parent, seed);
+        fold_in(&mut z, tokens, self.parent_documents, &vec![ALPHA; k], p.priors.beta, seed);
+        // Topics fit in u16: K̄ is at most MAX_TOPICS.
+        let z: Vec<u16> = z.into_iter().map(|t| t as u16).collect();
         let globals = Globals::initial(k, docs.num_features, covariance, &mut stream(seed, Purpose::DcntGlobal, 0, 0));
         let mut state = DcntState {
             num_topics: k,
@@ -107,53 +110,6 @@ impl UpdatedStart {
         state.recount(docs);
         state.draw_u_given_v(docs, (seed, Purpose::UpdateStart, 2));
         state
-    }
-
-    /// The parent's documents: each token's topic drawn from π̄_dk Ω̄_kw.
-    fn draw_parent_documents(&self, z: &mut [u16], docs: &Documents, seed: u64) {
-        let (k, v) = (self.parent.params.topics, self.parent.num_terms);
-        let (theta, omega) = (&self.parent.document_proportions, &self.parent.topic_word);
-        let spans = split_by_document(z, &docs.token_offsets[..=self.parent_documents]);
-        spans.into_par_iter().for_each(|(d, zs)| {
-            let mut rng = stream(seed, Purpose::UpdateStart, 0, d as u64);
-            let mut weights = vec![0.0; k];
-            let theta_d = &theta[d * k..(d + 1) * k];
-            for (slot, w) in zs.iter_mut().zip(tokens_of(docs, d)) {
-                *slot = draw(&mut weights, |j| theta_d[j] * omega[j * v + w as usize], &mut rng) as u16;
-            }
-        });
-    }
-
-    /// The new documents, one after another, each token drawn against the counts of
-    /// every token before it, over the child's `k` topics.
-    fn fold_in(&self, old: &[u16], new: &mut [u16], docs: &Documents, (k, beta): (usize, f64), seed: u64) {
-        let w_beta = docs.num_terms as f64 * beta;
-        let mut m_kw = vec![0u32; docs.num_terms * k];
-        let mut m_k = vec![0u64; k];
-        for d in 0..self.parent_documents {
-            let start = docs.token_offsets[d];
-            for (i, w) in tokens_of(docs, d).enumerate() {
-                let t = old[start + i] as usize;
-                m_kw[w as usize * k + t] += 1;
-                m_k[t] += 1;
-            }
-        }
-        let offset = docs.token_offsets[self.parent_documents];
-        let mut weights = vec![0.0; k];
-        let mut n_dk = vec![0u32; k];
-        for d in self.parent_documents..docs.num_docs() {
-            let mut rng = stream(seed, Purpose::UpdateStart, 1, d as u64);
-            n_dk.fill(0);
-            let start = docs.token_offsets[d];
-            for (i, w) in tokens_of(docs, d).enumerate() {
-                let row = &mut m_kw[w as usize * k..(w as usize + 1) * k];
-                let topic = draw(&mut weights, |j| (n_dk[j] as f64 + ALPHA) * (row[j] as f64 + beta) / (m_k[j] as f64 + w_beta), &mut rng);
-                n_dk[topic] += 1;
-                row[topic] += 1;
-                m_k[topic] += 1;
-                new[start + i - offset] = topic as u16;
-            }
-        }
     }
 }
 

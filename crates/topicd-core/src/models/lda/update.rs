@@ -18,10 +18,8 @@
 
 use super::model::LdaModel;
 use super::tokens::Tokens;
-use crate::models::start_draws::{draw, split_by_document};
+use crate::models::start_draws::{draw_from_parent, fold_in, TokenWords};
 use crate::models::{FitError, ParamError, UpdateStart};
-use crate::rng::{stream, Purpose};
-use rayon::prelude::*;
 
 /// The parent an updated chain starts from, checked against the training tokens.
 pub(super) struct UpdatedStart<'a> {
@@ -65,56 +63,11 @@ impl<'a> UpdatedStart<'a> {
     /// The chain's starting assignments, from streams of `seed`.
     pub(super) fn assignments(&self, tokens: &Tokens, seed: u64) -> Vec<u32> {
         let mut z = vec![0u32; tokens.num_tokens()];
-        let old_end = tokens.doc_ptr[self.parent_documents];
-        let (old, new) = z.split_at_mut(old_end);
-        self.draw_parent_documents(old, tokens, seed);
-        self.fold_in(old, new, tokens, seed);
+        let words = TokenWords { words: &tokens.words, doc_ptr: &tokens.doc_ptr, num_terms: tokens.num_terms };
+        let parent = (&self.parent.document_proportions[..], &self.parent.word_rates[..], self.parent.num_terms);
+        draw_from_parent(&mut z, words, self.parent_documents, parent, seed);
+        fold_in(&mut z, words, self.parent_documents, &self.alpha(), self.beta(), seed);
         z
-    }
-
-    /// The parent's documents: each token's topic drawn from θ_dk φ_kw.
-    fn draw_parent_documents(&self, z: &mut [u32], tokens: &Tokens, seed: u64) {
-        let (k, v) = (self.parent.params.topics, self.parent.num_terms);
-        let (theta, phi) = (&self.parent.document_proportions, &self.parent.word_rates);
-        let spans = split_by_document(z, &tokens.doc_ptr[..=self.parent_documents]);
-        spans.into_par_iter().for_each(|(d, zs)| {
-            let mut rng = stream(seed, Purpose::UpdateStart, 0, d as u64);
-            let mut weights = vec![0.0; k];
-            let theta_d = &theta[d * k..(d + 1) * k];
-            for (slot, &w) in zs.iter_mut().zip(&tokens.words[tokens.doc_ptr[d]..tokens.doc_ptr[d + 1]]) {
-                *slot = draw(&mut weights, |j| theta_d[j] * phi[j * v + w as usize], &mut rng) as u32;
-            }
-        });
-    }
-
-    /// The new documents, one after another, each token drawn against the counts of
-    /// every token before it.
-    fn fold_in(&self, old: &[u32], new: &mut [u32], tokens: &Tokens, seed: u64) {
-        let k = self.parent.params.topics + self.new_topics;
-        let v = tokens.num_terms;
-        let (alpha, beta) = (self.alpha(), self.beta());
-        let vbeta = v as f64 * beta;
-        let mut n_kw = vec![0u32; k * v];
-        let mut n_k = vec![0u64; k];
-        for (&t, &w) in old.iter().zip(&tokens.words) {
-            n_kw[t as usize * v + w as usize] += 1;
-            n_k[t as usize] += 1;
-        }
-        let offset = tokens.doc_ptr[self.parent_documents];
-        let mut weights = vec![0.0; k];
-        let mut n_dk = vec![0u32; k];
-        for d in self.parent_documents..tokens.num_docs() {
-            let mut rng = stream(seed, Purpose::UpdateStart, 1, d as u64);
-            n_dk.fill(0);
-            for i in tokens.doc_ptr[d]..tokens.doc_ptr[d + 1] {
-                let w = tokens.words[i] as usize;
-                let topic = draw(&mut weights, |j| (n_dk[j] as f64 + alpha[j]) * (n_kw[j * v + w] as f64 + beta) / (n_k[j] as f64 + vbeta), &mut rng);
-                n_dk[topic] += 1;
-                n_kw[topic * v + w] += 1;
-                n_k[topic] += 1;
-                new[i - offset] = topic as u32;
-            }
-        }
     }
 }
 

@@ -2,7 +2,8 @@
 //! word ids; `POST /v1/models/{id}/update` answers 202 with a job whose model holds the
 //! parent's documents and the new ones, keeps the parent's topic ids and names, adds
 //! `new_topics`, and lists its corpora; the lineage lists every version; bad uploads and
-//! updates are 4xx naming the field and leave nothing behind.
+//! updates are 4xx naming the field and leave nothing behind. DCNT, SCNT and HDP update
+//! too.
 
 mod common;
 
@@ -203,4 +204,44 @@ async fn an_scnt_model_with_covariates_is_updated() {
     assert_eq!(st, 422, "{body}");
     assert!(body["detail"].as_str().unwrap().contains("party"), "{body}");
     assert_eq!(count(&s, "/v1/jobs").await, jobs, "nothing queued");
+}
+
+/// HDP's update runs the memoized passes from the parent's topics with the new
+/// documents as more batches: an HDP model fitted on 150 AppStream documents (births
+/// and merges on) is updated with 50 more and one empty topic. The child holds every
+/// document, keeps the parent's topics under their ids and names (the comparison pairs
+/// each with itself), and its record lists every topic the update added (the empty one
+/// and any born), which are the ids after the parent's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_hdp_model_is_updated_and_keeps_its_topics() {
+    let s = TestServer::start().await;
+    let docs: Vec<Value> = appstream_docs(200)
+        .into_iter()
+        .map(|mut d| {
+            d.as_object_mut().unwrap().remove("labels");
+            d
+        })
+        .collect();
+    let old = s.upload(json!({"name": "old", "documents": &docs[..150]})).await;
+    let old_id = old["id"].as_str().unwrap().to_string();
+    let params = json!({"topics": 8, "passes": 12, "batches": 2, "merge_every": 1, "birth_every": 2});
+    let job = s.submit(&old_id, "hdp", params, 2).await;
+    let (parent_id, parent) = model_of(&s, &job).await;
+    let kp = parent["num_topics"].as_u64().unwrap();
+    let (st, _) = s.patch(&format!("/v1/models/{parent_id}/topics/0"), &json!({"name": "zero"})).await;
+    assert_eq!(st, 200);
+    let new = upload_like(&s, &old_id, "new", &docs[150..]).await;
+    let (st, job) = s.post(&format!("/v1/models/{parent_id}/update"), &json!({"corpus_id": new["id"], "iterations": 6, "seed": 3, "new_topics": 1})).await;
+    assert_eq!(st, 202, "{job}");
+    let (child_id, child) = model_of(&s, &job).await;
+    assert_eq!((&child["model"], &child["num_documents"], &child["parent_model_id"]), (&json!("hdp"), &json!(200), &json!(parent_id)), "{child}");
+    let k = child["num_topics"].as_u64().unwrap();
+    assert!(k > kp, "the empty topic was added: {k} of {kp}");
+    assert_eq!(child["update"]["new_topics"], json!((kp..k).collect::<Vec<_>>()), "{child}");
+    let (_, topics) = s.get(&format!("/v1/models/{child_id}/topics?n=3")).await;
+    assert_eq!(topics["topics"][0]["name"], "zero", "{topics}");
+    let (st, cmp) = s.get(&format!("/v1/models/{parent_id}/compare/{child_id}")).await;
+    assert_eq!(st, 200, "{cmp}");
+    let same = cmp["pairs"].as_array().unwrap().iter().filter(|p| p["matched"] == true && p["a"]["id"] == p["b"]["id"]).count() as u64;
+    assert_eq!(same, kp, "every parent topic pairs with its own id: {cmp}");
 }

@@ -14,12 +14,13 @@ use serde_json::Value;
 pub const MIN_DEFAULT_ITERATIONS: usize = 20;
 
 /// The sweeps of a fit from a stored model (an edit's refit, an update) when the
-/// request names none: a quarter of the parent's (at least [`MIN_DEFAULT_ITERATIONS`]).
+/// request names none: a quarter of the parent's sweeps or passes (at least [`MIN_DEFAULT_ITERATIONS`]).
 /// It starts from the parent's state, so it needs far fewer sweeps than the parent: on
 /// AppStream an edit's untouched topics' distance to the parent's was the same after 50,
 /// 100 and 200 sweeps (bench/README.md, *Edits*).
 pub fn default_iterations(parent: &ModelRow) -> usize {
-    let parent_sweeps = parent.params.get("iterations").and_then(Value::as_u64).unwrap_or(200) as usize;
+    // Sweeps for the samplers, passes for the variational families.
+    let parent_sweeps = parent.params.get("iterations").or_else(|| parent.params.get("passes")).and_then(Value::as_u64).unwrap_or(200) as usize;
     (parent_sweeps / 4).max(MIN_DEFAULT_ITERATIONS)
 }
 

@@ -55,7 +55,9 @@ impl Parent {
             }
             StartSpec::Update { record, corpus_ids } => {
                 let start = update_start(&self.data, record);
-                (name.family().fit_updated(&corpus, params, &start, seed, ctx)?, Derivation::Update(record.clone()), corpus_ids.clone())
+                let model = name.family().fit_updated(&corpus, params, &start, seed, ctx)?;
+                let record = record_of_added(name, &self.data, record, model.num_components())?;
+                (model, Derivation::Update(record), corpus_ids.clone())
             }
         };
         let lexicon = postcard::to_allocvec(&corpus.lexicon).expect("plain data encodes");
@@ -67,6 +69,15 @@ impl Parent {
 
 fn update_start<'a>(parent: &'a [u8], record: &UpdateRecord) -> UpdateStart<'a> {
     UpdateStart { parent, parent_documents: record.parent_documents, new_topics: record.new_topics.len(), split_seed: record.split_seed }
+}
+
+/// The update's record with the topics the fit added: the `new_topics` the request
+/// asked for, and for a family whose fit also adds topics (HDP's births) those too.
+fn record_of_added(name: FamilyName, parent: &[u8], record: &UpdateRecord, child_topics: usize) -> Result<UpdateRecord, FitError> {
+    let parent_topics =
+        name.family().decode(parent).map_err(|e| FitError::Internal(Internal::Corrupt { what: Stored::Model, detail: e.to_string() }))?.num_components();
+    let added = child_topics.saturating_sub(parent_topics);
+    Ok(UpdateRecord { new_topics: crate::models::updates::added_topics(parent_topics, added), ..record.clone() })
 }
 
 /// How a child's names follow its parent's.

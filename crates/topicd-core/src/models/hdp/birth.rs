@@ -15,7 +15,8 @@
 //! documents outside the target). The proposal then runs a whole pass beside the current
 //! state ([`super::proposal`]) and [`REFINE_SWEEPS`] more global and local steps of its
 //! own before it is decided; merges later recombine fresh topics the data does not
-//! support. A birth pass thus costs up to five local steps instead of one. The proposal never takes the model above the truncation `topics`.
+//! support. A birth pass thus costs up to five local steps instead of one. In an update a
+//! parent topic's largest fresh part takes its place and id ([`Memo::protected`]). The proposal never takes the model above the truncation `topics`.
 //! Births run in one process only: the target documents are spread over ranks otherwise.
 
 use super::memo::Memo;
@@ -81,26 +82,38 @@ pub fn propose(memo: &Memo, topic: usize, fresh: usize, seed: u64, pass: usize) 
     let mass: Vec<f64> = kept.iter().map(|&j| counts[j].iter().sum::<f64>()).collect();
     let fresh_total: f64 = mass.iter().sum();
     let global_share: Vec<f64> = mass.iter().map(|m| m / fresh_total).collect();
-    // The proposed topics: every other topic, then the fresh ones carrying k's tokens.
     let k = memo.num_topics();
-    let kk = k - 1 + kept.len();
+    let slots = layout(k, topic, &mass, memo.protected);
+    let kk = slots.len();
     let scale = memo.total.topic_counts[topic].max(fresh_total) / fresh_total;
     let mut topics = Summary::dense(memo.num_terms, kk);
-    let old = memo.total.without_topic(topic);
     for w in 0..memo.num_terms {
-        topics.word_topic[w * kk..w * kk + k - 1].copy_from_slice(&old.word_topic[w * (k - 1)..(w + 1) * (k - 1)]);
+        for (s, slot) in slots.iter().enumerate() {
+            if let Slot::Old(t) = *slot {
+                topics.word_topic[w * kk + s] = memo.total.word_topic[w * k + t];
+            }
+        }
     }
-    for (i, &j) in kept.iter().enumerate() {
-        for (c, &w) in vocabulary.iter().enumerate() {
-            topics.word_topic[w * kk + k - 1 + i] = scale * counts[j][c];
+    for (s, slot) in slots.iter().enumerate() {
+        if let Slot::Fresh(i) = *slot {
+            for (c, &w) in vocabulary.iter().enumerate() {
+                topics.word_topic[w * kk + s] = scale * counts[kept[i]][c];
+            }
         }
     }
     let beta = memo.stick.expected_beta();
-    let mut new_beta: Vec<f64> = (0..k).filter(|&t| t != topic).map(|t| beta[t]).collect();
-    new_beta.extend(global_share.iter().map(|s| beta[topic] * s));
+    let pick = |old: &dyn Fn(usize) -> f64, fresh: &dyn Fn(usize) -> f64| -> Vec<f64> {
+        slots
+            .iter()
+            .map(|slot| match *slot {
+                Slot::Old(t) => old(t),
+                Slot::Fresh(i) => fresh(i),
+            })
+            .collect()
+    };
+    let mut new_beta = pick(&|t| beta[t], &|i| beta[topic] * global_share[i]);
     new_beta.push(beta[k]);
-    let mut omega: Vec<f64> = (0..k).filter(|&t| t != topic).map(|t| memo.stick.omega[t]).collect();
-    omega.extend(std::iter::repeat_n(memo.stick.omega[topic], kept.len()));
+    let omega = pick(&|t| memo.stick.omega[t], &|_| memo.stick.omega[topic]);
     let stick = StickPosterior::from_expected_beta(&new_beta, omega);
     let mut own_share: std::collections::HashMap<(usize, usize), Vec<f64>> = std::collections::HashMap::new();
     for (doc, s) in targets.iter().zip(&shares) {
@@ -119,13 +132,33 @@ pub fn propose(memo: &Memo, topic: usize, fresh: usize, seed: u64, pass: usize) 
                 .enumerate()
                 .flat_map(|(row, n)| {
                     let share = own_share.get(&(b, row)).unwrap_or(&global_share);
-                    let others = (0..k).filter(|&t| t != topic).map(|t| n[t]);
-                    others.chain(share.iter().map(|s| n[topic] * s)).collect::<Vec<_>>()
+                    pick(&|t| n[t], &|i| n[topic] * share[i])
                 })
                 .collect()
         })
         .collect();
     Some(Proposal::new(&topics, memo.params.lambda, stick, doc_topic))
+}
+
+/// Where a proposed topic comes from: a current topic, or the i-th fresh one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Slot {
+    Old(usize),
+    Fresh(usize),
+}
+
+/// The proposal's topics in order, replacing `topic` of `k` by fresh topics of
+/// expected tokens `mass`: every other topic in its order, then the fresh ones; but a
+/// protected target ([`Memo::protected`]) keeps its place and id for its largest fresh
+/// topic, the others following every current topic.
+pub(super) fn layout(k: usize, topic: usize, mass: &[f64], protected: usize) -> Vec<Slot> {
+    let fresh = mass.len();
+    if topic >= protected {
+        return (0..k).filter(|&t| t != topic).map(Slot::Old).chain((0..fresh).map(Slot::Fresh)).collect();
+    }
+    let largest = (0..fresh).max_by(|&a, &b| mass[a].total_cmp(&mass[b]).then(b.cmp(&a))).expect("at least two fresh topics");
+    let in_place = (0..k).map(|t| if t == topic { Slot::Fresh(largest) } else { Slot::Old(t) });
+    in_place.chain((0..fresh).filter(|&i| i != largest).map(Slot::Fresh)).collect()
 }
 
 /// The documents with the most of `topic`'s tokens and each word's share in it,

@@ -17,7 +17,7 @@ use serde_json::json;
 /// A start of six topics: topic 0 holds planted blocks 0 and 1 (two topics blended),
 /// topics 1–4 blocks 2–5 and topic 5 almost nothing (a hundredth of a count per word),
 /// so that a delete frees the room a birth needs under the truncation of 6.
-fn blended_start() -> Summary {
+pub(super) fn blended_start() -> Summary {
     let k = PLANTED;
     let mut s = Summary::dense(V, k);
     for w in 0..V {

@@ -30,11 +30,12 @@ pub fn propose(memo: &Memo, topic: usize) -> Proposal {
     Proposal::new(&memo.total.without_topic(topic), memo.params.lambda, stick, doc_topic)
 }
 
-/// The topic to propose deleting: the `rank`-th smallest by expected tokens (ranks cycle
-/// while proposals are rejected, so every topic gets its turn).
-pub fn choose_topic(total: &Summary, rank: usize) -> usize {
+/// The topic to propose deleting: the `rank`-th smallest by expected tokens among the
+/// topics from `protected` on (ranks cycle while proposals are rejected, so every such
+/// topic gets its turn); `None` when every topic is protected.
+pub fn choose_topic(total: &Summary, rank: usize, protected: usize) -> Option<usize> {
     let k = total.num_topics;
-    let mut order: Vec<usize> = (0..k).collect();
+    let mut order: Vec<usize> = (protected..k).collect();
     order.sort_by(|&a, &b| total.topic_counts[a].total_cmp(&total.topic_counts[b]).then(a.cmp(&b)));
-    order[rank % k]
+    (!order.is_empty()).then(|| order[rank % order.len()])
 }

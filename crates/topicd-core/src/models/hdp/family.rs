@@ -2,9 +2,10 @@
 //! estimate, its fits (one process or over ranks) and decoding its stored models.
 
 use super::fit::fit_hdp;
+use super::update::fit_hdp_updated;
 use super::{exact_counts, fit_memory, ranked, HdpModel, HdpParams};
 use crate::corpus::{Corpus, CorpusStats};
-use crate::models::{FitContext, FitError, ModelError, ModelFamily, ParamError, RankedModel, TopicModel};
+use crate::models::{FitContext, FitError, ModelError, ModelFamily, ParamError, RankedModel, TopicModel, UpdateStart};
 use crate::ranks::Ranks;
 
 /// Cap on the fit's state tables, (documents + 4 × terms) × topics f64 entries.
@@ -68,6 +69,14 @@ impl ModelFamily for HdpFamily {
         fit_memory::estimate(corpus, params, threads)
     }
 
+    fn updated_params(&self, parent: &HdpParams, new_topics: usize, iterations: usize) -> Result<HdpParams, ParamError> {
+        parent.updated(new_topics, iterations)
+    }
+
+    fn fit_updated(&self, corpus: &Corpus, params: &HdpParams, start: &UpdateStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        Ok(Box::new(fit_hdp_updated(corpus, params, start, seed, ctx)?))
+    }
+
     fn quick_params(&self) -> HdpParams {
         HdpParams::from_json(&serde_json::json!({"topics": 3, "passes": 3, "batches": 2})).expect("valid brief-fit params")
     }
@@ -77,6 +86,11 @@ impl ModelFamily for HdpFamily {
     }
 
     fn capabilities(&self) -> crate::models::capabilities::Capabilities {
-        crate::models::capabilities::Capabilities { effects: true, prediction_intervals: true, ..crate::models::capabilities::Capabilities::TOPIC_MODEL }
+        crate::models::capabilities::Capabilities {
+            effects: true,
+            prediction_intervals: true,
+            updates: true,
+            ..crate::models::capabilities::Capabilities::TOPIC_MODEL
+        }
     }
 }

@@ -418,7 +418,7 @@ fn merges_are_decided_on_the_exact_objective_of_the_merged_state() {
     for b in 0..3 {
         memo.visit(b, &[]);
     }
-    let pairs = candidate_pairs(&memo.total, 100);
+    let pairs = candidate_pairs(&memo.total, 100, 0);
     for b in 0..3 {
         memo.visit(b, &pairs);
     }

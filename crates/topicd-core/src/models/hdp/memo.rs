@@ -41,6 +41,10 @@ pub struct Memo<'a> {
     pub topic_word: TopicWord,
     /// Global steps whose stick optimisation fell back (ρ only, or kept the start).
     pub stick_fallbacks: usize,
+    /// The first topics, which keep their ids (an update's parent topics, [`super::update`];
+    /// 0 in a fit): no merge or delete removes one, a birth leaves one of its fresh topics
+    /// in its place, and the size reordering leaves them where they are.
+    pub protected: usize,
 }
 
 impl<'a> Memo<'a> {
@@ -53,9 +57,10 @@ impl<'a> Memo<'a> {
     }
 
     /// The starting point over `docs` held on `ranks`, from the initial topic-word
-    /// counts `init` ([`initial_counts`] of the whole training corpus).
+    /// counts `init` ([`initial_counts`] of the whole training corpus, or an update's
+    /// parent topics): as many topics as `init` has.
     pub fn over(docs: HdpDocuments<'a>, init: Summary, params: &'a HdpParams, ranks: &'a dyn Ranks) -> Self {
-        let k = params.topics;
+        let k = init.num_topics;
         let num_terms = docs.num_terms;
         let topic_word = TopicWord::from_summary(&init, params.lambda);
         let doc_topic = docs.layouts.iter().map(|l| vec![0.0; l.docs.len() * k]).collect();
@@ -70,6 +75,7 @@ impl<'a> Memo<'a> {
             stick: StickPosterior::new(k, params.gamma),
             topic_word,
             stick_fallbacks: 0,
+            protected: 0,
         }
     }
 

@@ -24,8 +24,9 @@ use crate::inference::stick_posterior::optimise_stick;
 /// A topic with fewer expected tokens than this is always a merge candidate.
 const NEARLY_EMPTY: f64 = 1.0;
 
-/// The candidate pairs (j < k) for the next pass.
-pub fn candidate_pairs(total: &Summary, max_pairs: usize) -> Vec<(usize, usize)> {
+/// The candidate pairs (j < k) for the next pass; k, the topic a merge removes, is never
+/// one of the first `protected`.
+pub fn candidate_pairs(total: &Summary, max_pairs: usize, protected: usize) -> Vec<(usize, usize)> {
     let k = total.num_topics;
     if k < 2 {
         return Vec::new();
@@ -44,7 +45,7 @@ pub fn candidate_pairs(total: &Summary, max_pairs: usize) -> Vec<(usize, usize)>
     }
     let mut scored: Vec<(f64, usize, usize)> = Vec::with_capacity(k * (k - 1) / 2);
     for a in 0..k {
-        for b in a + 1..k {
+        for b in (a + 1).max(protected)..k {
             let denom = (gram[a * k + a] * gram[b * k + b]).sqrt();
             let cosine = if denom > 0.0 { gram[a * k + b] / denom } else { 0.0 };
             scored.push((cosine, a, b));
@@ -57,7 +58,7 @@ pub fn candidate_pairs(total: &Summary, max_pairs: usize) -> Vec<(usize, usize)>
     for t in 0..k {
         if t != largest && total.topic_counts[t] < NEARLY_EMPTY {
             let pair = (t.min(largest), t.max(largest));
-            if !pairs.contains(&pair) {
+            if pair.1 >= protected && !pairs.contains(&pair) {
                 pairs.push(pair);
             }
         }
@@ -121,13 +122,14 @@ pub fn merge_round(memo: &mut Memo, candidates: &[(usize, usize)]) -> MergeRound
     round
 }
 
-/// Reorder topics by decreasing expected token count if that raises the objective.
+/// Reorder topics by decreasing expected token count if that raises the objective (the
+/// protected first topics stay where they are, the others are sorted after them).
 /// Returns whether the order changed.
 pub fn reorder_by_size(memo: &mut Memo) -> bool {
     let k = memo.num_topics();
     let counts = &memo.total.topic_counts;
     let mut order: Vec<usize> = (0..k).collect();
-    order.sort_by(|&a, &b| counts[b].total_cmp(&counts[a]).then(a.cmp(&b)));
+    order[memo.protected.min(k)..].sort_by(|&a, &b| counts[b].total_cmp(&counts[a]).then(a.cmp(&b)));
     if order.iter().enumerate().all(|(i, &t)| i == t) {
         return false;
     }

@@ -15,6 +15,8 @@
 //! - [`passes`]: the passes (their loop, progress, cancellation and checkpoints are
 //!   [`crate::models::passes`]');
 //! - [`model`]: the stored model (topic table, prediction, encoding);
+//! - [`update`]: an update's start (the parent's topics kept, the new documents as more
+//!   batches);
 //!
 //! The objective is the ELBO with bnpy's surrogate lower bound for the Dirichlet
 //! normaliser E[log Γ(α) − Σ_k log Γ(α β_k)] (see [`crate::inference::stick_posterior`], shared with HDP-aMMSB), so it is itself a lower
@@ -37,6 +39,7 @@ pub mod passes;
 pub mod proposal;
 pub mod ranked;
 pub mod summary;
+pub mod update;
 
 #[cfg(test)]
 mod birth_tests;
@@ -46,6 +49,8 @@ mod fit_tests;
 mod ranked_tests;
 #[cfg(test)]
 mod resume_tests;
+#[cfg(test)]
+mod update_tests;
 
 pub use family::{HdpFamily, MAX_STATE_ENTRIES};
 pub use fit::fit_hdp;

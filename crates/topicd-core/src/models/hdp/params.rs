@@ -259,6 +259,17 @@ impl HdpParams {
         v
     }
 
+    /// The params of an update ([`super::update`]) of a model fitted with these: the
+    /// truncation raised by `new_topics` (the empty topics it adds), at most `passes`
+    /// passes, every move as the parent had it.
+    pub fn updated(&self, new_topics: usize, passes: usize) -> Result<Self, ParamError> {
+        let topics = self.topics + new_topics;
+        if topics as u64 > MAX_TOPICS {
+            return Err(ParamError::new("new_topics", format!("the model's truncation {} and {new_topics} new topics pass {MAX_TOPICS}", self.topics)));
+        }
+        Ok(HdpParams { topics, passes: passes.max(1), ..self.clone() })
+    }
+
     /// Whether merges are proposed at the end of pass `pass` (1-based). The first pass
     /// only fills the summary, so merges start with the second.
     pub fn merges_after(&self, pass: usize) -> bool {

@@ -171,10 +171,10 @@ impl<'a> HdpPasses<'a> {
     fn prepare_moves(&mut self, pass: usize) -> Vec<(usize, usize)> {
         let memo = &mut self.memo;
         let p = memo.params;
-        let pairs = if p.merges_after(pass) { candidate_pairs(&memo.total, p.merge_pairs) } else { Vec::new() };
+        let pairs = if p.merges_after(pass) { candidate_pairs(&memo.total, p.merge_pairs, memo.protected) } else { Vec::new() };
         let k = memo.num_topics();
-        if p.deletes_in(pass) && k >= 2 {
-            let topic = delete::choose_topic(&memo.total, self.records.delete_rank);
+        let deletable = if k >= 2 { delete::choose_topic(&memo.total, self.records.delete_rank, memo.protected) } else { None };
+        if let (true, Some(topic)) = (p.deletes_in(pass), deletable) {
             self.proposal = Some((ProposedMove::Delete, delete::propose(memo, topic)));
         } else if p.births_in(pass) {
             let topic = birth::choose_topic(&memo.total, self.records.birth_rank);

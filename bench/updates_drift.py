@@ -24,10 +24,15 @@ is the topic's tokens in the whole updated model); and for the old topics, the
 similarity of each to the parent's topic of the same id (1 - L1/2 over the words
 `GET /compare` pairs) with the pairs that kept their id.
 
+`--model hdp` fits HDP instead (truncation `--topics`, merges every pass and births
+every second, so it infers K; `--parent-iterations` and `--update-iterations` are then
+passes, 40 and 10 by default): its added topics are the `new_topics` empty ones and any
+born in the update, every id from the parent's number of topics on.
+
 With `--replicates N`, parents and updates of seeds 2..N too, and for each seed the
 best new topic's count and the old topics' mean, by frequency and by FREX.
 
-Usage: python3 bench/updates_drift.py target/release/topicd [--topics 15] [--new-topics 2] [--split 0.8] [--replicates 5]
+Usage: python3 bench/updates_drift.py target/release/topicd [--model lda|hdp] [--topics 15] [--new-topics 2] [--split 0.8] [--replicates 5]
 """
 import argparse
 import collections
@@ -72,10 +77,14 @@ def main():
     ap.add_argument("--new-topics", type=int, default=2)
     ap.add_argument("--split", type=float, default=0.8)
     ap.add_argument("--rise", type=float, default=3.0)
-    ap.add_argument("--parent-iterations", type=int, default=400)
-    ap.add_argument("--update-iterations", type=int, default=100)
+    ap.add_argument("--model", choices=["lda", "hdp"], default="lda")
+    ap.add_argument("--parent-iterations", type=int, default=None, help="sweeps (LDA, 400) or passes (HDP, 40)")
+    ap.add_argument("--update-iterations", type=int, default=None, help="sweeps (LDA, 100) or passes (HDP, 10)")
     ap.add_argument("--replicates", type=int, default=1, help="seeds 1..N of parent and update (the tables show seed 1)")
     args = ap.parse_args()
+    hdp = args.model == "hdp"
+    args.parent_iterations = args.parent_iterations or (40 if hdp else 400)
+    args.update_iterations = args.update_iterations or (10 if hdp else 100)
     docs, summary = dated_corpus.build_corpus(8, 12000, 200)
     for d in docs:
         d.pop("meta", None)
@@ -88,9 +97,14 @@ def main():
         pre = {"stopwords": "english", "min_df": 5, "max_df": 0.5}
         old = svc.req("POST", "/v1/corpora", {"name": "before", "documents": old_docs, "preprocess": pre})
         new = svc.req("POST", f"/v1/corpora?like={old['id']}", {"name": "after", "documents": new_docs})
-        params = {"topics": args.topics, "alpha": 0.1, "beta": 0.01, "iterations": args.parent_iterations}
-        parent = svc.fit(old["id"], "lda", params, seed=1)
+        if hdp:
+            params = {"topics": args.topics, "merge_every": 1, "birth_every": 2, "passes": args.parent_iterations}
+        else:
+            params = {"topics": args.topics, "alpha": 0.1, "beta": 0.01, "iterations": args.parent_iterations}
+        parent = svc.fit(old["id"], args.model, params, seed=1)
         assert parent["status"] == "succeeded", parent
+        # Added topics take the ids from the parent's number of topics on.
+        args.topics = svc.req("GET", f"/v1/models/{parent['model_id']}")["num_topics"]
         runs = {}
         for label, new_topics in (("with new topics", args.new_topics), ("without", 0)):
             job = svc.req("POST", f"/v1/models/{parent['model_id']}/update", {"corpus_id": new["id"], "iterations": args.update_iterations, "seed": 1, "new_topics": new_topics})
@@ -101,9 +115,11 @@ def main():
             runs[label] = (model, topics, compare, job_seconds(job))
         replicates = [runs["with new topics"][1]]
         for seed in range(2, args.replicates + 1):
-            other = svc.fit(old["id"], "lda", params, seed=seed)
+            other = svc.fit(old["id"], args.model, params, seed=seed)
             job = svc.wait(svc.req("POST", f"/v1/models/{other['model_id']}/update", {"corpus_id": new["id"], "iterations": args.update_iterations, "seed": seed, "new_topics": args.new_topics}))
-            replicates.append(topic_words(svc, job["model_id"]))
+            k_other = svc.req("GET", f"/v1/models/{other['model_id']}")["num_topics"]
+            # Ids as seed 1's parent numbers them: a replicate's added topics are ≥ its own parent's K.
+            replicates.append([dict(t, id=t["id"] - k_other + args.topics) for t in topic_words(svc, job["model_id"])])
         old_counts, new_counts = word_counts(svc, old["id"]), word_counts(svc, new["id"])
     finally:
         svc.stop()
@@ -115,7 +131,7 @@ def main():
         return before == 0 or after >= args.rise * before
 
     print(f"Debian changelogs: {len(old_docs)} entries before {cut}, {len(new_docs)} from it; {old_total} and {new_total} tokens; "
-          f"new words in the lexicon: {new['num_terms'] - old['num_terms']}; LDA K = {args.topics}; parent {args.parent_iterations} sweeps ({job_seconds(parent):.1f} s), "
+          f"new words in the lexicon: {new['num_terms'] - old['num_terms']}; {args.model.upper()} K = {args.topics}; parent {args.parent_iterations} sweeps ({job_seconds(parent):.1f} s), "
           f"updates {args.update_iterations}; load average {os.getloadavg()[0]:.2f}")
     risers = [w for w, _ in new_counts.most_common() if rising(w)][:15]
     print(f"The new documents' most frequent new or rising words: {', '.join(risers)}")

@@ -245,3 +245,38 @@ async fn an_hdp_model_is_updated_and_keeps_its_topics() {
     let same = cmp["pairs"].as_array().unwrap().iter().filter(|p| p["matched"] == true && p["a"]["id"] == p["b"]["id"]).count() as u64;
     assert_eq!(same, kp, "every parent topic pairs with its own id: {cmp}");
 }
+
+/// HPC's topics are its labels: an HPC model fitted on 150 labelled AppStream documents
+/// is updated with 50 more (labels the tree lacks dropped on upload), keeps its labels
+/// as its topics in order and still predicts them; asking it for new topics is a 422
+/// naming `new_topics`. A PCM model takes a new topic like LDA.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hpc_and_pcm_models_are_updated() {
+    let s = TestServer::start().await;
+    let docs = appstream_docs(200);
+    let old = s.upload(json!({"name": "old", "documents": &docs[..150]})).await;
+    let old_id = old["id"].as_str().unwrap().to_string();
+    let (st, new) = s.post(&format!("/v1/corpora?like={old_id}&unknown=drop"), &json!({"name": "new", "documents": &docs[150..]})).await;
+    assert_eq!(st, 201, "{new}");
+    let job = s.submit(&old_id, "hpc", json!({"iterations": 6, "burn_in": 3}), 2).await;
+    let (hpc_id, hpc) = model_of(&s, &job).await;
+    let (st, body) = s.post(&format!("/v1/models/{hpc_id}/update"), &json!({"corpus_id": new["id"], "iterations": 4, "new_topics": 1})).await;
+    assert_problem(st, &body, 422, Some("new_topics"));
+    let (st, job) = s.post(&format!("/v1/models/{hpc_id}/update"), &json!({"corpus_id": new["id"], "iterations": 4, "seed": 3})).await;
+    assert_eq!(st, 202, "{job}");
+    let (child_id, child) = model_of(&s, &job).await;
+    assert_eq!((&child["model"], &child["num_topics"], &child["num_documents"]), (&json!("hpc"), &hpc["num_topics"], &json!(200)), "{child}");
+    let names = |t: &Value| t["topics"].as_array().unwrap().iter().map(|x| x["name"].clone()).collect::<Vec<_>>();
+    let (_, before) = s.get(&format!("/v1/models/{hpc_id}/topics?n=1")).await;
+    let (_, after) = s.get(&format!("/v1/models/{child_id}/topics?n=1")).await;
+    assert_eq!(names(&after), names(&before), "the labels stay the topics, in order");
+    let (st, predicted) = s.post(&format!("/v1/models/{child_id}/predict"), &json!({"documents": [{"text": docs[0]["text"]}]})).await;
+    assert_eq!(st, 200, "{predicted}");
+
+    let job = s.submit(&old_id, "pcm", json!({"topics": 3, "iterations": 6, "burn_in": 3}), 2).await;
+    let (pcm_id, _) = model_of(&s, &job).await;
+    let (st, job) = s.post(&format!("/v1/models/{pcm_id}/update"), &json!({"corpus_id": new["id"], "iterations": 4, "new_topics": 1})).await;
+    assert_eq!(st, 202, "{job}");
+    let (_, child) = model_of(&s, &job).await;
+    assert_eq!((&child["num_topics"], &child["update"]["new_topics"]), (&json!(4), &json!([3])), "{child}");
+}

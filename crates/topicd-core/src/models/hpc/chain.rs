@@ -260,7 +260,11 @@ impl<'a> HpcChain<'a> {
 
     /// A chain from HPC's starting point ([`HpcState::initial`]).
     pub fn new(data: &'a HpcData, params: &'a HpcParams, seed: u64) -> Self {
-        let state = HpcState::initial(data, seed);
+        Self::from_state(data, params, HpcState::initial(data, seed))
+    }
+
+    /// A chain from `state` (an update's start, [`super::start`]).
+    pub fn from_state(data: &'a HpcData, params: &'a HpcParams, state: HpcState) -> Self {
         let caches = Caches::new(data, params.curvature(data.num_topics()));
         let sums = EstimandSums::new(data.num_terms(), data.num_topics());
         let trace = trace_of(data);

@@ -10,7 +10,7 @@
 //! stay free of import circles.
 
 use super::calibration::SetScores;
-use super::fit::fit_hpc;
+use super::fit::{fit_hpc, fit_hpc_updated};
 use super::label_posterior::{document_rates, known_words, label_probabilities, Evidence};
 use super::model::{Evaluation, HpcModel};
 use super::params::HpcParams;
@@ -22,7 +22,7 @@ use crate::corpus::{Corpus, CorpusStats};
 use crate::models::convergence::ConvergenceReport;
 use crate::models::{
     Comparison, DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, PredictionWithIntervals, RankedModel, TableOptions,
-    TopicInfo, TopicModel, TopicTable,
+    TopicInfo, TopicModel, TopicTable, UpdateStart,
 };
 use crate::ranks::Ranks;
 use rayon::prelude::*;
@@ -64,6 +64,14 @@ impl ModelFamily for HpcFamily {
         Ok(Box::new(fit_hpc(corpus, params, self.supervision, seed, ctx)?))
     }
 
+    fn updated_params(&self, parent: &HpcParams, new_topics: usize, iterations: usize) -> Result<HpcParams, ParamError> {
+        parent.updated(self.supervision, new_topics, iterations)
+    }
+
+    fn fit_updated(&self, corpus: &Corpus, params: &HpcParams, start: &UpdateStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        Ok(Box::new(fit_hpc_updated(corpus, params, self.supervision, start, seed, ctx)?))
+    }
+
     fn check_ranks(&self, params: &HpcParams, _ranks: usize) -> Result<(), ParamError> {
         match super::ranked::unsupported(params) {
             Some(reason) => Err(ParamError::new("ranks", reason)),
@@ -98,6 +106,7 @@ impl ModelFamily for HpcFamily {
             label_evaluation: self.supervision.is_labelled(),
             prediction_intervals: true,
             effects: true,
+            updates: true,
             ..crate::models::capabilities::Capabilities::TOPIC_MODEL
         }
     }

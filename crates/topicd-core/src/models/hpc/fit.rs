@@ -33,6 +33,7 @@ use super::params::HpcParams;
 use super::pooled::{self, ChainResult};
 use super::predict::predict_affinities;
 use super::refit::{refit_seed, unwrap_refit_stage, wrap_refit_stage, Calibration, RefitChain};
+use super::start::{ChainStart, UpdatedStart};
 use super::variant::Supervision;
 use crate::corpus::Corpus;
 use crate::models::causes::InvalidInput;
@@ -41,7 +42,7 @@ use crate::models::chains::{self as several, chain_seed};
 use crate::models::convergence::KeptTrace;
 use crate::models::design::DesignSpec;
 use crate::models::splits::{self, Split};
-use crate::models::{FitContext, FitError, ParamError, Stage};
+use crate::models::{FitContext, FitError, ParamError, Stage, UpdateStart};
 use rayon::prelude::*;
 
 /// Which part of the corpus a document belongs to.
@@ -119,10 +120,41 @@ pub(super) fn shape(corpus: &Corpus, p: &HpcParams, supervision: Supervision, ro
 /// keeps their design and its rows for the documents its rates were fitted on (the
 /// training documents, with the validation documents after a refit), for `/effects`.
 pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervision: Supervision, seed: u64, ctx: &FitContext) -> Result<HpcModel, FitError> {
+    fit_from(corpus, p, supervision, seed, (seed, ChainStart::Initial), ctx)
+}
+
+/// Update the parent in `start` with the corpus' new documents (the corpus holds the
+/// parent's documents first, which keep their roles under `start.split_seed`), every
+/// chain started from the parent ([`super::start`]), under params from
+/// [`HpcParams::updated`].
+pub fn fit_hpc_updated(
+    corpus: &Corpus,
+    p: &HpcParams,
+    supervision: Supervision,
+    start: &UpdateStart<'_>,
+    seed: u64,
+    ctx: &FitContext,
+) -> Result<HpcModel, FitError> {
+    let roles = assign_roles(corpus, p, supervision, start.split_seed);
+    let first = &roles[..start.parent_documents.min(roles.len())];
+    let count = |role: Role| first.iter().filter(|&&r| r == role).count();
+    let from = UpdatedStart::new(start, corpus, p, supervision, [count(Role::Train), count(Role::Validation), count(Role::Test), count(Role::Unlabelled)])?;
+    fit_from(corpus, p, supervision, seed, (start.split_seed, ChainStart::Updated(&from)), ctx)
+}
+
+/// A fit whose roles are drawn by `split_seed` and whose chains start from `start`.
+fn fit_from(
+    corpus: &Corpus,
+    p: &HpcParams,
+    supervision: Supervision,
+    seed: u64,
+    (split_seed, start): (u64, ChainStart<'_>),
+    ctx: &FitContext,
+) -> Result<HpcModel, FitError> {
     let design = corpus_design(corpus, p)?;
-    let mut model = fit_stages(corpus, p, supervision, seed, ctx)?;
+    let mut model = fit_stages(corpus, p, supervision, seed, (split_seed, start), ctx)?;
     if let Some((spec, rows)) = design {
-        let roles = assign_roles(corpus, p, supervision, seed);
+        let roles = assign_roles(corpus, p, supervision, split_seed);
         let learned = if model.refitted_with_validation { &[Role::Train, Role::Validation][..] } else { &[Role::Train] };
         let width = spec.width();
         model.design_rows = (0..roles.len()).filter(|&d| learned.contains(&roles[d])).flat_map(|d| rows[d * width..(d + 1) * width].iter().copied()).collect();
@@ -144,19 +176,33 @@ pub(super) fn corpus_design(corpus: &Corpus, p: &HpcParams) -> Result<Option<(De
     Ok(Some((spec, rows)))
 }
 
-/// The fit's stages (the chains on the training documents, the calibration, the refit)
-/// without the covariates' design.
-fn fit_stages(corpus: &Corpus, p: &HpcParams, supervision: Supervision, seed: u64, ctx: &FitContext) -> Result<HpcModel, FitError> {
+/// Every document's role (drawn by `split_seed`) and the training documents shaped;
+/// an error when an HPC corpus has no labels or fewer than 2 documents train.
+fn training_documents(corpus: &Corpus, p: &HpcParams, supervision: Supervision, split_seed: u64) -> Result<(Vec<Role>, Shaped), FitError> {
     if supervision.is_labelled() && corpus.labels.is_empty() {
         return Err(FitError::InvalidInput(InvalidInput::NoLabels { model: "HPC".into(), instead: "pcm".into() }));
     }
-    let roles = assign_roles(corpus, p, supervision, seed);
+    let roles = assign_roles(corpus, p, supervision, split_seed);
     let train = shape(corpus, p, supervision, &roles, &[Role::Train]);
     if train.data.num_docs() < 2 {
         return Err(FitError::InvalidInput(InvalidInput::TooFewDocuments { model: "HPC".into(), documents: train.data.num_docs() }));
     }
+    Ok((roles, train))
+}
+
+/// The fit's stages (the chains on the training documents, the calibration, the refit)
+/// without the covariates' design.
+fn fit_stages(
+    corpus: &Corpus,
+    p: &HpcParams,
+    supervision: Supervision,
+    seed: u64,
+    (split_seed, start): (u64, ChainStart<'_>),
+    ctx: &FitContext,
+) -> Result<HpcModel, FitError> {
+    let (roles, train) = training_documents(corpus, p, supervision, split_seed)?;
     let Supervision::Labelled = supervision else {
-        return first_chains(&train, p, seed, &roles, ctx, false);
+        return first_chains(&train, p, (seed, start), &roles, ctx, false);
     };
     let validation = shape(corpus, p, supervision, &roles, &[Role::Validation]);
     let test = shape(corpus, p, supervision, &roles, &[Role::Test]);
@@ -171,7 +217,7 @@ fn fit_stages(corpus: &Corpus, p: &HpcParams, supervision: Supervision, seed: u6
         if let Some((stage, calibration)) = unwrap_refit_stage(bytes) {
             match calibration.check(both.data.num_topics()) {
                 Ok(()) => {
-                    let refitted = ctx.stage(refit_stage(n, total), Some(stage), |ctx| refit_chains(both, p, seed, &roles, &calibration, ctx))?;
+                    let refitted = ctx.stage(refit_stage(n, total), Some(stage), |ctx| refit_chains(both, p, (seed, start), &roles, &calibration, ctx))?;
                     return Ok(evaluated(calibrated(refitted, calibration, p, &train, &validation), both, &test));
                 }
                 Err(reason) => {
@@ -201,7 +247,7 @@ fn fit_stages(corpus: &Corpus, p: &HpcParams, supervision: Supervision, seed: u6
             }
         }
     }
-    let mut model = ctx.stage(first_stage(n, total), resume_from, |ctx| first_chains(&train, p, seed, &roles, ctx, refit))?;
+    let mut model = ctx.stage(first_stage(n, total), resume_from, |ctx| first_chains(&train, p, (seed, start), &roles, ctx, refit))?;
     model.prediction = prediction_settings(&model, p, &train, &validation);
     if validation.data.num_docs() > 0 {
         calibrate_prediction(&mut model, &validation);
@@ -214,10 +260,10 @@ fn fit_stages(corpus: &Corpus, p: &HpcParams, supervision: Supervision, seed: u6
     // each) before the second chain allocates its own.
     drop(model);
     if p.chains > 1 {
-        let refitted = ctx.stage(refit_stage(n, total), None, |ctx| refit_chains(&both, p, seed, &roles, &calibration, ctx))?;
+        let refitted = ctx.stage(refit_stage(n, total), None, |ctx| refit_chains(&both, p, (seed, start), &roles, &calibration, ctx))?;
         return Ok(evaluated(calibrated(refitted, calibration, p, &train, &validation), &both, &test));
     }
-    let second = RefitChain { chain: HpcChain::new(&both.data, p, refit_seed(seed)), calibration };
+    let second = RefitChain { chain: start.chain(&both.data, p, refit_seed(seed)), calibration };
     let (refitted, calibration) = ctx.stage(refit_stage(n, total), None, |ctx| second_chain(second, Position::START, &both, p, seed, &roles, ctx))?;
     Ok(evaluated(calibrated(refitted, calibration, p, &train, &validation), &both, &test))
 }
@@ -235,10 +281,17 @@ pub(super) fn refit_stage(n: u64, total: u64) -> Stage<'static> {
 /// The first stage: `p.chains` chains on the training documents (resuming from the
 /// context's checkpoint if it is one of theirs), pooled; with `hand_over_end` (a second
 /// stage follows) the last chain's final state is checkpointed too.
-fn first_chains(train: &Shaped, p: &HpcParams, seed: u64, roles: &[Role], ctx: &FitContext, hand_over_end: bool) -> Result<HpcModel, FitError> {
+fn first_chains(
+    train: &Shaped,
+    p: &HpcParams,
+    (seed, start): (u64, ChainStart<'_>),
+    roles: &[Role],
+    ctx: &FitContext,
+    hand_over_end: bool,
+) -> Result<HpcModel, FitError> {
     let last = several::run(ctx, p.chains, p.iterations as u64, |ctx, c, finished: &[ChainResult]| {
         let is_last = c + 1 == p.chains;
-        let chain = first_chain(&train.data, p, chain_seed(seed, c), ctx, hand_over_end && is_last)?;
+        let chain = first_chain(&train.data, p, (chain_seed(seed, c), start), ctx, hand_over_end && is_last)?;
         let result = assemble(chain.into_ended(), train, p, roles);
         Ok(if is_last { ChainResult { model: pooled::pool(finished, result), trace: KeptTrace::default() } } else { result })
     })?;
@@ -249,14 +302,21 @@ fn first_chains(train: &Shaped, p: &HpcParams, seed: u64, roles: &[Role], ctx: &
 /// validation documents (`both`), chain c from `refit_seed(chain_seed(seed, c))`,
 /// resuming from the context's checkpoint (the stage's own bytes), pooled; every
 /// checkpoint carries `calibration` ([`wrap_refit_stage`]).
-fn refit_chains(both: &Shaped, p: &HpcParams, seed: u64, roles: &[Role], calibration: &Calibration, ctx: &FitContext) -> Result<HpcModel, FitError> {
+fn refit_chains(
+    both: &Shaped,
+    p: &HpcParams,
+    (seed, start): (u64, ChainStart<'_>),
+    roles: &[Role],
+    calibration: &Calibration,
+    ctx: &FitContext,
+) -> Result<HpcModel, FitError> {
     let save = |it: u64, bytes: Vec<u8>| (ctx.checkpoint.save)(it, wrap_refit_stage(bytes, calibration));
     let ctx = FitContext { checkpoint: crate::models::Checkpointing { save: &save, ..ctx.checkpoint }, ..*ctx };
     let (family, schedule) = (Supervision::Labelled.family_name(), p.schedule());
     let last = several::run(&ctx, p.chains, p.iterations as u64, |ctx, c, finished: &[ChainResult]| {
         let s = refit_seed(chain_seed(seed, c));
         let (mut hpc, position) =
-            chain::start(ctx, family, s, &schedule, |bytes, position| HpcChain::restore(&both.data, p, bytes, position), || HpcChain::new(&both.data, p, s));
+            chain::start(ctx, family, s, &schedule, |bytes, position| HpcChain::restore(&both.data, p, bytes, position), || start.chain(&both.data, p, s));
         chain::run(&mut hpc, family, s, &schedule, position, ctx)?;
         let mut result = assemble(hpc.into_ended(), both, p, roles);
         result.model.refitted_with_validation = true;
@@ -269,10 +329,16 @@ fn refit_chains(both: &Shaped, p: &HpcParams, seed: u64, roles: &[Role], calibra
 /// one of this chain's. With `hand_over_end` (a second chain follows) its final state is
 /// checkpointed too, so a job stopped before the second chain's first checkpoint resumes
 /// after the first chain rather than inside it.
-fn first_chain<'a>(data: &'a HpcData, p: &'a HpcParams, seed: u64, ctx: &FitContext, hand_over_end: bool) -> Result<HpcChain<'a>, FitError> {
+fn first_chain<'a>(
+    data: &'a HpcData,
+    p: &'a HpcParams,
+    (seed, start): (u64, ChainStart<'_>),
+    ctx: &FitContext,
+    hand_over_end: bool,
+) -> Result<HpcChain<'a>, FitError> {
     let (family, schedule) = (data.supervision.family_name(), p.schedule());
     let (mut hpc, position) =
-        chain::start(ctx, family, seed, &schedule, |bytes, position| HpcChain::restore(data, p, bytes, position), || HpcChain::new(data, p, seed));
+        chain::start(ctx, family, seed, &schedule, |bytes, position| HpcChain::restore(data, p, bytes, position), || start.chain(data, p, seed));
     let end = chain::run(&mut hpc, family, seed, &schedule, position, ctx)?;
     if hand_over_end && ctx.checkpoint.every.is_some() && end.iteration > position.iteration {
         chain::hand_over(ctx, family, seed, &schedule, end, hpc.save());

@@ -39,9 +39,12 @@ pub mod refit;
 mod resume_tests;
 pub mod sampler;
 pub mod simulate;
+pub mod start;
 pub mod touched;
 pub mod tree_prior;
 pub mod untouched;
+#[cfg(test)]
+mod update_tests;
 pub mod variances;
 pub mod variant;
 

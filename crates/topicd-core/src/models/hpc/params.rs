@@ -345,6 +345,25 @@ impl HpcParams {
     /// The parameters under their wire names, as [`HpcParams::from_json`] reads them
     /// back: `topics` for PCM, the prediction settings for HPC, `rate_curvature`
     /// `auto` when unset.
+    /// The params of an update ([`super::start`]) of a model fitted with these: PCM's
+    /// topics raised by `new_topics` (HPC's topics are its labels: a 422 naming
+    /// `new_topics`), `iterations` scans with the first half burn-in and every later
+    /// scan kept, the rest as the parent had them.
+    pub fn updated(&self, supervision: Supervision, new_topics: usize, iterations: usize) -> Result<Self, ParamError> {
+        if supervision.is_labelled() && new_topics > 0 {
+            return Err(ParamError::new("new_topics", "HPC's topics are its labels: an update adds no topics (new labels come with a new tree)"));
+        }
+        let mut json = self.to_json(supervision);
+        let o = json.as_object_mut().expect("params serialise to an object");
+        if !supervision.is_labelled() {
+            o.insert("topics".into(), json!(self.topics + new_topics));
+        }
+        o.insert("iterations".into(), json!(iterations));
+        o.remove("burn_in");
+        o.insert("thin".into(), json!(1));
+        HpcParams::from_json(&json, supervision)
+    }
+
     pub fn to_json(&self, supervision: Supervision) -> Value {
         let mut v = serde_json::to_value(self).expect("plain data serialises");
         let o = v.as_object_mut().expect("a struct serialises to an object");

@@ -166,7 +166,7 @@ def main():
     if args.replicates > 1:
         def best(topics, key, new):
             counts = [sum(rising(w) for w in (t["frex"] if key == "frex" else [x["word"] for x in t["words"]])) for t in topics if (t["id"] >= args.topics) == new]
-            return max(counts) if new else sum(counts) / len(counts)
+            return (max(counts) if counts else 0) if new else sum(counts) / len(counts)
         summary = {f"{key}_{side}": [best(r, key, side == "best_new") for r in replicates] for key in ("frequency", "frex") for side in ("best_new", "old_mean")}
         print()
         print(f"| seeds 1–{args.replicates} | best new topic's new or rising words, by frequency | by FREX | old topics' mean, by frequency | by FREX |")

@@ -47,11 +47,22 @@ const DOCUMENT_ITERATIONS: usize = 10;
 const MIN_FRESH_TOKENS: f64 = 1.0;
 
 /// The topic to target: the `rank`-th largest by expected tokens (ranks cycle while
-/// proposals are rejected).
-pub fn choose_topic(total: &Summary, rank: usize) -> usize {
+/// proposals are rejected); in an update (`grown_from`, the parent's expected tokens per
+/// protected topic, [`Memo::birth_baseline`]), the `rank`-th by growth over the parent
+/// instead (an added topic's growth is its tokens), so births go where the new
+/// documents went.
+pub fn choose_topic(total: &Summary, rank: usize, grown_from: Option<&[f64]>) -> usize {
     let k = total.num_topics;
+    let n = &total.topic_counts;
     let mut order: Vec<usize> = (0..k).collect();
-    order.sort_by(|&a, &b| total.topic_counts[b].total_cmp(&total.topic_counts[a]).then(a.cmp(&b)));
+    match grown_from {
+        None => order.sort_by(|&a, &b| n[b].total_cmp(&n[a]).then(a.cmp(&b))),
+        Some(before) => {
+            // An added topic grew from nothing: its tokens (an empty one comes last).
+            let growth = |t: usize| n[t] / before.get(t).copied().unwrap_or(0.0).max(1.0);
+            order.sort_by(|&a, &b| growth(b).total_cmp(&growth(a)).then(n[b].total_cmp(&n[a])).then(a.cmp(&b)));
+        }
+    }
     order[rank % k]
 }
 

@@ -45,6 +45,9 @@ pub struct Memo<'a> {
     /// 0 in a fit): no merge or delete removes one, a birth leaves one of its fresh topics
     /// in its place, and the size reordering leaves them where they are.
     pub protected: usize,
+    /// An update's parent's expected tokens per protected topic: births target the
+    /// topics that grew most over them ([`super::birth::choose_topic`]); `None` in a fit.
+    pub birth_baseline: Option<Vec<f64>>,
 }
 
 impl<'a> Memo<'a> {
@@ -76,6 +79,7 @@ impl<'a> Memo<'a> {
             topic_word,
             stick_fallbacks: 0,
             protected: 0,
+            birth_baseline: None,
         }
     }
 

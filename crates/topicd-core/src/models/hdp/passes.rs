@@ -177,7 +177,7 @@ impl<'a> HdpPasses<'a> {
         if let (true, Some(topic)) = (p.deletes_in(pass), deletable) {
             self.proposal = Some((ProposedMove::Delete, delete::propose(memo, topic)));
         } else if p.births_in(pass) {
-            let topic = birth::choose_topic(&memo.total, self.records.birth_rank);
+            let topic = birth::choose_topic(&memo.total, self.records.birth_rank, memo.birth_baseline.as_deref());
             let fresh = FRESH_TOPICS.min(p.topics + 1 - k);
             self.proposal = birth::propose(memo, topic, fresh, self.seed, pass).map(|b| (ProposedMove::Birth, b));
         }

@@ -20,7 +20,9 @@
 //! deletes take only topics the update added, a birth that splits a parent topic leaves
 //! its largest part under the parent's id, and the size reordering sorts only the added
 //! topics. So topic k of the parent is topic k of the child, and added topics (empty
-//! ones, then births) take the ids after the parent's.
+//! ones, then births) take the ids after the parent's. Births target the topics that
+//! grew most over the parent's expected tokens (an added topic from nothing) rather than the
+//! largest: that is where the new documents went.
 
 use super::documents::HdpDocuments;
 use super::fit::{finish, prepare, Prepared};
@@ -63,6 +65,11 @@ impl UpdatedStart {
             )));
         }
         Ok(UpdatedStart { parent, new_topics: start.new_topics })
+    }
+
+    /// The parent's expected tokens per topic.
+    pub(super) fn parent_tokens(&self) -> Vec<f64> {
+        self.parent.topic_tokens.clone()
     }
 
     /// The parent's topics, which keep their ids.
@@ -108,6 +115,7 @@ pub fn fit_hdp_updated(corpus: &Corpus, p: &HdpParams, start: &UpdateStart<'_>, 
     let v = corpus.num_terms();
     let mut memo = Memo::over(HdpDocuments::whole(&training, v, p.batches), from.initial_counts(v), p, &Solo);
     memo.protected = from.protected();
+    memo.birth_baseline = Some(from.parent_tokens());
     memo.stick = from.initial_stick();
     let mut fit = HdpPasses::over(memo, seed);
     passes::run(&mut fit, seed, ctx)?;

@@ -11,7 +11,7 @@ use crate::corpus::Corpus;
 use crate::models::{FitContext, TopicModel};
 use serde_json::json;
 
-fn pearson(a: &[f64], b: &[f64]) -> f64 {
+pub(super) fn pearson(a: &[f64], b: &[f64]) -> f64 {
     let n = a.len() as f64;
     let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
     let cov: f64 = a.iter().zip(b).map(|(x, y)| (x - ma) * (y - mb)).sum();

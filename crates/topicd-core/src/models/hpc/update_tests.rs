@@ -5,6 +5,7 @@
 //! refused.
 
 use super::fit::{fit_hpc, fit_hpc_updated};
+use super::fit_tests::pearson;
 use super::model::HpcModel;
 use super::params::HpcParams;
 use super::simulate::{simulate, SimulatedCorpus, SimulationConfig};
@@ -50,14 +51,6 @@ fn params(supervision: Supervision, v: serde_json::Value) -> HpcParams {
 
 fn parent(corpus: &Corpus, p: &HpcParams, supervision: Supervision) -> HpcModel {
     FitContext::silent(|ctx| fit_hpc(corpus, p, supervision, 5, ctx)).unwrap()
-}
-
-fn pearson(a: &[f64], b: &[f64]) -> f64 {
-    let n = a.len() as f64;
-    let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
-    let cov: f64 = a.iter().zip(b).map(|(x, y)| (x - ma) * (y - mb)).sum();
-    let (va, vb): (f64, f64) = (a.iter().map(|x| (x - ma).powi(2)).sum(), b.iter().map(|y| (y - mb).powi(2)).sum());
-    cov / (va * vb).sqrt()
 }
 
 /// The correlation of a model's E[μ] with the simulation's over every label and word.

@@ -26,8 +26,8 @@ similarity of each to the parent's topic of the same id (1 - L1/2 over the words
 
 `--model hdp` fits HDP instead (truncation `--topics`, merges every pass and births
 every second, so it infers K; `--parent-iterations` and `--update-iterations` are then
-passes, 40 and 10 by default): its added topics are the `new_topics` empty ones and any
-born in the update, every id from the parent's number of topics on.
+passes, 40 and 10 by default): its added topics are the `new_topics` ones (started on the
+words the parent does not predict, kept) and any born in the update, every id from the parent's number of topics on.
 
 With `--replicates N`, parents and updates of seeds 2..N too, and for each seed the
 best new topic's count and the old topics' mean, by frequency and by FREX.

@@ -20,6 +20,7 @@
 //! Births run in one process only: the target documents are spread over ranks otherwise.
 
 use super::memo::Memo;
+use super::params::HdpParams;
 use super::proposal::Proposal;
 use super::summary::Summary;
 use crate::inference::stick_posterior::StickPosterior;
@@ -68,10 +69,10 @@ pub fn choose_topic(total: &Summary, rank: usize, grown_from: Option<&[f64]>) ->
 
 /// One target document: its words (distinct, in a compact vocabulary), their weights
 /// x_dw, and where its counts are stored (batch, row).
-struct TargetDocument {
-    words: Vec<usize>,
-    weights: Vec<f64>,
-    at: (usize, usize),
+pub(super) struct TargetDocument {
+    pub(super) words: Vec<usize>,
+    pub(super) weights: Vec<f64>,
+    pub(super) at: (usize, usize),
 }
 
 /// Propose splitting `topic` into at most `fresh` topics (`None` when its documents do
@@ -85,7 +86,7 @@ pub fn propose(memo: &Memo, topic: usize, fresh: usize, seed: u64, pass: usize) 
     if targets.len() < 2 {
         return None;
     }
-    let (counts, shares) = restricted_fit(&targets, vocabulary.len(), memo, fresh, seed, pass);
+    let (counts, shares) = restricted_fit(&targets, vocabulary.len(), (memo.params, memo.num_terms), fresh, seed, pass);
     let kept: Vec<usize> = (0..counts.len()).filter(|&j| counts[j].iter().sum::<f64>() >= MIN_FRESH_TOKENS).collect();
     if kept.len() < 2 {
         return None;
@@ -151,6 +152,28 @@ pub fn propose(memo: &Memo, topic: usize, fresh: usize, seed: u64, pass: usize) 
     Some(Proposal::new(&topics, memo.params.lambda, stick, doc_topic))
 }
 
+/// The words target documents use, numbered in the order they first appear (the
+/// restricted fit's vocabulary).
+#[derive(Default)]
+pub(super) struct CompactVocabulary {
+    ids: std::collections::HashMap<usize, usize>,
+    /// The corpus' word id of each compact id.
+    pub(super) words: Vec<usize>,
+}
+
+impl CompactVocabulary {
+    /// Add weight `x` of corpus word `w` to `doc`, numbering `w` on its first use.
+    pub(super) fn push(&mut self, doc: &mut TargetDocument, w: usize, x: f64) {
+        let next = self.words.len();
+        let id = *self.ids.entry(w).or_insert(next);
+        if id == next {
+            self.words.push(w);
+        }
+        doc.words.push(id);
+        doc.weights.push(x);
+    }
+}
+
 /// Where a proposed topic comes from: a current topic, or the i-th fresh one.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Slot {
@@ -189,8 +212,7 @@ fn target_documents(memo: &Memo, topic: usize) -> (Vec<TargetDocument>, Vec<usiz
     candidates.truncate(MAX_TARGET_DOCUMENTS);
     let prior: Vec<f64> = memo.stick.expected_beta().iter().map(|b| memo.params.alpha * b).collect();
     let exp_elog_phi = &memo.topic_word.exp_elog_phi;
-    let mut compact: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
-    let mut vocabulary = Vec::new();
+    let mut vocabulary = CompactVocabulary::default();
     let targets = candidates
         .iter()
         .map(|&(_, b, row)| {
@@ -204,31 +226,33 @@ fn target_documents(memo: &Memo, topic: usize) -> (Vec<TargetDocument>, Vec<usiz
                 let z: f64 = a.iter().zip(e).map(|(x, y)| x * y).sum();
                 let x = c as f64 * a[topic] * e[topic] / z;
                 if z > 0.0 && x.is_finite() && x > 0.0 {
-                    let next = vocabulary.len();
-                    let id = *compact.entry(w as usize).or_insert(next);
-                    if id == next {
-                        vocabulary.push(w as usize);
-                    }
-                    doc.words.push(id);
-                    doc.weights.push(x);
+                    vocabulary.push(&mut doc, w as usize, x);
                 }
             }
             doc
         })
         .filter(|doc| !doc.words.is_empty())
         .collect();
-    (targets, vocabulary)
+    (targets, vocabulary.words)
 }
 
 /// A short variational fit of `fresh` topics to the target documents' weighted counts
-/// (LDA's updates under the model's λ and α / `fresh`), started from `fresh` distinct
-/// target documents drawn by the seed. Returns each fresh topic's counts over the compact
-/// vocabulary and each target document's counts per fresh topic.
-fn restricted_fit(targets: &[TargetDocument], words: usize, memo: &Memo, fresh: usize, seed: u64, pass: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+/// (LDA's updates under the model's λ and α / `fresh`, over its `num_terms` words),
+/// started from `fresh` distinct target documents drawn by the seed (stream `pass`; an
+/// update's added topics use pass 0, which no birth has). Returns each fresh topic's
+/// counts over the compact vocabulary and each target document's counts per fresh topic.
+pub(super) fn restricted_fit(
+    targets: &[TargetDocument],
+    words: usize,
+    (params, num_terms): (&HdpParams, usize),
+    fresh: usize,
+    seed: u64,
+    pass: usize,
+) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
     let j = fresh.min(targets.len());
-    let lambda = memo.params.lambda;
-    let v = memo.num_terms as f64;
-    let doc_prior = memo.params.alpha / j as f64;
+    let lambda = params.lambda;
+    let v = num_terms as f64;
+    let doc_prior = params.alpha / j as f64;
     let mut rng = stream(seed, Purpose::HdpBirth, pass as u64, 0);
     let mut order: Vec<usize> = (0..targets.len()).collect();
     for i in 0..j {

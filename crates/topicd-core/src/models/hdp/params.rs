@@ -260,7 +260,7 @@ impl HdpParams {
     }
 
     /// The params of an update ([`super::update`]) of a model fitted with these: the
-    /// truncation raised by `new_topics` (the empty topics it adds), at most `passes`
+    /// truncation raised by `new_topics` (the topics it adds), at most `passes`
     /// passes, every move as the parent had it.
     pub fn updated(&self, new_topics: usize, passes: usize) -> Result<Self, ParamError> {
         let topics = self.topics + new_topics;

@@ -65,7 +65,7 @@ fn an_update_keeps_the_old_topics_and_an_added_topic_takes_the_new_words() {
 }
 
 /// With every move on (merges, deletes, births every pass), no parent topic is
-/// removed or moved: the first topics of the child are the parent's, in order, near
+/// removed or moved, and the 3 added topics stay: the first topics of the child are the parent's, in order, near
 /// where they were (each parent topic's nearest child topic is the one with its id).
 #[test]
 fn every_move_spares_the_parent_topics() {
@@ -76,7 +76,7 @@ fn every_move_spares_the_parent_topics() {
     let start = UpdateStart { parent: &bytes, parent_documents: old.num_documents(), new_topics: 3, split_seed: 3 };
     let child = FitContext::silent(|ctx| fit_hdp_updated(&joined, &moves, &start, 5, ctx).unwrap());
     let kp = parent.num_topics;
-    assert!(child.num_topics >= kp, "{} topics after the update of {kp}", child.num_topics);
+    assert!(child.num_topics >= kp + 3, "{} topics after the update of {kp} with 3 added, which are protected too", child.num_topics);
     assert!(child.passes.iter().any(|s| s.merges_accepted > 0 || s.deleted), "a merge or delete was accepted: {:?}", child.passes);
     for k in 0..kp {
         let parent_row = row(&parent, k);
@@ -118,6 +118,63 @@ fn a_parent_of_other_documents_is_refused() {
         let e = FitContext::silent(|ctx| fit_hdp_updated(&joined, &child_params, &start, 1, ctx).unwrap_err());
         assert!(e.to_string().contains("first documents"), "{e}");
     }
+}
+
+/// The starting sticks: the parent's topics keep their weights relative to each other
+/// and to the remainder, and each added topic starts at the parent's mean topic weight
+/// (not at a share of the remainder, which left added topics unused: decision 0063).
+#[test]
+fn added_topics_start_with_a_parent_sized_stick() {
+    let (old, joined) = corpora(7);
+    let (parent, _) = parent(&old);
+    let bytes = parent.encode();
+    let start = UpdateStart { parent: &bytes, parent_documents: old.num_documents(), new_topics: 2, split_seed: 3 };
+    let p = HdpParams::from_json(&json!({"topics": parent.num_topics + 2, "test_fraction": 0.1})).unwrap();
+    let from = super::update::UpdatedStart::new(&start, &joined, &p).unwrap();
+    let before = parent.stick.expected_beta();
+    let after = from.initial_stick().expected_beta();
+    let kp = parent.num_topics;
+    assert_eq!(after.len(), kp + 3);
+    let scale = after[0] / before[0];
+    for k in 0..kp {
+        assert!((after[k] / before[k] - scale).abs() < 1e-9 * scale, "topic {k}: {} vs {}", after[k], before[k] * scale);
+    }
+    assert!((after[kp + 2] / before[kp] - scale).abs() < 1e-9 * scale, "the remainder keeps its weight");
+    let mean = before[..kp].iter().sum::<f64>() / kp as f64 * scale;
+    for (k, &weight) in after.iter().enumerate().skip(kp).take(2) {
+        assert!((weight - mean).abs() < 1e-9, "added topic {k}: {weight} vs the mean {mean}");
+    }
+    assert!((after.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+}
+
+/// The added topics start from the words the parent does not predict, and differently:
+/// the new documents' only unpredicted words are the new block's (their old words come
+/// at the parent's rates, so their excess share is near 0, while every new-block word is
+/// new), so each added topic starts with most of its counts there; and the restricted
+/// fit starts them from different documents, so they are not identical (identical
+/// empty topics take identical shares and were merged into one).
+#[test]
+fn added_topics_start_on_the_words_the_parent_does_not_predict() {
+    let (old, joined) = corpora(11);
+    let (parent, p) = parent(&old);
+    let bytes = parent.encode();
+    let start = UpdateStart { parent: &bytes, parent_documents: old.num_documents(), new_topics: 2, split_seed: 3 };
+    let child_params = p.updated(2, 5).unwrap();
+    let from = super::update::UpdatedStart::new(&start, &joined, &child_params).unwrap();
+    let training = super::fit::prepare(&joined, &child_params, 3).unwrap().training;
+    let v = joined.num_terms();
+    let init = from.initial_counts(&training, v, &child_params, 5);
+    let (kp, k) = (parent.num_topics, parent.num_topics + 2);
+    let column = |t: usize| (0..v).map(|w| init.word_topic[w * k + t]).collect::<Vec<f64>>();
+    let added: Vec<Vec<f64>> = (kp..k).map(column).collect();
+    for (i, c) in added.iter().enumerate() {
+        let total: f64 = c.iter().sum();
+        let new_block: f64 = c.iter().enumerate().filter(|&(w, _)| block_of(joined.lexicon.word(w as u32)) == 3).map(|(_, x)| x).sum();
+        assert!(total > 0.0 && new_block / total > 0.8, "added topic {i}: {new_block:.1} of {total:.1} on the new block");
+    }
+    let normalised = |c: &[f64]| c.iter().map(|x| x / c.iter().sum::<f64>()).collect::<Vec<f64>>();
+    let apart = l1_to_parent(&normalised(&added[0]), &normalised(&added[1]));
+    assert!(apart > 1e-3, "the added topics start identical (L1 {apart:.2e})");
 }
 
 /// The protected topics under each move's choice: a delete never proposes one, a merge

@@ -488,6 +488,8 @@ async fn a_model_round_trips_and_a_cancel_reaches_the_holder(db: TestDb) {
     assert_eq!(store.model_children("m-parent").await.unwrap().iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), vec!["m"], "a parent finds its children");
     let (family, lex_back, data_back) = store.model_blobs("m").await.unwrap().unwrap();
     assert_eq!((family.unwrap().as_str(), lex_back.as_deref(), data_back.as_slice()), ("lda", Some(lexicon.as_slice()), data.as_slice()));
+    assert_eq!(store.model_data_bytes("m").await.unwrap(), Some(data.len() as u64), "the stored data's size, for a child's memory estimate");
+    assert_eq!(store.model_data_bytes("missing").await.unwrap(), None);
     let job = store.get_job("k").await.unwrap().unwrap();
     assert_eq!((job.status, job.model_id.as_deref()), (JobStatus::Succeeded, Some("m")));
     assert_eq!(store.lease_history("k").await.unwrap()[0].outcome.as_deref(), Some("succeeded"));

@@ -3,7 +3,8 @@
 //! Why it exists: both read the parent's row and family, build the child's params from
 //! the parent's, refuse `options.ranks`, plan the fit on its corpus (memory budget,
 //! queue bounds, through [`crate::jobs::submit`]) and queue a job whose row names the
-//! parent (`source_model_id`, so the parent cannot be deleted meanwhile) and keeps how
+//! parent (`source_model_id`, so the parent cannot be deleted meanwhile; its stored
+//! size counts in the fit's memory estimate) and keeps how
 //! it starts (`jobs.start`). Each handler says only what is its own.
 
 use super::error::{ApiError, ApiResult};
@@ -55,7 +56,8 @@ pub async fn queue(state: &AppState, caller: Option<&Caller>, fit: FromParent<'_
     let parsed = request.draft().map_err(submit_error)?.parse().map_err(submit_error)?;
     let (_, stored) = input_of(state, fit.family.family(), Some(fit.corpus_id.to_string()), None).await?;
     let StoredStats::Corpus(stats) = &stored else { return Err(ApiError::internal("a topic model's input is a corpus")) };
-    let plan = parsed.plan(InputStats::Corpus(stats), &host(state)).map_err(submit_error)?;
+    let parent_bytes = state.store.model_data_bytes(&fit.parent.id).await?.unwrap_or(0);
+    let plan = parsed.plan_beside(InputStats::Corpus(stats), &host(state), parent_bytes).map_err(submit_error)?;
     let spec = serde_json::to_value(&fit.start).map_err(ApiError::internal)?;
     let job_id = uuid::Uuid::new_v4().to_string();
     let mut new_job = plan.new_job(&job_id, FitInput::Corpus(fit.corpus_id), state.limits.gate(caller));

@@ -153,11 +153,18 @@ impl ParsedFit {
     /// Check the params against the input's summary and the host (ranks, memory), and
     /// estimate the fit's peak memory.
     pub fn plan(&self, stats: InputStats<'_>, host: &Host) -> Result<FitPlan<'_>, SubmitError> {
+        self.plan_beside(stats, host, 0)
+    }
+
+    /// [`Self::plan`] for a fit that also keeps `parent_bytes` in memory: an edit or an
+    /// update decodes its parent model (counted at its stored size, which its arrays of
+    /// floats match) and keeps it while its start is drawn.
+    pub fn plan_beside(&self, stats: InputStats<'_>, host: &Host, parent_bytes: u64) -> Result<FitPlan<'_>, SubmitError> {
         let family = self.family.family();
         family.check_params(&self.params, stats).map_err(SubmitError::Params)?;
         self.check_ranks(host)?;
         let threads = self.threads(host.default_threads);
-        let memory_bytes = family.fit_memory(stats, &self.params, threads);
+        let memory_bytes = family.fit_memory(stats, &self.params, threads).saturating_add(parent_bytes);
         match host.fit_memory_budget {
             Some(budget) if memory_bytes > budget => Err(SubmitError::OverBudget { family: self.family, memory: memory_bytes, budget }),
             _ => Ok(FitPlan { fit: self, memory_bytes, threads, options_json: self.options.to_json() }),
@@ -243,5 +250,19 @@ mod tests {
         let tight = Host { fit_memory_budget: Some(1), ..SERVER };
         let over = request("lda", json!({}), JobOptions::default()).draft().unwrap().parse().unwrap().plan(InputStats::Corpus(&stats), &tight).unwrap_err();
         assert!(over.to_string().starts_with("this lda fit is estimated to need"), "{over}");
+    }
+
+    /// A fit from a stored model counts the parent it keeps: under a budget that the fit
+    /// alone meets, a parent larger than what is left makes it over budget.
+    #[test]
+    fn a_fit_from_a_parent_counts_the_parent() {
+        let fit = request("lda", json!({}), JobOptions::default()).draft().unwrap().parse().unwrap();
+        let stats = stats();
+        let alone = fit.plan(InputStats::Corpus(&stats), &SERVER).unwrap().memory_bytes;
+        let budget = Host { fit_memory_budget: Some(alone + 1000), ..SERVER };
+        let beside = fit.plan_beside(InputStats::Corpus(&stats), &budget, 1000).unwrap();
+        assert_eq!(beside.memory_bytes, alone + 1000);
+        let over = fit.plan_beside(InputStats::Corpus(&stats), &budget, 1001).unwrap_err();
+        assert!(matches!(over, SubmitError::OverBudget { .. }), "{over:?}");
     }
 }

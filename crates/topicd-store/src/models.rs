@@ -164,6 +164,13 @@ impl Store {
         rows.iter().map(row_to_model).collect()
     }
 
+    /// The size in bytes of the model's stored data (`None` when there is no such
+    /// model): what a fit from it keeps in memory beside its own state.
+    pub async fn model_data_bytes(&self, id: &str) -> StoreResult<Option<u64>> {
+        let row = sqlx::query("SELECT CAST(length(data) AS BIGINT) FROM models WHERE id = $1").bind(id).fetch_optional(&self.pool).await?;
+        row.map(|r| Ok(r.try_get::<i64, _>(0)?.max(0) as u64)).transpose()
+    }
+
     /// The model's blobs: (family, lexicon (topic models only), data).
     pub async fn model_blobs(&self, id: &str) -> StoreResult<Option<(StoredFamily, Option<Vec<u8>>, Vec<u8>)>> {
         let row = sqlx::query("SELECT family, lexicon, data FROM models WHERE id = $1").bind(id).fetch_optional(&self.pool).await?;

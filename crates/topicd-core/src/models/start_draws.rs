@@ -38,13 +38,18 @@ pub fn draw_from_parent(z: &mut [u32], tokens: TokenWords<'_>, parents: usize, (
     });
 }
 
+/// How many documents [`fold_in`] folds in between two looks at its `stop`.
+pub const FOLD_IN_STOP_EVERY: usize = 64;
+
 /// An update's new documents (`parents..`), folded in one after another by collapsed
 /// Gibbs against the counts of every token before them (o-LDA's initialisation, Canini,
 /// Shi and Griffiths 2009): p(z = k) ∝ (n_dk + α_k)(n_kw + β)/(n_k + Vβ) over the
 /// `alpha.len()` topics, every draw added before the next, document d from stream
 /// `(seed, UpdateStart, 1, d)`. Reads the parent's tokens' topics from `z` and writes
-/// the rest.
-pub fn fold_in(z: &mut [u32], tokens: TokenWords<'_>, parents: usize, alpha: &[f64], beta: f64, seed: u64) {
+/// the rest. It runs in one thread, document after document, so it asks `stop` every
+/// [`FOLD_IN_STOP_EVERY`] documents and leaves the rest at topic 0 when told (a
+/// cancelled job's chain then stops at its first scan, before anything is kept).
+pub fn fold_in(z: &mut [u32], tokens: TokenWords<'_>, parents: usize, (alpha, beta): (&[f64], f64), seed: u64, stop: &dyn Fn() -> bool) {
     let (k, v) = (alpha.len(), tokens.num_terms);
     let vbeta = v as f64 * beta;
     let mut n_kw = vec![0u32; v * k];
@@ -57,6 +62,9 @@ pub fn fold_in(z: &mut [u32], tokens: TokenWords<'_>, parents: usize, alpha: &[f
     let mut weights = vec![0.0; k];
     let mut n_dk = vec![0u32; k];
     for d in parents..tokens.doc_ptr.len() - 1 {
+        if (d - parents).is_multiple_of(FOLD_IN_STOP_EVERY) && stop() {
+            return;
+        }
         let mut rng = stream(seed, Purpose::UpdateStart, 1, d as u64);
         n_dk.fill(0);
         let span = tokens.doc_ptr[d]..tokens.doc_ptr[d + 1];
@@ -118,5 +126,34 @@ mod tests {
         let spans = split_by_document(&mut z, &[0, 2, 2, 5]);
         let lens: Vec<(usize, usize)> = spans.iter().map(|(d, s)| (*d, s.len())).collect();
         assert_eq!(lens, vec![(0, 2), (1, 0), (2, 3)]);
+    }
+
+    /// The fold-in stops when told, at its next look (every `FOLD_IN_STOP_EVERY`
+    /// documents), leaving the parent's tokens and the unvisited documents as they
+    /// were; told to go on, it assigns topics from the second topic's strong counts.
+    #[test]
+    fn the_fold_in_stops_when_told() {
+        let docs = 3 * FOLD_IN_STOP_EVERY;
+        let words: Vec<u32> = (0..2 * docs).map(|i| (i % 2) as u32).collect();
+        let doc_ptr: Vec<usize> = (0..=docs).map(|d| 2 * d).collect();
+        let tokens = TokenWords { words: &words, doc_ptr: &doc_ptr, num_terms: 2 };
+        let fold = |stop_after: usize| {
+            let mut z = vec![1u32; 2]; // the parent's one document, on topic 1
+            z.resize(words.len(), 7); // 7: not yet drawn
+            let looks = std::cell::Cell::new(0);
+            fold_in(&mut z, tokens, 1, (&[0.01, 0.01], 0.01), 3, &|| {
+                looks.set(looks.get() + 1);
+                looks.get() > stop_after
+            });
+            z
+        };
+        let stopped = fold(1);
+        let first_unvisited = 2 * (1 + FOLD_IN_STOP_EVERY);
+        assert_eq!(&stopped[..2], &[1, 1], "the parent's tokens are read, not written");
+        assert!(stopped[2..first_unvisited].iter().all(|&t| t < 2), "the first block is folded in");
+        assert!(stopped[first_unvisited..].iter().all(|&t| t == 7), "nothing after the stop is drawn");
+        let whole = fold(usize::MAX);
+        assert!(whole[2..].iter().all(|&t| t < 2));
+        assert_eq!(&whole[..first_unvisited], &stopped[..first_unvisited], "the same draws up to the stop");
     }
 }

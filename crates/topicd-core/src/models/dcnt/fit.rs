@@ -290,7 +290,7 @@ impl<'a> ChainFit for DcntFit<'a> {
 
     fn fresh(&self, seed: u64, ctx: &FitContext) -> DcntChain<'a> {
         if let Some(update) = &self.update {
-            let state = update.state(&self.training.docs, self.p, self.covariance, self.training.prior.clone(), seed);
+            let state = update.state(&self.training.docs, (self.p, self.covariance), self.training.prior.clone(), seed, &|| ctx.cancel.is_cancelled());
             return DcntChain::from_state(self.p, &self.training.docs, state);
         }
         DcntChain::new(self.p, self.covariance, &self.training.docs, &self.training.prior, seed, &|| ctx.cancel.is_cancelled())

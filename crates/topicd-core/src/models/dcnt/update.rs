@@ -80,15 +80,23 @@ impl UpdatedStart {
         Ok(UpdatedStart { parent, parent_documents })
     }
 
-    /// The chain's starting state for `p` on the training `docs`, from streams of `seed`.
-    pub(super) fn state(&self, docs: &Documents, p: &DcntParams, covariance: Covariance, prior: SeedPrior, seed: u64) -> DcntState {
+    /// The chain's starting state for `p` on the training `docs`, from streams of `seed`
+    /// (the fold-in cut short when `stop` says so).
+    pub(super) fn state(
+        &self,
+        docs: &Documents,
+        (p, covariance): (&DcntParams, Covariance),
+        prior: SeedPrior,
+        seed: u64,
+        stop: &dyn Fn() -> bool,
+    ) -> DcntState {
         let k = p.topics;
         let words: Vec<u32> = (0..docs.num_docs()).flat_map(|d| tokens_of(docs, d)).collect();
         let tokens = TokenWords { words: &words, doc_ptr: &docs.token_offsets, num_terms: docs.num_terms };
         let mut z = vec![0u32; docs.num_tokens()];
         let parent = (&self.parent.document_proportions[..], &self.parent.topic_word[..], self.parent.num_terms);
         draw_from_parent(&mut z, tokens, self.parent_documents, parent, seed);
-        fold_in(&mut z, tokens, self.parent_documents, &vec![ALPHA; k], p.priors.beta, seed);
+        fold_in(&mut z, tokens, self.parent_documents, (&vec![ALPHA; k], p.priors.beta), seed, stop);
         // Topics fit in u16: K̄ is at most MAX_TOPICS.
         let z: Vec<u16> = z.into_iter().map(|t| t as u16).collect();
         let globals = Globals::initial(k, docs.num_features, covariance, &mut stream(seed, Purpose::DcntGlobal, 0, 0));

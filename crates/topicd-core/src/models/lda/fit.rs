@@ -122,14 +122,19 @@ impl<'a> ChainFit for LdaFit<'a> {
         self.p.schedule()
     }
 
-    fn fresh(&self, seed: u64, _ctx: &FitContext) -> LdaChain<'a> {
+    fn fresh(&self, seed: u64, ctx: &FitContext) -> LdaChain<'a> {
         match &self.start {
             Start::Edited(edited) => {
                 LdaChain::from_start(self.p, self.tokens, self.prior.clone(), edited.assignments(self.tokens, seed), edited.alpha(), edited.beta())
             }
-            Start::Updated(updated) => {
-                LdaChain::from_start(self.p, self.tokens, self.prior.clone(), updated.assignments(self.tokens, seed), updated.alpha(), updated.beta())
-            }
+            Start::Updated(updated) => LdaChain::from_start(
+                self.p,
+                self.tokens,
+                self.prior.clone(),
+                updated.assignments(self.tokens, seed, &|| ctx.cancel.is_cancelled()),
+                updated.alpha(),
+                updated.beta(),
+            ),
             Start::Fresh => LdaChain::seeded(self.p, self.tokens, seed, self.prior.clone()),
         }
     }

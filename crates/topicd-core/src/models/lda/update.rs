@@ -60,13 +60,14 @@ impl<'a> UpdatedStart<'a> {
         self.parent.beta
     }
 
-    /// The chain's starting assignments, from streams of `seed`.
-    pub(super) fn assignments(&self, tokens: &Tokens, seed: u64) -> Vec<u32> {
+    /// The chain's starting assignments, from streams of `seed` (the fold-in cut short
+    /// when `stop` says so).
+    pub(super) fn assignments(&self, tokens: &Tokens, seed: u64, stop: &dyn Fn() -> bool) -> Vec<u32> {
         let mut z = vec![0u32; tokens.num_tokens()];
         let words = TokenWords { words: &tokens.words, doc_ptr: &tokens.doc_ptr, num_terms: tokens.num_terms };
         let parent = (&self.parent.document_proportions[..], &self.parent.word_rates[..], self.parent.num_terms);
         draw_from_parent(&mut z, words, self.parent_documents, parent, seed);
-        fold_in(&mut z, words, self.parent_documents, &self.alpha(), self.beta(), seed);
+        fold_in(&mut z, words, self.parent_documents, (&self.alpha(), self.beta()), seed, stop);
         z
     }
 }

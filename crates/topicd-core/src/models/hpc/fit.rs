@@ -120,7 +120,8 @@ pub(super) fn shape(corpus: &Corpus, p: &HpcParams, supervision: Supervision, ro
 /// keeps their design and its rows for the documents its rates were fitted on (the
 /// training documents, with the validation documents after a refit), for `/effects`.
 pub fn fit_hpc(corpus: &Corpus, p: &HpcParams, supervision: Supervision, seed: u64, ctx: &FitContext) -> Result<HpcModel, FitError> {
-    fit_from(corpus, p, supervision, seed, (seed, ChainStart::Initial), ctx)
+    let roles = assign_roles(corpus, p, supervision, seed);
+    fit_from(corpus, p, supervision, seed, (&roles, ChainStart::Initial), ctx)
 }
 
 /// Update the parent in `start` with the corpus' new documents (the corpus holds the
@@ -139,22 +140,22 @@ pub fn fit_hpc_updated(
     let first = &roles[..start.parent_documents.min(roles.len())];
     let count = |role: Role| first.iter().filter(|&&r| r == role).count();
     let from = UpdatedStart::new(start, corpus, p, supervision, [count(Role::Train), count(Role::Validation), count(Role::Test), count(Role::Unlabelled)])?;
-    fit_from(corpus, p, supervision, seed, (start.split_seed, ChainStart::Updated(&from)), ctx)
+    fit_from(corpus, p, supervision, seed, (&roles, ChainStart::Updated(&from)), ctx)
 }
 
-/// A fit whose roles are drawn by `split_seed` and whose chains start from `start`.
+/// A fit of the documents' `roles` (drawn once, by [`assign_roles`]) whose chains start
+/// from `start`.
 fn fit_from(
     corpus: &Corpus,
     p: &HpcParams,
     supervision: Supervision,
     seed: u64,
-    (split_seed, start): (u64, ChainStart<'_>),
+    (roles, start): (&[Role], ChainStart<'_>),
     ctx: &FitContext,
 ) -> Result<HpcModel, FitError> {
     let design = corpus_design(corpus, p)?;
-    let mut model = fit_stages(corpus, p, supervision, seed, (split_seed, start), ctx)?;
+    let mut model = fit_stages(corpus, p, supervision, seed, (roles, start), ctx)?;
     if let Some((spec, rows)) = design {
-        let roles = assign_roles(corpus, p, supervision, split_seed);
         let learned = if model.refitted_with_validation { &[Role::Train, Role::Validation][..] } else { &[Role::Train] };
         let width = spec.width();
         model.design_rows = (0..roles.len()).filter(|&d| learned.contains(&roles[d])).flat_map(|d| rows[d * width..(d + 1) * width].iter().copied()).collect();
@@ -176,18 +177,17 @@ pub(super) fn corpus_design(corpus: &Corpus, p: &HpcParams) -> Result<Option<(De
     Ok(Some((spec, rows)))
 }
 
-/// Every document's role (drawn by `split_seed`) and the training documents shaped;
-/// an error when an HPC corpus has no labels or fewer than 2 documents train.
-fn training_documents(corpus: &Corpus, p: &HpcParams, supervision: Supervision, split_seed: u64) -> Result<(Vec<Role>, Shaped), FitError> {
+/// The training documents of `roles`, shaped; an error when an HPC corpus has no
+/// labels or fewer than 2 documents train.
+fn training_documents(corpus: &Corpus, p: &HpcParams, supervision: Supervision, roles: &[Role]) -> Result<Shaped, FitError> {
     if supervision.is_labelled() && corpus.labels.is_empty() {
         return Err(FitError::InvalidInput(InvalidInput::NoLabels { model: "HPC".into(), instead: "pcm".into() }));
     }
-    let roles = assign_roles(corpus, p, supervision, split_seed);
-    let train = shape(corpus, p, supervision, &roles, &[Role::Train]);
+    let train = shape(corpus, p, supervision, roles, &[Role::Train]);
     if train.data.num_docs() < 2 {
         return Err(FitError::InvalidInput(InvalidInput::TooFewDocuments { model: "HPC".into(), documents: train.data.num_docs() }));
     }
-    Ok((roles, train))
+    Ok(train)
 }
 
 /// The fit's stages (the chains on the training documents, the calibration, the refit)
@@ -197,19 +197,19 @@ fn fit_stages(
     p: &HpcParams,
     supervision: Supervision,
     seed: u64,
-    (split_seed, start): (u64, ChainStart<'_>),
+    (roles, start): (&[Role], ChainStart<'_>),
     ctx: &FitContext,
 ) -> Result<HpcModel, FitError> {
-    let (roles, train) = training_documents(corpus, p, supervision, split_seed)?;
+    let train = training_documents(corpus, p, supervision, roles)?;
     let Supervision::Labelled = supervision else {
-        return first_chains(&train, p, (seed, start), &roles, ctx, false);
+        return first_chains(&train, p, (seed, start), roles, ctx, false);
     };
-    let validation = shape(corpus, p, supervision, &roles, &[Role::Validation]);
-    let test = shape(corpus, p, supervision, &roles, &[Role::Test]);
+    let validation = shape(corpus, p, supervision, roles, &[Role::Validation]);
+    let test = shape(corpus, p, supervision, roles, &[Role::Test]);
     let refit = p.refit_with_validation && validation.data.num_docs() > 0;
     let n = (p.chains * p.iterations) as u64;
     let total = if refit { 2 * n } else { n };
-    let both = refit.then(|| shape(corpus, p, supervision, &roles, &[Role::Train, Role::Validation]));
+    let both = refit.then(|| shape(corpus, p, supervision, roles, &[Role::Train, Role::Validation]));
     let mut resume_from = ctx.checkpoint.resume_from;
     // Several chains: a checkpoint of the second stage carries the calibration in its
     // trailer; continue that stage.
@@ -217,7 +217,7 @@ fn fit_stages(
         if let Some((stage, calibration)) = unwrap_refit_stage(bytes) {
             match calibration.check(both.data.num_topics()) {
                 Ok(()) => {
-                    let refitted = ctx.stage(refit_stage(n, total), Some(stage), |ctx| refit_chains(both, p, (seed, start), &roles, &calibration, ctx))?;
+                    let refitted = ctx.stage(refit_stage(n, total), Some(stage), |ctx| refit_chains(both, p, (seed, start), roles, &calibration, ctx))?;
                     return Ok(evaluated(calibrated(refitted, calibration, p, &train, &validation), both, &test));
                 }
                 Err(reason) => {
@@ -235,7 +235,7 @@ fn fit_stages(
                 Ok(second) => {
                     let (model, calibration) = ctx.stage(refit_stage(n, total), None, |ctx| {
                         (ctx.checkpoint.resumed)(Resume::From(checkpoint.position.iteration as u64));
-                        second_chain(second, checkpoint.position, both, p, seed, &roles, ctx)
+                        second_chain(second, checkpoint.position, both, p, seed, roles, ctx)
                     })?;
                     let model = calibrated(model, calibration, p, &train, &validation);
                     return Ok(evaluated(model, both, &test));
@@ -247,7 +247,7 @@ fn fit_stages(
             }
         }
     }
-    let mut model = ctx.stage(first_stage(n, total), resume_from, |ctx| first_chains(&train, p, (seed, start), &roles, ctx, refit))?;
+    let mut model = ctx.stage(first_stage(n, total), resume_from, |ctx| first_chains(&train, p, (seed, start), roles, ctx, refit))?;
     model.prediction = prediction_settings(&model, p, &train, &validation);
     if validation.data.num_docs() > 0 {
         calibrate_prediction(&mut model, &validation);
@@ -260,11 +260,11 @@ fn fit_stages(
     // each) before the second chain allocates its own.
     drop(model);
     if p.chains > 1 {
-        let refitted = ctx.stage(refit_stage(n, total), None, |ctx| refit_chains(&both, p, (seed, start), &roles, &calibration, ctx))?;
+        let refitted = ctx.stage(refit_stage(n, total), None, |ctx| refit_chains(&both, p, (seed, start), roles, &calibration, ctx))?;
         return Ok(evaluated(calibrated(refitted, calibration, p, &train, &validation), &both, &test));
     }
     let second = RefitChain { chain: start.chain(&both.data, p, refit_seed(seed)), calibration };
-    let (refitted, calibration) = ctx.stage(refit_stage(n, total), None, |ctx| second_chain(second, Position::START, &both, p, seed, &roles, ctx))?;
+    let (refitted, calibration) = ctx.stage(refit_stage(n, total), None, |ctx| second_chain(second, Position::START, &both, p, seed, roles, ctx))?;
     Ok(evaluated(calibrated(refitted, calibration, p, &train, &validation), &both, &test))
 }
 

@@ -133,6 +133,12 @@ async fn dcnt_and_scnt_take_seeds() {
         assert_problem(st, &body, 422, Some(field));
     }
     let job = s.submit(&corpus_id, "scnt", json!({"topics": 6, "iterations": 40, "warm_start": 60, "seed_words": seeds()}), 3).await;
+    seeded_model_of(&s, &job).await;
+}
+
+/// The model of a finished fit seeded with [`seeds`]: its topics 0 and 1 carry the seeds'
+/// names, and the audio topic keeps "audio" and "music" among its 10 most frequent words.
+async fn seeded_model_of(s: &TestServer, job: &Value) -> String {
     let done = s.wait(job["id"].as_str().unwrap(), LIMIT).await;
     assert_eq!(done["status"], "succeeded", "{done}");
     let id = done["model_id"].as_str().unwrap();
@@ -142,4 +148,26 @@ async fn dcnt_and_scnt_take_seeds() {
     assert_eq!((&list[0]["name"], &list[1]["name"]), (&json!("games"), &json!("audio")));
     let top: Vec<&str> = list[1]["words"].as_array().unwrap().iter().map(|w| w["word"].as_str().unwrap()).collect();
     assert!(["audio", "music"].iter().all(|w| top.contains(w)), "the audio topic's top words {top:?}");
+    id.to_string()
+}
+
+/// PCM takes seeds through the same params (HPC, whose topics are its labels, refuses
+/// them by name): a seeded PCM fit names its seeded topics, keeps their seed words in
+/// their top 10 and reports its seeds in its diagnostics; a seed word the vocabulary
+/// lacks is a 422 naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pcm_takes_seeds_and_hpc_refuses_them() {
+    let s = TestServer::start().await;
+    let corpus_id = appstream(&s).await;
+    for (model, params, field) in [
+        ("pcm", json!({"topics": 4, "seed_words": [{"name": "games", "words": ["game", "zzyzx"]}]}), "params.seed_words[0].words[1]"),
+        ("hpc", json!({"seed_words": seeds()}), "params.seed_words"),
+    ] {
+        let (st, body) = s.post("/v1/jobs", &json!({"corpus_id": corpus_id, "model": model, "params": params, "seed": 1})).await;
+        assert_problem(st, &body, 422, Some(field));
+    }
+    let job = s.submit(&corpus_id, "pcm", json!({"topics": 6, "iterations": 40, "seed_words": seeds()}), 3).await;
+    let id = seeded_model_of(&s, &job).await;
+    let (_, model) = s.get(&format!("/v1/models/{id}")).await;
+    assert_eq!(model["diagnostics"]["seeds"]["topics"][1]["name"], "audio", "{}", model["diagnostics"]);
 }

@@ -22,7 +22,11 @@
 //! words does not rise by fiat.
 //!
 //! Families whose topics are Dirichlet-multinomial over words with integer counts (LDA,
-//! DCNT, SCNT) add [`SeedPrior`] to those counts; the seeds here are family-free.
+//! DCNT, SCNT) add [`SeedPrior`] to those counts. PCM's topics are Poisson rates with
+//! no counts per topic: it adds c_kw μ_kw to each seeded log rate's conditional, the
+//! likelihood of c_kw tokens of w in topic k with no exposure, the same "free"
+//! pseudo-counts in a Poisson model ([`crate::models::hpc`]'s `data`). The seeds here
+//! are family-free.
 
 use super::params::{ParamError, ParamReader};
 use crate::corpus::lexicon::Lexicon;
@@ -105,8 +109,14 @@ impl SeedWords {
     /// Read `seed_words`, `seed_strength` and `missing_seed_words` for a fit of
     /// `num_topics` topics; errors name the key and item (`seed_words[1].words[0]`).
     pub fn read(r: &mut ParamReader, num_topics: usize) -> Result<Self, ParamError> {
+        Self::read_with_default_strength(r, num_topics, DEFAULT_STRENGTH)
+    }
+
+    /// [`Self::read`] for a family whose `seed_strength` defaults to `default_strength`
+    /// (PCM's, where the same pseudo-counts act on Poisson rates).
+    pub fn read_with_default_strength(r: &mut ParamReader, num_topics: usize, default_strength: f64) -> Result<Self, ParamError> {
         let raw = r.raw("seed_words", seed_words_schema());
-        let strength = r.number_in_or("seed_strength", 0.0, MAX_STRENGTH, DEFAULT_STRENGTH);
+        let strength = r.number_in_or("seed_strength", 0.0, MAX_STRENGTH, default_strength);
         let missing = r.choice_or("missing_seed_words", &["reject", "ignore"], "reject");
         let topics = match raw {
             None => Vec::new(),
@@ -260,6 +270,12 @@ impl SeedPrior {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// The `(word, topic, pseudo-count)` entries, for a family that adds them to
+    /// something other than integer counts (PCM's log rates).
+    pub fn entries(&self) -> &[(u32, u32, u32)] {
+        &self.entries
     }
 
     /// How many leading topics are seeded (0 without seeds).

@@ -18,9 +18,11 @@
 //! - the running acceptance and repair counts, and the last (words, labels)
 //!   log-likelihood.
 
+use super::caches::column_sums;
 use super::data::HpcData;
 use super::params::HpcParams;
 use super::sampler::{document_weights, linear_term, parent_variances, Caches, HpcState, ScanSettings, ScanStats};
+use super::seed_rates::data_rates;
 use super::variant::Supervision;
 use crate::models::chain::{Chain, Position, Schedule};
 use crate::models::composition::DrawPlan;
@@ -76,9 +78,18 @@ impl EstimandSums {
     /// parent) and against every topic, μ, and each topic's share of expected tokens.
     /// `beta` and `rate_totals` are exp(μ) and its column sums ([`Caches::rates`]).
     /// Returns this scan's shares (for the convergence trace).
+    /// A seeded PCM fit adds the data's rates, without the seeds' pseudo-counts
+    /// ([`super::seed_rates`]).
     pub fn add(&mut self, data: &HpcData, state: &HpcState, beta: &[f64], rate_totals: &[f64]) -> Vec<f64> {
-        let linear = linear_term(data, &document_weights(data, &state.xi));
-        self.add_rows(data, &state.mu, beta, rate_totals, linear)
+        let theta = document_weights(data, &state.xi);
+        let linear = linear_term(data, &theta);
+        match data_rates(data, &theta, &state.mu, beta) {
+            None => self.add_rows(data, &state.mu, beta, rate_totals, linear),
+            Some((mu, beta)) => {
+                let totals = column_sums(&beta, data.num_nodes());
+                self.add_rows(data, &mu, &beta, &totals, linear)
+            }
+        }
     }
 
     /// [`Self::add`] for the words whose rows `mu` and `beta` hold (the sums' rows),

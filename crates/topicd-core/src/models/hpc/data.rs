@@ -75,6 +75,10 @@ pub struct HpcData {
     /// Σ log w_fd! over every count: the constant of the Poisson log-likelihood,
     /// computed once instead of per scan.
     pub log_count_factorials: f64,
+    /// PCM's seeded topics: each word's (node, pseudo-count) pairs, c_fk μ_fk added to
+    /// its rates' log conditional ([`HpcData::with_seeds`]); empty without seeds.
+    #[serde(default)]
+    pub seed_counts: Vec<Vec<(u32, f64)>>,
 }
 
 impl HpcData {
@@ -111,7 +115,31 @@ impl HpcData {
             word_docs: Rows::from_rows(per_word),
             num_tokens,
             log_count_factorials,
+            seed_counts: Vec::new(),
         }
+    }
+
+    /// The data with the seeds' pseudo-counts ([`crate::models::seeds`]): seed word w
+    /// of seeded topic k carries c = ⌈strength · n_w⌉ (n_w: its count in these
+    /// documents), which the rate block adds to μ_w's log conditional as c μ_wk (a
+    /// Poisson likelihood of c tokens of w in topic k with no exposure), and the start
+    /// puts the word's counts in its seeded topics.
+    pub fn with_seeds(mut self, seeds: &crate::models::seeds::ResolvedSeeds, strength: f64) -> Self {
+        if seeds.words.is_empty() {
+            return self;
+        }
+        let word_counts: Vec<u64> = (0..self.num_terms()).map(|f| self.word_docs.row(f).iter().map(|&(_, c)| c as u64).sum()).collect();
+        let prior = crate::models::seeds::SeedPrior::new(seeds, strength, &word_counts, self.num_topics());
+        self.seed_counts = vec![Vec::new(); self.num_terms()];
+        for &(w, k, c) in prior.entries() {
+            self.seed_counts[w as usize].push((k + 1, c as f64));
+        }
+        self
+    }
+
+    /// Word f's seeded (node, pseudo-count) pairs (none without seeds).
+    pub fn seed_counts(&self, f: usize) -> &[(u32, f64)] {
+        self.seed_counts.get(f).map_or(&[], Vec::as_slice)
     }
 
     pub fn num_nodes(&self) -> usize {

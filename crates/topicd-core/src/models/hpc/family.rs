@@ -53,6 +53,10 @@ impl ModelFamily for HpcFamily {
         params.to_json(self.supervision)
     }
 
+    fn seeds(&self, params: &HpcParams) -> crate::models::seeds::SeedWords {
+        params.seeds.clone()
+    }
+
     fn check_params(&self, params: &HpcParams, corpus: &CorpusStats) -> Result<(), ParamError> {
         if self.supervision.is_labelled() && corpus.num_labels == 0 {
             return Err(ParamError::new("", "the corpus has no labels: hpc needs labelled documents (pcm fits an unlabelled corpus)"));
@@ -211,6 +215,7 @@ impl TopicModel for HpcModel {
             "chains": self.chains,
             "convergence": self.convergence.as_ref().map(ConvergenceReport::to_json),
             "chain_alignment": crate::models::chains::alignments_json(&self.alignments),
+            "seeds": (!self.seeds.is_empty()).then(|| crate::models::seeds::seeds_diagnostics(&self.seeds, &self.missing_seed_words)),
         })
     }
 

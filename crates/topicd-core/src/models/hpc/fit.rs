@@ -41,6 +41,7 @@ use crate::models::chain::{self, Chain, Checkpoint, Position, Resume};
 use crate::models::chains::{self as several, chain_seed};
 use crate::models::convergence::KeptTrace;
 use crate::models::design::DesignSpec;
+use crate::models::seeds::MissingWord;
 use crate::models::splits::{self, Split};
 use crate::models::{FitContext, FitError, ParamError, Stage, UpdateStart};
 use rayon::prelude::*;
@@ -81,6 +82,8 @@ pub(super) struct Shaped {
     /// Each document's labels as uploaded (before `strip_ancestors`), as topic indices;
     /// empty sets for PCM.
     pub(super) uploaded: Vec<Vec<usize>>,
+    /// PCM's seed words the vocabulary lacks, left out (`missing_seed_words: ignore`).
+    pub(super) missing_seed_words: Vec<MissingWord>,
 }
 
 pub(super) fn shape(corpus: &Corpus, p: &HpcParams, supervision: Supervision, roles: &[Role], wanted: &[Role]) -> Shaped {
@@ -113,7 +116,20 @@ pub(super) fn shape(corpus: &Corpus, p: &HpcParams, supervision: Supervision, ro
             (parent, names, active, vec![Vec::new(); docs.len()])
         }
     };
-    Shaped { data: HpcData::new(parent, supervision, active, counts, corpus.num_terms()), names, uploaded }
+    Shaped { data: HpcData::new(parent, supervision, active, counts, corpus.num_terms()), names, uploaded, missing_seed_words: Vec::new() }
+}
+
+/// `shaped` with PCM's seeds resolved against the corpus' vocabulary and their
+/// pseudo-counts taken from its documents ([`HpcData::with_seeds`]); an error naming a
+/// seed word the vocabulary lacks unless `missing_seed_words` is `ignore`.
+fn seeded(mut shaped: Shaped, corpus: &Corpus, p: &HpcParams) -> Result<Shaped, FitError> {
+    if p.seeds.is_empty() {
+        return Ok(shaped);
+    }
+    let resolved = p.seeds.resolve(&corpus.lexicon).map_err(FitError::Params)?;
+    shaped.data = shaped.data.with_seeds(&resolved, p.seeds.strength);
+    shaped.missing_seed_words = resolved.missing;
+    Ok(shaped)
 }
 
 /// Fit HPC ([`Supervision::Labelled`]) or PCM on `corpus`; with covariates, the model
@@ -183,7 +199,7 @@ fn training_documents(corpus: &Corpus, p: &HpcParams, supervision: Supervision, 
     if supervision.is_labelled() && corpus.labels.is_empty() {
         return Err(FitError::InvalidInput(InvalidInput::NoLabels { model: "HPC".into(), instead: "pcm".into() }));
     }
-    let train = shape(corpus, p, supervision, roles, &[Role::Train]);
+    let train = seeded(shape(corpus, p, supervision, roles, &[Role::Train]), corpus, p)?;
     if train.data.num_docs() < 2 {
         return Err(FitError::InvalidInput(InvalidInput::TooFewDocuments { model: "HPC".into(), documents: train.data.num_docs() }));
     }
@@ -451,6 +467,8 @@ pub(super) fn assemble(ended: EndedChain, shaped: &Shaped, p: &HpcParams, roles:
         design: None,
         design_rows: Vec::new(),
         theta_draws,
+        seeds: p.seeds.clone(),
+        missing_seed_words: shaped.missing_seed_words.clone(),
     };
     ChainResult { model, trace }
 }

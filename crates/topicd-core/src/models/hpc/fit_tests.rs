@@ -100,7 +100,8 @@ fn same_seed_same_model_at_any_thread_count() {
 /// not refitted; a version-4 blob (the parameters with `threads`) and a version-5 blob
 /// (without the trailing convergence report) decode to the same model without the
 /// report; a version-6 blob (without the trailing chain count and alignments) decodes as
-/// one chain; a version-7 blob round-trips with its prediction settings.
+/// one chain; a version-7 blob (without the trailing seeds) decodes unseeded; a
+/// version-8 blob round-trips with its prediction settings.
 #[test]
 fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     use super::label_posterior::{LabelPrediction, Predictor};
@@ -113,13 +114,18 @@ fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     let again = HpcModel::decode(&bytes).unwrap();
     assert_eq!((again.prediction.clone(), again.mu.clone(), again.thresholds.clone()), (model.prediction.clone(), model.mu.clone(), model.thresholds.clone()));
     assert!(again.refitted_with_validation);
-    assert_eq!(bytes[0], 7, "the version is the first byte");
+    assert_eq!(bytes[0], 8, "the version is the first byte");
     assert!(model.convergence.is_some());
     assert_eq!((again.chains, again.params.chains), (1, 1));
 
-    // Version 6: the current blob without `chains` (1), the alignments, the design, its
-    // rows and the θ draws (none).
-    let mut v6 = bytes.clone();
+    // Version 7: the current blob without the seeds (empty) and the left-out words.
+    let v7 = super::model::as_version7(&bytes);
+    assert!(v7.len() < bytes.len() && v7[0] == 7);
+    assert_eq!(HpcModel::decode(&v7).unwrap().encode(), bytes, "the same model, unseeded");
+
+    // Version 6: version 7 without `chains` (1), the alignments, the design, its rows
+    // and the θ draws (none).
+    let mut v6 = v7.clone();
     assert_eq!(v6.split_off(v6.len() - 5), [1, 0, 0, 0, 0]);
     v6[0] = 6;
     assert_eq!(HpcModel::decode(&v6).unwrap().encode(), bytes, "the same model, one chain");
@@ -127,7 +133,7 @@ fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     without_report.convergence = None;
 
     // Version 5: version 6 without the report (one zero byte for none).
-    let mut v5 = without_report.encode();
+    let mut v5 = super::model::as_version7(&without_report.encode());
     assert_eq!(v5.split_off(v5.len() - 6), [0, 1, 0, 0, 0, 0]);
     v5[0] = 5;
     assert_eq!(HpcModel::decode(&v5).unwrap().encode(), without_report.encode(), "the same model");
@@ -141,7 +147,7 @@ fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     let mut v3 = bytes[..bytes.len() - 1].to_vec();
     v3[0] = 3;
     let old = HpcModel::decode(&v3).unwrap();
-    assert_eq!((old.version, old.refitted_with_validation), (7, false));
+    assert_eq!((old.version, old.refitted_with_validation), (8, false));
     assert_eq!((old.prediction, old.mu, old.thresholds), (model.prediction.clone(), model.mu.clone(), model.thresholds.clone()));
 
     // Version 2: a single-label model's blob without the (empty) set list.
@@ -152,7 +158,7 @@ fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     let mut v2 = without_flag[..without_flag.len() - postcard::to_allocvec(&single.prediction.sets).unwrap().len()].to_vec();
     v2[0] = 2;
     let old = HpcModel::decode(&v2).unwrap();
-    assert_eq!((old.prediction, old.version, old.refitted_with_validation), (single.prediction.clone(), 7, false));
+    assert_eq!((old.prediction, old.version, old.refitted_with_validation), (single.prediction.clone(), 8, false));
 
     let tail = postcard::to_allocvec(&single.prediction).unwrap().len();
     let mut v1 = without_flag[..without_flag.len() - tail].to_vec();
@@ -160,7 +166,7 @@ fn older_models_decode_with_the_predictor_they_were_fitted_with() {
     let old = HpcModel::decode(&v1).unwrap();
     assert_eq!(old.prediction, LabelPrediction::mode_only());
     assert_eq!((old.mu, old.thresholds, old.labels), (single.mu, single.thresholds, single.labels));
-    v1[0] = 8;
+    v1[0] = 9;
     assert!(HpcModel::decode(&v1).is_err());
 }
 

@@ -38,6 +38,9 @@ pub mod refit;
 #[cfg(test)]
 mod resume_tests;
 pub mod sampler;
+pub mod seed_rates;
+#[cfg(test)]
+mod seeded_tests;
 pub mod simulate;
 pub mod start;
 pub mod touched;

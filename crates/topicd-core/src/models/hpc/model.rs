@@ -13,12 +13,15 @@ use crate::models::chains::Alignment;
 use crate::models::convergence::ConvergenceReport;
 use crate::models::design::DesignSpec;
 use crate::models::encoding_upgrade::with_params_converted;
+use crate::models::seeds::{MissingWord, SeedWords};
 use crate::models::ModelError;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
-/// Format version of [`HpcModel`]'s encoding. Version 7 appended [`HpcModel::chains`],
+/// Format version of [`HpcModel`]'s encoding. Version 8 appended PCM's seeds
+/// ([`HpcModel::seeds`], [`HpcModel::missing_seed_words`]; older blobs decode unseeded).
+/// Version 7 appended [`HpcModel::chains`],
 /// [`HpcModel::alignments`] and the covariate design with its θ draws (version 6 blobs
 /// decode as one chain without covariates). Version 6 appended
 /// [`HpcModel::convergence`] (version 5 blobs decode with none). Version 5 took the job's `threads` out of
@@ -28,7 +31,7 @@ use std::sync::OnceLock;
 /// ([`LabelPrediction::sets`]; version 2 blobs decode with none, predicting as they were
 /// fitted); version 2 appended [`HpcModel::prediction`]; version 1 blobs decode with the
 /// paper's predictor ([`LabelPrediction::mode_only`]), as they were fitted.
-pub const ENCODING_VERSION: u32 = 7;
+pub const ENCODING_VERSION: u32 = 8;
 
 /// What a version 5 blob lacks at its end: no convergence report (`None`, one zero
 /// byte).
@@ -38,6 +41,24 @@ const NO_CONVERGENCE: [u8; 1] = [0];
 /// design, no design rows, no θ draws.
 const ONE_CHAIN: [u8; 5] = [1, 0, 0, 0, 0];
 
+/// What a version 7 blob lacks at its end: no seeds (the default, unseeded
+/// [`SeedWords`]) and no seed words left out.
+fn no_seeds() -> Vec<u8> {
+    postcard::to_allocvec(&(SeedWords::default(), Vec::<MissingWord>::new())).expect("plain data encodes")
+}
+
+/// Test support: a current unseeded blob in version 7's layout (before seeds), against
+/// which digests recorded before them are checked.
+pub fn as_version7(bytes: &[u8]) -> Vec<u8> {
+    let m = HpcModel::decode(bytes).expect("a current HPC blob");
+    assert!(m.seeds.is_empty() && bytes[0] == ENCODING_VERSION as u8, "a current unseeded HPC blob");
+    // An unseeded PCM fit keeps its (unused) strength: the tail is the model's own.
+    let tail = postcard::to_allocvec(&(&m.seeds, &m.missing_seed_words)).expect("plain data encodes");
+    let mut old = bytes[..bytes.len() - tail.len()].to_vec();
+    old[0] = 7;
+    old
+}
+
 /// Test support: a current blob in version 4's layout (`threads` 0 among the
 /// parameters), against which pins recorded before `threads` left are checked.
 #[cfg(test)]
@@ -46,7 +67,8 @@ pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
     assert!(m.chains == 1 && m.alignments.is_empty() && m.design.is_none(), "one chain, no covariates");
     m.convergence = None;
     let mut b = postcard::to_allocvec(&m).expect("plain data encodes");
-    b.truncate(b.len() - NO_CONVERGENCE.len() - ONE_CHAIN.len());
+    let seeds_tail = postcard::to_allocvec(&(&m.seeds, &m.missing_seed_words)).expect("plain data encodes").len();
+    b.truncate(b.len() - NO_CONVERGENCE.len() - ONE_CHAIN.len() - seeds_tail);
     with_params_converted(&b, |(_, supervision): (u32, Supervision), p: HpcParams| ((4u32, supervision), HpcParamsV4::from(&p))).expect("a current HPC blob")
 }
 
@@ -134,6 +156,11 @@ pub struct HpcModel {
     /// Draws of those documents' θ (D × K, f32; every chain's, later chains' PCM topics
     /// relabelled onto chain 0's).
     pub theta_draws: Vec<Vec<f32>>,
+    /// PCM's seeds as fitted (empty: none; HPC's are always empty): read back into
+    /// `params.seeds` on decode.
+    pub seeds: SeedWords,
+    /// Seed words the vocabulary lacked, left out (`missing_seed_words: ignore`).
+    pub missing_seed_words: Vec<MissingWord>,
     /// B_k = Σ_f exp(E[μ_fk]) over topics, computed on first use.
     #[serde(skip)]
     pub(super) rate_totals: OnceLock<Vec<f64>>,
@@ -167,16 +194,20 @@ impl HpcModel {
         let with_chains = |mut m: HpcModel| {
             m.version = ENCODING_VERSION;
             m.params.chains = m.chains;
+            m.params.seeds = m.seeds.clone();
             m
         };
         let v4: std::borrow::Cow<[u8]> = match version {
             ENCODING_VERSION => return postcard::from_bytes(bytes).map(with_chains).map_err(bad),
-            6 | 5 => {
+            5..=7 => {
                 let mut current = bytes.to_vec();
                 if version == 5 {
                     current.extend_from_slice(&NO_CONVERGENCE);
                 }
-                current.extend_from_slice(&ONE_CHAIN);
+                if version <= 6 {
+                    current.extend_from_slice(&ONE_CHAIN);
+                }
+                current.extend_from_slice(&no_seeds());
                 return postcard::from_bytes(&current).map(with_chains).map_err(bad);
             }
             4 => bytes.into(),
@@ -200,13 +231,14 @@ impl HpcModel {
                 v4.extend(postcard::to_allocvec(&false).map_err(bad)?);
                 v4.into()
             }
-            v => return Err(ModelError::Decode(format!("HPC encoding version {v} is not {ENCODING_VERSION}, 6, 5, 4, 3, 2 or 1"))),
+            v => return Err(ModelError::Decode(format!("HPC encoding version {v} is not {ENCODING_VERSION}, 7, 6, 5, 4, 3, 2 or 1"))),
         };
         let mut current =
             with_params_converted(&v4, |(_, supervision): (u32, Supervision), p: HpcParamsV4| ((ENCODING_VERSION, supervision), HpcParams::from(p)))
                 .map_err(bad)?;
         current.extend_from_slice(&NO_CONVERGENCE);
         current.extend_from_slice(&ONE_CHAIN);
+        current.extend_from_slice(&no_seeds());
         postcard::from_bytes(&current).map(with_chains).map_err(bad)
     }
 

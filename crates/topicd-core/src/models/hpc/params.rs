@@ -5,6 +5,7 @@ use super::variant::Supervision;
 use crate::models::chain::Schedule;
 use crate::models::design::DesignRequest;
 use crate::models::params::{ParamError, ParamReader, ParamsDoc};
+use crate::models::seeds::SeedWords;
 
 /// `rate_curvature = auto` uses the full Hessian up to this many topics: beyond it the
 /// co-occurrence core of frequent words makes the sparse factor's fill, and its cost,
@@ -78,6 +79,13 @@ pub struct HpcParams {
     /// shared by the chains. Read at fit time.
     #[serde(skip)]
     pub keep_draws: usize,
+    /// PCM: seeded topics (topic i is seed i), each seed word's log rate in its topic
+    /// raised by pseudo-counts for the whole fit ([`crate::models::seeds`],
+    /// [`super::data::HpcData::with_seeds`]); empty for HPC, whose topics are its
+    /// labels. Not among the stored parameters: the model keeps it
+    /// (`HpcModel::seeds`, version 8).
+    #[serde(skip)]
+    pub seeds: SeedWords,
 }
 
 /// What a decoded model's parameters hold for `chains` until the model sets its own.
@@ -132,6 +140,7 @@ impl From<HpcParamsV4> for HpcParams {
             chains: 1,
             design: DesignRequest::default(),
             keep_draws: 0,
+            seeds: SeedWords::default(),
         }
     }
 }
@@ -182,6 +191,13 @@ pub enum Closure {
     None,
 }
 
+/// PCM's default `seed_strength`, below LDA's 0.3: on corpora drawn from LDA
+/// (bench/seeded_topics.py --model pcm, 10 replicates) PCM's seeded topics ended at L1
+/// 0.299 from the truth with 0.3 and 0.223 with 0.1 on 600 documents, 1.042 and 0.351 on
+/// 150 (unseeded PCM's best matches: 0.176 and 0.417); 0.02 and 0.05 (3 replicates)
+/// were no closer and 0.02 let another topic merge.
+pub const PCM_SEED_STRENGTH: f64 = 0.1;
+
 /// Most scans a fit runs (`burn_in` is below it).
 pub const MAX_ITERATIONS: u64 = 1_000_000;
 
@@ -200,7 +216,7 @@ pub const DEFAULT_MAX_LABEL_SETS: usize = 2_000;
 pub(crate) const DOC: ParamsDoc = ParamsDoc {
     component: "HpcParams",
     description: r#"Parameters of an HPC (hierarchical Poisson convolution) or PCM fit by block Gibbs with scheduled conditional HMC. A null value means the default. Splits - if the corpus has `split` tags, `test` documents form the test split and `validation` (`valid`, `dev`) the validation split; otherwise each labelled document is assigned by the seed with `validation_fraction` and `test_fraction`. Thresholds for predicted label sets are calibrated on the validation split to maximise F1; the test split is scored (micro/macro F1, precision, recall, per label, beside the most-frequent-labels baseline) and shown in the model's diagnostics."#,
-    basic: &["topics", "iterations", "burn_in", "chains", "test_fraction", "covariates", "reference", "splines"],
+    basic: &["topics", "iterations", "burn_in", "chains", "test_fraction", "seed_words", "covariates", "reference", "splines"],
     keys: &[
         ("topics", r#"PCM only (HPC takes the corpus' labels) - the number of latent topics."#),
         ("iterations", r#"Gibbs scans."#),
@@ -256,24 +272,55 @@ pub(crate) const DOC: ParamsDoc = ParamsDoc {
             r#"Independent chains run one after another from seeds derived from the job's (chain 0 uses the job's seed) on the same split, pooled: the frequency and exclusivity tables, the posterior mean log rates and the topic shares averaged over the chains, weighted by kept scans. HPC's topics are the labels, the same in every chain; PCM's later chains' topics are matched to chain 0's by their normalised expected rates (`diagnostics.chain_alignment`). η, λ² and the summary's last hyperparameters are chain 0's. With a refit the second stage runs as many chains again, and the calibration is chosen on the pooled first stage; progress counts chains × `iterations` per stage. `diagnostics.convergence` compares the chains (split-R̂)."#,
         ),
         (
+            "seed_words",
+            r#"PCM only (HPC's topics are its labels). Seeded (keyword-assisted) topics, `[{"name": "games", "words": ["game", "play", "player"]}, ...]`, as LDA's: topic i is the i-th seed and is served under its name. Each seed word w of a seeded topic k adds c = ⌈seed_strength · n_w⌉ pseudo-counts (n_w: its training tokens) for the whole fit: c μ_wk joins the conditional of the word's log rates (the Poisson likelihood of c tokens of w in topic k with no exposure), so the word's rate in its topic rises and its other topics' do not fall; a chain starts with the word's counts in its seeded topics. Unlike LDA's served counts, the served rates are the seeded model's posterior. Later chains keep the seeded topics in place when pooled. Words are normalised as the corpus' were; one the vocabulary lacks is a 422 naming it unless `missing_seed_words` is `ignore`. At most `topics` seeds."#,
+        ),
+        (
+            "seed_strength",
+            r#"PCM only. Pseudo-counts each seed word adds to its seeded topic, as a share of the word's training tokens (default 0.1, below LDA's 0.3: on corpora drawn from LDA, 0.3 left PCM's seeded topics much further from the truth than 0.1 did; bench/README.md)."#,
+        ),
+        (
+            "missing_seed_words",
+            r#"PCM only. `reject` (a seed word the vocabulary lacks is a 422 naming it) or `ignore` (it is left out and listed in the model's `diagnostics.seeds.missing_words`)."#,
+        ),
+        (
             "label_closure",
             r#"HPC only. Whether predicted label sets include their labels' ancestors (P(parent) = the sum of the probabilities of the sets, or single labels, in its subtree, or under `mode` the largest). `auto` follows the corpus - ancestors when, of the training documents' labels that have a parent label, at least half come with it."#,
         ),
     ],
 };
 
+/// HPC's topics are its labels: a seed key is a 422 naming it.
+fn refuse_seeds(params: &Value) -> Result<(), ParamError> {
+    match ["seed_words", "seed_strength", "missing_seed_words"].into_iter().find(|k| params.get(*k).is_some_and(|v| !v.is_null())) {
+        Some(key) => Err(ParamError::new(key, "HPC's topics are the corpus' labels: seeded topics are for PCM (and LDA, DCNT, SCNT)")),
+        None => Ok(()),
+    }
+}
+
+/// PCM's `topics` and seeds (HPC: 0 and none, its topics being the corpus' labels).
+fn topics_and_seeds(r: &mut ParamReader, supervision: Supervision) -> Result<(usize, SeedWords), ParamError> {
+    match supervision {
+        Supervision::Labelled => Ok((0, SeedWords::default())),
+        Supervision::Unsupervised => {
+            let topics = r.uint_in_or("topics", 2, 2_000, 20)? as usize;
+            Ok((topics, SeedWords::read_with_default_strength(r, topics, PCM_SEED_STRENGTH)?))
+        }
+    }
+}
+
 impl HpcParams {
     /// Parse and check `params`; every error names its field. `supervision` selects the
     /// HPC defaults (validation split on) or PCM's (`topics`, no split).
     pub fn from_json(params: &Value, supervision: Supervision) -> Result<Self, ParamError> {
+        if supervision.is_labelled() {
+            refuse_seeds(params)?;
+        }
         let mut r = ParamReader::new(params)?.described_by(&DOC);
         let chains = r.uint_in_or("chains", 1, crate::models::chains::MAX_CHAINS as u64, 1)? as usize;
         let design = DesignRequest::read(&mut r)?;
         let keep_draws = crate::models::composition::read_keep_draws(&mut r, &design)?;
-        let topics = match supervision {
-            Supervision::Labelled => 0,
-            Supervision::Unsupervised => r.uint_in_or("topics", 2, 2_000, 20)? as usize,
-        };
+        let (topics, seeds) = topics_and_seeds(&mut r, supervision)?;
         let iterations = r.uint_in_or("iterations", 1, MAX_ITERATIONS, 200)? as usize;
         let burn_in = match r.uint_in("burn_in", 0, MAX_ITERATIONS - 1)?.map(|b| b as usize) {
             Some(b) if b >= iterations => return Err(ParamError::new("burn_in", format!("must be less than iterations ({iterations}), got {b}"))),
@@ -339,6 +386,7 @@ impl HpcParams {
             chains,
             design,
             keep_draws,
+            seeds,
         })
     }
 
@@ -381,7 +429,7 @@ impl HpcParams {
                 o.insert("max_label_sets".into(), json!(self.max_label_sets));
                 o.insert("refit_with_validation".into(), json!(self.refit_with_validation));
             }
-            Supervision::Unsupervised => {}
+            Supervision::Unsupervised => self.seeds.write_json(o),
         }
         v
     }

@@ -6,7 +6,8 @@
 //! k and no matching is needed. PCM's latent topics are exchangeable: each later
 //! chain's topics are matched to chain 0's by their word distributions (the expected
 //! rates E[β] of a topic, normalised over the vocabulary;
-//! [`crate::models::chains::match_to_first`]).
+//! [`crate::models::chains::match_to_first_pinned`], a seeded fit's seeded topics kept
+//! in place).
 //!
 //! Averaged under the matching, weighted by kept scans: the frequency and exclusivity
 //! tables, the posterior mean log rates μ (the root's column stays in place) and the
@@ -19,7 +20,7 @@
 
 use super::model::HpcModel;
 use super::variant::Supervision;
-use crate::models::chains::{self, match_to_first};
+use crate::models::chains::{self, match_to_first_pinned};
 
 /// One chain's model and trace ([`chains::ChainResult`]).
 pub(super) type ChainResult = chains::ChainResult<HpcModel>;
@@ -38,7 +39,8 @@ fn merge(models: &[&HpcModel]) -> HpcModel {
         Supervision::Labelled => (Vec::new(), vec![(0..k).collect::<Vec<usize>>(); models.len()]),
         Supervision::Unsupervised => {
             let distributions: Vec<Vec<f64>> = models.iter().map(|m| normalised_rows(&m.frequency, v)).collect();
-            match_to_first(&distributions.iter().map(Vec::as_slice).collect::<Vec<_>>(), k, v)
+            // A seeded fit's seeded topics stay where their seeds put them in every chain.
+            match_to_first_pinned(&distributions.iter().map(Vec::as_slice).collect::<Vec<_>>(), k, v, reference.seeds.topics.len())
         }
     };
     let total_kept: usize = models.iter().map(|m| m.summary.kept_scans).sum();

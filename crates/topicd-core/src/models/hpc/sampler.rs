@@ -375,16 +375,25 @@ pub(crate) fn initial_exposure(mut exposure: Vec<f64>, data: &HpcData) -> Vec<f6
 
 /// The starting log rates of `data`'s words (word-major, the first being corpus word
 /// `first_word`): each word's smoothed frequency under each node, its counts split as
-/// the exposure is; a little noise breaks PCM's symmetry.
+/// the exposure is; a little noise breaks PCM's symmetry. A seed word's counts go to
+/// its seeded topics alone (split evenly when several seeds list it), as a seeded LDA
+/// chain starts with the word's tokens in its topic.
 pub(crate) fn initial_rates(data: &HpcData, exposure: &[f64], seed: u64, first_word: usize) -> Vec<f64> {
     let (v, n) = (data.num_terms(), data.num_nodes());
     let mut mu = vec![0.0; v * n];
     mu.par_chunks_mut(n).enumerate().for_each(|(f, row)| {
         let mut counts = vec![0.0; n];
+        let seeded = data.seed_counts(f);
         for &(doc, c) in data.word_docs.row(f) {
-            let act = data.active.row(doc as usize);
-            for &node in act {
-                counts[node as usize] += c / act.len() as f64;
+            if seeded.is_empty() {
+                let act = data.active.row(doc as usize);
+                for &node in act {
+                    counts[node as usize] += c / act.len() as f64;
+                }
+            } else {
+                for &(node, _) in seeded {
+                    counts[node as usize] += c / seeded.len() as f64;
+                }
             }
             counts[0] += c;
         }
@@ -507,7 +516,8 @@ pub(crate) fn rate_rows(
                     &block.local_of,
                     prior,
                     std::mem::take(&mut scratch.conditional),
-                );
+                )
+                .with_seeds(data.seed_counts(f), &block.local_of);
                 let x = &mut scratch.block_mu;
                 block.gather_into(mu, x);
                 if s.refit_modes || cached.0.is_empty() {

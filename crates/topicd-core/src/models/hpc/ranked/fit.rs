@@ -26,6 +26,9 @@ pub fn unsupported(p: &HpcParams) -> Option<&'static str> {
     if !p.design.covariates.is_empty() {
         return Some("HPC over several ranks does not keep the θ draws covariates need yet: fit without covariates or in one process");
     }
+    if !p.seeds.is_empty() {
+        return Some("PCM's seeded topics are fitted in one process: fit without seed_words or in one process");
+    }
     None
 }
 

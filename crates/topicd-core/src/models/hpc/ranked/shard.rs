@@ -110,10 +110,12 @@ fn parts_of(data: &HpcData, docs: Range<usize>, words: Range<usize>) -> (HpcData
         word_docs: no_rows(),
         num_tokens: data.num_tokens,
         log_count_factorials: data.log_count_factorials,
+        seed_counts: Vec::new(),
     };
     let doc_side =
         HpcData { active: data.active.slice(docs.clone()), lengths: data.lengths[docs.clone()].to_vec(), doc_words: data.doc_words.slice(docs), ..tree() };
-    let word_side = HpcData { word_docs: data.word_docs.slice(words), ..tree() };
+    let seed_counts = data.seed_counts.get(words.clone()).map(<[_]>::to_vec).unwrap_or_default();
+    let word_side = HpcData { word_docs: data.word_docs.slice(words), seed_counts, ..tree() };
     (doc_side, word_side)
 }
 

@@ -21,7 +21,10 @@ against the category's, beside unseeded LDA's best topic for that category (the 
 with the highest F1: favourable to it). Prints a table of each category's F1 (mean of
 the seeds) and the mean over categories.
 
-Usage: python3 bench/seeded_appstream.py target/release/topicd [--seeds 1,2,3]
+With `--model pcm` the seeded side is PCM (K = 20, 200 scans, its defaults: seed_strength
+0.1); the anchor stays unseeded LDA's best topic, what a user would compare with.
+
+Usage: python3 bench/seeded_appstream.py target/release/topicd [--seeds 1,2,3] [--model pcm]
 """
 import argparse
 import json
@@ -66,6 +69,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
     ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--model", choices=["lda", "pcm"], default="lda", help="the seeded side's family")
     args = ap.parse_args()
     docs = [json.loads(line) for line in open(APPSTREAM, encoding="utf-8")]
     gold = {cat: {i for i, d in enumerate(docs) if cat in d.get("labels", [])} for cat, _ in SEEDS}
@@ -78,8 +82,9 @@ def main():
             seed_words = [{"name": cat, "words": words} for cat, words in SEEDS]
             for seed in [int(s) for s in args.seeds.split(",")]:
                 runs = {}
-                for side, params in [("seeded", {**base, "seed_words": seed_words, "missing_seed_words": "ignore"}), ("lda", base)]:
-                    job = svc.fit(corpus["id"], "lda", params, seed=seed)
+                seeded_base = base if args.model == "lda" else {"topics": K, "iterations": 200}
+                for side, params in [("seeded", {**seeded_base, "seed_words": seed_words, "missing_seed_words": "ignore"}), ("lda", base)]:
+                    job = svc.fit(corpus["id"], args.model if side == "seeded" else "lda", params, seed=seed)
                     assert job["status"] == "succeeded", job
                     theta = proportions(svc, job["model_id"], docs)
                     runs[side] = [{i for i, t in enumerate(theta) if t[k] >= THRESHOLD} for k in range(K)]
@@ -94,7 +99,7 @@ def main():
         finally:
             svc.stop()
     mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
-    print(f"| AppStream, K = {K}, seeds {args.seeds} | applications | seeded topic F1 | unseeded LDA's best topic F1 |")
+    print(f"| AppStream, K = {K}, seeds {args.seeds} | applications | seeded {args.model} topic F1 | unseeded LDA's best topic F1 |")
     print("|---|---|---|---|")
     for cat, _ in SEEDS:
         print(f"| {cat} | {len(gold[cat])} | {mean(table[cat]['seeded']):.3f} | {mean(table[cat]['lda']):.3f} |")

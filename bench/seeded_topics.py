@@ -9,7 +9,7 @@ topics are seeded with their 4 truest words (the shared one among them). Every s
 fits K = 10 with alpha = 0.1 and beta = 0.01 (tomotopy's defaults) for 300 sweeps,
 seed = the replicate:
 
-- topicd seeded: `seed_words` (strength 1, the default); seeded topic s is topic s.
+- topicd seeded: `seed_words` (`seed_strength` 0.3, the default); seeded topic s is topic s.
 - topicd unseeded: no seeds.
 - tomotopy (LDAModel, one worker) with `set_word_prior(word, [1.0 if k == s else
   0.1 for k in range(K)])` for each seed word (the usage in tomotopy's own docs), and
@@ -24,7 +24,12 @@ match by the minimum-cost assignment over all topics for unseeded fits (favourab
 them). The other (unseeded) topics: mean matched L1 to the truth's other topics.
 Prints a table of means and standard errors over the replicates.
 
-Usage: python3 bench/seeded_topics.py target/release/topicd [--replicates 10]
+With `--model pcm` topicd's sides fit PCM (`iterations` 300, its other defaults; its
+seeds raise the seed words' rates, docs/models.md) and are scored on its topics'
+frequencies E[beta] normalised over the vocabulary; the tomotopy rows stay LDA, the
+anchor a user would compare with.
+
+Usage: python3 bench/seeded_topics.py target/release/topicd [--replicates 10] [--model pcm]
 """
 import argparse
 import json
@@ -41,8 +46,10 @@ from topicd_service import Service  # noqa: E402
 K, V, LEN, ALPHA, BETA, SWEEPS = 10, 500, 60, 0.1, 0.01, 300
 D = 600  # documents per corpus (--documents)
 STRENGTH = None  # topicd's seed_strength (--strength; None: the default)
+DEFAULT_STRENGTH = 0.3  # topicd's default seed_strength (models::seeds::DEFAULT_STRENGTH)
 SHARED = True  # a seed word shared with another topic (--no-shared: none)
 SEEDED, SEED_WORDS = 3, 4
+MODEL = "lda"  # topicd's family (--model)
 
 
 def draw(replicate):
@@ -102,12 +109,12 @@ def measures(truth, fitted, seeded_ids):
 
 
 def topicd_phi(svc, corpus_id, seeds, replicate):
-    params = {"topics": K, "alpha": ALPHA, "beta": BETA, "iterations": SWEEPS}
+    params = {"topics": K, "alpha": ALPHA, "beta": BETA, "iterations": SWEEPS} if MODEL == "lda" else {"topics": K, "iterations": SWEEPS}
     if seeds:
         params["seed_words"] = [{"name": f"s{s}", "words": ws} for s, ws in enumerate(seeds)]
         if STRENGTH is not None:
             params["seed_strength"] = STRENGTH
-    job = svc.fit(corpus_id, "lda", params, seed=replicate)
+    job = svc.fit(corpus_id, MODEL, params, seed=replicate)
     assert job["status"] == "succeeded", job
     page = svc.req("GET", f"/v1/models/{job['model_id']}/topics?n={V}&rank=frequency")
     phi = np.zeros((K, V))
@@ -130,7 +137,7 @@ def tomotopy_phi(docs, seeds, replicate, matched):
     for s, ws in enumerate(seeds):
         for w in ws:
             if matched:
-                strength = 1.0 if STRENGTH is None else STRENGTH
+                strength = DEFAULT_STRENGTH if STRENGTH is None else STRENGTH
                 mdl.set_word_prior(w, [BETA + np.ceil(strength * totals.get(w, 0)) if k == s else BETA for k in range(K)])
             else:
                 mdl.set_word_prior(w, [1.0 if k == s else 0.1 for k in range(K)])
@@ -143,7 +150,7 @@ def tomotopy_phi(docs, seeds, replicate, matched):
 
 
 def main():
-    global D, STRENGTH, SHARED
+    global D, STRENGTH, SHARED, MODEL
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
     ap.add_argument("--replicates", type=int, default=10)
@@ -151,8 +158,9 @@ def main():
     ap.add_argument("--documents", type=int, default=D)
     ap.add_argument("--strength", type=float)
     ap.add_argument("--no-shared", action="store_true", help="no seed word made heavy in another topic")
+    ap.add_argument("--model", choices=["lda", "pcm"], default="lda", help="topicd's family")
     args = ap.parse_args()
-    D, STRENGTH, SHARED = args.documents, args.strength, not args.no_shared
+    D, STRENGTH, SHARED, MODEL = args.documents, args.strength, not args.no_shared, args.model
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
         svc = Service(os.path.abspath(args.binary), os.path.join(tmp, "seeded.db"), 18000 + random.randint(0, 999))
@@ -162,8 +170,8 @@ def main():
                 ndjson = "\n".join(json.dumps({"id": f"d{i}", "counts": c}) for i, c in enumerate(docs)).encode()
                 corpus = svc.req("POST", "/v1/corpora?name=seeded&stopwords=none", ndjson, "application/x-ndjson")
                 sides = {
-                    "topicd seeded": (topicd_phi(svc, corpus["id"], seeds, r), list(range(SEEDED))),
-                    "topicd unseeded": (topicd_phi(svc, corpus["id"], None, r), [None] * SEEDED),
+                    f"topicd {MODEL} seeded": (topicd_phi(svc, corpus["id"], seeds, r), list(range(SEEDED))),
+                    f"topicd {MODEL} unseeded": (topicd_phi(svc, corpus["id"], None, r), [None] * SEEDED),
                     "tomotopy set_word_prior (docs' usage)": (tomotopy_phi(docs, seeds, r, False), list(range(SEEDED))),
                 }
                 if not args.no_matched:

@@ -41,10 +41,15 @@ const NO_CONVERGENCE: [u8; 1] = [0];
 /// design, no design rows, no θ draws.
 const ONE_CHAIN: [u8; 5] = [1, 0, 0, 0, 0];
 
+/// The encoded end of a version 8 blob: its seeds and the seed words left out.
+fn seeds_tail(seeds: &SeedWords, missing: &[MissingWord]) -> Vec<u8> {
+    postcard::to_allocvec(&(seeds, missing)).expect("plain data encodes")
+}
+
 /// What a version 7 blob lacks at its end: no seeds (the default, unseeded
 /// [`SeedWords`]) and no seed words left out.
 fn no_seeds() -> Vec<u8> {
-    postcard::to_allocvec(&(SeedWords::default(), Vec::<MissingWord>::new())).expect("plain data encodes")
+    seeds_tail(&SeedWords::default(), &[])
 }
 
 /// Test support: a current unseeded blob in version 7's layout (before seeds), against
@@ -53,7 +58,7 @@ pub fn as_version7(bytes: &[u8]) -> Vec<u8> {
     let m = HpcModel::decode(bytes).expect("a current HPC blob");
     assert!(m.seeds.is_empty() && bytes[0] == ENCODING_VERSION as u8, "a current unseeded HPC blob");
     // An unseeded PCM fit keeps its (unused) strength: the tail is the model's own.
-    let tail = postcard::to_allocvec(&(&m.seeds, &m.missing_seed_words)).expect("plain data encodes");
+    let tail = seeds_tail(&m.seeds, &m.missing_seed_words);
     let mut old = bytes[..bytes.len() - tail.len()].to_vec();
     old[0] = 7;
     old
@@ -67,8 +72,7 @@ pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
     assert!(m.chains == 1 && m.alignments.is_empty() && m.design.is_none(), "one chain, no covariates");
     m.convergence = None;
     let mut b = postcard::to_allocvec(&m).expect("plain data encodes");
-    let seeds_tail = postcard::to_allocvec(&(&m.seeds, &m.missing_seed_words)).expect("plain data encodes").len();
-    b.truncate(b.len() - NO_CONVERGENCE.len() - ONE_CHAIN.len() - seeds_tail);
+    b.truncate(b.len() - NO_CONVERGENCE.len() - ONE_CHAIN.len() - seeds_tail(&m.seeds, &m.missing_seed_words).len());
     with_params_converted(&b, |(_, supervision): (u32, Supervision), p: HpcParams| ((4u32, supervision), HpcParamsV4::from(&p))).expect("a current HPC blob")
 }
 

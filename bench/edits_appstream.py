@@ -20,7 +20,10 @@ a time) and the untouched topics' mean L1 distance to the parent's topic of the 
 beside them, the mean L1 between the two parents' topics as `GET /compare` matches them.
 L1 is over the word distributions (0: the same, 2: disjoint).
 
-Usage: python3 bench/edits_appstream.py target/release/topicd [--parent-iterations 400] [--iterations N]
+With `--model pcm` the parent is PCM with K = 20 at its defaults (`--parent-iterations`
+scans, 200 unless given); its retired slots are left out of the distances as LDA's are.
+
+Usage: python3 bench/edits_appstream.py target/release/topicd [--model pcm] [--parent-iterations 400] [--iterations N]
 """
 import argparse
 import json
@@ -35,11 +38,16 @@ from topicd_service import APPSTREAM, Service, job_seconds  # noqa: E402
 K = 20
 
 
-def distributions(svc, model_id):
+def distributions(svc, model_id, normalise):
     """Each topic's word distribution over the words the topic list shows (the top 1000
-    by frequency, which hold nearly all of a topic's mass), as {word: weight}."""
+    by frequency, which hold nearly all of a topic's mass), as {word: weight}; with
+    `normalise`, each row divided by its sum."""
     topics = svc.req("GET", f"/v1/models/{model_id}/topics?n=1000&rank=frequency")["topics"]
-    return [{w["word"]: w["frequency"] for w in t["words"]} for t in topics], topics
+    rows = [{w["word"]: w["frequency"] for w in t["words"]} for t in topics]
+    if normalise:
+        # PCM serves Poisson rates: compare their distributions (a retired row stays 0).
+        rows = [{w: x / (sum(r.values()) or 1.0) for w, x in r.items()} for r in rows]
+    return rows, topics
 
 
 def l1(a, b):
@@ -49,20 +57,25 @@ def l1(a, b):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
-    ap.add_argument("--parent-iterations", type=int, default=400)
+    ap.add_argument("--model", choices=["lda", "pcm"], default="lda")
+    ap.add_argument("--parent-iterations", type=int, default=None, help="the parent's sweeps (default 400 for LDA, 200 for PCM)")
     ap.add_argument("--iterations", type=int, default=None, help="the refits' sweeps (default: the server's, a quarter of the parent's)")
     args = ap.parse_args()
+    if args.parent_iterations is None:
+        args.parent_iterations = 400 if args.model == "lda" else 200
     with tempfile.TemporaryDirectory() as tmp:
         svc = Service(os.path.abspath(args.binary), os.path.join(tmp, "edits.db"), 18000 + random.randint(0, 999))
         try:
             corpus = svc.upload(APPSTREAM, "name=appstream&duplicate_ids=keep_first&stopwords=english&min_df=2")
-            params = {"topics": K, "alpha": 0.1, "beta": 0.01, "iterations": args.parent_iterations}
-            parents = [svc.fit(corpus["id"], "lda", params, seed=s) for s in (1, 2)]
+            params = {"topics": K, "iterations": args.parent_iterations}
+            if args.model == "lda":
+                params.update({"alpha": 0.1, "beta": 0.01})
+            parents = [svc.fit(corpus["id"], args.model, params, seed=s) for s in (1, 2)]
             for p in parents:
                 assert p["status"] == "succeeded", p
             parent_id = parents[0]["model_id"]
             parent_time = job_seconds(parents[0])
-            phi, topics = distributions(svc, parent_id)
+            phi, topics = distributions(svc, parent_id, args.model == "pcm")
             pairs = [(a, b) for a in range(K) for b in range(a + 1, K)]
             merge = min(pairs, key=lambda ab: l1(phi[ab[0]], phi[ab[1]]))
             by_size = sorted(range(K), key=lambda k: topics[k]["proportion"])
@@ -83,7 +96,7 @@ def main():
                     body["iterations"] = args.iterations
                 job = svc.wait(svc.req("POST", f"/v1/models/{parent_id}/edits", body))
                 sweeps = job["params"]["iterations"]
-                child, child_topics = distributions(svc, job["model_id"])
+                child, child_topics = distributions(svc, job["model_id"], args.model == "pcm")
                 untouched = [k for k in range(K) if k not in touched]
                 moved = sum(l1(child[k], phi[k]) for k in untouched) / len(untouched)
                 rows.append((name, op, job_seconds(job), moved, sweeps))
@@ -94,7 +107,7 @@ def main():
                 print(f"{name} done", file=sys.stderr)
         finally:
             svc.stop()
-    print(f"| AppStream, LDA K = {K}: parent {args.parent_iterations} sweeps ({parent_time:.1f} s) | refit sweeps | refit time / parent's | untouched topics' mean L1 to the parent |")
+    print(f"| AppStream, {args.model.upper()} K = {K}: parent {args.parent_iterations} sweeps ({parent_time:.1f} s) | refit sweeps | refit time / parent's | untouched topics' mean L1 to the parent |")
     print("|---|---|---|---|")
     for name, op, t, moved, sweeps in rows:
         print(f"| {name} `{json.dumps(op)}` | {sweeps} | {t / parent_time:.2f} ({t:.1f} s) | {moved:.3f} |")

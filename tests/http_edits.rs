@@ -2,7 +2,8 @@
 //! whose model names its parent, keeps untouched topics' ids and names, retires the
 //! merged-away and deleted topics in place and appends the split's new part; bad edits
 //! are 422s naming the operation and queue nothing; HPC's topics are its labels (409);
-//! a model cannot be deleted while an edit reads it.
+//! a model cannot be deleted while an edit reads it. PCM's edits keep ids and names the
+//! same way, and a seeded PCM model's seeded topics are refused by operation.
 
 mod common;
 
@@ -123,4 +124,40 @@ async fn hpc_models_cannot_be_edited() {
     let (st, body) = s.post(&format!("/v1/models/{id}/edits"), &json!({"operations": [{"op": "delete", "topic": 0}]})).await;
     assert_problem(st, &body, 409, Some("model"));
     assert!(body["detail"].as_str().unwrap().contains("labels"), "{body}");
+}
+
+/// A PCM parent of 5 topics (topic 0 seeded "games", topic 2 renamed "two"): merge 2
+/// and 3, split 4 in two. The child has 6 topics, keeps "games" and "two", retires 3
+/// (proportion 0, and no weight in a prediction), and adds topic 5; an edit naming the
+/// seeded topic is a 422 naming the operation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pcm_edit_refits_keeping_ids_and_names() {
+    let s = TestServer::start().await;
+    let corpus_id = appstream(&s).await;
+    let seeds = json!([{"name": "games", "words": ["game", "play"]}]);
+    let job = s.submit(&corpus_id, "pcm", json!({"topics": 5, "iterations": 30, "seed_words": seeds}), 2).await;
+    let (parent_id, _) = model_of(&s, &job).await;
+    let (st, renamed) = s.patch(&format!("/v1/models/{parent_id}/topics/2"), &json!({"name": "two"})).await;
+    assert_eq!(st, 200, "{renamed}");
+    let ops = json!([{"op": "merge", "topics": [2, 3]}, {"op": "split", "topic": 4, "into": 2}]);
+    let (st, job) = s.post(&format!("/v1/models/{parent_id}/edits"), &json!({"operations": ops, "iterations": 12, "seed": 5})).await;
+    assert_eq!(st, 202, "{job}");
+    assert_eq!(job["params"]["topics"], 6);
+    let (child_id, child) = model_of(&s, &job).await;
+    assert_eq!((&child["parent_model_id"], &child["model"], &child["num_topics"]), (&json!(parent_id), &json!("pcm"), &json!(6)), "{child}");
+    let (st, topics) = s.get(&format!("/v1/models/{child_id}/topics?n=5")).await;
+    assert_eq!(st, 200, "{topics}");
+    let list = topics["topics"].as_array().unwrap();
+    let names: Vec<&Value> = list.iter().map(|t| &t["name"]).collect();
+    assert_eq!(names, [&json!("games"), &Value::Null, &json!("two"), &Value::Null, &Value::Null, &Value::Null]);
+    assert_eq!((&list[3]["retired"], list[3]["proportion"].as_f64()), (&json!("merged into 2"), Some(0.0)), "{}", list[3]);
+    assert!(list[5]["proportion"].as_f64().unwrap() > 0.0, "the split's new part holds tokens: {}", list[5]);
+    let text = appstream_docs(1)[0]["text"].clone();
+    let (st, predicted) = s.post(&format!("/v1/models/{child_id}/predict"), &json!({"documents": [{"id": "x", "text": text}]})).await;
+    assert_eq!(st, 200, "{predicted}");
+    let theta = predicted["predictions"][0]["topic_proportions"].as_array().unwrap_or_else(|| panic!("{predicted}"));
+    assert!(theta[3].as_f64().unwrap() < 1e-12, "the retired topic takes no weight: {predicted}");
+    let (st, body) = s.post(&format!("/v1/models/{child_id}/edits"), &json!({"operations": [{"op": "delete", "topic": 0}]})).await;
+    assert_problem(st, &body, 422, Some("operations[0]"));
+    assert!(body["detail"].as_str().unwrap().contains("games"), "{body}");
 }

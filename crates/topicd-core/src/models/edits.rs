@@ -52,6 +52,16 @@ pub enum EditOp {
     Delete { topic: usize },
 }
 
+impl EditOp {
+    /// The parent topics the operation names.
+    pub fn topics(&self) -> Vec<usize> {
+        match self {
+            EditOp::Merge { topics } => topics.clone(),
+            EditOp::Split { topic, .. } | EditOp::Delete { topic } => vec![*topic],
+        }
+    }
+}
+
 /// What becomes of one parent topic.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "fate", rename_all = "snake_case")]

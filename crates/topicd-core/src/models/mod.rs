@@ -27,6 +27,8 @@ pub mod contract;
 pub mod convergence;
 pub mod dcnt;
 pub mod design;
+#[cfg(test)]
+pub(crate) mod edit_checks;
 pub mod edits;
 pub mod effects;
 pub mod encoding_upgrade;

@@ -10,7 +10,7 @@
 //! stay free of import circles.
 
 use super::calibration::SetScores;
-use super::fit::{fit_hpc, fit_hpc_updated};
+use super::fit::{fit_hpc, fit_hpc_updated, fit_pcm_edited};
 use super::label_posterior::{document_rates, known_words, label_probabilities, Evidence};
 use super::model::{Evaluation, HpcModel};
 use super::params::HpcParams;
@@ -20,9 +20,10 @@ use super::variant::Supervision;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{Corpus, CorpusStats};
 use crate::models::convergence::ConvergenceReport;
+use crate::models::edits::EditPlan;
 use crate::models::{
-    Comparison, DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, PredictionWithIntervals, RankedModel, TableOptions,
-    TopicInfo, TopicModel, TopicTable, UpdateStart,
+    Comparison, DocPrediction, EditStart, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, PredictionWithIntervals, RankedModel,
+    TableOptions, TopicInfo, TopicModel, TopicTable, UpdateStart,
 };
 use crate::ranks::Ranks;
 use rayon::prelude::*;
@@ -76,6 +77,17 @@ impl ModelFamily for HpcFamily {
         Ok(Box::new(fit_hpc_updated(corpus, params, self.supervision, start, seed, ctx)?))
     }
 
+    fn edited_params(&self, parent: &HpcParams, plan: &EditPlan, iterations: usize) -> Result<HpcParams, ParamError> {
+        parent.edited(self.supervision, plan, iterations)
+    }
+
+    fn fit_edited(&self, corpus: &Corpus, params: &HpcParams, start: &EditStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        if self.supervision.is_labelled() {
+            return Err(FitError::Params(ParamError::new("model", "HPC's topics are its labels: its models cannot be edited")));
+        }
+        Ok(Box::new(fit_pcm_edited(corpus, params, start, seed, ctx)?))
+    }
+
     fn check_ranks(&self, params: &HpcParams, _ranks: usize) -> Result<(), ParamError> {
         match super::ranked::unsupported(params) {
             Some(reason) => Err(ParamError::new("ranks", reason)),
@@ -111,12 +123,20 @@ impl ModelFamily for HpcFamily {
             prediction_intervals: true,
             effects: true,
             updates: true,
+            edits: !self.supervision.is_labelled(),
             ..crate::models::capabilities::Capabilities::TOPIC_MODEL
         }
     }
 }
 
 impl HpcModel {
+    /// The mean η over the topics that are not retired ([`HpcModel::retired_slots`]).
+    fn live_eta_mean(&self) -> f64 {
+        let retired = self.retired_slots();
+        let live: Vec<f64> = self.eta.iter().enumerate().filter(|(k, _)| !retired.contains(k)).map(|(_, &e)| e).collect();
+        live.iter().sum::<f64>() / live.len().max(1) as f64
+    }
+
     /// One document's prediction, and what `at_mode` makes of its known words, their
     /// rates and its mode ξ* (the intervals around it, or nothing).
     fn predict_one<T>(&self, doc: &EncodedDoc, at_mode: impl FnOnce(&[(usize, f64)], &[f64], &[f64]) -> T) -> (DocPrediction, T) {
@@ -211,7 +231,7 @@ impl TopicModel for HpcModel {
             "thresholds": {"global": self.thresholds.global, "labels_with_own_threshold": per_label},
             "prediction": {"predictor": self.prediction.predictor, "ancestors": self.prediction.ancestors, "temperature": self.prediction.temperature, "label_sets": self.prediction.sets.len()},
             "evaluation": self.evaluation.as_ref().map(|e| evaluation_json(e, &self.labels)),
-            "hyperparameters": {"eta_mean": self.eta.iter().sum::<f64>() / self.eta.len().max(1) as f64, "lambda2": self.lambda2},
+            "hyperparameters": {"eta_mean": self.live_eta_mean(), "lambda2": self.lambda2},
             "chains": self.chains,
             "convergence": self.convergence.as_ref().map(ConvergenceReport::to_json),
             "chain_alignment": crate::models::chains::alignments_json(&self.alignments),

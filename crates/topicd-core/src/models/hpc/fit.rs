@@ -25,6 +25,7 @@
 use super::calibration::{best_f1_threshold, calibrate, score, Thresholds};
 use super::chain::{EndedChain, HpcChain};
 use super::data::{strip_redundant_ancestors, HpcData};
+use super::edit::EditedStart;
 use super::label_posterior::{
     ancestors_are_uploaded, candidate_sets, document_rates, label_probabilities, Closure, Evidence, LabelPrediction, Predictor, TEMPERATURES,
 };
@@ -43,7 +44,7 @@ use crate::models::convergence::KeptTrace;
 use crate::models::design::DesignSpec;
 use crate::models::seeds::MissingWord;
 use crate::models::splits::{self, Split};
-use crate::models::{FitContext, FitError, ParamError, Stage, UpdateStart};
+use crate::models::{EditStart, FitContext, FitError, ParamError, Stage, UpdateStart};
 use rayon::prelude::*;
 
 /// Which part of the corpus a document belongs to.
@@ -156,7 +157,20 @@ pub fn fit_hpc_updated(
     let first = &roles[..start.parent_documents.min(roles.len())];
     let count = |role: Role| first.iter().filter(|&&r| r == role).count();
     let from = UpdatedStart::new(start, corpus, p, supervision, [count(Role::Train), count(Role::Validation), count(Role::Test), count(Role::Unlabelled)])?;
-    fit_from(corpus, p, supervision, seed, (&roles, ChainStart::Updated(&from)), ctx)
+    let model = fit_from(corpus, &from.slots().live_params(p), supervision, seed, (&roles, ChainStart::Updated(&from)), ctx)?;
+    Ok(from.slots().expand(model, p))
+}
+
+/// Refit PCM from the parent in `start` edited by its plan ([`super::edit`]): the
+/// parent's split (drawn with `start.split_seed`), the live topics sampled from the
+/// edited parent's rates, the model then put back in the child's slots, retired ones
+/// included ([`super::retired`]).
+pub fn fit_pcm_edited(corpus: &Corpus, p: &HpcParams, start: &EditStart<'_>, seed: u64, ctx: &FitContext) -> Result<HpcModel, FitError> {
+    let supervision = Supervision::Unsupervised;
+    let roles = assign_roles(corpus, p, supervision, start.split_seed);
+    let from = EditedStart::new(start, corpus, roles.iter().filter(|&&r| r == Role::Train).count())?;
+    let model = fit_from(corpus, &from.slots().live_params(p), supervision, seed, (&roles, ChainStart::Edited(&from)), ctx)?;
+    Ok(from.slots().expand(model, p))
 }
 
 /// A fit of the documents' `roles` (drawn once, by [`assign_roles`]) whose chains start

@@ -16,6 +16,9 @@ pub mod chain;
 pub mod data;
 pub mod dense_affinities;
 pub mod dispersion;
+pub mod edit;
+#[cfg(test)]
+mod edit_tests;
 pub mod family;
 pub mod fit;
 pub mod fit_memory;
@@ -37,11 +40,13 @@ pub mod rates;
 pub mod refit;
 #[cfg(test)]
 mod resume_tests;
+pub mod retired;
 pub mod sampler;
 pub mod seed_rates;
 #[cfg(test)]
 mod seeded_tests;
 pub mod simulate;
+pub mod split_start;
 pub mod start;
 pub mod touched;
 pub mod tree_prior;

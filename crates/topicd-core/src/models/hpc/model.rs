@@ -33,6 +33,11 @@ use std::sync::OnceLock;
 /// paper's predictor ([`LabelPrediction::mode_only`]), as they were fitted.
 pub const ENCODING_VERSION: u32 = 8;
 
+/// A PCM retired slot's log rates and η in a stored model ([`super::edit`]): low enough
+/// that no document gives it weight (e⁻⁵⁰ against the live topics'), finite so that
+/// nothing downstream meets an infinity.
+pub const RETIRED_LOG_WEIGHT: f64 = -50.0;
+
 /// What a version 5 blob lacks at its end: no convergence report (`None`, one zero
 /// byte).
 const NO_CONVERGENCE: [u8; 1] = [0];
@@ -249,6 +254,13 @@ impl HpcModel {
     /// Topics deepest first (see [`deepest_first`]), computed on first use.
     pub(super) fn deepest_first(&self) -> &[usize] {
         self.deepest_first.get_or_init(|| deepest_first(&self.parent))
+    }
+
+    /// PCM's retired slots (an edit's merged-away and deleted topics, [`super::edit`]),
+    /// in order: stored with share 0 and η at [`RETIRED_LOG_WEIGHT`], which no fitted
+    /// topic has.
+    pub fn retired_slots(&self) -> Vec<usize> {
+        (0..self.eta.len()).filter(|&k| self.shares.get(k) == Some(&0.0) && self.eta[k] == RETIRED_LOG_WEIGHT).collect()
     }
 
     /// Σ_f β*_fk for every topic, with β* = exp of the posterior-mean log rates.

@@ -4,6 +4,7 @@ use super::rates::Curvature;
 use super::variant::Supervision;
 use crate::models::chain::Schedule;
 use crate::models::design::DesignRequest;
+use crate::models::edits::EditPlan;
 use crate::models::params::{ParamError, ParamReader, ParamsDoc};
 use crate::models::seeds::SeedWords;
 
@@ -406,6 +407,34 @@ impl HpcParams {
         if !supervision.is_labelled() {
             o.insert("topics".into(), json!(self.topics + new_topics));
         }
+        o.insert("iterations".into(), json!(iterations));
+        o.remove("burn_in");
+        o.insert("thin".into(), json!(1));
+        HpcParams::from_json(&json, supervision)
+    }
+
+    /// The params of a PCM refit edited by `plan` ([`super::edit`]): these with the
+    /// child's topics (retired ones included) and a schedule of `iterations` scans, every
+    /// one after the burn-in kept. HPC's topics are its labels: an error naming `model`.
+    /// A seeded model's seeded topics are the first ones and stay in place, so an
+    /// operation on one is an error naming the operation.
+    pub fn edited(&self, supervision: Supervision, plan: &EditPlan, iterations: usize) -> Result<Self, ParamError> {
+        if supervision.is_labelled() {
+            return Err(ParamError::new("model", "HPC's topics are its labels: edit the label tree and refit instead"));
+        }
+        let seeded = self.seeds.topics.len();
+        for (i, op) in plan.operations.iter().enumerate() {
+            if let Some(&t) = op.topics().iter().find(|&&t| t < seeded) {
+                let name = &self.seeds.topics[t].name;
+                return Err(ParamError::new(
+                    format!("operations[{i}]"),
+                    format!("topic {t} is seeded ({name:?}): a PCM model's seeded topics stay as fitted; edit its other topics, or refit with other seeds"),
+                ));
+            }
+        }
+        let mut json = self.to_json(supervision);
+        let o = json.as_object_mut().expect("params serialise to an object");
+        o.insert("topics".into(), json!(plan.child_topics()));
         o.insert("iterations".into(), json!(iterations));
         o.remove("burn_in");
         o.insert("thin".into(), json!(1));

@@ -1,4 +1,5 @@
-//! Where an HPC or PCM chain starts: HPC's own starting point, or an update's parent.
+//! Where an HPC or PCM chain starts: HPC's own starting point, an update's parent, or
+//! an edit's ([`super::edit`]).
 //!
 //! Why it exists: an update keeps the parent's topics (labels for HPC, latent topics for
 //! PCM) and should cost a fraction of a refit (issue 60). A stored HPC model keeps its
@@ -16,8 +17,10 @@
 
 use super::chain::HpcChain;
 use super::data::HpcData;
+use super::edit::EditedStart;
 use super::model::HpcModel;
 use super::params::HpcParams;
+use super::retired::Slots;
 use super::sampler::{initial_affinities, HpcState};
 use super::variant::Supervision;
 use crate::corpus::Corpus;
@@ -27,6 +30,9 @@ use crate::models::{FitError, ParamError, UpdateStart};
 /// The parent an update starts from, checked against the corpus and the fit's roles.
 pub struct UpdatedStart {
     parent: HpcModel,
+    /// The child's topics: the parent's (an edited parent's retired ones stay retired,
+    /// [`super::retired`]) and the new ones.
+    slots: Slots,
 }
 
 /// What a chain starts from.
@@ -36,6 +42,8 @@ pub enum ChainStart<'a> {
     Initial,
     /// An update's parent.
     Updated(&'a UpdatedStart),
+    /// An edit's parent, on the live topics ([`super::edit`]).
+    Edited(&'a EditedStart),
 }
 
 impl ChainStart<'_> {
@@ -44,6 +52,7 @@ impl ChainStart<'_> {
         match self {
             ChainStart::Initial => HpcChain::new(data, p, seed),
             ChainStart::Updated(from) => HpcChain::from_state(data, p, from.state(data, seed)),
+            ChainStart::Edited(from) => HpcChain::from_state(data, p, from.state(data, seed)),
         }
     }
 }
@@ -82,7 +91,13 @@ impl UpdatedStart {
         if !fits {
             return Err(mismatch("its documents or their sides of the held-out split differ"));
         }
-        Ok(UpdatedStart { parent })
+        let slots = Slots::retiring(&parent.retired_slots(), p.topics);
+        Ok(UpdatedStart { parent, slots })
+    }
+
+    /// The child's topics and which of them the chains sample.
+    pub fn slots(&self) -> &Slots {
+        &self.slots
     }
 
     /// The chain's starting state on `data` (seed `seed` for what starts afresh).
@@ -90,15 +105,21 @@ impl UpdatedStart {
         let parent = &self.parent;
         let mut state = HpcState::initial(data, seed);
         let (n, n_old) = (data.num_nodes(), parent.mu.len() / parent.num_terms.max(1));
+        // Compact node i + 1 is child topic live[i], the parent's node live[i] + 1 when
+        // the parent has it (a new topic starts afresh).
+        let nodes: Vec<(usize, usize)> =
+            std::iter::once((0, 0)).chain(self.slots.live().iter().enumerate().map(|(i, &t)| (i + 1, t + 1))).filter(|&(c, o)| c < n && o < n_old).collect();
         for f in 0..parent.num_terms.min(data.num_terms()) {
-            for node in 0..n_old.min(n) {
-                state.mu[f * n + node] = parent.mu[f * n_old + node] as f64;
+            for &(node, old) in &nodes {
+                state.mu[f * n + node] = parent.mu[f * n_old + old] as f64;
             }
         }
         let s = &parent.summary;
         (state.psi, state.gamma2, state.nu, state.sigma2, state.lambda2) = (s.psi, s.gamma2, s.nu, s.sigma2, parent.lambda2);
-        let kept = parent.eta.len().min(state.eta.len());
-        state.eta[..kept].copy_from_slice(&parent.eta[..kept]);
+        let k = state.eta.len();
+        for (i, &t) in self.slots.live().iter().enumerate().filter(|&(i, &t)| i < k && t < parent.eta.len()) {
+            state.eta[i] = parent.eta[t];
+        }
         state.xi = initial_affinities(data, &state.eta);
         state
     }

@@ -23,7 +23,7 @@ fn options() -> PreprocessOptions {
 }
 
 /// The corpus of the first `old` documents, and it joined with the others made like it.
-fn corpora(docs: Vec<RawDocument>, old: usize) -> (Corpus, Corpus) {
+pub(super) fn corpora(docs: Vec<RawDocument>, old: usize) -> (Corpus, Corpus) {
     let first = build_corpus(options(), &[], docs[..old].to_vec()).unwrap();
     let mut builder = CorpusBuilder::like(LikeBase::of(&first, options())).unwrap();
     for (i, d) in docs[old..].iter().enumerate() {

@@ -5,6 +5,7 @@
 
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{build_corpus, Corpus};
+use crate::models::edit_checks::{block_mass, l1, main_block, nearest_other, two_block_topic};
 use crate::models::edits::{self, EditPlan, RetiredTopics};
 use crate::models::lda::fit::fit_lda_edited;
 use crate::models::lda::sampler::tests::{lda_corpus, raw_options};
@@ -41,27 +42,6 @@ fn row(m: &LdaModel, k: usize) -> &[f64] {
     &m.word_rates[k * m.num_terms..(k + 1) * m.num_terms]
 }
 
-fn l1(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).sum()
-}
-
-/// The smallest L1 distance between two different topics of `m`: how far apart "another
-/// topic" is, the scale an untouched topic's drift is judged on.
-fn nearest_other(m: &LdaModel, live: &[usize]) -> f64 {
-    let mut best = f64::INFINITY;
-    for (i, &a) in live.iter().enumerate() {
-        for &b in &live[i + 1..] {
-            best = best.min(l1(row(m, a), row(m, b)));
-        }
-    }
-    best
-}
-
-/// The mass topic `k` of `m` puts on planted block `block` (words `w{block·size}` ...).
-fn block_mass(m: &LdaModel, corpus: &Corpus, k: usize, block: usize, size: usize) -> f64 {
-    (0..m.num_terms).filter(|&w| corpus.lexicon.word(w as u32)[1..].parse::<usize>().unwrap() / size == block).map(|w| row(m, k)[w]).sum()
-}
-
 /// Merge 0 and 1 on five planted topics: topics 2 to 4 stay within a tenth of the
 /// nearest distinct topic's distance of where they were, and the merged topic within a
 /// quarter of it of the share-weighted mixture of the two it joined; topic 1 holds
@@ -72,7 +52,7 @@ fn a_merge_keeps_the_other_topics_and_joins_the_two() {
     let (parent, p) = parent(&corpus, 5);
     let child = refit(&corpus, &parent, &p, &plan(json!([{"op": "merge", "topics": [0, 1]}]), &parent), 5);
     assert_eq!((child.params.topics, child.topic_shares[1], child.alpha[1]), (5, 0.0, 0.0), "topic 1 is retired");
-    let scale = nearest_other(&parent, &[0, 1, 2, 3, 4]);
+    let scale = nearest_other(|k| row(&parent, k).to_vec(), &[0, 1, 2, 3, 4]);
     for k in [2, 3, 4] {
         let moved = l1(row(&child, k), row(&parent, k));
         assert!(moved < 0.1 * scale, "topic {k} moved {moved:.3} (nearest other topic {scale:.3})");
@@ -123,27 +103,19 @@ fn a_split_divides_a_topic_that_holds_two() {
     let (parent, p) = parent(&corpus, 3);
     let size = 15;
     // The parent topic with the most mass on two blocks.
-    let (topic, blocks) = (0..3)
-        .map(|k| {
-            let mut masses: Vec<(f64, usize)> = (0..4).map(|b| (block_mass(&parent, &corpus, k, b, size), b)).collect();
-            masses.sort_by(|a, b| b.0.total_cmp(&a.0));
-            (k, (masses[0], masses[1]))
-        })
-        .max_by(|a, b| a.1 .1 .0.total_cmp(&b.1 .1 .0))
-        .map(|(k, ((_, a), (_, b)))| (k, [a, b]))
-        .unwrap();
+    let (topic, blocks) = two_block_topic(3, 4, |k, b| block_mass(row(&parent, k), &corpus, b, size));
     let seed_of = |b: usize| json!({"name": format!("block {b}"), "words": [format!("w{:03}", b * size), format!("w{:03}", b * size + 1)]});
     let seeded = plan(json!([{"op": "split", "topic": topic, "into": 2, "seed_words": [seed_of(blocks[0]), seed_of(blocks[1])]}]), &parent);
     let child = refit(&corpus, &parent, &p, &seeded, 5);
     assert_eq!(child.params.topics, 4);
     for (part, k) in [topic, 3].into_iter().enumerate() {
-        let mass = block_mass(&child, &corpus, k, blocks[part], size);
+        let mass = block_mass(row(&child, k), &corpus, blocks[part], size);
         assert!(mass > 0.6, "part {part} (topic {k}) puts {mass:.2} on block {}", blocks[part]);
     }
     let unseeded = plan(json!([{"op": "split", "topic": topic, "into": 2}]), &parent);
     let child = refit(&corpus, &parent, &p, &unseeded, 5);
-    let main_block = |k: usize| (0..4).map(|b| (block_mass(&child, &corpus, k, b, size), b)).max_by(|a, b| a.0.total_cmp(&b.0)).unwrap();
-    let (a, b) = (main_block(topic), main_block(3));
+    let main = |k: usize| main_block(4, |b| block_mass(row(&child, k), &corpus, b, size));
+    let (a, b) = (main(topic), main(3));
     assert!(a.0 > 0.6 && b.0 > 0.6 && a.1 != b.1, "unseeded split: parts on {a:?} and {b:?}");
 }
 

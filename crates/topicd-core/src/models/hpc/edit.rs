@@ -1,0 +1,190 @@
+//! A PCM refit from an edit: the live topics sampled alone, started from the parent's
+//! rates with the edit done on them, then put back in the child's slots.
+//!
+//! Why it exists: a user who merges, splits or deletes PCM topics keeps every other
+//! topic's id, name and rates (issue 59). PCM's topics are Poisson rates and documents'
+//! affinities, not token assignments, so the edit is done on the rates:
+//! - a kept topic starts at the parent's E[μ_·k] and η_k;
+//! - a merge's topic starts at the share-weighted mean of its topics' rates
+//!   (β_f = Σ_t s_t β_ft / Σ_t s_t, which keeps each document's expected counts when its
+//!   weights add up) and η = log Σ_t exp η_t;
+//! - a split's parts start from a restricted run on the topic's expected counts
+//!   ([`super::split_start`]), η_k plus the log of each part's weight;
+//! - a deleted or merged-away topic is *retired*: left out of the fit altogether.
+//!
+//! The chains sample the live topics only and the model is put back in the child's K
+//! slots afterwards ([`super::retired`]).
+//!
+//! The root's rates, (ψ, γ², ν, σ²) and λ² are the parent's. Each training document's
+//! ξ starts from its weights fitted to its words under the parent's rates
+//! ([`ParentFit`]), the edit done on them, and each word's τ² at its conditional mode
+//! given the started rates. Started as a fresh chain's (ξ at η, τ² at 0.5), the first
+//! rate block met sharp rates with generic documents: on AppStream the untouched topics
+//! moved 0.40–0.45 in L1 instead of 0.24–0.25, and the mass matrices needed 59 000
+//! repairs instead of 760 (decision 0066).
+
+use super::data::HpcData;
+use super::model::HpcModel;
+use super::retired::Slots;
+use super::sampler::HpcState;
+use super::split_start::{divide, ParentFit, Part};
+use super::variant::Supervision;
+use crate::corpus::Corpus;
+use crate::models::causes::{Internal, Stored};
+use crate::models::edits::{EditPlan, Fate, Origin};
+use crate::models::seeds::{MissingSeedWords, SeedWords};
+use crate::models::{EditStart, FitError, ParamError};
+use crate::rng::{stream, Purpose};
+
+/// The smallest weight a document's start gives a live topic (its ξ about 9 below the
+/// largest): a topic the parent gave it nothing stays reachable.
+const WEIGHT_FLOOR: f64 = 1e-4;
+
+/// The parent and the plan an edited PCM fit starts from.
+pub struct EditedStart {
+    parent: HpcModel,
+    plan: EditPlan,
+    /// The child's topics, the retired ones left out of the chains.
+    slots: Slots,
+    /// Each split's seed words as term ids, by parent topic: one list per part (empty
+    /// for a split without seeds).
+    split_words: Vec<(usize, Vec<Vec<u32>>)>,
+}
+
+fn not_this_corpus(why: &str) -> FitError {
+    FitError::Params(ParamError::new("model", format!("the parent model was not fitted on this corpus' training documents: {why}")))
+}
+
+impl EditedStart {
+    /// The start of a refit of the stored `start.parent` edited by `start.plan`, on
+    /// `corpus` with `training` training documents: an error naming `model` when the
+    /// parent is not a PCM model of this corpus with the plan's topics.
+    pub fn new(start: &EditStart<'_>, corpus: &Corpus, training: usize) -> Result<Self, FitError> {
+        let parent = HpcModel::decode(start.parent).map_err(|e| FitError::Internal(Internal::Corrupt { what: Stored::Model, detail: e.to_string() }))?;
+        if parent.supervision != Supervision::Unsupervised {
+            return Err(not_this_corpus("it is an HPC model"));
+        }
+        if parent.labels.len() != start.plan.parent_topics() {
+            return Err(not_this_corpus("its topics are not the edit's"));
+        }
+        if parent.num_terms != corpus.num_terms() || parent.summary.training_documents != training {
+            return Err(not_this_corpus("its vocabulary or training documents differ"));
+        }
+        let mut split_words = Vec::new();
+        for (topic, seeds) in start.plan.split_seeds() {
+            let words = if seeds.is_empty() {
+                Vec::new()
+            } else {
+                let as_seeds = SeedWords { topics: seeds.to_vec(), missing: MissingSeedWords::Reject, ..SeedWords::default() };
+                as_seeds.resolve(&corpus.lexicon).map_err(FitError::Params)?.words
+            };
+            split_words.push((topic, words));
+        }
+        let slots = Slots::retiring(&start.plan.retired().into_keys().collect::<Vec<_>>(), start.plan.child_topics());
+        Ok(EditedStart { parent, plan: start.plan.clone(), slots, split_words })
+    }
+
+    /// The child's topics and which of them the chains sample.
+    pub fn slots(&self) -> &Slots {
+        &self.slots
+    }
+
+    /// A chain's starting state on the live topics of `data`, what is drawn afresh from
+    /// streams of `seed`.
+    pub(super) fn state(&self, data: &HpcData, seed: u64) -> HpcState {
+        let parent = &self.parent;
+        let (v, n, kp) = (data.num_terms(), data.num_nodes(), parent.labels.len());
+        let np = kp + 1;
+        let mut state = HpcState::initial(data, seed);
+        let fitted = ParentFit::new(parent, data);
+        let parts = self.split_parts(&fitted, data, seed);
+        let parent_rate = |f: usize, t: usize| (parent.mu[f * np + t + 1] as f64).exp();
+        for (i, &child) in self.slots.live().iter().enumerate() {
+            let (column, eta): (Box<dyn Fn(usize) -> f64>, f64) = match &self.plan.origins[child] {
+                Origin::Kept => (Box::new(|f| parent.mu[f * np + child + 1] as f64), parent.eta[child]),
+                Origin::Merged { topics } => {
+                    let shares: Vec<f64> = topics.iter().map(|&t| parent.shares[t].max(1e-12)).collect();
+                    let total: f64 = shares.iter().sum();
+                    let topics = topics.clone();
+                    let eta = topics.iter().map(|&t| parent.eta[t].exp()).sum::<f64>().ln();
+                    (Box::new(move |f| (topics.iter().zip(&shares).map(|(&t, s)| s * parent_rate(f, t)).sum::<f64>() / total).ln()), eta)
+                }
+                Origin::Split { topic, part } => {
+                    let p = &parts.iter().find(|(t, _)| t == topic).expect("every split is divided").1[*part];
+                    (Box::new(move |f| p.rates[f].max(f64::MIN_POSITIVE).ln()), parent.eta[*topic] + p.weight.ln())
+                }
+                Origin::Retired { .. } => unreachable!("live topics only"),
+            };
+            for f in 0..v {
+                state.mu[f * n + i + 1] = column(f);
+            }
+            state.eta[i] = eta;
+        }
+        for f in 0..v {
+            state.mu[f * n] = parent.mu[f * np] as f64;
+        }
+        let s = &parent.summary;
+        (state.psi, state.gamma2, state.nu, state.sigma2, state.lambda2) = (s.psi, s.gamma2, s.nu, s.sigma2, parent.lambda2);
+        state.xi = self.affinities(&fitted, &parts, &state.eta);
+        state.tau2 = conditional_mode_tau2(&state.mu, n, state.nu, state.sigma2);
+        state
+    }
+
+    /// Each document's ξ over the live topics from its weights under the parent
+    /// (`fitted`), the edit done on them: a kept topic's weight, a merge's summed, a split
+    /// part's the topic's times the part's weight; a deleted topic's weight is dropped.
+    /// Floored at [`WEIGHT_FLOOR`], ξ_d = log θ_d shifted to η's mean (θ = softmax(ξ)
+    /// ignores the shift; the prior N(η, λ²) does not).
+    fn affinities(&self, fitted: &ParentFit, parts: &[(usize, Vec<Part>)], eta: &[f64]) -> Vec<f64> {
+        let kp = self.plan.parent_topics();
+        let live = self.slots.live();
+        let eta_mean = eta.iter().sum::<f64>() / eta.len() as f64;
+        fitted
+            .weights
+            .chunks(kp)
+            .flat_map(|theta| {
+                let child: Vec<f64> = live
+                    .iter()
+                    .map(|&c| match &self.plan.origins[c] {
+                        Origin::Kept => theta[c],
+                        Origin::Merged { topics } => topics.iter().map(|&t| theta[t]).sum(),
+                        Origin::Split { topic, part } => {
+                            theta[*topic] * parts.iter().find(|(t, _)| t == topic).expect("every split is divided").1[*part].weight
+                        }
+                        Origin::Retired { .. } => unreachable!("live topics only"),
+                    })
+                    .collect();
+                let total = child.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+                let logs: Vec<f64> = child.iter().map(|x| (x / total).max(WEIGHT_FLOOR).ln()).collect();
+                let shift = eta_mean - logs.iter().sum::<f64>() / logs.len() as f64;
+                logs.into_iter().map(move |l| l + shift)
+            })
+            .collect()
+    }
+
+    /// Each split topic's parts, by parent topic (one stream of `seed` per split).
+    fn split_parts(&self, fitted: &ParentFit, data: &HpcData, seed: u64) -> Vec<(usize, Vec<Part>)> {
+        self.split_words
+            .iter()
+            .filter_map(|(topic, words)| {
+                let Fate::Split { parts, .. } = &self.plan.fates[*topic] else { return None };
+                let mut rng = stream(seed, Purpose::EditStart, 0, *topic as u64);
+                Some((*topic, divide(fitted, data, *topic, parts.len(), words, &mut rng)))
+            })
+            .collect()
+    }
+}
+
+/// Each word's τ²_f (the root's, PCM's one parent node) at its conditional mode given the
+/// started rates: (ν σ² + Σ_k (μ_fk − μ_f0)²) / (ν + K + 2), the mode of its scaled
+/// inverse-χ² conditional. A fresh chain's 0.5 suits its smooth start; against the
+/// parent's spread rates it made the first mode searches' prior too tight or too loose.
+fn conditional_mode_tau2(mu: &[f64], n: usize, nu: f64, sigma2: f64) -> Vec<f64> {
+    mu.chunks(n)
+        .flat_map(|row| {
+            let squares: f64 = row[1..].iter().map(|m| (m - row[0]).powi(2)).sum();
+            let mode = (nu * sigma2 + squares) / (nu + (n - 1) as f64 + 2.0);
+            std::iter::repeat_n(mode, n)
+        })
+        .collect()
+}

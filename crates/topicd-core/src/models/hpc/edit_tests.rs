@@ -86,7 +86,8 @@ fn a_merge_keeps_the_other_topics_and_joins_the_two() {
 
 /// Delete 2 (and merge 0 with 1) on five planted topics: the retired slots have share
 /// 0, empty rows and weight below e⁻⁴⁰ in every prediction, and the live topics hold
-/// every share.
+/// every share; an edit of that child keeps them retired, and one that would leave a
+/// single live topic is refused.
 #[test]
 fn a_delete_retires_its_slot_and_the_model_still_predicts() {
     let corpus = planted(5, 7);
@@ -103,6 +104,20 @@ fn a_delete_retires_its_slot_and_the_model_still_predicts() {
         let theta = &d.topic_proportions;
         assert!(theta.iter().all(|x| x.is_finite()) && theta[1] < (-40f64).exp() && theta[2] < (-40f64).exp(), "{theta:?}");
     }
+    // A second edit of the child: its retired slots stay retired, and topic 4 joins them.
+    let retired: RetiredTopics = [(1, "merged into 0".to_string()), (2, "deleted".to_string())].into();
+    let again = edits::plan(edits::parse_operations(&json!([{"op": "merge", "topics": [3, 4]}])).unwrap(), 5, &retired).unwrap();
+    let grandchild = refit(&corpus, &child, &child.params, &again, 6);
+    assert_eq!(grandchild.retired_slots(), vec![1, 2, 4]);
+    let live: f64 = [0, 3].iter().map(|&k| grandchild.shares[k]).sum();
+    assert!((live - 1.0).abs() < 1e-9, "the live topics hold every share ({live})");
+    // An edit that would leave one live topic is refused.
+    let alone = edits::plan(
+        edits::parse_operations(&json!([{"op": "delete", "topic": 3}])).unwrap(),
+        5,
+        &[(1, String::new()), (2, String::new()), (4, String::new())].into(),
+    );
+    assert_eq!(grandchild.params.edited(Supervision::Unsupervised, &alone.unwrap(), 10).unwrap_err().field, "operations");
 }
 
 /// Four planted topics fitted with three: one topic holds two planted blocks. Split

@@ -417,7 +417,8 @@ impl HpcParams {
     /// child's topics (retired ones included) and a schedule of `iterations` scans, every
     /// one after the burn-in kept. HPC's topics are its labels: an error naming `model`.
     /// A seeded model's seeded topics are the first ones and stay in place, so an
-    /// operation on one is an error naming the operation.
+    /// operation on one is an error naming the operation; an edit that leaves fewer than
+    /// 2 live topics is an error naming `operations` (PCM fits at least 2).
     pub fn edited(&self, supervision: Supervision, plan: &EditPlan, iterations: usize) -> Result<Self, ParamError> {
         if supervision.is_labelled() {
             return Err(ParamError::new("model", "HPC's topics are its labels: edit the label tree and refit instead"));
@@ -431,6 +432,10 @@ impl HpcParams {
                     format!("topic {t} is seeded ({name:?}): a PCM model's seeded topics stay as fitted; edit its other topics, or refit with other seeds"),
                 ));
             }
+        }
+        let live = plan.origins.iter().filter(|o| !o.is_retired()).count();
+        if live < 2 {
+            return Err(ParamError::new("operations", format!("the edit leaves {live} live topic: a PCM model keeps at least 2")));
         }
         let mut json = self.to_json(supervision);
         let o = json.as_object_mut().expect("params serialise to an object");

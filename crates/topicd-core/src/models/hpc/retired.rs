@@ -42,8 +42,12 @@ impl Slots {
         self.live.len() == self.total
     }
 
-    /// The params the chains run under: the child's with its live topics only.
+    /// The params the chains run under: the child's with its live topics only (the
+    /// child's own when every topic is live).
     pub fn live_params(&self, child: &HpcParams) -> HpcParams {
+        if self.all_live() {
+            return child.clone();
+        }
         HpcParams { topics: self.live.len(), ..child.clone() }
     }
 

@@ -91,7 +91,12 @@ impl UpdatedStart {
         if !fits {
             return Err(mismatch("its documents or their sides of the held-out split differ"));
         }
-        let slots = Slots::retiring(&parent.retired_slots(), p.topics);
+        // HPC's topics are its labels (`p.topics` is PCM's alone); PCM keeps an edited
+        // parent's retired slots retired.
+        let slots = match supervision {
+            Supervision::Labelled => Slots::retiring(&[], parent.labels.len()),
+            Supervision::Unsupervised => Slots::retiring(&parent.retired_slots(), p.topics),
+        };
         Ok(UpdatedStart { parent, slots })
     }
 

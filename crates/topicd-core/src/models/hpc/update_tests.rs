@@ -4,11 +4,12 @@
 //! changes when resumed, and a parent of other documents or the other variant is
 //! refused.
 
-use super::fit::{fit_hpc, fit_hpc_updated};
+use super::fit::{assign_roles, fit_hpc, fit_hpc_updated, Role};
 use super::fit_tests::pearson;
 use super::model::HpcModel;
 use super::params::HpcParams;
 use super::simulate::{simulate, SimulatedCorpus, SimulationConfig};
+use super::start::UpdatedStart;
 use super::variant::Supervision;
 use crate::corpus::append::append;
 use crate::corpus::like::LikeBase;
@@ -136,4 +137,25 @@ fn a_parent_of_other_documents_or_variant_is_refused() {
     let start = UpdateStart { parent: &bytes, parent_documents: old.num_documents(), new_topics: 0, split_seed: 5 };
     let e = FitContext::silent(|ctx| fit_hpc_updated(&joined, &pcm, Supervision::Unsupervised, &start, 1, ctx)).unwrap_err();
     assert!(e.to_string().contains("other variant"), "{e}");
+}
+
+/// HPC's topics are its labels, whatever PCM's `topics` (default 20) says: an update of
+/// a parent with 30 labels starts all 30 from the parent and fits them under the
+/// update's own params.
+#[test]
+fn an_hpc_update_starts_every_label_beyond_pcms_default_topics() {
+    let config = SimulationConfig { eta: -2.0, ..SimulationConfig::small(300, 200, vec![5, 5], 100.0) };
+    let (old, joined) = corpora(simulate(&config, 3).to_raw_documents(), 200);
+    let p = params(Supervision::Labelled, json!({"iterations": 4, "burn_in": 2, "test_fraction": 0.0, "validation_fraction": 0.0}));
+    let parent = parent(&old, &p, Supervision::Labelled);
+    assert!(parent.labels.len() > p.topics, "{} labels against topics {}", parent.labels.len(), p.topics);
+    let child_params = p.updated(Supervision::Labelled, 0, 2).unwrap();
+    let bytes = parent.encode();
+    let start = UpdateStart { parent: &bytes, parent_documents: old.num_documents(), new_topics: 0, split_seed: 5 };
+    let roles = assign_roles(&joined, &child_params, Supervision::Labelled, 5);
+    let count = |role: Role| roles[..old.num_documents()].iter().filter(|&&r| r == role).count();
+    let counts = [count(Role::Train), count(Role::Validation), count(Role::Test), count(Role::Unlabelled)];
+    let from = UpdatedStart::new(&start, &joined, &child_params, Supervision::Labelled, counts).unwrap();
+    assert_eq!(from.slots().live().len(), parent.labels.len());
+    assert_eq!(from.slots().live_params(&child_params), child_params);
 }

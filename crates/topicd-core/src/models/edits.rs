@@ -110,6 +110,10 @@ pub struct EditPlan {
     pub origins: Vec<Origin>,
 }
 
+/// A split's parent topic and its parts' seed words as term ids (one list per part;
+/// none for a split without seeds).
+pub type SplitSeedTerms = (usize, Vec<Vec<u32>>);
+
 /// Retired topics of a model and why, by id (empty for a model no edit made).
 pub type RetiredTopics = BTreeMap<usize, String>;
 
@@ -296,6 +300,22 @@ impl EditPlan {
             }
         }
         names
+    }
+
+    /// Each split's seed words as term ids of `lexicon`, by parent topic: one list per
+    /// part (empty for a split without seeds); an error naming a word the vocabulary
+    /// lacks.
+    pub fn split_seed_terms(&self, lexicon: &crate::corpus::lexicon::Lexicon) -> Result<Vec<SplitSeedTerms>, ParamError> {
+        self.split_seeds()
+            .into_iter()
+            .map(|(topic, seeds)| {
+                if seeds.is_empty() {
+                    return Ok((topic, Vec::new()));
+                }
+                let as_seeds = seeds::SeedWords { topics: seeds.to_vec(), missing: seeds::MissingSeedWords::Reject, ..seeds::SeedWords::default() };
+                Ok((topic, as_seeds.resolve(lexicon)?.words))
+            })
+            .collect()
     }
 
     /// The split operations' seeds, by parent topic (empty where a split has none).

@@ -31,8 +31,7 @@ use super::split_start::{divide, ParentFit, Part};
 use super::variant::Supervision;
 use crate::corpus::Corpus;
 use crate::models::causes::{Internal, Stored};
-use crate::models::edits::{EditPlan, Fate, Origin};
-use crate::models::seeds::{MissingSeedWords, SeedWords};
+use crate::models::edits::{EditPlan, Fate, Origin, SplitSeedTerms};
 use crate::models::{EditStart, FitError, ParamError};
 use crate::rng::{stream, Purpose};
 
@@ -48,7 +47,7 @@ pub struct EditedStart {
     slots: Slots,
     /// Each split's seed words as term ids, by parent topic: one list per part (empty
     /// for a split without seeds).
-    split_words: Vec<(usize, Vec<Vec<u32>>)>,
+    split_words: Vec<SplitSeedTerms>,
 }
 
 fn not_this_corpus(why: &str) -> FitError {
@@ -70,16 +69,7 @@ impl EditedStart {
         if parent.num_terms != corpus.num_terms() || parent.summary.training_documents != training {
             return Err(not_this_corpus("its vocabulary or training documents differ"));
         }
-        let mut split_words = Vec::new();
-        for (topic, seeds) in start.plan.split_seeds() {
-            let words = if seeds.is_empty() {
-                Vec::new()
-            } else {
-                let as_seeds = SeedWords { topics: seeds.to_vec(), missing: MissingSeedWords::Reject, ..SeedWords::default() };
-                as_seeds.resolve(&corpus.lexicon).map_err(FitError::Params)?.words
-            };
-            split_words.push((topic, words));
-        }
+        let split_words = start.plan.split_seed_terms(&corpus.lexicon).map_err(FitError::Params)?;
         let slots = Slots::retiring(&start.plan.retired().into_keys().collect::<Vec<_>>(), start.plan.child_topics());
         Ok(EditedStart { parent, plan: start.plan.clone(), slots, split_words })
     }
@@ -98,25 +88,24 @@ impl EditedStart {
         let mut state = HpcState::initial(data, seed);
         let fitted = ParentFit::new(parent, data);
         let parts = self.split_parts(&fitted, data, seed);
-        let parent_rate = |f: usize, t: usize| (parent.mu[f * np + t + 1] as f64).exp();
+        let parent_log_rate = |f: usize, t: usize| parent.mu[f * np + t + 1] as f64;
         for (i, &child) in self.slots.live().iter().enumerate() {
-            let (column, eta): (Box<dyn Fn(usize) -> f64>, f64) = match &self.plan.origins[child] {
-                Origin::Kept => (Box::new(|f| parent.mu[f * np + child + 1] as f64), parent.eta[child]),
+            let (column, eta): (Vec<f64>, f64) = match &self.plan.origins[child] {
+                Origin::Kept => ((0..v).map(|f| parent_log_rate(f, child)).collect(), parent.eta[child]),
                 Origin::Merged { topics } => {
                     let shares: Vec<f64> = topics.iter().map(|&t| parent.shares[t].max(1e-12)).collect();
                     let total: f64 = shares.iter().sum();
-                    let topics = topics.clone();
-                    let eta = topics.iter().map(|&t| parent.eta[t].exp()).sum::<f64>().ln();
-                    (Box::new(move |f| (topics.iter().zip(&shares).map(|(&t, s)| s * parent_rate(f, t)).sum::<f64>() / total).ln()), eta)
+                    let mean_rate = |f: usize| topics.iter().zip(&shares).map(|(&t, s)| s * parent_log_rate(f, t).exp()).sum::<f64>() / total;
+                    ((0..v).map(|f| mean_rate(f).ln()).collect(), topics.iter().map(|&t| parent.eta[t].exp()).sum::<f64>().ln())
                 }
                 Origin::Split { topic, part } => {
                     let p = &parts.iter().find(|(t, _)| t == topic).expect("every split is divided").1[*part];
-                    (Box::new(move |f| p.rates[f].max(f64::MIN_POSITIVE).ln()), parent.eta[*topic] + p.weight.ln())
+                    (p.rates.iter().map(|r| r.max(f64::MIN_POSITIVE).ln()).collect(), parent.eta[*topic] + p.weight.ln())
                 }
                 Origin::Retired { .. } => unreachable!("live topics only"),
             };
-            for f in 0..v {
-                state.mu[f * n + i + 1] = column(f);
+            for (f, &m) in column.iter().enumerate() {
+                state.mu[f * n + i + 1] = m;
             }
             state.eta[i] = eta;
         }

@@ -77,7 +77,7 @@ impl Slots {
         m.mu = mu;
         m.eta = self.spread(&m.eta, RETIRED_LOG_WEIGHT);
         m.shares = self.spread(&m.shares, 0.0);
-        m.theta_draws = m.theta_draws.iter().map(|draw| draw.chunks(kc).flat_map(|t| self.spread_f32(t)).collect()).collect();
+        m.theta_draws = m.theta_draws.iter().map(|draw| draw.chunks(kc).flat_map(|t| self.spread(t, 0.0)).collect()).collect();
         m.alignments = m.alignments.iter().map(|a| self.spread_alignment(a)).collect();
         m.labels = (0..k).map(|t| format!("topic {t}")).collect();
         m.parent = vec![None; k];
@@ -89,16 +89,8 @@ impl Slots {
     }
 
     /// Per-topic values of the live topics in the child's slots, `retired` elsewhere.
-    fn spread(&self, compact: &[f64], retired: f64) -> Vec<f64> {
+    fn spread<T: Copy>(&self, compact: &[T], retired: T) -> Vec<T> {
         let mut out = vec![retired; self.total];
-        for (i, &slot) in self.live.iter().enumerate() {
-            out[slot] = compact[i];
-        }
-        out
-    }
-
-    fn spread_f32(&self, compact: &[f32]) -> Vec<f32> {
-        let mut out = vec![0.0; self.total];
         for (i, &slot) in self.live.iter().enumerate() {
             out[slot] = compact[i];
         }

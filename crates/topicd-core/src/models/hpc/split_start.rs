@@ -20,6 +20,7 @@
 //! Deterministic for a seed: the documents' weights need no random numbers, and H and W
 //! start from one stream per split.
 
+use super::affinity::softmax;
 use super::data::HpcData;
 use super::model::HpcModel;
 use crate::rng::StreamRng;
@@ -142,13 +143,6 @@ impl ParentFit {
             })
             .collect()
     }
-}
-
-fn softmax(x: &[f64]) -> Vec<f64> {
-    let top = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let e: Vec<f64> = x.iter().map(|v| (v - top).exp()).collect();
-    let s: f64 = e.iter().sum();
-    e.into_iter().map(|v| v / s).collect()
 }
 
 /// Rank-`parts` Poisson factorisation of the sparse `counts` (documents' rows over `v`

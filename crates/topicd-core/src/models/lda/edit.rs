@@ -20,8 +20,7 @@
 use super::model::LdaModel;
 use super::tokens::Tokens;
 use crate::corpus::lexicon::Lexicon;
-use crate::models::edits::{EditPlan, Fate, Origin};
-use crate::models::seeds::{MissingSeedWords, SeedWords};
+use crate::models::edits::{EditPlan, Fate, Origin, SplitSeedTerms};
 use crate::models::start_draws::{draw, split_by_document};
 use crate::models::{FitError, ParamError};
 use crate::rng::{stream, Purpose, StreamRng};
@@ -39,7 +38,7 @@ pub(super) struct EditedStart<'a> {
     plan: &'a EditPlan,
     /// Each split's seed words as term ids, by parent topic: one list per part (empty
     /// for a split without seeds).
-    split_words: Vec<(usize, Vec<Vec<u32>>)>,
+    split_words: Vec<SplitSeedTerms>,
 }
 
 /// Marks a token whose topic is split and waits for its part.
@@ -57,16 +56,7 @@ impl<'a> EditedStart<'a> {
         if !fits {
             return Err(FitError::Params(ParamError::new("model", "the parent model was not fitted on this corpus' training documents")));
         }
-        let mut split_words = Vec::new();
-        for (topic, seeds) in plan.split_seeds() {
-            let words = if seeds.is_empty() {
-                Vec::new()
-            } else {
-                let as_seeds = SeedWords { topics: seeds.to_vec(), missing: MissingSeedWords::Reject, ..SeedWords::default() };
-                as_seeds.resolve(lexicon).map_err(FitError::Params)?.words
-            };
-            split_words.push((topic, words));
-        }
+        let split_words = plan.split_seed_terms(lexicon).map_err(FitError::Params)?;
         Ok(EditedStart { parent, plan, split_words })
     }
 

@@ -117,6 +117,12 @@ pub type SplitSeedTerms = (usize, Vec<Vec<u32>>);
 /// Retired topics of a model and why, by id (empty for a model no edit made).
 pub type RetiredTopics = BTreeMap<usize, String>;
 
+/// The error of a refit whose stored parent was not fitted on the corpus' training
+/// documents (or not with the plan's topics), `why` saying how: it names `model`.
+pub fn not_the_parent(why: &str) -> super::FitError {
+    super::FitError::Params(ParamError::new("model", format!("the parent model was not fitted on this corpus' training documents: {why}")))
+}
+
 /// Read `operations` (a list of operation objects); errors name the operation and key
 /// (`operations[1].into`).
 pub fn parse_operations(v: &Value) -> Result<Vec<EditOp>, ParamError> {

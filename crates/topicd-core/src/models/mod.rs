@@ -52,6 +52,7 @@ pub mod params;
 pub mod passes;
 pub mod registry;
 pub mod seeds;
+pub mod slots;
 pub mod splits;
 pub mod stability;
 pub mod start_draws;

@@ -25,14 +25,14 @@
 
 use super::data::HpcData;
 use super::model::HpcModel;
-use super::retired::Slots;
 use super::sampler::HpcState;
 use super::split_start::{divide, ParentFit, Part};
 use super::variant::Supervision;
 use crate::corpus::Corpus;
 use crate::models::causes::{Internal, Stored};
-use crate::models::edits::{EditPlan, Fate, Origin, SplitSeedTerms};
-use crate::models::{EditStart, FitError, ParamError};
+use crate::models::edits::{not_the_parent, EditPlan, Fate, Origin, SplitSeedTerms};
+use crate::models::slots::Slots;
+use crate::models::{EditStart, FitError};
 use crate::rng::{stream, Purpose};
 
 /// The smallest weight a document's start gives a live topic (its ξ about 9 below the
@@ -50,10 +50,6 @@ pub struct EditedStart {
     split_words: Vec<SplitSeedTerms>,
 }
 
-fn not_this_corpus(why: &str) -> FitError {
-    FitError::Params(ParamError::new("model", format!("the parent model was not fitted on this corpus' training documents: {why}")))
-}
-
 impl EditedStart {
     /// The start of a refit of the stored `start.parent` edited by `start.plan`, on
     /// `corpus` with `training` training documents: an error naming `model` when the
@@ -61,13 +57,13 @@ impl EditedStart {
     pub fn new(start: &EditStart<'_>, corpus: &Corpus, training: usize) -> Result<Self, FitError> {
         let parent = HpcModel::decode(start.parent).map_err(|e| FitError::Internal(Internal::Corrupt { what: Stored::Model, detail: e.to_string() }))?;
         if parent.supervision != Supervision::Unsupervised {
-            return Err(not_this_corpus("it is an HPC model"));
+            return Err(not_the_parent("it is an HPC model"));
         }
         if parent.labels.len() != start.plan.parent_topics() {
-            return Err(not_this_corpus("its topics are not the edit's"));
+            return Err(not_the_parent("its topics are not the edit's"));
         }
         if parent.num_terms != corpus.num_terms() || parent.summary.training_documents != training {
-            return Err(not_this_corpus("its vocabulary or training documents differ"));
+            return Err(not_the_parent("its vocabulary or training documents differ"));
         }
         let split_words = start.plan.split_seed_terms(&corpus.lexicon).map_err(FitError::Params)?;
         let slots = Slots::retiring(&start.plan.retired().into_keys().collect::<Vec<_>>(), start.plan.child_topics());

@@ -9,9 +9,8 @@ use super::fit::{fit_hpc, fit_hpc_updated, fit_pcm_edited};
 use super::model::HpcModel;
 use super::params::HpcParams;
 use super::variant::Supervision;
-use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{build_corpus, Corpus};
-use crate::models::edit_checks::{block_mass, l1, main_block, nearest_other, two_block_topic};
+use crate::models::edit_checks::{assert_merge_of_first_two, assert_split_separates_two_blocks, documents, l1};
 use crate::models::edits::{self, EditPlan, RetiredTopics};
 use crate::models::lda::sampler::tests::{lda_corpus, raw_options};
 use crate::models::test_kit::recorded_run;
@@ -54,15 +53,6 @@ fn row(m: &HpcModel, k: usize) -> Vec<f64> {
     r.iter().map(|&x| x as f64 / total).collect()
 }
 
-fn documents(corpus: &Corpus, n: usize) -> Vec<EncodedDoc> {
-    (0..n)
-        .map(|d| {
-            let (terms, counts) = corpus.counts.row(d);
-            EncodedDoc { terms: terms.to_vec(), counts: counts.to_vec(), oov_tokens: 0 }
-        })
-        .collect()
-}
-
 /// Merge 0 and 1 on five planted topics: topics 2 to 4 stay within a tenth of the
 /// nearest distinct topic's distance of where they were, and the merged topic within a
 /// quarter of it of the share-weighted mixture of the two it joined (LDA's edit is held
@@ -73,15 +63,7 @@ fn a_merge_keeps_the_other_topics_and_joins_the_two() {
     let (parent, p) = parent(&corpus, 5);
     let child = refit(&corpus, &parent, &p, &plan(json!([{"op": "merge", "topics": [0, 1]}]), &parent), 5);
     assert_eq!((child.labels.len(), child.params.topics, child.shares[1]), (5, 5, 0.0));
-    let scale = nearest_other(|k| row(&parent, k), &[0, 1, 2, 3, 4]);
-    for k in [2, 3, 4] {
-        let moved = l1(&row(&child, k), &row(&parent, k));
-        assert!(moved < 0.1 * scale, "topic {k} moved {moved:.3} (nearest other topic {scale:.3})");
-    }
-    let (s0, s1) = (parent.shares[0], parent.shares[1]);
-    let mixture: Vec<f64> = row(&parent, 0).iter().zip(row(&parent, 1)).map(|(a, b)| (s0 * a + s1 * b) / (s0 + s1)).collect();
-    let merged = l1(&row(&child, 0), &mixture);
-    assert!(merged < 0.25 * scale, "the merged topic is {merged:.3} from the mixture (scale {scale:.3})");
+    assert_merge_of_first_two(|k| row(&parent, k), |k| row(&child, k), (parent.shares[0], parent.shares[1]));
 }
 
 /// Delete 2 (and merge 0 with 1) on five planted topics: the retired slots have share
@@ -120,31 +102,22 @@ fn a_delete_retires_its_slot_and_the_model_still_predicts() {
     assert_eq!(grandchild.params.edited(Supervision::Unsupervised, &alone.unwrap(), 10).unwrap_err().field, "operations");
 }
 
-/// Four planted topics fitted with three: one topic holds two planted blocks. Split
-/// into two parts seeded with two words of each block, each part puts most of its mass
-/// (> 0.6; the parent topic held about 0.45 on each) on its seeds' block; split without
-/// seeds, the restricted run alone separates the blocks too (each part's larger block
-/// above 0.6, the parts on different blocks). The new part takes id 3, named by its seed.
+/// Four planted topics fitted with three: a split of the topic that holds two planted
+/// blocks separates them, by seeds and by the restricted run alone
+/// ([`assert_split_separates_two_blocks`]); the new part takes id 3.
 #[test]
 fn a_split_divides_a_topic_that_holds_two() {
     let corpus = planted(4, 11);
     let (parent, p) = parent(&corpus, 3);
-    let size = 15;
-    let (topic, blocks) = two_block_topic(3, 4, |k, b| block_mass(&row(&parent, k), &corpus, b, size));
-    let seed_of = |b: usize| json!({"name": format!("block {b}"), "words": [format!("w{:03}", b * size), format!("w{:03}", b * size + 1)]});
-    let seeded = plan(json!([{"op": "split", "topic": topic, "into": 2, "seed_words": [seed_of(blocks[0]), seed_of(blocks[1])]}]), &parent);
-    assert_eq!(seeded.child_names(&Default::default())[1], (3, format!("block {}", blocks[1])));
-    let child = refit(&corpus, &parent, &p, &seeded, 5);
-    assert_eq!(child.labels.len(), 4);
-    for (part, k) in [topic, 3].into_iter().enumerate() {
-        let mass = block_mass(&row(&child, k), &corpus, blocks[part], size);
-        assert!(mass > 0.6, "part {part} (topic {k}) puts {mass:.2} on block {}", blocks[part]);
-    }
-    let unseeded = plan(json!([{"op": "split", "topic": topic, "into": 2}]), &parent);
-    let child = refit(&corpus, &parent, &p, &unseeded, 5);
-    let main = |k: usize| main_block(4, |b| block_mass(&row(&child, k), &corpus, b, size));
-    let (a, b) = (main(topic), main(3));
-    assert!(a.0 > 0.6 && b.0 > 0.6 && a.1 != b.1, "unseeded split: parts on {a:?} and {b:?}");
+    assert_split_separates_two_blocks(
+        &corpus,
+        |k| row(&parent, k),
+        |ops| {
+            let child = refit(&corpus, &parent, &p, &plan(ops, &parent), 5);
+            assert_eq!(child.labels.len(), 4);
+            Box::new(move |k| row(&child, k))
+        },
+    );
 }
 
 /// An edited fit with two chains gives the same bytes on 1 and 2 threads, and resumed

@@ -34,6 +34,7 @@ use super::params::HpcParams;
 use super::pooled::{self, ChainResult};
 use super::predict::predict_affinities;
 use super::refit::{refit_seed, unwrap_refit_stage, wrap_refit_stage, Calibration, RefitChain};
+use super::retired;
 use super::start::{ChainStart, UpdatedStart};
 use super::variant::Supervision;
 use crate::corpus::Corpus;
@@ -157,8 +158,8 @@ pub fn fit_hpc_updated(
     let first = &roles[..start.parent_documents.min(roles.len())];
     let count = |role: Role| first.iter().filter(|&&r| r == role).count();
     let from = UpdatedStart::new(start, corpus, p, supervision, [count(Role::Train), count(Role::Validation), count(Role::Test), count(Role::Unlabelled)])?;
-    let model = fit_from(corpus, &from.slots().live_params(p), supervision, seed, (&roles, ChainStart::Updated(&from)), ctx)?;
-    Ok(from.slots().expand(model, p))
+    let model = fit_from(corpus, &retired::live_params(from.slots(), p), supervision, seed, (&roles, ChainStart::Updated(&from)), ctx)?;
+    Ok(retired::expand(from.slots(), model, p))
 }
 
 /// Refit PCM from the parent in `start` edited by its plan ([`super::edit`]): the
@@ -169,8 +170,8 @@ pub fn fit_pcm_edited(corpus: &Corpus, p: &HpcParams, start: &EditStart<'_>, see
     let supervision = Supervision::Unsupervised;
     let roles = assign_roles(corpus, p, supervision, start.split_seed);
     let from = EditedStart::new(start, corpus, roles.iter().filter(|&&r| r == Role::Train).count())?;
-    let model = fit_from(corpus, &from.slots().live_params(p), supervision, seed, (&roles, ChainStart::Edited(&from)), ctx)?;
-    Ok(from.slots().expand(model, p))
+    let model = fit_from(corpus, &retired::live_params(from.slots(), p), supervision, seed, (&roles, ChainStart::Edited(&from)), ctx)?;
+    Ok(retired::expand(from.slots(), model, p))
 }
 
 /// A fit of the documents' `roles` (drawn once, by [`assign_roles`]) whose chains start

@@ -20,11 +20,11 @@ use super::data::HpcData;
 use super::edit::EditedStart;
 use super::model::HpcModel;
 use super::params::HpcParams;
-use super::retired::Slots;
 use super::sampler::{initial_affinities, HpcState};
 use super::variant::Supervision;
 use crate::corpus::Corpus;
 use crate::models::causes::{Internal, Stored};
+use crate::models::slots::Slots;
 use crate::models::{FitError, ParamError, UpdateStart};
 
 /// The parent an update starts from, checked against the corpus and the fit's roles.

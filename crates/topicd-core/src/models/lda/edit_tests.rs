@@ -5,7 +5,7 @@
 
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::{build_corpus, Corpus};
-use crate::models::edit_checks::{block_mass, l1, main_block, nearest_other, two_block_topic};
+use crate::models::edit_checks::{assert_merge_of_first_two, assert_split_separates_two_blocks};
 use crate::models::edits::{self, EditPlan, RetiredTopics};
 use crate::models::lda::fit::fit_lda_edited;
 use crate::models::lda::sampler::tests::{lda_corpus, raw_options};
@@ -52,15 +52,7 @@ fn a_merge_keeps_the_other_topics_and_joins_the_two() {
     let (parent, p) = parent(&corpus, 5);
     let child = refit(&corpus, &parent, &p, &plan(json!([{"op": "merge", "topics": [0, 1]}]), &parent), 5);
     assert_eq!((child.params.topics, child.topic_shares[1], child.alpha[1]), (5, 0.0, 0.0), "topic 1 is retired");
-    let scale = nearest_other(|k| row(&parent, k).to_vec(), &[0, 1, 2, 3, 4]);
-    for k in [2, 3, 4] {
-        let moved = l1(row(&child, k), row(&parent, k));
-        assert!(moved < 0.1 * scale, "topic {k} moved {moved:.3} (nearest other topic {scale:.3})");
-    }
-    let (s0, s1) = (parent.topic_shares[0], parent.topic_shares[1]);
-    let mixture: Vec<f64> = row(&parent, 0).iter().zip(row(&parent, 1)).map(|(a, b)| (s0 * a + s1 * b) / (s0 + s1)).collect();
-    let merged = l1(row(&child, 0), &mixture);
-    assert!(merged < 0.25 * scale, "the merged topic is {merged:.3} from the mixture (scale {scale:.3})");
+    assert_merge_of_first_two(|k| row(&parent, k).to_vec(), |k| row(&child, k).to_vec(), (parent.topic_shares[0], parent.topic_shares[1]));
 }
 
 /// Delete 2 (and merge 0 with 1) on five planted topics: the retired topics hold no
@@ -92,31 +84,22 @@ fn a_delete_retires_its_slot_and_the_model_still_scores() {
     }
 }
 
-/// Four planted topics fitted with three: one topic holds two planted blocks. Split
-/// into two parts seeded with two words of each block, each part puts most of its mass
-/// (> 0.6; the parent topic held about 0.45 on each) on its seeds' block; split without
-/// seeds, the restricted run alone separates the blocks too (each part's larger block
-/// above 0.6, and the parts on different blocks). The new part takes id 3.
+/// Four planted topics fitted with three: a split of the topic that holds two planted
+/// blocks separates them, by seeds and by the restricted run alone
+/// ([`assert_split_separates_two_blocks`]); the new part takes id 3.
 #[test]
 fn a_split_divides_a_topic_that_holds_two() {
     let corpus = planted(4, 11);
     let (parent, p) = parent(&corpus, 3);
-    let size = 15;
-    // The parent topic with the most mass on two blocks.
-    let (topic, blocks) = two_block_topic(3, 4, |k, b| block_mass(row(&parent, k), &corpus, b, size));
-    let seed_of = |b: usize| json!({"name": format!("block {b}"), "words": [format!("w{:03}", b * size), format!("w{:03}", b * size + 1)]});
-    let seeded = plan(json!([{"op": "split", "topic": topic, "into": 2, "seed_words": [seed_of(blocks[0]), seed_of(blocks[1])]}]), &parent);
-    let child = refit(&corpus, &parent, &p, &seeded, 5);
-    assert_eq!(child.params.topics, 4);
-    for (part, k) in [topic, 3].into_iter().enumerate() {
-        let mass = block_mass(row(&child, k), &corpus, blocks[part], size);
-        assert!(mass > 0.6, "part {part} (topic {k}) puts {mass:.2} on block {}", blocks[part]);
-    }
-    let unseeded = plan(json!([{"op": "split", "topic": topic, "into": 2}]), &parent);
-    let child = refit(&corpus, &parent, &p, &unseeded, 5);
-    let main = |k: usize| main_block(4, |b| block_mass(row(&child, k), &corpus, b, size));
-    let (a, b) = (main(topic), main(3));
-    assert!(a.0 > 0.6 && b.0 > 0.6 && a.1 != b.1, "unseeded split: parts on {a:?} and {b:?}");
+    assert_split_separates_two_blocks(
+        &corpus,
+        |k| row(&parent, k).to_vec(),
+        |ops| {
+            let child = refit(&corpus, &parent, &p, &plan(ops, &parent), 5);
+            assert_eq!(child.params.topics, 4);
+            Box::new(move |k| row(&child, k).to_vec())
+        },
+    );
 }
 
 /// An edited fit gives the same bytes on 1 and 2 threads, and resumed from a checkpoint

@@ -1,0 +1,74 @@
+//! A derived model's topic slots: which of them a fit runs on, and where a fitted topic
+//! goes back.
+//!
+//! Why it exists: an edit retires topics (merged away, deleted) but keeps every id, and
+//! later fits of the child (an update with new documents) keep them retired. A family
+//! whose fit would bring a retired topic back to life or give it a share of a prior
+//! (PCM's affinities, HDP's sticks) fits the *live* topics alone: compact topic i is
+//! child topic `live()[i]`, and topics the fit adds beyond them (HDP's births) take ids
+//! after the child's last ([`Slots::child_of`]). The family then writes its fitted model
+//! back into the child's slots, its own way (`hpc::retired`, `hdp::retired`).
+
+/// The child's topics and which of them a fit runs on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Slots {
+    /// The child ids of the live topics, in order.
+    live: Vec<usize>,
+    /// The child's topics, retired ones included.
+    total: usize,
+}
+
+impl Slots {
+    /// `total` topics of which `retired` hold nothing.
+    pub fn retiring(retired: &[usize], total: usize) -> Self {
+        Slots { live: (0..total).filter(|k| !retired.contains(k)).collect(), total }
+    }
+
+    /// The child ids of the live topics, in order (compact topic i is `live()[i]`).
+    pub fn live(&self) -> &[usize] {
+        &self.live
+    }
+
+    /// The child's topics, retired ones included.
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// Whether no topic is retired (the fit's model is the child's as it is).
+    pub fn all_live(&self) -> bool {
+        self.live.len() == self.total
+    }
+
+    /// The child id of compact topic `i`: a live topic's slot, or for a topic the fit
+    /// added beyond the live ones, the next id after the child's last.
+    pub fn child_of(&self, i: usize) -> usize {
+        self.live.get(i).copied().unwrap_or(self.total + i - self.live.len())
+    }
+
+    /// Per-topic values of `compact` (the live topics, then any the fit added) in the
+    /// child's slots, `retired` in the retired ones.
+    pub fn spread<T: Copy>(&self, compact: &[T], retired: T) -> Vec<T> {
+        let added = compact.len().saturating_sub(self.live.len());
+        let mut out = vec![retired; self.total + added];
+        for (i, &x) in compact.iter().enumerate() {
+            out[self.child_of(i)] = x;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_topics_go_back_to_their_slots_and_added_ones_after_the_last() {
+        let slots = Slots::retiring(&[1, 3], 5);
+        assert_eq!(slots.live(), &[0, 2, 4]);
+        assert!(!slots.all_live());
+        assert_eq!((0..5).map(|i| slots.child_of(i)).collect::<Vec<_>>(), vec![0, 2, 4, 5, 6]);
+        assert_eq!(slots.spread(&[10, 12, 14], 0), vec![10, 0, 12, 0, 14]);
+        assert_eq!(slots.spread(&[10, 12, 14, 15], 0), vec![10, 0, 12, 0, 14, 15]);
+        assert!(Slots::retiring(&[], 3).all_live());
+    }
+}

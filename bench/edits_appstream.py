@@ -22,8 +22,11 @@ L1 is over the word distributions (0: the same, 2: disjoint).
 
 With `--model pcm` the parent is PCM with K = 20 at its defaults (`--parent-iterations`
 scans, 200 unless given); its retired slots are left out of the distances as LDA's are.
+With `--model hdp` the parent is HDP at its defaults with truncation 20
+(`--parent-iterations` passes, 50 unless given): K is what its deletes leave, and the
+refits count passes.
 
-Usage: python3 bench/edits_appstream.py target/release/topicd [--model pcm] [--parent-iterations 400] [--iterations N]
+Usage: python3 bench/edits_appstream.py target/release/topicd [--model pcm|hdp] [--parent-iterations 400] [--iterations N]
 """
 import argparse
 import json
@@ -57,17 +60,18 @@ def l1(a, b):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
-    ap.add_argument("--model", choices=["lda", "pcm"], default="lda")
+    ap.add_argument("--model", choices=["lda", "pcm", "hdp"], default="lda")
     ap.add_argument("--parent-iterations", type=int, default=None, help="the parent's sweeps (default 400 for LDA, 200 for PCM)")
     ap.add_argument("--iterations", type=int, default=None, help="the refits' sweeps (default: the server's, a quarter of the parent's)")
     args = ap.parse_args()
     if args.parent_iterations is None:
-        args.parent_iterations = 400 if args.model == "lda" else 200
+        args.parent_iterations = {"lda": 400, "pcm": 200, "hdp": 50}[args.model]
     with tempfile.TemporaryDirectory() as tmp:
         svc = Service(os.path.abspath(args.binary), os.path.join(tmp, "edits.db"), 18000 + random.randint(0, 999))
         try:
             corpus = svc.upload(APPSTREAM, "name=appstream&duplicate_ids=keep_first&stopwords=english&min_df=2")
-            params = {"topics": K, "iterations": args.parent_iterations}
+            length = "passes" if args.model == "hdp" else "iterations"
+            params = {"topics": K, length: args.parent_iterations}
             if args.model == "lda":
                 params.update({"alpha": 0.1, "beta": 0.01})
             parents = [svc.fit(corpus["id"], args.model, params, seed=s) for s in (1, 2)]
@@ -76,9 +80,10 @@ def main():
             parent_id = parents[0]["model_id"]
             parent_time = job_seconds(parents[0])
             phi, topics = distributions(svc, parent_id, args.model == "pcm")
-            pairs = [(a, b) for a in range(K) for b in range(a + 1, K)]
+            k = len(phi)
+            pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
             merge = min(pairs, key=lambda ab: l1(phi[ab[0]], phi[ab[1]]))
-            by_size = sorted(range(K), key=lambda k: topics[k]["proportion"])
+            by_size = sorted(range(k), key=lambda t: topics[t]["proportion"])
             split, delete = by_size[-1], by_size[0]
             if delete in merge:
                 delete = by_size[1]
@@ -95,19 +100,19 @@ def main():
                 if args.iterations:
                     body["iterations"] = args.iterations
                 job = svc.wait(svc.req("POST", f"/v1/models/{parent_id}/edits", body))
-                sweeps = job["params"]["iterations"]
+                sweeps = job["params"][length]
                 child, child_topics = distributions(svc, job["model_id"], args.model == "pcm")
-                untouched = [k for k in range(K) if k not in touched]
-                moved = sum(l1(child[k], phi[k]) for k in untouched) / len(untouched)
+                untouched = [t for t in range(k) if t not in touched]
+                moved = sum(l1(child[t], phi[t]) for t in untouched) / len(untouched)
                 rows.append((name, op, job_seconds(job), moved, sweeps))
                 top = lambda t: ", ".join(w["word"] for w in t["words"][:6])  # noqa: E731
-                before = "; ".join(f"{k}: {top(topics[k])}" for k in sorted(touched))
-                after = "; ".join(f"{k}: {top(t)}" + (f" ({t['retired']})" if "retired" in t else "") for k, t in enumerate(child_topics) if k in touched or k >= K)
+                before = "; ".join(f"{t}: {top(topics[t])}" for t in sorted(touched))
+                after = "; ".join(f"{i}: {top(t)}" + (f" ({t['retired']})" if "retired" in t else "") for i, t in enumerate(child_topics) if i in touched or i >= k)
                 words.append(f"- {name}: before {before} → after {after}")
                 print(f"{name} done", file=sys.stderr)
         finally:
             svc.stop()
-    print(f"| AppStream, {args.model.upper()} K = {K}: parent {args.parent_iterations} sweeps ({parent_time:.1f} s) | refit sweeps | refit time / parent's | untouched topics' mean L1 to the parent |")
+    print(f"| AppStream, {args.model.upper()} K = {k} (asked {K}): parent {args.parent_iterations} {length} ({parent_time:.1f} s) | refit {length} | refit time / parent's | untouched topics' mean L1 to the parent |")
     print("|---|---|---|---|")
     for name, op, t, moved, sweeps in rows:
         print(f"| {name} `{json.dumps(op)}` | {sweeps} | {t / parent_time:.2f} ({t:.1f} s) | {moved:.3f} |")

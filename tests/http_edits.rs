@@ -3,7 +3,8 @@
 //! merged-away and deleted topics in place and appends the split's new part; bad edits
 //! are 422s naming the operation and queue nothing; HPC's topics are its labels (409);
 //! a model cannot be deleted while an edit reads it. PCM's edits keep ids and names the
-//! same way, and a seeded PCM model's seeded topics are refused by operation.
+//! same way, and a seeded PCM model's seeded topics are refused by operation; HDP's
+//! too, its retired topics weighing nothing in a prediction.
 
 mod common;
 
@@ -160,4 +161,35 @@ async fn a_pcm_edit_refits_keeping_ids_and_names() {
     let (st, body) = s.post(&format!("/v1/models/{child_id}/edits"), &json!({"operations": [{"op": "delete", "topic": 0}]})).await;
     assert_problem(st, &body, 422, Some("operations[0]"));
     assert!(body["detail"].as_str().unwrap().contains("games"), "{body}");
+}
+
+/// An HDP parent (topic 1 renamed "one"): merge 1 and 2, split 3 in two, delete 0. The
+/// child has one topic more than its parent, keeps "one", retires 0 and 2 (proportion
+/// 0, and no weight in a prediction), and its new part holds tokens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_hdp_edit_refits_keeping_ids_and_names() {
+    let s = TestServer::start().await;
+    let corpus_id = appstream(&s).await;
+    let job = s.submit(&corpus_id, "hdp", json!({"topics": 6, "passes": 12, "merge_every": 0, "delete_every": 0, "birth_every": 0}), 2).await;
+    let (parent_id, parent) = model_of(&s, &job).await;
+    let k = parent["num_topics"].as_u64().unwrap() as usize;
+    let (st, renamed) = s.patch(&format!("/v1/models/{parent_id}/topics/1"), &json!({"name": "one"})).await;
+    assert_eq!(st, 200, "{renamed}");
+    let ops = json!([{"op": "merge", "topics": [1, 2]}, {"op": "split", "topic": 3, "into": 2}, {"op": "delete", "topic": 0}]);
+    let (st, job) = s.post(&format!("/v1/models/{parent_id}/edits"), &json!({"operations": ops, "iterations": 8, "seed": 5})).await;
+    assert_eq!(st, 202, "{job}");
+    let (child_id, child) = model_of(&s, &job).await;
+    assert_eq!((&child["parent_model_id"], &child["model"], &child["num_topics"]), (&json!(parent_id), &json!("hdp"), &json!(k + 1)), "{child}");
+    let (st, topics) = s.get(&format!("/v1/models/{child_id}/topics?n=5")).await;
+    assert_eq!(st, 200, "{topics}");
+    let list = topics["topics"].as_array().unwrap();
+    assert_eq!(list[1]["name"], json!("one"), "{}", list[1]);
+    assert_eq!((&list[0]["retired"], list[0]["proportion"].as_f64()), (&json!("deleted"), Some(0.0)), "{}", list[0]);
+    assert_eq!((&list[2]["retired"], list[2]["proportion"].as_f64()), (&json!("merged into 1"), Some(0.0)), "{}", list[2]);
+    assert!(list[k]["proportion"].as_f64().unwrap() > 0.0, "the split's new part holds tokens: {}", list[k]);
+    let text = appstream_docs(1)[0]["text"].clone();
+    let (st, predicted) = s.post(&format!("/v1/models/{child_id}/predict"), &json!({"documents": [{"id": "x", "text": text}]})).await;
+    assert_eq!(st, 200, "{predicted}");
+    let theta = predicted["predictions"][0]["topic_proportions"].as_array().unwrap_or_else(|| panic!("{predicted}"));
+    assert!(theta[0].as_f64().unwrap() < 1e-12 && theta[2].as_f64().unwrap() < 1e-12, "the retired topics take no weight: {predicted}");
 }

@@ -40,7 +40,7 @@ export function parseOperation(line) {
 /** The section of the model page that edits its topics and queues the refit. */
 export function editSection(model) {
   const area = h("textarea", { id: "edit-operations", rows: "4", autocomplete: "off", placeholder: "merge 1 2\nsplit 4 into 2\ndelete 3" });
-  const iterations = h("input", { type: "number", id: "edit-iterations", min: 1, placeholder: `${Math.max(20, Math.floor((model.params?.iterations || 200) / 4))}` });
+  const iterations = h("input", { type: "number", id: "edit-iterations", min: 1, placeholder: `${Math.max(20, Math.floor((model.params?.iterations || model.params?.passes || 200) / 4))}` });
   const seed = h("input", { type: "number", id: "edit-seed", min: 0, value: 1 });
   const status = h("div", { role: "status" });
   const form = h(
@@ -65,7 +65,7 @@ export function editSection(model) {
       area,
       "merge 1 2 (joined in topic 1) · split 4 into 2, or split 4: games = game, play; audio = music (a part per seed) · delete 3. Untouched topics keep their ids and names; a split's new part takes the next new id; merged-away and deleted topics stay, retired, so no id moves.",
     ),
-    field("Sweeps of the refit", iterations, "It starts from this model's state: by default a quarter of its sweeps."),
+    field("Sweeps of the refit (passes for HDP)", iterations, "It starts from this model's state: by default a quarter of its sweeps or passes."),
     field("Seed", seed),
     h("div", { class: "actions" }, h("button", { type: "submit" }, "Edit and refit")),
     status,

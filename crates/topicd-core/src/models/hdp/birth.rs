@@ -86,7 +86,7 @@ pub fn propose(memo: &Memo, topic: usize, fresh: usize, seed: u64, pass: usize) 
     if targets.len() < 2 {
         return None;
     }
-    let (counts, shares) = restricted_fit(&targets, vocabulary.len(), (memo.params, memo.num_terms), fresh, seed, pass);
+    let (counts, shares) = restricted_fit(&targets, vocabulary.len(), (memo.params, memo.num_terms), fresh, &mut birth_stream(seed, pass), &[]);
     let kept: Vec<usize> = (0..counts.len()).filter(|&j| counts[j].iter().sum::<f64>() >= MIN_FRESH_TOKENS).collect();
     if kept.len() < 2 {
         return None;
@@ -162,6 +162,11 @@ pub(super) struct CompactVocabulary {
 }
 
 impl CompactVocabulary {
+    /// The compact id of corpus word `w`, if a target document uses it.
+    pub(super) fn compact(&self, w: usize) -> Option<usize> {
+        self.ids.get(&w).copied()
+    }
+
     /// Add weight `x` of corpus word `w` to `doc`, numbering `w` on its first use.
     pub(super) fn push(&mut self, doc: &mut TargetDocument, w: usize, x: f64) {
         let next = self.words.len();
@@ -236,42 +241,47 @@ fn target_documents(memo: &Memo, topic: usize) -> (Vec<TargetDocument>, Vec<usiz
     (targets, vocabulary.words)
 }
 
+/// The stream a birth's restricted fit in pass `pass` draws its starting documents from
+/// (an update's added topics use pass 0, which no birth has).
+pub(super) fn birth_stream(seed: u64, pass: usize) -> crate::rng::StreamRng {
+    stream(seed, Purpose::HdpBirth, pass as u64, 0)
+}
+
 /// A short variational fit of `fresh` topics to the target documents' weighted counts
-/// (LDA's updates under the model's λ and α / `fresh`, over its `num_terms` words),
-/// started from `fresh` distinct target documents drawn by the seed (stream `pass`; an
-/// update's added topics use pass 0, which no birth has). Returns each fresh topic's
-/// counts over the compact vocabulary and each target document's counts per fresh topic.
+/// (LDA's updates under the model's λ and α / `fresh`, over its `num_terms` words).
+/// Without `pinned` words it starts from `fresh` distinct target documents drawn from
+/// `rng`; with them (an edit's seeded split: `pinned[j]`, compact word ids, for each
+/// fresh topic j) topic j starts from its pinned words' weighted counts alone and no
+/// other topic takes them. Returns each fresh topic's counts over the compact
+/// vocabulary and each target document's counts per fresh topic.
 pub(super) fn restricted_fit(
     targets: &[TargetDocument],
     words: usize,
     (params, num_terms): (&HdpParams, usize),
     fresh: usize,
-    seed: u64,
-    pass: usize,
+    rng: &mut crate::rng::StreamRng,
+    pinned: &[Vec<usize>],
 ) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
-    let j = fresh.min(targets.len());
+    let j = if pinned.is_empty() { fresh.min(targets.len()) } else { fresh };
     let lambda = params.lambda;
     let v = num_terms as f64;
     let doc_prior = params.alpha / j as f64;
-    let mut rng = stream(seed, Purpose::HdpBirth, pass as u64, 0);
-    let mut order: Vec<usize> = (0..targets.len()).collect();
-    for i in 0..j {
-        let pick = rng.random_range(i..order.len());
-        order.swap(i, pick);
-    }
-    let mut counts = vec![vec![0.0; words]; j];
-    for (topic, &d) in counts.iter_mut().zip(&order[..j]) {
-        for (&w, &x) in targets[d].words.iter().zip(&targets[d].weights) {
-            topic[w] += x;
+    let mut counts = if pinned.is_empty() { counts_of_drawn_documents(targets, words, j, rng) } else { counts_of_pinned_words(targets, words, pinned) };
+    // Topic t may not take word w when w is pinned to another topic.
+    let mut barred = vec![vec![false; words]; j];
+    for (t, own) in pinned.iter().enumerate() {
+        for &w in own {
+            (0..j).filter(|&u| u != t).for_each(|u| barred[u][w] = true);
         }
     }
     let mut shares = vec![vec![0.0; j]; targets.len()];
     for _ in 0..RESTRICTED_ROUNDS {
         let exp_elog: Vec<Vec<f64>> = counts
             .iter()
-            .map(|c| {
+            .zip(&barred)
+            .map(|(c, barred)| {
                 let norm = digamma(v * lambda + c.iter().sum::<f64>());
-                c.iter().map(|&n| (digamma(lambda + n) - norm).exp()).collect()
+                c.iter().zip(barred).map(|(&n, &no)| if no { 0.0 } else { (digamma(lambda + n) - norm).exp() }).collect()
             })
             .collect();
         let mut next = vec![vec![0.0; words]; j];
@@ -305,4 +315,32 @@ pub(super) fn restricted_fit(
         counts = next;
     }
     (counts, shares)
+}
+
+/// `j` topics' starting counts: each one distinct target document's weighted counts,
+/// the documents drawn from `rng`.
+fn counts_of_drawn_documents(targets: &[TargetDocument], words: usize, j: usize, rng: &mut crate::rng::StreamRng) -> Vec<Vec<f64>> {
+    let mut order: Vec<usize> = (0..targets.len()).collect();
+    for i in 0..j {
+        let pick = rng.random_range(i..order.len());
+        order.swap(i, pick);
+    }
+    let mut counts = vec![vec![0.0; words]; j];
+    for (topic, &d) in counts.iter_mut().zip(&order[..j]) {
+        for (&w, &x) in targets[d].words.iter().zip(&targets[d].weights) {
+            topic[w] += x;
+        }
+    }
+    counts
+}
+
+/// Each topic's starting counts: its pinned words' weighted counts over the targets.
+fn counts_of_pinned_words(targets: &[TargetDocument], words: usize, pinned: &[Vec<usize>]) -> Vec<Vec<f64>> {
+    let mut total = vec![0.0; words];
+    for doc in targets {
+        for (&w, &x) in doc.words.iter().zip(&doc.weights) {
+            total[w] += x;
+        }
+    }
+    pinned.iter().map(|own| (0..words).map(|w| if own.contains(&w) { total[w] } else { 0.0 }).collect()).collect()
 }

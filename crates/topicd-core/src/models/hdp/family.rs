@@ -1,11 +1,13 @@
 //! The `"hdp"` entry of the registry: parsing and checking HDP's params, its memory
 //! estimate, its fits (one process or over ranks) and decoding its stored models.
 
+use super::edit::fit_hdp_edited;
 use super::fit::fit_hdp;
 use super::update::fit_hdp_updated;
 use super::{exact_counts, fit_memory, ranked, HdpModel, HdpParams};
 use crate::corpus::{Corpus, CorpusStats};
-use crate::models::{FitContext, FitError, ModelError, ModelFamily, ParamError, RankedModel, TopicModel, UpdateStart};
+use crate::models::edits::EditPlan;
+use crate::models::{EditStart, FitContext, FitError, ModelError, ModelFamily, ParamError, RankedModel, TopicModel, UpdateStart};
 use crate::ranks::Ranks;
 
 /// Cap on the fit's state tables, (documents + 4 × terms) × topics f64 entries.
@@ -77,6 +79,14 @@ impl ModelFamily for HdpFamily {
         Ok(Box::new(fit_hdp_updated(corpus, params, start, seed, ctx)?))
     }
 
+    fn edited_params(&self, parent: &HdpParams, plan: &EditPlan, iterations: usize) -> Result<HdpParams, ParamError> {
+        parent.edited(plan, iterations)
+    }
+
+    fn fit_edited(&self, corpus: &Corpus, params: &HdpParams, start: &EditStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        Ok(Box::new(fit_hdp_edited(corpus, params, start, seed, ctx)?))
+    }
+
     fn quick_params(&self) -> HdpParams {
         HdpParams::from_json(&serde_json::json!({"topics": 3, "passes": 3, "batches": 2})).expect("valid brief-fit params")
     }
@@ -90,6 +100,7 @@ impl ModelFamily for HdpFamily {
             effects: true,
             prediction_intervals: true,
             updates: true,
+            edits: true,
             ..crate::models::capabilities::Capabilities::TOPIC_MODEL
         }
     }

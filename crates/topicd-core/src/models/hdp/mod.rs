@@ -15,6 +15,10 @@
 //! - [`passes`]: the passes (their loop, progress, cancellation and checkpoints are
 //!   [`crate::models::passes`]');
 //! - [`model`]: the stored model (topic table, prediction, encoding);
+//! - [`edit`]: an edit's refit (the parent's topics with the edit done, the live topics'
+//!   passes);
+//! - [`retired`]: an edit's retired topics, left out of the passes and put back in the
+//!   child's slots;
 //! - [`update`]: an update's start (the parent's topics kept, the new documents as more
 //!   batches);
 //!
@@ -25,6 +29,7 @@
 pub mod birth;
 pub mod delete;
 pub mod documents;
+pub mod edit;
 pub mod exact_counts;
 pub mod family;
 pub mod fit;
@@ -38,11 +43,14 @@ pub mod params;
 pub mod passes;
 pub mod proposal;
 pub mod ranked;
+pub mod retired;
 pub mod summary;
 pub mod update;
 
 #[cfg(test)]
 mod birth_tests;
+#[cfg(test)]
+mod edit_tests;
 #[cfg(test)]
 mod fit_tests;
 #[cfg(test)]
@@ -52,6 +60,7 @@ mod resume_tests;
 #[cfg(test)]
 mod update_tests;
 
+pub use edit::fit_hdp_edited;
 pub use family::{HdpFamily, MAX_STATE_ENTRIES};
 pub use fit::fit_hdp;
 pub use model::HdpModel;

@@ -29,6 +29,10 @@ use statrs::function::gamma::digamma;
 /// births off).
 pub const ENCODING_VERSION: u32 = 5;
 
+/// A retired slot's stick proportion ([`super::retired`]): E[β_k] = 0, and the mark of
+/// the slot in a stored model.
+pub const RETIRED_RHO: f64 = 0.0;
+
 /// What a version 2 blob lacks at its end: no design, no rows, no q(π_d), no draws.
 const NO_COVARIATES: [u8; 4] = [0, 0, 0, 0];
 
@@ -194,6 +198,11 @@ impl HdpModel {
             return Err(ModelError::Decode("HDP model's design rows or q(π_d) disagree with its documents and topics".into()));
         }
         Ok(m)
+    }
+
+    /// The slots an edit retired (ρ_k = [`RETIRED_RHO`], [`super::retired`]).
+    pub fn retired_slots(&self) -> Vec<usize> {
+        (0..self.num_topics).filter(|&k| self.stick.rho[k] == RETIRED_RHO).collect()
     }
 
     /// E[φ_kw], topic-major.
@@ -363,7 +372,7 @@ impl TopicModel for HdpModel {
             "test_documents": self.test_documents,
             "heldout": self.heldout.as_ref().map(CompletionReport::to_json),
             "tokens": self.tokens,
-            "active_topics": self.num_topics,
+            "active_topics": self.num_topics - self.retired_slots().len(),
             "initial_topics": self.params.topics,
             "passes": self.passes.len(),
             "objective": last.map(|r| r.objective),

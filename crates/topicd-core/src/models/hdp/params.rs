@@ -270,6 +270,17 @@ impl HdpParams {
         Ok(HdpParams { topics, passes: passes.max(1), ..self.clone() })
     }
 
+    /// The params of a refit of a model fitted with these, edited by `plan`, for `passes`
+    /// passes: the truncation grows to the child's topics where the edit's splits pass
+    /// it (the refit itself runs on the live topics, [`super::edit`]).
+    pub fn edited(&self, plan: &crate::models::edits::EditPlan, passes: usize) -> Result<Self, ParamError> {
+        let topics = self.topics.max(plan.child_topics());
+        if topics as u64 > MAX_TOPICS {
+            return Err(ParamError::new("operations", format!("the edit's {} topics pass HDP's {MAX_TOPICS}", plan.child_topics())));
+        }
+        Ok(HdpParams { topics, passes: passes.max(1), ..self.clone() })
+    }
+
     /// Whether merges are proposed at the end of pass `pass` (1-based). The first pass
     /// only fills the summary, so merges start with the second.
     pub fn merges_after(&self, pass: usize) -> bool {

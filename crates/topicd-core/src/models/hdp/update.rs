@@ -21,6 +21,9 @@
 //!   consecutive documents as any fit's) is inferred in the first pass against those
 //!   topics, and the passes then run as a fit's.
 //!
+//! An edited parent's retired slots stay retired: the passes run on its live topics
+//! ([`super::retired`]) and the added topics take ids after its last slot.
+//!
 //! The parent's topics and the added ones are *protected* ([`super::memo::Memo::protected`]):
 //! merges and deletes take only topics births added, a birth that splits a protected
 //! topic leaves its largest part under its id, and the size reordering sorts only the
@@ -31,16 +34,18 @@
 //! parent's expected tokens (an added topic from nothing) rather than the largest: that
 //! is where the new documents went.
 
-use super::birth::{restricted_fit, CompactVocabulary, TargetDocument};
+use super::birth::{birth_stream, restricted_fit, CompactVocabulary, TargetDocument};
 use super::documents::HdpDocuments;
 use super::fit::{finish, prepare, Prepared};
 use super::memo::Memo;
 use super::passes::HdpPasses;
+use super::retired;
 use super::summary::Summary;
 use super::{HdpModel, HdpParams};
 use crate::corpus::{Corpus, DocTermMatrix};
 use crate::inference::stick_posterior::StickPosterior;
 use crate::models::causes::{Internal, Stored};
+use crate::models::slots::Slots;
 use crate::models::{passes, splits, FitContext, FitError, ParamError, UpdateStart};
 use crate::ranks::Solo;
 
@@ -51,8 +56,12 @@ const ADDED_TOPIC_DOCUMENTS: usize = 2000;
 
 /// The parent an update starts from, checked against the corpus.
 pub(super) struct UpdatedStart {
+    /// The parent's live topics (an edited parent's retired slots left out).
     parent: HdpModel,
     new_topics: usize,
+    /// The parent's topics, retired ones included: the passes run on the live ones and
+    /// the added topics take ids after the parent's last ([`super::retired`]).
+    slots: Slots,
 }
 
 impl UpdatedStart {
@@ -61,7 +70,10 @@ impl UpdatedStart {
     /// documents are not the corpus' first ones (the same tokens, on the same side of
     /// the held-out split drawn by `start.split_seed`).
     pub(super) fn new(start: &UpdateStart<'_>, corpus: &Corpus, p: &HdpParams) -> Result<Self, FitError> {
-        let parent = HdpModel::decode(start.parent).map_err(|e| FitError::Internal(Internal::Corrupt { what: Stored::Model, detail: e.to_string() }))?;
+        let stored = HdpModel::decode(start.parent).map_err(|e| FitError::Internal(Internal::Corrupt { what: Stored::Model, detail: e.to_string() }))?;
+        let slots = Slots::retiring(&stored.retired_slots(), stored.num_topics);
+        let total = stored.num_topics;
+        let parent = retired::live_topics(stored, &slots);
         let held_out = splits::test_mask(corpus, p.test_fraction, start.split_seed);
         let first = start.parent_documents.min(corpus.num_documents());
         let training: Vec<usize> = (0..first).filter(|&d| !held_out[d]).collect();
@@ -70,14 +82,21 @@ impl UpdatedStart {
             && parent.documents == training.len()
             && parent.tokens == tokens
             && parent.num_terms <= corpus.num_terms()
-            && parent.num_topics + start.new_topics <= p.topics;
+            && total + start.new_topics <= p.topics;
         if !fits {
             return Err(FitError::Params(ParamError::new(
                 "corpus_id",
                 "the parent model was not fitted on this corpus' first documents (or the new documents' split tags move the parent's across its held-out split)",
             )));
         }
-        Ok(UpdatedStart { parent, new_topics: start.new_topics })
+        Ok(UpdatedStart { parent, new_topics: start.new_topics, slots })
+    }
+
+    /// The params the passes run under: the update's `p` with the truncation less the
+    /// parent's retired slots (`p` itself when none is).
+    pub(super) fn live_params(&self, p: &HdpParams) -> HdpParams {
+        let retired = self.slots.total() - self.slots.live().len();
+        HdpParams { topics: p.topics - retired, ..p.clone() }
     }
 
     /// The parent's expected tokens per topic.
@@ -157,7 +176,7 @@ impl UpdatedStart {
         let mass = |doc: &TargetDocument| doc.weights.iter().sum::<f64>();
         targets.sort_by(|a, b| mass(b).total_cmp(&mass(a)).then(a.at.cmp(&b.at)));
         targets.truncate(ADDED_TOPIC_DOCUMENTS);
-        let (counts, _) = restricted_fit(&targets, vocabulary.words.len(), (p, num_terms), self.new_topics, seed, 0);
+        let (counts, _) = restricted_fit(&targets, vocabulary.words.len(), (p, num_terms), self.new_topics, &mut birth_stream(seed, 0), &[]);
         counts.iter().map(|c| c.iter().enumerate().filter(|&(_, &x)| x > 0.0).map(|(i, &x)| (vocabulary.words[i], x)).collect()).collect()
     }
 
@@ -185,12 +204,14 @@ pub fn fit_hdp_updated(corpus: &Corpus, p: &HdpParams, start: &UpdateStart<'_>, 
     let from = UpdatedStart::new(start, corpus, p)?;
     let Prepared { training, design, test_documents } = prepare(corpus, p, start.split_seed)?;
     let v = corpus.num_terms();
-    let mut memo = Memo::over(HdpDocuments::whole(&training, v, p.batches), from.initial_counts(&training, v, p, seed), p, &Solo);
+    let live = from.live_params(p);
+    let mut memo = Memo::over(HdpDocuments::whole(&training, v, live.batches), from.initial_counts(&training, v, &live, seed), &live, &Solo);
     memo.protected = from.protected();
     memo.birth_baseline = Some(from.parent_tokens());
     memo.stick = from.initial_stick();
     let mut fit = HdpPasses::over(memo, seed);
     passes::run(&mut fit, seed, ctx)?;
-    let model = HdpModel::from_fit(fit.outcome(), p.clone(), v, training.total_tokens());
+    let outcome = retired::expand(&from.slots, fit.outcome(), p.lambda);
+    let model = HdpModel::from_fit(outcome, p.clone(), v, training.total_tokens());
     finish(model, design, |m| m.document_dirichlets(&training), &test_documents)
 }

@@ -18,26 +18,20 @@
 //! The root's rates, (ψ, γ², ν, σ²) and λ² are the parent's. Each training document's
 //! ξ starts from its weights fitted to its words under the parent's rates
 //! ([`ParentFit`]), the edit done on them, and each word's τ² at its conditional mode
-//! given the started rates. Started as a fresh chain's (ξ at η, τ² at 0.5), the first
-//! rate block met sharp rates with generic documents: on AppStream the untouched topics
-//! moved 0.40–0.45 in L1 instead of 0.24–0.25, and the mass matrices needed 59 000
-//! repairs instead of 760 (decision 0066).
+//! given the started rates ([`super::warm_start`], which says why).
 
 use super::data::HpcData;
 use super::model::HpcModel;
 use super::sampler::HpcState;
-use super::split_start::{divide, ParentFit, Part};
+use super::split_start::{divide, Part};
 use super::variant::Supervision;
+use super::warm_start::{affinities_of_weights, conditional_mode_tau2, ParentFit};
 use crate::corpus::Corpus;
 use crate::models::causes::{Internal, Stored};
 use crate::models::edits::{not_the_parent, EditPlan, Fate, Origin, SplitSeedTerms};
 use crate::models::slots::Slots;
 use crate::models::{EditStart, FitError};
 use crate::rng::{stream, Purpose};
-
-/// The smallest weight a document's start gives a live topic (its ξ about 9 below the
-/// largest): a topic the parent gave it nothing stays reachable.
-const WEIGHT_FLOOR: f64 = 1e-4;
 
 /// The parent and the plan an edited PCM fit starts from.
 pub struct EditedStart {
@@ -118,8 +112,7 @@ impl EditedStart {
     /// Each document's ξ over the live topics from its weights under the parent
     /// (`fitted`), the edit done on them: a kept topic's weight, a merge's summed, a split
     /// part's the topic's times the part's weight; a deleted topic's weight is dropped.
-    /// Floored at [`WEIGHT_FLOOR`], ξ_d = log θ_d shifted to η's mean (θ = softmax(ξ)
-    /// ignores the shift; the prior N(η, λ²) does not).
+    /// ξ_d from those ([`affinities_of_weights`], around η's mean).
     fn affinities(&self, fitted: &ParentFit, parts: &[(usize, Vec<Part>)], eta: &[f64]) -> Vec<f64> {
         let kp = self.plan.parent_topics();
         let live = self.slots.live();
@@ -139,10 +132,7 @@ impl EditedStart {
                         Origin::Retired { .. } => unreachable!("live topics only"),
                     })
                     .collect();
-                let total = child.iter().sum::<f64>().max(f64::MIN_POSITIVE);
-                let logs: Vec<f64> = child.iter().map(|x| (x / total).max(WEIGHT_FLOOR).ln()).collect();
-                let shift = eta_mean - logs.iter().sum::<f64>() / logs.len() as f64;
-                logs.into_iter().map(move |l| l + shift)
+                affinities_of_weights(&child, eta_mean)
             })
             .collect()
     }
@@ -158,18 +148,4 @@ impl EditedStart {
             })
             .collect()
     }
-}
-
-/// Each word's τ²_f (the root's, PCM's one parent node) at its conditional mode given the
-/// started rates: (ν σ² + Σ_k (μ_fk − μ_f0)²) / (ν + K + 2), the mode of its scaled
-/// inverse-χ² conditional. A fresh chain's 0.5 suits its smooth start; against the
-/// parent's spread rates it made the first mode searches' prior too tight or too loose.
-fn conditional_mode_tau2(mu: &[f64], n: usize, nu: f64, sigma2: f64) -> Vec<f64> {
-    mu.chunks(n)
-        .flat_map(|row| {
-            let squares: f64 = row[1..].iter().map(|m| (m - row[0]).powi(2)).sum();
-            let mode = (nu * sigma2 + squares) / (nu + (n - 1) as f64 + 2.0);
-            std::iter::repeat_n(mode, n)
-        })
-        .collect()
 }

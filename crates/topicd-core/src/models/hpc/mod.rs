@@ -55,6 +55,7 @@ pub mod untouched;
 mod update_tests;
 pub mod variances;
 pub mod variant;
+pub mod warm_start;
 
 pub use family::{HpcFamily, HPC, PCM};
 pub use variant::Supervision;

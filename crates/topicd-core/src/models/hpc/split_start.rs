@@ -7,7 +7,8 @@
 //! split-merge proposals' restricted scan; this is its Poisson form). A stored PCM model
 //! keeps rates (E[μ], η), not allocations, so:
 //! 1. each training document's topic weights θ_d are fitted to its words under the
-//!    parent's rates (a few EM steps of the mixture, from softmax(η));
+//!    parent's rates (a few EM steps of the mixture, from softmax(η):
+//!    [`super::warm_start::ParentFit`]);
 //! 2. topic k's expected counts X_df = x_df θ_dk φ_fk / Σ_j θ_dj φ_fj, with φ the
 //!    rates normalised per topic, are what the split divides;
 //! 3. X ≈ W H by Poisson (KL) factorisation of rank `into` with multiplicative updates
@@ -20,20 +21,15 @@
 //! Deterministic for a seed: the documents' weights need no random numbers, and H and W
 //! start from one stream per split.
 
-use super::affinity::softmax;
 use super::data::HpcData;
-use super::model::HpcModel;
+use super::warm_start::ParentFit;
 use crate::rng::StreamRng;
 use rand::RngExt;
-use rayon::prelude::*;
 
 /// Multiplicative updates of the restricted run (each one of W and of H): enough for
 /// the parts of a topic to separate by their words' co-occurrence; the refit's sweeps
 /// settle them further.
 pub const RESTRICTED_SWEEPS: usize = 50;
-
-/// EM steps that fit a training document's topic weights to its words.
-const WEIGHT_STEPS: usize = 10;
 
 /// How much of the parent topic's own word distribution each part's start keeps.
 const PARENT_MIX: f64 = 0.1;
@@ -69,80 +65,6 @@ pub(super) fn divide(fit: &ParentFit, data: &HpcData, topic: usize, parts: usize
             Part { rates: part_rates, weight: (mass[j] / all).max(1e-3) }
         })
         .collect()
-}
-
-/// The parent's rates and each training document's topic weights fitted to its words
-/// under them: what a split divides, and where an edited chain's affinities start.
-pub(super) struct ParentFit {
-    num_terms: usize,
-    /// exp(E[μ]) of the parent's topics, word-major V × K (the root left out).
-    rates: Vec<f64>,
-    /// Σ_f of each topic's rates.
-    totals: Vec<f64>,
-    /// Each training document's weights θ_d over the parent's topics, document-major.
-    pub weights: Vec<f64>,
-}
-
-impl ParentFit {
-    /// The parent's rates, and the weights of `data`'s documents: [`WEIGHT_STEPS`] EM
-    /// steps of the mixture of the topics' word distributions φ_k = β_k / B_k, from
-    /// softmax(η) (a document's own, so the fit does not depend on the thread count).
-    pub(super) fn new(parent: &HpcModel, data: &HpcData) -> Self {
-        let (v, k) = (parent.num_terms, parent.labels.len());
-        let n = k + 1;
-        let rates: Vec<f64> = (0..v).flat_map(|f| (1..n).map(move |node| (f, node))).map(|(f, node)| (parent.mu[f * n + node] as f64).exp()).collect();
-        let totals: Vec<f64> = (0..k).map(|j| (0..v).map(|f| rates[f * k + j]).sum::<f64>().max(f64::MIN_POSITIVE)).collect();
-        let prior = softmax(&parent.eta);
-        let weights = (0..data.num_docs())
-            .into_par_iter()
-            .flat_map_iter(|d| {
-                let words = data.doc_words.row(d);
-                let phi = |f: u32, j: usize| rates[f as usize * k + j] / totals[j];
-                let mut theta = prior.clone();
-                let mut next = vec![0.0; k];
-                for _ in 0..WEIGHT_STEPS {
-                    next.iter_mut().for_each(|x| *x = 0.0);
-                    for &(f, x) in words {
-                        let z: f64 = (0..k).map(|j| theta[j] * phi(f, j)).sum();
-                        if z > 0.0 {
-                            (0..k).for_each(|j| next[j] += x * theta[j] * phi(f, j) / z);
-                        }
-                    }
-                    let s: f64 = next.iter().sum();
-                    if s <= 0.0 {
-                        break;
-                    }
-                    theta.iter_mut().zip(&next).for_each(|(t, n)| *t = n / s);
-                }
-                theta
-            })
-            .collect();
-        ParentFit { num_terms: v, rates, totals, weights }
-    }
-
-    /// Topic `topic`'s expected counts in each training document that has any:
-    /// (document, [(word, count)]).
-    fn topic_counts(&self, data: &HpcData, topic: usize) -> Vec<(u32, Vec<(u32, f64)>)> {
-        let k = self.totals.len();
-        let phi = |f: u32, j: usize| self.rates[f as usize * k + j] / self.totals[j];
-        (0..data.num_docs())
-            .into_par_iter()
-            .filter_map(|d| {
-                let theta = &self.weights[d * k..(d + 1) * k];
-                let own: Vec<(u32, f64)> = data
-                    .doc_words
-                    .row(d)
-                    .iter()
-                    .filter_map(|&(f, x)| {
-                        let z: f64 = (0..k).map(|j| theta[j] * phi(f, j)).sum();
-                        let c = if z > 0.0 { x * theta[topic] * phi(f, topic) / z } else { 0.0 };
-                        (c > 1e-9).then_some((f, c))
-                    })
-                    .collect();
-                (!own.is_empty()).then_some((d as u32, own))
-            })
-            .collect()
-    }
 }
 
 /// Rank-`parts` Poisson factorisation of the sparse `counts` (documents' rows over `v`

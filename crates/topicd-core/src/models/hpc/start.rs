@@ -9,8 +9,10 @@
 //! - μ: the parent's E[μ] for its words and nodes; a new word (or a new PCM topic's
 //!   node) starts as a fresh chain's (its smoothed frequency, [`HpcState::initial`]);
 //! - (ψ, γ², ν, σ²), λ² and η: the parent's (a new PCM topic's η_k at 0, as PCM's);
-//! - ξ: every document's from η as a fresh chain's (the parent keeps no ξ_d); the first
-//!   affinity block draws them given the started rates.
+//! - ξ: HPC's every document's from η as a fresh chain's (the parent keeps no ξ_d; the
+//!   first affinity block draws them given the started rates); PCM's from each
+//!   document's weights fitted under the started rates (the new topics' too), and τ² at
+//!   its conditional mode, as an edit's refit starts ([`super::warm_start`]).
 //!
 //! Every stage of the fit (first chains, the refit with validation documents) starts
 //! from it, as a fit's stages start from [`HpcState::initial`].
@@ -22,6 +24,7 @@ use super::model::HpcModel;
 use super::params::HpcParams;
 use super::sampler::{initial_affinities, HpcState};
 use super::variant::Supervision;
+use super::warm_start::{affinities_of_weights, conditional_mode_tau2, ParentFit};
 use crate::corpus::Corpus;
 use crate::models::causes::{Internal, Stored};
 use crate::models::slots::Slots;
@@ -30,6 +33,7 @@ use crate::models::{FitError, ParamError, UpdateStart};
 /// The parent an update starts from, checked against the corpus and the fit's roles.
 pub struct UpdatedStart {
     parent: HpcModel,
+    supervision: Supervision,
     /// The child's topics: the parent's (an edited parent's retired ones stay retired,
     /// [`super::retired`]) and the new ones.
     slots: Slots,
@@ -97,7 +101,7 @@ impl UpdatedStart {
             Supervision::Labelled => Slots::retiring(&[], parent.labels.len()),
             Supervision::Unsupervised => Slots::retiring(&parent.retired_slots(), p.topics),
         };
-        Ok(UpdatedStart { parent, slots })
+        Ok(UpdatedStart { parent, supervision, slots })
     }
 
     /// The child's topics and which of them the chains sample.
@@ -125,7 +129,17 @@ impl UpdatedStart {
         for (i, &t) in self.slots.live().iter().enumerate().filter(|&(i, &t)| i < k && t < parent.eta.len()) {
             state.eta[i] = parent.eta[t];
         }
-        state.xi = initial_affinities(data, &state.eta);
+        match self.supervision {
+            Supervision::Labelled => state.xi = initial_affinities(data, &state.eta),
+            Supervision::Unsupervised => {
+                let (v, k) = (data.num_terms(), n - 1);
+                let rates: Vec<f64> = state.mu.chunks(n).flat_map(|row| row[1..].iter().map(|m| m.exp())).collect();
+                let fitted = ParentFit::of_rates(rates, v, &state.eta, data);
+                let eta_mean = state.eta.iter().sum::<f64>() / k as f64;
+                state.xi = fitted.weights.chunks(k).flat_map(|theta| affinities_of_weights(theta, eta_mean)).collect();
+                state.tau2 = conditional_mode_tau2(&state.mu, n, state.nu, state.sigma2);
+            }
+        }
         state
     }
 }

@@ -159,3 +159,38 @@ fn an_hpc_update_starts_every_label_beyond_pcms_default_topics() {
     assert_eq!(from.slots().live().len(), parent.labels.len());
     assert_eq!(super::retired::live_params(from.slots(), &child_params), child_params);
 }
+
+/// PCM's update on LDA's update corpora (three planted topics old, a fourth block in the
+/// new documents): a parent of three topics updated with one new topic keeps each
+/// parent topic within a quarter of the distance between two distinct parent topics of
+/// where it was (LDA's and HDP's bound: a topic that moved to another planted topic
+/// would be a whole distance away), and the new topic puts most of its mass (> 0.6; the
+/// truth 0.9, a topic that missed the block about 0.1/3) on the new block.
+#[test]
+fn a_pcm_update_keeps_its_topics_and_a_new_topic_takes_the_new_words() {
+    use crate::models::lda::update::tests::{block_of, corpora, l1_to_parent};
+    let (old, joined) = corpora(11);
+    let p = params(Supervision::Unsupervised, json!({"topics": 3, "iterations": 80, "test_fraction": 0.1}));
+    let parent = FitContext::silent(|ctx| fit_hpc(&old, &p, Supervision::Unsupervised, 3, ctx)).unwrap();
+    let child_params = p.updated(Supervision::Unsupervised, 1, 30).unwrap();
+    let bytes = parent.encode();
+    let start = UpdateStart { parent: &bytes, parent_documents: old.num_documents(), new_topics: 1, split_seed: 3 };
+    let child = FitContext::silent(|ctx| fit_hpc_updated(&joined, &child_params, Supervision::Unsupervised, &start, 5, ctx)).unwrap();
+    let row = |m: &HpcModel, k: usize| {
+        let r = &m.frequency[k * m.num_terms..(k + 1) * m.num_terms];
+        let total: f64 = r.iter().map(|&x| x as f64).sum();
+        r.iter().map(|&x| x as f64 / total).collect::<Vec<f64>>()
+    };
+    let mut nearest = f64::INFINITY;
+    for a in 0..3 {
+        for b in a + 1..3 {
+            nearest = nearest.min(l1_to_parent(&row(&parent, a), &row(&parent, b)));
+        }
+    }
+    for k in 0..3 {
+        let moved = l1_to_parent(&row(&parent, k), &row(&child, k));
+        assert!(moved < nearest / 4.0, "topic {k} moved {moved:.3}; distinct topics are {nearest:.3} apart");
+    }
+    let new_block: f64 = row(&child, 3).iter().enumerate().filter(|&(w, _)| block_of(joined.lexicon.word(w as u32)) == 3).map(|(_, x)| x).sum();
+    assert!(new_block > 0.6, "the new topic holds {new_block:.3} of its mass on the new block");
+}

@@ -21,7 +21,12 @@ distribution and the fitted topic's, and the share of its top 10 words among the
 fitted topic's top 10. The fitted topic is the seeded one itself (topic s) for seeded
 fits (the point of seeding: the topic under that name is that topic), and the best
 match by the minimum-cost assignment over all topics for unseeded fits (favourable to
-them). The other (unseeded) topics: mean matched L1 to the truth's other topics.
+them). The other (unseeded) topics: mean matched L1 to the truth's other topics. Every
+topic's L1: the mean over all K truth topics of those two (a fit that lost a planted
+topic counts it in one column or the other: in the seeded column when a seeded topic
+went, in the other column when an unseeded one did), and the fits that lost a planted
+topic (one of the K further than L1 = 1 from its fitted topic: merged with another
+while another split).
 Prints a table of means and standard errors over the replicates.
 
 With `--model pcm` topicd's sides fit PCM (`iterations` 300, its other defaults; its
@@ -89,9 +94,14 @@ def top_overlap(a, b, n=10):
     return len(set(np.argsort(-a)[:n]) & set(np.argsort(-b)[:n])) / n
 
 
+LOST = 1.0  # a truth topic whose fitted topic is further than this (half of L1's range) is lost
+
+
 def measures(truth, fitted, seeded_ids):
-    """Seeded topics' L1 and top-10 overlap, and the other topics' mean matched L1.
-    `seeded_ids[s]`: the fitted topic standing for truth topic s, or None (matched)."""
+    """Seeded topics' L1 and top-10 overlap, the other topics' mean matched L1, every
+    topic's mean L1 and whether a truth topic was lost (its topic more than LOST away:
+    merged with another, or split). `seeded_ids[s]`: the fitted topic standing for truth
+    topic s, or None (matched)."""
     cost = np.array([[l1(truth[i], fitted[j]) for j in range(K)] for i in range(K)])
     matched = assignment(cost)
     out_l1, out_top = [], []
@@ -104,8 +114,9 @@ def measures(truth, fitted, seeded_ids):
     rest_fit = [j for j in range(K) if j not in taken]
     sub = np.array([[l1(truth[i], fitted[j]) for j in rest_fit] for i in rest_truth])
     m = assignment(sub)
-    others = float(np.mean([sub[i, m[i]] for i in range(len(rest_truth))]))
-    return float(np.mean(out_l1)), float(np.mean(out_top)), others
+    rest = [sub[i, m[i]] for i in range(len(rest_truth))]
+    every = out_l1 + rest
+    return float(np.mean(out_l1)), float(np.mean(out_top)), float(np.mean(rest)), float(np.mean(every)), float(max(every) > LOST)
 
 
 def topicd_phi(svc, corpus_id, seeds, replicate):
@@ -181,12 +192,12 @@ def main():
                 print(f"replicate {r}: " + "; ".join(f"{n} {rows[n][-1][0]:.3f}/{rows[n][-1][2]:.3f}" for n in rows), file=sys.stderr)
         finally:
             svc.stop()
-    print(f"| {args.replicates} replicates, K = {K}, V = {V}, D = {D} × {LEN} tokens | seeded topics' L1 to the truth | their top-10 overlap | other topics' matched L1 |")
-    print("|---|---|---|---|")
+    print(f"| {args.replicates} replicates, K = {K}, V = {V}, D = {D} × {LEN} tokens | seeded topics' L1 to the truth | their top-10 overlap | other topics' matched L1 | every topic's L1 | fits that lost a planted topic |")
+    print("|---|---|---|---|---|---|")
     for name, values in rows.items():
         a = np.array(values)
         mean, se = a.mean(axis=0), a.std(axis=0, ddof=1) / np.sqrt(len(a))
-        print(f"| {name} | {mean[0]:.3f} ± {se[0]:.3f} | {mean[1]:.2f} ± {se[1]:.2f} | {mean[2]:.3f} ± {se[2]:.3f} |")
+        print(f"| {name} | {mean[0]:.3f} ± {se[0]:.3f} | {mean[1]:.2f} ± {se[1]:.2f} | {mean[2]:.3f} ± {se[2]:.3f} | {mean[3]:.3f} ± {se[3]:.3f} | {int(a[:, 4].sum())} of {len(a)} |")
 
 
 if __name__ == "__main__":

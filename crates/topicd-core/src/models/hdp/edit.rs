@@ -179,8 +179,10 @@ impl EditedStart {
                     .iter()
                     .map(|&t| {
                         let n = local.doc_topic[t];
-                        let words = terms.iter().enumerate().map(|(i, &w)| (w as usize, local.word_topic[i * k + t])).filter(|&(_, x)| x > 0.0).collect();
-                        (n >= MIN_SPLIT_TOKENS).then_some(Held { tokens: n, words })
+                        (n >= MIN_SPLIT_TOKENS).then(|| Held {
+                            tokens: n,
+                            words: terms.iter().enumerate().map(|(i, &w)| (w as usize, local.word_topic[i * k + t])).filter(|&(_, x)| x > 0.0).collect(),
+                        })
                     })
                     .collect()
             })

@@ -30,14 +30,15 @@ pub fn expand(slots: &Slots, fit: FitOutcome, lambda: f64) -> FitOutcome {
         return fit;
     }
     let v = fit.topic_word.len() / fit.num_topics.max(1);
-    let k = slots.spread(&fit.topic_tokens, 0.0).len();
+    let topic_tokens = slots.spread(&fit.topic_tokens, 0.0);
+    let k = topic_tokens.len();
     let mut topic_word = vec![lambda; k * v];
     for (i, row) in fit.topic_word.chunks(v.max(1)).enumerate() {
         let slot = slots.child_of(i);
         topic_word[slot * v..(slot + 1) * v].copy_from_slice(row);
     }
     let stick = StickPosterior { rho: slots.spread(&fit.stick.rho, RETIRED_RHO), omega: slots.spread(&fit.stick.omega, RETIRED_OMEGA) };
-    FitOutcome { num_topics: k, topic_word, stick, topic_tokens: slots.spread(&fit.topic_tokens, 0.0), ..fit }
+    FitOutcome { num_topics: k, topic_word, stick, topic_tokens, ..fit }
 }
 
 /// `model` with its retired slots left out (the live topics in order): what an update of

@@ -5,8 +5,10 @@
 //! expect a topic built around them that keeps them for the whole fit, not a start that
 //! the sampler forgets (GuidedLDA's seeds act only at initialisation). Here each seed
 //! word w of seeded topic k carries c_kw = ⌈strength · n_w⌉ pseudo-counts (n_w: the
-//! word's tokens in the training documents) for the whole fit, and a fresh chain starts
-//! with every token of a seed word in its seeded topic.
+//! word's tokens in the training documents) for the whole fit; a fresh chain starts a
+//! seed word's tokens in its seeded topic where the document speaks of the seed
+//! ([`SeededStart`]) and reaches the full pseudo-counts over its first sweeps
+//! ([`SeedRamp`]).
 //!
 //! The model (decision 0059): p(w, z) ∝ p(z | α) · Π_k [Π_w Γ(n_kw + c_kw + β) /
 //! Γ(c_kw + β)] · Γ(Vβ)/Γ(n_k + Vβ). It is LDA whose topic k has the asymmetric prior
@@ -283,6 +285,11 @@ impl SeedPrior {
         self.entries.iter().map(|&(_, t, _)| t as usize + 1).max().unwrap_or(0)
     }
 
+    /// The prior at `fraction` of its pseudo-counts (⌈fraction · c⌉ each).
+    fn scaled(&self, fraction: f64) -> Self {
+        SeedPrior { entries: self.entries.iter().map(|&(w, t, c)| (w, t, (fraction * c as f64).ceil() as u32)).collect() }
+    }
+
     /// Add the pseudo-counts to word-major counts `n_kw[w · K + k]` of `k` topics.
     pub fn add_to(&self, n_kw: &mut [u32], k: usize) {
         for &(w, t, c) in &self.entries {
@@ -297,14 +304,15 @@ impl SeedPrior {
         }
     }
 
-    /// The seeded topic each of `num_terms` words starts in: the first seed that lists
-    /// it, `None` for words no seed lists.
-    pub fn start_topics(&self, num_terms: usize) -> Vec<Option<u32>> {
-        let mut out = vec![None; num_terms];
+    /// Where a fresh chain starts the seed words' tokens: [`SeededStart`].
+    pub fn start(&self, num_terms: usize) -> SeededStart {
+        let mut seeds_of_word = vec![Vec::new(); num_terms];
+        let mut words_of_seed = vec![0usize; self.num_topics()];
         for &(w, t, _) in &self.entries {
-            out[w as usize].get_or_insert(t);
+            seeds_of_word[w as usize].push(t);
+            words_of_seed[t as usize] += 1;
         }
-        out
+        SeededStart { seeds_of_word, words_of_seed }
     }
 
     /// The seeded model's log p(w | z) (module docs) minus what the symmetric-β formula
@@ -314,6 +322,85 @@ impl SeedPrior {
     pub fn log_joint_correction(&self, beta: f64) -> f64 {
         use statrs::function::gamma::ln_gamma;
         -self.entries.iter().map(|&(_, _, c)| ln_gamma(beta + c as f64) - ln_gamma(beta)).sum::<f64>()
+    }
+}
+
+/// A fresh chain's seeds rising from none to full strength over its first sweeps: at
+/// sweep i (1-based) of a ramp of R sweeps each pseudo-count is ⌈(i/R) · c⌉, from
+/// sweep R on the prior is the seeded model's. At full strength from the first sweep,
+/// a seed word that another topic also uses heavily drew that topic's documents into
+/// the seeded topic while the other topics were still noise, and the seeded topic took
+/// its neighbour whole; with the ramp (and [`SeededStart`]) the topics form first and
+/// the seeds then hold theirs (bench/seeded_topics.py; decision 0068). A chain that
+/// starts from a fitted state (an edit's, an update's) has formed topics: no ramp.
+#[derive(Debug, Clone, Default)]
+pub struct SeedRamp {
+    full: SeedPrior,
+    sweeps: usize,
+}
+
+/// The ramp's length as a share of the burn-in: a third, so the chain runs two thirds
+/// of its burn-in under the full prior before it keeps a sample.
+const RAMP_SHARE_OF_BURN_IN: usize = 3;
+
+impl SeedRamp {
+    /// The ramp of a fresh chain of `burn_in` burn-in sweeps to `full`.
+    pub fn fresh(full: SeedPrior, burn_in: usize) -> Self {
+        SeedRamp { full, sweeps: burn_in / RAMP_SHARE_OF_BURN_IN }
+    }
+
+    /// No ramp: `full` from the first sweep.
+    pub fn none(full: SeedPrior) -> Self {
+        SeedRamp { full, sweeps: 0 }
+    }
+
+    /// The full prior.
+    pub fn full(&self) -> SeedPrior {
+        self.full.clone()
+    }
+
+    /// The prior a chain starts with: none while a ramp lies ahead.
+    pub fn initial(&self) -> SeedPrior {
+        if self.sweeps > 0 {
+            self.full.scaled(0.0)
+        } else {
+            self.full.clone()
+        }
+    }
+
+    /// The prior sweep `iteration` (1-based) runs under, when it differs from the
+    /// previous sweep's (within the ramp); `None` past it.
+    pub fn at(&self, iteration: usize) -> Option<SeedPrior> {
+        (self.sweeps > 0 && iteration <= self.sweeps && !self.full.is_empty()).then(|| self.full.scaled(iteration as f64 / self.sweeps as f64))
+    }
+}
+
+/// A fresh chain's seeded start: which seeded topic a document's tokens of a seed word
+/// start in. A token starts in seed k's topic when its document holds at least two of
+/// k's words (all of them for a one-word seed), so the document speaks of k; otherwise
+/// it starts where the random start drew it. Starting every token of a seed word in its
+/// topic, as GuidedLDA does, also moves the tokens of a seed word that another topic
+/// uses heavily, in that topic's documents, and the seeded topic then took that
+/// neighbour whole (bench/seeded_topics.py; decision 0068).
+#[derive(Debug, Clone)]
+pub struct SeededStart {
+    seeds_of_word: Vec<Vec<u32>>,
+    words_of_seed: Vec<usize>,
+}
+
+impl SeededStart {
+    /// For one document's distinct words (`terms`), the topic each seed word among them
+    /// starts in, by word: `(word, topic)` pairs, at most one per word (the first seed
+    /// listing it whose words the document holds enough of).
+    pub fn in_document(&self, terms: &[u32]) -> Vec<(u32, u32)> {
+        let mut held = vec![0usize; self.words_of_seed.len()];
+        for &w in terms {
+            for &t in &self.seeds_of_word[w as usize] {
+                held[t as usize] += 1;
+            }
+        }
+        let speaks_of = |t: u32| held[t as usize] >= self.words_of_seed[t as usize].min(2);
+        terms.iter().filter_map(|&w| self.seeds_of_word[w as usize].iter().copied().find(|&t| speaks_of(t)).map(|t| (w, t))).collect()
     }
 }
 

@@ -163,7 +163,7 @@ pub(crate) const DOC: ParamsDoc = ParamsDoc {
         ),
         (
             "seed_words",
-            r#"Seeded (keyword-assisted) topics, `[{"name": "games", "words": ["game", "play", "player"]}, ...]`, as LDA's: topic i is the i-th seed (the i-th stick) and is served under its name. Each seed word w adds ⌈seed_strength · n_w⌉ pseudo-counts (n_w: its training tokens) to that topic's count of w for the whole fit, which the z draws, topic swaps and the collapsed start read; the served Ω is the data's. A seeded fit starts from `warm_start`'s collapsed sweeps by default (from uniform assignments, with the seed words' tokens in their topics). Words are normalised as the corpus' were; one the vocabulary lacks is a 422 naming it unless `missing_seed_words` is `ignore`. At most `topics` seeds."#,
+            r#"Seeded (keyword-assisted) topics, `[{"name": "games", "words": ["game", "play", "player"]}, ...]`, as LDA's: topic i is the i-th seed (the i-th stick) and is served under its name. Each seed word w adds ⌈seed_strength · n_w⌉ pseudo-counts (n_w: its training tokens) to that topic's count of w for the whole fit, which the z draws, topic swaps and the collapsed start read; the served Ω is the data's. A seeded fit starts from `warm_start`'s collapsed sweeps by default (from uniform assignments, with a seed word's tokens in its topic in the documents holding two of the seed's words). Words are normalised as the corpus' were; one the vocabulary lacks is a 422 naming it unless `missing_seed_words` is `ignore`. At most `topics` seeds."#,
         ),
         ("seed_strength", r#"Pseudo-counts each seed word adds to its seeded topic, as a share of the word's training tokens (as LDA's)."#),
         (

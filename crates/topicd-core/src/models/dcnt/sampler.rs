@@ -225,19 +225,22 @@ impl DcntState {
         }
     }
 
-    /// Every token of a seed word moved to its seeded topic (the first seed listing it),
-    /// as LDA's seeded start: seeds act from the first scan on.
+    /// A seed word's tokens moved to its seeded topic in the documents that speak of it,
+    /// as LDA's seeded start ([`crate::models::seeds::SeededStart`]): seeds act from the
+    /// first scan on.
     fn start_from_seeds(&mut self, docs: &Documents) {
         if self.seed_prior.is_empty() {
             return;
         }
-        let start = self.seed_prior.start_topics(docs.num_terms);
+        let start = self.seed_prior.start(docs.num_terms);
         for d in 0..docs.num_docs() {
             let mut t = docs.token_offsets[d];
             let (terms, counts) = &docs.rows[d];
+            let starts = start.in_document(terms);
             for (&w, &c) in terms.iter().zip(counts) {
+                let topic = starts.iter().find(|(sw, _)| *sw == w).map(|&(_, k)| k);
                 for _ in 0..c {
-                    if let Some(topic) = start[w as usize] {
+                    if let Some(topic) = topic {
                         self.z[t] = topic as u16;
                     }
                     t += 1;

@@ -18,7 +18,7 @@ use super::LdaParams;
 use crate::models::chain::{Chain, Position};
 use crate::models::composition::DrawPlan;
 use crate::models::convergence::KeptTrace;
-use crate::models::seeds::SeedPrior;
+use crate::models::seeds::{SeedPrior, SeedRamp};
 use crate::models::{FitError, RestoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -172,6 +172,8 @@ pub(super) struct LdaChain<'a> {
     pub doc_topics_sum: f64,
     /// α (and β) re-estimations so far.
     pub optimizations: usize,
+    /// The seeds' prior through the sweeps (none without seeds).
+    ramp: SeedRamp,
 }
 
 /// Format version of [`SavedLda`].
@@ -227,41 +229,55 @@ impl<'a> LdaChain<'a> {
     /// A chain from random initial assignments, without seeds.
     #[cfg(test)]
     pub fn new(params: &'a LdaParams, tokens: &'a Tokens, seed: u64) -> Self {
-        Self::seeded(params, tokens, seed, SeedPrior::default())
+        Self::seeded(params, tokens, seed, SeedRamp::default())
     }
 
-    /// A chain from random initial assignments under the seeds' `prior` (empty: none).
-    pub fn seeded(params: &'a LdaParams, tokens: &'a Tokens, seed: u64, prior: SeedPrior) -> Self {
-        let mut state = GibbsState::init(tokens, params.topics, params.alpha, params.beta, seed).with_seed_prior(prior);
+    /// A chain from random initial assignments under the seeds' `ramp` (empty: none).
+    pub fn seeded(params: &'a LdaParams, tokens: &'a Tokens, seed: u64, ramp: SeedRamp) -> Self {
+        let mut state = GibbsState::init(tokens, params.topics, params.alpha, params.beta, seed).with_seed_prior(ramp.initial());
         state.start_from_seeds(tokens);
         let sums = PosteriorSums::new(params, tokens.num_terms, tokens.num_docs(), tokens.num_docs());
-        Self::assemble(params, tokens, state, sums, 0.0, 0)
+        Self::assemble(params, tokens, state, sums, 0.0, 0, ramp)
     }
 
     /// A chain from given assignments and α (an edit's start, [`super::edit`]) under the
     /// seeds' `prior`.
     pub fn from_start(params: &'a LdaParams, tokens: &'a Tokens, prior: SeedPrior, z: Vec<u32>, alpha: Vec<f64>, beta: f64) -> Self {
-        let state = GibbsState::from_assignments(tokens, params.topics, z, alpha, beta).with_seed_prior(prior);
+        let state = GibbsState::from_assignments(tokens, params.topics, z, alpha, beta).with_seed_prior(prior.clone());
         let sums = PosteriorSums::new(params, tokens.num_terms, tokens.num_docs(), tokens.num_docs());
-        Self::assemble(params, tokens, state, sums, 0.0, 0)
+        Self::assemble(params, tokens, state, sums, 0.0, 0, SeedRamp::none(prior))
     }
 
-    fn assemble(params: &'a LdaParams, tokens: &'a Tokens, state: GibbsState, sums: PosteriorSums, doc_topics_sum: f64, optimizations: usize) -> Self {
+    fn assemble(
+        params: &'a LdaParams,
+        tokens: &'a Tokens,
+        state: GibbsState,
+        sums: PosteriorSums,
+        doc_topics_sum: f64,
+        optimizations: usize,
+        ramp: SeedRamp,
+    ) -> Self {
         let sweeps = Sweeps::for_state(tokens, &state);
-        LdaChain { params, tokens, state, sweeps, sums, doc_topics_sum, optimizations }
+        LdaChain { params, tokens, state, sweeps, sums, doc_topics_sum, optimizations, ramp }
     }
 
     /// A chain continued from [`Chain::save`]'s bytes; every length and topic id is
     /// checked against the corpus and parameters, so bad bytes are an error, not a panic.
-    pub fn restore(params: &'a LdaParams, tokens: &'a Tokens, prior: SeedPrior, bytes: &[u8], position: &Position) -> Result<Self, RestoreError> {
+    /// `ramp` is the fit's: a restored chain within it continues it (each sweep of the
+    /// ramp sets its own prior).
+    pub fn restore(params: &'a LdaParams, tokens: &'a Tokens, ramp: SeedRamp, bytes: &[u8], position: &Position) -> Result<Self, RestoreError> {
         let s = SavedLda::decode_for(bytes, params, (tokens.num_tokens(), tokens.num_docs(), tokens.num_terms), position)?;
+        let prior = ramp.at(position.iteration).unwrap_or_else(|| ramp.full());
         let state = GibbsState::from_assignments(tokens, params.topics, s.z, s.alpha, s.beta).with_seed_prior(prior);
-        Ok(Self::assemble(params, tokens, state, s.sums, s.doc_topics_sum, s.optimizations))
+        Ok(Self::assemble(params, tokens, state, s.sums, s.doc_topics_sum, s.optimizations, ramp))
     }
 }
 
 impl Chain for LdaChain<'_> {
     fn step(&mut self, seed: u64, iteration: usize) -> Result<Map<String, Value>, FitError> {
+        if let Some(prior) = self.ramp.at(iteration) {
+            self.state.replace_seed_prior(prior);
+        }
         let (state, tokens) = (&mut self.state, self.tokens);
         let stats = match &mut self.sweeps {
             Sweeps::Partitioned(sampler) => sampler.sweep(state, tokens, seed, iteration as u64),

@@ -18,7 +18,7 @@ use crate::models::chain_fit::{fit_chains, ChainFit};
 use crate::models::chains::ChainResult;
 use crate::models::design::DesignSpec;
 use crate::models::heldout::{corpus_documents, HeldoutDoc, HeldoutReport, ScoredSoFar};
-use crate::models::seeds::{MissingWord, SeedPrior};
+use crate::models::seeds::{MissingWord, SeedPrior, SeedRamp};
 use crate::models::splits;
 use crate::models::{EditStart, FitContext, FitError, ParamError, RestoreError, TopicModel, UpdateStart};
 
@@ -106,6 +106,17 @@ struct LdaFit<'a> {
     start: Start<'a>,
 }
 
+impl LdaFit<'_> {
+    /// The seeds' prior through a chain's sweeps: a fresh chain ramps it up, one started
+    /// from a fitted state (an edit's, an update's) has it whole.
+    fn ramp(&self) -> SeedRamp {
+        match self.start {
+            Start::Fresh => SeedRamp::fresh(self.prior.clone(), self.p.burn_in),
+            Start::Edited(_) | Start::Updated(_) => SeedRamp::none(self.prior.clone()),
+        }
+    }
+}
+
 impl<'a> ChainFit for LdaFit<'a> {
     type Model = LdaModel;
     type Chain = LdaChain<'a>;
@@ -135,12 +146,12 @@ impl<'a> ChainFit for LdaFit<'a> {
                 updated.alpha(),
                 updated.beta(),
             ),
-            Start::Fresh => LdaChain::seeded(self.p, self.tokens, seed, self.prior.clone()),
+            Start::Fresh => LdaChain::seeded(self.p, self.tokens, seed, self.ramp()),
         }
     }
 
     fn restore(&self, state: &[u8], position: &Position) -> Result<LdaChain<'a>, RestoreError> {
-        LdaChain::restore(self.p, self.tokens, self.prior.clone(), state, position)
+        LdaChain::restore(self.p, self.tokens, self.ramp(), state, position)
     }
 
     fn restore_ended(&self, model: &[u8], scored: ScoredSoFar, seed: u64, position: &Position) -> Result<(LdaModel, ScoredSoFar), RestoreError> {

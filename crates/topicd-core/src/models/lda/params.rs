@@ -299,7 +299,7 @@ pub(crate) const DOC: ParamsDoc = ParamsDoc {
         ),
         (
             "seed_words",
-            r#"Seeded (keyword-assisted) topics, `[{"name": "games", "words": ["game", "play", "player"]}, ...]`: topic i is the i-th seed and is served under its name. Each seed word w of a seeded topic adds ⌈seed_strength · n_w⌉ pseudo-counts (n_w: its training tokens) to that topic's count of w for the whole fit, raising the word's weight there without lowering the topic's other words (a prior that stays, not only a start; a fresh chain also starts with the seed words' tokens in their topics); the served word distributions are the data's. Words are normalised as the corpus' were; one the vocabulary lacks is a 422 naming it unless `missing_seed_words` is `ignore`. At most `topics` seeds."#,
+            r#"Seeded (keyword-assisted) topics, `[{"name": "games", "words": ["game", "play", "player"]}, ...]`: topic i is the i-th seed and is served under its name. Each seed word w of a seeded topic adds ⌈seed_strength · n_w⌉ pseudo-counts (n_w: its training tokens) to that topic's count of w for the whole fit, raising the word's weight there without lowering the topic's other words (a prior that stays, not only a start: a fresh chain reaches it over the first third of `burn_in` and starts a seed word's tokens in its topic in the documents holding two of the seed's words); the served word distributions are the data's. Words are normalised as the corpus' were; one the vocabulary lacks is a 422 naming it unless `missing_seed_words` is `ignore`. At most `topics` seeds."#,
         ),
         (
             "seed_strength",

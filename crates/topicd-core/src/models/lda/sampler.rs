@@ -194,17 +194,33 @@ impl GibbsState {
         self
     }
 
-    /// A fresh chain's start under seeds: every token of a seed word moved to its seeded
-    /// topic (the rest as drawn), the counts rebuilt. Seeds so act from the first sweep
-    /// on, as GuidedLDA's start does, and the prior keeps them for the rest of the fit.
+    /// Swap the seeds' pseudo-counts for `prior`'s (a [`crate::models::seeds::SeedRamp`]'s
+    /// step).
+    pub fn replace_seed_prior(&mut self, prior: SeedPrior) {
+        self.seed_prior.remove_from(&mut self.n_kw, self.num_topics);
+        prior.add_to(&mut self.n_kw, self.num_topics);
+        self.seed_prior = prior;
+    }
+
+    /// A fresh chain's start under seeds: a seed word's tokens moved to its seeded topic
+    /// in the documents that speak of it ([`crate::models::seeds::SeededStart`]; the
+    /// rest as drawn), the counts rebuilt. Seeds so act from the first sweep on, and the
+    /// prior keeps them for the rest of the fit.
     pub fn start_from_seeds(&mut self, tokens: &Tokens) {
         if self.seed_prior.is_empty() {
             return;
         }
-        let start = self.seed_prior.start_topics(self.num_terms);
-        for (z, &w) in self.z.iter_mut().zip(&tokens.words) {
-            if let Some(t) = start[w as usize] {
-                *z = t;
+        let start = self.seed_prior.start(self.num_terms);
+        for d in 0..tokens.num_docs() {
+            let span = tokens.doc_ptr[d]..tokens.doc_ptr[d + 1];
+            let words = &tokens.words[span.clone()];
+            let mut terms = words.to_vec();
+            terms.dedup();
+            let starts = start.in_document(&terms);
+            for (z, w) in self.z[span].iter_mut().zip(words) {
+                if let Some(&(_, t)) = starts.iter().find(|(sw, _)| sw == w) {
+                    *z = t;
+                }
             }
         }
         self.recount(tokens);

@@ -9,7 +9,7 @@ use crate::models::lda::chain::LdaChain;
 use crate::models::lda::sampler::tests::{lda_corpus, raw_options};
 use crate::models::lda::tokens::Tokens;
 use crate::models::lda::{fit_lda, LdaModel, LdaParams};
-use crate::models::seeds::{ResolvedSeeds, SeedPrior};
+use crate::models::seeds::{ResolvedSeeds, SeedPrior, SeedRamp};
 use crate::models::FitContext;
 use serde_json::json;
 use statrs::function::gamma::ln_gamma;
@@ -84,7 +84,7 @@ fn seeded_sweeps_sample_the_seeded_posterior() {
     };
     let exact = marginals(&pseudo);
     let unseeded = marginals(&|_, _| 0.0);
-    let mut chain = LdaChain::seeded(&params, &tokens, 5, prior);
+    let mut chain = LdaChain::seeded(&params, &tokens, 5, SeedRamp::none(prior));
     let (batches, per_batch) = (100usize, 400usize);
     let mut batch_means = vec![vec![0.0; n]; batches];
     for (b, means) in batch_means.iter_mut().enumerate() {
@@ -169,4 +169,37 @@ fn seeded_fits_do_not_depend_on_thread_count_and_report_their_seeds() {
     let strict = LdaParams { missing_seed_words: crate::models::seeds::MissingSeedWords::Reject, ..params.clone() };
     let err = FitContext::silent(|ctx| fit_lda(&corpus, &strict, 3, ctx).unwrap_err());
     assert!(err.to_string().contains("seed_words[0].words[1]"), "{err}");
+}
+
+/// A fresh seeded chain ramps its pseudo-counts up over a third of its burn-in (none
+/// before the first sweep, ⌈(i/R) c⌉ at sweep i, the full prior from sweep R on), and a
+/// seeded fit checkpointed inside the ramp and after it and resumed on 2 threads ends
+/// in the uninterrupted fit's bytes (each sweep of the ramp sets its own prior).
+#[test]
+fn the_seeds_ramp_up_and_a_fit_resumed_inside_the_ramp_is_the_same_fit() {
+    let seeds = ResolvedSeeds { words: vec![vec![0, 2]], missing: vec![] };
+    let full = SeedPrior::new(&seeds, 1.0, &[30, 1, 12], 2);
+    let ramp = SeedRamp::fresh(full.clone(), 30);
+    assert_eq!(ramp.initial().entries(), &[(0, 0, 0), (2, 0, 0)], "no pseudo-count before the first sweep");
+    assert_eq!(ramp.at(1).unwrap().entries(), &[(0, 0, 3), (2, 0, 2)], "⌈30/10⌉ and ⌈12/10⌉");
+    assert_eq!(ramp.at(5).unwrap().entries(), &[(0, 0, 15), (2, 0, 6)]);
+    assert_eq!(ramp.at(10).unwrap(), full, "full at the ramp's last sweep");
+    assert_eq!(ramp.at(11), None, "nothing changes after it");
+    assert_eq!(SeedRamp::none(full.clone()).initial(), full);
+    assert_eq!(SeedRamp::none(full).at(1), None);
+
+    let (_, docs) = lda_corpus(4, 40, 80, 30, 0.3, 5);
+    let corpus = build_corpus(raw_options(), &[], docs).expect("corpus builds");
+    let params =
+        LdaParams::from_json(&json!({"topics": 4, "iterations": 24, "burn_in": 12, "seed_words": [{"name": "a", "words": ["w001", "w002"]}]})).unwrap();
+    use crate::models::TopicModel;
+    let run = |threads, resume| crate::models::test_kit::recorded_run(threads, resume, |ctx| fit_lda(&corpus, &params, 3, ctx).unwrap());
+    let uninterrupted = run(1, None);
+    let bytes = uninterrupted.model.encode();
+    // The ramp is 4 sweeps: resumed after sweep 2 (inside it), 4 (its end) and 9.
+    for it in [2usize, 4, 9] {
+        let (saved_at, checkpoint) = &uninterrupted.checkpoints[it - 1];
+        assert_eq!(*saved_at as usize, it);
+        assert_eq!(run(2, Some(checkpoint)).model.encode(), bytes, "resumed after sweep {it}");
+    }
 }

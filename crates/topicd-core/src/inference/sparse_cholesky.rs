@@ -134,7 +134,15 @@ impl SparsePattern {
     fn slot(&self, row: u32, col: u32) -> usize {
         let range = self.column(col as usize);
         let start = range.start;
-        match self.rows[range].binary_search(&row) {
+        let column = &self.rows[range];
+        // A column whose rows run without a gap (every column of a dense block, as in a
+        // PCM word's Hessian) holds `row` at its offset from the first: no search.
+        if let (Some(&first), Some(&last)) = (column.first(), column.last()) {
+            if (last - first) as usize + 1 == column.len() && (first..=last).contains(&row) {
+                return start + (row - first) as usize;
+            }
+        }
+        match column.binary_search(&row) {
             Ok(i) => start + i,
             Err(_) => panic!("entry ({row}, {col}) is not in the sparsity pattern"),
         }

@@ -235,3 +235,32 @@ fn post_order_puts_children_first() {
         }
     }
 }
+
+/// Every stored entry's slot is where its row stands in its column, whether the column's
+/// rows run without a gap (the shortcut) or not (the search), on random patterns and on
+/// a dense one (every column gap-free).
+#[test]
+fn every_entry_finds_its_own_slot() {
+    let dense: Vec<(usize, usize)> = (0..9).flat_map(|a| (0..a).map(move |b| (a, b))).collect();
+    let mut patterns = vec![SparsePattern::new(&(0..9).collect::<Vec<_>>(), dense)];
+    for seed in 0..20 {
+        let (_, edges, _) = random_case(seed);
+        patterns.push(SparsePattern::new(&minimum_degree_order(12, edges.iter().copied()), edges));
+    }
+    let (mut gap_free, mut gapped) = (0, 0);
+    for p in &patterns {
+        for col in 0..p.dim() {
+            let range = p.column(col);
+            let rows = &p.rows[range.clone()];
+            if rows.windows(2).all(|w| w[1] == w[0] + 1) {
+                gap_free += 1;
+            } else {
+                gapped += 1;
+            }
+            for (i, &row) in rows.iter().enumerate() {
+                assert_eq!(p.slot(row, col as u32), range.start + i, "entry ({row}, {col})");
+            }
+        }
+    }
+    assert!(gap_free > 0 && gapped > 0, "both paths ran: {gap_free} gap-free columns, {gapped} gapped");
+}

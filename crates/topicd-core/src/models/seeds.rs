@@ -354,17 +354,13 @@ impl SeedRamp {
         SeedRamp { full, sweeps: 0 }
     }
 
-    /// The full prior.
-    pub fn full(&self) -> SeedPrior {
-        self.full.clone()
-    }
-
-    /// The prior a chain starts with: none while a ramp lies ahead.
-    pub fn initial(&self) -> SeedPrior {
-        if self.sweeps > 0 {
-            self.full.scaled(0.0)
-        } else {
-            self.full.clone()
+    /// The prior in force once sweep `iteration` (1-based; 0: none yet) has run: what a
+    /// chain starts with, or resumes with after that sweep.
+    pub fn after(&self, iteration: usize) -> SeedPrior {
+        match self.at(iteration) {
+            Some(prior) => prior,
+            None if self.sweeps > 0 && iteration == 0 => self.full.scaled(0.0),
+            None => self.full.clone(),
         }
     }
 
@@ -389,10 +385,10 @@ pub struct SeededStart {
 }
 
 impl SeededStart {
-    /// For one document's distinct words (`terms`), the topic each seed word among them
-    /// starts in, by word: `(word, topic)` pairs, at most one per word (the first seed
-    /// listing it whose words the document holds enough of).
-    pub fn in_document(&self, terms: &[u32]) -> Vec<(u32, u32)> {
+    /// For one document's distinct words (`terms`), the topic each starts in, aligned
+    /// with `terms`: the first seed listing the word whose words the document holds
+    /// enough of, `None` for the others.
+    pub fn in_document(&self, terms: &[u32]) -> Vec<Option<u32>> {
         let mut held = vec![0usize; self.words_of_seed.len()];
         for &w in terms {
             for &t in &self.seeds_of_word[w as usize] {
@@ -400,7 +396,7 @@ impl SeededStart {
             }
         }
         let speaks_of = |t: u32| held[t as usize] >= self.words_of_seed[t as usize].min(2);
-        terms.iter().filter_map(|&w| self.seeds_of_word[w as usize].iter().copied().find(|&t| speaks_of(t)).map(|t| (w, t))).collect()
+        terms.iter().map(|&w| self.seeds_of_word[w as usize].iter().copied().find(|&t| speaks_of(t))).collect()
     }
 }
 

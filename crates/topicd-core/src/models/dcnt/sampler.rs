@@ -237,8 +237,7 @@ impl DcntState {
             let mut t = docs.token_offsets[d];
             let (terms, counts) = &docs.rows[d];
             let starts = start.in_document(terms);
-            for (&w, &c) in terms.iter().zip(counts) {
-                let topic = starts.iter().find(|(sw, _)| *sw == w).map(|&(_, k)| k);
+            for (&topic, &c) in starts.iter().zip(counts) {
                 for _ in 0..c {
                     if let Some(topic) = topic {
                         self.z[t] = topic as u16;

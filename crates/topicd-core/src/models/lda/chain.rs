@@ -234,7 +234,7 @@ impl<'a> LdaChain<'a> {
 
     /// A chain from random initial assignments under the seeds' `ramp` (empty: none).
     pub fn seeded(params: &'a LdaParams, tokens: &'a Tokens, seed: u64, ramp: SeedRamp) -> Self {
-        let mut state = GibbsState::init(tokens, params.topics, params.alpha, params.beta, seed).with_seed_prior(ramp.initial());
+        let mut state = GibbsState::init(tokens, params.topics, params.alpha, params.beta, seed).with_seed_prior(ramp.after(0));
         state.start_from_seeds(tokens);
         let sums = PosteriorSums::new(params, tokens.num_terms, tokens.num_docs(), tokens.num_docs());
         Self::assemble(params, tokens, state, sums, 0.0, 0, ramp)
@@ -267,8 +267,7 @@ impl<'a> LdaChain<'a> {
     /// ramp sets its own prior).
     pub fn restore(params: &'a LdaParams, tokens: &'a Tokens, ramp: SeedRamp, bytes: &[u8], position: &Position) -> Result<Self, RestoreError> {
         let s = SavedLda::decode_for(bytes, params, (tokens.num_tokens(), tokens.num_docs(), tokens.num_terms), position)?;
-        let prior = ramp.at(position.iteration).unwrap_or_else(|| ramp.full());
-        let state = GibbsState::from_assignments(tokens, params.topics, s.z, s.alpha, s.beta).with_seed_prior(prior);
+        let state = GibbsState::from_assignments(tokens, params.topics, s.z, s.alpha, s.beta).with_seed_prior(ramp.after(position.iteration));
         Ok(Self::assemble(params, tokens, state, s.sums, s.doc_topics_sum, s.optimizations, ramp))
     }
 }

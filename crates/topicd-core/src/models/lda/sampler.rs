@@ -217,8 +217,14 @@ impl GibbsState {
             let mut terms = words.to_vec();
             terms.dedup();
             let starts = start.in_document(&terms);
+            // A document's tokens run in increasing word order: term i's tokens follow
+            // term i − 1's.
+            let mut term = 0;
             for (z, w) in self.z[span].iter_mut().zip(words) {
-                if let Some(&(_, t)) = starts.iter().find(|(sw, _)| sw == w) {
+                while terms[term] != *w {
+                    term += 1;
+                }
+                if let Some(t) = starts[term] {
                     *z = t;
                 }
             }

@@ -180,12 +180,13 @@ fn the_seeds_ramp_up_and_a_fit_resumed_inside_the_ramp_is_the_same_fit() {
     let seeds = ResolvedSeeds { words: vec![vec![0, 2]], missing: vec![] };
     let full = SeedPrior::new(&seeds, 1.0, &[30, 1, 12], 2);
     let ramp = SeedRamp::fresh(full.clone(), 30);
-    assert_eq!(ramp.initial().entries(), &[(0, 0, 0), (2, 0, 0)], "no pseudo-count before the first sweep");
+    assert_eq!(ramp.after(0).entries(), &[(0, 0, 0), (2, 0, 0)], "no pseudo-count before the first sweep");
     assert_eq!(ramp.at(1).unwrap().entries(), &[(0, 0, 3), (2, 0, 2)], "⌈30/10⌉ and ⌈12/10⌉");
     assert_eq!(ramp.at(5).unwrap().entries(), &[(0, 0, 15), (2, 0, 6)]);
     assert_eq!(ramp.at(10).unwrap(), full, "full at the ramp's last sweep");
     assert_eq!(ramp.at(11), None, "nothing changes after it");
-    assert_eq!(SeedRamp::none(full.clone()).initial(), full);
+    assert_eq!(ramp.after(12), full, "the full prior after the ramp");
+    assert_eq!(SeedRamp::none(full.clone()).after(0), full);
     assert_eq!(SeedRamp::none(full).at(1), None);
 
     let (_, docs) = lda_corpus(4, 40, 80, 30, 0.3, 5);

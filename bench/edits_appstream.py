@@ -24,9 +24,12 @@ With `--model pcm` the parent is PCM with K = 20 at its defaults (`--parent-iter
 scans, 200 unless given); its retired slots are left out of the distances as LDA's are.
 With `--model hdp` the parent is HDP at its defaults with truncation 20
 (`--parent-iterations` passes, 50 unless given): K is what its deletes leave, and the
-refits count passes.
+refits count passes. With `--model dcnt` the parent is DCNT with K = 20 at its defaults
+(4 chains of `--parent-iterations` scans, 1 000 unless given, and the held-out
+documents' Chib estimate after them, which every refit repeats); its retired slots are
+left out as LDA's are.
 
-Usage: python3 bench/edits_appstream.py target/release/topicd [--model pcm|hdp] [--parent-iterations 400] [--iterations N]
+Usage: python3 bench/edits_appstream.py target/release/topicd [--model pcm|hdp|dcnt] [--parent-iterations 400] [--iterations N]
 """
 import argparse
 import json
@@ -60,12 +63,12 @@ def l1(a, b):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
-    ap.add_argument("--model", choices=["lda", "pcm", "hdp"], default="lda")
-    ap.add_argument("--parent-iterations", type=int, default=None, help="the parent's sweeps (default 400 for LDA, 200 for PCM)")
+    ap.add_argument("--model", choices=["lda", "pcm", "hdp", "dcnt"], default="lda")
+    ap.add_argument("--parent-iterations", type=int, default=None, help="the parent's sweeps (default 400 for LDA, 200 for PCM, 50 passes for HDP, 1000 for DCNT)")
     ap.add_argument("--iterations", type=int, default=None, help="the refits' sweeps (default: the server's, a quarter of the parent's)")
     args = ap.parse_args()
     if args.parent_iterations is None:
-        args.parent_iterations = {"lda": 400, "pcm": 200, "hdp": 50}[args.model]
+        args.parent_iterations = {"lda": 400, "pcm": 200, "hdp": 50, "dcnt": 1000}[args.model]
     with tempfile.TemporaryDirectory() as tmp:
         svc = Service(os.path.abspath(args.binary), os.path.join(tmp, "edits.db"), 18000 + random.randint(0, 999))
         try:

@@ -4,7 +4,7 @@
 //! are 422s naming the operation and queue nothing; HPC's topics are its labels (409);
 //! a model cannot be deleted while an edit reads it. PCM's edits keep ids and names the
 //! same way, and a seeded PCM model's seeded topics are refused by operation; HDP's
-//! too, its retired topics weighing nothing in a prediction.
+//! and DCNT's too, their retired topics weighing nothing in a prediction.
 
 mod common;
 
@@ -192,4 +192,47 @@ async fn an_hdp_edit_refits_keeping_ids_and_names() {
     assert_eq!(st, 200, "{predicted}");
     let theta = predicted["predictions"][0]["topic_proportions"].as_array().unwrap_or_else(|| panic!("{predicted}"));
     assert!(theta[0].as_f64().unwrap() < 1e-12 && theta[2].as_f64().unwrap() < 1e-12, "the retired topics take no weight: {predicted}");
+}
+
+/// A DCNT parent of 5 topics (topic 2 renamed "two"): merge 2 and 3, split 4 in two,
+/// delete 1. The child has 6 topics, keeps "two", retires 1 and 3 (proportion 0, no
+/// weight in a prediction, and zero rows in the correlations), adds topic 5, and
+/// compares with its parent; its topics' documents and map answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dcnt_edit_refits_keeping_ids_and_names() {
+    let s = TestServer::start().await;
+    let corpus_id = appstream(&s).await;
+    let job = s.submit(&corpus_id, "dcnt", json!({"topics": 5, "iterations": 20, "burn_in": 10, "heldout_chain_length": 20}), 2).await;
+    let (parent_id, _) = model_of(&s, &job).await;
+    let (st, renamed) = s.patch(&format!("/v1/models/{parent_id}/topics/2"), &json!({"name": "two"})).await;
+    assert_eq!(st, 200, "{renamed}");
+    let ops = json!([{"op": "merge", "topics": [2, 3]}, {"op": "split", "topic": 4, "into": 2}, {"op": "delete", "topic": 1}]);
+    let (st, job) = s.post(&format!("/v1/models/{parent_id}/edits"), &json!({"operations": ops, "iterations": 10, "seed": 5})).await;
+    assert_eq!(st, 202, "{job}");
+    assert_eq!(job["params"]["topics"], 6);
+    let (child_id, child) = model_of(&s, &job).await;
+    assert_eq!((&child["parent_model_id"], &child["model"], &child["num_topics"]), (&json!(parent_id), &json!("dcnt"), &json!(6)), "{child}");
+    let (st, topics) = s.get(&format!("/v1/models/{child_id}/topics?n=5")).await;
+    assert_eq!(st, 200, "{topics}");
+    let list = topics["topics"].as_array().unwrap();
+    assert_eq!(list.len(), 6, "{topics}");
+    assert_eq!(list[2]["name"], json!("two"), "{}", list[2]);
+    assert_eq!((&list[1]["retired"], list[1]["proportion"].as_f64()), (&json!("deleted"), Some(0.0)), "{}", list[1]);
+    assert_eq!((&list[3]["retired"], list[3]["proportion"].as_f64()), (&json!("merged into 2"), Some(0.0)), "{}", list[3]);
+    assert!(list[5]["proportion"].as_f64().unwrap() > 0.0, "the split's new part holds tokens: {}", list[5]);
+    let text = appstream_docs(1)[0]["text"].clone();
+    let (st, predicted) = s.post(&format!("/v1/models/{child_id}/predict"), &json!({"documents": [{"id": "x", "text": text}]})).await;
+    assert_eq!(st, 200, "{predicted}");
+    let theta = predicted["predictions"][0]["topic_proportions"].as_array().unwrap_or_else(|| panic!("{predicted}"));
+    assert_eq!((theta.len(), theta[1].as_f64(), theta[3].as_f64()), (6, Some(0.0), Some(0.0)), "the retired topics take no weight: {predicted}");
+    let (st, corr) = s.get(&format!("/v1/models/{child_id}/correlations?draws=5")).await;
+    assert_eq!(st, 200, "{corr}");
+    let cov = corr["covariance"].as_array().unwrap_or_else(|| panic!("{corr}"));
+    assert_eq!((cov.len(), &cov[1][1], &corr["mean"][3]), (6, &json!(0.0), &json!(0.0)), "{corr}");
+    let (st, compared) = s.get(&format!("/v1/models/{child_id}/compare/{parent_id}")).await;
+    assert_eq!(st, 200, "{compared}");
+    for path in ["topics/5/documents", "topic-map", "coherence"] {
+        let (st, body) = s.get(&format!("/v1/models/{child_id}/{path}")).await;
+        assert_eq!(st, 200, "{path}: {body}");
+    }
 }

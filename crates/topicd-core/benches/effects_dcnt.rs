@@ -76,6 +76,7 @@ fn model(k: usize, draws: usize) -> DcntModel {
         alignments: Vec::new(),
         draws_per_chain: Vec::new(),
         missing_seed_words: Vec::new(),
+        slots: None,
     }
 }
 

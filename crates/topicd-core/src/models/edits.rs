@@ -324,6 +324,27 @@ impl EditPlan {
             .collect()
     }
 
+    /// What a family whose seeded topics are the first ones (`seeds`) and whose fits
+    /// need two topics asks of an edit: no operation names a seeded topic (the error
+    /// names the operation and the seed), and at least two topics stay live (the error
+    /// names `operations`). `model` names the family's models in the messages.
+    pub fn check_seeded_and_live(&self, seeds: &seeds::SeedWords, model: &str) -> Result<(), ParamError> {
+        for (i, op) in self.operations.iter().enumerate() {
+            if let Some(&t) = op.topics().iter().find(|&&t| t < seeds.topics.len()) {
+                let name = &seeds.topics[t].name;
+                return Err(ParamError::new(
+                    format!("operations[{i}]"),
+                    format!("topic {t} is seeded ({name:?}): {model}'s seeded topics stay as fitted; edit its other topics, or refit with other seeds"),
+                ));
+            }
+        }
+        let live = self.origins.iter().filter(|o| !o.is_retired()).count();
+        if live < 2 {
+            return Err(ParamError::new("operations", format!("the edit leaves {live} live topic: {model} keeps at least 2")));
+        }
+        Ok(())
+    }
+
     /// The split operations' seeds, by parent topic (empty where a split has none).
     pub fn split_seeds(&self) -> Vec<(usize, &[SeedTopic])> {
         self.operations

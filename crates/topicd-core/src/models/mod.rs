@@ -29,6 +29,7 @@ pub mod dcnt;
 pub mod design;
 #[cfg(test)]
 pub(crate) mod edit_checks;
+pub mod edit_draws;
 pub mod edits;
 pub mod effects;
 pub mod encoding_upgrade;
@@ -53,6 +54,7 @@ pub mod passes;
 pub mod registry;
 pub mod seeds;
 pub mod slots;
+pub mod slotted;
 pub mod splits;
 pub mod stability;
 pub mod start_draws;

@@ -10,7 +10,7 @@
 //! back into the child's slots, its own way (`hpc::retired`, `hdp::retired`).
 
 /// The child's topics and which of them a fit runs on.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Slots {
     /// The child ids of the live topics, in order.
     live: Vec<usize>,
@@ -45,6 +45,19 @@ impl Slots {
         self.live.get(i).copied().unwrap_or(self.total + i - self.live.len())
     }
 
+    /// The compact index of child topic `child`: `None` for a retired one and past the
+    /// child's last.
+    pub fn compact_of(&self, child: usize) -> Option<usize> {
+        self.live.binary_search(&child).ok()
+    }
+
+    /// Slots of `total + added` topics: these with `added` live topics after the last.
+    pub fn with_added(&self, added: usize) -> Slots {
+        let mut live = self.live.clone();
+        live.extend(self.total..self.total + added);
+        Slots { live, total: self.total + added }
+    }
+
     /// Per-topic values of `compact` (the live topics, then any the fit added) in the
     /// child's slots, `retired` in the retired ones.
     pub fn spread<T: Copy>(&self, compact: &[T], retired: T) -> Vec<T> {
@@ -70,5 +83,8 @@ mod tests {
         assert_eq!(slots.spread(&[10, 12, 14], 0), vec![10, 0, 12, 0, 14]);
         assert_eq!(slots.spread(&[10, 12, 14, 15], 0), vec![10, 0, 12, 0, 14, 15]);
         assert!(Slots::retiring(&[], 3).all_live());
+        assert_eq!((0..7).map(|k| slots.compact_of(k)).collect::<Vec<_>>(), vec![Some(0), None, Some(1), None, Some(2), None, None]);
+        let grown = slots.with_added(2);
+        assert_eq!((grown.live(), grown.total()), (&[0, 2, 4, 5, 6][..], 7));
     }
 }

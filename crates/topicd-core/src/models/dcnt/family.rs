@@ -9,7 +9,7 @@
 //! so this face cannot live in [`super::model`] without import circles; here it sits
 //! above every other module of the folder and none of them names it.
 
-use super::fit::{fit_dcnt, fit_dcnt_updated};
+use super::fit::{fit_dcnt, fit_dcnt_edited, fit_dcnt_updated};
 use super::model::DcntModel;
 use super::params::DcntParams;
 use super::sample::Loadings;
@@ -20,11 +20,13 @@ use crate::corpus::{Corpus, CorpusStats};
 use crate::models::chains;
 use crate::models::convergence::ConvergenceReport;
 use crate::models::design::DesignSpec;
+use crate::models::edits::EditPlan;
 use crate::models::heldout::{DocScorer, HeldoutReport};
 use crate::models::seeds::{seeds_diagnostics, SeedWords};
+use crate::models::slotted::Slotted;
 use crate::models::{
-    DocPrediction, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, PredictionWithIntervals, TableOptions, TopicCorrelations,
-    TopicModel, TopicTable, UpdateStart,
+    DocPrediction, EditStart, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, PredictionWithIntervals, TableOptions,
+    TopicCorrelations, TopicModel, TopicTable, UpdateStart,
 };
 use serde_json::json;
 
@@ -66,12 +68,20 @@ impl ModelFamily for DcntFamily {
         Ok(Box::new(fit_dcnt(corpus, params, self.covariance, seed, ctx)?))
     }
 
+    fn edited_params(&self, parent: &DcntParams, plan: &EditPlan, iterations: usize) -> Result<DcntParams, ParamError> {
+        parent.edited(plan, iterations)
+    }
+
+    fn fit_edited(&self, corpus: &Corpus, params: &DcntParams, start: &EditStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
+        Ok(served(fit_dcnt_edited(corpus, params, self.covariance, start, seed, ctx)?))
+    }
+
     fn updated_params(&self, parent: &DcntParams, new_topics: usize, iterations: usize) -> Result<DcntParams, ParamError> {
         parent.updated(parent.topics + new_topics, iterations)
     }
 
     fn fit_updated(&self, corpus: &Corpus, params: &DcntParams, start: &UpdateStart<'_>, seed: u64, ctx: &FitContext) -> Result<Box<dyn TopicModel>, FitError> {
-        Ok(Box::new(fit_dcnt_updated(corpus, params, self.covariance, start, seed, ctx)?))
+        Ok(served(fit_dcnt_updated(corpus, params, self.covariance, start, seed, ctx)?))
     }
 
     fn fit_memory(&self, corpus: &CorpusStats, params: &DcntParams, threads: usize) -> u64 {
@@ -87,7 +97,7 @@ impl ModelFamily for DcntFamily {
         if m.covariance != self.covariance {
             return Err(ModelError::Decode(format!("a {} model, not {}", m.covariance.family_name(), self.name())));
         }
-        Ok(Box::new(m))
+        Ok(served(m))
     }
 
     fn capabilities(&self) -> crate::models::capabilities::Capabilities {
@@ -98,8 +108,18 @@ impl ModelFamily for DcntFamily {
             summary_intervals: true,
             prediction_intervals: true,
             updates: true,
+            edits: true,
             ..crate::models::capabilities::Capabilities::TOPIC_MODEL
         }
+    }
+}
+
+/// The model as served: an edited model's compact topics in the child's slots
+/// ([`Slotted`]), any other as it is.
+fn served(m: DcntModel) -> Box<dyn TopicModel> {
+    match m.slots.clone() {
+        Some(slots) => Box::new(Slotted::new(m, slots)),
+        None => Box::new(m),
     }
 }
 

@@ -29,6 +29,7 @@
 //! the uninterrupted fit's, byte for byte.
 
 use super::chain::{self, DcntChain, PosteriorSums};
+use super::edit::EditedStart;
 use super::heldout::ChibSettings;
 use super::model::{DcntModel, ENCODING_VERSION};
 use super::params::DcntParams;
@@ -45,8 +46,9 @@ use crate::models::chain_fit::{fit_chains, ChainFit};
 use crate::models::design::{DesignRequest, DesignSpec};
 use crate::models::heldout::{corpus_documents, HeldoutReport, ScoredSoFar};
 use crate::models::seeds::{MissingWord, SeedPrior};
+use crate::models::slots::Slots;
 use crate::models::splits;
-use crate::models::{FitContext, FitError, ParamError, RestoreError, TopicModel, UpdateStart};
+use crate::models::{EditStart, FitContext, FitError, ParamError, RestoreError, TopicModel, UpdateStart};
 
 /// Corpus indices of the training and held-out documents.
 /// (The service's one split rule, [`crate::models::splits`].)
@@ -181,6 +183,7 @@ impl TrainingSet {
             alignments: Vec::new(),
             draws_per_chain: Vec::new(),
             missing_seed_words: self.missing_seed_words.clone(),
+            slots: None,
         };
         ChainResult { model, trace }
     }
@@ -242,13 +245,15 @@ fn restore_after_chain(
 /// held-out documents.
 pub fn fit_dcnt(corpus: &Corpus, p: &DcntParams, covariance: Covariance, seed: u64, ctx: &FitContext) -> Result<DcntModel, FitError> {
     let training = TrainingSet::new(corpus, p, seed)?;
-    fit_chains(&DcntFit { corpus, p, covariance, training: &training, update: None }, seed, ctx)
+    fit_chains(&DcntFit { corpus, p, covariance, training: &training, start: Start::Fresh }, seed, ctx)
 }
 
 /// Fit DCNT or SCNT on the parent's documents and new ones ([`crate::models::updates`]):
 /// the parent's split (drawn with its seed; the new documents drawn by the same rule),
 /// chains started from the parent's state with the new documents folded in
-/// ([`UpdatedStart`]), then as [`fit_dcnt`].
+/// ([`UpdatedStart`]), then as [`fit_dcnt`]. An edited parent's retired slots stay
+/// retired: the chains run on its live topics and the new ones, and the model keeps
+/// the slots.
 pub fn fit_dcnt_updated(
     corpus: &Corpus,
     p: &DcntParams,
@@ -257,19 +262,63 @@ pub fn fit_dcnt_updated(
     seed: u64,
     ctx: &FitContext,
 ) -> Result<DcntModel, FitError> {
-    let training = TrainingSet::new(corpus, p, start.split_seed)?;
-    let update = UpdatedStart::new(start, (p, covariance), (&training.train, &training.heldout), &training.docs, &training.feature_names)?;
-    fit_chains(&DcntFit { corpus, p, covariance, training: &training, update: Some(update) }, seed, ctx)
+    let parent = DcntModel::decode_parent(start.parent)?;
+    let slots = parent.slots_or_all().with_added(start.new_topics);
+    if slots.total() != p.topics {
+        return Err(FitError::Params(ParamError::new("model", "the parent model's topics and the new ones are not the update's")));
+    }
+    let live = p.on_live_topics(&slots);
+    let training = TrainingSet::new(corpus, &live, start.split_seed)?;
+    let update = UpdatedStart::new((parent, start), (&live, covariance), (&training.train, &training.heldout), &training.docs, &training.feature_names)?;
+    let model = fit_chains(&DcntFit { corpus, p: &live, covariance, training: &training, start: Start::Updated(Box::new(update)) }, seed, ctx)?;
+    Ok(in_slots(model, slots))
 }
 
-/// What DCNT and SCNT supply to [`fit_chains`]: the training set, the variant and, for
-/// an update, where its chains start.
+/// Refit DCNT or SCNT from an edited parent ([`crate::models::edits`]): the parent's
+/// split (drawn with its seed), chains on the child's live topics started from the
+/// parent's state with the edit done ([`EditedStart`]), then as [`fit_dcnt`]; the model
+/// keeps the child's slots.
+pub fn fit_dcnt_edited(
+    corpus: &Corpus,
+    p: &DcntParams,
+    covariance: Covariance,
+    start: &EditStart<'_>,
+    seed: u64,
+    ctx: &FitContext,
+) -> Result<DcntModel, FitError> {
+    let child_slots = Slots::retiring(&start.plan.retired().into_keys().collect::<Vec<_>>(), start.plan.child_topics());
+    let live = p.on_live_topics(&child_slots);
+    let training = TrainingSet::new(corpus, &live, start.split_seed)?;
+    let edited = EditedStart::new(start, covariance, (&training.train, &training.docs), &corpus.lexicon)?;
+    let slots = edited.slots().clone();
+    let model = fit_chains(&DcntFit { corpus, p: &live, covariance, training: &training, start: Start::Edited(edited) }, seed, ctx)?;
+    Ok(in_slots(model, slots))
+}
+
+/// `model`, fitted on the live topics of `slots`, marked with them (unmarked when every
+/// topic is live: its topics are the child's as they are).
+fn in_slots(model: DcntModel, slots: Slots) -> DcntModel {
+    DcntModel { slots: (!slots.all_live()).then_some(slots), ..model }
+}
+
+/// Where a chain starts when it does not resume from a checkpoint.
+enum Start {
+    /// From the prior (or the collapsed start, or the seeds').
+    Fresh,
+    /// From a parent with new documents.
+    Updated(Box<UpdatedStart>),
+    /// From an edited parent.
+    Edited(EditedStart),
+}
+
+/// What DCNT and SCNT supply to [`fit_chains`]: the training set, the variant and where
+/// its chains start.
 struct DcntFit<'a> {
     corpus: &'a Corpus,
     p: &'a DcntParams,
     covariance: Covariance,
     training: &'a TrainingSet,
-    update: Option<UpdatedStart>,
+    start: Start,
 }
 
 impl<'a> ChainFit for DcntFit<'a> {
@@ -289,11 +338,13 @@ impl<'a> ChainFit for DcntFit<'a> {
     }
 
     fn fresh(&self, seed: u64, ctx: &FitContext) -> DcntChain<'a> {
-        if let Some(update) = &self.update {
-            let state = update.state(&self.training.docs, (self.p, self.covariance), self.training.prior.clone(), seed, &|| ctx.cancel.is_cancelled());
-            return DcntChain::from_state(self.p, &self.training.docs, state);
-        }
-        DcntChain::new(self.p, self.covariance, &self.training.docs, &self.training.prior, seed, &|| ctx.cancel.is_cancelled())
+        let (docs, variant, prior) = (&self.training.docs, (self.p, self.covariance), self.training.prior.clone());
+        let state = match &self.start {
+            Start::Fresh => return DcntChain::new(self.p, self.covariance, docs, &self.training.prior, seed, &|| ctx.cancel.is_cancelled()),
+            Start::Updated(update) => update.state(docs, variant, prior, seed, &|| ctx.cancel.is_cancelled()),
+            Start::Edited(edited) => edited.state(docs, variant, prior, seed),
+        };
+        DcntChain::from_state(self.p, docs, state)
     }
 
     fn restore(&self, state: &[u8], position: &Position) -> Result<DcntChain<'a>, RestoreError> {

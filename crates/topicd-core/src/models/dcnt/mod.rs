@@ -27,6 +27,7 @@
 pub mod activations;
 pub mod chain;
 pub mod covariance;
+pub mod edit;
 pub mod effects;
 pub mod family;
 pub mod fit;
@@ -52,6 +53,8 @@ pub mod warm_start;
 mod bars_tests;
 #[cfg(test)]
 mod correlation_trace;
+#[cfg(test)]
+mod edit_tests;
 #[cfg(test)]
 mod geweke_tests;
 #[cfg(test)]

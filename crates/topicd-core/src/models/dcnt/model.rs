@@ -21,17 +21,18 @@ use crate::models::effects::{ChainPooling, ProportionsWithIntervals};
 use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::heldout::HeldoutReport;
 use crate::models::seeds::{MissingWord, SeedWords};
+use crate::models::slots::Slots;
 use crate::models::stability::is_match;
 use crate::models::{ModelError, PredictOptions};
 use serde::{Deserialize, Serialize};
 
-/// Format version of [`DcntModel`]'s encoding (8: the seeds among the parameters and the
+/// Format version of [`DcntModel`]'s encoding (9: an edited model's slots, last; 8: the seeds among the parameters and the
 /// seed words left out, last; 7: `chains` among the parameters, the
 /// chains' alignments and draws per chain, last; 6: `warm_start` among the parameters;
 /// 5: the convergence report, last; 4: the design from covariates, in the parameters
 /// and last in the model; 3: the parameters without the job's `threads`; 2: with
-/// `topic_swaps`; versions 1 to 7 still decode).
-pub const ENCODING_VERSION: u32 = 8;
+/// `topic_swaps`; versions 1 to 8 still decode).
+pub const ENCODING_VERSION: u32 = 9;
 
 /// A fitted DCNT/SCNT model: posterior means over the kept scans (of every chain, the
 /// later chains' topics matched to the first chain's: [`super::pooled`]).
@@ -90,6 +91,10 @@ pub struct DcntModel {
     pub draws_per_chain: Vec<usize>,
     /// Seed words the vocabulary lacked, left out (`missing_seed_words: ignore`).
     pub missing_seed_words: Vec<MissingWord>,
+    /// The child's topic slots of a model whose fit ran on an edit's live topics alone
+    /// (every array above holds those, in order; [`crate::models::slotted`] serves
+    /// them in the child's ids); `None` when every topic is live.
+    pub slots: Option<Slots>,
 }
 
 impl DcntModel {
@@ -108,33 +113,40 @@ impl DcntModel {
         // seeds (an empty list of missing seed words).
         let one_chain = postcard::to_allocvec(&(Vec::<Alignment>::new(), Vec::<usize>::new(), Vec::<MissingWord>::new())).map_err(decode_error)?;
         let no_seeds = postcard::to_allocvec(&Vec::<MissingWord>::new()).map_err(decode_error)?;
+        // Before version 9, no edit: every topic live.
+        let no_slots = postcard::to_allocvec(&None::<Slots>).map_err(decode_error)?;
+        let decode_without_slots = |mut blob: Vec<u8>| -> Result<DcntModel, ModelError> {
+            blob.extend_from_slice(&no_slots);
+            postcard::from_bytes(&blob).map_err(decode_error)
+        };
         let upgraded = match version {
             ENCODING_VERSION => None,
+            8 => return decode_without_slots(bytes.to_vec()).map(|m| DcntModel { version: ENCODING_VERSION, ..m }),
             7 => {
                 let mut blob = with_params_converted(bytes, up7).map_err(decode_error)?;
                 blob.extend_from_slice(&no_seeds);
-                return postcard::from_bytes(&blob).map_err(decode_error);
+                return decode_without_slots(blob);
             }
             6 => {
                 let mut blob = with_params_converted(bytes, up6).map_err(decode_error)?;
                 blob.extend_from_slice(&one_chain);
-                return postcard::from_bytes(&blob).map_err(decode_error);
+                return decode_without_slots(blob);
             }
             5 => {
                 let mut blob = with_params_converted(bytes, up5).map_err(decode_error)?;
                 blob.extend_from_slice(&one_chain);
-                return postcard::from_bytes(&blob).map_err(decode_error);
+                return decode_without_slots(blob);
             }
             4 => {
                 let mut blob = with_params_converted(bytes, up5).map_err(decode_error)?;
                 blob.extend_from_slice(&no_convergence);
                 blob.extend_from_slice(&one_chain);
-                return postcard::from_bytes(&blob).map_err(decode_error);
+                return decode_without_slots(blob);
             }
             3 => Some(with_params_converted(bytes, up)),
             2 => Some(with_params_converted(bytes, |h, p: DcntParamsV2| up(h, p.into()))),
             1 => Some(with_params_converted(bytes, |h, p: DcntParamsV1| up(h, p.into()))),
-            v => return Err(ModelError::Decode(format!("DCNT encoding version {v} is not {ENCODING_VERSION}, 7, 6, 5, 4, 3, 2 or 1"))),
+            v => return Err(ModelError::Decode(format!("DCNT encoding version {v} is not {ENCODING_VERSION}, 8, 7, 6, 5, 4, 3, 2 or 1"))),
         };
         let current = match upgraded {
             None => std::borrow::Cow::Borrowed(bytes),
@@ -143,10 +155,22 @@ impl DcntModel {
                 blob.extend(postcard::to_allocvec(&(None::<DesignSpec>, Vec::<Loadings>::new())).map_err(decode_error)?);
                 blob.extend_from_slice(&no_convergence);
                 blob.extend_from_slice(&one_chain);
+                blob.extend_from_slice(&no_slots);
                 blob.into()
             }
         };
         postcard::from_bytes(&current).map_err(decode_error)
+    }
+
+    /// A stored parent model (an edit's or an update's), its damage an internal error.
+    pub fn decode_parent(bytes: &[u8]) -> Result<Self, crate::models::FitError> {
+        use crate::models::causes::{Internal, Stored};
+        Self::decode(bytes).map_err(|e| crate::models::FitError::Internal(Internal::Corrupt { what: Stored::Model, detail: e.to_string() }))
+    }
+
+    /// The model's topic slots: an edited model's, or every topic live.
+    pub fn slots_or_all(&self) -> Slots {
+        self.slots.clone().unwrap_or_else(|| Slots::retiring(&[], self.params.topics))
     }
 
     /// The chain draw `s` was kept by (`None` for a one-chain model, whose draws carry
@@ -307,22 +331,27 @@ pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
     m.convergence = None;
     assert!(m.params.chains == 1 && m.alignments.is_empty() && m.draws_per_chain.is_empty(), "one chain");
     assert!(m.params.seeds.is_empty() && m.missing_seed_words.is_empty(), "no seeds");
+    assert!(m.slots.is_none(), "no edit");
     let bytes = postcard::to_allocvec(&m).expect("plain data encodes");
     let mut old = with_params_converted(&bytes, |(_, covariance): (u32, Covariance), p: DcntParams| ((2u32, covariance), DcntParamsV2::from(&p)))
         .expect("a current DCNT blob");
-    assert_eq!(old.split_off(old.len() - 6), [0; 6], "no design, draws, convergence report, alignments, draws per chain or missing seed words: six zero bytes");
+    assert_eq!(
+        old.split_off(old.len() - 7),
+        [0; 7],
+        "no design, draws, convergence report, alignments, draws per chain, missing seed words or slots: seven zero bytes"
+    );
     old
 }
 
-/// Test support: a current blob of an unseeded fit in version 7's layout (no seeds among
-/// the parameters, no missing seed words last), against which digests recorded before
-/// seeds are checked.
+/// Test support: a current blob of an unseeded, unedited fit in version 7's layout (no
+/// seeds among the parameters, no missing seed words or slots last), against which
+/// digests recorded before seeds are checked.
 #[cfg(test)]
 pub(crate) fn as_version7(bytes: &[u8]) -> Vec<u8> {
     let m = DcntModel::decode(bytes).expect("a current DCNT blob");
-    assert!(m.params.seeds.is_empty() && m.missing_seed_words.is_empty(), "no seeds");
+    assert!(m.params.seeds.is_empty() && m.missing_seed_words.is_empty() && m.slots.is_none(), "no seeds, no edit");
     let mut b = postcard::to_allocvec(&m).expect("plain data encodes");
-    b.truncate(b.len() - 1);
+    b.truncate(b.len() - 2);
     with_params_converted(&b, |(_, covariance): (u32, Covariance), p: DcntParams| ((7u32, covariance), DcntParamsV7::from(&p))).expect("a current DCNT blob")
 }
 

@@ -297,6 +297,22 @@ impl DcntParams {
         DcntParams::from_json(&json)
     }
 
+    /// The params of an edit's refit ([`crate::models::edits`]): as an update's, with
+    /// the child's topics (retired slots included) and `iterations` scans. A seeded
+    /// topic cannot be edited (its seed is the fit's: the error names the operation), and
+    /// the edit must leave at least two live topics (a stick-breaking prior over one
+    /// topic has nothing to break).
+    pub fn edited(&self, plan: &crate::models::edits::EditPlan, iterations: usize) -> Result<DcntParams, ParamError> {
+        plan.check_seeded_and_live(&self.seeds, "a DCNT or SCNT model")?;
+        self.updated(plan.child_topics(), iterations)
+    }
+
+    /// These params on the live topics of `slots` (what an edited model's chains run
+    /// on); the params themselves when every topic is live.
+    pub fn on_live_topics(&self, slots: &crate::models::slots::Slots) -> DcntParams {
+        DcntParams { topics: slots.live().len(), ..self.clone() }
+    }
+
     /// The draws of the loadings each chain keeps: `keep_draws` shared out over the
     /// chains (rounded up), so the pooled model holds about `keep_draws` of them.
     pub fn draws_per_chain(&self) -> usize {

@@ -16,7 +16,9 @@
 //!   start's last step ([`super::warm_start`]), without its relabelling, so every topic
 //!   keeps its id (its place in the stick order).
 //!
-//! `new_topics` empty topics follow the parent's, at the last sticks. A, η and the
+//! `new_topics` empty topics follow the parent's, at the last sticks. An edited parent's
+//! retired slots stay retired: its model holds its live topics alone, the chains run
+//! on those and the new ones, and the child keeps the slots ([`crate::models::slotted`]). A, η and the
 //! precisions start from the prior, as a fresh chain's: their sizes change with the
 //! topics, and the first scans draw them given the started activations.
 
@@ -26,7 +28,6 @@ use super::params::DcntParams;
 use super::state::{DcntState, Documents};
 use super::variant::Covariance;
 use super::warm_start::{smoothed_activations, ALPHA};
-use crate::models::causes::{Internal, Stored};
 use crate::models::seeds::SeedPrior;
 use crate::models::start_draws::{draw_from_parent, fold_in, TokenWords};
 use crate::models::{FitError, ParamError, UpdateStart};
@@ -40,19 +41,19 @@ pub(super) struct UpdatedStart {
 }
 
 impl UpdatedStart {
-    /// The start of an update from the stored `start.parent` for a fit whose training
+    /// The start of an update from `parent` (`start.parent` decoded) for a fit, on the
+    /// parent's live topics and the new ones (`p`), whose training
     /// and held-out documents (corpus indices) are `split`, on the training `docs` with
     /// metadata columns `feature_names`: an error naming `corpus_id` when the parent's
     /// documents are not the corpus' first ones, on the same sides of the split, with
     /// the same tokens and metadata columns.
     pub(super) fn new(
-        start: &UpdateStart<'_>,
+        (parent, start): (DcntModel, &UpdateStart<'_>),
         (p, covariance): (&DcntParams, Covariance),
         split: (&[usize], &[usize]),
         docs: &Documents,
         feature_names: &[String],
     ) -> Result<Self, FitError> {
-        let parent = DcntModel::decode(start.parent).map_err(|e| FitError::Internal(Internal::Corrupt { what: Stored::Model, detail: e.to_string() }))?;
         let old = |docs: &[usize]| docs.iter().take_while(|&&d| d < start.parent_documents).copied().collect::<Vec<_>>();
         let (train, heldout) = split;
         let parent_documents = parent.train_documents.len();
@@ -91,7 +92,7 @@ impl UpdatedStart {
         stop: &dyn Fn() -> bool,
     ) -> DcntState {
         let k = p.topics;
-        let words: Vec<u32> = (0..docs.num_docs()).flat_map(|d| tokens_of(docs, d)).collect();
+        let words = token_words(docs);
         let tokens = TokenWords { words: &words, doc_ptr: &docs.token_offsets, num_terms: docs.num_terms };
         let mut z = vec![0u32; docs.num_tokens()];
         let parent = (&self.parent.document_proportions[..], &self.parent.topic_word[..], self.parent.num_terms);
@@ -99,30 +100,44 @@ impl UpdatedStart {
         fold_in(&mut z, tokens, self.parent_documents, (&vec![ALPHA; k], p.priors.beta), seed, stop);
         // Topics fit in u16: K̄ is at most MAX_TOPICS.
         let z: Vec<u16> = z.into_iter().map(|t| t as u16).collect();
-        let globals = Globals::initial(k, docs.num_features, covariance, &mut stream(seed, Purpose::DcntGlobal, 0, 0));
-        let mut state = DcntState {
-            num_topics: k,
-            covariance,
-            priors: p.priors,
-            z,
-            doc_topic: vec![0; docs.num_docs() * k],
-            word_topic: vec![0; docs.num_terms * k],
-            topic_totals: vec![0; k],
-            u: Vec::new(),
-            v: Vec::new(),
-            globals,
-            topic_swaps: p.topic_swaps,
-            seed_prior: prior,
-        };
-        state.v = smoothed_activations(docs, &state.z, k);
-        state.recount(docs);
-        state.draw_u_given_v(docs, (seed, Purpose::UpdateStart, 2));
-        state
+        started_state(docs, (p, covariance), prior, z, (seed, Purpose::UpdateStart))
     }
 }
 
-/// Document `d`'s words, one per token, in the tokens' order.
-fn tokens_of(docs: &Documents, d: usize) -> impl Iterator<Item = u32> + '_ {
-    let (terms, counts) = &docs.rows[d];
-    terms.iter().zip(counts).flat_map(|(&w, &c)| std::iter::repeat_n(w, c as usize))
+/// The chain's starting state given each token's topic `z` (an update's or an edit's
+/// start): v_d set so that π(v_d) is the document's smoothed proportions, globals from
+/// the prior (stream `(seed, DcntGlobal, 0, 0)`) and u_d drawn from its conditional
+/// given v_d (streams `(seed, purpose, 2, d)`).
+pub(super) fn started_state(
+    docs: &Documents,
+    (p, covariance): (&DcntParams, Covariance),
+    prior: SeedPrior,
+    z: Vec<u16>,
+    (seed, purpose): (u64, Purpose),
+) -> DcntState {
+    let k = p.topics;
+    let globals = Globals::initial(k, docs.num_features, covariance, &mut stream(seed, Purpose::DcntGlobal, 0, 0));
+    let mut state = DcntState {
+        num_topics: k,
+        covariance,
+        priors: p.priors,
+        z,
+        doc_topic: vec![0; docs.num_docs() * k],
+        word_topic: vec![0; docs.num_terms * k],
+        topic_totals: vec![0; k],
+        u: Vec::new(),
+        v: Vec::new(),
+        globals,
+        topic_swaps: p.topic_swaps,
+        seed_prior: prior,
+    };
+    state.v = smoothed_activations(docs, &state.z, k);
+    state.recount(docs);
+    state.draw_u_given_v(docs, (seed, purpose, 2));
+    state
+}
+
+/// Each token's word, document by document, in the tokens' order.
+pub(super) fn token_words(docs: &Documents) -> Vec<u32> {
+    docs.rows.iter().flat_map(|(terms, counts)| terms.iter().zip(counts).flat_map(|(&w, &c)| std::iter::repeat_n(w, c as usize))).collect()
 }

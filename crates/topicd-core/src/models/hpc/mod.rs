@@ -52,7 +52,7 @@ pub mod touched;
 pub mod tree_prior;
 pub mod untouched;
 #[cfg(test)]
-mod update_tests;
+pub(crate) mod update_tests;
 pub mod variances;
 pub mod variant;
 pub mod warm_start;

@@ -423,20 +423,7 @@ impl HpcParams {
         if supervision.is_labelled() {
             return Err(ParamError::new("model", "HPC's topics are its labels: edit the label tree and refit instead"));
         }
-        let seeded = self.seeds.topics.len();
-        for (i, op) in plan.operations.iter().enumerate() {
-            if let Some(&t) = op.topics().iter().find(|&&t| t < seeded) {
-                let name = &self.seeds.topics[t].name;
-                return Err(ParamError::new(
-                    format!("operations[{i}]"),
-                    format!("topic {t} is seeded ({name:?}): a PCM model's seeded topics stay as fitted; edit its other topics, or refit with other seeds"),
-                ));
-            }
-        }
-        let live = plan.origins.iter().filter(|o| !o.is_retired()).count();
-        if live < 2 {
-            return Err(ParamError::new("operations", format!("the edit leaves {live} live topic: a PCM model keeps at least 2")));
-        }
+        plan.check_seeded_and_live(&self.seeds, "a PCM model")?;
         let mut json = self.to_json(supervision);
         let o = json.as_object_mut().expect("params serialise to an object");
         o.insert("topics".into(), json!(plan.child_topics()));

@@ -24,7 +24,7 @@ fn options() -> PreprocessOptions {
 }
 
 /// The corpus of the first `old` documents, and it joined with the others made like it.
-pub(super) fn corpora(docs: Vec<RawDocument>, old: usize) -> (Corpus, Corpus) {
+pub(crate) fn corpora(docs: Vec<RawDocument>, old: usize) -> (Corpus, Corpus) {
     let first = build_corpus(options(), &[], docs[..old].to_vec()).unwrap();
     let mut builder = CorpusBuilder::like(LikeBase::of(&first, options())).unwrap();
     for (i, d) in docs[old..].iter().enumerate() {

@@ -124,28 +124,26 @@ fn divide(z: &mut [u32], tokens: TokenWords<'_>, topic: u32, parts: &[usize], se
     }
     let mut n_jw = vec![0u32; n * v];
     let mut n_j = vec![0u64; n];
-    let mut n_dj = std::collections::HashMap::<(u32, usize), u32>::new();
+    // Each document's tokens per part, dense (documents × parts; at most 16 parts).
+    let mut n_dj = vec![0u32; (tokens.doc_ptr.len() - 1) * n];
     for &(d, w, j, _) in &split {
         n_jw[j * v + w as usize] += 1;
         n_j[j] += 1;
-        *n_dj.entry((d, j)).or_default() += 1;
+        n_dj[d as usize * n + j] += 1;
     }
     let vbeta = v as f64 * beta;
     let mut weights = vec![0.0; n];
     for _ in 0..RESTRICTED_SWEEPS {
         for token in split.iter_mut().filter(|t| !t.3) {
             let (d, w, old, _) = *token;
+            let doc = &mut n_dj[d as usize * n..(d as usize + 1) * n];
             n_jw[old * v + w as usize] -= 1;
             n_j[old] -= 1;
-            *n_dj.get_mut(&(d, old)).expect("counted") -= 1;
-            let new = draw(
-                &mut weights,
-                |j| (*n_dj.get(&(d, j)).unwrap_or(&0) as f64 + alpha) * (n_jw[j * v + w as usize] as f64 + beta) / (n_j[j] as f64 + vbeta),
-                rng,
-            );
+            doc[old] -= 1;
+            let new = draw(&mut weights, |j| (doc[j] as f64 + alpha) * (n_jw[j * v + w as usize] as f64 + beta) / (n_j[j] as f64 + vbeta), rng);
             n_jw[new * v + w as usize] += 1;
             n_j[new] += 1;
-            *n_dj.entry((d, new)).or_default() += 1;
+            doc[new] += 1;
             token.2 = new;
         }
     }

@@ -9,6 +9,8 @@
 //! after the child's last ([`Slots::child_of`]). The family then writes its fitted model
 //! back into the child's slots, its own way (`hpc::retired`, `hdp::retired`).
 
+use super::chains::Alignment;
+
 /// The child's topics and which of them a fit runs on.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Slots {
@@ -58,6 +60,29 @@ impl Slots {
         Slots { live, total: self.total + added }
     }
 
+    /// Whether these slots can hold a fit of `fitted` topics: live ids strictly
+    /// increasing, below the total, one per fitted topic (what a decoder checks of
+    /// stored slots); the error says what is wrong.
+    pub fn check(&self, fitted: usize) -> Result<(), String> {
+        if self.live.len() != fitted {
+            return Err(format!("{} live slots for {fitted} fitted topics", self.live.len()));
+        }
+        if self.live.windows(2).any(|w| w[0] >= w[1]) || self.live.last().is_some_and(|&k| k >= self.total) {
+            return Err(format!("live slots {:?} are not increasing ids below {}", self.live, self.total));
+        }
+        Ok(())
+    }
+
+    /// A later chain's alignment onto chain 0 (compact ids) in the child's ids; a retired
+    /// slot is matched to itself at distance 0 (every chain leaves it empty).
+    pub fn spread_alignment(&self, a: &Alignment) -> Alignment {
+        let mut permutation: Vec<usize> = (0..self.total).collect();
+        for (i, &slot) in self.live.iter().enumerate() {
+            permutation[slot] = self.live[a.permutation[i]];
+        }
+        Alignment { permutation, distances: self.spread(&a.distances, 0.0) }
+    }
+
     /// Per-topic values of `compact` (the live topics, then any the fit added) in the
     /// child's slots, `retired` in the retired ones.
     pub fn spread<T: Copy>(&self, compact: &[T], retired: T) -> Vec<T> {
@@ -84,6 +109,11 @@ mod tests {
         assert_eq!(slots.spread(&[10, 12, 14, 15], 0), vec![10, 0, 12, 0, 14, 15]);
         assert!(Slots::retiring(&[], 3).all_live());
         assert_eq!((0..7).map(|k| slots.compact_of(k)).collect::<Vec<_>>(), vec![Some(0), None, Some(1), None, Some(2), None, None]);
+        assert!(slots.check(3).is_ok() && slots.check(2).is_err());
+        assert!(Slots { live: vec![2, 0], total: 3 }.check(2).is_err() && Slots { live: vec![0, 3], total: 3 }.check(2).is_err());
+        let a = Alignment { permutation: vec![2, 0, 1], distances: vec![0.1, 0.2, 0.3] };
+        let spread = slots.spread_alignment(&a);
+        assert_eq!((spread.permutation, spread.distances), (vec![4, 1, 0, 3, 2], vec![0.1, 0.0, 0.2, 0.0, 0.3]));
         let grown = slots.with_added(2);
         assert_eq!((grown.live(), grown.total()), (&[0, 2, 4, 5, 6][..], 7));
     }

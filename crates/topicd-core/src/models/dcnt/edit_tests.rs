@@ -13,6 +13,7 @@ use crate::corpus::{build_corpus, Corpus};
 use crate::models::edit_checks::{assert_merge_of_first_two, assert_split_separates_two_blocks, block_mass, documents, l1, main_block, two_block_topic};
 use crate::models::edits::{self, EditPlan, RetiredTopics};
 use crate::models::lda::sampler::tests::{lda_corpus, raw_options};
+use crate::models::slots::Slots;
 use crate::models::test_kit::recorded_run;
 use crate::models::{EditStart, FitContext, ModelFamily, TableOptions, TopicModel, UpdateStart};
 use serde_json::{json, Value};
@@ -113,7 +114,8 @@ fn an_edit_repairs_a_fit_stuck_in_a_local_mode() {
 
 /// Merge 0 and 1 and delete 2 of five planted topics: the retired slots 1 and 2 read as
 /// empty in the table, predictions, intervals, training proportions and correlations;
-/// the live ones hold every share; the held-out score is finite. A second edit of the
+/// the live ones hold every share; the held-out score is finite; stored slots that do not
+/// fit the fitted topics do not decode. A second edit of the
 /// child keeps them retired, and one that would leave a single live topic is refused.
 #[test]
 fn a_delete_retires_its_slot_in_every_answer() {
@@ -139,6 +141,11 @@ fn a_delete_retires_its_slot_in_every_answer() {
     assert_eq!((c.num_topics, c.covariance.len(), c.covariance[5 + 1], c.mean[2]), (5, 25, 0.0, 0.0));
     assert!(c.covariance[3 * 5 + 3] > 0.0, "a live topic varies");
     assert!(child.heldout.as_ref().is_some_and(|h| h.total_log_likelihood.is_finite()));
+    // Stored slots that do not fit the fitted topics are a decode error, not a panic.
+    for bad in [Slots::retiring(&[1], 5), Slots::retiring(&[0, 1], 4)] {
+        let tampered = postcard::to_allocvec(&DcntModel { slots: Some(bad), ..child.clone() }).unwrap();
+        assert!(DcntModel::decode(&tampered).is_err());
+    }
     // A second edit of the child: its retired slots stay retired, 4 joins them.
     let retired: RetiredTopics = [(1, "merged into 0".to_string()), (2, "deleted".to_string())].into();
     let child_params = p.edited(&plan(ops, 5, &RetiredTopics::new()), 40).unwrap();

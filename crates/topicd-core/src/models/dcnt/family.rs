@@ -200,6 +200,7 @@ impl TopicModel for DcntModel {
             "mh_acceptance": self.mh_acceptance,
             "active_topics": self.active_topics,
             "lambda_v": self.mean.lambda_v,
+            // K̄ of the sticks: an edited model's live topics (`live_topics` lists them).
             "truncation": self.params.topics,
             "num_features": self.num_features,
             "feature_names": self.feature_names,
@@ -208,7 +209,11 @@ impl TopicModel for DcntModel {
             "beta": self.params.priors.beta,
             "chains": self.params.chains,
             "convergence": self.convergence.as_ref().map(ConvergenceReport::to_json),
-            "chain_alignment": chains::alignments_json(&self.alignments),
+            // In the served ids: an edited model's alignments spread into its slots.
+            "chain_alignment": match &self.slots {
+                Some(slots) => chains::alignments_json(&self.alignments.iter().map(|a| slots.spread_alignment(a)).collect::<Vec<_>>()),
+                None => chains::alignments_json(&self.alignments),
+            },
             "seeds": (!self.params.seeds.is_empty()).then(|| seeds_diagnostics(&self.params.seeds, &self.missing_seed_words)),
         })
     }

@@ -286,6 +286,9 @@ pub fn fit_dcnt_edited(
     seed: u64,
     ctx: &FitContext,
 ) -> Result<DcntModel, FitError> {
+    if p.topics != start.plan.child_topics() {
+        return Err(FitError::Params(ParamError::new("model", "the params' topics are not the edit's")));
+    }
     let child_slots = Slots::retiring(&start.plan.retired().into_keys().collect::<Vec<_>>(), start.plan.child_topics());
     let live = p.on_live_topics(&child_slots);
     let training = TrainingSet::new(corpus, &live, start.split_seed)?;

@@ -159,7 +159,11 @@ impl DcntModel {
                 blob.into()
             }
         };
-        postcard::from_bytes(&current).map_err(decode_error)
+        let model: DcntModel = postcard::from_bytes(&current).map_err(decode_error)?;
+        if let Some(slots) = &model.slots {
+            slots.check(model.params.topics).map_err(|e| ModelError::Decode(format!("an edited DCNT model's slots: {e}")))?;
+        }
+        Ok(model)
     }
 
     /// A stored parent model (an edit's or an update's), its damage an internal error.

@@ -15,7 +15,6 @@
 use super::calibration::Thresholds;
 use super::model::{HpcModel, RETIRED_LOG_WEIGHT};
 use super::params::HpcParams;
-use crate::models::chains::Alignment;
 use crate::models::slots::Slots;
 
 /// The params the chains run under: the child's with its live topics only (the
@@ -55,7 +54,7 @@ pub fn expand(slots: &Slots, mut m: HpcModel, child: &HpcParams) -> HpcModel {
     m.eta = slots.spread(&m.eta, RETIRED_LOG_WEIGHT);
     m.shares = slots.spread(&m.shares, 0.0);
     m.theta_draws = m.theta_draws.iter().map(|draw| draw.chunks(kc).flat_map(|t| slots.spread(t, 0.0)).collect()).collect();
-    m.alignments = m.alignments.iter().map(|a| spread_alignment(slots, a)).collect();
+    m.alignments = m.alignments.iter().map(|a| slots.spread_alignment(a)).collect();
     m.labels = (0..k).map(|t| format!("topic {t}")).collect();
     m.parent = vec![None; k];
     m.thresholds = Thresholds::default_for(k);
@@ -63,15 +62,4 @@ pub fn expand(slots: &Slots, mut m: HpcModel, child: &HpcParams) -> HpcModel {
     m.rate_totals = Default::default();
     m.deepest_first = Default::default();
     m
-}
-
-/// A later chain's alignment onto chain 0 in the child's ids; a retired slot is
-/// matched to itself at distance 0.
-fn spread_alignment(slots: &Slots, a: &Alignment) -> Alignment {
-    let live = slots.live();
-    let mut permutation: Vec<usize> = (0..slots.total()).collect();
-    for (i, &slot) in live.iter().enumerate() {
-        permutation[slot] = live[a.permutation[i]];
-    }
-    Alignment { permutation, distances: slots.spread(&a.distances, 0.0) }
 }

@@ -269,6 +269,11 @@ impl EditPlan {
         }
     }
 
+    /// The child's topic slots: its retired topics and which stay live.
+    pub fn child_slots(&self) -> super::slots::Slots {
+        super::slots::Slots::retiring(&self.retired().into_keys().collect::<Vec<_>>(), self.child_topics())
+    }
+
     /// The child's retired topics and why.
     pub fn retired(&self) -> RetiredTopics {
         self.origins

@@ -48,9 +48,15 @@ pub(super) struct EditedStart {
 impl EditedStart {
     /// The start of a refit of the stored `start.parent` edited by `start.plan`, for a
     /// fit of `covariance` whose training documents are `train` (corpus indices) and
-    /// `docs`, over `lexicon`: an error naming `model` when the parent is not a model of
-    /// this family fitted on those documents with the plan's topics.
-    pub(super) fn new(start: &EditStart<'_>, covariance: Covariance, (train, docs): (&[usize], &Documents), lexicon: &Lexicon) -> Result<Self, FitError> {
+    /// `docs`, over `lexicon`, its chains on the live topics of `slots` (the plan's child
+    /// slots): an error naming `model` when the parent is not a model of this family
+    /// fitted on those documents with the plan's topics.
+    pub(super) fn new(
+        start: &EditStart<'_>,
+        (covariance, slots): (Covariance, Slots),
+        (train, docs): (&[usize], &Documents),
+        lexicon: &Lexicon,
+    ) -> Result<Self, FitError> {
         let parent = DcntModel::decode_parent(start.parent)?;
         let parent_slots = parent.slots_or_all();
         let plan = start.plan;
@@ -71,13 +77,7 @@ impl EditedStart {
         }
         let theta = parent.document_proportions.chunks(kc).flat_map(|row| parent_slots.spread(row, 0.0)).collect();
         let split_words = plan.split_seed_terms(lexicon).map_err(FitError::Params)?;
-        let slots = Slots::retiring(&plan.retired().into_keys().collect::<Vec<_>>(), plan.child_topics());
         Ok(EditedStart { theta, phi, beta: parent.params.priors.beta, plan: plan.clone(), slots, split_words })
-    }
-
-    /// The child's topics and which of them the chains run on.
-    pub(super) fn slots(&self) -> &Slots {
-        &self.slots
     }
 
     /// A chain's starting state on the live topics (`p`, from

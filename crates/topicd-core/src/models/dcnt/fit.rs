@@ -289,11 +289,10 @@ pub fn fit_dcnt_edited(
     if p.topics != start.plan.child_topics() {
         return Err(FitError::Params(ParamError::new("model", "the params' topics are not the edit's")));
     }
-    let child_slots = Slots::retiring(&start.plan.retired().into_keys().collect::<Vec<_>>(), start.plan.child_topics());
-    let live = p.on_live_topics(&child_slots);
+    let slots = start.plan.child_slots();
+    let live = p.on_live_topics(&slots);
     let training = TrainingSet::new(corpus, &live, start.split_seed)?;
-    let edited = EditedStart::new(start, covariance, (&training.train, &training.docs), &corpus.lexicon)?;
-    let slots = edited.slots().clone();
+    let edited = EditedStart::new(start, (covariance, slots.clone()), (&training.train, &training.docs), &corpus.lexicon)?;
     let model = fit_chains(&DcntFit { corpus, p: &live, covariance, training: &training, start: Start::Edited(edited) }, seed, ctx)?;
     Ok(in_slots(model, slots))
 }

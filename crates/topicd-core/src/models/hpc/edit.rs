@@ -60,7 +60,7 @@ impl EditedStart {
             return Err(not_the_parent("its vocabulary or training documents differ"));
         }
         let split_words = start.plan.split_seed_terms(&corpus.lexicon).map_err(FitError::Params)?;
-        let slots = Slots::retiring(&start.plan.retired().into_keys().collect::<Vec<_>>(), start.plan.child_topics());
+        let slots = start.plan.child_slots();
         Ok(EditedStart { parent, plan: start.plan.clone(), slots, split_words })
     }
 

@@ -411,7 +411,7 @@ fn document_block_z_scores(covariance: Covariance, swap_rule: Option<fn(&SwapTer
         let seed: u64 = rng.random();
         state.sample_documents(&docs, &blocks, seed, scan).expect("finite globals");
         if let Some(rule) = swap_rule {
-            swap_sweep_with(&mut state, &docs, seed, scan, 2, rule);
+            swap_sweep_with(&mut state, &docs, &blocks, (seed, scan), 2, rule);
         }
         for (d, x) in b.iter_mut().enumerate() {
             x.0 = state.u[d * K..(d + 1) * K].to_vec();

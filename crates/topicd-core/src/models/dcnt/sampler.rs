@@ -8,9 +8,9 @@
 //! 1. per document, in parallel: z_dn by the collapsed update of paper 001 eq. 10,
 //!    p(z = k) ∝ π_kd (M_kw + β)/(M_k + Wβ), then v_d by [`update_activations`] with
 //!    proposal mean A u_d, then u_d by [`UConditional`] (factored once per scan);
-//! 2. per document, in order: `topic_swaps` within-document topic swaps
-//!    ([`swap_sweep`], a Metropolis–Hastings move exchanging two topics' tokens and
-//!    activations in one document);
+//! 2. per document, in parallel within the same blocks: `topic_swaps` within-document
+//!    topic swaps ([`swap_sweep`], a Metropolis–Hastings move exchanging two topics'
+//!    tokens and activations in one document);
 //! 3. the globals: A, λ_A, λ_v, η, μ, λ_f ([`Globals::update`]).
 //!
 //! Determinism and the one approximation: documents are visited in fixed blocks of
@@ -19,8 +19,9 @@
 //! live corrections for its own tokens' moves (so a block of one document is exact
 //! sequential Gibbs); the block's count changes are applied after it, in document
 //! order. This is the delayed update of AD-LDA (Newman et al. 2009) with staleness
-//! bounded by one block. Blocks depend on the corpus only, and document d draws from
-//! its own stream `(seed, DcntDocuments, scan, d)`, so results do not depend on the
+//! bounded by one block; the topic swaps visit the same blocks the same way. Blocks
+//! depend on the corpus only, and document d draws from its own stream `(seed,
+//! DcntDocuments, scan, d)` (`DcntSwap` for its swaps), so results do not depend on the
 //! thread count. Global draws use `(seed, DcntGlobal, scan, 0)`; scan 0 is the
 //! initialisation.
 
@@ -285,7 +286,7 @@ impl DcntState {
     /// globals have broken down numerically (u's precision no longer factors).
     pub fn scan(&mut self, docs: &Documents, blocks: &[Range<usize>], seed: u64, scan: u64) -> Result<ScanStats, NonFinite> {
         let mut stats = self.sample_documents(docs, blocks, seed, scan)?;
-        let swaps = swap_sweep(self, docs, seed, scan, self.topic_swaps);
+        let swaps = swap_sweep(self, docs, blocks, (seed, scan), self.topic_swaps);
         (stats.swaps_accepted, stats.swaps_proposed) = (swaps.accepted, swaps.proposed);
         let mut grng = stream(seed, Purpose::DcntGlobal, scan, 0);
         self.globals.update(&self.u, &self.v, &docs.features, self.covariance, &self.priors, &mut grng);

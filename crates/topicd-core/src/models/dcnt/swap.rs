@@ -31,15 +31,25 @@
 //! invariant whatever A is; when A is singular (probability zero) the sweep is skipped
 //! (A does not change during the sweep, so skipping is symmetric).
 //!
-//! Documents are visited in order, each against the counts left by the previous one,
-//! each drawing from its own stream `(seed, DcntSwap, scan, d)`: exact sequential MH,
-//! independent of the thread count.
+//! Documents are visited in the scan's blocks (about [`super::sampler::SYNC_TOKENS`]
+//! tokens each, fixed by the corpus): within a block, documents propose and accept in
+//! parallel against the topic-word counts as they were at the block's start, each with
+//! exact live corrections for its own accepted swaps ([`DocSwaps`]), and the block's
+//! changes are applied after it in document order. This is the z update's delayed
+//! update (AD-LDA, staleness bounded by one block); a block of one document is exact
+//! sequential MH, which the Geweke tests use. Each document draws from its own stream
+//! `(seed, DcntSwap, scan, d)`, so results do not depend on the thread count. (Visited
+//! one after another, the swaps were the one serial part of the per-document work; in
+//! blocks, a fit on the dated corpus of bench/README.md takes 41.7 s instead of 44.3 s
+//! on two threads, decision 0058.)
 
 use super::state::{DcntState, Documents};
 use super::stick::log_sigmoid;
 use crate::rng::{stream, Purpose};
 use nalgebra::DMatrix;
 use rand::RngExt;
+use rayon::prelude::*;
+use std::ops::Range;
 
 /// A⁻¹ (row-major), factored once per sweep.
 pub struct SwapMap {
@@ -118,101 +128,230 @@ fn ln_gamma_change(base_plus_beta: f64, old: u64, new: u64) -> f64 {
     }
 }
 
-/// What the swap reads of document d beyond the state: ηᵀφ_d, which no swap changes.
-/// Everything else (its tokens' topics, its activations) is read from the state as it
-/// stands, so the view stays current across the document's proposals without copies:
-/// a proposal needs the counts of two topics and the sticks between them, not a
-/// terms × K̄ table and every stick, whose building per document made the scan 16 %
-/// slower on a real corpus (bench/README.md, decision 0058).
-pub struct DocView {
+/// Document d as its own swaps leave it within a block: its tokens' topics, its topic
+/// counts, v_d and u_d, read from the block-start state until a swap is accepted and
+/// from its own copy ([`Moved`]) after, and ηᵀφ_d, which no swap changes. The state's
+/// z and n_dk still hold the document as the block found it. A proposal needs the
+/// counts of two topics and the sticks between them, not a terms × K̄ table and every
+/// stick, whose building per document made the scan 16 % slower on a real corpus
+/// (bench/README.md, decision 0058); and a document copies nothing until it accepts,
+/// because copies made on a worker thread and freed on the committing one cost more in
+/// the allocator than the swaps themselves.
+pub struct DocSwaps<'s> {
     d: usize,
     /// ηᵀφ_d.
     u_mean: Vec<f64>,
+    z: &'s [u16],
+    counts: &'s [u32],
+    v: &'s [f64],
+    u: &'s [f64],
+    /// The document after its accepted swaps, once one is accepted.
+    moved: Option<Moved>,
 }
 
-impl DocView {
-    pub fn new(state: &DcntState, docs: &Documents, d: usize) -> Self {
-        DocView { d, u_mean: state.globals.u_mean(docs.phi(d)) }
+/// A document's state after the swaps it accepted in a block, to be written into the
+/// state after the block ([`Moved::commit`]).
+#[derive(Debug, Clone)]
+pub struct Moved {
+    d: usize,
+    z: Vec<u16>,
+    counts: Vec<u32>,
+    v: Vec<f64>,
+    u: Vec<f64>,
+}
+
+impl<'s> DocSwaps<'s> {
+    pub fn new(state: &'s DcntState, docs: &Documents, d: usize) -> Self {
+        let k = state.num_topics;
+        let rows = d * k..(d + 1) * k;
+        DocSwaps {
+            d,
+            u_mean: state.globals.u_mean(docs.phi(d)),
+            z: &state.z[docs.token_offsets[d]..docs.token_offsets[d + 1]],
+            counts: &state.doc_topic[rows.clone()],
+            v: &state.v[rows.clone()],
+            u: &state.u[rows],
+            moved: None,
+        }
+    }
+
+    fn z(&self) -> &[u16] {
+        self.moved.as_ref().map_or(self.z, |m| &m.z)
+    }
+
+    fn counts(&self) -> &[u32] {
+        self.moved.as_ref().map_or(self.counts, |m| &m.counts)
+    }
+
+    fn v(&self) -> &[f64] {
+        self.moved.as_ref().map_or(self.v, |m| &m.v)
+    }
+
+    fn u(&self) -> &[f64] {
+        self.moved.as_ref().map_or(self.u, |m| &m.u)
+    }
+
+    /// Exchange topics i and j in this document (with `u_new` from [`swap_terms`]).
+    pub fn swap(&mut self, i: usize, j: usize, u_new: Vec<f64>) {
+        let m = self.moved.get_or_insert_with(|| Moved { d: self.d, z: self.z.to_vec(), counts: self.counts.to_vec(), v: self.v.to_vec(), u: self.u.to_vec() });
+        let (a, b) = (i as u16, j as u16);
+        for z in &mut m.z {
+            if *z == a {
+                *z = b;
+            } else if *z == b {
+                *z = a;
+            }
+        }
+        m.counts.swap(i, j);
+        m.v.swap(i, j);
+        m.u = u_new;
+    }
+
+    /// The document after its accepted swaps (`None` when it accepted none).
+    pub fn moved(&self) -> Option<&Moved> {
+        self.moved.as_ref()
+    }
+
+    fn into_moved(self) -> Option<Moved> {
+        self.moved
     }
 }
 
-/// The log acceptance ratio of swapping topics i and j in the document of `view`, and
-/// the new u_d.
+impl Moved {
+    /// Write the document into the state, with the word and topic counts its moved
+    /// tokens change.
+    pub fn commit(&self, state: &mut DcntState, docs: &Documents) {
+        let k = state.num_topics;
+        let d = self.d;
+        let (terms, term_counts) = &docs.rows[d];
+        let mut t = docs.token_offsets[d];
+        let mut local = 0;
+        for (&w, &c) in terms.iter().zip(term_counts) {
+            for _ in 0..c {
+                let (old, new) = (state.z[t] as usize, self.z[local] as usize);
+                if old != new {
+                    state.word_topic[w as usize * k + old] -= 1;
+                    state.word_topic[w as usize * k + new] += 1;
+                    state.z[t] = new as u16;
+                }
+                t += 1;
+                local += 1;
+            }
+        }
+        let rows = d * k..(d + 1) * k;
+        for (topic, (&new, &old)) in self.counts.iter().zip(&state.doc_topic[rows.clone()]).enumerate() {
+            state.topic_totals[topic] = state.topic_totals[topic] - old as u64 + new as u64;
+        }
+        state.doc_topic[rows.clone()].copy_from_slice(&self.counts);
+        state.v[rows.clone()].copy_from_slice(&self.v);
+        state.u[rows].copy_from_slice(&self.u);
+    }
+}
+
+/// How many of `tokens` are in topic i and in topic j.
+fn count_pair(tokens: &[u16], i: usize, j: usize) -> (u64, u64) {
+    tokens.iter().fold((0u64, 0u64), |(a, b), &z| (a + (z as usize == i) as u64, b + (z as usize == j) as u64))
+}
+
+/// The log acceptance ratio of swapping topics i and j in the document of `doc`, and
+/// the new u_d. Word counts are the block-start state's with the document's own
+/// change since then put in (M_kw − its block-start tokens of w in k + its current
+/// ones; M_k likewise), so a document's proposals see its own accepted swaps exactly.
 ///
 /// Sticks: with i < j, only π_i..π_j change. Writing ℓ(x) = log σ(x), S = Σ_{i<l<j}
 /// ℓ(−v_l) and N_b = Σ_{i<l<j} n_l, the change of Σ_k n_k log π_k is
 /// (n_i + N_b) ℓ(−v_j) − (n_j + N_b) ℓ(−v_i) + (n_i − n_j) S, plus
 /// n_j ℓ(v_j) − n_i ℓ(v_i) when j is the last stick (which has no σ(v_j) factor).
-pub fn swap_terms(state: &DcntState, docs: &Documents, map: &SwapMap, view: &DocView, i: usize, j: usize) -> (SwapTerms, Vec<f64>) {
+pub fn swap_terms(state: &DcntState, docs: &Documents, map: &SwapMap, doc: &DocSwaps, i: usize, j: usize) -> (SwapTerms, Vec<f64>) {
     let (i, j) = (i.min(j), i.max(j));
-    let d = view.d;
+    let d = doc.d;
     let k = state.num_topics;
     let beta = state.priors.beta;
-    let counts = &state.doc_topic[d * k..(d + 1) * k];
+    let (z, counts, moved) = (doc.z(), doc.counts(), doc.moved.is_some());
     let (n_i, n_j) = (counts[i] as u64, counts[j] as u64);
     // Words: per distinct term, M_iw → M_iw − c_i + c_j and M_jw → M_jw − c_j + c_i.
     let mut words = 0.0;
     let (terms, term_counts) = &docs.rows[d];
-    let mut t = docs.token_offsets[d];
+    let start = docs.token_offsets[d];
+    let mut t = 0;
     for (&w, &c) in terms.iter().zip(term_counts) {
-        let tokens = &state.z[t..t + c as usize];
+        let range = t..t + c as usize;
         t += c as usize;
-        let (c_i, c_j) = tokens.iter().fold((0u64, 0u64), |(a, b), &z| (a + (z as usize == i) as u64, b + (z as usize == j) as u64));
+        let (c_i, c_j) = count_pair(&z[range.clone()], i, j);
         if c_i != c_j {
-            let m_i = state.word_topic[w as usize * k + i] as u64;
-            let m_j = state.word_topic[w as usize * k + j] as u64;
+            let (s_i, s_j) = if moved { count_pair(&state.z[start + range.start..start + range.end], i, j) } else { (c_i, c_j) };
+            let m_i = state.word_topic[w as usize * k + i] as u64 - s_i + c_i;
+            let m_j = state.word_topic[w as usize * k + j] as u64 - s_j + c_j;
             words += ln_gamma_change(beta, m_i, m_i - c_i + c_j) + ln_gamma_change(beta, m_j, m_j - c_j + c_i);
         }
     }
     if n_i != n_j {
         let w_beta = docs.num_terms as f64 * beta;
-        let (t_i, t_j) = (state.topic_totals[i], state.topic_totals[j]);
+        let block_start = &state.doc_topic[d * k..(d + 1) * k];
+        let t_i = state.topic_totals[i] - block_start[i] as u64 + n_i;
+        let t_j = state.topic_totals[j] - block_start[j] as u64 + n_j;
         words -= ln_gamma_change(w_beta, t_i, t_i - n_i + n_j) + ln_gamma_change(w_beta, t_j, t_j - n_j + n_i);
     }
     let (n_i, n_j) = (n_i as f64, n_j as f64);
     let between: f64 = counts[i + 1..j].iter().map(|&n| n as f64).sum();
-    let v = &state.v[d * k..(d + 1) * k];
+    let v = doc.v();
     let s: f64 = v[i + 1..j].iter().map(|&x| log_sigmoid(-x)).sum();
     let mut sticks = (n_i + between) * log_sigmoid(-v[j]) - (n_j + between) * log_sigmoid(-v[i]) + (n_i - n_j) * s;
     if j + 1 == k {
         sticks += n_j * log_sigmoid(v[j]) - n_i * log_sigmoid(v[i]);
     }
-    let u = &state.u[d * k..(d + 1) * k];
+    let u = doc.u();
     let u_new = map.swapped_u(u, i, j);
-    let sq = |x: &[f64]| x.iter().zip(&view.u_mean).map(|(a, m)| (a - m).powi(2)).sum::<f64>();
+    let sq = |x: &[f64]| x.iter().zip(&doc.u_mean).map(|(a, m)| (a - m).powi(2)).sum::<f64>();
     let u_prior = -0.5 * (sq(&u_new) - sq(u));
     (SwapTerms { words, sticks, u_prior }, u_new)
 }
 
-/// Apply the swap of topics i and j in document d (with `u_new` from [`swap_terms`]).
-pub fn apply_swap(state: &mut DcntState, docs: &Documents, d: usize, i: usize, j: usize, u_new: &[f64]) {
+/// Document d's `proposals` swaps against the block-start `state`, accepted by
+/// `log_ratio`: the document as they left it if one was accepted, and what they did.
+fn swap_document(
+    state: &DcntState,
+    docs: &Documents,
+    map: &SwapMap,
+    d: usize,
+    key: (u64, u64),
+    proposals: usize,
+    log_ratio: &impl Fn(&SwapTerms) -> f64,
+) -> (Option<Moved>, SwapStats) {
+    let (seed, scan) = key;
     let k = state.num_topics;
-    let (terms, term_counts) = &docs.rows[d];
-    let mut t = docs.token_offsets[d];
-    for (&w, &c) in terms.iter().zip(term_counts) {
-        for z in &mut state.z[t..t + c as usize] {
-            let old = *z as usize;
-            if old == i || old == j {
-                let new = if old == i { j } else { i };
-                *z = new as u16;
-                state.word_topic[w as usize * k + old] -= 1;
-                state.word_topic[w as usize * k + new] += 1;
-            }
-        }
-        t += c as usize;
+    let mut stats = SwapStats::default();
+    let tokens = docs.token_offsets[d + 1] - docs.token_offsets[d];
+    if tokens == 0 {
+        return (None, stats);
     }
-    let (n_i, n_j) = (state.doc_topic[d * k + i], state.doc_topic[d * k + j]);
-    state.topic_totals[i] = state.topic_totals[i] - n_i as u64 + n_j as u64;
-    state.topic_totals[j] = state.topic_totals[j] - n_j as u64 + n_i as u64;
-    state.doc_topic.swap(d * k + i, d * k + j);
-    state.v.swap(d * k + i, d * k + j);
-    state.u[d * k..(d + 1) * k].copy_from_slice(u_new);
+    let mut rng = stream(seed, Purpose::DcntSwap, scan, d as u64);
+    let mut doc = DocSwaps::new(state, docs, d);
+    for _ in 0..proposals {
+        let i = doc.z()[rng.random_range(0..tokens)] as usize;
+        let j = (i + 1 + rng.random_range(0..k - 1)) % k;
+        let (terms, u_new) = swap_terms(state, docs, map, &doc, i, j);
+        let r = log_ratio(&terms);
+        stats.proposed += 1;
+        if r >= 0.0 || rng.random::<f64>().ln() < r {
+            doc.swap(i, j, u_new);
+            stats.accepted += 1;
+        }
+    }
+    (doc.into_moved(), stats)
 }
 
-/// `proposals` swaps per document, every document in order, accepted by `log_ratio`
-/// of their [`SwapTerms`] (the sampler passes [`SwapTerms::total`]; tests pass a wrong
-/// rule to show that the Geweke test notices).
-pub fn swap_sweep_with(state: &mut DcntState, docs: &Documents, seed: u64, scan: u64, proposals: usize, log_ratio: impl Fn(&SwapTerms) -> f64) -> SwapStats {
+/// `proposals` swaps per document, block by block (see the module documentation),
+/// accepted by `log_ratio` of their [`SwapTerms`] (the sampler passes
+/// [`SwapTerms::total`]; tests pass a wrong rule to show that the Geweke test notices).
+pub fn swap_sweep_with(
+    state: &mut DcntState,
+    docs: &Documents,
+    blocks: &[Range<usize>],
+    key: (u64, u64),
+    proposals: usize,
+    log_ratio: impl Fn(&SwapTerms) -> f64 + Sync,
+) -> SwapStats {
     let k = state.num_topics;
     let mut stats = SwapStats::default();
     if proposals == 0 || k < 2 {
@@ -221,31 +360,24 @@ pub fn swap_sweep_with(state: &mut DcntState, docs: &Documents, seed: u64, scan:
     let Some(map) = SwapMap::new(&state.globals.a, k) else {
         return stats;
     };
-    for d in 0..docs.num_docs() {
-        let mut rng = stream(seed, Purpose::DcntSwap, scan, d as u64);
-        let tokens = docs.token_offsets[d + 1] - docs.token_offsets[d];
-        if tokens == 0 {
-            continue;
-        }
-        let view = DocView::new(state, docs, d);
-        for _ in 0..proposals {
-            let i = state.z[docs.token_offsets[d] + rng.random_range(0..tokens)] as usize;
-            let j = (i + 1 + rng.random_range(0..k - 1)) % k;
-            let (terms, u_new) = swap_terms(state, docs, &map, &view, i, j);
-            let r = log_ratio(&terms);
-            stats.proposed += 1;
-            if r >= 0.0 || rng.random::<f64>().ln() < r {
-                apply_swap(state, docs, d, i, j, &u_new);
-                stats.accepted += 1;
+    for block in blocks {
+        let shared: &DcntState = state;
+        let done: Vec<(Option<Moved>, SwapStats)> =
+            block.clone().into_par_iter().map(|d| swap_document(shared, docs, &map, d, key, proposals, &log_ratio)).collect();
+        for (moved, s) in done {
+            if let Some(moved) = moved {
+                moved.commit(state, docs);
             }
+            stats.accepted += s.accepted;
+            stats.proposed += s.proposed;
         }
     }
     stats
 }
 
-/// The sampler's sweep: [`swap_sweep_with`] by the posterior ratio.
-pub fn swap_sweep(state: &mut DcntState, docs: &Documents, seed: u64, scan: u64, proposals: usize) -> SwapStats {
-    swap_sweep_with(state, docs, seed, scan, proposals, SwapTerms::total)
+/// The sampler's sweep: [`swap_sweep_with`] by the posterior ratio, for `(seed, scan)`.
+pub fn swap_sweep(state: &mut DcntState, docs: &Documents, blocks: &[Range<usize>], key: (u64, u64), proposals: usize) -> SwapStats {
+    swap_sweep_with(state, docs, blocks, key, proposals, SwapTerms::total)
 }
 
 #[cfg(test)]
@@ -332,25 +464,30 @@ mod tests {
                 let map = SwapMap::new(&state.globals.a, k).expect("A from the prior is invertible");
                 let before = log_joint(&state, &docs);
                 for d in 0..docs.num_docs() {
-                    let view = DocView::new(&state, &docs, d);
                     for i in 0..k {
                         for j in 0..k {
                             if i == j {
                                 continue;
                             }
-                            let (terms, u_new) = swap_terms(&state, &docs, &map, &view, i, j);
+                            let mut local = DocSwaps::new(&state, &docs, d);
+                            let (terms, u_new) = swap_terms(&state, &docs, &map, &local, i, j);
+                            local.swap(i, j, u_new);
                             let mut swapped = state.clone();
-                            apply_swap(&mut swapped, &docs, d, i, j, &u_new);
+                            local.moved().expect("a swap was made").commit(&mut swapped, &docs);
                             let change = log_joint(&swapped, &docs) - before;
                             assert!(
                                 (terms.total() - change).abs() < 1e-9 * (1.0 + change.abs()),
                                 "{covariance:?} seed {seed} d {d} ({i},{j}): {terms:?} vs {change}"
                             );
-                            // The same pair from the swapped state proposes the way back.
-                            let back_view = DocView::new(&swapped, &docs, d);
-                            let (back, u_back) = swap_terms(&swapped, &docs, &map, &back_view, j, i);
+                            // The way back, proposed from the document's own copy against
+                            // the block-start state (the live corrections) and from the
+                            // committed state, is one ratio, the opposite of the first.
+                            let (back_live, u_back) = swap_terms(&state, &docs, &map, &local, j, i);
+                            let (back, _) = swap_terms(&swapped, &docs, &map, &DocSwaps::new(&swapped, &docs, d), j, i);
+                            assert!((back_live.total() - back.total()).abs() < 1e-9 * (1.0 + change.abs()), "{back_live:?} vs {back:?}");
                             assert!((back.total() + terms.total()).abs() < 1e-9 * (1.0 + change.abs()));
-                            apply_swap(&mut swapped, &docs, d, j, i, &u_back);
+                            local.swap(j, i, u_back);
+                            local.moved().expect("a swap was made").commit(&mut swapped, &docs);
                             assert_eq!(
                                 (&swapped.z, &swapped.doc_topic, &swapped.word_topic, &swapped.topic_totals),
                                 (&state.z, &state.doc_topic, &state.word_topic, &state.topic_totals)

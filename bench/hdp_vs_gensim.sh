@@ -7,8 +7,9 @@
 #     every side (src/models/completion.rs, bench/gensim_hdp.py, bench/bnpy_hdp.py).
 #     topicd and bnpy run at two prior sets, topicd's defaults (alpha 0.5, gamma 10,
 #     lambda 0.1) and gensim's (alpha 1, gamma 1, topic-word Dirichlet 0.01); topicd
-#     without moves, with its default deletes, with merges too and with births as well
-#     (merge_every=1, birth_every=2); bnpy without moves
+#     without moves, at its defaults (a delete proposed every pass: K is inferred),
+#     with merges too and with births as well (merge_every=1, birth_every=2); bnpy
+#     without moves
 #     and with births, merges, deletes and shuffles (minutes a fit); gensim at its
 #     own priors.
 #  2. Seconds per pass over linuxdoc (bench/out/linuxdoc_bow.jsonl, made by
@@ -68,7 +69,7 @@ if [ "$WHAT" = quality ] || [ "$WHAT" = all ]; then
   for seed in $SEEDS; do
     for set in $PRIOR_SETS; do
       IFS='|' read -r TP BP <<< "$(priors_of "$set")"
-      # topicd: no moves, its defaults (a delete proposed every second pass), merges too.
+      # topicd: no moves, its defaults (a delete proposed every pass), merges too, births too.
       for moves in off deletes all births; do
         case $moves in
           off) MP="--param merge_every=0 --param delete_every=0" ;;
@@ -129,7 +130,7 @@ def load(name):
     lines = [l for l in open(path, encoding="utf-8") if l.strip().startswith("{")]
     return json.loads(lines[-1]) if lines else None
 
-MODES = {"off": "none", "deletes": "deletes (topicd's default)", "all": "merges and deletes", "births": "births, merges and deletes"}
+MODES = {"off": "none", "deletes": "its defaults (deletes every pass)", "all": "merges and deletes", "births": "births, merges and deletes"}
 BNPY_MODES = {"off": "none", "all": "births, merges, deletes and shuffles"}
 
 def topicd_row(d):

@@ -123,7 +123,7 @@ impl SweepRequest {
 
 impl SweepSpec {
     /// The fit request of one row: `Some(k)` for the swept family at K = k, `None` for
-    /// the HDP row (merges every pass and births every second, the sweep's split).
+    /// the HDP row (at its defaults, which infer K; the sweep's split).
     fn fit_request(&self, k: Option<usize>) -> FitRequest {
         let (model, params) = match k {
             Some(k) => {
@@ -135,8 +135,8 @@ impl SweepSpec {
                 params.insert("test_fraction".into(), json!(self.heldout_fraction));
                 (self.model.clone(), Value::Object(params))
             }
-            // The moves that let the HDP infer K (its defaults keep most of the truncation).
-            None => ("hdp".to_string(), json!({"test_fraction": self.heldout_fraction, "merge_every": 1, "birth_every": 2})),
+            // The HDP's defaults infer K (deletes every pass, decision 0070).
+            None => ("hdp".to_string(), json!({"test_fraction": self.heldout_fraction})),
         };
         FitRequest { model, params, options: self.options, seed: self.seed }
     }

@@ -37,7 +37,9 @@
 //! used to zero them, and checks it against the current bytes put back in version 3's
 //! layout ([`hdp_as_version3`]): nothing but the seconds left. And when `birth_every`
 //! (0 here) joined its parameters (version 5, decision 0057): the same check, with the
-//! parameters put back without it.
+//! parameters put back without it. When the default `delete_every` became 1 (decision
+//! 0070, a delete in the third pass) the row began to ask for the former default, 2,
+//! which proposes no delete in its three passes as before: the same fit, the same bytes.
 //! HPC's and PCM's likewise, for the same reason: their model's version (7) and its end
 //! (the chain count 1, no alignments, no covariate design, rows or θ draws) changed,
 //! nothing before it (`hpc::fit_tests` decodes the version 6 bytes to the same model,
@@ -131,7 +133,7 @@ const EXPECTED: &[(&str, &str, Before, &str)] = &[
     // (decision 0050), so it has no digest from before the split any more.
     (
         "hdp",
-        r#"{"topics": 8, "passes": 3}"#,
+        r#"{"topics": 8, "passes": 3, "delete_every": 2}"#,
         Before::SecondsLeft("5e05f1fcfaf8fe4ea9bf495fe064efaa7527beda8f71cdfd4a8d1ec40e3b368d"),
         "2d3c9a0f3ffa1a274d7e9604213fc0c1bf6dbb341d1f863d9d45dec2bb1ba763",
     ),

@@ -162,6 +162,33 @@ fn planted_topics_and_their_number_are_recovered_from_a_large_truncation() {
     }
 }
 
+/// At its defaults (deletes every pass, no merges or births) the HDP infers the number
+/// of topics from a truncation three times too large: exactly the 6 planted ones, each
+/// the best match of its own block. The tolerance is none: the planted topics have
+/// disjoint supports, so a 7th topic could only duplicate part of a block, and deleting
+/// a duplicate raises the objective (its tokens are explained as well by the topic it
+/// copies, without its share of the stick and Dirichlet terms); the defaults' 50 passes
+/// leave room for every one of the 12 deletes (one per pass from the third).
+#[test]
+fn the_defaults_infer_the_number_of_planted_topics() {
+    let m = planted_corpus(400, 80, 23);
+    let out = fit(&m, V, json!({"topics": 18}), 5);
+    assert_monotone(&out.step_objectives);
+    let deletes = out.passes.iter().filter(|p| p.deleted).count();
+    eprintln!("K {} after {deletes} deletes in {} passes, tokens {:?}", out.num_topics, out.passes.len(), out.topic_tokens);
+    assert_eq!(out.num_topics, PLANTED, "topics left at the defaults");
+    let fitted = topic_means(&out, V);
+    let mut matched: Vec<usize> = (0..PLANTED)
+        .map(|t| {
+            let block = |f: &Vec<f64>| f[t * BLOCK..(t + 1) * BLOCK].iter().sum::<f64>();
+            (0..PLANTED).max_by(|&a, &b| block(&fitted[a]).total_cmp(&block(&fitted[b]))).unwrap()
+        })
+        .collect();
+    matched.sort_unstable();
+    matched.dedup();
+    assert_eq!(matched.len(), PLANTED, "every planted block has its own fitted topic");
+}
+
 fn small_model(threads: usize) -> HdpModel {
     let m = planted_corpus(120, 50, 31);
     let p = HdpParams::from_json(&json!({"topics": 10, "batches": 3, "passes": 6, "convergence_tolerance": 0})).unwrap();

@@ -90,7 +90,7 @@ fn theta_of(n: &[f64], prior: &[f64]) -> Vec<f64> {
 /// global weights differ by 20 % differ by e^17 in the document, every word goes to
 /// the topic with the largest β, and coordinate ascent stays in that one-topic
 /// optimum (document completion on reuters395 lost about a nat per token by it).
-fn cold_start_counts(g: &LocalGlobals, terms: &[u32], counts: &[u32]) -> Vec<f64> {
+pub(super) fn cold_start_counts(g: &LocalGlobals, terms: &[u32], counts: &[u32]) -> Vec<f64> {
     let k = g.num_topics;
     let mut n = vec![0.0; k];
     for (&w, &c) in terms.iter().zip(counts) {

@@ -3,13 +3,14 @@
 //! Defaults follow bnpy's HDPTopicModel examples: α = 0.5 (document-level concentration),
 //! γ = 10 (top-level concentration), λ = 0.1 (symmetric topic-word Dirichlet), the local
 //! step's convergence threshold 0.01 on the document-topic counts, and a delete proposed
-//! in every second pass. Merges are opt-in (`merge_every`): they raise the objective but
+//! in every pass: the move that infers K at the defaults (reuters395: 11–13 topics of a
+//! truncation of 50 at −7.419 nats per held-out token, bnpy's moves 10–16 at −7.429;
+//! decision 0070). Merges are opt-in (`merge_every`): they raise the objective but
 //! lower the predictive score. On a validation split carved from reuters395's training
 //! documents (every 5th of them, 3 seeds) document completion gave −7.36 nats per token
-//! without merges and −7.50 with them (K 50 → 9–12); deletes alone left it at −7.36.
-//! Births (one topic split into two fresh ones, `birth_every`) are opt-in as well: with
-//! merges every pass they left reuters395's test split at −7.443 nats per token (K 13–18),
-//! above merges alone (−7.481) and still below no merges (−7.387, bench/README.md).
+//! without merges and −7.50 with them (K 50 → 9–12). Births (one topic split into two
+//! fresh ones, `birth_every`) are opt-in as well: with the defaults' deletes they keep
+//! 30–35 topics on reuters395 (bench/README.md).
 
 use crate::models::design::DesignRequest;
 use crate::models::params::{ParamError, ParamReader, ParamsDoc};
@@ -52,7 +53,7 @@ pub struct HdpParams {
     /// Propose deleting one topic during every `delete_every`-th pass (0: never).
     pub delete_every: usize,
     /// Propose a birth (one topic split into fresh ones) during every `birth_every`-th
-    /// pass where no delete is proposed (0: never).
+    /// pass (0: never; [`HdpParams::births_in`] says which when a delete is due too).
     pub birth_every: usize,
     /// Stop early when a pass accepts no merge and raises the objective by less than
     /// this fraction of its magnitude (0: run every pass).
@@ -166,7 +167,7 @@ impl From<HdpParamsV1> for HdpParamsV2 {
 /// The descriptions of the HdpParams schema (`GET /v1/families`, OpenAPI), in a form's order.
 pub(crate) const DOC: ParamsDoc = ParamsDoc {
     component: "HdpParams",
-    description: r#"The HDP topic model by memoized variational inference (Hughes, Kim & Sudderth 2015). The training corpus is split into `batches`; each pass visits every batch: a per-document coordinate-ascent local step, the batch's sufficient statistics replaced in the whole-data summary (total − old + new), then the global step (topic-word Dirichlets, and the top-level stick q(u_k) = Beta(ρ_k ω_k, (1 − ρ_k) ω_k) by L-BFGS over (logit ρ, log ω) with the analytic gradient, ρ alone if that fails). Delete moves (and merges and births, opt-in with `merge_every` and `birth_every`) are accepted only when the exact whole-data objective rises; the number of topics starts at `topics` and never exceeds it. At the defaults most of the truncation is kept (the best held-out score on reuters395); with `merge_every: 1, birth_every: 2` the number of topics is inferred. The objective never decreases across passes. With a test split (documents tagged `split: test`, or `test_fraction`), the held-out documents are scored by document completion at the end (`diagnostics.heldout`). A null value means the default."#,
+    description: r#"The HDP topic model by memoized variational inference (Hughes, Kim & Sudderth 2015). The training corpus is split into `batches`; each pass visits every batch: a per-document coordinate-ascent local step, the batch's sufficient statistics replaced in the whole-data summary (total − old + new), then the global step (topic-word Dirichlets, and the top-level stick q(u_k) = Beta(ρ_k ω_k, (1 − ρ_k) ω_k) by L-BFGS over (logit ρ, log ω) with the analytic gradient, ρ alone if that fails). Delete moves (and merges and births, opt-in with `merge_every` and `birth_every`) are accepted only when the exact whole-data objective rises; the number of topics starts at `topics` and never exceeds it. At the defaults the number of topics is inferred: a delete proposed every pass removes the topics the data do not support (on reuters395 11–13 of 50 are kept). The objective never decreases across passes. With a test split (documents tagged `split: test`, or `test_fraction`), the held-out documents are scored by document completion at the end (`diagnostics.heldout`). A null value means the default."#,
     basic: &["topics", "passes", "test_fraction", "covariates", "reference", "splines"],
     keys: &[
         ("topics", r#"The initial truncation K. (documents + 4 × terms) × topics must be at most 2^27 (a 422 naming `topics` otherwise)."#),
@@ -182,10 +183,13 @@ pub(crate) const DOC: ParamsDoc = ParamsDoc {
             r#"Propose merges after every n-th pass (0 never, the default; merges raise the objective but lowered held-out document completion on a validation split)."#,
         ),
         ("merge_pairs", r#"Candidate topic pairs tracked per pass."#),
-        ("delete_every", r#"Propose deleting one topic in every n-th pass (0 never)."#),
+        (
+            "delete_every",
+            r#"Propose deleting one topic in every n-th pass from the third (0 never): the smallest topics in turn; the proposal runs beside the pass, the topics whose document counts correlate with the target starting with its word counts added to theirs, and takes up to three more steps of its own until it beats the current state (a delete pass costs up to five local steps)."#,
+        ),
         (
             "birth_every",
-            r#"Propose a birth in every n-th pass from the third (0 never), unless a delete is proposed in it: the largest topics in turn are split into 2 fresh topics by a short fit to the words they hold, kept only if the objective rises after a whole pass and three more steps of the proposal's own (never above `topics`; a birth pass costs up to five local steps). Off by default: with merges every pass it lowered held-out document completion on reuters395 less than merges alone but still below no moves. One process only (no births over ranks)."#,
+            r#"Propose a birth in every n-th pass from the third (0 never; where a delete is due too, births take the odd passes and deletes the even ones): the largest topics in turn are split into 2 fresh topics by a short fit to the words they hold, kept only if the objective rises after a whole pass and three more steps of the proposal's own (never above `topics`; a birth pass costs up to five local steps). Off by default: with the default deletes it kept twice as many topics on reuters395. One process only (no births over ranks)."#,
         ),
         (
             "convergence_tolerance",
@@ -220,7 +224,7 @@ impl HdpParams {
         let local_iterations = r.uint_in_or("local_iterations", 1, 100_000, 100)? as usize;
         let merge_every = r.uint_in_or("merge_every", 0, 100_000, 0)? as usize;
         let merge_pairs = r.uint_in_or("merge_pairs", 1, 100_000, 100)? as usize;
-        let delete_every = r.uint_in_or("delete_every", 0, 100_000, 2)? as usize;
+        let delete_every = r.uint_in_or("delete_every", 0, 100_000, 1)? as usize;
         let birth_every = r.uint_in_or("birth_every", 0, 100_000, 0)? as usize;
         let convergence_tolerance = r.fraction_or("convergence_tolerance", 1.0, 1e-7)?;
         let test_fraction = r.fraction_or("test_fraction", 1.0, 0.0)?;
@@ -288,15 +292,26 @@ impl HdpParams {
     }
 
     /// Whether a delete is proposed during pass `pass` (1-based): from the third pass on,
-    /// so that the proposal starts from a state every batch has refined.
+    /// so that the proposal starts from a state every batch has refined, in every
+    /// `delete_every`-th pass, except an odd pass where a birth is due as well.
     pub fn deletes_in(&self, pass: usize) -> bool {
-        self.delete_every > 0 && pass >= 3 && pass.is_multiple_of(self.delete_every)
+        self.delete_due(pass) && (pass.is_multiple_of(2) || !self.birth_due(pass))
     }
 
     /// Whether a birth is proposed during pass `pass` (1-based): from the third pass on,
-    /// in every `birth_every`-th pass counted from it, unless a delete is.
+    /// in every `birth_every`-th pass counted from it, except an even pass where a delete
+    /// is due as well (one proposal per pass: when both are due, births take the odd
+    /// passes and deletes the even ones).
     pub fn births_in(&self, pass: usize) -> bool {
-        self.birth_every > 0 && pass >= 3 && (pass - 3).is_multiple_of(self.birth_every) && !self.deletes_in(pass)
+        self.birth_due(pass) && (!pass.is_multiple_of(2) || !self.delete_due(pass))
+    }
+
+    fn delete_due(&self, pass: usize) -> bool {
+        self.delete_every > 0 && pass >= 3 && pass.is_multiple_of(self.delete_every)
+    }
+
+    fn birth_due(&self, pass: usize) -> bool {
+        self.birth_every > 0 && pass >= 3 && (pass - 3).is_multiple_of(self.birth_every)
     }
 }
 
@@ -309,7 +324,7 @@ mod tests {
     fn defaults_and_schedule() {
         let p = HdpParams::from_json(&json!({})).unwrap();
         assert_eq!((p.topics, p.alpha, p.gamma, p.lambda, p.batches), (50, 0.5, 10.0, 0.1, 1));
-        assert!(!p.merges_after(2) && !p.merges_after(3) && p.deletes_in(4));
+        assert!(!p.merges_after(2) && !p.merges_after(3) && !p.deletes_in(2) && p.deletes_in(3) && p.deletes_in(4));
         let p = HdpParams::from_json(&json!({"merge_every": 1})).unwrap();
         assert!(!p.merges_after(1) && p.merges_after(2) && p.merges_after(3));
         let p = HdpParams::from_json(&json!({"merge_every": 2})).unwrap();
@@ -317,7 +332,10 @@ mod tests {
         let p = HdpParams::from_json(&json!({"merge_every": 0})).unwrap();
         assert!(!p.merges_after(2));
         let p = HdpParams::from_json(&json!({"birth_every": 2})).unwrap();
-        assert!(!p.births_in(1) && !p.births_in(2) && p.births_in(3) && !p.births_in(4) && p.births_in(5), "odd passes, deletes in even ones");
+        assert!(!p.births_in(1) && !p.births_in(2) && p.births_in(3) && !p.births_in(4) && p.births_in(5), "odd passes");
+        assert!(!p.deletes_in(3) && p.deletes_in(4) && !p.deletes_in(5) && p.deletes_in(6), "deletes in the even ones");
+        let p = HdpParams::from_json(&json!({"birth_every": 1, "delete_every": 2})).unwrap();
+        assert!(p.births_in(3) && !p.births_in(4) && p.births_in(5) && p.deletes_in(4) && !p.deletes_in(5), "one proposal per pass");
         let p = HdpParams::from_json(&json!({"birth_every": 1, "delete_every": 0})).unwrap();
         assert!(p.births_in(3) && p.births_in(4));
         let p = HdpParams::from_json(&json!({"delete_every": 3})).unwrap();

@@ -98,6 +98,26 @@ struct Records {
     birth_rank: usize,
 }
 
+/// Passes in a row that were due a delete and accepted none, after which no more deletes
+/// are proposed (bnpy's `d_nStuckBeforeQuit`): with a delete due every pass, a fit whose
+/// topics have settled would otherwise pay for a rejected proposal (up to four more local
+/// steps) in every pass and never stop early.
+const DELETE_PATIENCE: usize = 10;
+
+impl Records {
+    /// Whether a delete is proposed in pass `pass` (the records hold the passes before
+    /// it): when `p` schedules one, unless the last [`DELETE_PATIENCE`] passes that
+    /// scheduled one accepted none.
+    fn deletes_in(&self, p: &HdpParams, pass: usize) -> bool {
+        if !p.deletes_in(pass) {
+            return false;
+        }
+        let due = self.passes.iter().rev().filter(|r| p.deletes_in(r.summary.pass)).take(DELETE_PATIENCE);
+        let (tried, accepted) = due.fold((0, false), |(n, any), r| (n + 1, any || r.summary.deleted));
+        tried < DELETE_PATIENCE || accepted
+    }
+}
+
 /// A move whose proposal runs beside the current state for a pass.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum ProposedMove {
@@ -174,7 +194,7 @@ impl<'a> HdpPasses<'a> {
         let pairs = if p.merges_after(pass) { candidate_pairs(&memo.total, p.merge_pairs, memo.protected) } else { Vec::new() };
         let k = memo.num_topics();
         let deletable = if k >= 2 { delete::choose_topic(&memo.total, self.records.delete_rank, memo.protected) } else { None };
-        if let (true, Some(topic)) = (p.deletes_in(pass), deletable) {
+        if let (true, Some(topic)) = (self.records.deletes_in(p, pass), deletable) {
             self.proposal = Some((ProposedMove::Delete, delete::propose(memo, topic)));
         } else if p.births_in(pass) {
             let topic = birth::choose_topic(&memo.total, self.records.birth_rank, memo.birth_baseline.as_deref());
@@ -213,7 +233,7 @@ impl<'a> HdpPasses<'a> {
         let (memo, records) = (&mut self.memo, &mut self.records);
         let p = memo.params;
         let (deleted, born) = match self.proposal.take() {
-            Some((ProposedMove::Delete, proposal)) => (proposal::decide(memo, proposal), false),
+            Some((ProposedMove::Delete, proposal)) => (proposal::decide_refining(memo, proposal, delete::REFINE_SWEEPS), false),
             Some((ProposedMove::Birth, mut proposal)) => {
                 proposal.refine(memo, birth::REFINE_SWEEPS);
                 (false, proposal::decide(memo, proposal))
@@ -223,7 +243,7 @@ impl<'a> HdpPasses<'a> {
         if deleted {
             records.delete_rank = 0;
             records.deletes_total += 1;
-        } else if p.deletes_in(pass) {
+        } else if records.deletes_in(p, pass) {
             records.delete_rank += 1;
         }
         if born {
@@ -303,7 +323,7 @@ impl Passes for HdpPasses<'_> {
         let diagnostics = self.diagnostics(&record);
         self.records.passes.push(record);
         let p = self.memo.params;
-        let moves_pending = moves.changed_the_model() || p.deletes_in(pass + 1) || p.births_in(pass + 1);
+        let moves_pending = moves.changed_the_model() || self.records.deletes_in(p, pass + 1) || p.births_in(pass + 1);
         Some(PassReport { objective, moves_pending, loglik_per_token: None, diagnostics })
     }
 

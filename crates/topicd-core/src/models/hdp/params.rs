@@ -185,7 +185,7 @@ pub(crate) const DOC: ParamsDoc = ParamsDoc {
         ("merge_pairs", r#"Candidate topic pairs tracked per pass."#),
         (
             "delete_every",
-            r#"Propose deleting one topic in every n-th pass from the third (0 never): the smallest topics in turn; the proposal runs beside the pass, the topics whose document counts correlate with the target starting with its word counts added to theirs, and takes up to three more steps of its own until it beats the current state (a delete pass costs up to five local steps)."#,
+            r#"Propose deleting one topic in every n-th pass from the third (0 never): the smallest topics in turn; the proposal runs beside the pass, the topics whose document counts correlate with the target starting with its word counts added to theirs, and takes up to three more steps of its own until it beats the current state (a delete pass costs up to five local steps). Deletes stop once 10 delete passes in a row accept none."#,
         ),
         (
             "birth_every",

@@ -172,7 +172,8 @@ async fn dcnt_reads_its_metadata_from_covariates() {
     assert_eq!(st, 200, "the topic covariance integrates over every document's design row: {c}");
 
     // Effects: every level of the categorical covariate, the date held at its mean.
-    let (st, e) = s.get(&format!("/v1/models/{mid}/effects?covariate=party&contrast=a,c&seed=2")).await;
+    // Every chain's draws (`chains=all`): each draw's shares sum to one, so the means do.
+    let (st, e) = s.get(&format!("/v1/models/{mid}/effects?covariate=party&contrast=a,c&seed=2&chains=all")).await;
     assert_eq!(st, 200, "{e}");
     // A draw of the loadings from every one of the 8 scans after burn-in (not only the 2
     // thinned ones the posterior means keep), in each of the 4 chains a fit with
@@ -192,8 +193,17 @@ async fn dcnt_reads_its_metadata_from_covariates() {
     }
     assert_eq!(topics[0]["points"].as_array().unwrap().iter().map(|p| p["x"].clone()).collect::<Vec<_>>(), [json!("a"), json!("b"), json!("c")]);
     assert_eq!((topics[0]["difference"]["a"].as_str(), topics[0]["difference"]["b"].as_str()), (Some("a"), Some("c")));
-    let (_, again) = s.get(&format!("/v1/models/{mid}/effects?covariate=party&contrast=a,c&seed=2")).await;
+    let (_, again) = s.get(&format!("/v1/models/{mid}/effects?covariate=party&contrast=a,c&seed=2&chains=all")).await;
     assert_eq!(again, e, "same seed, same answer");
+    // By default each topic pools the chains that hold it: where every topic rests on
+    // every chain that is the answer above, else the means need not sum to one.
+    let (st, matched) = s.get(&format!("/v1/models/{mid}/effects?covariate=party&contrast=a,c&seed=2")).await;
+    assert_eq!((st, &matched["chains"], &e["chains"]), (200, &json!("matched"), &json!("all")), "{matched}");
+    let pooled: Vec<u64> = matched["topics"].as_array().unwrap().iter().map(|t| t["pooled_chains"].as_u64().unwrap()).collect();
+    assert!(pooled.iter().all(|&c| (1..=4).contains(&c)), "{pooled:?}");
+    if pooled.iter().all(|&c| c == 4) {
+        assert_eq!(matched["topics"], e["topics"], "every chain holds every topic: the same draws");
+    }
     // Along the date, 5 points from its earliest to its latest value, two topics.
     let (st, e) = s.get(&format!("/v1/models/{mid}/effects?covariate=published&grid=5&topics=1,3&level=0.8")).await;
     assert_eq!(st, 200, "{e}");
@@ -207,8 +217,9 @@ async fn dcnt_reads_its_metadata_from_covariates() {
     let (_, by_year) = s.get(&format!("/v1/models/{mid}/effects?covariate=published&contrast=2019.5,2012&seed=3")).await;
     assert_eq!(by_date["topics"], by_year["topics"]);
     assert_eq!(by_date["topics"][0]["difference"]["a"].as_f64(), Some(2019.5), "{by_date}");
-    // Two SCNT chains: the job counts through both, the model pools them (chain 1's
-    // topics matched to chain 0's), and the effects take both chains' draws.
+    // Two SCNT chains: the job counts through both, the model pools them (the other
+    // chain's topics matched to the reference chain's), and the effects take, per
+    // topic, the draws of the chains that hold it (by default) or of both.
     let two = json!({"topics": 4, "iterations": 16, "burn_in": 8, "thin": 4, "covariates": ["party"], "chains": 2});
     let job = s.submit(&cid, "scnt", two, 3).await;
     let done = s.wait(job["id"].as_str().unwrap(), Duration::from_secs(120)).await;
@@ -218,14 +229,15 @@ async fn dcnt_reads_its_metadata_from_covariates() {
     let two_id = done["model_id"].as_str().unwrap();
     let (_, m) = s.get(&format!("/v1/models/{two_id}")).await;
     assert_eq!((m["diagnostics"]["chains"].as_u64(), m["diagnostics"]["chain_alignment"].as_array().map(Vec::len)), (Some(2), Some(1)), "{m}");
-    let (st, e) = s.get(&format!("/v1/models/{two_id}/effects?covariate=party")).await;
-    assert_eq!((st, e["draws"].as_u64()), (200, Some(16)), "8 draws from each chain: {e}");
-    assert!(e["topics"].as_array().unwrap().iter().all(|t| t["pooled_chains"] == 2), "every chain's draws by default: {e}");
-    let (st, m) = s.get(&format!("/v1/models/{two_id}/effects?covariate=party&chains=matched")).await;
+    assert!(m["diagnostics"]["reference_chain"].as_u64().is_some_and(|r| r < 2), "{m}");
+    let (st, e) = s.get(&format!("/v1/models/{two_id}/effects?covariate=party&chains=all")).await;
+    assert_eq!((st, e["draws"].as_u64(), &e["chains"]), (200, Some(16), &json!("all")), "8 draws from each chain: {e}");
+    assert!(e["topics"].as_array().unwrap().iter().all(|t| t["pooled_chains"] == 2), "every chain's draws: {e}");
+    let (st, m) = s.get(&format!("/v1/models/{two_id}/effects?covariate=party")).await;
     let stability = |t: &Value| t["stability"]["matched"].as_u64().unwrap() + 1;
     assert!(
-        st == 200 && m["topics"].as_array().unwrap().iter().all(|t| t["pooled_chains"].as_u64() == Some(stability(t))),
-        "the chains that hold each topic: {m}"
+        st == 200 && m["chains"] == "matched" && m["topics"].as_array().unwrap().iter().all(|t| t["pooled_chains"].as_u64() == Some(stability(t))),
+        "by default, the chains that hold each topic: {m}"
     );
     let (st, t) = s.get(&format!("/v1/models/{two_id}/topics?n=3&with=intervals")).await;
     assert_eq!((st, t["intervals"]["draws"].as_u64()), (200, Some(4)), "both chains' kept scans: {t}");

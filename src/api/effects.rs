@@ -116,8 +116,8 @@ fn effect_query(p: EffectsParams) -> ApiResult<EffectQuery> {
         ),
     };
     let chains = match p.chains.as_deref() {
-        None | Some("all") => ChainPooling::All,
-        Some("matched") => ChainPooling::Matched,
+        Some("all") => ChainPooling::All,
+        None | Some("matched") => ChainPooling::Matched,
         Some(other) => return Err(ApiError::invalid("query.chains", format!("must be `all` or `matched`, got `{other}`"))),
     };
     Ok(EffectQuery { covariate, grid, contrast, level, topics, seed: p.seed.unwrap_or(0), chains })

@@ -140,7 +140,7 @@ async function draw(model, { covariate, topics, contrast }, out) {
   const held = heldAtText(e);
   const parts = [
     lost.length
-      ? h("p", { class: "problem", role: "note", "data-testid": "unmatched-topics" }, h("strong", {}, "Caution: "), `not matched in every chain (marked ⚠; a later chain's closest topic shares less than half its words' mass): ${lost.join("; ")}. Their effects pool topics that differ between chains.`)
+      ? h("p", { class: "problem", role: "note", "data-testid": "unmatched-topics" }, h("strong", {}, "Caution: "), `not matched in every chain (marked ⚠; another chain's closest topic shares less than half its words' mass): ${lost.join("; ")}. ${e.chains === "all" ? "Their effects pool topics that differ between chains." : "Their effects rest only on the chains that hold them, so the topics' shares need not sum to one."}`)
       : null,
     h("p", { class: "help" }, `${methodNote(e)} Held at: ${held || "nothing else"}.`),
     categorical ? null : supportNote(e, format),

@@ -14,7 +14,7 @@
 //! Run: `cargo bench --locked --bench effects_calibration` (REPLICATES=20 by default;
 //! each replicate is one default fit with covariates: 4 chains of 250 scans from 200
 //! collapsed sweeps; ITERATIONS= (scans), WARM_START= (the `warm_start` sweeps) and
-//! CHAINS= (chains pooled) change the fit, POOL=matched the effects' pooling).
+//! CHAINS= (chains pooled) change the fit, POOL=all the effects' pooling).
 //! EXPORT=DIR (absolute: cargo runs a bench from its crate's folder) writes each replicate (documents, true topics, true and DCNT's shares at
 //! every point) as DIR/replicateR.json for `bench/effects_vs_tomotopy.py`, which fits
 //! tomotopy's DMR and g-DMR on the same documents.
@@ -179,10 +179,11 @@ fn main() {
         // ITERATIONS: scans per fit; WARM_START: sweeps of the collapsed start; CHAINS:
         // chains pooled (each DCNT's default with covariates unless given: 250 scans
         // from 200 sweeps, 4 chains).
-        // POOL=matched: each topic's effect pools only the chains that hold it.
+        // POOL=all: each topic's effect pools every chain (the default, as the service's:
+        // only the chains that hold it).
         let pooling = match std::env::var("POOL").as_deref() {
-            Ok("matched") => ChainPooling::Matched,
-            _ => ChainPooling::All,
+            Ok("all") => ChainPooling::All,
+            _ => ChainPooling::Matched,
         };
         let mut params = json!({"topics": K, "covariates": ["group", "x"], "splines": {"x": 4}});
         for (variable, key) in [("ITERATIONS", "iterations"), ("WARM_START", "warm_start"), ("CHAINS", "chains")] {

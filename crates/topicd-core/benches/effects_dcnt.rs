@@ -77,6 +77,7 @@ fn model(k: usize, draws: usize) -> DcntModel {
         draws_per_chain: Vec::new(),
         missing_seed_words: Vec::new(),
         slots: None,
+        reference_chain: 0,
     }
 }
 

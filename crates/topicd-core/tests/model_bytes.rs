@@ -53,7 +53,9 @@
 //!
 //! DCNT's and SCNT's when an edited model's slots joined their model's end (version 9,
 //! issue 59; none here, one zero byte): their rows keep the version 7 digests, and
-//! [`dcnt_as_version7`] takes that byte out too.
+//! [`dcnt_as_version7`] takes that byte out too. And when the reference chain joined
+//! their end (version 10, decision 0071; chain 0 for these one-chain fits, one zero
+//! byte): the same, one byte more.
 //!
 //! LDA's when seeded topics joined its parameters (three fields at their end) and the
 //! seed words left out its model's end (version 7, issue 59): its row keeps the version
@@ -121,13 +123,13 @@ const EXPECTED: &[(&str, &str, Before, &str)] = &[
         "dcnt",
         r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#,
         Before::DcntSeedsLeft("35ed3583de9c73028a8a528782b4523a0a2a22adc9149ab10f2a3a946a0b9333"),
-        "6e7a419c8357661cbfc6107c4a892cc8e6cb3402b4ec4d6594acc31c15925ab4",
+        "fd25edb6efe9d46b7f7c1feaab70240695dcfe76173c90eb260556d17a1fd042",
     ),
     (
         "scnt",
         r#"{"topics": 6, "iterations": 6, "burn_in": 3}"#,
         Before::DcntSeedsLeft("802a07b90f0bb8b8d1336b655abbf4e22d16607714c114b9be1ca4712c77eade"),
-        "450ace39a7f0deb8f3433b66d8e195e2a928a24ee996d4356589849afdb06490",
+        "ef68b445c6249bf19ce12d0913bcc6dd75192eb51c1ecd8ca4b2c1e72756d473",
     ),
     // HDP's numbers moved by rounding when its batch sums became split-independent
     // (decision 0050), so it has no digest from before the split any more.
@@ -198,17 +200,18 @@ fn lda_as_version6(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A current unseeded, unedited DCNT/SCNT blob in version 7's layout: the header's
-/// version 7, the seeds' 10 bytes at the parameters' end (an empty list,
-/// `seed_strength`, the `missing_seed_words` choice) and the last two bytes (the empty
-/// list of missing seed words, no slots) taken out.
+/// A current unseeded, unedited one-chain DCNT/SCNT blob in version 7's layout: the
+/// header's version 7, the seeds' 10 bytes at the parameters' end (an empty list,
+/// `seed_strength`, the `missing_seed_words` choice) and the last three bytes (the
+/// empty list of missing seed words, no slots, reference chain 0) taken out.
 fn dcnt_as_version7(bytes: &[u8]) -> Vec<u8> {
     let m = DcntModel::decode(bytes).expect("a DCNT model decodes");
     assert!(m.params.seeds.is_empty() && m.missing_seed_words.is_empty() && m.slots.is_none(), "the checked fit has no seeds and no edit");
+    assert_eq!(m.reference_chain, 0, "one chain");
     let params_end = postcard::to_allocvec(&(m.version, m.covariance, &m.params)).expect("plain data encodes").len();
     let mut out = vec![7u8];
     out.extend_from_slice(&bytes[1..params_end - 10]);
-    out.extend_from_slice(&bytes[params_end..bytes.len() - 2]);
+    out.extend_from_slice(&bytes[params_end..bytes.len() - 3]);
     out
 }
 

@@ -169,12 +169,29 @@ pub struct Alignment {
 /// permutation of its chain's alignment otherwise; an error for a sample past the
 /// model's chains.
 pub fn sample_relabel(alignments: &[Alignment], iteration: u64, iterations: usize, chains: usize) -> Result<Option<&[usize]>, ModelError> {
-    match (iteration.max(1) - 1) as usize / iterations.max(1) {
-        0 => Ok(None),
-        c => alignments
-            .get(c - 1)
-            .map(|a| Some(a.permutation.as_slice()))
-            .ok_or_else(|| ModelError::Invalid(format!("a sample of chain {c} of a {chains}-chain fit"))),
+    sample_relabel_to(alignments, 0, iteration, iterations, chains)
+}
+
+/// [`sample_relabel`] for a model whose topics are chain `reference`'s
+/// ([`match_to_consensus_pinned`]): `alignments` holds every other chain's, in chain
+/// order.
+pub fn sample_relabel_to(alignments: &[Alignment], reference: usize, iteration: u64, iterations: usize, chains: usize) -> Result<Option<&[usize]>, ModelError> {
+    let c = (iteration.max(1) - 1) as usize / iterations.max(1);
+    if c == reference {
+        return Ok(None);
+    }
+    alignment_of(alignments, reference, c)
+        .map(|a| Some(a.permutation.as_slice()))
+        .ok_or_else(|| ModelError::Invalid(format!("a sample of chain {c} of a {chains}-chain fit")))
+}
+
+/// Chain `c`'s alignment among `alignments` (every chain's but the reference's, in
+/// chain order); `None` for the reference chain itself or past the last chain.
+pub fn alignment_of(alignments: &[Alignment], reference: usize, c: usize) -> Option<&Alignment> {
+    match c.cmp(&reference) {
+        std::cmp::Ordering::Equal => None,
+        std::cmp::Ordering::Less => alignments.get(c),
+        std::cmp::Ordering::Greater => alignments.get(c - 1),
     }
 }
 

@@ -152,6 +152,7 @@ pub fn composition(spec: &DesignSpec, design_rows: &[f64], k: usize, theta_draws
         simulations: Some(SIMULATIONS),
         level: query.level,
         held_at: held.iter().map(|(n, v)| (n.clone(), v.json())).collect(),
+        chains: None,
         monte_carlo: None,
         topics: report,
     })

@@ -36,17 +36,18 @@ pub struct EffectQuery {
 }
 
 /// Which chains' draws a topic's effect pools (the model method, several chains).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ChainPooling {
-    /// Every chain's, each moved onto the model's topics by its alignment: on corpora
-    /// drawn from DCNT its 95 % intervals cover the truth 94 % of the time, where a
-    /// chain 0 that merged two topics is outvoted by the others' draws (bench/README.md).
-    #[default]
+    /// Every chain's, each moved onto the model's topics by its alignment, whether or
+    /// not its matched topic is the same topic.
     All,
-    /// Only those of the chains that hold the topic (chain 0, whose topics the model
-    /// serves, and each other whose matched topic is at least 0.5 similar): no curve
-    /// mixes different topics, but where chain 0 is the chain that went wrong its
-    /// topic's effect rests on it alone (coverage 84 % on the same corpora).
+    /// Only those of the chains that hold the topic (the reference chain, whose topics
+    /// the model serves, and each other whose matched topic is at least 0.5 similar),
+    /// as the served topic's words are pooled: no curve mixes different topics. With
+    /// the reference chosen by consensus, its 95 % intervals cover the truth on corpora
+    /// drawn from DCNT as pooling every chain's do (bench/README.md, decision 0071).
+    #[default]
     Matched,
 }
 
@@ -111,6 +112,10 @@ pub struct Effects {
     pub level: f64,
     /// What every other covariate is held at (its mean, or its reference level).
     pub held_at: serde_json::Map<String, Value>,
+    /// For a model of several chains: which chains' draws each topic's effect pools
+    /// (each topic's `pooled_chains` says how many); absent for one chain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chains: Option<ChainPooling>,
     /// Monte Carlo samples per draw and point, and the largest standard error they
     /// leave on a posterior mean, against a tenth of its interval's width (the model
     /// method; none for composition, which integrates nothing).

@@ -23,6 +23,7 @@ pub mod community;
 pub mod compare;
 pub mod completion;
 pub mod composition;
+pub mod consensus;
 pub mod contract;
 pub mod convergence;
 pub mod dcnt;

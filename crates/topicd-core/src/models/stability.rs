@@ -47,8 +47,9 @@ impl TopicStability {
     }
 }
 
-/// Each of `topics` topics' stability from the alignments of chains 1.. to chain 0
-/// (`alignments[c].distances[k]`: the L1 distance of chain c + 1's match to topic k);
+/// Each of `topics` topics' stability from the alignments of the other chains to the
+/// reference chain (`alignments[c].distances[k]`: the L1 distance of that chain's match
+/// to topic k);
 /// `None` with no alignment (one chain), or alignments that do not cover the topics.
 pub fn from_alignments(alignments: &[Alignment], topics: usize) -> Option<Vec<TopicStability>> {
     if alignments.is_empty() || alignments.iter().any(|a| a.distances.len() != topics) {

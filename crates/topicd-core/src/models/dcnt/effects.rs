@@ -131,6 +131,7 @@ pub fn effects(model: &DcntModel, query: &EffectQuery) -> Result<Effects, ModelE
                 simulations: None,
                 level: query.level,
                 held_at: held.iter().map(|(n, v)| (n.clone(), v.json())).collect(),
+                chains: (model.draws_per_chain.len() > 1).then_some(query.chains),
                 monte_carlo: Some(MonteCarlo { samples, max_standard_error: worst.0, max_ratio_to_tenth_of_width: worst.1, within }),
                 topics: report,
             });
@@ -217,10 +218,10 @@ mod tests {
     }
 
     /// Two chains whose topics do not match (L1 distances set past 1). Pooling the
-    /// matched chains only, every topic's effect rests on the first chain's draws alone
-    /// and equals, to the bit, the effect of the model cut to that chain; with one
-    /// topic matched and one not, the matched topic pools both chains' draws, and each
-    /// says so (`pooled_chains`). Pooling every chain (the default) ignores the
+    /// matched chains only (the default), every topic's effect rests on the reference
+    /// chain's draws alone and equals, to the bit, the effect of the model cut to that
+    /// chain; with one topic matched and one not, the matched topic pools both chains'
+    /// draws, and each says so (`pooled_chains`). Pooling every chain ignores the
     /// distances: the same answer whatever they are.
     #[test]
     fn matched_pooling_leaves_out_the_chains_that_lack_a_topic() {
@@ -231,22 +232,26 @@ mod tests {
         model.alignments[0].distances = vec![1.5, 1.9];
         assert_eq!(effects(&model, &all).unwrap(), pooled_all, "pooling every chain reads no distance");
         assert!(pooled_all.topics.iter().all(|t| t.pooled_chains == Some(2)));
-        let first = model.draws_per_chain[0];
+        // The reference chain's draws (each chain kept as many).
+        let per_chain = model.draws_per_chain[0];
+        let own = model.reference_chain * per_chain..(model.reference_chain + 1) * per_chain;
         let mut cut = model.clone();
-        cut.draws.truncate(first);
-        cut.draws_per_chain = vec![first];
+        cut.draws = model.draws[own.clone()].to_vec();
+        cut.draws_per_chain = vec![per_chain];
+        cut.reference_chain = 0;
         let (both, alone) = (effects(&model, &matched).unwrap(), effects(&cut, &matched).unwrap());
+        assert_eq!((both.chains, alone.chains, pooled_all.chains), (Some(ChainPooling::Matched), None, Some(ChainPooling::All)), "the pooling is said");
         for (b, a) in both.topics.iter().zip(&alone.topics) {
             assert_eq!((b.points.clone(), b.difference.clone()), (a.points.clone(), a.difference.clone()), "topic {}", b.id);
             assert_eq!(b.pooled_chains, Some(1));
         }
-        assert_ne!(both.topics[0].points, pooled_all.topics[0].points, "the second chain's draws made a difference");
-        assert!((first..model.draws.len()).all(|s| !model.draw_counts_for(s, 0) && !model.draw_counts_for(s, 1)));
+        assert_ne!(both.topics[0].points, pooled_all.topics[0].points, "the other chain's draws made a difference");
+        assert!((0..model.draws.len()).filter(|s| !own.contains(s)).all(|s| !model.draw_counts_for(s, 0) && !model.draw_counts_for(s, 1)));
 
         model.alignments[0].distances = vec![0.4, 1.2];
         let mixed = effects(&model, &matched).unwrap();
         assert_eq!(mixed.topics.iter().map(|t| t.pooled_chains).collect::<Vec<_>>(), [Some(2), Some(1)]);
-        assert!((0..model.draws.len()).all(|s| model.draw_counts_for(s, 0) && model.draw_counts_for(s, 1) == (s < first)));
+        assert!((0..model.draws.len()).all(|s| model.draw_counts_for(s, 0) && model.draw_counts_for(s, 1) == own.contains(&s)));
     }
 
     fn effects_match_the_stored_draws(chains: usize) {
@@ -271,7 +276,11 @@ mod tests {
                     let first = logistic_normal_mean(m1, (d.a[0].powi(2) + d.a[1].powi(2) + 1.0 / d.lambda_v).sqrt());
                     // The draw's own topic that the model's topic 0 is.
                     let own = model.draw_topics(s).map_or(0, |to| to.iter().position(|&b| b == 0).unwrap());
-                    assert_eq!(model.draw_topics(s).is_some(), chains > 1 && s >= 40, "draw {s}: only later chains' draws are moved");
+                    assert_eq!(
+                        model.draw_topics(s).is_some(),
+                        chains > 1 && s / 40 != model.reference_chain,
+                        "draw {s}: only the other chains' draws are moved"
+                    );
                     if own == 0 {
                         first
                     } else {

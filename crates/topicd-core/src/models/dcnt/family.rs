@@ -160,7 +160,7 @@ impl TopicModel for DcntModel {
         if counts.num_topics != self.params.topics {
             return Err(ModelError::Invalid(format!("a sample of {} topics for a model of {}", counts.num_topics, self.params.topics)));
         }
-        let relabel = chains::sample_relabel(&self.alignments, iteration, self.params.iterations, self.params.chains)?;
+        let relabel = chains::sample_relabel_to(&self.alignments, self.reference_chain, iteration, self.params.iterations, self.params.chains)?;
         table_from_counts(&counts, self.num_terms, self.params.priors.beta, relabel).map(Some).map_err(ModelError::Invalid)
     }
 
@@ -208,6 +208,7 @@ impl TopicModel for DcntModel {
             "heldout_documents": self.heldout_documents.len(),
             "beta": self.params.priors.beta,
             "chains": self.params.chains,
+            "reference_chain": (self.params.chains > 1).then_some(self.reference_chain),
             "convergence": self.convergence.as_ref().map(ConvergenceReport::to_json),
             // In the served ids: an edited model's alignments spread into its slots.
             "chain_alignment": match &self.slots {

@@ -184,6 +184,7 @@ impl TrainingSet {
             draws_per_chain: Vec::new(),
             missing_seed_words: self.missing_seed_words.clone(),
             slots: None,
+            reference_chain: 0,
         };
         ChainResult { model, trace }
     }

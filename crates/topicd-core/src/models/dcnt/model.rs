@@ -14,7 +14,7 @@ use super::predict::{fold_in, fold_in_with_intervals};
 pub use super::sample::Loadings;
 use super::variant::Covariance;
 use crate::corpus::lexicon::EncodedDoc;
-use crate::models::chains::Alignment;
+use crate::models::chains::{alignment_of, Alignment};
 use crate::models::convergence::ConvergenceReport;
 use crate::models::design::{DesignRequest, DesignSpec};
 use crate::models::effects::{ChainPooling, ProportionsWithIntervals};
@@ -26,16 +26,16 @@ use crate::models::stability::is_match;
 use crate::models::{ModelError, PredictOptions};
 use serde::{Deserialize, Serialize};
 
-/// Format version of [`DcntModel`]'s encoding (9: an edited model's slots, last; 8: the seeds among the parameters and the
+/// Format version of [`DcntModel`]'s encoding (10: the reference chain, last; 9: an edited model's slots, last; 8: the seeds among the parameters and the
 /// seed words left out, last; 7: `chains` among the parameters, the
 /// chains' alignments and draws per chain, last; 6: `warm_start` among the parameters;
 /// 5: the convergence report, last; 4: the design from covariates, in the parameters
 /// and last in the model; 3: the parameters without the job's `threads`; 2: with
-/// `topic_swaps`; versions 1 to 8 still decode).
-pub const ENCODING_VERSION: u32 = 9;
+/// `topic_swaps`; versions 1 to 9 still decode).
+pub const ENCODING_VERSION: u32 = 10;
 
 /// A fitted DCNT/SCNT model: posterior means over the kept scans (of every chain, the
-/// later chains' topics matched to the first chain's: [`super::pooled`]).
+/// other chains' topics matched to the reference chain's: [`super::pooled`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DcntModel {
     pub version: u32,
@@ -61,10 +61,10 @@ pub struct DcntModel {
     pub features: Vec<f64>,
     /// Mean φ over the training documents (used for new documents, which carry none).
     pub mean_features: Vec<f64>,
-    /// Posterior means of A, η and λ_v (the first chain's: a topic's place in the stick
+    /// Posterior means of A, η and λ_v (the reference chain's: a topic's place in the stick
     /// order is the chain's own, so loadings are not pooled across chains).
     pub mean: Loadings,
-    /// The last kept sample of A, η and λ_v (the first chain's).
+    /// The last kept sample of A, η and λ_v (the reference chain's).
     pub last: Loadings,
     pub kept_scans: usize,
     pub tokens: u64,
@@ -84,10 +84,11 @@ pub struct DcntModel {
     pub draws: Vec<Loadings>,
     /// Split-R̂ and ESS of the chains' traced quantities (`None` before version 5).
     pub convergence: Option<ConvergenceReport>,
-    /// How each chain after the first was matched to it (empty with one chain).
+    /// How each chain but the reference was matched to it, in chain order (empty with
+    /// one chain).
     pub alignments: Vec<Alignment>,
     /// How many of `draws` each chain gave, in chain order (empty with one chain: all
-    /// of them are the first chain's).
+    /// of them are its).
     pub draws_per_chain: Vec<usize>,
     /// Seed words the vocabulary lacked, left out (`missing_seed_words: ignore`).
     pub missing_seed_words: Vec<MissingWord>,
@@ -95,6 +96,10 @@ pub struct DcntModel {
     /// (every array above holds those, in order; [`crate::models::slotted`] serves
     /// them in the child's ids); `None` when every topic is live.
     pub slots: Option<Slots>,
+    /// The chain whose topics, loadings and point values the model serves, the others'
+    /// matched onto it: the chain the others agree with most
+    /// ([`crate::models::consensus`]; 0 with one chain, and for models before version 10).
+    pub reference_chain: usize,
 }
 
 impl DcntModel {
@@ -113,15 +118,21 @@ impl DcntModel {
         // seeds (an empty list of missing seed words).
         let one_chain = postcard::to_allocvec(&(Vec::<Alignment>::new(), Vec::<usize>::new(), Vec::<MissingWord>::new())).map_err(decode_error)?;
         let no_seeds = postcard::to_allocvec(&Vec::<MissingWord>::new()).map_err(decode_error)?;
-        // Before version 9, no edit: every topic live.
+        // Before version 10, chain 0 was the reference; before 9, no edit: every topic live.
+        let chain_0 = postcard::to_allocvec(&0usize).map_err(decode_error)?;
         let no_slots = postcard::to_allocvec(&None::<Slots>).map_err(decode_error)?;
+        let decode_without_reference = |mut blob: Vec<u8>| -> Result<DcntModel, ModelError> {
+            blob.extend_from_slice(&chain_0);
+            postcard::from_bytes(&blob).map(|m| DcntModel { version: ENCODING_VERSION, ..m }).map_err(decode_error)
+        };
         let decode_without_slots = |mut blob: Vec<u8>| -> Result<DcntModel, ModelError> {
             blob.extend_from_slice(&no_slots);
-            postcard::from_bytes(&blob).map_err(decode_error)
+            decode_without_reference(blob)
         };
         let upgraded = match version {
             ENCODING_VERSION => None,
-            8 => return decode_without_slots(bytes.to_vec()).map(|m| DcntModel { version: ENCODING_VERSION, ..m }),
+            9 => return decode_without_reference(bytes.to_vec()),
+            8 => return decode_without_slots(bytes.to_vec()),
             7 => {
                 let mut blob = with_params_converted(bytes, up7).map_err(decode_error)?;
                 blob.extend_from_slice(&no_seeds);
@@ -146,7 +157,7 @@ impl DcntModel {
             3 => Some(with_params_converted(bytes, up)),
             2 => Some(with_params_converted(bytes, |h, p: DcntParamsV2| up(h, p.into()))),
             1 => Some(with_params_converted(bytes, |h, p: DcntParamsV1| up(h, p.into()))),
-            v => return Err(ModelError::Decode(format!("DCNT encoding version {v} is not {ENCODING_VERSION}, 8, 7, 6, 5, 4, 3, 2 or 1"))),
+            v => return Err(ModelError::Decode(format!("DCNT encoding version {v} is not {ENCODING_VERSION}, 9, 8, 7, 6, 5, 4, 3, 2 or 1"))),
         };
         let current = match upgraded {
             None => std::borrow::Cow::Borrowed(bytes),
@@ -156,6 +167,7 @@ impl DcntModel {
                 blob.extend_from_slice(&no_convergence);
                 blob.extend_from_slice(&one_chain);
                 blob.extend_from_slice(&no_slots);
+                blob.extend_from_slice(&chain_0);
                 blob.into()
             }
         };
@@ -187,17 +199,18 @@ impl DcntModel {
         })
     }
 
-    /// Where draw `s`'s topics go among the model's: `None` for the first chain's (the
-    /// model's own order), a later chain's alignment otherwise.
+    /// Where draw `s`'s topics go among the model's: `None` for the reference chain's
+    /// (the model's own order), its chain's alignment otherwise.
     pub fn draw_topics(&self, s: usize) -> Option<&[usize]> {
-        self.draw_chain(s)?.checked_sub(1).and_then(|c| self.alignments.get(c)).map(|a| a.permutation.as_slice())
+        let c = self.draw_chain(s)?;
+        alignment_of(&self.alignments, self.reference_chain, c).map(|a| a.permutation.as_slice())
     }
 
-    /// Whether chain `c` holds the model's topic `t`: chain 0 always (its topics are the
-    /// model's), a later chain where its matched topic is the same topic ([`is_match`],
-    /// as stability counts matches).
+    /// Whether chain `c` holds the model's topic `t`: the reference chain always (its
+    /// topics are the model's), another where its matched topic is the same topic
+    /// ([`is_match`], as stability counts matches).
     fn chain_holds(&self, c: usize, t: usize) -> bool {
-        c == 0 || self.alignments.get(c - 1).is_some_and(|a| a.distances.get(t).is_some_and(|&l1| is_match(l1)))
+        c == self.reference_chain || alignment_of(&self.alignments, self.reference_chain, c).is_some_and(|a| a.distances.get(t).is_some_and(|&l1| is_match(l1)))
     }
 
     /// Whether draw `s` counts for the model's topic `t`: it does unless its chain
@@ -335,27 +348,28 @@ pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
     m.convergence = None;
     assert!(m.params.chains == 1 && m.alignments.is_empty() && m.draws_per_chain.is_empty(), "one chain");
     assert!(m.params.seeds.is_empty() && m.missing_seed_words.is_empty(), "no seeds");
-    assert!(m.slots.is_none(), "no edit");
+    assert!(m.slots.is_none() && m.reference_chain == 0, "no edit, chain 0 the reference");
     let bytes = postcard::to_allocvec(&m).expect("plain data encodes");
     let mut old = with_params_converted(&bytes, |(_, covariance): (u32, Covariance), p: DcntParams| ((2u32, covariance), DcntParamsV2::from(&p)))
         .expect("a current DCNT blob");
     assert_eq!(
-        old.split_off(old.len() - 7),
-        [0; 7],
-        "no design, draws, convergence report, alignments, draws per chain, missing seed words or slots: seven zero bytes"
+        old.split_off(old.len() - 8),
+        [0; 8],
+        "no design, draws, convergence report, alignments, draws per chain, missing seed words or slots, reference chain 0: eight zero bytes"
     );
     old
 }
 
 /// Test support: a current blob of an unseeded, unedited fit in version 7's layout (no
-/// seeds among the parameters, no missing seed words or slots last), against which
-/// digests recorded before seeds are checked.
+/// seeds among the parameters, no missing seed words, slots or reference chain last),
+/// against which digests recorded before seeds are checked.
 #[cfg(test)]
 pub(crate) fn as_version7(bytes: &[u8]) -> Vec<u8> {
     let m = DcntModel::decode(bytes).expect("a current DCNT blob");
     assert!(m.params.seeds.is_empty() && m.missing_seed_words.is_empty() && m.slots.is_none(), "no seeds, no edit");
     let mut b = postcard::to_allocvec(&m).expect("plain data encodes");
-    b.truncate(b.len() - 2);
+    // The reference chain (below 8 chains: one byte), the slots and the missing seed words.
+    b.truncate(b.len() - 3);
     with_params_converted(&b, |(_, covariance): (u32, Covariance), p: DcntParams| ((7u32, covariance), DcntParamsV7::from(&p))).expect("a current DCNT blob")
 }
 

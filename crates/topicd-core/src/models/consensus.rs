@@ -1,0 +1,79 @@
+//! The reference chain of a multi-chain fit, chosen by consensus.
+//!
+//! Why it exists: a fit of several chains serves one chain's topics, the others'
+//! matched onto them ([`super::chains::align_topics`]), and a topic pooled over only the
+//! chains that hold it rests on the reference's version of it. Chain 0 is an arbitrary
+//! choice: where it is the one chain that merged two topics, the topic it lost is
+//! served by none. The chain the others agree with most outvotes one chain's odd mode
+//! (decision 0071).
+
+use super::chains::{align_topics_pinned, alignment_of, Alignment};
+use super::stability::is_match;
+
+/// The chains' topics matched to a consensus chain's: the chain whose topics the others
+/// hold most often (the most matched topics, [`is_match`], summed over the other
+/// chains; ties to the smaller summed L1 distance, then the earlier chain). Returns
+/// that chain, every other chain's alignment onto it (in chain order), and where each
+/// chain's topic a goes (`targets[c][a]`; the reference's stay where they are).
+pub fn match_to_consensus_pinned(word_rates: &[&[f64]], k: usize, v: usize, pinned: usize) -> (usize, Vec<Alignment>, Vec<Vec<usize>>) {
+    let chains = word_rates.len();
+    let onto =
+        |r: usize| -> Vec<Alignment> { (0..chains).filter(|&c| c != r).map(|c| align_topics_pinned(word_rates[r], word_rates[c], k, v, pinned)).collect() };
+    let score = |alignments: &[Alignment]| -> (usize, f64) {
+        let matched = alignments.iter().flat_map(|a| &a.distances).filter(|&&l1| is_match(l1)).count();
+        (matched, alignments.iter().flat_map(|a| &a.distances).sum())
+    };
+    let mut best: Option<(usize, (usize, f64), Vec<Alignment>)> = None;
+    for r in 0..chains {
+        let alignments = onto(r);
+        let s = score(&alignments);
+        let better = best.as_ref().is_none_or(|(_, b, _)| s.0 > b.0 || (s.0 == b.0 && s.1 < b.1));
+        if better {
+            best = Some((r, s, alignments));
+        }
+    }
+    let (reference, _, alignments) = best.expect("at least one chain");
+    let targets = (0..chains).map(|c| alignment_of(&alignments, reference, c).map_or_else(|| (0..k).collect(), |a| a.permutation.clone())).collect();
+    (reference, alignments, targets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three chains of 3 topics over 3 words: chains 1 and 2 hold the same three
+    /// topics (in other orders); chain 0 merged two of them and holds a stray topic.
+    #[test]
+    fn the_chain_the_others_agree_with_is_the_reference() {
+        let (k, v) = (3, 3);
+        let a = [0.9, 0.05, 0.05];
+        let b = [0.05, 0.9, 0.05];
+        let c = [0.05, 0.05, 0.9];
+        let merged = [0.475, 0.475, 0.05];
+        let stray = [0.34, 0.33, 0.33];
+        let chain = |topics: [&[f64; 3]; 3]| topics.iter().flat_map(|t| t.iter().copied()).collect::<Vec<f64>>();
+        let chain0 = chain([&merged, &c, &stray]);
+        let chain1 = chain([&c, &a, &b]);
+        let chain2 = chain([&b, &c, &a]);
+        let (reference, alignments, targets) = match_to_consensus_pinned(&[&chain0, &chain1, &chain2], k, v, 0);
+        assert_eq!(reference, 1, "chains 1 and 2 agree on every topic; chain 0 on one");
+        assert_eq!(alignments.len(), 2);
+        assert_eq!(targets[1], vec![0, 1, 2], "the reference's topics stay");
+        assert_eq!(targets[2], vec![2, 0, 1], "chain 2's b, c, a onto chain 1's c, a, b");
+        assert!(alignments[1].distances.iter().all(|&d| d < 1e-12), "chain 2 matches chain 1 exactly");
+        // Chain 0's alignment is the first listed (chain order, the reference left out).
+        assert_eq!(alignment_of(&alignments, reference, 0), Some(&alignments[0]));
+        assert_eq!(alignment_of(&alignments, reference, 1), None);
+        assert_eq!(alignment_of(&alignments, reference, 2), Some(&alignments[1]));
+    }
+
+    #[test]
+    fn chains_that_agree_keep_chain_0() {
+        let (k, v) = (2, 2);
+        let first = [0.9, 0.1, 0.1, 0.9];
+        let second = [0.1, 0.9, 0.9, 0.1];
+        let (reference, alignments, targets) = match_to_consensus_pinned(&[&first, &second], k, v, 0);
+        assert_eq!(reference, 0, "a tie goes to the earlier chain");
+        assert_eq!((alignments[0].permutation.clone(), targets[0].clone()), (vec![1, 0], vec![0, 1]));
+    }
+}

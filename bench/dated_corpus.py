@@ -51,8 +51,8 @@ polynomial, tomotopy's example's), the group as its categorical one, 1 000 itera
 on as many worker threads as topicd uses; its curves hold the group at the reference
 level as topicd's do. g-DMR gives point estimates only, so its directions use the
 raw text's own rule (±`--flat`), and every model is also scored by that rule ("point").
-A DCNT of several chains is read twice: its effects pooling every chain (the default)
-and with `chains=matched`. Every fit runs once per seed (`--seeds`, default 1,2,3) and
+A DCNT of several chains is read twice: its effects pooling the chains that hold each
+topic (the default) and with `chains=all`. Every fit runs once per seed (`--seeds`, default 1,2,3) and
 a summary table closes the output.
 
 Usage: python3 bench/dated_corpus.py [--bin target/release/topicd] [--topics 15]
@@ -389,7 +389,7 @@ def verdict_of(raw_dir, curve_dir):
     return "agree" if raw_dir == curve_dir else "disagree" if {raw_dir, curve_dir} == {"rise", "fall"} else "partly"
 
 
-def check_model(svc, model_id, check, n_words, grid, chains="all"):
+def check_model(svc, model_id, check, n_words, grid, chains="matched"):
     """Topics, their date and group effects, and the raw trends of their top words (by
     frequency, and a second time by FREX)."""
     topics = svc.req("GET", f"/v1/models/{model_id}/topics?n={n_words}")["topics"]
@@ -561,11 +561,11 @@ def main():
                     if job["status"] != "succeeded":
                         raise SystemExit(f"{name} fit {job['status']}: {json.dumps(job)[:2000]}")
                     conv = job.get("convergence") or {}
-                    # A DCNT of several chains is read twice: its effects pooling every
-                    # chain (the default) and only the chains that hold each topic.
-                    poolings = ["all", "matched"] if family == "dcnt" and (conv.get("chains") or 1) > 1 else ["all"]
+                    # A DCNT of several chains is read twice: its effects pooling only the
+                    # chains that hold each topic (the default) and every chain.
+                    poolings = ["matched", "all"] if family == "dcnt" and (conv.get("chains") or 1) > 1 else ["matched"]
                     for pooling in poolings:
-                        label = name if pooling == "all" else f"{name}, chains=matched"
+                        label = name if pooling == "matched" else f"{name}, chains=all"
                         res = check_model(svc, job["model_id"], check, args.words, args.grid, pooling)
                         res.update({"flat": args.flat, "params": params, "seed": seed, "fit_seconds": fit_s, "model_id": job["model_id"],
                                     "max_rhat": conv.get("max_rhat"), "convergence_warning": conv.get("warning"), "effects_chains": pooling})

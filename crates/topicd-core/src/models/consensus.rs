@@ -37,6 +37,14 @@ pub fn match_to_consensus_pinned(word_rates: &[&[f64]], k: usize, v: usize, pinn
     (reference, alignments, targets)
 }
 
+/// Whether chain `c` holds the reference's topic `t`: the reference chain always (its
+/// topics are the model's), another chain where its matched topic is the same topic
+/// ([`is_match`], as stability counts matches). `alignments` as
+/// [`match_to_consensus_pinned`] gives them.
+pub fn chain_holds(alignments: &[Alignment], reference: usize, c: usize, t: usize) -> bool {
+    c == reference || alignment_of(alignments, reference, c).is_some_and(|a| a.distances.get(t).is_some_and(|&l1| is_match(l1)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,7 +64,7 @@ mod tests {
         let chain1 = chain([&c, &a, &b]);
         let chain2 = chain([&b, &c, &a]);
         let (reference, alignments, targets) = match_to_consensus_pinned(&[&chain0, &chain1, &chain2], k, v, 0);
-        assert_eq!(reference, 1, "chains 1 and 2 agree on every topic; chain 0 on one");
+        assert_eq!(reference, 1, "chains 1 and 2 agree on every topic, chain 0 on two of three: a tie between 1 and 2 goes to the earlier");
         assert_eq!(alignments.len(), 2);
         assert_eq!(targets[1], vec![0, 1, 2], "the reference's topics stay");
         assert_eq!(targets[2], vec![2, 0, 1], "chain 2's b, c, a onto chain 1's c, a, b");
@@ -65,6 +73,12 @@ mod tests {
         assert_eq!(alignment_of(&alignments, reference, 0), Some(&alignments[0]));
         assert_eq!(alignment_of(&alignments, reference, 1), None);
         assert_eq!(alignment_of(&alignments, reference, 2), Some(&alignments[1]));
+        // Chain 2 holds every topic. Chain 0 holds c (the reference's topic 0) and, at
+        // the 0.5 rule, one of a and b: its half-a, half-b topic is 1 − 0.85/2 = 0.575
+        // similar to either; its stray topic is not (1 − 1.14/2 = 0.43 or less).
+        assert!((0..k).all(|t| chain_holds(&alignments, reference, 1, t) && chain_holds(&alignments, reference, 2, t)));
+        let held: Vec<bool> = (0..k).map(|t| chain_holds(&alignments, reference, 0, t)).collect();
+        assert!(held[0] && held.iter().filter(|&&h| h).count() == 2, "{held:?}");
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub use super::sample::Loadings;
 use super::variant::Covariance;
 use crate::corpus::lexicon::EncodedDoc;
 use crate::models::chains::{alignment_of, Alignment};
+use crate::models::consensus;
 use crate::models::convergence::ConvergenceReport;
 use crate::models::design::{DesignRequest, DesignSpec};
 use crate::models::effects::{ChainPooling, ProportionsWithIntervals};
@@ -22,7 +23,6 @@ use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::heldout::HeldoutReport;
 use crate::models::seeds::{MissingWord, SeedWords};
 use crate::models::slots::Slots;
-use crate::models::stability::is_match;
 use crate::models::{ModelError, PredictOptions};
 use serde::{Deserialize, Serialize};
 
@@ -206,11 +206,9 @@ impl DcntModel {
         alignment_of(&self.alignments, self.reference_chain, c).map(|a| a.permutation.as_slice())
     }
 
-    /// Whether chain `c` holds the model's topic `t`: the reference chain always (its
-    /// topics are the model's), another where its matched topic is the same topic
-    /// ([`is_match`], as stability counts matches).
+    /// Whether chain `c` holds the model's topic `t` ([`consensus::chain_holds`]).
     fn chain_holds(&self, c: usize, t: usize) -> bool {
-        c == self.reference_chain || alignment_of(&self.alignments, self.reference_chain, c).is_some_and(|a| a.distances.get(t).is_some_and(|&l1| is_match(l1)))
+        consensus::chain_holds(&self.alignments, self.reference_chain, c, t)
     }
 
     /// Whether draw `s` counts for the model's topic `t`: it does unless its chain

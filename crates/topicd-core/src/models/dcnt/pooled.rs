@@ -7,10 +7,11 @@
 //! their word distributions, and a topic's posterior means (Ω, its share, the
 //! documents' proportions of it) are averaged, weighted by kept scans, over the chains
 //! that hold it: the reference and every chain whose matched topic is the same topic
-//! ([`is_match`], as stability and `/effects` count matches). A chain that settled on
-//! another topic there says nothing of this one, and averaging it in would blur the
-//! served topic's words into the words every topic shares (decision 0071). The
-//! documents' proportions and the shares are then renormalised to sum to 1.
+//! ([`crate::models::consensus::chain_holds`], as stability and `/effects` count
+//! matches). A chain that settled on another topic there says nothing of this one, and
+//! averaging it in would blur the served topic's words into the words every topic
+//! shares (decision 0071). The documents' proportions and the shares are then
+//! renormalised to sum to 1.
 //!
 //! The loadings (A, η, λ_v) are not averaged: a topic's row of A and column of η act
 //! through its place in the stick order, which is the chain's own, so a permuted
@@ -25,9 +26,8 @@
 
 use super::model::DcntModel;
 use super::sample::active_topics;
-use crate::models::chains::{self, alignment_of};
-use crate::models::consensus::match_to_consensus_pinned;
-use crate::models::stability::is_match;
+use crate::models::chains;
+use crate::models::consensus::{chain_holds, match_to_consensus_pinned};
 
 /// One chain's model and trace ([`chains::ChainResult`]).
 pub(super) type ChainResult = chains::ChainResult<DcntModel>;
@@ -48,7 +48,7 @@ fn merge(models: &[&DcntModel]) -> DcntModel {
     // Seeded topics are pooled with themselves (topic i is seed i in every chain).
     let word_rates: Vec<&[f64]> = models.iter().map(|m| m.topic_word.as_slice()).collect();
     let (reference, alignments, targets) = match_to_consensus_pinned(&word_rates, k, v, first.params.seeds.topics.len());
-    let holds = |c: usize, b: usize| c == reference || alignment_of(&alignments, reference, c).is_some_and(|a| is_match(a.distances[b]));
+    let holds = |c: usize, b: usize| chain_holds(&alignments, reference, c, b);
     // Per topic, the kept scans of the chains that hold it.
     let held_kept: Vec<f64> = (0..k).map(|b| (0..models.len()).filter(|&c| holds(c, b)).map(|c| models[c].kept_scans as f64).sum()).collect();
     let total_kept: usize = models.iter().map(|m| m.kept_scans).sum();

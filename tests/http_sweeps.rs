@@ -60,6 +60,9 @@ async fn a_sweep_on_a_planted_corpus_suggests_its_k_and_scores_every_row() {
     assert_eq!(sweep["suggested_topics"], 10, "{sweep}");
     assert!(sweep["suggestion"]["rule"].as_str().unwrap().contains("stability"), "two chains: the stability rule");
     assert_eq!(sweep["suggestion"]["cautions"], json!([]), "inside the grid, and the chains agree at K = 10");
+    // LDA's α is estimated at every K, and no fit ends with a Chib-style estimate the
+    // rows do not read, unless the params say otherwise (decision 0072).
+    assert_eq!((&sweep["params"]["optimize_interval"], &sweep["params"]["heldout_chain_length"]), (&json!(10), &json!(0)), "{}", sweep["params"]);
     let ks: Vec<Value> = sweep["rows"].as_array().unwrap().iter().map(|r| r["topics"].clone()).collect();
     assert_eq!(&ks[..4], &[json!(5), json!(8), json!(10), json!(13)], "rows by K, the HDP row last");
     for k in [5, 8, 10, 13] {
@@ -92,6 +95,9 @@ async fn a_sweep_on_a_planted_corpus_suggests_its_k_and_scores_every_row() {
 
     // Topic stability: per topic on the two-chain fit, null on the one-chain HDP.
     let model = row_for(&sweep, 10)["model_id"].as_str().unwrap();
+    let (_, fitted) = s.get(&format!("/v1/models/{model}")).await;
+    assert_eq!(fitted["diagnostics"]["optimizations"], 20, "α re-estimated at every 10th of the 200 sweeps: {fitted}");
+    assert!(fitted["diagnostics"]["heldout"].is_null() && fitted["diagnostics"]["test_documents"].as_u64() > Some(0), "held out, not scored: {fitted}");
     let (st, topics) = s.get(&format!("/v1/models/{model}/topics?n=3")).await;
     assert_eq!(st, 200, "{topics}");
     for t in topics["topics"].as_array().unwrap() {
@@ -122,9 +128,11 @@ async fn a_sweep_on_a_planted_corpus_suggests_its_k_and_scores_every_row() {
 async fn a_sweep_survives_a_cancelled_child_and_a_restart_and_cancels_as_a_whole() {
     let mut s = TestServer::start().await;
     let corpus_id = bars(&s, 600).await;
-    let request = json!({"corpus_id": corpus_id, "model": "lda", "topics": [6, 10, 14], "params": {"iterations": 400, "checkpoint_every_s": 0.2}, "seed": 9});
+    // α fixed, as the params ask: the sweep adds no estimation.
+    let request = json!({"corpus_id": corpus_id, "model": "lda", "topics": [6, 10, 14], "params": {"iterations": 400, "checkpoint_every_s": 0.2, "optimize_interval": 0}, "seed": 9});
     let (st, created) = s.post("/v1/sweeps", &request).await;
     assert_eq!(st, 202, "{created}");
+    assert_eq!(created["params"]["optimize_interval"], 0, "{created}");
     let id = created["id"].as_str().unwrap().to_string();
     let child = |sweep: &Value, k: u64| row_for(sweep, k)["job_id"].as_str().unwrap().to_string();
     let (st, cancelled) = s.post(&format!("/v1/jobs/{}/cancel", child(&created, 14)), &json!({})).await;

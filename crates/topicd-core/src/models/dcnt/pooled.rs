@@ -6,12 +6,14 @@
 //! ([`crate::models::consensus`]); every other chain's topics are matched to it by
 //! their word distributions, and a topic's posterior means (Ω, its share, the
 //! documents' proportions of it) are averaged, weighted by kept scans, over the chains
-//! that hold it: the reference and every chain whose matched topic is the same topic
-//! ([`crate::models::consensus::chain_holds`], as stability and `/effects` count
-//! matches). A chain that settled on another topic there says nothing of this one, and
-//! averaging it in would blur the served topic's words into the words every topic
-//! shares (decision 0071). The documents' proportions and the shares are then
-//! renormalised to sum to 1.
+//! that found it: the reference and every chain whose matched topic is the same topic
+//! up to Monte Carlo error ([`crate::models::consensus::chain_pools`]). A chain that
+//! settled on another topic there says nothing of this one, and averaging it in would
+//! blur the served topic's words into the words every topic shares (decisions 0071,
+//! 0072). The documents' proportions and the shares are then renormalised to sum to 1.
+//! The effects' draws come from the chains that hold the topic at stability's looser
+//! match ([`crate::models::consensus::chain_holds`]): their spread is part of the
+//! topic's uncertainty.
 //!
 //! The loadings (A, η, λ_v) are not averaged: a topic's row of A and column of η act
 //! through its place in the stick order, which is the chain's own, so a permuted
@@ -27,14 +29,14 @@
 use super::model::DcntModel;
 use super::sample::active_topics;
 use crate::models::chains;
-use crate::models::consensus::{chain_holds, match_to_consensus_pinned};
+use crate::models::consensus::{chain_pools, match_to_consensus_pinned};
 
 /// One chain's model and trace ([`chains::ChainResult`]).
 pub(super) type ChainResult = chains::ChainResult<DcntModel>;
 
 /// The finished chains and the last one pooled: the reference chain's layout and
 /// loadings, Ω, the shares and the proportions as kept-scan-weighted means over the
-/// chains that hold each topic, every chain's draws, the alignments and the convergence
+/// chains that found each topic, every chain's draws, the alignments and the convergence
 /// report of all chains.
 pub(super) fn pool(finished: &[ChainResult], last: ChainResult) -> DcntModel {
     chains::pool(finished, last, |m| &mut m.convergence, merge)
@@ -47,9 +49,10 @@ fn merge(models: &[&DcntModel]) -> DcntModel {
     let d = first.document_proportions.len() / k.max(1);
     // Seeded topics are pooled with themselves (topic i is seed i in every chain).
     let word_rates: Vec<&[f64]> = models.iter().map(|m| m.topic_word.as_slice()).collect();
-    let (reference, alignments, targets) = match_to_consensus_pinned(&word_rates, k, v, first.params.seeds.topics.len());
-    let holds = |c: usize, b: usize| chain_holds(&alignments, reference, c, b);
-    // Per topic, the kept scans of the chains that hold it.
+    let log_joint: Vec<f64> = models.iter().map(|m| m.final_loglik_per_token).collect();
+    let (reference, alignments, targets) = match_to_consensus_pinned(&word_rates, &log_joint, k, v, first.params.seeds.topics.len());
+    let holds = |c: usize, b: usize| chain_pools(&alignments, reference, c, b);
+    // Per topic, the kept scans of the chains pooled into it.
     let held_kept: Vec<f64> = (0..k).map(|b| (0..models.len()).filter(|&c| holds(c, b)).map(|c| models[c].kept_scans as f64).sum()).collect();
     let total_kept: usize = models.iter().map(|m| m.kept_scans).sum();
     let mut pooled = models[reference].clone();

@@ -10,6 +10,7 @@ use super::params::DcntParams;
 use super::variant::Covariance;
 use crate::corpus::{build_corpus, Corpus};
 use crate::models::chain::{Checkpoint, Resume};
+use crate::models::consensus::two_chain_pooled_distance;
 use crate::models::lda::sampler::tests::{lda_corpus, raw_options};
 use crate::models::test_kit::{check_two_chain_resumes, recorded_run, Run, SEED};
 use crate::models::{FitContext, TopicModel};
@@ -205,8 +206,8 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
 }
 
 /// Several chains: chain 0 is the one-chain fit (the job's seed), the pooled model is
-/// chain 0's and chain 1's means of Ω matched topic to topic with chain 0's loadings,
-/// and a job stopped anywhere (inside a chain, at the boundary between chains, while
+/// the reference chain's Ω, each topic pooled with its match where that is the same
+/// topic, with the reference's loadings, and a job stopped anywhere (inside a chain, at the boundary between chains, while
 /// scoring) and resumed on 2 threads ends with the bytes of the uninterrupted one.
 #[test]
 fn several_chains_pool_and_resume_to_the_same_bytes() {
@@ -224,16 +225,18 @@ fn several_chains_pool_and_resume_to_the_same_bytes() {
     assert_eq!((report.chains, report.draws_per_chain, m.kept_scans), (2, per_chain, 2 * per_chain));
     assert_eq!(m.draws_per_chain, vec![p.iterations - p.burn_in; 2], "every scan after burn-in gives a draw, in each chain");
     assert!((m.topic_shares.iter().sum::<f64>() - 1.0).abs() < 1e-9);
-    // Chain 0 alone is the one-chain fit: the pooled Ω is the mean of its and chain 1's,
-    // aligned (every pooled topic lies half the matched distance from chain 0's), and
-    // the loadings are chain 0's.
+    // Chain 0 alone is the one-chain fit: each served topic's Ω is the reference
+    // chain's, pooled with the other chain's match where that is the same topic
+    // (similarity ≥ 0.8), so it lies half the matched distance from chain 0's topic, or
+    // none or all of it ([`two_chain_pooled_distance`]); the loadings are the reference's.
     let one = fit(&corpus, &DcntParams { chains: 1, ..p.clone() }, Covariance::Full, 1, None).model;
     let al = &m.alignments[0];
     for t in 0..k {
-        let l1: f64 = (0..v).map(|w| (m.topic_word[t * v + w] - one.topic_word[t * v + w]).abs()).sum();
-        assert!((l1 - al.distances[t] / 2.0).abs() < 1e-9, "topic {t}: {l1} vs {}", al.distances[t] / 2.0);
+        let (a, expected) = two_chain_pooled_distance(al, m.reference_chain, t);
+        let l1: f64 = (0..v).map(|w| (m.topic_word[t * v + w] - one.topic_word[a * v + w]).abs()).sum();
+        assert!((l1 - expected).abs() < 1e-9, "topic {t} (reference chain {}): {l1} vs {expected}", m.reference_chain);
     }
-    assert_eq!((&m.mean, &m.last), (&one.mean, &one.last));
+    assert_eq!((&m.mean, &m.last) == (&one.mean, &one.last), m.reference_chain == 0, "the loadings are the reference chain's");
     assert_eq!(&m.draws[..one.draws.len()], &one.draws[..], "chain 0's draws first");
     // Checkpoints: one per scan but the last in each chain, the boundary after chain 0,
     // and the scoring phase's after chain 1.

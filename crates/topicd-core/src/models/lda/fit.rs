@@ -173,7 +173,7 @@ impl<'a> ChainFit for LdaFit<'a> {
     }
 
     fn score_heldout(&self, model: &mut LdaModel, scored: Option<ScoredSoFar>, at: &EndOfChain, ctx: &FitContext) -> Result<(), FitError> {
-        if self.test_documents > 0 {
+        if scores_heldout(self.p, self.test_documents) {
             model.heldout = Some(score_heldout(model, &heldout_docs(self.corpus, self.held_out), self.p, scored, at, ctx)?);
         }
         Ok(())
@@ -197,6 +197,12 @@ pub(super) fn training_set<'c>(corpus: &'c Corpus, p: &LdaParams, seed: u64) -> 
         })))
     };
     Ok((held_out, test_documents, training))
+}
+
+/// Whether the fit ends with the Chib-style estimate of its held-out documents: when
+/// there are some and `heldout_chain_length` is not 0.
+pub(super) fn scores_heldout(p: &LdaParams, test_documents: usize) -> bool {
+    test_documents > 0 && p.heldout_chain_length > 0
 }
 
 /// The held-out documents, in corpus order.
@@ -324,6 +330,7 @@ pub(super) fn model_of_ended(p: &LdaParams, ended: EndedChain, v: usize, test_do
         design_rows: Vec::new(),
         theta_draws,
         missing_seed_words: Vec::new(),
+        reference_chain: 0,
         alpha,
         beta,
         optimizations,

@@ -20,12 +20,13 @@ use crate::rng::StreamRng;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-/// Format version of [`LdaModel`]'s encoding (7: seeded topics among the parameters and
+/// Format version of [`LdaModel`]'s encoding (8: the reference chain at the model's
+/// end; 7: seeded topics among the parameters and
 /// the seed words left out at the model's end; 6: `chains` among the parameters, the
 /// convergence report and the chains' alignments; 5: the parameters without the job's
 /// `threads`; 4: optimisation parameters and the fitted α_k and β; 3: held-out split
-/// and its estimate; versions 2 to 6 still decode).
-pub(super) const ENCODING_VERSION: u32 = 7;
+/// and its estimate; versions 2 to 7 still decode).
+pub(super) const ENCODING_VERSION: u32 = 8;
 
 /// What a blob of version 4 or 5 lacks at its end, in postcard: no convergence report
 /// (`None`), no alignments, no design (`None`), no design rows and no θ draws (empty
@@ -62,8 +63,8 @@ pub struct LdaModel {
     /// Split-R̂ and ESS of the traced quantities, per chain and pooled (none for models
     /// fitted before version 6).
     pub convergence: Option<ConvergenceReport>,
-    /// How each chain after the first was matched to it before pooling (empty for one
-    /// chain).
+    /// How each chain but the reference was matched to it before pooling, in chain
+    /// order (empty for one chain).
     pub alignments: Vec<Alignment>,
     /// The design the fit read its covariates through (`params.covariates`), and its
     /// rows for the training documents (`D × columns`), for effects by composition.
@@ -73,6 +74,9 @@ pub struct LdaModel {
     pub theta_draws: Vec<Vec<f32>>,
     /// Seed words the vocabulary lacked, left out (`missing_seed_words: ignore`).
     pub missing_seed_words: Vec<MissingWord>,
+    /// The chain whose topics the model serves, the one the others agree with most
+    /// ([`crate::models::consensus`]; 0 for one chain and for every fit before version 8).
+    pub reference_chain: usize,
 }
 
 /// [`LdaModel`] as encoded by format version 3.
@@ -120,6 +124,7 @@ impl From<LdaModelV3> for LdaModel {
             design_rows: Vec::new(),
             theta_draws: Vec::new(),
             missing_seed_words: Vec::new(),
+            reference_chain: 0,
         }
     }
 }
@@ -171,7 +176,8 @@ pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
     assert!(m.design.is_none() && m.theta_draws.is_empty(), "no covariates, as every fit before version 6");
     assert!(m.missing_seed_words.is_empty(), "no seeds, as every fit before version 7");
     let mut b = m.encode();
-    b.truncate(b.len() - NO_CHAIN_REPORTS.len() - 1);
+    // The chain reports, the left-out seed words and the reference chain (0).
+    b.truncate(b.len() - NO_CHAIN_REPORTS.len() - 2);
     with_params_converted(&b, |_: u32, p: LdaParams| (4u32, params::LdaParamsV4::from(&p))).expect("a current LDA blob")
 }
 
@@ -181,8 +187,10 @@ pub(crate) fn as_before_threads_left(bytes: &[u8]) -> Vec<u8> {
 pub(crate) fn as_version6(bytes: &[u8]) -> Vec<u8> {
     let m = LdaModel::decode(bytes).expect("a current LDA blob");
     assert!(m.missing_seed_words.is_empty() && m.params.seed_words.is_empty(), "no seeds");
+    assert_eq!(m.reference_chain, 0, "chain 0 the reference, as every fit before version 8");
     let mut b = m.encode();
-    b.truncate(b.len() - 1);
+    // The left-out seed words and the reference chain.
+    b.truncate(b.len() - 2);
     with_params_converted(&b, |_: u32, p: LdaParams| (6u32, params::LdaParamsV6::from(&p))).expect("a current LDA blob")
 }
 
@@ -224,12 +232,18 @@ impl LdaModel {
         let (version, _) = postcard::take_from_bytes::<u32>(bytes).map_err(decode_error)?;
         let model: LdaModel = match version {
             ENCODING_VERSION => postcard::from_bytes(bytes).map_err(decode_error)?,
+            7 => {
+                // Version 7 is version 8 without the reference chain at the end (chain 0).
+                let mut upgraded = bytes.to_vec();
+                upgraded.push(0);
+                postcard::from_bytes(&upgraded).map(|m| LdaModel { version: ENCODING_VERSION, ..m }).map_err(decode_error)?
+            }
             6 => {
                 // Version 6 is version 7 without the seeds among the parameters and
                 // without the left-out seed words at the end (an empty list).
                 let mut upgraded =
                     with_params_converted(bytes, |_: u32, p: params::LdaParamsV6| (ENCODING_VERSION, LdaParams::from(p))).map_err(decode_error)?;
-                upgraded.push(0);
+                upgraded.extend_from_slice(&[0, 0]);
                 postcard::from_bytes(&upgraded).map_err(decode_error)?
             }
             5 | 4 => {
@@ -242,7 +256,7 @@ impl LdaModel {
                 }
                 .map_err(decode_error)?;
                 upgraded.extend_from_slice(&NO_CHAIN_REPORTS);
-                upgraded.push(0);
+                upgraded.extend_from_slice(&[0, 0]);
                 postcard::from_bytes(&upgraded).map_err(decode_error)?
             }
             3 | 2 => {
@@ -256,7 +270,7 @@ impl LdaModel {
                 }
                 old.into()
             }
-            v => return Err(ModelError::Decode(format!("LDA encoding version {v} is not {ENCODING_VERSION}, 6, 5, 4, 3 or 2"))),
+            v => return Err(ModelError::Decode(format!("LDA encoding version {v} is not {ENCODING_VERSION}, 7, 6, 5, 4, 3 or 2"))),
         };
         model.check_shapes()
     }
@@ -324,10 +338,10 @@ impl TopicModel for LdaModel {
     }
 
     /// A kept sweep's topic-word counts as a table (φ at the Dirichlet mean with the
-    /// fitted β); a later chain's sweep is relabelled onto chain 0's topics.
+    /// fitted β); another chain's sweep is relabelled onto the reference chain's topics.
     fn topic_draw(&self, iteration: u64, sample: &[u8]) -> Result<Option<TopicTable>, ModelError> {
         let s: TopicWordSample = postcard::from_bytes(sample).map_err(|e| ModelError::Decode(format!("an LDA sample: {e}")))?;
-        let relabel = chains::sample_relabel(&self.alignments, iteration, self.params.iterations, self.params.chains)?;
+        let relabel = chains::sample_relabel_to(&self.alignments, self.reference_chain, iteration, self.params.iterations, self.params.chains)?;
         let counts = SparseCounts { num_topics: s.num_topics as usize, word_ptr: &s.word_ptr, topics: &s.topics, counts: &s.counts };
         if counts.num_topics != self.params.topics {
             return Err(ModelError::Invalid(format!("a sample of {} topics for a model of {}", counts.num_topics, self.params.topics)));
@@ -359,6 +373,7 @@ impl TopicModel for LdaModel {
             "fitted_alpha_sum": self.alpha.iter().sum::<f64>(),
             "fitted_beta": self.beta,
             "chains": self.params.chains,
+            "reference_chain": self.reference_chain,
             "convergence": self.convergence.as_ref().map(ConvergenceReport::to_json),
             "chain_alignment": chains::alignments_json(&self.alignments),
             "seeds": (!self.params.seed_words.is_empty()).then(|| seeds_diagnostics(&self.params.seeds(), &self.missing_seed_words)),
@@ -469,6 +484,19 @@ mod encoding_tests {
 
     /// A version 6 blob (no seeds among the parameters, no left-out seed words at the
     /// end) decodes to the unseeded model whose current blob it was.
+    #[test]
+    fn version_7_models_decode_with_chain_0_the_reference() {
+        let mut current = LdaModel::decode(&postcard::to_allocvec(&v3_example()).unwrap()).unwrap();
+        current.reference_chain = 1;
+        let bytes = current.encode();
+        assert_eq!(bytes.last(), Some(&1), "the reference chain is the last byte");
+        let mut v7 = bytes[..bytes.len() - 1].to_vec();
+        v7[0] = 7;
+        let m = LdaModel::decode(&v7).unwrap();
+        assert_eq!((m.version, m.reference_chain), (ENCODING_VERSION, 0));
+        assert_eq!(LdaModel { reference_chain: 1, ..m }.encode(), bytes);
+    }
+
     #[test]
     fn version_6_models_still_decode() {
         let old = LdaModel::decode(&postcard::to_allocvec(&v3_example()).unwrap()).unwrap();

@@ -273,7 +273,10 @@ pub(crate) const DOC: ParamsDoc = ParamsDoc {
             r#"Share of documents held out by the seed when the corpus has no `split` tags (documents tagged `test` are held out otherwise). Held-out documents are scored by the Chib-style estimator at the end of the fit (`diagnostics.heldout`)."#,
         ),
         ("heldout_burn_in", r#"Gibbs sweeps before iterated conditional modes pick z* for that estimate."#),
-        ("heldout_chain_length", r#"S, the transition chain's length for that estimate."#),
+        (
+            "heldout_chain_length",
+            r#"S, the transition chain's length for that estimate; 0: no estimate at the fit's end (the documents are still held out; `POST /v1/models/{id}/heldout-likelihood` scores them later). A sweep's LDA fits default to 0: its rows are scored by document completion."#,
+        ),
         (
             "optimize_interval",
             r#"Re-estimate an asymmetric α (one α_k per topic, starting from `alpha`) after every this many sweeps once past `optimize_burn_in`, by Minka's fixed point (the maximiser of p(z | α) for the current assignments), as MALLET's `--optimize-interval` and tomotopy's `optim_interval`. 0 keeps α fixed and symmetric. The fitted values are in the model's `diagnostics.fitted_alpha`; prediction and held-out scoring use them."#,
@@ -295,7 +298,7 @@ pub(crate) const DOC: ParamsDoc = ParamsDoc {
         ),
         (
             "chains",
-            r#"Independent chains, run one after another (each `iterations` long; the job's progress counts through all of them) from seeds derived from the job's (chain 0 uses the job's seed, so `chains: 1` is the usual fit). Later chains' topics are matched to chain 0's by the assignment that minimises the summed L1 distance of their word distributions (`diagnostics.chain_alignment`), and the posterior means are pooled. `diagnostics.convergence` compares the chains (split-R̂). DCNT, SCNT, HPC and PCM take it too (`DcntParams`, `HpcParams`); the HDP families accept only 1."#,
+            r#"Independent chains, run one after another (each `iterations` long; the job's progress counts through all of them) from seeds derived from the job's (chain 0 uses the job's seed, so `chains: 1` is the usual fit). The model serves the topics of the chain the others agree with most (`diagnostics.reference_chain`; of two chains, the one with the higher log joint); the other chains' topics are matched to its topics by the assignment that minimises the summed L1 distance of their word distributions (`diagnostics.chain_alignment`), and each topic's posterior means are pooled over the chains that found it (matched at similarity 0.8 or more). `diagnostics.convergence` compares the chains (split-R̂). DCNT, SCNT, HPC and PCM take it too (`DcntParams`, `HpcParams`); the HDP families accept only 1."#,
         ),
         (
             "seed_words",
@@ -483,7 +486,7 @@ impl LdaParams {
         let test_fraction = r.fraction_or("test_fraction", 1.0, 0.0)?;
         let chib = super::heldout::ChibSettings::default();
         let heldout_burn_in = r.uint_in_or("heldout_burn_in", 0, 1_000_000, chib.burn_in as u64)? as usize;
-        let heldout_chain_length = r.uint_in_or("heldout_chain_length", 1, 1_000_000, chib.chain_length as u64)? as usize;
+        let heldout_chain_length = r.uint_in_or("heldout_chain_length", 0, 1_000_000, chib.chain_length as u64)? as usize;
         let optimize_interval = r.uint_in_or("optimize_interval", 0, 1_000_000, 0)? as usize;
         let optimize_burn_in = r.uint_in_or("optimize_burn_in", 0, 1_000_000, 0)? as usize;
         let optimize_beta = r.boolean_or("optimize_beta", false)?;
@@ -635,7 +638,7 @@ mod tests {
             (json!({"topicz": 3}), "topicz"),
             (json!({"thin": 0}), "thin"),
             (json!({"test_fraction": 1.0}), "test_fraction"),
-            (json!({"heldout_chain_length": 0}), "heldout_chain_length"),
+            (json!({"heldout_chain_length": -1}), "heldout_chain_length"),
             (json!({"optimize_interval": -1}), "optimize_interval"),
             (json!({"optimize_burn_in": "x"}), "optimize_burn_in"),
             (json!({"optimize_beta": true}), "optimize_beta"),

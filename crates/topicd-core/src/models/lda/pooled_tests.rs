@@ -8,6 +8,14 @@ use crate::models::lda::LdaParams;
 use crate::models::test_kit::{recorded_run, SEED};
 use crate::models::TopicModel;
 
+/// One chain's fit of 4 topics on a corpus of 40 documents drawn from 4 planted ones.
+fn four_topic_fit(iterations: usize) -> LdaModel {
+    let (_, docs) = lda_corpus(4, 40, 120, 40, 0.3, 3);
+    let corpus = build_corpus(raw_options(), &[], docs).expect("corpus builds");
+    let p = LdaParams::from_json(&serde_json::json!({"topics": 4, "iterations": iterations, "burn_in": 20, "thin": 4})).unwrap();
+    recorded_run(1, None, |ctx| crate::models::lda::fit_lda(&corpus, &p, SEED, ctx).expect("fit runs")).model
+}
+
 fn l1(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (x - y).abs()).sum()
 }
@@ -20,10 +28,7 @@ fn l1(a: &[f64], b: &[f64]) -> f64 {
 /// pair, recomputed here from the word distributions.
 #[test]
 fn a_chain_in_another_mode_leaves_exactly_its_lost_topic_unmatched() {
-    let (_, docs) = lda_corpus(4, 40, 120, 40, 0.3, 3);
-    let corpus = build_corpus(raw_options(), &[], docs).expect("corpus builds");
-    let p = LdaParams::from_json(&serde_json::json!({"topics": 4, "iterations": 60, "burn_in": 20, "thin": 4})).unwrap();
-    let a = recorded_run(1, None, |ctx| crate::models::lda::fit_lda(&corpus, &p, SEED, ctx).expect("fit runs")).model;
+    let a = four_topic_fit(60);
     assert_eq!(a.topic_stability(), None, "one chain: stability is unknown, not 1");
     let v = a.num_terms;
     let topic = |m: &LdaModel, k: usize| m.word_rates[k * v..(k + 1) * v].to_vec();
@@ -51,10 +56,7 @@ fn a_chain_in_another_mode_leaves_exactly_its_lost_topic_unmatched() {
 /// are still matched freely (chain 1's topics 2 and 3, swapped, go back).
 #[test]
 fn seeded_topics_pool_with_themselves() {
-    let (_, docs) = lda_corpus(4, 40, 120, 40, 0.3, 3);
-    let corpus = build_corpus(raw_options(), &[], docs).expect("corpus builds");
-    let p = LdaParams::from_json(&serde_json::json!({"topics": 4, "iterations": 40, "burn_in": 20, "thin": 4})).unwrap();
-    let a = recorded_run(1, None, |ctx| crate::models::lda::fit_lda(&corpus, &p, SEED, ctx).expect("fit runs")).model;
+    let a = four_topic_fit(40);
     let v = a.num_terms;
     let mut b = a.clone();
     b.word_rates = [1, 0, 3, 2].iter().flat_map(|&k| a.word_rates[k * v..(k + 1) * v].to_vec()).collect();
@@ -65,4 +67,48 @@ fn seeded_topics_pool_with_themselves() {
     let pinned = merge(&[&seeded_a, &b]);
     assert_eq!(pinned.alignments[0].permutation[0], 0, "the seeded topic stays with itself");
     assert_eq!(&pinned.alignments[0].permutation[2..], &[3, 2], "the unseeded ones are matched freely");
+}
+
+/// Each topic is averaged over the chains that found it up to Monte Carlo error
+/// (similarity at least `POOL_SIMILARITY`) and over no other: chain 1 holds chain 0's
+/// topic 2 with 5 % of its mass spread evenly (pooled) and, in topic 0's place, 0.7 of
+/// topic 0 and 0.3 of topic 1 (a match for stability, not pooled). Two chains always
+/// tie on agreement, so the model serves the one with the higher log joint.
+#[test]
+fn a_topic_pools_only_the_chains_that_found_it() {
+    use crate::models::consensus::POOL_SIMILARITY;
+    use crate::models::stability::MATCH_SIMILARITY;
+    let a = four_topic_fit(40);
+    let (k, v) = (4, a.num_terms);
+    let topic = |m: &LdaModel, t: usize| m.word_rates[t * v..(t + 1) * v].to_vec();
+    let mut b = a.clone();
+    let blend: Vec<f64> = topic(&a, 0).iter().zip(topic(&a, 1)).map(|(x, y)| 0.7 * x + 0.3 * y).collect();
+    let noisy: Vec<f64> = topic(&a, 2).iter().map(|x| 0.95 * x + 0.05 / v as f64).collect();
+    b.word_rates[..v].copy_from_slice(&blend);
+    b.word_rates[2 * v..3 * v].copy_from_slice(&noisy);
+    let similarity_of_blend = 1.0 - l1(&topic(&a, 0), &blend) / 2.0;
+    assert!((MATCH_SIMILARITY..POOL_SIMILARITY).contains(&similarity_of_blend), "the construction: {similarity_of_blend}");
+    b.kept_sweeps = 3 * a.kept_sweeps;
+    b.final_loglik_per_token = a.final_loglik_per_token - 0.1;
+
+    let pooled = merge(&[&a, &b]);
+    assert_eq!(pooled.reference_chain, 0, "the higher log joint");
+    assert_eq!(topic(&pooled, 0), topic(&a, 0), "the blend is not pooled into topic 0");
+    for (w, (&served, (&first, &second))) in topic(&pooled, 2).iter().zip(topic(&a, 2).iter().zip(&noisy)).enumerate() {
+        assert!((served - (0.25 * first + 0.75 * second)).abs() < 1e-15, "topic 2, word {w}: weighted by kept sweeps");
+    }
+    assert!(topic(&pooled, 3).iter().zip(topic(&a, 3)).all(|(x, y)| (x - y).abs() < 1e-15), "the same topic in both chains");
+    for row in pooled.document_proportions.chunks(k) {
+        assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12, "θ renormalised: {row:?}");
+    }
+    assert!((pooled.topic_shares.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    let s = pooled.topic_stability().unwrap();
+    assert_eq!(s.iter().map(|t| t.matched).collect::<Vec<_>>(), [1, 1, 1, 1], "stability's looser match counts the blend");
+
+    // The other chain with the higher log joint: its topics are served, its blend unpooled.
+    b.final_loglik_per_token = a.final_loglik_per_token + 0.1;
+    let pooled = merge(&[&a, &b]);
+    assert_eq!(pooled.reference_chain, 1);
+    assert_eq!(topic(&pooled, 0), blend);
+    assert_eq!(pooled.alignments.len(), 1, "chain 0's alignment onto chain 1");
 }

@@ -6,6 +6,7 @@
 use super::*;
 use crate::corpus::build_corpus;
 use crate::models::chain::Resume;
+use crate::models::consensus::two_chain_pooled_distance;
 use crate::models::lda::model::as_before_threads_left;
 use crate::models::lda::sampler::tests::{lda_corpus, raw_options};
 use crate::models::test_kit::{check_two_chain_resumes, recorded_run, Run, SEED};
@@ -150,7 +151,8 @@ fn unusable_checkpoints_are_rejected_and_the_fit_starts_over() {
 }
 
 /// Several chains: chain 0 is the one-chain fit (the job's seed), the pooled model is
-/// chain 0's and chain 1's means matched topic to topic, and a job stopped anywhere
+/// the reference chain's topics, each pooled with its match where that is the same
+/// topic, and a job stopped anywhere
 /// (inside a chain, at the boundary between chains, while scoring) and resumed on 2
 /// threads ends with the bytes of the uninterrupted one.
 #[test]
@@ -171,14 +173,16 @@ fn several_chains_pool_and_resume_to_the_same_bytes() {
         let total: f64 = m.word_rates[t * v..(t + 1) * v].iter().sum();
         assert!((total - 1.0).abs() < 1e-9, "topic {t} sums to {total}");
     }
-    // Chain 0 alone is the one-chain fit's posterior mean: the pooled φ is the mean of
-    // it and chain 1's, aligned; every pooled topic lies within half the matched
-    // distance of chain 0's topic.
+    // Chain 0 alone is the one-chain fit's posterior mean: each served topic is the
+    // reference chain's, pooled with the other chain's match where that is the same
+    // topic (similarity ≥ 0.8), so it lies half the matched distance from chain 0's
+    // topic, or none or all of it ([`two_chain_pooled_distance`]).
     let one = fit(&corpus, &LdaParams { chains: 1, ..p.clone() }, 1, None).model;
     let al = &m.alignments[0];
     for t in 0..k {
-        let l1: f64 = (0..v).map(|w| (m.word_rates[t * v + w] - one.word_rates[t * v + w]).abs()).sum();
-        assert!((l1 - al.distances[t] / 2.0).abs() < 1e-9, "topic {t}: {l1} vs {}", al.distances[t] / 2.0);
+        let (a, expected) = two_chain_pooled_distance(al, m.reference_chain, t);
+        let l1: f64 = (0..v).map(|w| (m.word_rates[t * v + w] - one.word_rates[a * v + w]).abs()).sum();
+        assert!((l1 - expected).abs() < 1e-9, "topic {t} (reference chain {}): {l1} vs {expected}", m.reference_chain);
     }
     // Checkpoints: one per sweep but the last in each chain, the boundary after chain
     // 0, and the scoring phase's after chain 1.
@@ -188,4 +192,21 @@ fn several_chains_pool_and_resume_to_the_same_bytes() {
     // A checkpoint of a one-chain job is not one of this job's.
     let run = fit(&corpus, &p, 1, Some(&fit(&corpus, &LdaParams { chains: 1, ..p.clone() }, 1, None).checkpoints[3].1));
     assert!(matches!(&run.resumed[..], [Resume::Rejected(_)]), "{:?}", run.resumed);
+}
+
+/// `heldout_chain_length: 0` holds the documents out of training but ends without the
+/// Chib-style estimate (a sweep's default: its rows are scored by document completion);
+/// the fit is otherwise the one that scores them.
+#[test]
+fn a_zero_chain_length_holds_out_without_scoring() {
+    let corpus = small_corpus();
+    let (_, mut params, _) = cases().into_iter().find(|c| c.0 == "heldout").unwrap();
+    params["heldout_chain_length"] = json!(0);
+    let p = LdaParams::from_json(&params).unwrap();
+    let unscored = fit(&corpus, &p, 1, None);
+    assert!(unscored.model.test_documents > 0 && unscored.model.heldout.is_none(), "held out, not scored");
+    assert_eq!(unscored.checkpoints.len(), p.iterations - 1, "no scoring phase to checkpoint");
+    let scored = fit(&corpus, &LdaParams { heldout_chain_length: 5, ..p.clone() }, 1, None).model;
+    assert!(scored.heldout.is_some());
+    assert_eq!(scored.word_rates, unscored.model.word_rates, "the same fit otherwise");
 }

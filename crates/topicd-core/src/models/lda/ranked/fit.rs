@@ -7,7 +7,7 @@ use crate::corpus::Corpus;
 use crate::models::chain::{Checkpoint, Position, Resume};
 use crate::models::chains::{self, chain_seed, ChainResult};
 use crate::models::lda::chain::SavedLda;
-use crate::models::lda::fit::{model_of_ended, restore_after_chain, score_heldout};
+use crate::models::lda::fit::{model_of_ended, restore_after_chain, score_heldout, scores_heldout};
 use crate::models::lda::{pooled, LdaModel, LdaParams};
 use crate::models::{Checkpointing, FitContext, FitError, RestoreError, ALWAYS_READY};
 use crate::ranks::Ranks;
@@ -115,7 +115,7 @@ impl Fit<'_> {
             return Ok(Some(ChainResult { model, trace }));
         }
         let mut model = pooled::pool(finished, ChainResult { model, trace });
-        if test_documents > 0 {
+        if scores_heldout(p, test_documents) {
             let at = crate::models::after_chain::EndOfChain { family: "lda", seed: seed_c, schedule: &schedule, position: end };
             model.heldout = Some(score_heldout(&model, &root.heldout, p, None, &at, ctx)?);
         }

@@ -20,7 +20,9 @@ with its defaults (α = 0.1, η = 0.01) trained for the same iterations on the s
 training documents with the same threads, scored by the same document completion on
 the same test documents (θ̂ by `infer` on the observed half, the split by topicd's hash:
 models/completion.rs). Per K: both held-out scores, topicd's fit time (the row's `fit_s`,
-chains counted) and tomotopy's `train` time. Also the time a sweep adds beyond its
+chains counted) and tomotopy's `train` time, and the difference in held-out score in
+standard errors (each score's delta-method SE over the test documents, combined as if
+independent: a conservative z, since both are scored on the same documents). Also the time a sweep adds beyond its
 fits: its wall time from submission until its rows are scored, less the sum of `fit_s`.
 
 The server runs with its defaults (threads = the machine's cores, a rate limit that
@@ -96,7 +98,7 @@ def tomotopy_row(docs, k, iterations, threads):
     seconds = time.perf_counter() - t0
     vocab = {w: i for i, w in enumerate(model.used_vocabs)}
     phi = [model.get_topic_word_dist(t) for t in range(k)]
-    total, tokens = 0.0, 0
+    terms = []  # per test document: (log-likelihood of its held-out half, its tokens)
     for d in docs:
         if d["split"] != "test":
             continue
@@ -111,10 +113,23 @@ def tomotopy_row(docs, k, iterations, threads):
             continue
         doc = model.make_doc(observed)
         theta, _ = model.infer(doc, iterations=100, workers=1)
-        for w, h in held:
-            total += h * math.log(sum(theta[t] * phi[t][vocab[w]] for t in range(k)))
-            tokens += h
-    return {"heldout_loglik_per_token": total / tokens, "fit_s": seconds}
+        terms.append((sum(h * math.log(sum(theta[t] * phi[t][vocab[w]] for t in range(k))) for w, h in held), sum(h for _, h in held)))
+    return {"heldout_loglik_per_token": sum(v for v, _ in terms) / sum(n for _, n in terms), "heldout_se": ratio_standard_error(terms), "fit_s": seconds}
+
+
+def ratio_standard_error(terms):
+    """The delta-method SE of Σv/Σn over documents (v, n), as topicd's `heldout_se` (selection/intervals.rs)."""
+    m, tokens = len(terms), sum(n for _, n in terms)
+    ratio = sum(v for v, _ in terms) / tokens
+    return math.sqrt(m / (m - 1) * sum((v - ratio * n) ** 2 for v, n in terms)) / tokens
+
+
+def difference_z(row, anchor):
+    """topicd's held-out score less tomotopy's, in standard errors of the difference. The two
+    are scored on the same documents, so their errors are positively correlated and
+    √(se₁² + se₂²) overstates the difference's SE: |z| < 2 is within noise, conservatively."""
+    se = math.hypot(row["heldout_se"] or 0.0, anchor["heldout_se"])
+    return (row["heldout_loglik_per_token"] - anchor["heldout_loglik_per_token"]) / se if se > 0 else None
 
 
 def main():
@@ -166,10 +181,16 @@ def main():
                     "within_20pct": suggested is not None and abs(suggested - truth) <= 0.2 * truth,
                     "best_stability": best_stability, "hdp_topics": hdp and hdp["topics"],
                     "sweep_wall_s": wall, "sum_fit_s": sum(x["fit_s"] or 0 for x in sweep["rows"]),
-                    "rows": [{k: x[k] for k in ("topics", "heldout_loglik_per_token", "coherence_npmi", "exclusivity", "stability", "unstable_topics", "residual_dispersion", "rhat_max", "fit_s")} for x in sweep["rows"]],
+                    "rows": [{k: x[k] for k in ("topics", "heldout_loglik_per_token", "heldout_se", "coherence_npmi", "exclusivity", "stability", "unstable_topics", "residual_dispersion", "rhat_max", "fit_s")} for x in sweep["rows"]],
                 }
                 if a.tomotopy and r == 1:
                     entry["tomotopy"] = {k: tomotopy_row(docs, k, a.iterations, threads) for k in grid}
+                    for x in rows:
+                        anchor = entry["tomotopy"].get(x["topics"])
+                        if anchor and x["heldout_loglik_per_token"] is not None:
+                            anchor["difference"] = x["heldout_loglik_per_token"] - anchor["heldout_loglik_per_token"]
+                            anchor["difference_z"] = difference_z(x, anchor)
+                    print(json.dumps({"truth": truth, "against_tomotopy": {k: {n: round(v, 4) if isinstance(v, float) else v for n, v in t.items()} for k, t in entry["tomotopy"].items()}}), flush=True)
                 results.append(entry)
                 print(json.dumps({k: v for k, v in entry.items() if k not in ("rows", "tomotopy")}), flush=True)
     finally:

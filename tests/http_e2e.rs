@@ -454,14 +454,18 @@ async fn several_chains_report_convergence_on_the_job_and_the_model() {
     let mut sorted: Vec<u64> = permutation.iter().map(|x| x.as_u64().unwrap()).collect();
     sorted.sort();
     assert_eq!(sorted, vec![0, 1, 2, 3, 4]);
-    // Intervals from the kept sweeps of both chains, chain 1's relabelled onto chain 0's
-    // topics: the fixed β makes the mean of the draws' φ the pooled posterior mean
-    // exactly (up to rounding), and the mean of their shares the topic's proportion.
+    // Intervals from the kept sweeps of the chains pooled into each topic (both where
+    // the other chain's match is at least 0.8 similar, the reference's alone where it is
+    // not), the other chain's relabelled onto the reference's topics: the fixed β makes
+    // the mean of the draws' φ the pooled posterior mean exactly (up to rounding), and
+    // the mean of their shares, renormalised as the served ones are, the proportion.
     let model_id = done["model_id"].as_str().unwrap();
     let (status, t) = s.get(&format!("/v1/models/{model_id}/topics?n=5&with=intervals&level=0.9")).await;
     assert_eq!(status, 200, "{t}");
     assert_eq!((t["intervals"]["draws"].as_u64(), t["intervals"]["level"].as_f64()), (Some(20), Some(0.9)), "{}", t["intervals"]);
     for topic in t["topics"].as_array().unwrap() {
+        let pooled = topic["stability"]["similarity"].as_f64().unwrap() >= 0.8;
+        assert_eq!(topic["interval_draws"].as_u64(), Some(if pooled { 20 } else { 10 }), "{topic}");
         let share = &topic["proportion_interval"];
         assert!((share["mean"].as_f64().unwrap() - topic["proportion"].as_f64().unwrap()).abs() < 1e-9, "{topic}");
         for (j, w) in topic["words"].as_array().unwrap().iter().enumerate() {

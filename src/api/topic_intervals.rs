@@ -19,8 +19,9 @@ use std::sync::Arc;
 /// The default probability of an interval.
 pub const DEFAULT_LEVEL: f64 = 0.95;
 
-/// The summaries of `listed` (term ids per topic) over every kept sample of the model's
-/// job, and the number of draws they come from.
+/// The summaries of `listed` (term ids per topic) over the kept samples of the model's
+/// job (each topic's over the samples of the chains pooled into it), and the number of
+/// samples read.
 pub async fn intervals_of(
     state: &AppState,
     m: &Arc<LoadedModel>,
@@ -62,10 +63,11 @@ fn interval_json(i: &crate::models::effects::Interval) -> Value {
     json!({"mean": i.mean, "lower": i.lower, "upper": i.upper})
 }
 
-/// Add `s` to a topic's JSON (its `proportion_interval`) and to its words' JSON (in
-/// the listed order, each an `intervals` object).
+/// Add `s` to a topic's JSON (its `proportion_interval` and `interval_draws`) and to
+/// its words' JSON (in the listed order, each an `intervals` object).
 pub fn add_to_topic(topic: &mut Value, words: &mut Value, s: &TopicIntervals) {
     topic["proportion_interval"] = interval_json(&s.share);
+    topic["interval_draws"] = json!(s.draws);
     if let Some(words) = words.as_array_mut() {
         for (w, i) in words.iter_mut().zip(&s.words) {
             w["intervals"] = json!({

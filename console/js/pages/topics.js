@@ -253,7 +253,9 @@ export function topicsSection(model, stops, { lineage = Promise.resolve(null), t
     const topic = top.topic;
     const title = `Topic ${topicTitle(topic)}${topic.name ? ` “${topic.name}”` : ""}`;
     const scatterBox = h("div", { "data-testid": "frex-scatter" });
-    const shareInterval = topic.proportion_interval ? ` (${Math.round(top.intervals.level * 100)} % interval ${fmtPct(topic.proportion_interval.lower)} – ${fmtPct(topic.proportion_interval.upper)})` : "";
+    // A topic some chain did not find is summarised over the other chains' draws only.
+    const fewer = topic.interval_draws != null && top.intervals && topic.interval_draws < top.intervals.draws ? `, over ${topic.interval_draws} of ${top.intervals.draws} draws: the chains that found this topic` : "";
+    const shareInterval = topic.proportion_interval ? ` (${Math.round(top.intervals.level * 100)} % interval ${fmtPct(topic.proportion_interval.lower)} – ${fmtPct(topic.proportion_interval.upper)}${fewer})` : "";
     mount(detail, h("h3", {}, title), h("p", { class: "muted" }, `Share ${fmtPct(topic.proportion)}${shareInterval}. ${all.words.length < SCATTER_WORDS ? `The scatter shows all ${all.words.length} words` : `The scatter shows the ${SCATTER_WORDS} words ranked highest (the API's default limit per request)`}; the top ${LABELLED} by FREX are labelled.`), h("div", { class: top.intervals ? "stack" : "cols" }, wordBars(top.words, top.intervals), scatterBox));
     lineage.then(
       (l) => {

@@ -75,7 +75,11 @@ fn declared_capabilities_match_what_fitted_models_answer() {
         // without keeps none to draw from.
         let (it, bytes) = samples.first().cloned().unwrap_or((1, Vec::new()));
         let drawn = model.topic_draw(it, &bytes).unwrap_or_else(|e| panic!("{name}: its own sample draws: {e}"));
-        assert_eq!(drawn.is_some_and(|t| t.topics.len() == model.num_topics()), declared.summary_intervals, "{name}: summary intervals");
+        assert_eq!(
+            drawn.is_some_and(|d| d.table.topics.len() == model.num_topics() && d.pooled.len() == model.num_topics()),
+            declared.summary_intervals,
+            "{name}: summary intervals"
+        );
         let scorer = model.heldout_scorer(&Default::default()).unwrap_or_else(|e| panic!("{name}: default estimator settings are valid: {e:?}"));
         assert_eq!(scorer.is_some(), declared.heldout_likelihood, "{name}: held-out likelihood");
     }

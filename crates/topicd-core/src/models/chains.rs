@@ -176,13 +176,19 @@ pub fn sample_relabel(alignments: &[Alignment], iteration: u64, iterations: usiz
 /// ([`match_to_consensus_pinned`]): `alignments` holds every other chain's, in chain
 /// order.
 pub fn sample_relabel_to(alignments: &[Alignment], reference: usize, iteration: u64, iterations: usize, chains: usize) -> Result<Option<&[usize]>, ModelError> {
-    let c = (iteration.max(1) - 1) as usize / iterations.max(1);
+    let c = sample_chain(iteration, iterations);
     if c == reference {
         return Ok(None);
     }
     alignment_of(alignments, reference, c)
         .map(|a| Some(a.permutation.as_slice()))
         .ok_or_else(|| ModelError::Invalid(format!("a sample of chain {c} of a {chains}-chain fit")))
+}
+
+/// The chain that kept the sample stored at job iteration `iteration` (1-based, counted
+/// through chains of `iterations` sweeps each).
+pub fn sample_chain(iteration: u64, iterations: usize) -> usize {
+    (iteration.max(1) - 1) as usize / iterations.max(1)
 }
 
 /// Chain `c`'s alignment among `alignments` (every chain's but the reference's, in

@@ -15,10 +15,13 @@
 //! ([`crate::models::dcnt::effects`]).
 //!
 //! A family keeps the draws with [`DrawPlan`] (evenly over a chain's kept iterations,
-//! within [`THETA_DRAWS_BYTES`]) and answers with [`composition`].
+//! within [`THETA_DRAWS_BYTES`]) and answers with [`composition`]. A multi-chain model
+//! whose topics are matched across chains (LDA) says which chains hold each topic
+//! ([`DrawChains`]): with `chains=matched`, the default, a topic's effect rests on those
+//! chains' draws only, as DCNT's does, so that no curve mixes different topics.
 
 use super::design::DesignSpec;
-use super::effects::{interval, plan, Difference, EffectPlan, EffectPoint, EffectQuery, Effects, TopicEffect};
+use super::effects::{interval, plan, ChainPooling, Difference, EffectPlan, EffectPoint, EffectQuery, Effects, TopicEffect};
 use super::ModelError;
 use crate::rng::{stream, Purpose};
 use nalgebra::{DMatrix, DVector};
@@ -101,10 +104,39 @@ impl DrawPlan {
     }
 }
 
+/// Which chains kept the θ draws of a multi-chain model, and which topics each holds.
+pub struct DrawChains {
+    /// The draws are the chains' in chain order, this many from each.
+    pub draws_per_chain: usize,
+    /// `holds[c][t]`: whether chain c holds the model's topic t
+    /// ([`super::consensus::chain_holds`]).
+    pub holds: Vec<Vec<bool>>,
+}
+
+impl DrawChains {
+    /// Whether draw `m` counts towards topic `t`'s effect under `pooling`.
+    fn counts(&self, pooling: ChainPooling, m: usize, t: usize) -> bool {
+        pooling == ChainPooling::All || self.holds.get(m / self.draws_per_chain.max(1)).is_some_and(|h| h.get(t).copied().unwrap_or(false))
+    }
+
+    /// How many chains topic `t`'s effect rests on under `pooling`.
+    fn pooled(&self, pooling: ChainPooling, t: usize) -> usize {
+        self.holds.iter().filter(|h| pooling == ChainPooling::All || h.get(t).copied().unwrap_or(false)).count()
+    }
+}
+
 /// The effect of `query.covariate` on `k` topics, by composition over `theta_draws`
 /// (each `documents × k`, f32) of the documents whose design rows are `design_rows`
-/// (`documents × spec.width()`, the design `spec` built).
-pub fn composition(spec: &DesignSpec, design_rows: &[f64], k: usize, theta_draws: &[Vec<f32>], query: &EffectQuery) -> Result<Effects, ModelError> {
+/// (`documents × spec.width()`, the design `spec` built); `chains`, for a model of
+/// several chains whose topics were matched, which topics each chain's draws hold.
+pub fn composition(
+    spec: &DesignSpec,
+    design_rows: &[f64],
+    k: usize,
+    theta_draws: &[Vec<f32>],
+    chains: Option<&DrawChains>,
+    query: &EffectQuery,
+) -> Result<Effects, ModelError> {
     let invalid = |m: String| ModelError::Invalid(m);
     if theta_draws.is_empty() {
         return Err(ModelError::NotOffered("this model kept no draws of its documents' topic proportions (`keep_draws` was 0)".into()));
@@ -119,7 +151,7 @@ pub fn composition(spec: &DesignSpec, design_rows: &[f64], k: usize, theta_draws
         .par_iter()
         .map(|&t| {
             let mut values = vec![Vec::with_capacity(theta_draws.len() * SIMULATIONS); rows.len()];
-            for (m, theta) in theta_draws.iter().enumerate() {
+            for (m, theta) in theta_draws.iter().enumerate().filter(|(m, _)| chains.is_none_or(|c| c.counts(query.chains, *m, t))) {
                 let y = DVector::from_fn(documents, |d, _| f64::from(theta[d * k + t]));
                 let mut rng = stream(query.seed, Purpose::Effects, m as u64, t as u64);
                 for beta in regression.draw_coefficients(&y, SIMULATIONS, &mut rng) {
@@ -141,7 +173,7 @@ pub fn composition(spec: &DesignSpec, design_rows: &[f64], k: usize, theta_draws
                 let diffs: Vec<f64> = values[pa].iter().zip(&values[pb]).map(|(x, y)| x - y).collect();
                 Difference { a: a.json(), b: b.json(), share: interval(&diffs, query.level) }
             });
-            TopicEffect { id: t, points: effect_points, difference, pooled_chains: None }
+            TopicEffect { id: t, points: effect_points, difference, pooled_chains: chains.map(|c| c.pooled(query.chains, t)) }
         })
         .collect();
     Ok(Effects {
@@ -152,7 +184,7 @@ pub fn composition(spec: &DesignSpec, design_rows: &[f64], k: usize, theta_draws
         simulations: Some(SIMULATIONS),
         level: query.level,
         held_at: held.iter().map(|(n, v)| (n.clone(), v.json())).collect(),
-        chains: None,
+        chains: chains.map(|_| query.chains),
         monte_carlo: None,
         topics: report,
     })
@@ -194,6 +226,60 @@ mod tests {
             assert!((i.lower - (fitted - 1.96 * se)).abs() < 0.15 * se, "lower {} vs {}", i.lower, fitted - 1.96 * se);
             assert!((i.upper - (fitted + 1.96 * se)).abs() < 0.15 * se, "upper {} vs {}", i.upper, fitted + 1.96 * se);
         }
+    }
+
+    /// Two chains of two θ draws each over eight documents in two groups; the second
+    /// chain holds the model's topic 0 but found something else in topic 1's place
+    /// (flat shares). With `chains=matched` topic 1's effect is composition over the
+    /// first chain's draws alone, exactly (each draw's coefficient stream is its index
+    /// and topic's), and says it rests on one chain; with `all` it is over all four
+    /// draws; topic 0 pools both chains either way. Without chains nothing is said.
+    #[test]
+    fn a_topic_some_chain_does_not_hold_rests_on_the_chains_that_do() {
+        let mut collector = crate::corpus::covariates::CovariateCollector::default();
+        for d in 0..8 {
+            let map = std::collections::BTreeMap::from([("group".to_string(), serde_json::json!(["a", "b"][d % 2]))]);
+            let values = collector.check(&map, &Default::default(), "d").unwrap();
+            collector.push(d, values);
+        }
+        let table = collector.finish(&(0..8).collect::<Vec<_>>()).unwrap().unwrap();
+        let request = crate::models::design::DesignRequest { covariates: vec!["group".into()], ..Default::default() };
+        let spec = DesignSpec::build(&request, &table).unwrap();
+        let rows = spec.rows(&table).unwrap();
+        // θ_d0 is high in group a, with a little noise so the regression has residuals.
+        let draw = |shift: f32, flat_topic_1: bool| -> Vec<f32> {
+            (0..8)
+                .flat_map(|d| {
+                    let t0 = if d % 2 == 0 { 0.8 } else { 0.2 } + shift * (d as f32 - 3.5) / 10.0;
+                    let t1 = if flat_topic_1 { 0.5 } else { 1.0 - t0 };
+                    [t0, t1]
+                })
+                .collect()
+        };
+        let draws = vec![draw(0.1, false), draw(-0.1, false), draw(0.05, true), draw(-0.05, true)];
+        let chains = DrawChains { draws_per_chain: 2, holds: vec![vec![true, true], vec![true, false]] };
+        let query = |pooling: ChainPooling| EffectQuery {
+            covariate: "group".into(),
+            grid: 5,
+            contrast: Some(("a".into(), "b".into())),
+            level: 0.9,
+            topics: None,
+            seed: 7,
+            chains: pooling,
+        };
+        let matched = composition(&spec, &rows, 2, &draws, Some(&chains), &query(ChainPooling::Matched)).unwrap();
+        let first_chain = composition(&spec, &rows, 2, &draws[..2], None, &query(ChainPooling::Matched)).unwrap();
+        let every = composition(&spec, &rows, 2, &draws, None, &query(ChainPooling::All)).unwrap();
+        let all = composition(&spec, &rows, 2, &draws, Some(&chains), &query(ChainPooling::All)).unwrap();
+        let difference = |e: &Effects, t: usize| e.topics[t].difference.as_ref().unwrap().share;
+        assert_eq!(difference(&matched, 1), difference(&first_chain, 1), "topic 1 over the first chain's draws");
+        assert_eq!(difference(&matched, 0), difference(&every, 0), "topic 0 over every draw");
+        assert_eq!((difference(&all, 0), difference(&all, 1)), (difference(&every, 0), difference(&every, 1)));
+        assert_ne!(difference(&matched, 1), difference(&every, 1), "the flat chain would move topic 1's difference");
+        assert_eq!(matched.topics.iter().map(|t| t.pooled_chains).collect::<Vec<_>>(), [Some(2), Some(1)]);
+        assert_eq!(all.topics.iter().map(|t| t.pooled_chains).collect::<Vec<_>>(), [Some(2), Some(2)]);
+        assert_eq!((matched.chains, all.chains, every.chains), (Some(ChainPooling::Matched), Some(ChainPooling::All), None));
+        assert!(every.topics.iter().all(|t| t.pooled_chains.is_none()));
     }
 
     #[test]

@@ -69,6 +69,12 @@ pub fn chain_pools(alignments: &[Alignment], reference: usize, c: usize, t: usiz
     matched_at(alignments, reference, c, t, POOL_SIMILARITY)
 }
 
+/// Per topic of the reference (`k` of them), whether chain `c` is pooled into it
+/// ([`chain_pools`]).
+pub fn pooled_topics(alignments: &[Alignment], reference: usize, c: usize, k: usize) -> Vec<bool> {
+    (0..k).map(|t| chain_pools(alignments, reference, c, t)).collect()
+}
+
 /// Test support, for a two-chain fit pooled with equal kept sweeps: chain 0's topic
 /// matched to the model's topic `t`, and the L1 distance the pooled topic lies from it:
 /// half the matched distance where both chains are pooled, none where chain 0 is the

@@ -210,9 +210,10 @@ pub trait TopicModel: Send + Sync {
 
     /// One draw of the topic table from a kept sample (its job iteration and bytes, as
     /// the fit handed it over), for intervals on the summaries
-    /// ([`crate::summaries::intervals`]); `Ok(None)`: this family keeps no samples to
-    /// draw from. `Err`: bytes that are not one of this model's samples.
-    fn topic_draw(&self, iteration: u64, sample: &[u8]) -> Result<Option<TopicTable>, ModelError> {
+    /// ([`crate::summaries::intervals`]), with the topics it stands for; `Ok(None)`:
+    /// this family keeps no samples to draw from. `Err`: bytes that are not one of this
+    /// model's samples.
+    fn topic_draw(&self, iteration: u64, sample: &[u8]) -> Result<Option<TopicDraw>, ModelError> {
         let _ = (iteration, sample);
         Ok(None)
     }
@@ -300,6 +301,25 @@ pub struct TopicInfo {
     pub children: Vec<usize>,
     /// Share of the corpus' tokens the topic carries (posterior mean).
     pub proportion: f64,
+}
+
+/// One kept sample read as a table of the model's topics ([`TopicModel::topic_draw`]).
+#[derive(Debug, Clone)]
+pub struct TopicDraw {
+    pub table: TopicTable,
+    /// Per topic of the model, whether the sample's chain is among those its point
+    /// estimates pool: false where that chain found a different topic in its place
+    /// ([`super::consensus::chain_pools`]), so the topic's intervals leave this draw out
+    /// as its served numbers leave the chain out.
+    pub pooled: Vec<bool>,
+}
+
+impl TopicDraw {
+    /// A draw that stands for every topic (a one-chain fit, or a chain pooled into all).
+    pub fn of_every_topic(table: TopicTable) -> TopicDraw {
+        let pooled = vec![true; table.topics.len()];
+        TopicDraw { table, pooled }
+    }
 }
 
 /// Frequency (β, rows = topics, columns = terms) and exclusivity tables.

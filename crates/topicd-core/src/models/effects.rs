@@ -87,9 +87,9 @@ pub struct TopicEffect {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub difference: Option<Difference>,
     /// For a model of several chains whose effects pool their draws: how many chains'
-    /// draws this topic's effect rests on, those where the topic is matched (the
-    /// model's first chain and every other that holds it; its `stability`). Absent
-    /// otherwise.
+    /// draws this topic's effect rests on: with [`ChainPooling::Matched`] those where
+    /// the topic is matched (the reference chain and every other that holds it; its
+    /// `stability`), every chain with [`ChainPooling::All`]. Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pooled_chains: Option<usize>,
 }

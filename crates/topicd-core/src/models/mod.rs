@@ -67,7 +67,7 @@ pub mod updates;
 
 pub use contract::{
     proportions_with_intervals, Comparison, DocPrediction, DocumentProportions, EditStart, ModelFamily, PredictOptions, PredictionWithIntervals, RankedModel,
-    TableOptions, TopicCorrelations, TopicInfo, TopicModel, TopicTable, UpdateStart,
+    TableOptions, TopicCorrelations, TopicDraw, TopicInfo, TopicModel, TopicTable, UpdateStart,
 };
 pub use erased::FitParams;
 pub use errors::{FailureKind, FitError, ModelError, RestoreError};

@@ -20,8 +20,8 @@ use super::heldout::{DocScorer, EstimatorSettings};
 use super::slots::Slots;
 use super::stability::TopicStability;
 use super::{
-    DocPrediction, DocumentProportions, FitError, ModelError, ParamError, PredictOptions, PredictionWithIntervals, TableOptions, TopicCorrelations, TopicInfo,
-    TopicModel, TopicTable,
+    DocPrediction, DocumentProportions, FitError, ModelError, ParamError, PredictOptions, PredictionWithIntervals, TableOptions, TopicCorrelations, TopicDraw,
+    TopicInfo, TopicModel, TopicTable,
 };
 use crate::corpus::lexicon::EncodedDoc;
 use crate::corpus::Corpus;
@@ -162,8 +162,10 @@ impl<M: TopicModel> TopicModel for Slotted<M> {
             .map(|answers| answers.into_iter().map(|(p, intervals)| (self.prediction(p), self.slots.spread(&intervals, none))).collect()))
     }
 
-    fn topic_draw(&self, iteration: u64, sample: &[u8]) -> Result<Option<TopicTable>, ModelError> {
-        Ok(self.inner.topic_draw(iteration, sample)?.map(|t| self.table(t)))
+    fn topic_draw(&self, iteration: u64, sample: &[u8]) -> Result<Option<TopicDraw>, ModelError> {
+        // A retired slot is empty in every chain's draw, so every draw stands for it.
+        let spread = |d: TopicDraw| TopicDraw { pooled: self.slots.spread(&d.pooled, true), table: self.table(d.table) };
+        Ok(self.inner.topic_draw(iteration, sample)?.map(spread))
     }
 
     fn correlations(&self, draws: usize, seed: u64) -> Option<TopicCorrelations> {

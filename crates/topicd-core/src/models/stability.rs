@@ -36,7 +36,7 @@ pub struct TopicStability {
     /// How many of the other `chains − 1` chains hold a topic matching this one.
     pub matched: usize,
     /// Mean over the other chains of 1 − L1/2 between this topic's word distribution
-    /// in chain 0 and its match's.
+    /// in the reference chain and its match's.
     pub similarity: f64,
 }
 

@@ -6,11 +6,34 @@
 //! Dirichlet's mean, φ_kw = (n_kw + β) / (n_k + Vβ), with the sample's token shares
 //! n_k / N, and exclusivity P(topic | word) from them ([`super::exclusivity`]), the same
 //! way the posterior-mean table is built. The spread over samples is the posterior
-//! spread of the table that [`crate::summaries::intervals`] summarises. A sample of a
-//! later chain of a multi-chain fit is relabelled onto chain 0's topics first.
+//! spread of the table that [`crate::summaries::intervals`] summarises. A sample of
+//! another chain of a multi-chain fit is relabelled onto the reference chain's topics
+//! first, and stands only for the topics its chain is pooled into ([`pooled_draw`]).
 
-use super::TopicTable;
+use super::chains::{sample_chain, sample_relabel_to, Alignment};
+use super::consensus::pooled_topics;
+use super::{ModelError, TopicDraw, TopicTable};
 use ndarray::Array2;
+
+/// How a multi-chain fit's chains were pooled: the reference chain whose topics the
+/// model serves, the other chains' alignments to it, and the sweeps of each chain.
+pub struct PooledChains<'a> {
+    pub alignments: &'a [Alignment],
+    pub reference: usize,
+    pub iterations: usize,
+    pub chains: usize,
+}
+
+/// The kept sample stored at job iteration `iteration` as a draw of the pooled model's
+/// topics: its counts relabelled onto the reference chain's topics, read as a table
+/// ([`table_from_counts`]), standing for the topics its chain is pooled into
+/// ([`super::consensus::chain_pools`]). An error names a sample that does not fit.
+pub fn pooled_draw(counts: &SparseCounts, num_terms: usize, beta: f64, iteration: u64, pooling: &PooledChains) -> Result<TopicDraw, ModelError> {
+    let relabel = sample_relabel_to(pooling.alignments, pooling.reference, iteration, pooling.iterations, pooling.chains)?;
+    let table = table_from_counts(counts, num_terms, beta, relabel).map_err(ModelError::Invalid)?;
+    let pooled = pooled_topics(pooling.alignments, pooling.reference, sample_chain(iteration, pooling.iterations), counts.num_topics);
+    Ok(TopicDraw { table, pooled })
+}
 
 /// Word-major sparse topic-word counts, as samples store them: for word w, the pairs
 /// (`topics[i]`, `counts[i]`) with `i` in `word_ptr[w]..word_ptr[w + 1]`.

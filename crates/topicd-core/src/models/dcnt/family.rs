@@ -26,7 +26,7 @@ use crate::models::seeds::{seeds_diagnostics, SeedWords};
 use crate::models::slotted::Slotted;
 use crate::models::{
     DocPrediction, EditStart, FitContext, FitError, ModelError, ModelFamily, ParamError, PredictOptions, PredictionWithIntervals, TableOptions,
-    TopicCorrelations, TopicModel, TopicTable, UpdateStart,
+    TopicCorrelations, TopicDraw, TopicModel, TopicTable, UpdateStart,
 };
 use serde_json::json;
 
@@ -153,15 +153,16 @@ impl TopicModel for DcntModel {
 
     /// A kept scan's topic-word counts as a table (Ω at the Dirichlet mean with β); a
     /// later chain's scan is relabelled onto the model's topics.
-    fn topic_draw(&self, iteration: u64, sample: &[u8]) -> Result<Option<TopicTable>, ModelError> {
-        use crate::models::topic_draws::{table_from_counts, SparseCounts};
+    fn topic_draw(&self, iteration: u64, sample: &[u8]) -> Result<Option<TopicDraw>, ModelError> {
+        use crate::models::topic_draws::{pooled_draw, PooledChains, SparseCounts};
         let s: super::sample::DcntSample = postcard::from_bytes(sample).map_err(|e| ModelError::Decode(format!("a DCNT sample: {e}")))?;
         let counts = SparseCounts { num_topics: s.num_topics as usize, word_ptr: &s.word_ptr, topics: &s.topics, counts: &s.counts };
         if counts.num_topics != self.params.topics {
             return Err(ModelError::Invalid(format!("a sample of {} topics for a model of {}", counts.num_topics, self.params.topics)));
         }
-        let relabel = chains::sample_relabel_to(&self.alignments, self.reference_chain, iteration, self.params.iterations, self.params.chains)?;
-        table_from_counts(&counts, self.num_terms, self.params.priors.beta, relabel).map(Some).map_err(ModelError::Invalid)
+        let pooling =
+            PooledChains { alignments: &self.alignments, reference: self.reference_chain, iterations: self.params.iterations, chains: self.params.chains };
+        pooled_draw(&counts, self.num_terms, self.params.priors.beta, iteration, &pooling).map(Some)
     }
 
     fn heldout_scorer(&self, given: &crate::models::heldout::EstimatorSettings) -> Result<Option<Box<dyn DocScorer + '_>>, ParamError> {

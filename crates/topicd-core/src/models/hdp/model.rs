@@ -351,7 +351,7 @@ impl TopicModel for HdpModel {
             .as_ref()
             .ok_or_else(|| ModelError::NotOffered("this model was fitted without covariates: effects need a fit with `covariates` in its params".into()))?;
         let draws = self.proportion_draws(self.effect_draws, query.seed);
-        crate::models::composition::composition(spec, &self.design_rows, self.num_topics, &draws, query).map(Some)
+        crate::models::composition::composition(spec, &self.design_rows, self.num_topics, &draws, None, query).map(Some)
     }
 
     /// Intervals under each document's variational posterior q(π_d).

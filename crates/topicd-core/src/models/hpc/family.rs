@@ -195,7 +195,7 @@ impl TopicModel for HpcModel {
             .design
             .as_ref()
             .ok_or_else(|| ModelError::NotOffered("this model was fitted without covariates: effects need a fit with `covariates` in its params".into()))?;
-        crate::models::composition::composition(spec, &self.design_rows, self.labels.len(), &self.theta_draws, query).map(Some)
+        crate::models::composition::composition(spec, &self.design_rows, self.labels.len(), &self.theta_draws, None, query).map(Some)
     }
 
     /// Intervals from the Laplace approximation at each document's ξ*

@@ -14,8 +14,8 @@ use crate::models::encoding_upgrade::with_params_converted;
 use crate::models::heldout::{DocScorer, HeldoutDoc, HeldoutReport};
 use crate::models::seeds::{seeds_diagnostics, MissingWord};
 use crate::models::splits;
-use crate::models::topic_draws::{table_from_counts, SparseCounts};
-use crate::models::{DocPrediction, ModelError, ParamError, PredictOptions, PredictionWithIntervals, TableOptions, TopicModel, TopicTable};
+use crate::models::topic_draws::{pooled_draw, PooledChains, SparseCounts};
+use crate::models::{DocPrediction, ModelError, ParamError, PredictOptions, PredictionWithIntervals, TableOptions, TopicDraw, TopicModel, TopicTable};
 use crate::rng::StreamRng;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -295,6 +295,18 @@ impl LdaModel {
             Err(ModelError::Decode(format!("the stored lengths do not match {k} topics and {} terms", self.num_terms)))
         }
     }
+
+    /// For a fit of several chains, which topics each chain's θ draws hold (the chains
+    /// keep equally many, in chain order); `None` for one chain, or draws that do not
+    /// split evenly (then every draw counts for every topic).
+    fn draw_chains(&self) -> Option<crate::models::composition::DrawChains> {
+        let (chains, k) = (self.params.chains, self.params.topics);
+        let even = chains > 1 && !self.theta_draws.is_empty() && self.theta_draws.len().is_multiple_of(chains);
+        even.then(|| crate::models::composition::DrawChains {
+            draws_per_chain: self.theta_draws.len() / chains,
+            holds: (0..chains).map(|c| (0..k).map(|t| crate::models::consensus::chain_holds(&self.alignments, self.reference_chain, c, t)).collect()).collect(),
+        })
+    }
 }
 
 impl TopicModel for LdaModel {
@@ -328,7 +340,7 @@ impl TopicModel for LdaModel {
             .design
             .as_ref()
             .ok_or_else(|| ModelError::NotOffered("this model was fitted without covariates: effects need a fit with `covariates` in its params".into()))?;
-        crate::models::composition::composition(spec, &self.design_rows, self.params.topics, &self.theta_draws, query).map(Some)
+        crate::models::composition::composition(spec, &self.design_rows, self.params.topics, &self.theta_draws, self.draw_chains().as_ref(), query).map(Some)
     }
 
     fn predict_with_intervals(&self, docs: &[EncodedDoc], options: &PredictOptions, level: f64) -> Result<Option<Vec<PredictionWithIntervals>>, ModelError> {
@@ -338,15 +350,17 @@ impl TopicModel for LdaModel {
     }
 
     /// A kept sweep's topic-word counts as a table (φ at the Dirichlet mean with the
-    /// fitted β); another chain's sweep is relabelled onto the reference chain's topics.
-    fn topic_draw(&self, iteration: u64, sample: &[u8]) -> Result<Option<TopicTable>, ModelError> {
+    /// fitted β); another chain's sweep is relabelled onto the reference chain's topics
+    /// and stands for the topics its chain is pooled into.
+    fn topic_draw(&self, iteration: u64, sample: &[u8]) -> Result<Option<TopicDraw>, ModelError> {
         let s: TopicWordSample = postcard::from_bytes(sample).map_err(|e| ModelError::Decode(format!("an LDA sample: {e}")))?;
-        let relabel = chains::sample_relabel_to(&self.alignments, self.reference_chain, iteration, self.params.iterations, self.params.chains)?;
         let counts = SparseCounts { num_topics: s.num_topics as usize, word_ptr: &s.word_ptr, topics: &s.topics, counts: &s.counts };
         if counts.num_topics != self.params.topics {
             return Err(ModelError::Invalid(format!("a sample of {} topics for a model of {}", counts.num_topics, self.params.topics)));
         }
-        table_from_counts(&counts, self.num_terms, self.beta, relabel).map(Some).map_err(ModelError::Invalid)
+        let pooling =
+            PooledChains { alignments: &self.alignments, reference: self.reference_chain, iterations: self.params.iterations, chains: self.params.chains };
+        pooled_draw(&counts, self.num_terms, self.beta, iteration, &pooling).map(Some)
     }
 
     fn heldout_scorer(&self, given: &crate::models::heldout::EstimatorSettings) -> Result<Option<Box<dyn DocScorer + '_>>, ParamError> {

@@ -8,7 +8,9 @@
 //! block keeps its inclusive prefix sums and the block totals keep theirs. A draw counts
 //! the block ends at or below u, then that block's prefix sums at or below what is left
 //! of u: two vector compares. Changing a weight rescans its block and the block totals,
-//! both fixed-size work.
+//! both fixed-size work. Up to [`WIDTH`] topics (one block) the block totals are not kept:
+//! the block's own prefix sums are the search, one compare and one scan shorter, with
+//! the same draws.
 //!
 //! The block operations ([`BlockOps`]) are written three times, with AVX-512 and AVX2
 //! intrinsics and portably. Each computes the same IEEE single-precision operations on
@@ -52,6 +54,15 @@ pub(crate) trait BlockOps {
         let b = ends.iter().filter(|&&s| s <= u).count().min(blocks - 1);
         let rest = u - if b == 0 { 0.0 } else { ends[b - 1] };
         (b, scans[b].iter().filter(|&&s| s <= rest).count().min(WIDTH - 1))
+    }
+    /// The search over a single block (K ≤ [`WIDTH`]): with u = `unit` × scan[WIDTH − 1],
+    /// the number of `scan` at or below u. [`BlockOps::locate`] gives the same lane for
+    /// one block (its block ends are then that block's total in every lane, so b = 0
+    /// and the rest is u − 0 = u) one compare later. The default is the portable form.
+    #[inline(always)]
+    unsafe fn locate_one(scan: &Block, unit: f32) -> usize {
+        let u = unit * scan[WIDTH - 1];
+        scan.iter().filter(|&&s| s <= u).count().min(WIDTH - 1)
     }
     /// Store the prefix sums of `x` ([`BlockOps::scan`]) into `out` with one whole-block
     /// store, and return `totals` with lane b, which must be +0 (the fill sets each
@@ -213,6 +224,17 @@ impl BlockOps for Avx512 {
             let rest = _mm512_sub_ps(u, before);
             let s = _mm512_loadu_ps(scans.get_unchecked(b).as_ptr());
             (b, (_mm512_cmp_ps_mask::<_CMP_LE_OQ>(s, rest).count_ones() as usize).min(WIDTH - 1))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn locate_one(scan: &Block, unit: f32) -> usize {
+        use std::arch::x86_64::*;
+        // SAFETY: as in `weights`.
+        unsafe {
+            let s = _mm512_loadu_ps(scan.as_ptr());
+            let u = _mm512_mul_ps(_mm512_set1_ps(unit), _mm512_permutexvar_ps(_mm512_set1_epi32(WIDTH as i32 - 1), s));
+            (_mm512_cmp_ps_mask::<_CMP_LE_OQ>(s, u).count_ones() as usize).min(WIDTH - 1)
         }
     }
 
@@ -397,6 +419,12 @@ impl BlockOps for Avx2 {
         }
     }
 
+    #[inline(always)]
+    unsafe fn locate_one(scan: &Block, unit: f32) -> usize {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe { avx2_count_at_or_below(scan, unit * scan[WIDTH - 1]).min(WIDTH - 1) }
+    }
+
     /// As AVX-512's: the block total enters lane b of `totals` in registers. The
     /// portable form's single-lane store into `totals` made the next whole-block load
     /// of it wait for that store to retire (a failed store forwarding: 17 % of an AVX2
@@ -497,7 +525,8 @@ pub(crate) struct BlockSearch {
     /// Inclusive prefix sums of the weights within each block (+0 past K).
     scans: [Block; MAX_BLOCKS],
     /// Inclusive prefix sums of the block totals (+0 past `blocks`); the last is the
-    /// sum of all weights.
+    /// sum of all weights. Not kept by the `_one_block` methods: that block's last
+    /// prefix sum is the total.
     ends: Block,
 }
 
@@ -584,6 +613,92 @@ impl BlockSearch {
         // SAFETY: forwarded from the caller.
         let (b, i) = unsafe { O::locate(&self.ends, &self.scans, self.blocks, unit) };
         (b * WIDTH + i).min(k - 1)
+    }
+
+    /// [`BlockSearch::fill`] for at most [`WIDTH`] topics (one block): the block's prefix
+    /// sums are the whole search, so the block ends are neither built nor kept. Use
+    /// only with the other `_one_block` methods.
+    ///
+    /// # Safety
+    /// As [`BlockSearch::fill`]'s.
+    #[inline(always)]
+    pub(crate) unsafe fn fill_one_block<O: BlockOps>(&mut self, row: &[u32], doc: &[u32], inv: &[f32], alpha: &[f32], beta: f32) {
+        assert!(self.blocks == 1 && doc.len() == WIDTH && inv.len() == WIDTH && alpha.len() == WIDTH);
+        // SAFETY (both calls): forwarded from the caller.
+        self.scans[0] = unsafe {
+            let weights = if row.len() == WIDTH {
+                O::weights(whole_block(doc, 0), whole_block(row, 0), whole_block(inv, 0), whole_block(alpha, 0), beta)
+            } else {
+                O::weights_partial(whole_block(doc, 0), row, whole_block(inv, 0), whole_block(alpha, 0), beta)
+            };
+            O::scan(&weights)
+        };
+    }
+
+    /// [`BlockSearch::change_two_weights`] for one block.
+    ///
+    /// # Safety
+    /// As [`BlockSearch::change_two_weights`]'s.
+    #[inline(always)]
+    pub(crate) unsafe fn change_two_weights_one_block<O: BlockOps>(&mut self, t1: usize, delta1: f32, t2: usize, delta2: f32) {
+        debug_assert!(self.blocks == 1 && t1 < WIDTH && t2 < WIDTH);
+        // SAFETY: forwarded from the caller.
+        self.scans[0] = unsafe { O::add_two_from(&self.scans[0], t1, delta1, t2, delta2) };
+    }
+
+    /// [`BlockSearch::fill`], or [`BlockSearch::fill_one_block`] when `ONE_BLOCK`: a
+    /// kernel compiled for one size calls these.
+    ///
+    /// # Safety
+    /// As [`BlockSearch::fill`]'s, and `ONE_BLOCK` only for one block.
+    #[inline(always)]
+    pub(crate) unsafe fn fill_sized<O: BlockOps, const ONE_BLOCK: bool>(&mut self, row: &[u32], doc: &[u32], inv: &[f32], alpha: &[f32], beta: f32) {
+        // SAFETY (both calls): forwarded from the caller.
+        if ONE_BLOCK {
+            unsafe { self.fill_one_block::<O>(row, doc, inv, alpha, beta) }
+        } else {
+            unsafe { self.fill::<O>(row, doc, inv, alpha, beta) }
+        }
+    }
+
+    /// [`BlockSearch::change_two_weights`], or its one-block form when `ONE_BLOCK`.
+    ///
+    /// # Safety
+    /// As [`BlockSearch::change_two_weights`]'s, and `ONE_BLOCK` only for one block.
+    #[inline(always)]
+    pub(crate) unsafe fn change_two_weights_sized<O: BlockOps, const ONE_BLOCK: bool>(&mut self, t1: usize, delta1: f32, t2: usize, delta2: f32) {
+        // SAFETY (both calls): forwarded from the caller.
+        if ONE_BLOCK {
+            unsafe { self.change_two_weights_one_block::<O>(t1, delta1, t2, delta2) }
+        } else {
+            unsafe { self.change_two_weights::<O>(t1, delta1, t2, delta2) }
+        }
+    }
+
+    /// [`BlockSearch::draw`], or [`BlockSearch::draw_one_block`] when `ONE_BLOCK`.
+    ///
+    /// # Safety
+    /// `O`'s instruction set must be available, and `ONE_BLOCK` only for one block.
+    #[inline(always)]
+    pub(crate) unsafe fn draw_sized<O: BlockOps, const ONE_BLOCK: bool>(&self, unit: f32, k: usize) -> usize {
+        // SAFETY (both calls): forwarded from the caller.
+        if ONE_BLOCK {
+            unsafe { self.draw_one_block::<O>(unit, k) }
+        } else {
+            unsafe { self.draw::<O>(unit, k) }
+        }
+    }
+
+    /// [`BlockSearch::draw`] for one block: the same topic for the same weights and
+    /// `unit` ([`BlockOps::locate_one`]).
+    ///
+    /// # Safety
+    /// `O`'s instruction set must be available.
+    #[inline(always)]
+    pub(crate) unsafe fn draw_one_block<O: BlockOps>(&self, unit: f32, k: usize) -> usize {
+        debug_assert!(self.blocks == 1);
+        // SAFETY: forwarded from the caller.
+        unsafe { O::locate_one(&self.scans[0], unit) }.min(k - 1)
     }
 }
 

@@ -57,6 +57,7 @@ unsafe fn results<O: BlockOps>() -> Vec<Vec<u32>> {
             for unit in [0.0, 0.3, 0.77, 1.0 - f32::EPSILON] {
                 let (b, i) = O::locate(&ends, &scans, 1 + n % MAX_BLOCKS, unit);
                 out.push(vec![b as u32, i as u32]);
+                out.push(vec![O::locate_one(&scan, unit) as u32]);
             }
         }
     }
@@ -149,5 +150,61 @@ fn draws_follow_the_cumulative_weights() {
         });
         unsafe { search.change_two_weights::<Portable>(pair[0].0, deltas[0], pair[1].0, deltas[1]) };
         check(&search, &row, &doc);
+    }
+}
+
+/// Up to one block of topics the `_one_block` search skips the block ends; its draws are
+/// still the two-level search's, bit for bit: after a fill and after weights changed by
+/// differences, at K = 4 and 11 (a partial block) and 16 (a whole one), for every
+/// instruction set the processor has.
+#[test]
+fn one_block_draws_are_the_two_level_searchs() {
+    /// The two-level search over `search`'s one block: its ends built as a fill of
+    /// several blocks would build them (the block's total in lane 0, scanned).
+    unsafe fn two_level<O: BlockOps>(search: &BlockSearch, unit: f32) -> usize {
+        let mut totals = [0.0f32; WIDTH];
+        totals[0] = search.scans[0][WIDTH - 1];
+        // SAFETY: forwarded from the caller.
+        let ends = unsafe { O::scan(&totals) };
+        unsafe { O::locate(&ends, &search.scans, 1, unit) }.1
+    }
+    unsafe fn check<O: BlockOps>(k: usize) {
+        let mut row: Vec<u32> = (0..k as u32).map(|t| (t * 7919) % 13).collect();
+        let doc: Vec<u32> = (0..padded(k) as u32).map(|t| if (t as usize) < k { (t * 104_729) % 5 } else { 0 }).collect();
+        let inv: Vec<f32> = (0..padded(k)).map(|t| if t < k { 1.0 / (100.0 + t as f32) } else { 0.0 }).collect();
+        let alpha: Vec<f32> = (0..padded(k)).map(|t| if t < k { 0.05 + 0.2 * (t % 5) as f32 } else { 0.0 }).collect();
+        let mut search = BlockSearch::new(k);
+        // SAFETY (this function): forwarded from the caller.
+        unsafe { search.fill_one_block::<O>(&row, &doc, &inv, &alpha, 0.05) };
+        let units: Vec<f32> = (0..=1000).map(|i| i as f32 / 1000.0 * (1.0 - f32::EPSILON)).collect();
+        for round in 0..3 {
+            for &unit in &units {
+                let expected = unsafe { two_level::<O>(&search, unit) }.min(k - 1);
+                assert_eq!(unsafe { search.draw_one_block::<O>(unit, k) }, expected, "K = {k}, round {round}, unit {unit}");
+            }
+            let (t1, t2) = (round % k, (round * 5 + 2) % k);
+            if t1 != t2 {
+                let before = [t1, t2].map(|t| weight(doc[t], row[t], inv[t], alpha[t], 0.05));
+                row[t1] += 3;
+                row[t2] -= row[t2].min(1);
+                let after = [t1, t2].map(|t| weight(doc[t], row[t], inv[t], alpha[t], 0.05));
+                unsafe { search.change_two_weights_one_block::<O>(t1, after[0] - before[0], t2, after[1] - before[1]) };
+            }
+        }
+    }
+    for k in [4, 11, 16] {
+        // SAFETY: the portable operations need nothing.
+        unsafe { check::<Portable>(k) };
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
+                // SAFETY: AVX2 is present.
+                unsafe { check::<Avx2>(k) };
+            }
+            if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("popcnt") {
+                // SAFETY: AVX-512F is present.
+                unsafe { check::<Avx512>(k) };
+            }
+        }
     }
 }

@@ -22,7 +22,7 @@
 //! processor's best is chosen at run time; the three give bit-identical draws (checked by
 //! a test).
 
-use super::block_search::{padded, weight, BlockOps, BlockSearch, Portable};
+use super::block_search::{padded, weight, BlockOps, BlockSearch, Portable, WIDTH};
 #[cfg(target_arch = "x86_64")]
 use super::block_search::{Avx2, Avx512};
 use super::sampler::SweepStats;
@@ -112,6 +112,29 @@ impl<'a> CellCounts<'a> {
         }
     }
 
+    /// The changes in two weights since the last draw of a run of one word: `joined`
+    /// gained the word's previous token and `own` lost this one (`doc` and `row` are the
+    /// counts after both moves). Each weight before the moves is recomputed from the
+    /// counts before them: the same operands, so the same bits the search holds.
+    ///
+    /// # Safety
+    /// `joined` and `own` are below K.
+    #[inline(always)]
+    unsafe fn weight_changes(&self, doc: &[u32], row: &[u32], joined: usize, own: usize) -> (f32, f32) {
+        let beta = self.beta;
+        // SAFETY: joined and own are below K, and every slice read holds K values.
+        unsafe {
+            let (d, r) = (*doc.get_unchecked(joined), *row.get_unchecked(joined));
+            let alpha = *self.alpha.get_unchecked(joined);
+            let joined_delta =
+                weight(d, r, *self.inv.get_unchecked(joined), alpha, beta) - weight(d - 1, r - 1, *self.inv_down.get_unchecked(joined), alpha, beta);
+            let (d, r) = (*doc.get_unchecked(own), *row.get_unchecked(own));
+            let alpha = *self.alpha.get_unchecked(own);
+            let own_delta = weight(d, r, *self.inv.get_unchecked(own), alpha, beta) - weight(d + 1, r + 1, *self.inv_up.get_unchecked(own), alpha, beta);
+            (joined_delta, own_delta)
+        }
+    }
+
     /// A token left topic t: n_k and its three inverses move down by one.
     ///
     /// # Safety
@@ -180,19 +203,35 @@ fn prefetch(row: &[u32]) {
 #[target_feature(enable = "avx2,popcnt")]
 unsafe fn resample_avx2(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mut [u32], rng: &mut StreamRng, stats: &mut SweepStats) {
     // SAFETY: this function is compiled for AVX2, which the caller guarantees.
-    unsafe { resample_with::<Avx2>(c, zs, words, doc, rng, stats) }
+    unsafe { resample_sized::<Avx2>(c, zs, words, doc, rng, stats) }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,popcnt")]
 unsafe fn resample_avx512(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mut [u32], rng: &mut StreamRng, stats: &mut SweepStats) {
     // SAFETY: this function is compiled for AVX-512, which the caller guarantees.
-    unsafe { resample_with::<Avx512>(c, zs, words, doc, rng, stats) }
+    unsafe { resample_sized::<Avx512>(c, zs, words, doc, rng, stats) }
 }
 
 fn resample_portable(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mut [u32], rng: &mut StreamRng, stats: &mut SweepStats) {
     // SAFETY: the portable block operations need no particular instruction set.
-    unsafe { resample_with::<Portable>(c, zs, words, doc, rng, stats) }
+    unsafe { resample_sized::<Portable>(c, zs, words, doc, rng, stats) }
+}
+
+/// The kernel compiled for one block of topics (K ≤ [`WIDTH`]: the search skips its
+/// block ends, [`BlockSearch::fill_one_block`]) or for several, chosen once per call so
+/// neither body carries the other's branch.
+///
+/// # Safety
+/// `O`'s instruction set must be available.
+#[inline(always)]
+unsafe fn resample_sized<O: BlockOps>(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mut [u32], rng: &mut StreamRng, stats: &mut SweepStats) {
+    // SAFETY (both calls): forwarded from the caller.
+    if c.k <= WIDTH {
+        unsafe { resample_with::<O, true>(c, zs, words, doc, rng, stats) }
+    } else {
+        unsafe { resample_with::<O, false>(c, zs, words, doc, rng, stats) }
+    }
 }
 
 /// Along a run of one word, the block sums are changed by differences (see
@@ -200,12 +239,20 @@ fn resample_portable(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mu
 /// the counts, which bounds their rounding.
 const REFILL_AFTER: u32 = 32;
 
-/// The kernel over one document's part of a cell, with block operations `O`.
+/// The kernel over one document's part of a cell, with block operations `O`, over one
+/// block of topics (`ONE_BLOCK`: K ≤ [`WIDTH`]) or several.
 ///
 /// # Safety
-/// `O`'s instruction set must be available.
+/// `O`'s instruction set must be available, and `ONE_BLOCK` only when K ≤ [`WIDTH`].
 #[inline(always)]
-unsafe fn resample_with<O: BlockOps>(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mut [u32], rng: &mut StreamRng, stats: &mut SweepStats) {
+unsafe fn resample_with<O: BlockOps, const ONE_BLOCK: bool>(
+    c: &mut CellCounts,
+    zs: &mut [u32],
+    words: &[u32],
+    doc: &mut [u32],
+    rng: &mut StreamRng,
+    stats: &mut SweepStats,
+) {
     let (k, beta) = (c.k, c.beta);
     assert!(zs.len() == words.len() && doc.len() == padded(k));
     // The word and the drawn topic of the previous token, and how many tokens ago the
@@ -242,26 +289,20 @@ unsafe fn resample_with<O: BlockOps>(c: &mut CellCounts, zs: &mut [u32], words: 
                 if own != joined {
                     // SAFETY: joined and own are below K; the instruction set is the caller's.
                     unsafe {
-                        let (d, r) = (*doc.get_unchecked(joined), *row.get_unchecked(joined));
-                        let alpha = *c.alpha.get_unchecked(joined);
-                        let joined_delta =
-                            weight(d, r, *c.inv.get_unchecked(joined), alpha, beta) - weight(d - 1, r - 1, *c.inv_down.get_unchecked(joined), alpha, beta);
-                        let (d, r) = (*doc.get_unchecked(own), *row.get_unchecked(own));
-                        let alpha = *c.alpha.get_unchecked(own);
-                        let own_delta = weight(d, r, *c.inv.get_unchecked(own), alpha, beta) - weight(d + 1, r + 1, *c.inv_up.get_unchecked(own), alpha, beta);
-                        c.search.change_two_weights::<O>(joined, joined_delta, own, own_delta);
+                        let (joined_delta, own_delta) = c.weight_changes(doc, row, joined, own);
+                        c.search.change_two_weights_sized::<O, ONE_BLOCK>(joined, joined_delta, own, own_delta);
                     }
                 }
                 since_fill += 1;
             }
             _ => {
                 // SAFETY: forwarded from the caller.
-                unsafe { c.search.fill::<O>(row, doc, &c.inv, &c.alpha, beta) };
+                unsafe { c.search.fill_sized::<O, ONE_BLOCK>(row, doc, &c.inv, &c.alpha, beta) };
                 since_fill = 0;
             }
         }
         // SAFETY: forwarded from the caller.
-        let t = unsafe { c.search.draw::<O>(rng.random::<f32>(), k) };
+        let t = unsafe { c.search.draw_sized::<O, ONE_BLOCK>(rng.random::<f32>(), k) };
         debug_assert!(t < k);
         // The next token leaves its topic before this one joins t: the counts after both
         // moves are the same in either order, and this order lets the next token's loads

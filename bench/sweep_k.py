@@ -4,7 +4,7 @@ compare with tomotopy's LDA on the same documents?
 
   python3 bench/sweep_k.py target/release/topicd [--truths 8,15,25] [--replicates 5]
       [--grid 4,6,8,11,15,20,25,32,40] [--iterations 200] [--chains 2] [--tomotopy]
-      [--params '{"alpha": 0.1}'] [--out bench/out/sweep_k.json]
+      [--seeds 5] [--params '{"alpha": 0.1}'] [--out bench/out/sweep_k.json]
 
 Recovery: for each true K and replicate, a corpus drawn from LDA itself (V = 3 000 words,
 2 600–3 000 of which occur; D = 2 000 documents of Poisson(120) tokens; topics
@@ -24,6 +24,14 @@ chains counted) and tomotopy's `train` time, and the difference in held-out scor
 standard errors (each score's delta-method SE over the test documents, combined as if
 independent: a conservative z, since both are scored on the same documents). Also the time a sweep adds beyond its
 fits: its wall time from submission until its rows are scored, less the sum of `fit_s`.
+
+Over seeds (`--tomotopy --seeds N`, N ≥ 2): both tools fit each K of the first replicate
+again with fit seeds 2..N (topicd: one more sweep per seed, without its HDP row). Which
+merge of planted topics a chain settles in below the true K is the seed's luck, on
+either side; so per K the mean difference over the N seed pairs (seed s of topicd
+against seed s of tomotopy, the same test documents) with its standard error over those
+pairs (the SD of the N differences / √N: the seeds' spread, the test documents held
+fixed), and the median over seeds of topicd's time per chain over tomotopy's.
 
 The server runs with its defaults (threads = the machine's cores, a rate limit that
 this script's one request at a time never reaches).
@@ -71,11 +79,11 @@ def upload(service, docs, name):
         os.unlink(path)
 
 
-def run_sweep(service, corpus_id, grid, iterations, chains, include_hdp, extra=None):
+def run_sweep(service, corpus_id, grid, iterations, chains, include_hdp, extra=None, seed=1):
     t0 = time.perf_counter()
     sweep = service.req("POST", "/v1/sweeps", {
         "corpus_id": corpus_id, "model": "lda", "topics": grid, "chains": chains,
-        "params": {"iterations": iterations, **(extra or {})}, "seed": 1, "include_hdp": include_hdp,
+        "params": {"iterations": iterations, **(extra or {})}, "seed": seed, "include_hdp": include_hdp,
     })
     while sweep["status"] in ("queued", "running"):
         time.sleep(1.0)
@@ -84,11 +92,11 @@ def run_sweep(service, corpus_id, grid, iterations, chains, include_hdp, extra=N
     return sweep, wall
 
 
-def tomotopy_row(docs, k, iterations, threads):
+def tomotopy_row(docs, k, iterations, threads, seed=1):
     """tomotopy's LDA at K = k on the training documents; document completion on the test ones."""
     import tomotopy as tp
 
-    model = tp.LDAModel(k=k, seed=1)
+    model = tp.LDAModel(k=k, seed=seed)
     for d in docs:
         if d["split"] != "test":
             model.add_doc([w for w, n in sorted(d["counts"].items()) for _ in range(n)])
@@ -132,6 +140,31 @@ def difference_z(row, anchor):
     return (row["heldout_loglik_per_token"] - anchor["heldout_loglik_per_token"]) / se if se > 0 else None
 
 
+def over_seeds(service, corpus_id, docs, grid, a, threads, first):
+    """Per K, topicd's held-out score and time per chain against tomotopy's over fit seeds
+    1..a.seeds (seed 1: the rows and `tomotopy` already measured, `first`)."""
+    rows_1, tomotopy_1 = first
+    pairs = {k: [] for k in grid}
+    for seed in range(1, a.seeds + 1):
+        if seed == 1:
+            rows, anchors = rows_1, tomotopy_1
+        else:
+            sweep, _ = run_sweep(service, corpus_id, grid, a.iterations, a.chains, include_hdp=False, extra=json.loads(a.params), seed=seed)
+            rows = [x for x in sweep["rows"] if not x["inferred_topics"]]
+            anchors = {k: tomotopy_row(docs, k, a.iterations, threads, seed=seed) for k in grid}
+        for x in rows:
+            anchor = anchors[x["topics"]]
+            pairs[x["topics"]].append((x["heldout_loglik_per_token"] - anchor["heldout_loglik_per_token"], x["fit_s"] / a.chains / anchor["fit_s"]))
+    out = {}
+    for k, p in pairs.items():
+        d = [x for x, _ in p]
+        mean = sum(d) / len(d)
+        se = math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1) / len(d))
+        out[k] = {"seeds": len(d), "mean_difference": mean, "se": se, "differences": d,
+                  "time_per_chain_ratio_median": sorted(r for _, r in p)[len(p) // 2], "time_ratios": [r for _, r in p]}
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("binary")
@@ -141,6 +174,7 @@ def main():
     ap.add_argument("--iterations", type=int, default=200)
     ap.add_argument("--chains", type=int, default=2)
     ap.add_argument("--tomotopy", action="store_true")
+    ap.add_argument("--seeds", type=int, default=1, help="with --tomotopy: repeat the comparison over fit seeds 1..N on both sides")
     ap.add_argument("--params", default="{}", help="more LDA params for every fit, as JSON (e.g. '{\"alpha\": 0.1}')")
     ap.add_argument("--port", type=int, default=18458)
     ap.add_argument("--real", help="instead of drawn corpora, sweep this JSONL corpus (texts; English stop words, min_df 2), every tenth document held out")
@@ -191,13 +225,16 @@ def main():
                             anchor["difference"] = x["heldout_loglik_per_token"] - anchor["heldout_loglik_per_token"]
                             anchor["difference_z"] = difference_z(x, anchor)
                     print(json.dumps({"truth": truth, "against_tomotopy": {k: {n: round(v, 4) if isinstance(v, float) else v for n, v in t.items()} for k, t in entry["tomotopy"].items()}}), flush=True)
+                    if a.seeds > 1:
+                        entry["over_seeds"] = over_seeds(service, corpus["id"], docs, grid, a, threads, (rows, entry["tomotopy"]))
+                        print(json.dumps({"truth": truth, "over_seeds": {k: {n: round(v, 4) if isinstance(v, float) else v for n, v in t.items() if not isinstance(v, list)} for k, t in entry["over_seeds"].items()}}), flush=True)
                 results.append(entry)
-                print(json.dumps({k: v for k, v in entry.items() if k not in ("rows", "tomotopy")}), flush=True)
+                print(json.dumps({k: v for k, v in entry.items() if k not in ("rows", "tomotopy", "over_seeds")}), flush=True)
     finally:
         service.stop()
     hits = sum(e.get("within_20pct", False) for e in results)
     summary = {"corpora": len(results), "within_20pct": hits, "share": hits / max(1, len(results)), "threads": threads,
-               "grid": grid, "iterations": a.iterations, "chains": a.chains, "params": json.loads(a.params)}
+               "grid": grid, "iterations": a.iterations, "chains": a.chains, "seeds": a.seeds, "params": json.loads(a.params)}
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w") as f:
         json.dump({"summary": summary, "results": results}, f, indent=1)

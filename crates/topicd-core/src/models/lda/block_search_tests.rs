@@ -153,7 +153,7 @@ fn draws_follow_the_cumulative_weights() {
     }
 }
 
-/// Up to one block of topics the `_one_block` search skips the block ends; its draws are
+/// Up to one block of topics the one-block `_sized` search skips the block ends; its draws are
 /// still the two-level search's, bit for bit: after a fill and after weights changed by
 /// differences, at K = 4 and 11 (a partial block) and 16 (a whole one), for every
 /// instruction set the processor has.
@@ -175,12 +175,12 @@ fn one_block_draws_are_the_two_level_searchs() {
         let alpha: Vec<f32> = (0..padded(k)).map(|t| if t < k { 0.05 + 0.2 * (t % 5) as f32 } else { 0.0 }).collect();
         let mut search = BlockSearch::new(k);
         // SAFETY (this function): forwarded from the caller.
-        unsafe { search.fill_one_block::<O>(&row, &doc, &inv, &alpha, 0.05) };
+        unsafe { search.fill_sized::<O, true>(&row, &doc, &inv, &alpha, 0.05) };
         let units: Vec<f32> = (0..=1000).map(|i| i as f32 / 1000.0 * (1.0 - f32::EPSILON)).collect();
         for round in 0..3 {
             for &unit in &units {
                 let expected = unsafe { two_level::<O>(&search, unit) }.min(k - 1);
-                assert_eq!(unsafe { search.draw_one_block::<O>(unit, k) }, expected, "K = {k}, round {round}, unit {unit}");
+                assert_eq!(unsafe { search.draw_sized::<O, true>(unit, k) }, expected, "K = {k}, round {round}, unit {unit}");
             }
             let (t1, t2) = (round % k, (round * 5 + 2) % k);
             if t1 != t2 {
@@ -188,7 +188,7 @@ fn one_block_draws_are_the_two_level_searchs() {
                 row[t1] += 3;
                 row[t2] -= row[t2].min(1);
                 let after = [t1, t2].map(|t| weight(doc[t], row[t], inv[t], alpha[t], 0.05));
-                unsafe { search.change_two_weights_one_block::<O>(t1, after[0] - before[0], t2, after[1] - before[1]) };
+                unsafe { search.change_two_weights_sized::<O, true>(t1, after[0] - before[0], t2, after[1] - before[1]) };
             }
         }
     }

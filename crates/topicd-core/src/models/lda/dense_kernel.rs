@@ -219,7 +219,7 @@ fn resample_portable(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mu
 }
 
 /// The kernel compiled for one block of topics (K ≤ [`WIDTH`]: the search skips its
-/// block ends, [`BlockSearch::fill_one_block`]) or for several, chosen once per call so
+/// block ends, [`BlockSearch::fill_sized`]) or for several, chosen once per call so
 /// neither body carries the other's branch.
 ///
 /// # Safety

@@ -60,9 +60,11 @@ async fn a_sweep_on_a_planted_corpus_suggests_its_k_and_scores_every_row() {
     assert_eq!(sweep["suggested_topics"], 10, "{sweep}");
     assert!(sweep["suggestion"]["rule"].as_str().unwrap().contains("stability"), "two chains: the stability rule");
     assert_eq!(sweep["suggestion"]["cautions"], json!([]), "inside the grid, and the chains agree at K = 10");
-    // LDA's α is estimated at every K, and no fit ends with a Chib-style estimate the
-    // rows do not read, unless the params say otherwise (decision 0072).
-    assert_eq!((&sweep["params"]["optimize_interval"], &sweep["params"]["heldout_chain_length"]), (&json!(10), &json!(0)), "{}", sweep["params"]);
+    // LDA's α is estimated at every K from tomotopy's start, and no fit ends with a
+    // Chib-style estimate the rows do not read, unless the params say otherwise
+    // (decisions 0072, 0074).
+    let p = &sweep["params"];
+    assert_eq!((&p["optimize_interval"], &p["alpha"], &p["heldout_chain_length"]), (&json!(10), &json!(0.1), &json!(0)), "{p}");
     let ks: Vec<Value> = sweep["rows"].as_array().unwrap().iter().map(|r| r["topics"].clone()).collect();
     assert_eq!(&ks[..4], &[json!(5), json!(8), json!(10), json!(13)], "rows by K, the HDP row last");
     for k in [5, 8, 10, 13] {
@@ -133,6 +135,7 @@ async fn a_sweep_survives_a_cancelled_child_and_a_restart_and_cancels_as_a_whole
     let (st, created) = s.post("/v1/sweeps", &request).await;
     assert_eq!(st, 202, "{created}");
     assert_eq!(created["params"]["optimize_interval"], 0, "{created}");
+    assert!(created["params"].get("alpha").is_none(), "a fixed α keeps the family's 50/K: {created}");
     let id = created["id"].as_str().unwrap().to_string();
     let child = |sweep: &Value, k: u64| row_for(sweep, k)["job_id"].as_str().unwrap().to_string();
     let (st, cancelled) = s.post(&format!("/v1/jobs/{}/cancel", child(&created, 14)), &json!({})).await;

@@ -42,6 +42,11 @@ const MAX_HELDOUT_FRACTION: f64 = 0.5;
 /// topics, heavy at small K and light at large, so the rows would compare the prior as
 /// much as K; with α estimated at each K they compare K (decision 0072).
 const SWEEP_LDA_OPTIMIZE_INTERVAL: u64 = 10;
+/// LDA's α start in a sweep that estimates α and whose params name no α (tomotopy's
+/// default `alpha`): from 50/K the estimate starts from a prior of weight 50, and below
+/// the true K its chains settled where they completed held-out documents worse than
+/// tomotopy's from 0.1 (decision 0074). A sweep with a fixed α keeps the family's 50/K.
+const SWEEP_LDA_ALPHA_START: f64 = 0.1;
 /// LDA's `heldout_chain_length` in a sweep whose params name none: no Chib-style
 /// estimate at each fit's end. The rows are scored by document completion, and the
 /// estimate (S = 1 000 sweeps forward and back over every held-out document) took 10–20 %
@@ -111,6 +116,9 @@ impl SweepRequest {
         }
         if self.model == "lda" {
             params.entry("optimize_interval").or_insert(json!(SWEEP_LDA_OPTIMIZE_INTERVAL));
+            if params["optimize_interval"] != json!(0) {
+                params.entry("alpha").or_insert(json!(SWEEP_LDA_ALPHA_START));
+            }
             params.entry("heldout_chain_length").or_insert(json!(SWEEP_LDA_HELDOUT_CHAIN_LENGTH));
         }
         let options = options_of(&self.options)?;

@@ -9,8 +9,9 @@
 //! the block ends at or below u, then that block's prefix sums at or below what is left
 //! of u: two vector compares. Changing a weight rescans its block and the block totals,
 //! both fixed-size work. Up to [`WIDTH`] topics (one block) the block totals are not kept:
-//! the block's own prefix sums are the search, one compare and one scan shorter, with
-//! the same draws.
+//! the block's own prefix sums are the search, one compare and one scan shorter; with
+//! two blocks the two ends are kept as scalars, and choosing the block is one scalar
+//! compare. Both give the same draws as the general search.
 //!
 //! The block operations ([`BlockOps`]) are written three times, with AVX-512 and AVX2
 //! intrinsics and portably. Each computes the same IEEE single-precision operations on
@@ -54,6 +55,13 @@ pub(crate) trait BlockOps {
         let b = ends.iter().filter(|&&s| s <= u).count().min(blocks - 1);
         let rest = u - if b == 0 { 0.0 } else { ends[b - 1] };
         (b, scans[b].iter().filter(|&&s| s <= rest).count().min(WIDTH - 1))
+    }
+    /// The lane search inside one block: the number of `scan` at or below `rest`, at
+    /// most the last lane ([`BlockOps::locate`]'s second step). The default is the
+    /// portable form.
+    #[inline(always)]
+    unsafe fn locate_in(scan: &Block, rest: f32) -> usize {
+        scan.iter().filter(|&&s| s <= rest).count().min(WIDTH - 1)
     }
     /// The search over a single block (K ≤ [`WIDTH`]): with u = `unit` × scan[WIDTH − 1],
     /// the number of `scan` at or below u. [`BlockOps::locate`] gives the same lane for
@@ -156,8 +164,8 @@ pub(crate) struct BlockSearch {
     /// Inclusive prefix sums of the weights within each block (+0 past K).
     scans: [Block; MAX_BLOCKS],
     /// Inclusive prefix sums of the block totals (+0 past `blocks`); the last is the
-    /// sum of all weights. Not kept by the one-block `_sized` methods: that block's
-    /// last prefix sum is the total.
+    /// sum of all weights. The one-block `_sized` methods keep none (that block's last
+    /// prefix sum is the total), the two-block ones only lanes 0 and 1.
     ends: Block,
 }
 
@@ -214,6 +222,18 @@ impl BlockSearch {
     /// `O`'s instruction set must be available, and both topics are below K.
     #[inline(always)]
     pub(crate) unsafe fn change_two_weights<O: BlockOps>(&mut self, t1: usize, delta1: f32, t2: usize, delta2: f32) {
+        // SAFETY (both calls): forwarded from the caller.
+        let (b1, b2) = unsafe { self.change_two_scans::<O>(t1, delta1, t2, delta2) };
+        self.ends = unsafe { O::add_two_from(&self.ends, b1, delta1, b2, delta2) };
+    }
+
+    /// The blocks' prefix sums' part of [`BlockSearch::change_two_weights`]; returns the
+    /// two topics' blocks.
+    ///
+    /// # Safety
+    /// As [`BlockSearch::change_two_weights`]'s.
+    #[inline(always)]
+    unsafe fn change_two_scans<O: BlockOps>(&mut self, t1: usize, delta1: f32, t2: usize, delta2: f32) -> (usize, usize) {
         let (b1, i1, b2, i2) = (t1 / WIDTH, t1 % WIDTH, t2 / WIDTH, t2 % WIDTH);
         debug_assert!(b1 < self.blocks && b2 < self.blocks);
         // SAFETY: b1, b2 < blocks ≤ MAX_BLOCKS; the instruction set is the caller's
@@ -228,8 +248,8 @@ impl BlockSearch {
                 let scan = self.scans.get_unchecked_mut(b2);
                 *scan = O::add_from(scan, i2, delta2);
             }
-            self.ends = O::add_two_from(&self.ends, b1, delta1, b2, delta2);
         }
+        (b1, b2)
     }
 
     /// The first topic whose cumulative weight exceeds `unit` × the total (`unit` in
@@ -246,61 +266,105 @@ impl BlockSearch {
         (b * WIDTH + i).min(k - 1)
     }
 
-    /// [`BlockSearch::fill`], or with `ONE_BLOCK` (at most [`WIDTH`] topics) the one-block
-    /// fill: the block's prefix sums are the whole search, so the block ends are neither
-    /// built nor kept. A kernel is compiled for one of the two and calls only the
-    /// `_sized` methods with it.
+    /// [`BlockSearch::fill`], or for a kernel compiled for exactly `BLOCKS` blocks (1 or
+    /// 2; 0 is any number, the general fill) a fill without the block ends' vector. With
+    /// one block its prefix sums are the whole search; with two, the two ends the search
+    /// reads are kept as scalars in `ends[0]` and `ends[1]`, the same values the vector
+    /// would hold there (every lane from 1 on of the scanned totals is t₀ + t₁, the lanes
+    /// past the second adding +0). A kernel calls only the `_sized` methods, with one
+    /// `BLOCKS`.
     ///
     /// # Safety
-    /// As [`BlockSearch::fill`]'s, and `ONE_BLOCK` only for one block.
+    /// As [`BlockSearch::fill`]'s, and `BLOCKS` (if not 0) must be the number of blocks.
     #[inline(always)]
-    pub(crate) unsafe fn fill_sized<O: BlockOps, const ONE_BLOCK: bool>(&mut self, row: &[u32], doc: &[u32], inv: &[f32], alpha: &[f32], beta: f32) {
-        if !ONE_BLOCK {
+    pub(crate) unsafe fn fill_sized<O: BlockOps, const BLOCKS: usize>(&mut self, row: &[u32], doc: &[u32], inv: &[f32], alpha: &[f32], beta: f32) {
+        if BLOCKS == 0 {
             // SAFETY: forwarded from the caller.
             return unsafe { self.fill::<O>(row, doc, inv, alpha, beta) };
         }
-        assert!(self.blocks == 1 && doc.len() == WIDTH && inv.len() == WIDTH && alpha.len() == WIDTH);
-        // SAFETY (both calls): forwarded from the caller.
-        self.scans[0] = unsafe {
-            let weights = if row.len() == WIDTH {
-                O::weights(whole_block(doc, 0), whole_block(row, 0), whole_block(inv, 0), whole_block(alpha, 0), beta)
-            } else {
-                O::weights_partial(whole_block(doc, 0), row, whole_block(inv, 0), whole_block(alpha, 0), beta)
+        let padded = BLOCKS * WIDTH;
+        assert!(self.blocks == BLOCKS && doc.len() == padded && inv.len() == padded && alpha.len() == padded);
+        let full = row.len() / WIDTH;
+        let mut before = 0.0f32;
+        for b in 0..BLOCKS {
+            let at = b * WIDTH;
+            // SAFETY (this block): forwarded from the caller.
+            let scan = unsafe {
+                let weights = if b < full {
+                    O::weights(whole_block(doc, at), whole_block(row, at), whole_block(inv, at), whole_block(alpha, at), beta)
+                } else {
+                    O::weights_partial(whole_block(doc, at), &row[at..], whole_block(inv, at), whole_block(alpha, at), beta)
+                };
+                O::scan(&weights)
             };
-            O::scan(&weights)
-        };
+            if BLOCKS == 2 {
+                // The first end is t₀ (+0 added), the second t₁ + t₀ as the scan adds them.
+                before = if b == 0 { scan[WIDTH - 1] } else { scan[WIDTH - 1] + before };
+                self.ends[b] = before;
+            }
+            self.scans[b] = scan;
+        }
     }
 
-    /// [`BlockSearch::change_two_weights`], or with `ONE_BLOCK` the change of the one
-    /// block's prefix sums alone.
+    /// [`BlockSearch::change_two_weights`], or for exactly `BLOCKS` blocks (1 or 2) the
+    /// same change without the block ends' vector: one block has none, and two change
+    /// their scalar ends as the vector's lanes 0 and 1 would change.
     ///
     /// # Safety
-    /// As [`BlockSearch::change_two_weights`]'s, and `ONE_BLOCK` only for one block.
+    /// As [`BlockSearch::change_two_weights`]'s, and `BLOCKS` (if not 0) must be the
+    /// number of blocks.
     #[inline(always)]
-    pub(crate) unsafe fn change_two_weights_sized<O: BlockOps, const ONE_BLOCK: bool>(&mut self, t1: usize, delta1: f32, t2: usize, delta2: f32) {
-        if !ONE_BLOCK {
+    pub(crate) unsafe fn change_two_weights_sized<O: BlockOps, const BLOCKS: usize>(&mut self, t1: usize, delta1: f32, t2: usize, delta2: f32) {
+        match BLOCKS {
+            1 => {
+                debug_assert!(self.blocks == 1 && t1 < WIDTH && t2 < WIDTH);
+                // SAFETY: forwarded from the caller.
+                self.scans[0] = unsafe { O::add_two_from(&self.scans[0], t1, delta1, t2, delta2) };
+            }
+            2 => {
+                debug_assert!(self.blocks == 2);
+                // SAFETY: forwarded from the caller.
+                let (b1, b2) = unsafe { self.change_two_scans::<O>(t1, delta1, t2, delta2) };
+                // As `add_two_from` changes lanes 0 and 1 of the ends.
+                self.ends[0] += (if b1 == 0 { delta1 } else { 0.0 }) + (if b2 == 0 { delta2 } else { 0.0 });
+                self.ends[1] += delta1 + delta2;
+            }
             // SAFETY: forwarded from the caller.
-            return unsafe { self.change_two_weights::<O>(t1, delta1, t2, delta2) };
+            _ => unsafe { self.change_two_weights::<O>(t1, delta1, t2, delta2) },
         }
-        debug_assert!(self.blocks == 1 && t1 < WIDTH && t2 < WIDTH);
-        // SAFETY: forwarded from the caller.
-        self.scans[0] = unsafe { O::add_two_from(&self.scans[0], t1, delta1, t2, delta2) };
     }
 
-    /// [`BlockSearch::draw`], or with `ONE_BLOCK` the search of the one block
-    /// ([`BlockOps::locate_one`]): the same topic for the same weights and `unit`.
+    /// [`BlockSearch::draw`], or for exactly `BLOCKS` blocks (1 or 2) the same topic for
+    /// the same weights and `unit` without the block ends' vector: one block is searched
+    /// alone ([`BlockOps::locate_one`]), and of two the second is chosen when u reaches
+    /// either end ([`BlockOps::locate`] counts the ends at or below u, at most the last
+    /// block), its lane found at u less the first end.
     ///
     /// # Safety
-    /// `O`'s instruction set must be available, and `ONE_BLOCK` only for one block.
+    /// `O`'s instruction set must be available, and `BLOCKS` (if not 0) must be the number
+    /// of blocks.
     #[inline(always)]
-    pub(crate) unsafe fn draw_sized<O: BlockOps, const ONE_BLOCK: bool>(&self, unit: f32, k: usize) -> usize {
-        if !ONE_BLOCK {
+    pub(crate) unsafe fn draw_sized<O: BlockOps, const BLOCKS: usize>(&self, unit: f32, k: usize) -> usize {
+        match BLOCKS {
+            1 => {
+                debug_assert!(self.blocks == 1);
+                // SAFETY: forwarded from the caller.
+                unsafe { O::locate_one(&self.scans[0], unit) }.min(k - 1)
+            }
+            2 => {
+                debug_assert!(self.blocks == 2);
+                let (first, last) = (self.ends[0], self.ends[1]);
+                let u = unit * last;
+                let second = (first <= u) | (last <= u);
+                let rest = u - if second { first } else { 0.0 };
+                // SAFETY: forwarded from the caller.
+                let (s0, s1) = (&self.scans[0], &self.scans[1]);
+                let lane = unsafe { O::locate_in(if second { s1 } else { s0 }, rest) };
+                (usize::from(second) * WIDTH + lane).min(k - 1)
+            }
             // SAFETY: forwarded from the caller.
-            return unsafe { self.draw::<O>(unit, k) };
+            _ => unsafe { self.draw::<O>(unit, k) },
         }
-        debug_assert!(self.blocks == 1);
-        // SAFETY: forwarded from the caller.
-        unsafe { O::locate_one(&self.scans[0], unit) }.min(k - 1)
     }
 }
 

@@ -153,46 +153,54 @@ fn draws_follow_the_cumulative_weights() {
     }
 }
 
-/// Up to one block of topics the one-block `_sized` search skips the block ends; its draws are
-/// still the two-level search's, bit for bit: after a fill and after weights changed by
-/// differences, at K = 4 and 11 (a partial block) and 16 (a whole one), for every
-/// instruction set the processor has.
+/// Up to two blocks of topics the `_sized` search keeps no block ends' vector (one
+/// block: none; two: two scalar ends); its draws are still the general search's, bit for
+/// bit: after a fill and after rounds of weights changed by differences (in one block and
+/// across two), at K = 4 and 11 (a partial block), 16 (a whole one), 17 and 20 (a partial
+/// second block) and 32, for every instruction set the processor has. The general
+/// search is driven through the same fills and changes beside it.
 #[test]
-fn one_block_draws_are_the_two_level_searchs() {
-    /// The two-level search over `search`'s one block: its ends built as a fill of
-    /// several blocks would build them (the block's total in lane 0, scanned).
-    unsafe fn two_level<O: BlockOps>(search: &BlockSearch, unit: f32) -> usize {
-        let mut totals = [0.0f32; WIDTH];
-        totals[0] = search.scans[0][WIDTH - 1];
-        // SAFETY: forwarded from the caller.
-        let ends = unsafe { O::scan(&totals) };
-        unsafe { O::locate(&ends, &search.scans, 1, unit) }.1
-    }
-    unsafe fn check<O: BlockOps>(k: usize) {
+fn sized_draws_are_the_general_searchs() {
+    unsafe fn check_sized<O: BlockOps, const BLOCKS: usize>(k: usize) {
         let mut row: Vec<u32> = (0..k as u32).map(|t| (t * 7919) % 13).collect();
         let doc: Vec<u32> = (0..padded(k) as u32).map(|t| if (t as usize) < k { (t * 104_729) % 5 } else { 0 }).collect();
         let inv: Vec<f32> = (0..padded(k)).map(|t| if t < k { 1.0 / (100.0 + t as f32) } else { 0.0 }).collect();
         let alpha: Vec<f32> = (0..padded(k)).map(|t| if t < k { 0.05 + 0.2 * (t % 5) as f32 } else { 0.0 }).collect();
-        let mut search = BlockSearch::new(k);
+        let (mut sized, mut general) = (BlockSearch::new(k), BlockSearch::new(k));
         // SAFETY (this function): forwarded from the caller.
-        unsafe { search.fill_sized::<O, true>(&row, &doc, &inv, &alpha, 0.05) };
+        unsafe {
+            sized.fill_sized::<O, BLOCKS>(&row, &doc, &inv, &alpha, 0.05);
+            general.fill::<O>(&row, &doc, &inv, &alpha, 0.05);
+        }
         let units: Vec<f32> = (0..=1000).map(|i| i as f32 / 1000.0 * (1.0 - f32::EPSILON)).collect();
-        for round in 0..3 {
+        for round in 0..8 {
             for &unit in &units {
-                let expected = unsafe { two_level::<O>(&search, unit) }.min(k - 1);
-                assert_eq!(unsafe { search.draw_sized::<O, true>(unit, k) }, expected, "K = {k}, round {round}, unit {unit}");
+                let expected = unsafe { general.draw::<O>(unit, k) };
+                assert_eq!(unsafe { sized.draw_sized::<O, BLOCKS>(unit, k) }, expected, "K = {k}, round {round}, unit {unit}");
             }
-            let (t1, t2) = (round % k, (round * 5 + 2) % k);
+            // Topics in the same block and, with two blocks, across them.
+            let (t1, t2) = ((k - 1 + round * 7) % k, (round * 5 + 2) % k);
             if t1 != t2 {
                 let before = [t1, t2].map(|t| weight(doc[t], row[t], inv[t], alpha[t], 0.05));
                 row[t1] += 3;
                 row[t2] -= row[t2].min(1);
                 let after = [t1, t2].map(|t| weight(doc[t], row[t], inv[t], alpha[t], 0.05));
-                unsafe { search.change_two_weights_sized::<O, true>(t1, after[0] - before[0], t2, after[1] - before[1]) };
+                let (d1, d2) = (after[0] - before[0], after[1] - before[1]);
+                unsafe {
+                    sized.change_two_weights_sized::<O, BLOCKS>(t1, d1, t2, d2);
+                    general.change_two_weights::<O>(t1, d1, t2, d2);
+                }
             }
         }
     }
-    for k in [4, 11, 16] {
+    unsafe fn check<O: BlockOps>(k: usize) {
+        // SAFETY (both calls): forwarded from the caller.
+        match k.div_ceil(WIDTH) {
+            1 => unsafe { check_sized::<O, 1>(k) },
+            _ => unsafe { check_sized::<O, 2>(k) },
+        }
+    }
+    for k in [4, 11, 16, 17, 20, 32] {
         // SAFETY: the portable operations need nothing.
         unsafe { check::<Portable>(k) };
         #[cfg(target_arch = "x86_64")]

@@ -92,6 +92,13 @@ impl BlockOps for Avx512 {
     }
 
     #[inline(always)]
+    unsafe fn locate_in(scan: &Block, rest: f32) -> usize {
+        use std::arch::x86_64::*;
+        // SAFETY: as in `weights`.
+        unsafe { (_mm512_cmp_ps_mask::<_CMP_LE_OQ>(_mm512_loadu_ps(scan.as_ptr()), _mm512_set1_ps(rest)).count_ones() as usize).min(WIDTH - 1) }
+    }
+
+    #[inline(always)]
     unsafe fn locate_one(scan: &Block, unit: f32) -> usize {
         use std::arch::x86_64::*;
         // SAFETY: as in `weights`.
@@ -276,6 +283,12 @@ impl BlockOps for Avx2 {
             let rest = u - if b == 0 { 0.0 } else { ends[b - 1] };
             (b, avx2_count_at_or_below(scans.get_unchecked(b), rest).min(WIDTH - 1))
         }
+    }
+
+    #[inline(always)]
+    unsafe fn locate_in(scan: &Block, rest: f32) -> usize {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe { avx2_count_at_or_below(scan, rest).min(WIDTH - 1) }
     }
 
     #[inline(always)]

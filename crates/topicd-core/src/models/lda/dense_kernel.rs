@@ -219,18 +219,19 @@ fn resample_portable(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mu
 }
 
 /// The kernel compiled for one block of topics (K ≤ [`WIDTH`]: the search skips its
-/// block ends, [`BlockSearch::fill_sized`]) or for several, chosen once per call so
-/// neither body carries the other's branch.
+/// block ends, [`BlockSearch::fill_sized`]), for two (K ≤ 2 [`WIDTH`]: it keeps its two
+/// ends as scalars) or for any number, chosen once per call so no body carries another's
+/// branches.
 ///
 /// # Safety
 /// `O`'s instruction set must be available.
 #[inline(always)]
 unsafe fn resample_sized<O: BlockOps>(c: &mut CellCounts, zs: &mut [u32], words: &[u32], doc: &mut [u32], rng: &mut StreamRng, stats: &mut SweepStats) {
-    // SAFETY (both calls): forwarded from the caller.
-    if c.k <= WIDTH {
-        unsafe { resample_with::<O, true>(c, zs, words, doc, rng, stats) }
-    } else {
-        unsafe { resample_with::<O, false>(c, zs, words, doc, rng, stats) }
+    // SAFETY (every call): forwarded from the caller.
+    match c.k.div_ceil(WIDTH) {
+        1 => unsafe { resample_with::<O, 1>(c, zs, words, doc, rng, stats) },
+        2 => unsafe { resample_with::<O, 2>(c, zs, words, doc, rng, stats) },
+        _ => unsafe { resample_with::<O, 0>(c, zs, words, doc, rng, stats) },
     }
 }
 
@@ -239,13 +240,14 @@ unsafe fn resample_sized<O: BlockOps>(c: &mut CellCounts, zs: &mut [u32], words:
 /// the counts, which bounds their rounding.
 const REFILL_AFTER: u32 = 32;
 
-/// The kernel over one document's part of a cell, with block operations `O`, over one
-/// block of topics (`ONE_BLOCK`: K ≤ [`WIDTH`]) or several.
+/// The kernel over one document's part of a cell, with block operations `O`, over
+/// exactly `BLOCKS` blocks of topics (1 or 2) or any number (0).
 ///
 /// # Safety
-/// `O`'s instruction set must be available, and `ONE_BLOCK` only when K ≤ [`WIDTH`].
+/// `O`'s instruction set must be available, and `BLOCKS` (if not 0) must be K's number
+/// of blocks.
 #[inline(always)]
-unsafe fn resample_with<O: BlockOps, const ONE_BLOCK: bool>(
+unsafe fn resample_with<O: BlockOps, const BLOCKS: usize>(
     c: &mut CellCounts,
     zs: &mut [u32],
     words: &[u32],
@@ -290,19 +292,19 @@ unsafe fn resample_with<O: BlockOps, const ONE_BLOCK: bool>(
                     // SAFETY: joined and own are below K; the instruction set is the caller's.
                     unsafe {
                         let (joined_delta, own_delta) = c.weight_changes(doc, row, joined, own);
-                        c.search.change_two_weights_sized::<O, ONE_BLOCK>(joined, joined_delta, own, own_delta);
+                        c.search.change_two_weights_sized::<O, BLOCKS>(joined, joined_delta, own, own_delta);
                     }
                 }
                 since_fill += 1;
             }
             _ => {
                 // SAFETY: forwarded from the caller.
-                unsafe { c.search.fill_sized::<O, ONE_BLOCK>(row, doc, &c.inv, &c.alpha, beta) };
+                unsafe { c.search.fill_sized::<O, BLOCKS>(row, doc, &c.inv, &c.alpha, beta) };
                 since_fill = 0;
             }
         }
         // SAFETY: forwarded from the caller.
-        let t = unsafe { c.search.draw_sized::<O, ONE_BLOCK>(rng.random::<f32>(), k) };
+        let t = unsafe { c.search.draw_sized::<O, BLOCKS>(rng.random::<f32>(), k) };
         debug_assert!(t < k);
         // The next token leaves its topic before this one joins t: the counts after both
         // moves are the same in either order, and this order lets the next token's loads

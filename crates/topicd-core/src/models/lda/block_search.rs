@@ -54,7 +54,8 @@ pub(crate) trait BlockOps {
         let u = unit * ends[WIDTH - 1];
         let b = ends.iter().filter(|&&s| s <= u).count().min(blocks - 1);
         let rest = u - if b == 0 { 0.0 } else { ends[b - 1] };
-        (b, scans[b].iter().filter(|&&s| s <= rest).count().min(WIDTH - 1))
+        // SAFETY: forwarded from the caller.
+        (b, unsafe { Self::locate_in(&scans[b], rest) })
     }
     /// The lane search inside one block: the number of `scan` at or below `rest`, at
     /// most the last lane ([`BlockOps::locate`]'s second step). The default is the
@@ -69,8 +70,8 @@ pub(crate) trait BlockOps {
     /// and the rest is u − 0 = u) one compare later. The default is the portable form.
     #[inline(always)]
     unsafe fn locate_one(scan: &Block, unit: f32) -> usize {
-        let u = unit * scan[WIDTH - 1];
-        scan.iter().filter(|&&s| s <= u).count().min(WIDTH - 1)
+        // SAFETY: forwarded from the caller.
+        unsafe { Self::locate_in(scan, unit * scan[WIDTH - 1]) }
     }
     /// Store the prefix sums of `x` ([`BlockOps::scan`]) into `out` with one whole-block
     /// store, and return `totals` with lane b, which must be +0 (the fill sets each
@@ -178,6 +179,22 @@ fn whole_block<T>(values: &[T], at: usize) -> &[T; WIDTH] {
 /// Most blocks.
 pub(crate) const MAX_BLOCKS: usize = MAX_TOPICS / WIDTH;
 
+/// The weights of block `b` of the K = `row.len()` topics ([`BlockOps::weights`]; the
+/// last block, if partial, +0 past K).
+///
+/// # Safety
+/// `O`'s instruction set must be available.
+#[inline(always)]
+unsafe fn block_weights<O: BlockOps>(b: usize, row: &[u32], doc: &[u32], inv: &[f32], alpha: &[f32], beta: f32) -> Block {
+    let at = b * WIDTH;
+    // SAFETY (both calls): forwarded from the caller.
+    if at + WIDTH <= row.len() {
+        unsafe { O::weights(whole_block(doc, at), whole_block(row, at), whole_block(inv, at), whole_block(alpha, at), beta) }
+    } else {
+        unsafe { O::weights_partial(whole_block(doc, at), &row[at..], whole_block(inv, at), whole_block(alpha, at), beta) }
+    }
+}
+
 impl BlockSearch {
     pub(crate) fn new(k: usize) -> Self {
         assert!((1..=MAX_TOPICS).contains(&k), "the block search takes 1 to {MAX_TOPICS} topics, not {k}");
@@ -195,18 +212,10 @@ impl BlockSearch {
         let k = row.len();
         let padded = self.blocks * WIDTH;
         assert!(k.div_ceil(WIDTH) == self.blocks && doc.len() == padded && inv.len() == padded && alpha.len() == padded);
-        let full = k / WIDTH;
         let mut totals = [0.0f32; WIDTH];
         for b in 0..self.blocks {
-            let at = b * WIDTH;
             // SAFETY (both calls): forwarded from the caller.
-            let weights = if b < full {
-                unsafe { O::weights(whole_block(doc, at), whole_block(row, at), whole_block(inv, at), whole_block(alpha, at), beta) }
-            } else {
-                // The last, partial block: +0 past K.
-                unsafe { O::weights_partial(whole_block(doc, at), &row[at..], whole_block(inv, at), whole_block(alpha, at), beta) }
-            };
-            // SAFETY: forwarded from the caller.
+            let weights = unsafe { block_weights::<O>(b, row, doc, inv, alpha, beta) };
             totals = unsafe { O::scan_block(&weights, &mut self.scans[b], &totals, b) };
         }
         // SAFETY: forwarded from the caller.
@@ -284,19 +293,10 @@ impl BlockSearch {
         }
         let padded = BLOCKS * WIDTH;
         assert!(self.blocks == BLOCKS && doc.len() == padded && inv.len() == padded && alpha.len() == padded);
-        let full = row.len() / WIDTH;
         let mut before = 0.0f32;
         for b in 0..BLOCKS {
-            let at = b * WIDTH;
-            // SAFETY (this block): forwarded from the caller.
-            let scan = unsafe {
-                let weights = if b < full {
-                    O::weights(whole_block(doc, at), whole_block(row, at), whole_block(inv, at), whole_block(alpha, at), beta)
-                } else {
-                    O::weights_partial(whole_block(doc, at), &row[at..], whole_block(inv, at), whole_block(alpha, at), beta)
-                };
-                O::scan(&weights)
-            };
+            // SAFETY: forwarded from the caller.
+            let scan = unsafe { O::scan(&block_weights::<O>(b, row, doc, inv, alpha, beta)) };
             if BLOCKS == 2 {
                 // The first end is t₀ (+0 added), the second t₁ + t₀ as the scan adds them.
                 before = if b == 0 { scan[WIDTH - 1] } else { scan[WIDTH - 1] + before };

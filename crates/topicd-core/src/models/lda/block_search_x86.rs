@@ -29,6 +29,27 @@ unsafe fn avx512_scan(x: std::arch::x86_64::__m512) -> std::arch::x86_64::__m512
     }
 }
 
+/// [`super::weight`] for sixteen topics, with the topic-word counts `r` already loaded
+/// (whole, or masked past K).
+///
+/// # Safety
+/// AVX-512F must be available.
+#[inline(always)]
+unsafe fn avx512_weights(d: &[u32; WIDTH], r: std::arch::x86_64::__m512i, inv: &[f32; WIDTH], alpha: &[f32; WIDTH], beta: f32) -> Block {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller guarantees AVX-512F; the loads and the store are of whole
+    // 64-byte arrays (unaligned forms).
+    unsafe {
+        let d = _mm512_cvtepi32_ps(_mm512_loadu_si512(d.as_ptr().cast()));
+        let r = _mm512_cvtepi32_ps(r);
+        let inv = _mm512_loadu_ps(inv.as_ptr());
+        let w = _mm512_mul_ps(_mm512_add_ps(d, _mm512_loadu_ps(alpha.as_ptr())), _mm512_mul_ps(_mm512_add_ps(r, _mm512_set1_ps(beta)), inv));
+        let mut out = [0.0f32; WIDTH];
+        _mm512_storeu_ps(out.as_mut_ptr(), w);
+        out
+    }
+}
+
 /// AVX-512: one register per block.
 pub(crate) struct Avx512;
 
@@ -38,15 +59,7 @@ impl BlockOps for Avx512 {
         use std::arch::x86_64::*;
         // SAFETY: the caller guarantees AVX-512F; the loads and the store are of whole
         // 64-byte arrays (unaligned forms).
-        unsafe {
-            let d = _mm512_cvtepi32_ps(_mm512_loadu_si512(d.as_ptr().cast()));
-            let r = _mm512_cvtepi32_ps(_mm512_loadu_si512(r.as_ptr().cast()));
-            let inv = _mm512_loadu_ps(inv.as_ptr());
-            let w = _mm512_mul_ps(_mm512_add_ps(d, _mm512_loadu_ps(alpha.as_ptr())), _mm512_mul_ps(_mm512_add_ps(r, _mm512_set1_ps(beta)), inv));
-            let mut out = [0.0f32; WIDTH];
-            _mm512_storeu_ps(out.as_mut_ptr(), w);
-            out
-        }
+        unsafe { avx512_weights(d, _mm512_loadu_si512(r.as_ptr().cast()), inv, alpha, beta) }
     }
 
     #[inline(always)]
@@ -146,13 +159,7 @@ impl BlockOps for Avx512 {
         // below `r.len()`, which are in bounds (masked-off lanes never fault).
         unsafe {
             let mask = ((1u32 << r.len()) - 1) as u16;
-            let dv = _mm512_cvtepi32_ps(_mm512_loadu_si512(d.as_ptr().cast()));
-            let rv = _mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(mask, r.as_ptr().cast()));
-            let iv = _mm512_loadu_ps(inv.as_ptr());
-            let w = _mm512_mul_ps(_mm512_add_ps(dv, _mm512_loadu_ps(alpha.as_ptr())), _mm512_mul_ps(_mm512_add_ps(rv, _mm512_set1_ps(beta)), iv));
-            let mut out = [0.0f32; WIDTH];
-            _mm512_storeu_ps(out.as_mut_ptr(), w);
-            out
+            avx512_weights(d, _mm512_maskz_loadu_epi32(mask, r.as_ptr().cast()), inv, alpha, beta)
         }
     }
 }
@@ -236,6 +243,34 @@ unsafe fn avx2_from_lane(lane: usize) -> (std::arch::x86_64::__m256, std::arch::
     }
 }
 
+/// [`super::weight`] for the eight topics of `out` from lane `half` (0 or 8) on, with
+/// their topic-word counts `r` already loaded (whole, or masked past K).
+///
+/// # Safety
+/// AVX2 must be available, and `half` is 0 or 8.
+#[inline(always)]
+unsafe fn avx2_half_weights(
+    out: &mut Block,
+    half: usize,
+    d: &[u32; WIDTH],
+    r: std::arch::x86_64::__m256i,
+    inv: &[f32; WIDTH],
+    alpha: &[f32; WIDTH],
+    beta: f32,
+) {
+    use std::arch::x86_64::*;
+    debug_assert!(half == 0 || half == 8);
+    // SAFETY: the caller guarantees AVX2; each load and store is of eight elements at
+    // offset 0 or 8 of a sixteen-element array.
+    unsafe {
+        let dv = _mm256_cvtepi32_ps(_mm256_loadu_si256(d.as_ptr().add(half).cast()));
+        let rv = _mm256_cvtepi32_ps(r);
+        let iv = _mm256_loadu_ps(inv.as_ptr().add(half));
+        let w = _mm256_mul_ps(_mm256_add_ps(dv, _mm256_loadu_ps(alpha.as_ptr().add(half))), _mm256_mul_ps(_mm256_add_ps(rv, _mm256_set1_ps(beta)), iv));
+        _mm256_storeu_ps(out.as_mut_ptr().add(half), w);
+    }
+}
+
 /// AVX2: a block is two registers of eight.
 pub(crate) struct Avx2;
 
@@ -248,11 +283,7 @@ impl BlockOps for Avx2 {
         unsafe {
             let mut out = [0.0f32; WIDTH];
             for half in [0, 8] {
-                let dv = _mm256_cvtepi32_ps(_mm256_loadu_si256(d.as_ptr().add(half).cast()));
-                let rv = _mm256_cvtepi32_ps(_mm256_loadu_si256(r.as_ptr().add(half).cast()));
-                let iv = _mm256_loadu_ps(inv.as_ptr().add(half));
-                let w = _mm256_mul_ps(_mm256_add_ps(dv, _mm256_loadu_ps(alpha.as_ptr().add(half))), _mm256_mul_ps(_mm256_add_ps(rv, _mm256_set1_ps(beta)), iv));
-                _mm256_storeu_ps(out.as_mut_ptr().add(half), w);
+                avx2_half_weights(&mut out, half, d, _mm256_loadu_si256(r.as_ptr().add(half).cast()), inv, alpha, beta);
             }
             out
         }
@@ -281,7 +312,7 @@ impl BlockOps for Avx2 {
             let u = unit * ends[WIDTH - 1];
             let b = avx2_count_at_or_below(ends, u).min(blocks - 1);
             let rest = u - if b == 0 { 0.0 } else { ends[b - 1] };
-            (b, avx2_count_at_or_below(scans.get_unchecked(b), rest).min(WIDTH - 1))
+            (b, Self::locate_in(scans.get_unchecked(b), rest))
         }
     }
 
@@ -289,12 +320,6 @@ impl BlockOps for Avx2 {
     unsafe fn locate_in(scan: &Block, rest: f32) -> usize {
         // SAFETY: the caller guarantees AVX2.
         unsafe { avx2_count_at_or_below(scan, rest).min(WIDTH - 1) }
-    }
-
-    #[inline(always)]
-    unsafe fn locate_one(scan: &Block, unit: f32) -> usize {
-        // SAFETY: the caller guarantees AVX2.
-        unsafe { avx2_count_at_or_below(scan, unit * scan[WIDTH - 1]).min(WIDTH - 1) }
     }
 
     /// As AVX-512's: the block total enters lane b of `totals` in registers. The
@@ -378,11 +403,7 @@ impl BlockOps for Avx2 {
             let position = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
             for half in [0usize, 8] {
                 let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(r.len() as i32 - half as i32), position);
-                let dv = _mm256_cvtepi32_ps(_mm256_loadu_si256(d.as_ptr().add(half).cast()));
-                let rv = _mm256_cvtepi32_ps(_mm256_maskload_epi32(r.as_ptr().wrapping_add(half).cast(), mask));
-                let iv = _mm256_loadu_ps(inv.as_ptr().add(half));
-                let w = _mm256_mul_ps(_mm256_add_ps(dv, _mm256_loadu_ps(alpha.as_ptr().add(half))), _mm256_mul_ps(_mm256_add_ps(rv, _mm256_set1_ps(beta)), iv));
-                _mm256_storeu_ps(out.as_mut_ptr().add(half), w);
+                avx2_half_weights(&mut out, half, d, _mm256_maskload_epi32(r.as_ptr().wrapping_add(half).cast(), mask), inv, alpha, beta);
             }
             out
         }
